@@ -1,0 +1,9 @@
+"""jaxtour: see what JAX does to your code."""
+
+from jaxtour._diagram import Diagram
+from jaxtour._render import RendererUnavailableError
+from jaxtour._setup import describe_devices
+
+__version__ = "0.1.0"
+
+__all__ = ["Diagram", "RendererUnavailableError", "__version__", "describe_devices"]

@@ -1,0 +1,54 @@
+"""Lessons as files: py:percent sources, their paired .ipynb, and executing them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from jaxtour._diagram import _write_atomically
+
+LESSON_GLOB = "[0-9][0-9]_*.py"
+
+
+def find_notebooks(folder: str | os.PathLike = "notebooks") -> list[Path]:
+    """The lesson sources `NN_topic.py` in `folder`, in lesson order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"No lessons folder at {folder.resolve()}: run jaxtour from the repository root "
+            "or pass --notebooks DIR."
+        )
+    return sorted(folder.glob(LESSON_GLOB))
+
+
+def paired_ipynb(source: Path) -> str:
+    """The .ipynb text jupytext generates from `source` (outputs stripped)."""
+    import jupytext
+
+    notebook = jupytext.read(source)
+    return jupytext.writes(notebook, fmt="ipynb")
+
+
+def execute(source: Path, out_dir: Path, timeout: int = 600) -> tuple[Path, Path]:
+    """Run lesson `source` top to bottom; write the executed .ipynb and its HTML.
+
+    The kernel starts in the lesson's folder, as Jupyter would, so relative paths
+    in a lesson behave the same in the tour, the tests and the user's Jupyter.
+    """
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    notebook = jupytext.read(source)
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3",
+        resources={"metadata": {"path": str(source.parent.resolve())}},
+    )
+    client.execute()
+    ipynb = out_dir / f"{source.stem}.ipynb"
+    html = out_dir / f"{source.stem}.html"
+    _write_atomically(ipynb, nbformat.writes(notebook).encode())
+    body, _ = HTMLExporter().from_notebook_node(notebook)
+    _write_atomically(html, body.encode())
+    return ipynb, html

@@ -1,0 +1,42 @@
+"""The `jaxtour` command: one module per subcommand, imported only when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module holding `add_arguments(parser)` and `run(args) -> int`, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": ("jaxtour.cli._doctor", "show JAX, devices, the Graphviz renderer and MNIST"),
+    "tour": ("jaxtour.cli._tour", "run the whole tour: diagrams, notebooks, slides into build/"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from jaxtour import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="jaxtour", description="See what JAX does to your code: the jaxtour kit."
+    )
+    parser.add_argument("--version", action="version", version=f"jaxtour {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(module=module)
+        importlib.import_module(module).add_arguments(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `jaxtour` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return importlib.import_module(args.module).run(args) or 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

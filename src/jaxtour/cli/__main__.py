@@ -1,0 +1,5 @@
+import sys
+
+from jaxtour.cli import main
+
+sys.exit(main())

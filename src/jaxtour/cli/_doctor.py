@@ -1,0 +1,66 @@
+"""`jaxtour doctor`: what JAX, which devices, which renderer, where MNIST is."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+from importlib.metadata import PackageNotFoundError, version
+
+from jaxtour import paths
+
+MNIST_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", help="MNIST folder to check (default: $JAXTOUR_DATA or cache)")
+
+
+def report(data_dir: str | None = None) -> list[tuple[str, str]]:
+    """The doctor's findings as (label, value) rows."""
+    import jax
+
+    from jaxtour import __version__, _render
+
+    rows = [
+        ("jaxtour", __version__),
+        ("python", f"{platform.python_version()} ({platform.system()} {platform.machine()})"),
+        ("jax", jax.__version__),
+        ("jaxlib", _package_version("jaxlib")),
+        ("default backend", jax.default_backend()),
+    ]
+    rows += [(f"device {d.id}", f"{d.platform}: {d.device_kind}") for d in jax.devices()]
+    rows.append(("graphviz renderer", _render.describe()))
+    rows += _mnist_rows(data_dir)
+    return rows
+
+
+def _package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _mnist_rows(data_dir: str | None) -> list[tuple[str, str]]:
+    folder = paths.mnist_dir(data_dir)
+    source = "--data-dir" if data_dir else (
+        f"${paths.DATA_VARIABLE}" if paths.os.environ.get(paths.DATA_VARIABLE) else "user cache"
+    )
+    missing = [name for name in MNIST_FILES if not (folder / name).is_file()]
+    state = "all 4 files present" if not missing else (
+        f"missing {', '.join(missing)} (downloaded on first use)"
+    )
+    return [("mnist folder", f"{folder} (from {source})"), ("mnist files", state)]
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = report(args.data_dir)
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"{label:<{width}}  {value}")
+    return 0

@@ -1,0 +1,60 @@
+"""`jaxtour tour`: the main job. Each step writes under build/ and says what it wrote."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from pathlib import Path
+
+from jaxtour import paths
+
+# Steps run in this order; each is "module:function" taking (args, build_dir) and
+# returning the paths it wrote. Later features add their step here.
+STEPS: list[tuple[str, str]] = [
+    ("diagrams", "jaxtour.cli._tour_steps:render_diagrams"),
+    ("notebooks", "jaxtour.cli._tour_steps:execute_notebooks"),
+]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+    parser.add_argument("--notebooks", type=Path, default=Path("notebooks"),
+                        help="folder of lesson sources NN_topic.py (default: ./notebooks)")
+    parser.add_argument("--only", choices=[name for name, _ in STEPS], action="append",
+                        help="run only this step (repeatable)")
+    parser.add_argument("--quick", action="store_true",
+                        help="shrink data and epochs, as JAXTOUR_QUICK=1 does")
+
+
+def _load(target: str):
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.quick:
+        paths.os.environ[paths.QUICK_VARIABLE] = "1"
+    build_dir = args.build_dir or paths.build_dir()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    steps = [(n, t) for n, t in STEPS if not args.only or n in args.only]
+    written: list[Path] = []
+    start = time.perf_counter()
+    for index, (name, target) in enumerate(steps, 1):
+        print(f"[{index}/{len(steps)}] {name} ...", flush=True)
+        step_start = time.perf_counter()
+        step_paths = _load(target)(args, build_dir)
+        written += step_paths
+        print(f"[{index}/{len(steps)}] {name}: {len(step_paths)} files "
+              f"in {time.perf_counter() - step_start:.1f} s", flush=True)
+    _summarise(written, build_dir, time.perf_counter() - start)
+    return 0
+
+
+def _summarise(written: list[Path], build_dir: Path, seconds: float) -> None:
+    print(f"\nThe tour wrote {len(written)} files in {seconds:.0f} s:")
+    for path in written:
+        print(f"  {path}")
+    index = build_dir / "slides" / "index.html"
+    start_here = index if index.exists() else build_dir / "notebooks"
+    print(f"\nOpen {start_here.resolve()} in a browser, or the .ipynb files in Jupyter.")

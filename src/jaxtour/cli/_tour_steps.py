@@ -1,0 +1,33 @@
+"""The steps of `jaxtour tour` that need no model: diagrams and notebooks."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from jaxtour import _notebooks
+
+# file stem -> "module:function" returning a Diagram with no arguments.
+DIAGRAMS: dict[str, str] = {}
+
+
+def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+    """Write every registered diagram as build/diagrams/<name>.svg."""
+    written = []
+    for stem, target in tqdm(DIAGRAMS.items(), desc="diagrams", unit="svg"):
+        module, _, name = target.partition(":")
+        diagram = getattr(importlib.import_module(module), name)()
+        written.append(diagram.save(build_dir / "diagrams" / f"{stem}.svg"))
+    return written
+
+
+def execute_notebooks(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+    """Execute every lesson into build/notebooks/ as .ipynb and .html."""
+    written = []
+    for source in tqdm(_notebooks.find_notebooks(args.notebooks), desc="notebooks", unit="nb"):
+        tqdm.write(f"  executing {source.name}")
+        written += _notebooks.execute(source, build_dir / "notebooks")
+    return written
