@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+DEBUG_VARIABLE = "JAXTOUR_DEBUG"
 
 # name -> (module holding `add_arguments(parser)` and `run(args) -> int`, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -36,6 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except (OSError, ValueError, TypeError, RuntimeError) as err:
+        # What went wrong and what to do, without a traceback (JAXTOUR_DEBUG=1 shows it).
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        print(f"jaxtour {args.command}: error: {err}", file=sys.stderr)
+        print(f"(set {DEBUG_VARIABLE}=1 to see the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
@@ -17,7 +18,7 @@ MNIST_FILES = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", help="MNIST folder to check (default: $JAXTOUR_DATA or cache)")
+    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA, else the cache)")
 
 
 def report(data_dir: str | None = None) -> list[tuple[str, str]]:
@@ -49,7 +50,7 @@ def _package_version(name: str) -> str:
 def _mnist_rows(data_dir: str | None) -> list[tuple[str, str]]:
     folder = paths.mnist_dir(data_dir)
     source = "--data-dir" if data_dir else (
-        f"${paths.DATA_VARIABLE}" if paths.os.environ.get(paths.DATA_VARIABLE) else "user cache"
+        f"${paths.DATA_VARIABLE}" if os.environ.get(paths.DATA_VARIABLE) else "user cache"
     )
     missing = [name for name in MNIST_FILES if not (folder / name).is_file()]
     state = "all 4 files present" if not missing else (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import time
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def _load(target: str):
 
 def run(args: argparse.Namespace) -> int:
     if args.quick:
-        paths.os.environ[paths.QUICK_VARIABLE] = "1"
+        os.environ[paths.QUICK_VARIABLE] = "1"
     build_dir = args.build_dir or paths.build_dir()
     build_dir.mkdir(parents=True, exist_ok=True)
     steps = [(n, t) for n, t in STEPS if not args.only or n in args.only]

