@@ -1,0 +1,368 @@
+"""`draw_pipeline`: the road from a Python function to the device, for slides.
+
+pure Python function → tracing → jaxpr → lowering → StableHLO → XLA → compiled HLO
+→ CPU/GPU/TPU, with the transformations (`grad`, `vmap`, sharding) turning one jaxpr
+into another. Three progressive versions for slides, or one annotated with the
+artefacts of *your* function.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import re
+import textwrap
+from collections.abc import Callable
+from html import escape
+from typing import NamedTuple
+
+from jaxtour._diagram import Diagram
+
+FONT = "Helvetica,Arial,sans-serif"
+MONO = "Courier New,monospace"
+# One colour per place the program lives: Python, JAX, XLA, the hardware.
+COLOURS = {
+    "python": "#fff4d6",
+    "jax": "#dbe9ff",
+    "transform": "#e4f5e1",
+    "xla": "#fde2e1",
+    "device": "#ececec",
+}
+STEPS = (1, 2, 3)
+_JIT_NOTE = "jax.jit(f)(x) runs every step once per input shape and dtype, then reuses the result"
+
+# stage -> (title, what it is, how to look at it (step 3), family)
+_STAGES = {
+    "python": ("pure Python function", "def f(x): ...", "", "python"),
+    "jaxpr": ("jaxpr", "JAX's typed list of primitive equations",
+              "jax.make_jaxpr(f)(x)\ntraced.jaxpr", "jax"),
+    "stablehlo": ("StableHLO", "the program JAX hands to XLA", "lowered.as_text()", "xla"),
+    "hlo": ("compiled HLO", "optimised by XLA: fused, laid out", "compiled.as_text()", "xla"),
+    "device": ("CPU · GPU · TPU", "runs the compiled executable", "jax.devices()", "device"),
+}
+# (tail, head) -> (step-2 label: the stage's name, step-3 label: the call that gets there)
+_EDGES = {
+    ("python", "jaxpr"): ("tracing", "jax.jit(f).trace(x)"),
+    ("jaxpr", "stablehlo"): ("lowering", "traced.lower()"),
+    ("stablehlo", "hlo"): ("XLA compiles", "lowered.compile()"),
+    ("hlo", "device"): ("executes", "compiled(x)"),
+}
+_TRANSFORMS = (
+    ("grad", "jax.grad", "derivatives"),
+    ("vmap", "jax.vmap", "batching"),
+    ("sharding", "jax.sharding", "many devices"),
+)
+
+
+def draw_pipeline(f: Callable | None = None, *, step: int = 3) -> Diagram | Callable[..., Diagram]:
+    """Draw how JAX runs a function: tracing, jaxpr, StableHLO, XLA, the device.
+
+    Without `f` there is nothing to trace, so the general diagram comes back at
+    once; `step` builds it up for slides: 1 shows tracing and jit, 2 names each
+    stage, 3 adds the `jax.*` entry points that reach each stage. With `f`, it is
+    configured first and then called with example arguments, as `jax.make_jaxpr`
+    is; the stages are annotated with *that* function's artefacts: a source
+    excerpt, the jaxpr's equation count, the StableHLO op count, the compiled
+    fusion count, and the device it was compiled for.
+
+    Args:
+        f: the function to trace, or None for the general diagram.
+        step: 1, 2 or 3 (see above); with `f`, 2 or 3.
+
+    Returns:
+        A `Diagram` when `f` is None; otherwise a function of `f`'s example
+        arguments returning a `Diagram`.
+
+    Raises:
+        TypeError: `f` is not callable, or an example argument is not an array.
+        ValueError: `step` is not one of the values above.
+
+    Example:
+        >>> draw_pipeline(step=1)
+        Diagram('how JAX runs a function (step 1 of 3)', 4 nodes, 3 edges)
+        >>> import jax.numpy as jnp
+        >>> draw_pipeline(jnp.sin)(1.0).title
+        'pipeline of sin: 1 equation, 1 StableHLO op, 0 fusions on cpu'
+    """
+    _check_step(step)
+    if f is None:
+        return _general(step)
+    check_callable(f, "draw_pipeline")
+    if step == 1:
+        raise ValueError(
+            "draw_pipeline(f, step=1) has no stage to annotate with f's artefacts; "
+            "use step=2 or 3 with a function, or draw_pipeline(step=1) without one."
+        )
+
+    def draw(*args, **kwargs) -> Diagram:
+        found = collect(f, args, kwargs)
+        return _annotated(found, step)
+
+    return draw
+
+
+def _check_step(step: int) -> None:
+    if step not in STEPS:
+        raise ValueError(
+            f"`step` must be 1 (tracing and jit), 2 (every stage named) or 3 (with the "
+            f"jax.* entry points); got {step!r}."
+        )
+
+
+def _graph(heading: str, step: int):
+    import graphviz
+
+    label = f"<B>{escape(heading)}</B>"
+    if step > 1:
+        label += f'<BR/><FONT POINT-SIZE="13">{escape(_JIT_NOTE)}</FONT>'
+    graph = graphviz.Digraph("pipeline")
+    # Two rows (JAX above, XLA below) fit a slide; newrank lets a row cross clusters.
+    graph.attr(rankdir="LR" if step == 1 else "TB", newrank="true", nodesep="0.6",
+               ranksep="0.6", fontname=FONT, label=f"<{label}>", labelloc="t", fontsize="20")
+    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="14",
+               margin="0.18,0.1", penwidth="1.2", color="#555555")
+    graph.attr("edge", fontname=FONT, fontsize="12", color="#444444", penwidth="1.4")
+    return graph
+
+
+def html_label(title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()) -> str:
+    """A Graphviz HTML label: a bold title, grey lines, then monospace lines."""
+    rows = [f"<B>{escape(title)}</B>"]
+    rows += [f'<FONT POINT-SIZE="11" COLOR="#444444">{escape(s)}</FONT>' for s in lines]
+    rows += [f'<FONT FACE="{MONO}" POINT-SIZE="11">{escape(s)}</FONT>' for s in code]
+    return "<" + "<BR/>".join(rows) + ">"
+
+
+def code_label(title: str, code: tuple[str, ...]) -> str:
+    """A Graphviz HTML label: a bold title over left-aligned source lines."""
+    rows = "".join(
+        f'<FONT FACE="{MONO}" POINT-SIZE="11">{_keep_indent(line)}</FONT><BR ALIGN="LEFT"/>'
+        for line in code
+    )
+    return f"<<B>{escape(title)}</B><BR/>{rows}>"
+
+
+def _keep_indent(line: str) -> str:
+    stripped = line.lstrip(" ")
+    return "&#160;" * (len(line) - len(stripped)) + escape(stripped)
+
+
+def _general(step: int) -> Diagram:
+    graph = _graph("How JAX runs a function", step)
+    if step == 1:
+        _step_one(graph)
+    else:
+        _stages(graph, step, _labels(step, {k: (v[1],) for k, v in _STAGES.items()}))
+    return Diagram.from_graph(graph, f"how JAX runs a function (step {step} of 3)")
+
+
+def _step_one(graph) -> None:
+    # The two ideas first: tracing turns Python into a jaxpr, jit hands it to XLA.
+    for name, title, family in (
+        ("python", "pure Python function", "python"), ("jaxpr", "jaxpr", "jax"),
+        ("xla", "XLA compiler", "xla"), ("device", "CPU · GPU · TPU", "device"),
+    ):
+        graph.node(name, html_label(title), fillcolor=COLOURS[family])
+    graph.edge("python", "jaxpr", label=" tracing ", fontsize="14")
+    graph.edge("jaxpr", "xla", label=" jit ", fontsize="14")
+    graph.edge("xla", "device")
+
+
+def _labels(step: int, lines: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    labels = {}
+    for name, (title, _, code, _) in _STAGES.items():
+        code_lines = tuple(code.split("\n")) if step == 3 and code else ()
+        labels[name] = html_label(title, lines[name], code_lines)
+    return labels
+
+
+def _stages(graph, step: int, labels: dict[str, str]) -> None:
+    clusters = {"jax": "JAX (Python)", "xla": "XLA (compiler)"}
+    graph.node("python", labels["python"], fillcolor=COLOURS["python"])  # first: leftmost
+    for family, label in clusters.items():
+        with graph.subgraph(name=f"cluster_{family}") as sub:
+            sub.attr(label=label, style="dashed,rounded", color="#999999", fontsize="14")
+            for name in (n for n, spec in _STAGES.items() if spec[3] == family):
+                sub.node(name, labels[name], fillcolor=COLOURS[family])
+            if family == "jax":
+                sub.node("transforms", _transforms_label(step), fillcolor=COLOURS["transform"])
+    graph.node("device", labels["device"], fillcolor=COLOURS["device"])
+    # Rows: JAX above, XLA below. A row's own edges go inside its rank=same group.
+    rows = [graph.subgraph(), graph.subgraph()]
+    with rows[0] as top, rows[1] as bottom:
+        top.attr(rank="same")
+        bottom.attr(rank="same")
+        for (tail, head), (named, entry) in _EDGES.items():
+            where = {"python": top, "stablehlo": bottom, "hlo": bottom}.get(tail, graph)
+            where.edge(tail, head, label=f" {entry if step == 3 else named} ",
+                       fontname=MONO if step == 3 else FONT)
+        top.edge("jaxpr", "transforms", label=" jaxpr → jaxpr ", dir="both")
+
+
+def _transforms_label(step: int) -> str:
+    lines = tuple(f"{api if step == 3 else name}: {what}" for name, api, what in _TRANSFORMS)
+    return html_label("transformations", lines)
+
+
+def _annotated(found: Artefacts, step: int) -> Diagram:
+    graph = _graph(f"How JAX runs {found.name}", step)
+    labels = _labels(step, {
+        "python": (),
+        "jaxpr": (_plural(found.eqns, "equation"),),
+        "stablehlo": (_plural(found.stablehlo_ops, "op"),),
+        "hlo": (_plural(found.fusions, "fusion"), _plural(found.hlo_ops, "top-level op")),
+        "device": (found.device,),
+    })
+    labels["python"] = code_label(found.name, found.source)
+    labels["device"] = html_label(found.platform.upper(), (found.device,),
+                                  ("jax.devices()",) if step == 3 else ())
+    _stages(graph, step, labels)
+    title = (
+        f"pipeline of {found.name}: {_plural(found.eqns, 'equation')}, "
+        f"{_plural(found.stablehlo_ops, 'StableHLO op')}, {_plural(found.fusions, 'fusion')} "
+        f"on {found.platform}"
+    )
+    return Diagram.from_graph(graph, title)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+# --- f's artefacts -----------------------------------------------------------------
+# TODO(_ir): count through jaxtour._ir once it offers equation / StableHLO op / fusion
+# counters; until then these private helpers use public JAX APIs only.
+class Artefacts(NamedTuple):
+    """What one function became at each stage (private to `draw_pipeline`)."""
+
+    name: str
+    source: tuple[str, ...]
+    eqns: int
+    stablehlo_ops: int
+    fusions: int
+    hlo_ops: int
+    platform: str
+    device: str
+
+
+_STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:, %]+=\s*)?\"?(?:stablehlo|chlo|mhlo)\.(\w+)", re.M)
+_HLO_ENTRY = re.compile(r"^ENTRY [^\n]*\{\n(.*?)^\}", re.M | re.S)
+_HLO_OPCODE = re.compile(r"=\s*(?:\([^=]*?\)|\S+)\s+([\w-]+)\(")
+
+
+def check_callable(f, caller: str) -> None:
+    if not callable(f):
+        raise TypeError(
+            f"{caller} needs a function to trace; got {f!r} (a {type(f).__name__}). "
+            f"Pass the function itself, e.g. {caller}(loss)(params, batch)."
+        )
+
+
+def collect(f: Callable, args: tuple, kwargs: dict) -> Artefacts:
+    """Trace, lower and compile `f` on the example arguments; count what each made."""
+    import jax
+
+    name = function_name(f)
+    _check_arguments(name, args, kwargs)
+    traced = jax.jit(f).trace(*args, **kwargs)  # the user's own errors propagate
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    devices = _devices(compiled)
+    hlo = compiled.as_text()
+    return Artefacts(
+        name=name, source=source_excerpt(f), eqns=_count_eqns(traced.jaxpr.jaxpr),
+        stablehlo_ops=sum(op != "return" for op in _STABLEHLO_OP.findall(lowered.as_text())),
+        fusions=len(re.findall(r"\bfusion\(", hlo)), hlo_ops=_entry_ops(hlo),
+        platform=devices[0].platform, device=_describe(devices),
+    )
+
+
+def function_name(f) -> str:
+    """The name a reader knows `f` by: its __name__, through functools.partial."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def source_excerpt(f, max_lines: int = 6, width: int = 60) -> tuple[str, ...]:
+    """The first lines of `f`'s body without decorators or docstring, or ()."""
+    try:
+        source = textwrap.dedent(inspect.getsource(inspect.unwrap(f)))
+    except (OSError, TypeError):
+        return ()
+    lines = source.splitlines()
+    try:
+        node = ast.parse(source).body[0]
+    except SyntaxError:  # a lambda inside a larger expression
+        return tuple(_shorten(line.strip(), width) for line in lines[:max_lines])
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        first = node.body[0]
+        has_doc = isinstance(first, ast.Expr) and isinstance(
+            getattr(first, "value", None), ast.Constant) and isinstance(first.value.value, str)
+        body_start = (first.end_lineno if has_doc else first.lineno - 1)
+        lines = lines[node.lineno - 1:node.body[0].lineno - 1][:1] + lines[body_start:]
+    lines = [line for line in lines if line.strip()]
+    excerpt = [_shorten(line, width) for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        excerpt.append("    ...")
+    return tuple(excerpt)
+
+
+def _shorten(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _check_arguments(name: str, args: tuple, kwargs: dict) -> None:
+    import jax
+    import numpy as np
+
+    ok = (jax.Array, np.ndarray, np.generic, int, float, complex, bool, jax.ShapeDtypeStruct)
+    for path, leaf in jax.tree_util.tree_leaves_with_path((args, kwargs)):
+        if not isinstance(leaf, ok):
+            where = jax.tree_util.keystr(path[1:]) or "argument"
+            where = f"args{where}" if path[0].idx == 0 else f"kwargs{where}"
+            raise TypeError(
+                f"Cannot trace {name} with {where} = {leaf!r} (a {type(leaf).__name__}): "
+                "JAX traces arrays, numbers and pytrees of them. Pass an array or a "
+                "jax.ShapeDtypeStruct, or fix the value with functools.partial(f, ...)."
+            )
+
+
+def _count_eqns(jaxpr) -> int:
+    """Equations in `jaxpr` and every jaxpr nested in its equations' params."""
+    from jax.extend.core import ClosedJaxpr, Jaxpr
+
+    def inner(value):
+        if isinstance(value, ClosedJaxpr):
+            return [value.jaxpr]
+        if isinstance(value, Jaxpr):
+            return [value]
+        if isinstance(value, tuple | list):
+            return [j for v in value for j in inner(v)]
+        return []
+
+    return sum(
+        1 + sum(_count_eqns(sub) for v in eqn.params.values() for sub in inner(v))
+        for eqn in jaxpr.eqns
+    )
+
+
+def _entry_ops(hlo: str) -> int:
+    match = _HLO_ENTRY.search(hlo)
+    ops = _HLO_OPCODE.findall(match.group(1)) if match else []
+    return sum(op not in ("parameter", "constant", "tuple", "get-tuple-element") for op in ops)
+
+
+def _devices(compiled) -> list:
+    import jax
+
+    shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+    devices = {d for s in shardings for d in s.device_set}
+    return sorted(devices, key=lambda d: d.id) or jax.devices()[:1]
+
+
+def _describe(devices: list) -> str:
+    kinds = sorted({f"{d.platform}: {d.device_kind}" for d in devices})
+    many = f"{len(devices)} × " if len(devices) > 1 else ""
+    return many + ", ".join(kinds)
