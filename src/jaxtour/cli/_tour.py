@@ -15,6 +15,7 @@ from jaxtour import paths
 STEPS: list[tuple[str, str]] = [
     ("diagrams", "jaxtour.cli._tour_steps:render_diagrams"),
     ("notebooks", "jaxtour.cli._tour_steps:execute_notebooks"),
+    ("slides", "jaxtour.cli._slides:tour_step"),
 ]
 
 

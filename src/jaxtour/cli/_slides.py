@@ -1,0 +1,61 @@
+"""`jaxtour slides`: every lesson as a reveal.js deck that works offline, under build/slides/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jaxtour import paths
+from jaxtour._notebooks import LESSON_GLOB
+
+EXECUTED_GLOB = LESSON_GLOB.replace(".py", ".ipynb")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "lessons", nargs="*", type=Path, metavar="LESSON",
+        help="notebooks to make decks of (default: the executed lessons in "
+             "BUILD/notebooks, else the sources in ./notebooks)")
+    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+    parser.add_argument("--assets", type=Path,
+                        help="templates and reveal.js (default: the repository's slides/)")
+
+
+def lessons_in(folder: Path) -> list[Path]:
+    """The lessons of `folder`: its executed ``NN_topic.ipynb``, else its ``NN_topic.py``."""
+    return sorted(folder.glob(EXECUTED_GLOB)) or sorted(folder.glob(LESSON_GLOB))
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxtour.slides import SlidesError, build_slides
+
+    build_dir = args.build_dir or paths.build_dir()
+    lessons = args.lessons or lessons_in(build_dir / "notebooks") or lessons_in(Path("notebooks"))
+    if lessons and lessons[0].suffix == ".py":
+        print("note: no executed lessons in build/notebooks; the decks show code without "
+              "outputs (run `jaxtour tour` for decks with outputs and diagrams).", file=sys.stderr)
+    try:
+        decks = build_slides(lessons, build_dir / "slides", args.assets)
+    except SlidesError as err:
+        print(f"jaxtour slides: {err}", file=sys.stderr)
+        return 1
+    for deck in decks:
+        print(f"{deck.path}  {deck.slides:3d} slides  {deck.title}")
+    print(f"\nOpen {(build_dir / 'slides' / 'index.html').resolve()} in a browser.")
+    return 0
+
+
+def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+    """The tour's slides step: decks of the lessons the notebooks step executed."""
+    from jaxtour.slides import SlidesError, build_slides
+
+    executed = sorted((build_dir / "notebooks").glob(EXECUTED_GLOB))
+    if not executed:
+        raise SlidesError(
+            f"No executed lessons in {build_dir / 'notebooks'}: run the notebooks step first "
+            "(`jaxtour tour`, or `jaxtour tour --only notebooks --only slides`)."
+        )
+    out_dir = build_dir / "slides"
+    decks = build_slides(executed, out_dir, getattr(args, "assets", None))
+    return [d.path for d in decks] + [out_dir / "index.html", out_dir / "decks.json"]

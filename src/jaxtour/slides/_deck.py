@@ -1,0 +1,172 @@
+"""One lesson → one reveal.js deck that works offline: nbconvert's SlidesExporter, our template.
+
+The template (``slides/templates/deck.html.j2``) is nbconvert's ``reveal`` template
+without its CDN scripts (jQuery, RequireJS, MathJax, Mermaid, widgets), with reveal.js
+loaded from the copy beside the deck. Outputs stay as the notebook holds them, so a
+`Diagram` is inline SVG and a Matplotlib figure an inline PNG: a deck needs no network.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
+
+REVEAL_FOLDER = "reveal.js"
+# Where reveal.js draws: a 16:9 slide, scaled to the screen by reveal.js.
+SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
+# [![Open in Colab](https://…/badge.svg)](https://…) → [Open in Colab](https://…): the link
+# stays, the badge image (fetched from the web) goes.
+_BADGE = re.compile(r"\[!\[([^\]]*)\]\((?:https?:)?//[^)\s]+\)\]\(([^)\s]+)\)")
+_FETCHED = {"img": "src", "script": "src", "iframe": "src", "source": "src", "video": "src",
+            "audio": "src", "embed": "src", "link": "href", "object": "data"}
+_CSS_URL = re.compile(r"""(?:url\(|@import\s+)\s*['"]?((?:https?:)?//[^'")\s]+)""")
+
+
+@dataclass(frozen=True)
+class Deck:
+    """A slide deck written by `build_deck`.
+
+    Attributes:
+        name: the lesson's file stem, e.g. ``"01_why_jax"``.
+        title: the lesson's first heading.
+        path: the deck's HTML file.
+        slides: how many slides reveal.js shows (``Reveal.getTotalSlides()``).
+        executed: whether the notebook had outputs (an unexecuted one shows code only).
+    """
+
+    name: str
+    title: str
+    path: Path
+    slides: int
+    executed: bool
+
+
+def read_notebook(path: str | os.PathLike):
+    """Read a lesson: an ``.ipynb`` (executed or not) or its py:percent ``.py`` source."""
+    path = Path(path)
+    if path.suffix == ".py":
+        import jupytext
+
+        return jupytext.read(path)
+    if path.suffix != ".ipynb":
+        raise SlidesError(f"Cannot make slides from {path.name}: give an .ipynb or a .py lesson.")
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
+
+
+def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates: Path) -> Deck:
+    """Write ``out_dir/<name>.html``, the deck of lesson `source`.
+
+    Args:
+        source: an executed ``.ipynb`` (the tour's ``build/notebooks``), or a lesson.
+        out_dir: the slides folder; reveal.js must be (or be put) in ``out_dir/reveal.js``.
+        templates: the folder holding ``deck.html.j2`` (``slides/templates``).
+
+    Returns:
+        The `Deck` written.
+
+    Raises:
+        SlidesError: the lesson cannot become slides, or its deck would fetch something
+            from the network.
+    """
+    from jaxtour._diagram import _write_atomically
+
+    source = Path(source)
+    notebook = read_notebook(source)
+    planned = plan_slides(notebook, source.name)
+    for cell in planned.cells:
+        if cell.cell_type == "markdown":
+            cell.source = unbadge(cell.source)
+    html = _exporter(templates).from_notebook_node(planned)[0]
+    remote = remote_resources(html)
+    if remote:
+        raise SlidesError(
+            f"The deck of {source.name} would fetch {', '.join(sorted(remote))} from the "
+            "network, and decks must work offline. Put the file under slides/ and link it "
+            "relatively, or remove it from the lesson."
+        )
+    path = Path(out_dir) / f"{source.stem}.html"
+    _write_atomically(path, html.encode())
+    executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+    return Deck(source.stem, lesson_title(notebook, source.stem), path,
+                count_slides(planned), executed)
+
+
+def unbadge(markdown: str) -> str:
+    """Replace linked badge images by their text: ``[![alt](img)](url)`` → ``[alt](url)``.
+
+    Example:
+        >>> unbadge("[![Open in Colab](https://x.org/badge.svg)](https://y.org/nb)")
+        '[Open in Colab](https://y.org/nb)'
+    """
+    return _BADGE.sub(r"[\1](\2)", markdown)
+
+
+def remote_resources(html: str) -> set[str]:
+    """The URLs a browser would fetch from the network to show `html` (links not counted).
+
+    Example:
+        >>> sorted(remote_resources('<a href="https://a.org">a</a><img src="https://b.org/i.png">'
+        ...                         '<script src="reveal.js/dist/reveal.js"></script>'))
+        ['https://b.org/i.png']
+    """
+    finder = _RemoteFinder()
+    finder.feed(html)
+    return finder.remote
+
+
+def _is_remote(url: str) -> bool:
+    return url.strip().lower().startswith(("http:", "https:", "//"))
+
+
+class _RemoteFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.remote: set[str] = set()
+        self._in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        url = attrs.get(_FETCHED.get(tag, ""), "") or ""
+        if _is_remote(url) and not (tag == "link" and attrs.get("rel") in ("canonical",)):
+            self.remote.add(url)
+        if "style" in attrs:
+            self.remote.update(_CSS_URL.findall(attrs["style"] or ""))
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag):
+        self._in_style = False
+
+    def handle_data(self, data):
+        if self._in_style:
+            self.remote.update(_CSS_URL.findall(data))
+
+
+def _exporter(templates: Path):
+    from nbconvert import SlidesExporter
+    from traitlets.config import Config
+
+    config = Config()
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_input_tags = {"hide-input", "remove-input"}
+    config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output", "remove-output"}
+    return SlidesExporter(
+        config=config,
+        extra_template_paths=[str(templates)],
+        template_file="deck.html.j2",
+        reveal_url_prefix=REVEAL_FOLDER,
+        reveal_theme="white",
+        reveal_transition="none",
+        reveal_number="c/t",
+        reveal_width=str(SLIDE_WIDTH),
+        reveal_height=str(SLIDE_HEIGHT),
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        exclude_anchor_links=True,
+    )

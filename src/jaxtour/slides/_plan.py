@@ -1,0 +1,145 @@
+"""Which cells become slides: `slideshow` metadata (as RISE uses it), tags, or headings.
+
+A lesson chooses its slides the way RISE and `jupyter nbconvert --to slides` read them:
+each cell's ``metadata.slideshow.slide_type`` is one of ``slide``, ``subslide``,
+``fragment``, ``-`` (continue), ``skip`` or ``notes``. A tag of the same name does the
+same and is easier to type in a py:percent header (``# %% tags=["slide"]``). Set-up
+cells (tag ``setup``) and cells tagged ``remove-cell`` never reach a slide.
+
+A notebook that chooses no slide at all still makes a deck: each markdown cell that
+opens with a ``#`` or ``##`` heading starts a slide, ``###`` a subslide.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
+HIDDEN_TAGS = frozenset({"setup", "remove-cell"})
+_STARTS = frozenset({"slide", "subslide"})
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+class SlidesError(ValueError):
+    """A lesson cannot become a deck as it stands; the message says what to change."""
+
+
+def explicit_slide_type(cell, where: str = "a cell") -> str | None:
+    """The slide type a cell asks for by metadata or tag, or None when it asks nothing.
+
+    Raises:
+        SlidesError: an unknown slide type, or two different slide-type tags.
+    """
+    chosen = (cell.get("metadata", {}).get("slideshow") or {}).get("slide_type")
+    if chosen is not None:
+        chosen = chosen or "-"  # nbconvert reads an empty slide_type as "continue"
+        if chosen not in SLIDE_TYPES:
+            raise SlidesError(
+                f"{where} has slideshow.slide_type {chosen!r}; use one of "
+                f"{', '.join(SLIDE_TYPES)}."
+            )
+        return chosen
+    tagged = [t for t in cell.get("metadata", {}).get("tags", []) if t in SLIDE_TYPES]
+    if len(set(tagged)) > 1:
+        raise SlidesError(
+            f"{where} is tagged with two slide types ({', '.join(tagged)}); keep one."
+        )
+    return tagged[0] if tagged else None
+
+
+def is_hidden(cell) -> bool:
+    """Whether the cell stays out of the deck (tag ``setup`` or ``remove-cell``)."""
+    return bool(HIDDEN_TAGS & set(cell.get("metadata", {}).get("tags", [])))
+
+
+def heading_slide_type(cell) -> str:
+    """The automatic choice: ``#``/``##`` heading → slide, ``###`` → subslide, else ``-``."""
+    if cell.get("cell_type") != "markdown":
+        return "-"
+    first = next((line for line in cell.get("source", "").splitlines() if line.strip()), "")
+    match = _HEADING.match(first)
+    if not match:
+        return "-"
+    return "subslide" if len(match.group(1)) == 3 else "slide"
+
+
+def plan_slides(notebook, name: str = "the notebook"):
+    """A copy of `notebook` ready for the reveal.js exporter.
+
+    Hidden cells are dropped, and every remaining cell gets an explicit
+    ``metadata.slideshow.slide_type``. When no cell asks for a ``slide`` or
+    ``subslide`` itself, headings choose the slides (see the module docstring).
+
+    Args:
+        notebook: an `nbformat.NotebookNode` (executed or not).
+        name: how to name the notebook in error messages.
+
+    Returns:
+        The planned copy; `notebook` itself is left as it was.
+
+    Raises:
+        SlidesError: a cell asks for an unknown slide type, or no cell is visible.
+
+    Example:
+        >>> from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+        >>> lesson = new_notebook(cells=[
+        ...     new_markdown_cell("# Why JAX"),
+        ...     new_code_cell("import jax", metadata={"tags": ["setup"]}),
+        ...     new_markdown_cell("## float32 by default"),
+        ...     new_code_cell("jnp.ones(3).dtype"),
+        ... ])
+        >>> planned = plan_slides(lesson)
+        >>> [c.metadata.slideshow.slide_type for c in planned.cells]
+        ['slide', 'slide', '-']
+        >>> count_slides(planned)
+        2
+    """
+    from nbformat import NotebookNode
+
+    planned = copy.deepcopy(notebook)
+    planned.cells = [c for c in planned.cells if not is_hidden(c)]
+    asked = [explicit_slide_type(c, f"cell {i} of {name}") for i, c in enumerate(planned.cells)]
+    use_headings = not _STARTS & set(asked)
+    for cell, chosen in zip(planned.cells, asked, strict=True):
+        if chosen is None:
+            chosen = heading_slide_type(cell) if use_headings else "-"
+        metadata = cell.setdefault("metadata", NotebookNode())
+        slideshow = {**metadata.get("slideshow", {}), "slide_type": chosen}
+        metadata["slideshow"] = NotebookNode(slideshow)
+    if not any(_visible(c) for c in planned.cells):
+        raise SlidesError(
+            f"{name} has no cell left to show: every cell is hidden, skipped or a note. "
+            "Remove `skip` from at least one cell."
+        )
+    return planned
+
+
+def count_slides(planned) -> int:
+    """How many slides reveal.js will show for a planned notebook.
+
+    The first visible cell always opens a slide (nbconvert makes it one); after it,
+    every ``slide`` or ``subslide`` cell opens another.
+    """
+    visible = [c for c in planned.cells if _visible(c)]
+    if not visible:
+        return 0
+    return 1 + sum(_slide_type(c) in _STARTS for c in visible[1:])
+
+
+def lesson_title(notebook, default: str) -> str:
+    """The text of the notebook's first ``#`` heading, or `default`."""
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "markdown":
+            match = re.search(r"^#\s+(.+?)\s*$", cell.get("source", ""), re.MULTILINE)
+            if match:
+                return match.group(1)
+    return default
+
+
+def _slide_type(cell) -> str:
+    return cell["metadata"]["slideshow"]["slide_type"]
+
+
+def _visible(cell) -> bool:
+    return _slide_type(cell) not in ("skip", "notes")

@@ -1,0 +1,110 @@
+"""Every lesson's deck, reveal.js beside them, and an index page linking them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from jaxtour.slides._deck import REVEAL_FOLDER, Deck, build_deck
+from jaxtour.slides._plan import SlidesError
+
+ASSETS_VARIABLE = "JAXTOUR_SLIDES_ASSETS"
+MANIFEST = "decks.json"
+
+
+def assets_dir(assets: str | os.PathLike | None = None) -> Path:
+    """The folder holding ``templates/`` and ``vendor/reveal.js/`` (the repository's ``slides/``).
+
+    Looks at `assets`, then ``$JAXTOUR_SLIDES_ASSETS``, then ``./slides``, then the
+    ``slides/`` of the checkout jaxtour was installed from (``pip install -e .``).
+
+    Raises:
+        SlidesError: none of them holds the templates and reveal.js.
+    """
+    here = Path(__file__).resolve().parents[3] / "slides"
+    candidates = [assets] if assets else [os.environ.get(ASSETS_VARIABLE), "slides", here]
+    for candidate in filter(None, candidates):
+        folder = Path(candidate)
+        if (folder / "templates" / "deck.html.j2").is_file() and _reveal(folder).is_dir():
+            return folder
+    looked = ", ".join(str(Path(c)) for c in filter(None, candidates))
+    raise SlidesError(
+        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {looked}. "
+        "Run jaxtour from a jaxtour checkout, or pass --assets DIR (the repository's slides/)."
+    )
+
+
+def build_slides(
+    notebooks: Iterable[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    assets: str | os.PathLike | None = None,
+) -> list[Deck]:
+    """Write one reveal.js deck per lesson, reveal.js itself, an index and a manifest.
+
+    Args:
+        notebooks: lessons, in order: executed ``.ipynb`` files (what `jaxtour tour`
+            writes to ``build/notebooks``) or their sources.
+        out_dir: the slides folder, e.g. ``build/slides``.
+        assets: the folder of templates and reveal.js (default: see `assets_dir`).
+
+    Returns:
+        The decks written, in lesson order. ``out_dir/index.html`` links them and
+        ``out_dir/decks.json`` lists their names, titles and slide counts.
+
+    Raises:
+        SlidesError: no lessons were given, or one cannot become an offline deck.
+
+    Example:
+        >>> import tempfile, nbformat
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> cells = [nbformat.v4.new_markdown_cell("# 01 · Demo"), nbformat.v4.new_code_cell("1")]
+        >>> nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "01_demo.ipynb")
+        >>> [deck] = build_slides([folder / "01_demo.ipynb"], folder / "slides")
+        >>> deck.name, deck.title, deck.slides, deck.path.name
+        ('01_demo', '01 · Demo', 1, '01_demo.html')
+        >>> sorted(p.name for p in (folder / "slides").iterdir())
+        ['01_demo.html', 'decks.json', 'index.html', 'reveal.js']
+    """
+    notebooks = [Path(n) for n in notebooks]
+    if not notebooks:
+        raise SlidesError("No lessons to make slides from: give at least one .ipynb or .py.")
+    folder = assets_dir(assets)
+    out_dir = Path(out_dir)
+    copy_reveal(folder, out_dir)
+    decks = [build_deck(n, out_dir, folder / "templates") for n in notebooks]
+    write_index(decks, out_dir, folder / "templates")
+    return decks
+
+
+def copy_reveal(assets: Path, out_dir: Path) -> Path:
+    """Copy the vendored reveal.js to ``out_dir/reveal.js`` (decks link it relatively)."""
+    target = out_dir / REVEAL_FOLDER
+    shutil.copytree(_reveal(assets), target, dirs_exist_ok=True)
+    return target
+
+
+def write_index(decks: list[Deck], out_dir: Path, templates: Path) -> Path:
+    """Write ``index.html`` (a page linking every deck) and ``decks.json`` beside it."""
+    import jinja2
+
+    from jaxtour import __version__
+    from jaxtour._diagram import _write_atomically
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=True)
+    page = env.get_template("index.html.j2").render(decks=decks, version=__version__)
+    index = out_dir / "index.html"
+    _write_atomically(index, page.encode())
+    manifest = [
+        {"name": d.name, "title": d.title, "file": d.path.name, "slides": d.slides,
+         "executed": d.executed}
+        for d in decks
+    ]
+    _write_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=2).encode())
+    return index
+
+
+def _reveal(assets: Path) -> Path:
+    return assets / "vendor" / REVEAL_FOLDER
