@@ -9,14 +9,13 @@ artefacts of *your* function.
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
-import re
 import textwrap
 from collections.abc import Callable
 from html import escape
 from typing import NamedTuple
 
+from jaxtour import _ir
 from jaxtour._diagram import Diagram
 
 FONT = "Helvetica,Arial,sans-serif"
@@ -55,7 +54,9 @@ _TRANSFORMS = (
 )
 
 
-def draw_pipeline(f: Callable | None = None, *, step: int = 3) -> Diagram | Callable[..., Diagram]:
+def draw_pipeline(
+    f: Callable | None = None, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+) -> Diagram | Callable[..., Diagram]:
     """Draw how JAX runs a function: tracing, jaxpr, StableHLO, XLA, the device.
 
     Without `f` there is nothing to trace, so the general diagram comes back at
@@ -69,6 +70,8 @@ def draw_pipeline(f: Callable | None = None, *, step: int = 3) -> Diagram | Call
     Args:
         f: the function to trace, or None for the general diagram.
         step: 1, 2 or 3 (see above); with `f`, 2 or 3.
+        static_argnums: positions of `f`'s arguments that are constants, not arrays,
+            as in `jax.jit`.
 
     Returns:
         A `Diagram` when `f` is None; otherwise a function of `f`'s example
@@ -88,15 +91,17 @@ def draw_pipeline(f: Callable | None = None, *, step: int = 3) -> Diagram | Call
     _check_step(step)
     if f is None:
         return _general(step)
-    check_callable(f, "draw_pipeline")
+    _ir.check_callable(f, "draw_pipeline")
     if step == 1:
         raise ValueError(
             "draw_pipeline(f, step=1) has no stage to annotate with f's artefacts; "
             "use step=2 or 3 with a function, or draw_pipeline(step=1) without one."
         )
 
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
     def draw(*args, **kwargs) -> Diagram:
-        found = collect(f, args, kwargs)
+        found = collect(f, args, kwargs, static)
         return _annotated(found, step)
 
     return draw
@@ -128,7 +133,7 @@ def _graph(heading: str, step: int):
 
 def html_label(title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()) -> str:
     """A Graphviz HTML label: a bold title, grey lines, then monospace lines."""
-    rows = [f"<B>{escape(title)}</B>"]
+    rows = [f"<B>{escape(part)}</B>" for part in title.split("\n")]
     rows += [f'<FONT POINT-SIZE="11" COLOR="#444444">{escape(s)}</FONT>' for s in lines]
     rows += [f'<FONT FACE="{MONO}" POINT-SIZE="11">{escape(s)}</FONT>' for s in code]
     return "<" + "<BR/>".join(rows) + ">"
@@ -230,9 +235,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-# --- f's artefacts -----------------------------------------------------------------
-# TODO(_ir): count through jaxtour._ir once it offers equation / StableHLO op / fusion
-# counters; until then these private helpers use public JAX APIs only.
+# --- f's artefacts: counted through jaxtour._ir, the one module that reads IR -------
 class Artefacts(NamedTuple):
     """What one function became at each stage (private to `draw_pipeline`)."""
 
@@ -246,43 +249,22 @@ class Artefacts(NamedTuple):
     device: str
 
 
-_STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:, %]+=\s*)?\"?(?:stablehlo|chlo|mhlo)\.(\w+)", re.M)
-_HLO_ENTRY = re.compile(r"^ENTRY [^\n]*\{\n(.*?)^\}", re.M | re.S)
-_HLO_OPCODE = re.compile(r"=\s*(?:\([^=]*?\)|\S+)\s+([\w-]+)\(")
-
-
-def check_callable(f, caller: str) -> None:
-    if not callable(f):
-        raise TypeError(
-            f"{caller} needs a function to trace; got {f!r} (a {type(f).__name__}). "
-            f"Pass the function itself, e.g. {caller}(loss)(params, batch)."
-        )
-
-
-def collect(f: Callable, args: tuple, kwargs: dict) -> Artefacts:
+def collect(f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()) -> Artefacts:
     """Trace, lower and compile `f` on the example arguments; count what each made."""
-    import jax
-
-    name = function_name(f)
-    _check_arguments(name, args, kwargs)
-    traced = jax.jit(f).trace(*args, **kwargs)  # the user's own errors propagate
+    # f's own errors propagate, with a note saying what was being traced.
+    traced = _ir.trace(f, args, kwargs, who="draw_pipeline", static_argnums=static)
     lowered = traced.lower()
     compiled = lowered.compile()
+    stablehlo = _ir.parse_stablehlo(lowered.as_text())
+    hlo = _ir.parse_hlo(compiled.as_text())
     devices = _devices(compiled)
-    hlo = compiled.as_text()
     return Artefacts(
-        name=name, source=source_excerpt(f), eqns=_count_eqns(traced.jaxpr.jaxpr),
-        stablehlo_ops=sum(op != "return" for op in _STABLEHLO_OP.findall(lowered.as_text())),
-        fusions=len(re.findall(r"\bfusion\(", hlo)), hlo_ops=_entry_ops(hlo),
+        name=_ir.function_name(f), source=source_excerpt(f),
+        eqns=_ir.count_eqns(traced.jaxpr.jaxpr),
+        stablehlo_ops=sum(stablehlo.op_counts().values()),
+        fusions=len(hlo.fusions()), hlo_ops=sum(hlo.op_counts(fused=False).values()),
         platform=devices[0].platform, device=_describe(devices),
     )
-
-
-def function_name(f) -> str:
-    """The name a reader knows `f` by: its __name__, through functools.partial."""
-    while isinstance(f, functools.partial):
-        f = f.func
-    return getattr(f, "__name__", type(f).__name__)
 
 
 def source_excerpt(f, max_lines: int = 6, width: int = 60) -> tuple[str, ...]:
@@ -311,47 +293,6 @@ def source_excerpt(f, max_lines: int = 6, width: int = 60) -> tuple[str, ...]:
 
 def _shorten(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def _check_arguments(name: str, args: tuple, kwargs: dict) -> None:
-    import jax
-    import numpy as np
-
-    ok = (jax.Array, np.ndarray, np.generic, int, float, complex, bool, jax.ShapeDtypeStruct)
-    for path, leaf in jax.tree_util.tree_leaves_with_path((args, kwargs)):
-        if not isinstance(leaf, ok):
-            where = jax.tree_util.keystr(path[1:]) or "argument"
-            where = f"args{where}" if path[0].idx == 0 else f"kwargs{where}"
-            raise TypeError(
-                f"Cannot trace {name} with {where} = {leaf!r} (a {type(leaf).__name__}): "
-                "JAX traces arrays, numbers and pytrees of them. Pass an array or a "
-                "jax.ShapeDtypeStruct, or fix the value with functools.partial(f, ...)."
-            )
-
-
-def _count_eqns(jaxpr) -> int:
-    """Equations in `jaxpr` and every jaxpr nested in its equations' params."""
-    from jax.extend.core import ClosedJaxpr, Jaxpr
-
-    def inner(value):
-        if isinstance(value, ClosedJaxpr):
-            return [value.jaxpr]
-        if isinstance(value, Jaxpr):
-            return [value]
-        if isinstance(value, tuple | list):
-            return [j for v in value for j in inner(v)]
-        return []
-
-    return sum(
-        1 + sum(_count_eqns(sub) for v in eqn.params.values() for sub in inner(v))
-        for eqn in jaxpr.eqns
-    )
-
-
-def _entry_ops(hlo: str) -> int:
-    match = _HLO_ENTRY.search(hlo)
-    ops = _HLO_OPCODE.findall(match.group(1)) if match else []
-    return sum(op not in ("parameter", "constant", "tuple", "get-tuple-element") for op in ops)
 
 
 def _devices(compiled) -> list:
