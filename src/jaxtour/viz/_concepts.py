@@ -1,0 +1,185 @@
+"""Concept diagrams for slides: the autodiff landscape and the JAX AI stack.
+
+Neither needs a function: they draw what the lessons say in words, so each is data
+(the tables below) plus a few lines of layout.
+"""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+from html import escape
+
+from jaxtour._diagram import Diagram
+from jaxtour.viz._pipeline import FONT, html_label
+
+# name -> (how it gets derivatives and speed, advantage, disadvantage, colour)
+LANDSCAPE = {
+    "TensorFlow 1": (
+        "static graph + XLA",
+        "the whole program is known before it runs: optimised, exported, deployed anywhere",
+        "you build a graph, not Python: sessions, placeholders, tf.cond; hard to debug",
+        "#ffe0b2",
+    ),
+    "PyTorch": (
+        "dynamic graph",
+        "plain Python: print, a debugger and any control flow work as usual",
+        "a tape is recorded on every call: Python overhead and no whole-program compiler",
+        "#f8d7da",
+    ),
+    "TensorFlow 2": (
+        "dynamic graph + XLA",
+        "eager by default, tf.function and XLA when speed matters",
+        "two semantics, eager and graph, that differ in subtle ways; surprise retracing",
+        "#fff3c4",
+    ),
+    "JAX": (
+        "non-standard interpretation + XLA",
+        "grad, vmap and jit are transformations that compose, compiled by XLA everywhere",
+        "functions must be pure: no side effects, static shapes, explicit random keys",
+        "#cfe3ff",
+    ),
+}
+# What each step of the story changed: (tail, head) -> label.
+LANDSCAPE_STEPS = {
+    ("TensorFlow 1", "PyTorch"): "run the Python itself",
+    ("PyTorch", "TensorFlow 2"): "compile it again",
+    ("TensorFlow 2", "JAX"): "trace pure functions",
+}
+
+# The JAX AI stack, top to bottom: what is built with JAX, the libraries on it, JAX, XLA.
+BUILT_WITH = ("LLMs", "solvers", "physics simulations")
+LIBRARIES = {
+    "deep learning": ("Flax", "Equinox"),
+    "optimisers": ("Optax",),
+    "probabilistic programming\nand modelling": ("NumPyro", "BlackJAX"),
+    "checkpointing": ("Orbax",),
+}
+JAX_CORE = "jit · grad · vmap · sharding"
+HARDWARE = "CPU · GPU · TPU"
+_GREY = "#444444"
+
+
+def draw_autodiff_landscape() -> Diagram:
+    """Draw four ways frameworks get derivatives and speed out of a program.
+
+    Static graph + XLA (TensorFlow 1), dynamic graph (PyTorch), dynamic graph +
+    XLA (TensorFlow 2) and non-standard interpretation + XLA (JAX), each with its
+    advantage (+) and disadvantage (−), linked by what each step changed.
+
+    Returns:
+        A `Diagram` with one card per framework.
+
+    Example:
+        >>> draw_autodiff_landscape()
+        Diagram('the autodiff landscape: 4 approaches', 4 nodes, 3 edges)
+    """
+    import graphviz
+
+    graph = graphviz.Digraph("autodiff_landscape")
+    graph.attr(rankdir="TB", newrank="true", nodesep="0.9", ranksep="0.8", fontname=FONT,
+               label="<<B>The autodiff landscape</B><BR/><FONT POINT-SIZE=\"15\">how "
+                     "frameworks get derivatives and speed out of a program</FONT>>",
+               labelloc="t", fontsize="22")
+    graph.attr("node", shape="plain", fontname=FONT)
+    graph.attr("edge", fontname=FONT, fontsize="13", color=_GREY, penwidth="1.6")
+    for name, (how, plus, minus, colour) in LANDSCAPE.items():
+        graph.node(_node_id(name), _card(name, how, plus, minus, colour))
+    # Two rows read like text: TF1 → PyTorch, then TF2 → JAX.
+    for row in (("TensorFlow 1", "PyTorch"), ("TensorFlow 2", "JAX")):
+        with graph.subgraph() as same:
+            same.attr(rank="same")
+            tail, head = row
+            same.edge(_node_id(tail), _node_id(head),
+                      label=f" {LANDSCAPE_STEPS[row]} ")
+    graph.edge(_node_id("PyTorch"), _node_id("TensorFlow 2"),
+               label=f" {LANDSCAPE_STEPS[('PyTorch', 'TensorFlow 2')]} ", constraint="true")
+    return Diagram.from_graph(graph, f"the autodiff landscape: {len(LANDSCAPE)} approaches")
+
+
+def _node_id(name: str) -> str:
+    return name.lower().replace(" ", "_")
+
+
+def _card(name: str, how: str, plus: str, minus: str, colour: str) -> str:
+    width, td = 36, '<TD WIDTH="290"'  # equal widths: the cards line up on a slide
+    rows = [
+        f'{td} BGCOLOR="{colour}"><FONT POINT-SIZE="18"><B>{escape(name)}</B></FONT></TD>',
+        f'{td} BGCOLOR="{colour}"><I>{escape(how)}</I></TD>',
+        f'{td} ALIGN="LEFT">{_wrapped("+ " + plus, width, "#1b6e20")}</TD>',
+        f'{td} ALIGN="LEFT">{_wrapped("− " + minus, width, "#a61b1b")}</TD>',
+    ]
+    return (
+        '<<TABLE BORDER="1" COLOR="#666666" CELLBORDER="0" CELLSPACING="0" '
+        f'CELLPADDING="7">{"".join(f"<TR>{row}</TR>" for row in rows)}</TABLE>>'
+    )
+
+
+def _wrapped(text: str, width: int, colour: str) -> str:
+    lines = textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+    body = "".join(f"{_indent(line)}<BR ALIGN=\"LEFT\"/>" for line in lines)
+    return f'<FONT POINT-SIZE="13" COLOR="{colour}">{body}</FONT>'
+
+
+def _indent(line: str) -> str:
+    stripped = line.lstrip(" ")
+    return "&#160;" * (len(line) - len(stripped)) + escape(stripped)
+
+
+def draw_ai_stack() -> Diagram:
+    """Draw the JAX AI stack: JAX at the centre, libraries on it, things built with it.
+
+    Top to bottom: what people build with JAX (LLMs, solvers, physics
+    simulations), the libraries built on it (deep learning: Flax, Equinox;
+    optimisers: Optax; probabilistic programming and modelling: NumPyro,
+    BlackJAX; checkpointing: Orbax), JAX itself, then XLA and the hardware.
+
+    Returns:
+        A `Diagram`: two labelled layers above the JAX node, XLA and hardware below.
+
+    Example:
+        >>> draw_ai_stack()
+        Diagram('the JAX AI stack: 4 kinds of library, 3 kinds of application', 10 nodes, 17 edges)
+    """
+    import graphviz
+
+    graph = graphviz.Digraph("ai_stack")
+    graph.attr(rankdir="TB", nodesep="0.4", ranksep="0.55", fontname=FONT,
+               label="<<B>The JAX AI stack</B>>", labelloc="t", fontsize="22")
+    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="15",
+               margin="0.2,0.1", color="#666666", penwidth="1.2")
+    graph.attr("edge", color=_GREY, penwidth="1.4", arrowhead="none")
+    _layer(graph, "built", "built with JAX", "#f3e5f5",
+           {f"app_{i}": html_label(name) for i, name in enumerate(BUILT_WITH)})
+    _layer(graph, "libraries", "libraries built on JAX", "#e4f5e1", {
+        f"lib_{i}": html_label(kind, (" · ".join(names),))
+        for i, (kind, names) in enumerate(LIBRARIES.items())
+    })
+    graph.node("jax", html_label("JAX", (JAX_CORE,)), fillcolor="#cfe3ff", fontsize="22",
+               penwidth="2.5", color="#1a4d8f")
+    graph.node("xla", html_label("XLA", ("the compiler",)), fillcolor="#fde2e1")
+    graph.node("hardware", html_label(HARDWARE), fillcolor="#ececec")
+    # Layers stack like a cake: invisible edges keep the applications above the
+    # libraries; a line joins each library to JAX.
+    for i in range(len(BUILT_WITH)):  # each application above the gap between two libraries
+        for j in (i, i + 1):
+            graph.edge(f"app_{i}", f"lib_{min(j, len(LIBRARIES) - 1)}", style="invis")
+    for i in range(len(LIBRARIES)):
+        graph.edge(f"lib_{i}", "jax")
+    graph.edge("jax", "xla")
+    graph.edge("xla", "hardware")
+    return Diagram.from_graph(
+        graph, f"the JAX AI stack: {len(LIBRARIES)} kinds of library, "
+        f"{len(BUILT_WITH)} kinds of application")
+
+
+def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> None:
+    with graph.subgraph(name=f"cluster_{name}") as layer:
+        layer.attr(label=label, style="rounded,dashed", color="#888888", fontsize="15",
+                   fontcolor=_GREY)
+        for node_id, node_label in nodes.items():
+            layer.node(node_id, node_label, fillcolor=colour, width="3.1")  # equal: symmetric
+        with layer.subgraph() as row:  # left to right in the order given
+            row.attr(rank="same")
+            for tail, head in itertools.pairwise(nodes):
+                row.edge(tail, head, style="invis")
