@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("jaxtour.cli._doctor", "show JAX, devices, the Graphviz renderer and MNIST"),
     "tour": ("jaxtour.cli._tour", "run the whole tour: diagrams, notebooks, slides into build/"),
     "slides": ("jaxtour.cli._slides", "every lesson as an offline reveal.js deck in build/slides/"),
+    "draw": ("jaxtour.cli._draw", "draw one diagram (jaxpr, hlo, pipeline, ...) to a file"),
 }
 
 
