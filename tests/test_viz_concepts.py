@@ -59,3 +59,15 @@ def test_titles_say_what_is_drawn():
     assert draw_autodiff_landscape().title == "the autodiff landscape: 4 approaches"
     assert draw_ai_stack().title == (
         "the JAX AI stack: 4 kinds of library, 3 kinds of application")
+
+
+def test_every_diagram_the_tour_renders_is_registered_and_parses():
+    import importlib
+
+    from jaxtour.cli._tour_steps import DIAGRAMS
+
+    for stem in ("pipeline_step1", "pipeline_step2", "pipeline_step3",
+                 "autodiff_landscape", "ai_stack"):
+        module, _, name = DIAGRAMS[stem].partition(":")
+        diagram = getattr(importlib.import_module(module), name)()
+        ET.fromstring(diagram.svg().encode())

@@ -11,7 +11,13 @@ from tqdm.auto import tqdm
 from jaxtour import _notebooks
 
 # file stem -> "module:function" returning a Diagram with no arguments.
-DIAGRAMS: dict[str, str] = {}
+DIAGRAMS: dict[str, str] = {
+    "pipeline_step1": "jaxtour.viz._gallery:pipeline_step1",
+    "pipeline_step2": "jaxtour.viz._gallery:pipeline_step2",
+    "pipeline_step3": "jaxtour.viz._gallery:pipeline_step3",
+    "autodiff_landscape": "jaxtour.viz._gallery:autodiff_landscape",
+    "ai_stack": "jaxtour.viz._gallery:ai_stack",
+}
 
 
 def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
