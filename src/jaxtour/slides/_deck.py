@@ -22,8 +22,9 @@ SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 # [![Open in Colab](https://…/badge.svg)](https://…) → [Open in Colab](https://…): the link
 # stays, the badge image (fetched from the web) goes.
 _BADGE = re.compile(r"\[!\[([^\]]*)\]\((?:https?:)?//[^)\s]+\)\]\(([^)\s]+)\)")
-_FETCHED = {"img": "src", "script": "src", "iframe": "src", "source": "src", "video": "src",
-            "audio": "src", "embed": "src", "link": "href", "object": "data"}
+_FETCHED = {"img": ("src",), "script": ("src",), "iframe": ("src",), "source": ("src",),
+            "video": ("src",), "audio": ("src",), "embed": ("src",), "link": ("href",),
+            "object": ("data",), "image": ("href", "xlink:href")}
 _CSS_URL = re.compile(r"""(?:url\(|@import\s+)\s*['"]?((?:https?:)?//[^'")\s]+)""")
 
 
@@ -133,9 +134,8 @@ class _RemoteFinder(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        url = attrs.get(_FETCHED.get(tag, ""), "") or ""
-        if _is_remote(url) and not (tag == "link" and attrs.get("rel") in ("canonical",)):
-            self.remote.add(url)
+        urls = [attrs.get(name) or "" for name in _FETCHED.get(tag, ())]
+        self.remote.update(url for url in urls if _is_remote(url))
         if "style" in attrs:
             self.remote.update(_CSS_URL.findall(attrs["style"] or ""))
         self._in_style = tag == "style"
@@ -156,7 +156,7 @@ def _exporter(templates: Path):
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_input_tags = {"hide-input", "remove-input"}
     config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output", "remove-output"}
-    return SlidesExporter(
+    exporter = SlidesExporter(
         config=config,
         extra_template_paths=[str(templates)],
         template_file="deck.html.j2",
@@ -170,3 +170,18 @@ def _exporter(templates: Path):
         exclude_output_prompt=True,
         exclude_anchor_links=True,
     )
+    exporter.register_filter("inline_svg", inline_svg)
+    return exporter
+
+
+def inline_svg(svg: str) -> str:
+    """SVG text ready to sit inside HTML: from ``<svg`` on, without the XML prolog.
+
+    Example:
+        >>> inline_svg('<?xml version="1.0"?>\\n<!DOCTYPE svg>\\n<svg width="1pt"></svg>\\n')
+        '<svg width="1pt"></svg>'
+    """
+    start = svg.find("<svg")
+    if start < 0:
+        raise SlidesError("An image/svg+xml output holds no <svg> element; re-run the lesson.")
+    return svg[start:].strip()

@@ -128,12 +128,18 @@ def count_slides(planned) -> int:
 
 
 def lesson_title(notebook, default: str) -> str:
-    """The text of the notebook's first ``#`` heading, or `default`."""
+    """The text of the notebook's first ``#`` heading, code marks dropped, or `default`.
+
+    Example:
+        >>> from nbformat.v4 import new_markdown_cell, new_notebook
+        >>> lesson_title(new_notebook(cells=[new_markdown_cell("# 04 · `vmap`")]), "04")
+        '04 · vmap'
+    """
     for cell in notebook.cells:
         if cell.get("cell_type") == "markdown":
             match = re.search(r"^#\s+(.+?)\s*$", cell.get("source", ""), re.MULTILINE)
             if match:
-                return match.group(1)
+                return match.group(1).replace("`", "").replace("**", "")
     return default
 
 
