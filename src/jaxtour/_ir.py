@@ -160,9 +160,12 @@ def is_literal(atom: Any) -> bool:
 def literal_str(atom: Any) -> str:
     """A literal as a short number (`2.0`, `-inf`) or, for an array, its type."""
     value = np.asarray(atom.val)
-    if value.ndim == 0:
-        return f"{value.item():.4g}" if value.dtype.kind in "fc" else str(value.item())
-    return f"const {type_str(atom.aval)}"
+    if value.ndim:
+        return f"const {type_str(atom.aval)}"
+    if value.dtype.kind not in "fc":
+        return str(value.item())
+    text = f"{value.item():.4g}"
+    return text if any(c in text for c in ".ein") else text + ".0"  # 2.0 stays a float
 
 
 class SubJaxpr(NamedTuple):
@@ -253,17 +256,30 @@ def important_params(eqn: Any, width: int = 28) -> list[str]:
         if any(_open_jaxpr(v) is not None for v in (value if isinstance(value, tuple)
                                                     else [value])):
             continue
-        text = _short(value)
-        shown.append(f"{key}={text if len(text) <= width else text[: width - 1] + '…'}")
+        text = _dot_dims(value) if key == "dimension_numbers" else f"{key}={_short(value)}"
+        shown.append(text if len(text) <= width else text[: width - 1] + "…")
     return shown
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, np.dtype | type) or hasattr(value, "itemsize"):
+    if isinstance(value, np.dtype) or (isinstance(value, type) and hasattr(value, "dtype")):
         return dtype_str(value)
-    if isinstance(value, tuple) and len(value) == 1:
-        return _short(value[0])
+    if isinstance(value, tuple | list):
+        inner = ",".join(_short(v) for v in value)
+        return inner if len(value) == 1 else f"({inner})"
+    if isinstance(value, np.integer | np.floating):
+        return f"{value.item():.4g}"
     return str(value).replace(" ", "")
+
+
+def _dot_dims(value: Any) -> str:
+    """dot_general's ((lhs, rhs) contracting, (lhs, rhs) batch) dims, as a reader says them."""
+    try:
+        (lc, rc), (lb, rb) = value
+    except (TypeError, ValueError):
+        return f"dimension_numbers={_short(value)}"
+    text = f"contract {_short(tuple(lc))}·{_short(tuple(rc))}"
+    return text + (f" batch {_short(tuple(lb))}·{_short(tuple(rb))}" if len(lb) else "")
 
 
 # --- HLO text: StableHLO (what JAX hands XLA) and compiled HLO (what XLA made of it) -------

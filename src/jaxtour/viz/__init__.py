@@ -1,6 +1,7 @@
 """Visualisers: each draws one thing JAX does and returns a `jaxtour.Diagram`."""
 
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
+from jaxtour.viz._jaxpr import draw_jaxpr
 from jaxtour.viz._pipeline import draw_pipeline
 
-__all__ = ["draw_ai_stack", "draw_autodiff_landscape", "draw_pipeline"]
+__all__ = ["draw_ai_stack", "draw_autodiff_landscape", "draw_jaxpr", "draw_pipeline"]

@@ -1,0 +1,372 @@
+"""`draw_jaxpr`: a jaxpr as a graph, nested jaxprs as clusters, big programs collapsed."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from jaxtour import _ir
+from jaxtour._diagram import Diagram
+from jaxtour.viz import _style
+
+WHO = "draw_jaxpr"
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+
+def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
+               group_by: str | None = None, max_eqns: int = 150,
+               edge_labels: bool | None = None,
+               static_argnums: int | tuple[int, ...] = ()) -> Callable[..., Diagram]:
+    """As `jax.make_jaxpr`, but the result is a picture of the jaxpr.
+
+    Inputs are labelled with their names, shapes and dtypes; each equation is one node
+    showing its primitive, its important params and any literal operands; edges carry
+    the shape and dtype of the value they pass; outputs are dark. Nested jaxprs (`jit`,
+    `cond` branches, `while` cond/body, `scan`, `custom_jvp`/`custom_vjp`, `remat`,
+    `shard_map`) are drawn as labelled clusters. Nodes are coloured by primitive family.
+
+    Args:
+        f: the function to trace (a `jax.jit`-wrapped one is drawn as its body).
+        rankdir: "TB" (top to bottom) or "LR" (left to right) for wide programs.
+        max_depth: how many levels of nested jaxprs to open; deeper ones become one node
+            that says how many equations it hides. None opens all.
+        group_by: None, or "source" to cluster equations by the line of Python that
+            produced them.
+        max_eqns: past this many drawn equations the picture collapses (nested jaxprs
+            first, then one node per source line) and the title says so.
+        edge_labels: label edges with shape/dtype; default: when at most 60 equations.
+        static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+
+    Returns:
+        A function taking `f`'s example arguments and returning a `jaxtour.Diagram`.
+
+    Raises:
+        TypeError: `f` is not callable, or an argument is not something JAX traces.
+        ValueError: an option is out of range.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> d = draw_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0)
+        >>> d.title
+        'jaxpr of <lambda>: 2 equations'
+    """
+    _ir.check_callable(f, WHO)
+    _check_options(rankdir, max_depth, group_by, max_eqns)
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    options = {"rankdir": rankdir, "max_depth": max_depth, "group_by": group_by,
+               "max_eqns": max_eqns, "edge_labels": edge_labels}
+
+    def draw(*args: Any, **kwargs: Any) -> Diagram:
+        traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
+        return jaxpr_diagram(traced.jaxpr, name=_ir.function_name(f), **options)
+
+    return draw
+
+
+def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
+                   max_eqns: int) -> None:
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"{WHO}: `rankdir` must be one of {', '.join(RANKDIRS)}; "
+                         f"got {rankdir!r}.")
+    if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
+        raise ValueError(f"{WHO}: `max_depth` must be a whole number >= 0 (0 draws every "
+                         f"nested jaxpr as one node) or None; got {max_depth!r}.")
+    if group_by not in (None, "source"):
+        raise ValueError(f'{WHO}: `group_by` must be None or "source" (cluster equations by '
+                         f"the line of Python that produced them); got {group_by!r}.")
+    if not isinstance(max_eqns, int) or max_eqns < 1:
+        raise ValueError(f"{WHO}: `max_eqns` must be a positive whole number; "
+                         f"got {max_eqns!r}.")
+
+
+def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
+                  max_depth: int | None = 2, group_by: str | None = None,
+                  max_eqns: int = 150, edge_labels: bool | None = None) -> Diagram:
+    """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
+    import graphviz
+
+    closed_jaxpr = _unwrap_jit(closed_jaxpr)
+    jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
+    title = f"jaxpr of {name}: {total} equation{'s' * (total != 1)}"
+    depth, chunk, how = _plan(jaxpr, max_depth, max_eqns)
+    if how:
+        title += f" (collapsed: {how})"
+    graph = graphviz.Digraph(name="jaxpr", graph_attr=_style.graph_attrs(
+        title, rankdir, _subtitle(jaxpr, total)), node_attr=_style.NODE, edge_attr=_style.EDGE)
+    drawn = _drawn(jaxpr, depth) if chunk is None else len(jaxpr.eqns) // max(chunk, 1)
+    labels = edge_labels if edge_labels is not None else drawn <= 60
+    builder = _Builder(graph, max_depth=depth, group_by=group_by, labels=labels)
+    env = builder.inputs(closed_jaxpr)
+    if chunk is None:
+        builder.block(graph, jaxpr, env, 0)
+    else:
+        builder.groups(jaxpr, env, chunk)
+    builder.outputs(jaxpr, env)
+    builder.finish()
+    return Diagram.from_graph(graph, title)
+
+
+def _unwrap_jit(closed_jaxpr: Any) -> Any:
+    """A jitted f traces to one `jit` eqn around its body: draw the body."""
+    jaxpr = closed_jaxpr.jaxpr
+    if len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive.name not in ("jit", "pjit"):
+        return closed_jaxpr
+    eqn = jaxpr.eqns[0]
+    inner = eqn.params["jaxpr"]
+    if list(eqn.invars) != list(jaxpr.invars) or list(eqn.outvars) != list(jaxpr.outvars):
+        return closed_jaxpr
+    return inner.replace(jaxpr=inner.jaxpr.replace(debug_info=jaxpr.debug_info)) \
+        if hasattr(inner, "replace") and jaxpr.debug_info is not None else inner
+
+
+def _subtitle(jaxpr: Any, total: int) -> str:
+    top, nested = len(jaxpr.eqns), sum(len(_ir.sub_jaxprs(e)) for _, e in _ir.walk(jaxpr))
+    if not nested:
+        return ""
+    return f"{top} at top level, {total - top} inside {nested} nested jaxpr{'s' * (nested > 1)}"
+
+
+# --- collapsing: nested jaxprs first, then one node per source line or per chunk ---------
+
+
+def _drawn(jaxpr: Any, max_depth: int | None) -> int:
+    return sum(1 for d, _ in _ir.walk(jaxpr) if max_depth is None or d <= max_depth)
+
+
+def _plan(jaxpr: Any, max_depth: int | None, max_eqns: int) -> tuple[int | None, int | None, str]:
+    """(depth to open, chunk size or None, what the title should say was collapsed)."""
+    if _drawn(jaxpr, max_depth) <= max_eqns:
+        return max_depth, None, ""
+    if len(jaxpr.eqns) <= max_eqns:
+        return 0, None, "nested jaxprs drawn as single nodes"
+    lines = {_ir.source_line(e) for e in jaxpr.eqns}
+    if len(lines) <= max_eqns:
+        return 0, 0, f"one node per source line, {len(lines)} lines"
+    size = math.ceil(len(jaxpr.eqns) / 40)
+    return 0, size, f"one node per {size} equations"
+
+
+def _group_key(eqn: Any, index: int, chunk: int) -> Any:
+    return _ir.source_line(eqn) if chunk == 0 else index // chunk
+
+
+# --- the graph -------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Nodes go into (sub)graphs as they are met; edges are kept and drawn at the end."""
+
+    def __init__(self, graph: Any, *, max_depth: int | None, group_by: str | None,
+                 labels: bool) -> None:
+        self.graph, self.max_depth, self.group_by, self.labels = graph, max_depth, group_by, labels
+        self.ids = itertools.count()
+        self.edges: dict[tuple[str, str], str] = {}
+        self.families: set[str] = set()
+
+    def new_id(self, prefix: str) -> str:
+        return f"{prefix}{next(self.ids)}"
+
+    def inputs(self, closed_jaxpr: Any) -> dict:
+        jaxpr, env = closed_jaxpr.jaxpr, {}
+        names = _names(getattr(jaxpr.debug_info, "arg_names", None), len(jaxpr.invars), "in")
+        with self.graph.subgraph(name="inputs") as g:
+            g.attr(rank="source")
+            for i, var in enumerate(jaxpr.invars):
+                g.node(f"in{i}", _style.html_label(names[i], _ir.type_str(var.aval)),
+                       **_style.INPUT)
+                env[var] = [f"in{i}"]
+            for i, var in enumerate(jaxpr.constvars):
+                g.node(f"const{i}", _style.html_label("const", _ir.type_str(var.aval)),
+                       **{**_style.INPUT, "style": "rounded,dashed"})
+                env[var] = [f"const{i}"]
+        return env
+
+    def outputs(self, jaxpr: Any, env: dict) -> None:
+        paths = getattr(jaxpr.debug_info, "result_paths", None)
+        names = _names(paths, len(jaxpr.outvars), "out")
+        with self.graph.subgraph(name="outputs") as g:
+            g.attr(rank="sink")
+            for i, atom in enumerate(jaxpr.outvars):
+                value = _ir.literal_str(atom) if _ir.is_literal(atom) else ""
+                g.node(f"out{i}", _style.html_label(names[i], _ir.type_str(atom.aval), value,
+                                                    color=_style.OUTPUT_DETAIL), **_style.OUTPUT)
+                self.connect(atom, f"out{i}", env)
+
+    def connect(self, atom: Any, dst: str, env: dict) -> None:
+        if not _ir.is_literal(atom):
+            for src in env.get(atom, ()):
+                if src != dst:
+                    self.edges.setdefault((src, dst), _ir.type_str(atom.aval))
+
+    def finish(self) -> None:
+        for (src, dst), label in self.edges.items():
+            self.graph.edge(src, dst, label=label if self.labels else None)
+        _style.add_legend(self.graph, self.families)
+
+    def block(self, g: Any, jaxpr: Any, env: dict, depth: int, outer_line: Any = None) -> None:
+        if self.group_by != "source":
+            for eqn in jaxpr.eqns:
+                self.eqn(g, eqn, env, depth)
+            return
+        by_line = collections.defaultdict(list)
+        for eqn in jaxpr.eqns:
+            by_line[_ir.source_line(eqn)].append(eqn)
+        for line, eqns in by_line.items():
+            # Equations of the line that made the enclosing cluster need no cluster of their own.
+            with self.cluster(g, _line_html(line), _style.SOURCE,
+                              enabled=line is not None and line[:2] != (outer_line or ())[:2]
+                              ) as c:
+                for eqn in eqns:
+                    self.eqn(c, eqn, env, depth, line)
+
+    @contextlib.contextmanager
+    def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True):
+        if not enabled:
+            yield g
+            return
+        with g.subgraph(name=self.new_id("cluster_")) as c:
+            c.attr(label=label, **attrs)
+            yield c
+
+    def eqn(self, g: Any, eqn: Any, env: dict, depth: int, line: Any = None) -> None:
+        subs = _ir.sub_jaxprs(eqn)
+        if subs and (self.max_depth is None or depth < self.max_depth):
+            self.nested(g, eqn, subs, env, depth, line=line)
+            return
+        node, name = self.new_id("eqn"), eqn.primitive.name
+        hidden = sum(_ir.count_eqns(s.jaxpr) for s in subs)
+        lines = [", ".join(_ir.important_params(eqn)[:3]), _literals(eqn),
+                 f"{hidden} equations inside" if subs else ""]
+        line = _ir.source_line(eqn)
+        dead = all(_ir.is_dropvar(v) for v in eqn.outvars)
+        attrs = {**_style.node_attrs(name), **(_style.DEAD if dead else {})}
+        g.node(node, _style.html_label(name, *lines, "result unused" if dead else ""),
+               tooltip=_line_label(line) if line else name, **attrs)
+        self.families.add(_style.family(name))
+        for atom in eqn.invars:
+            self.connect(atom, node, env)
+        for var in eqn.outvars:
+            env[var] = [node]
+
+    def nested(self, g: Any, eqn: Any, subs: list, env: dict, depth: int,
+               prefix: str = "", line: Any = None) -> None:
+        title = prefix + _eqn_title(eqn)
+        only = subs[0].jaxpr.eqns[0] if len(subs) == 1 and len(subs[0].jaxpr.eqns) == 1 else None
+        if only is not None and _ir.sub_jaxprs(only) and not subs[0].jaxpr.constvars:
+            inner_env = self.bind(g, subs[0], env)  # custom_jvp_call › jit: one cluster
+            self.nested(g, only, _ir.sub_jaxprs(only), inner_env, depth, title + " › ", line)
+            self.unbind(subs[0], inner_env, env)
+            return
+        self.families.add("control flow")
+        with self.cluster(g, title, _style.NESTED) as c:
+            self.loose_operands(c, eqn, subs, env)
+            for sub in subs:
+                with self.cluster(c, _sub_label(sub.label), _style.NESTED,
+                                  enabled=len(subs) > 1) as inner:
+                    sub_env = self.bind(inner, sub, env)
+                    self.block(inner, sub.jaxpr, sub_env, depth + 1, line)
+                    self.unbind(sub, sub_env, env)
+
+    def loose_operands(self, g: Any, eqn: Any, subs: list, env: dict) -> None:
+        """Operands no nested jaxpr takes (cond's branch index) go to a small diamond."""
+        taken = {id(a) for s in subs for a in s.inputs if a is not None}
+        loose = [a for a in eqn.invars if id(a) not in taken and not _ir.is_literal(a)]
+        if loose:
+            node = self.new_id("head")
+            label = "branch index" if eqn.primitive.name == "cond" else eqn.primitive.name
+            g.node(node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond"))
+            for atom in loose:
+                self.connect(atom, node, env)
+
+    def bind(self, g: Any, sub: Any, env: dict) -> dict:
+        """The environment of a nested jaxpr: its invars fed by the outer producers."""
+        sub_env: dict = {}
+        for var, outer in zip(sub.jaxpr.invars, sub.inputs, strict=True):
+            if outer is not None and _ir.is_literal(outer):
+                node = self.new_id("lit")
+                g.node(node, _ir.literal_str(outer), shape="plaintext", fontsize="11",
+                       style="solid")
+                sub_env[var] = [node]
+            elif outer is not None:
+                sub_env[var] = list(env.get(outer, ()))
+        for var in sub.jaxpr.constvars:
+            node = self.new_id("const")
+            g.node(node, _style.html_label("const", _ir.type_str(var.aval)),
+                   **{**_style.INPUT, "style": "rounded,dashed"})
+            sub_env[var] = [node]
+        return sub_env
+
+    def unbind(self, sub: Any, sub_env: dict, env: dict) -> None:
+        """The outer variables a nested jaxpr computes now come from its inner producers."""
+        for inner, outer in zip(sub.jaxpr.outvars, sub.outputs, strict=True):
+            if outer is not None and not _ir.is_literal(inner):
+                producers = env.setdefault(outer, [])
+                producers += [p for p in sub_env.get(inner, ()) if p not in producers]
+
+    def groups(self, jaxpr: Any, env: dict, chunk: int) -> None:
+        """One node per source line (chunk 0) or per `chunk` consecutive equations."""
+        members: dict[Any, collections.Counter] = {}
+        for index, eqn in enumerate(jaxpr.eqns):
+            key = _group_key(eqn, index, chunk)
+            node = f"group{list(members).index(key) if key in members else len(members)}"
+            counts = members.setdefault(key, collections.Counter())
+            counts[eqn.primitive.name] += 1
+            for sub in _ir.sub_jaxprs(eqn):
+                counts.update(_ir.primitive_counts(sub.jaxpr))
+            for atom in eqn.invars:
+                self.connect(atom, node, env)
+            for var in eqn.outvars:
+                env[var] = [node]
+        for i, (key, counts) in enumerate(members.items()):
+            head = (_line_label(key) if key else "(no source line)") if chunk == 0 else \
+                f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"
+            top = counts.most_common(1)[0][0]
+            self.families.add(_style.family(top))
+            summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
+            self.graph.node(f"group{i}", _style.html_label(
+                head, f"{sum(counts.values())} equations: {summary}"), **_style.node_attrs(top))
+
+
+def _names(names: Any, n: int, prefix: str) -> list[str]:
+    names = list(names or ())
+    if len(names) != n:
+        names = [None] * n
+    return [name or f"{prefix}{i}" for i, name in enumerate(names)]
+
+
+def _line_html(line: _ir.SourceLine | None) -> str:
+    """A source cluster's label: where (bold), then the code, cut to slide width."""
+    if line is None:
+        return ""
+    where = f"{line.file.rsplit('/', 1)[-1]}:{line.line}"
+    code = line.code
+    return _style.html_label(where, code[:44] + "…" if len(code) > 45 else code,
+                             color="#333333")
+
+
+def _line_label(line: _ir.SourceLine) -> str:
+    code = line.code
+    return f"{line}  {code[:48] + '…' if len(code) > 49 else code}" if code else str(line)
+
+
+def _literals(eqn: Any) -> str:
+    if not any(_ir.is_literal(a) for a in eqn.invars):
+        return ""
+    return "(" + ", ".join(_ir.literal_str(a) if _ir.is_literal(a) else "·"
+                           for a in eqn.invars) + ")"
+
+
+def _eqn_title(eqn: Any) -> str:
+    name = eqn.params.get("name")
+    params = ", ".join(_ir.important_params(eqn)[:2])
+    title = eqn.primitive.name + (f": {name}" if isinstance(name, str) else "")
+    return f"{title}  {params}" if params else title
+
+
+def _sub_label(label: str) -> str:
+    return {"cond_jaxpr": "cond", "body_jaxpr": "body"}.get(
+        label, label.replace("branches[", "branch ").rstrip("]"))

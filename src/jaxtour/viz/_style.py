@@ -1,0 +1,147 @@
+"""How jaxtour pictures look: primitive families and their colours, fonts, labels, legend.
+
+One palette for every picture, so `dot_general` is the same orange in a jaxpr, in
+StableHLO and in compiled HLO, and a reader learns the colours once.
+
+Example:
+    >>> family("dot_general"), family("stablehlo.dot_general"), family("all-reduce")
+    ('matmul', 'matmul', 'collective')
+    >>> node_attrs("add")["fillcolor"] == FAMILIES["elementwise"].fill
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+from typing import NamedTuple
+
+
+class Family(NamedTuple):
+    """A family of primitives drawn alike: its legend text, fill and border colours."""
+
+    label: str
+    fill: str
+    border: str
+
+
+# Pale fills with darker borders (readable on a projector, distinguishable in greyscale).
+FAMILIES: dict[str, Family] = {
+    "elementwise": Family("elementwise", "#DCEBFA", "#3A7BC8"),
+    "matmul": Family("matmul / contraction", "#FDDCB5", "#D2691E"),
+    "reduction": Family("reduction", "#D4EFD8", "#2E8B47"),
+    "control flow": Family("control flow", "#E6DCF5", "#7B52BD"),
+    "data movement": Family("data movement", "#EAEAEA", "#7A7A7A"),
+    "random": Family("random", "#FFF1A8", "#B08F00"),
+    "collective": Family("collective", "#F9C9C9", "#C0282D"),
+    "other": Family("other", "#FFFFFF", "#555555"),
+}
+
+_MEMBERS: dict[str, str] = {}
+for _family, _names in {
+    "elementwise": "add sub subtract mul multiply div divide neg negate exp exponential exp2 "
+    "log log1p log_plus_one expm1 exponential_minus_one sin sine cos cosine tan tanh logistic "
+    "max maximum min minimum pow power integer_pow sqrt rsqrt cbrt abs sign floor ceil round "
+    "round_nearest_even round_nearest_afz clamp rem remainder atan2 asin acos atan sinh cosh "
+    "asinh acosh atanh erf erfc erf_inv lgamma digamma is_finite not and or xor select select_n "
+    "compare eq ne gt ge lt le convert convert_element_type nextafter square imag real conj "
+    "complex shift_left shift_right_logical shift_right_arithmetic population_count clz "
+    "add_any stop_gradient reduce_precision polygamma igamma",
+    "matmul": "dot dot_general conv conv_general_dilated convolution ragged_dot einsum "
+    "triangular_solve cholesky",
+    "reduction": "reduce reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or "
+    "reduce_xor argmax argmin cumsum cumprod cummax cummin cumlogsumexp reduce_window "
+    "sort top_k",
+    "control flow": "cond while scan jit pjit closed_call core_call call case if conditional "
+    "custom_jvp_call custom_vjp_call custom_vjp_call_jaxpr remat remat2 checkpoint shard_map "
+    "manual_computation fusion for_loop run_state",
+    "data movement": "reshape broadcast broadcast_in_dim transpose slice dynamic_slice "
+    "dynamic_update_slice gather scatter scatter_add scatter_mul scatter_min scatter_max "
+    "concatenate pad squeeze expand_dims rev reverse iota copy copy_p bitcast tuple "
+    "get_tuple_element constant sharding_constraint device_put parameter split "
+    "optimization_barrier select_and_scatter_add select_and_gather_add",
+    "random": "random_bits random_seed random_wrap random_unwrap random_fold_in random_split "
+    "threefry2x32 rng_bit_generator rng rng_uniform",
+    "collective": "psum pmax pmin pmean all_gather all_to_all ppermute psum_scatter "
+    "reduce_scatter all_reduce collective_permute collective_broadcast axis_index pbroadcast "
+    "psum_invariant pvary ragged_all_to_all",
+}.items():
+    _MEMBERS.update(dict.fromkeys(_names.split(), _family))
+
+FONT = "Helvetica,Arial,sans-serif"
+NODE = {"shape": "box", "style": "rounded,filled", "fontname": FONT, "fontsize": "14",
+        "margin": "0.12,0.06", "penwidth": "1.2"}
+EDGE = {"fontname": FONT, "fontsize": "10", "fontcolor": "#555555", "color": "#777777",
+        "arrowsize": "0.7"}
+# Clusters: a nested jaxpr or region, a fusion, a group of eqns from one source line.
+NESTED = {"style": "rounded,filled", "fillcolor": "#F8F5FD", "color": "#7B52BD",
+          "fontname": FONT, "fontsize": "13", "penwidth": "1.4"}
+FUSION = {"style": "rounded,filled", "fillcolor": "#FFF6DC", "color": "#C58B00",
+          "fontname": FONT, "fontsize": "13", "penwidth": "2.2"}
+SOURCE = {"style": "rounded,filled", "fillcolor": "#F3F5F7", "color": "#98A4B0",
+          "fontname": FONT, "fontsize": "12", "penwidth": "1.0"}
+INPUT = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#FFFFFF",
+         "color": "#222222", "fontname": FONT, "fontsize": "13"}
+OUTPUT = {**INPUT, "fillcolor": "#2B2B2B", "fontcolor": "#FFFFFF"}
+OUTPUT_DETAIL = "#DDDDDD"  # colour of the shape line on a dark output node
+DEAD = {"style": "rounded,dashed", "fillcolor": "#FFFFFF", "color": "#999999",
+        "fontcolor": "#777777"}  # an eqn whose results nothing reads
+
+
+def family(op: str) -> str:
+    """The family of a jaxpr primitive or an (Stable)HLO opcode, a key of `FAMILIES`."""
+    name = op.lower().strip('"').rsplit(".", 1)[-1].replace("-", "_")
+    for suffix in ("_start", "_done"):  # async collectives: all-reduce-start
+        name = name.removesuffix(suffix)
+    if name in _MEMBERS:
+        return _MEMBERS[name]
+    if name.startswith(("reduce", "cum", "arg")):
+        return "reduction"
+    if name.startswith(("random", "rng", "threefry")):
+        return "random"
+    return "other"
+
+
+def node_attrs(op: str) -> dict[str, str]:
+    """Graphviz node attributes for an op of `op`'s family; collectives stand out."""
+    fam = FAMILIES[family(op)]
+    attrs = {"fillcolor": fam.fill, "color": fam.border}
+    if family(op) == "collective":
+        attrs |= {"penwidth": "3", "shape": "box", "style": "rounded,filled,bold"}
+    return attrs
+
+
+def graph_attrs(title: str, rankdir: str = "TB", subtitle: str = "") -> dict[str, str]:
+    """Graph attributes: the title (and a smaller subtitle) on top, slide-sized fonts."""
+    label = f"<<b>{escape(title)}</b>"
+    label += f'<br/><font point-size="13" color="#555555">{escape(subtitle)}</font>>' \
+        if subtitle else ">"
+    return {"label": label, "labelloc": "t", "labeljust": "c", "fontname": FONT,
+            "fontsize": "20", "rankdir": rankdir, "nodesep": "0.25", "ranksep": "0.35",
+            "compound": "true", "newrank": "true", "bgcolor": "white"}
+
+
+def html_label(head: str, *lines: str, bold: bool = True, color: str = "#444444") -> str:
+    """A node label: `head` large (bold), each further non-empty line small in `color`."""
+    text = f"<b>{escape(head)}</b>" if bold else escape(head)
+    for line in lines:
+        if line:
+            text += f'<br/><font point-size="10" color="{color}">{escape(line)}</font>'
+    return f"<{text}>"
+
+
+def legend_label(families: Iterable[str]) -> str:
+    """An HTML-table label with one colour swatch per family, in `FAMILIES` order."""
+    used = [name for name in FAMILIES if name in set(families)]
+    cells = "".join(
+        f'<td bgcolor="{FAMILIES[n].fill}" border="1" color="{FAMILIES[n].border}">'
+        f'<font point-size="10">{escape(FAMILIES[n].label)}</font></td>' for n in used)
+    return f'<<table border="0" cellspacing="3" cellpadding="3"><tr>{cells}</tr></table>>'
+
+
+def add_legend(graph, families: Iterable[str]) -> None:
+    """Add a small legend node (`legend`) to a `graphviz.Digraph` for the families used."""
+    families = set(families)
+    if families:
+        graph.node("legend", label=legend_label(families), shape="plaintext", margin="0",
+                   style="solid")
