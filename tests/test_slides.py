@@ -1,0 +1,280 @@
+"""Slides: which cells become slides, decks that work offline, the index and the CLI.
+
+The slide count the builder reports is checked against the HTML nbconvert writes (its
+<section> elements); the browser test checks it once more against reveal.js itself.
+"""
+
+import hashlib
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from jaxtour import Diagram, _notebooks
+from jaxtour.cli import _slides as slides_cli
+from jaxtour.cli import _tour, main
+from jaxtour.slides import (
+    SlidesError,
+    assets_dir,
+    build_slides,
+    count_slides,
+    plan_slides,
+    remote_resources,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "slides"
+LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
+
+
+def md(text, **metadata):
+    return new_markdown_cell(text, metadata=metadata)
+
+
+def code(text, **metadata):
+    return new_code_cell(text, metadata=metadata)
+
+
+def kinds(planned):
+    return [c.metadata.slideshow.slide_type for c in planned.cells]
+
+
+class _Sections(HTMLParser):
+    """Counts the slides in a deck's HTML: the innermost <section> elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.leaves, self._opened_inner = 0, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "section":
+            if self._opened_inner:
+                self._opened_inner[-1] = True
+            self.depth += 1
+            self._opened_inner.append(False)
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self.depth -= 1
+            self.leaves += not self._opened_inner.pop()
+
+
+def slides_in_html(html: str) -> int:
+    parser = _Sections()
+    parser.feed(html)
+    assert parser.depth == 0, "unbalanced <section> tags"
+    return parser.leaves
+
+
+def write(tmp_path, cells, name="03_demo.ipynb"):
+    path = tmp_path / name
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+# --- which cells become slides --------------------------------------------------------------
+
+def test_headings_choose_slides_when_the_notebook_chooses_none():
+    planned = plan_slides(new_notebook(cells=[
+        md("# Title\n\nintro"), code("import x", tags=["setup"]), md("text"),
+        md("## Part"), code("1"), md("### Detail"), code("2"),
+    ]))
+    assert kinds(planned) == ["slide", "-", "slide", "-", "subslide", "-"]
+    assert count_slides(planned) == 3
+    assert all("import x" not in c.source for c in planned.cells)
+
+
+def test_explicit_choices_are_kept_and_turn_the_heading_rule_off():
+    planned = plan_slides(new_notebook(cells=[
+        md("# Title", slideshow={"slide_type": "slide"}),
+        md("## Not a slide here"),
+        code("1", tags=["subslide"]),
+        code("2", slideshow={"slide_type": "fragment"}),
+        md("say this", tags=["notes"]),
+        code("3", slideshow={"slide_type": ""}),
+    ]))
+    assert kinds(planned) == ["slide", "-", "subslide", "fragment", "notes", "-"]
+    assert count_slides(planned) == 2
+
+
+def test_the_original_notebook_is_left_alone():
+    notebook = new_notebook(cells=[md("# T"), code("1", tags=["setup"])])
+    plan_slides(notebook)
+    assert len(notebook.cells) == 2 and "slideshow" not in notebook.cells[0].metadata
+
+
+@pytest.mark.parametrize(("cell", "message"), [
+    (code("1", slideshow={"slide_type": "sldie"}),
+     "cell 1 of 03_demo.ipynb has slideshow.slide_type 'sldie'; use one of slide, subslide, "
+     "fragment, -, skip, notes."),
+    (code("1", tags=["slide", "skip"]),
+     "cell 1 of 03_demo.ipynb is tagged with two slide types (slide, skip); keep one."),
+])
+def test_a_bad_slide_choice_says_which_cell_and_what_to_use(cell, message):
+    with pytest.raises(SlidesError) as err:
+        plan_slides(new_notebook(cells=[md("# T"), cell]), "03_demo.ipynb")
+    assert str(err.value) == message
+
+
+def test_a_notebook_with_nothing_to_show_is_refused():
+    with pytest.raises(SlidesError, match=r"^03_demo has no cell left to show: every cell is "
+                       r"hidden, skipped or a note\. Remove `skip` from at least one cell\.$"):
+        plan_slides(new_notebook(cells=[code("1", tags=["setup"]), md("x", tags=["skip"])]),
+                    "03_demo")
+
+
+# --- decks ----------------------------------------------------------------------------------
+
+SHAPES = {
+    "headings": [md("# A"), code("1"), md("## B"), md("### C"), code("2")],
+    "skipped first": [md("hidden", tags=["skip"]), md("# A"), code("1", tags=["subslide"])],
+    "fragments and notes": [
+        md("# A", slideshow={"slide_type": "slide"}), code("1", tags=["fragment"]),
+        md("n", tags=["notes"]), md("## B", tags=["slide"]), code("2", tags=["fragment"]),
+    ],
+    "one slide": [md("just text")],
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_slide_count_matches_the_sections_nbconvert_writes(tmp_path, shape):
+    [deck] = build_slides([write(tmp_path, SHAPES[shape])], tmp_path / "slides", ASSETS)
+    assert deck.slides == slides_in_html(deck.path.read_text()) >= 1
+
+
+def test_a_deck_shows_a_diagram_as_inline_svg_and_loads_nothing_remote(tmp_path):
+    svg = Diagram("digraph { jaxpr -> StableHLO }", "two").svg()
+    cell = code("d", tags=["hide-input"])
+    cell.outputs = [new_output("execute_result", {"image/svg+xml": svg, "text/plain": "d"},
+                               execution_count=1)]
+    badge = ("[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+             "(https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/x.ipynb)")
+    [deck] = build_slides([write(tmp_path, [md(f"# T\n\n{badge}"), cell])],
+                          tmp_path / "slides", ASSETS)
+    html = deck.path.read_text()
+    inline = re.search(r"<svg.*?</svg>", html, re.DOTALL).group(0)
+    assert {e.text for e in ET.fromstring(inline).iter() if e.text} >= {"jaxpr", "StableHLO"}
+    assert 'src="data:image/svg+xml' not in html and "hl-ipython3" not in html  # input hidden
+    assert ">Open in Colab</a>" in html and "colab-badge.svg" not in html
+    assert remote_resources(html) == set() and deck.executed
+
+
+def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
+    lesson = write(tmp_path, [md("# T\n\n![logo](https://example.org/logo.png)")])
+    with pytest.raises(SlidesError) as err:
+        build_slides([lesson], tmp_path / "slides", ASSETS)
+    assert str(err.value) == (
+        "The deck of 03_demo.ipynb would fetch https://example.org/logo.png from the network, "
+        "and decks must work offline. Put the file under slides/ and link it relatively, or "
+        "remove it from the lesson.")
+    assert not (tmp_path / "slides" / "03_demo.html").exists()
+
+
+def test_remote_resources_finds_what_a_browser_would_fetch():
+    html = ('<link rel="stylesheet" href="//cdn.example/x.css"><a href="https://a.org">a</a>'
+            '<style>@import url("https://fonts.example/f.css");</style>'
+            '<svg><image href="http://i.example/p.png"/></svg><script src="local.js"></script>')
+    assert remote_resources(html) == {
+        "//cdn.example/x.css", "https://fonts.example/f.css", "http://i.example/p.png"}
+
+
+# --- every lesson ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def lesson_decks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("slides")
+    return build_slides(LESSONS, out, ASSETS), out
+
+
+def test_every_lesson_becomes_an_offline_deck_without_its_setup_cell(lesson_decks):
+    decks, out = lesson_decks
+    assert [d.name for d in decks] == [s.stem for s in LESSONS]
+    for deck in decks:
+        html = deck.path.read_text()
+        assert deck.slides == slides_in_html(html) >= 3, deck.name
+        assert remote_resources(html) == set(), deck.name
+        assert "find_spec" not in html, f"the set-up cell of {deck.name} reached its deck"
+        assert deck.title.startswith(deck.name[:2] + " · ")
+    for linked in ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js",
+                   "reveal.js/dist/theme/white.css"):
+        assert (out / linked).is_file()
+
+
+def test_the_index_links_every_deck_and_the_manifest_lists_their_slides(lesson_decks):
+    decks, out = lesson_decks
+    index = (out / "index.html").read_text()
+    assert re.findall(r'<a href="([^"]+)"', index) == [d.path.name for d in decks]
+    assert remote_resources(index) == set()
+    manifest = json.loads((out / "decks.json").read_text())
+    assert [(m["name"], m["slides"]) for m in manifest] == [(d.name, d.slides) for d in decks]
+
+
+def test_lessons_that_choose_their_slides_skip_the_setup_cell_live_too():
+    # RISE (live presenting in JupyterLab) reads slideshow metadata, not our tags.
+    for source in LESSONS:
+        cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
+        if any("slideshow" in c.metadata for c in cells):
+            setup = [c for c in cells if "setup" in c.metadata.get("tags", [])]
+            assert all(c.metadata["slideshow"]["slide_type"] == "skip" for c in setup), source
+
+
+# --- assets, vendored reveal.js -------------------------------------------------------------
+
+def test_vendored_reveal_matches_the_checksums_in_its_readme():
+    readme = (ASSETS / "vendor" / "README.md").read_text()
+    listed = dict((path, digest) for digest, path in
+                  re.findall(r"^([0-9a-f]{64})  (reveal\.js/\S+)$", readme, re.MULTILINE))
+    vendored = {str(p.relative_to(ASSETS / "vendor")): p
+                for p in (ASSETS / "vendor" / "reveal.js").rglob("*") if p.is_file()}
+    assert sorted(listed) == sorted(vendored)
+    for path, file in vendored.items():
+        assert hashlib.sha256(file.read_bytes()).hexdigest() == listed[path], path
+
+
+def test_missing_assets_say_where_jaxtour_looked_and_what_to_pass(tmp_path):
+    with pytest.raises(SlidesError) as err:
+        assets_dir(tmp_path)
+    assert str(err.value) == (
+        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {tmp_path}. Run "
+        "jaxtour from a jaxtour checkout, or pass --assets DIR (the repository's slides/).")
+
+
+def test_assets_are_found_from_anywhere_in_a_checkout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JAXTOUR_SLIDES_ASSETS", raising=False)
+    assert assets_dir() == ASSETS
+
+
+# --- the command and the tour step ----------------------------------------------------------
+
+def test_jaxtour_slides_builds_decks_and_says_where(tmp_path, capsys):
+    lesson = write(tmp_path, [md("# 03 · Demo"), code("1")])
+    assert main(["slides", str(lesson), "--build-dir", str(tmp_path / "build")]) == 0
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'build' / 'slides' / '03_demo.html'}    1 slides  03 · Demo" in out
+    assert (tmp_path / "build" / "slides" / "index.html").is_file()
+
+
+def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
+    lesson = tmp_path / "03_demo.txt"
+    lesson.write_text("")
+    assert main(["slides", str(lesson), "--build-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        "jaxtour slides: Cannot make slides from 03_demo.txt: give an .ipynb or a .py lesson.\n")
+
+
+def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path):
+    names = [name for name, _ in _tour.STEPS]
+    assert names.index("slides") == names.index("notebooks") + 1
+    with pytest.raises(SlidesError, match=r"No executed lessons in .*: run the notebooks step"):
+        slides_cli.tour_step(None, tmp_path)
+    (tmp_path / "notebooks").mkdir()
+    write(tmp_path / "notebooks", [md("# 03 · Demo")])
+    written = slides_cli.tour_step(None, tmp_path)
+    assert [p.name for p in written] == ["03_demo.html", "index.html", "decks.json"]
+    assert all(p.is_file() for p in written)
