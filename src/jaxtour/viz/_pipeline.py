@@ -120,29 +120,29 @@ def _graph(heading: str, step: int):
 
     label = f"<B>{escape(heading)}</B>"
     if step > 1:
-        label += f'<BR/><FONT POINT-SIZE="13">{escape(_JIT_NOTE)}</FONT>'
+        label += f'<BR/><FONT POINT-SIZE="14">{escape(_JIT_NOTE)}</FONT>'
     graph = graphviz.Digraph("pipeline")
     # Two rows (JAX above, XLA below) fit a slide; newrank lets a row cross clusters.
     graph.attr(rankdir="LR" if step == 1 else "TB", newrank="true", nodesep="0.6",
                ranksep="0.6", fontname=FONT, label=f"<{label}>", labelloc="t", fontsize="20")
-    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="14",
+    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="16",
                margin="0.18,0.1", penwidth="1.2", color="#555555")
-    graph.attr("edge", fontname=FONT, fontsize="12", color="#444444", penwidth="1.4")
+    graph.attr("edge", fontname=FONT, fontsize="13", color="#444444", penwidth="1.4")
     return graph
 
 
 def html_label(title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()) -> str:
     """A Graphviz HTML label: a bold title, grey lines, then monospace lines."""
     rows = [f"<B>{escape(part)}</B>" for part in title.split("\n")]
-    rows += [f'<FONT POINT-SIZE="11" COLOR="#444444">{escape(s)}</FONT>' for s in lines]
-    rows += [f'<FONT FACE="{MONO}" POINT-SIZE="11">{escape(s)}</FONT>' for s in code]
+    rows += [f'<FONT POINT-SIZE="12" COLOR="#444444">{escape(s)}</FONT>' for s in lines]
+    rows += [f'<FONT FACE="{MONO}" POINT-SIZE="12">{escape(s)}</FONT>' for s in code]
     return "<" + "<BR/>".join(rows) + ">"
 
 
 def code_label(title: str, code: tuple[str, ...]) -> str:
     """A Graphviz HTML label: a bold title over left-aligned source lines."""
     rows = "".join(
-        f'<FONT FACE="{MONO}" POINT-SIZE="11">{_keep_indent(line)}</FONT><BR ALIGN="LEFT"/>'
+        f'<FONT FACE="{MONO}" POINT-SIZE="12">{_keep_indent(line)}</FONT><BR ALIGN="LEFT"/>'
         for line in code
     )
     return f"<<B>{escape(title)}</B><BR/>{rows}>"
