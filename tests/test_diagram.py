@@ -111,6 +111,7 @@ def test_bad_dot_is_a_value_error_and_leaves_no_file(no_system_dot, tmp_path):
 def test_save_svg_writes_parseable_xml_and_unknown_suffix_is_refused(tmp_path):
     path = Diagram(DOT).save(tmp_path / "sub" / "d.svg")
     ET.parse(path)
+    assert path.stat().st_mode & 0o044 == 0o044, "others may read a saved picture (umask 022)"
     with pytest.raises(ValueError, match=r"Cannot save a Diagram as 'd.jpg': use a .svg"):
         Diagram(DOT).save(tmp_path / "d.jpg")
 
