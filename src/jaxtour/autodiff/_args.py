@@ -1,0 +1,130 @@
+"""Checking and naming the arguments a drawing differentiates.
+
+Every check raises before JAX does, with what went wrong and what to do instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from collections.abc import Callable, Sequence
+
+import jax
+import numpy as np
+
+from jaxtour._ir import type_str
+
+
+def check_argnums(argnums, who: str) -> tuple[int, ...]:
+    """`argnums` as a tuple of ints, as `jax.grad` accepts it (an int or a sequence).
+
+    Raises:
+        TypeError: `argnums` is not an int or a sequence of ints.
+    """
+    many = isinstance(argnums, Sequence) and not isinstance(argnums, str)
+    items = tuple(argnums) if many else (argnums,)
+    if not items or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        raise TypeError(
+            f"{who}: `argnums` must be an int or a tuple of ints naming the positional "
+            f"arguments to differentiate, as in jax.grad; got {argnums!r}."
+        )
+    return items
+
+
+def resolve_argnums(argnums: tuple[int, ...], nargs: int, who: str) -> tuple[int, ...]:
+    """Non-negative positions, checked against how many arguments `f` was called with.
+
+    Raises:
+        ValueError: a position is out of range.
+    """
+    for i in argnums:
+        if not -nargs <= i < nargs:
+            valid = f"0..{nargs - 1}" if nargs else "none: pass the example arguments"
+            raise ValueError(
+                f"{who}: argnums={i} is out of range: f was called with {nargs} positional "
+                f"argument{'s' * (nargs != 1)} (valid positions: {valid}). Pass the "
+                "example arguments in the call, e.g. draw_grad(f, argnums=1)(x, y)."
+            )
+    return tuple(i % nargs for i in argnums)
+
+
+def arg_names(f: Callable, nargs: int) -> list[str]:
+    """The names of `f`'s first `nargs` positional parameters, else ``args[i]``."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) else f"args[{i}]" for i in range(nargs)]
+
+
+def leaf_names(value, name: str) -> list[str]:
+    """One label per leaf of `value`: ``x`` or ``params['w1']``."""
+    paths, _ = jax.tree_util.tree_flatten_with_path(value, is_leaf=_is_none)
+    return [name + jax.tree_util.keystr(path) for path, _ in paths]
+
+
+def _is_none(x) -> bool:
+    return x is None
+
+
+def is_array_like(leaf) -> bool:
+    """Whether JAX can trace `leaf`: an array or a Python/NumPy number."""
+    return isinstance(leaf, jax.Array | np.ndarray | np.generic | numbers.Number)
+
+
+def check_differentiable(value, name: str, position: int, who: str) -> None:
+    """Every leaf of argument `position` must be a floating-point array or number.
+
+    Raises:
+        TypeError: a leaf is not an array (a string, None, an object) or holds
+            integers or booleans.
+    """
+    leaves = jax.tree.leaves(value, is_leaf=_is_none)
+    for label, leaf in zip(leaf_names(value, name), leaves, strict=True):
+        where = f"argument {position} (`{label}`)"
+        if not is_array_like(leaf):
+            raise TypeError(
+                f"{who} cannot differentiate with respect to {where}: it is a "
+                f"{type(leaf).__name__} ({_short(leaf)}), not a number or an array. JAX "
+                "differentiates floating-point arrays only: pass e.g. 1.0 or "
+                "jnp.array([...]), or leave this argument out of `argnums`."
+            )
+        dtype = np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
+        if not np.issubdtype(dtype, np.inexact):
+            kind = type(leaf).__name__ if isinstance(leaf, numbers.Number) else dtype.name
+            raise TypeError(
+                f"{who} cannot differentiate with respect to {where}: it holds {kind} "
+                "values, and gradients need floating-point inputs (as in jax.grad). Pass "
+                "1.0 rather than 1, or x.astype(jnp.float32); to keep an integer argument "
+                "fixed, leave it out of `argnums`."
+            )
+
+
+def _short(leaf) -> str:
+    text = repr(leaf)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str) -> None:
+    """`draw_grad`, like `jax.grad`, needs `f` to return one real scalar.
+
+    Raises:
+        ValueError: `f` returned a pytree or a non-scalar array.
+        TypeError: `f` returned an integer or complex scalar.
+    """
+    leaves = jax.tree.leaves(shape)
+    if len(leaves) != 1 or not isinstance(shape, jax.ShapeDtypeStruct) or shape.shape != ():
+        got = ", ".join(type_str(s) for s in leaves) or "nothing"
+        raise ValueError(
+            f"{who} needs f to return a scalar, as jax.grad does; f returned {got}. To draw "
+            "the backward pass for any output, use draw_vjp(f)(*args); or reduce the "
+            "output to a scalar, e.g. draw_grad(lambda x: f(x).sum())(x)."
+        )
+    if not np.issubdtype(shape.dtype, np.floating):
+        raise TypeError(
+            f"{who} needs f to return a real floating-point scalar; f returned "
+            f"{type_str(shape)}. Return a float (e.g. .astype(jnp.float32)), or use "
+            "draw_vjp for complex outputs."
+        )
+

@@ -1,0 +1,127 @@
+"""An `ADGraph` as Graphviz: one cluster per lane, residuals in between, edges by kind."""
+
+from __future__ import annotations
+
+from html import escape
+
+import graphviz
+
+from jaxtour._diagram import Diagram
+from jaxtour.autodiff._format import format_value
+from jaxtour.autodiff._model import ADGraph, ADNode
+from jaxtour.viz import _style as style
+
+MONO = "Courier New,monospace"
+# lane -> (cluster title, fill, border)
+LANES = {
+    "forward": ("forward pass: primal values flow down", "#F7FAFF", "#3A7BC8"),
+    "backward": ("backward pass: cotangents flow up, from the seed to the inputs", "#FFF7F7",
+                 "#C0282D"),
+    "primal": ("primal lane", "#F7FAFF", "#3A7BC8"),
+    "tangent": ("tangent lane", "#FAF7FF", "#7B52BD"),
+}
+RESIDUALS = ("residuals: saved by the forward pass for the backward pass", "#FDF2F8", "#DB2777")
+SUBTITLES = {
+    "backward": "blue: primal values · pink dashed: residuals · red: cotangents · "
+                "dotted green: each gradient beside its input",
+    "tangent": "blue: primal values · purple: tangents · orange dashed: primal values "
+               "the tangent lane reads",
+}
+# kind -> node attributes; "op" nodes take their primitive family's colours (viz._style).
+NODES = {
+    "input": style.INPUT,
+    "fixed": {**style.INPUT, "color": "#7A7A7A", "fillcolor": "#EAEAEA", "style": "rounded,filled"},
+    "const": {"fillcolor": "#EAEAEA", "color": "#7A7A7A"},
+    "output": style.OUTPUT,
+    "residual": {"shape": "cylinder", "style": "filled", "fillcolor": "#FCE7F3",
+                 "color": "#DB2777", "penwidth": "2"},
+    "seed": {"fillcolor": "#FEE2E2", "color": "#C0282D", "penwidth": "2.5"},
+    "gradient": {"fillcolor": "#DCFCE7", "color": "#15803D", "penwidth": "2.5",
+                 "peripheries": "2"},
+}
+EDGES = {
+    "primal": {"color": "#3A7BC8"},
+    "tangent": {"color": "#7B52BD"},
+    "cross": {"color": "#E8590C", "style": "dashed"},
+    "residual": {"color": "#DB2777", "style": "dashed", "penwidth": "1.8"},
+    "cotangent": {"color": "#C0282D"},
+    "link": {"color": "#15803D", "style": "dotted", "penwidth": "2", "constraint": "false",
+             "arrowhead": "none"},
+}
+
+
+def to_digraph(graph: ADGraph, rankdir: str = "TB") -> graphviz.Digraph:
+    """The Graphviz picture of `graph` (lanes as clusters, residuals between them)."""
+    check_rankdir(rankdir)
+    lanes = list(dict.fromkeys(n.lane for n in graph.nodes.values()))
+    dot = graphviz.Digraph("autodiff")
+    dot.attr(**style.graph_attrs(graph.title, rankdir, SUBTITLES.get(lanes[-1], "")))
+    dot.attr("node", **{**style.NODE, "fontsize": "13"})
+    dot.attr("edge", **{**style.EDGE, "penwidth": "1.4"})
+    for lane in lanes:
+        members = [n for n in graph.select(lane=lane) if n.kind != "residual"]
+        _cluster(dot, lane, *LANES[lane], members)
+        if lane == lanes[0] and graph.select("residual"):
+            _cluster(dot, "residuals", *RESIDUALS, graph.select("residual"))
+    for edge in graph.edges:
+        _edge(dot, graph, edge)
+    _align_ends(dot, graph)
+    return dot
+
+
+def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:
+    # The backward pass is laid out upwards, mirroring the forward pass: its edges are
+    # drawn reversed (dir=back), so the seed sits beside f's output and each gradient
+    # beside its input. Residuals cross over without pulling the layout.
+    attrs = dict(EDGES[edge.kind])
+    if edge.kind == "residual" and graph.nodes[edge.dst].lane == "backward":
+        attrs["constraint"] = "false"
+    if edge.kind == "cotangent":
+        dot.edge(edge.dst, edge.src, dir="back", **attrs)
+    else:
+        dot.edge(edge.src, edge.dst, **attrs)
+
+
+def _align_ends(dot: graphviz.Digraph, graph: ADGraph) -> None:
+    pairs = [(f"in{k}", n.id) for k, n in enumerate(graph.select("gradient"))]
+    pairs += [(o.id, s.id) for o, s in zip(graph.select("output", "forward"),
+                                           graph.select("seed", "backward"), strict=False)]
+    for a, b in pairs:
+        with dot.subgraph() as same:
+            same.attr(rank="same")
+            same.node(a)
+            same.node(b)
+
+
+def check_rankdir(rankdir: str) -> None:
+    """Raises ValueError unless `rankdir` is a Graphviz direction."""
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f'rankdir must be "TB" (top to bottom), "LR" (left to right), "BT" '
+                         f'or "RL"; got {rankdir!r}.')
+
+
+def _cluster(dot: graphviz.Digraph, name: str, label: str, fill: str, border: str,
+             members: list) -> None:
+    with dot.subgraph(name=f"cluster_{name}") as sub:
+        sub.attr(label=label, style="rounded,filled", fillcolor=fill, color=border,
+                 fontname=style.FONT, fontsize="14", fontcolor=border, penwidth="1.4")
+        for node in members:
+            attrs = style.node_attrs(node.primitive) if node.kind == "op" else NODES[node.kind]
+            sub.node(node.id, label=node_label(node), **attrs)
+
+
+def node_label(node: ADNode) -> str:
+    """An HTML label: the name in bold, then one line per output (type, value)."""
+    grey = "#BBBBBB" if node.kind == "output" else "#64748B"
+    rows = [f"<B>{escape(node.label)}</B>"]
+    for aval, value in zip(node.avals, node.values, strict=True):
+        shown = f'<FONT COLOR="{grey}">{escape(aval)}</FONT>'
+        if value is not None:
+            shown += f" {escape(format_value(value))}"
+        rows.append(f'<FONT FACE="{MONO}" POINT-SIZE="11">{shown}</FONT>')
+    return "<" + "<BR/>".join(rows) + ">"
+
+
+def to_diagram(graph: ADGraph, rankdir: str = "TB") -> Diagram:
+    """As `to_digraph`, wrapped in the `Diagram` every jaxtour visualiser returns."""
+    return Diagram.from_graph(to_digraph(graph, rankdir), graph.title)

@@ -1,0 +1,137 @@
+"""`draw_grad`: the forward pass, the residuals it saves, and the backward pass, linked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from jaxtour import _ir
+from jaxtour._diagram import Diagram
+from jaxtour.autodiff import _args
+from jaxtour.autodiff._dot import check_rankdir, to_diagram
+from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
+from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
+
+WHO = "draw_grad"
+
+
+def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0,
+               values: bool = True) -> Callable[..., ADGraph]:
+    """As `draw_grad`, but returns the `ADGraph` model instead of its picture.
+
+    Example:
+        >>> graph = grad_graph(lambda x: x**3 + 2*x**2 - 3*x + 8)(1.0)
+        >>> graph.values_of("gradient")
+        [array(4., dtype=float32)]
+    """
+    nums = callable_and_argnums(f, argnums, WHO)
+
+    def build(*args) -> ADGraph:
+        call = prepare(f, args, nums, WHO)
+        trace = trace_vjp(call, None, values, partial(_args.check_scalar_output, who=WHO))
+        name = function_name(f)
+        graph = reverse_graph(call, trace, values, _grad_labels(name, call))
+        graph.title = (f"grad of {name}: {len(trace.forward.eqns)} forward eqns, "
+                       f"{trace.n_res} residuals, {len(trace.backward.eqns)} backward eqns")
+        return graph
+
+    return build
+
+
+def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, values: bool = True,
+              rankdir: str = "TB") -> Callable[..., Diagram]:
+    """As `jax.grad`, but draws the computation instead of returning the gradient.
+
+    One picture of reverse mode at the example point: the forward pass (the jaxpr of
+    ``jax.vjp(f, *args)``), the residuals it saves for the backward pass (orange),
+    and the backward pass (the jaxpr of the VJP JAX returned) carrying cotangents from
+    the seed 1.0 back to each input. `jit` calls are inlined; `cond` and `scan` stay
+    one box each.
+
+    Args:
+        f: a function returning a real scalar, as for `jax.grad`.
+        argnums: which positional arguments to differentiate (an int or a tuple).
+        values: show the numbers at the example point (arrays: type and first entries).
+        rankdir: Graphviz direction, "TB" (top to bottom) or "LR".
+
+    Returns:
+        A function of `f`'s example arguments returning a `Diagram`; the gradient it
+        shows equals ``jax.grad(f, argnums)(*args)``.
+
+    Raises:
+        TypeError: `f` is not callable, `argnums` is not an int or ints, or an argument
+            to differentiate is not a floating-point array or number.
+        ValueError: `argnums` is out of range, or `f` does not return a scalar (use
+            `draw_vjp`, or reduce the output with ``.sum()``).
+
+    Example:
+        >>> d = draw_grad(lambda x: x**3 + 2*x**2 - 3*x + 8)(1.0)
+        >>> d.title
+        'grad of f: 10 forward eqns, 4 residuals, 7 backward eqns'
+    """
+    check_rankdir(rankdir)
+    build = grad_graph(f, argnums, values)
+    return lambda *args: to_diagram(build(*args), rankdir)
+
+
+def function_name(f: Callable) -> str:
+    """The name titles use for `f` (as `_ir.function_name`), "f" for a lambda."""
+    name = _ir.function_name(f)
+    return "f" if name == "<lambda>" else name
+
+
+def callable_and_argnums(f, argnums, who: str) -> tuple[int, ...]:
+    """Check `f` is callable and `argnums` well formed, at configure time."""
+    _ir.check_callable(f, who)
+    return _args.check_argnums(argnums, who)
+
+
+def _grad_labels(name: str, call: Call) -> dict:
+    return {"seed": f"seed ∂{name}/∂{name}", "output": f"{name}(…)",
+            "gradient": [f"∂{name}/∂{label}" for label in call.labels[:call.n_diff]]}
+
+
+def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> ADGraph:
+    """The model of reverse mode: inputs, forward eqns, residuals, backward eqns."""
+    graph = ADGraph()
+    fwd, bwd = trace.forward, trace.backward
+    sources = {}
+    for i, (var, label) in enumerate(zip(fwd.invars, call.labels, strict=True)):
+        kind = "input" if i < call.n_diff else "fixed"
+        sources[var] = add_terminal(graph, f"in{i}", kind, "forward", label, fwd, var, values)
+    sources = add_lane(graph, fwd, "forward", sources, "primal", values)
+    for k, atom in enumerate(fwd.outvars[:trace.n_out]):
+        out = add_terminal(graph, f"out{k}", "output", "forward", labels["output"], fwd, atom,
+                           values)
+        _link(graph, sources, atom, out, "primal")
+    saved = _add_residuals(graph, trace, sources, values)
+    bsources = dict(saved)
+    for k, var in enumerate(bwd.invars[trace.n_res:]):
+        bsources[var] = add_terminal(graph, f"seed{k}", "seed", "backward", labels["seed"],
+                                     bwd, var, values)
+    bsources = add_lane(graph, bwd, "backward", bsources,
+                        lambda eqn, var: "residual" if var in saved else "cotangent", values)
+    for k, atom in enumerate(bwd.outvars):
+        node = add_terminal(graph, f"grad{k}", "gradient", "backward", labels["gradient"][k],
+                            bwd, atom, values)
+        _link(graph, bsources, atom, node, "cotangent")
+        graph.link(node, f"in{k}", "link")
+    return graph
+
+
+def _add_residuals(graph: ADGraph, trace: VJPTrace, sources: dict, values: bool) -> dict:
+    saved = {}
+    pairs = zip(trace.forward.outvars[trace.n_out:], trace.backward.invars[:trace.n_res],
+                strict=True)
+    for k, (atom, var) in enumerate(pairs):
+        label = f"residual {k}" + (" (constant)" if _ir.is_literal(atom) else "")
+        node = add_terminal(graph, f"res{k}", "residual", "forward", label, trace.forward,
+                            atom, values)
+        _link(graph, sources, atom, node, "residual")
+        saved[var] = node
+    return saved
+
+
+def _link(graph: ADGraph, sources: dict, atom, dst: str, kind: str) -> None:
+    if not _ir.is_literal(atom):
+        graph.link(sources[atom], dst, kind)

@@ -1,0 +1,150 @@
+"""Higher order: nested `jax.grad`, the table of derivatives, and the classic tanh plot."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtour import _ir
+from jaxtour.autodiff._args import check_differentiable
+
+
+@dataclass(frozen=True)
+class DerivativeRow:
+    """The k-th derivative at the example point, and the size of its program."""
+
+    order: int
+    value: float
+    eqns: int
+
+
+@dataclass
+class DerivativeTable:
+    """Values of f, f', f'', ... at one point, and how many eqns each jaxpr holds.
+
+    The text form (`repr`) is one row per order; Jupyter shows a Markdown table.
+    """
+
+    name: str
+    x: float
+    rows: list[DerivativeRow]
+
+    @property
+    def values(self) -> list[float]:
+        """[f(x), f'(x), f''(x), ...]."""
+        return [row.value for row in self.rows]
+
+    @property
+    def eqns(self) -> list[int]:
+        """Eqn counts of the jaxprs of f, grad(f), grad(grad(f)), ... (nested ones included)."""
+        return [row.eqns for row in self.rows]
+
+    def _lines(self) -> list[tuple[str, str, str]]:
+        return [(_symbol(self.name, r.order), f"{r.value:.6g}", str(r.eqns)) for r in self.rows]
+
+    def __repr__(self) -> str:
+        head = f"derivatives of {self.name} at x = {self.x:g}"
+        width = max(len(s) for s, _, _ in self._lines()) + 7
+        rows = [f"  {f'{s}(x)':<{width}}{v:>12}   {e:>4} eqns" for s, v, e in self._lines()]
+        return "\n".join([head, *rows])
+
+    def _repr_markdown_(self) -> str:
+        rows = [f"| `{s}(x)` | {v} | {e} |" for s, v, e in self._lines()]
+        return "\n".join([f"Derivatives of `{self.name}` at x = {self.x:g}", "",
+                          "| derivative | value | eqns in its jaxpr |", "|---|---:|---:|", *rows])
+
+
+def _symbol(name: str, order: int) -> str:
+    return name + ("′" * order if order <= 3 else f"⁽{order}⁾".translate(_SUPERSCRIPT))
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def nested_grads(f: Callable, order: int) -> list[Callable]:
+    """[f, grad(f), grad(grad(f)), ...] up to `order` nested `jax.grad` calls."""
+    fns = [f]
+    for _ in range(order):
+        fns.append(jax.grad(fns[-1]))
+    return fns
+
+
+def derivative_table(f: Callable, order: int = 4) -> Callable[[float], DerivativeTable]:
+    """As nesting `jax.grad` `order` times, but tabulates every level at one point.
+
+    Each row holds the k-th derivative's value and the eqn count of its jaxpr
+    (`jax.make_jaxpr(grad(...grad(f)))(x)`), which shows how programs grow.
+
+    Args:
+        f: a function from a real scalar to a real scalar.
+        order: the highest derivative, at least 1.
+
+    Returns:
+        A function of the point `x` (a float) returning a `DerivativeTable`.
+
+    Raises:
+        ValueError: `order` is not a positive int.
+        TypeError: `x` is not a floating-point scalar.
+
+    Example:
+        >>> table = derivative_table(lambda x: x**3 + 2*x**2 - 3*x + 8, order=3)(1.0)
+        >>> table.values
+        [8.0, 4.0, 10.0, 6.0]
+    """
+    _ir.check_callable(f, "derivative_table")
+    if not isinstance(order, numbers.Integral) or isinstance(order, bool) or order < 1:
+        raise ValueError(f"derivative_table: `order` must be a positive int (1 for f′, 4 "
+                         f"for f′ to f⁽⁴⁾); got {order!r}.")
+    fns = nested_grads(f, order)
+
+    def table(x) -> DerivativeTable:
+        _check_scalar_point(x, "derivative_table")
+        rows = [DerivativeRow(k, float(g(x)), _ir.count_eqns(jax.make_jaxpr(g)(x).jaxpr))
+                for k, g in enumerate(fns)]
+        name = _ir.function_name(f)
+        return DerivativeTable("f" if name == "<lambda>" else name, float(x), rows)
+
+    return table
+
+
+def _check_scalar_point(x, who: str) -> None:
+    check_differentiable(x, "x", 0, who)
+    if np.ndim(x) != 0:
+        raise TypeError(f"{who} evaluates derivatives of a function of one real number; x "
+                        f"has shape {np.shape(x)}. Pass a float such as 1.0 (for arrays, "
+                        "use jax.jacfwd or jax.hessian).")
+
+
+def plot_derivatives(f: Callable = jnp.tanh, order: int = 4, xs=None, ax=None):
+    """The classic plot: `f` (tanh by default) and its first `order` derivatives.
+
+    Every curve is ``jax.vmap`` of nested `jax.grad` over `xs`: no formulas involved.
+
+    Args:
+        f: a function from a real scalar to a real scalar.
+        order: how many derivatives to draw besides `f`.
+        xs: the points, by default 401 points on [-7, 7].
+        ax: a Matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+        The Matplotlib Axes: one line per derivative, labelled ``f``, ``f′``, ...
+    """
+    import matplotlib.pyplot as plt
+
+    xs = jnp.linspace(-7.0, 7.0, 401) if xs is None else jnp.asarray(xs, dtype=jnp.float32)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4.5))
+    name = _ir.function_name(f)
+    name = "f" if name == "<lambda>" else name
+    for k, g in enumerate(nested_grads(f, order)):
+        ys = jax.vmap(g)(xs)
+        ax.plot(np.asarray(xs), np.asarray(ys), label=f"{_symbol(name, k)}(x)", lw=2.2 - 0.3 * k)
+    ax.axhline(0, color="#888888", lw=0.8)
+    ax.set(xlabel="x", title=f"{name} and its first {order} derivatives, by nested jax.grad")
+    ax.legend(loc="upper left", frameon=False)
+    return ax

@@ -1,0 +1,183 @@
+"""`draw_jvp` (primal and tangent lanes side by side) and `draw_vjp` (forward, then transpose)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import jax
+import numpy as np
+
+from jaxtour._diagram import Diagram
+from jaxtour._ir import depends_on, is_literal, type_str
+from jaxtour.autodiff._dot import check_rankdir, to_diagram
+from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, reverse_graph
+from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
+from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
+
+
+def vjp_graph(f: Callable, cotangents=None, values: bool = True) -> Callable[..., ADGraph]:
+    """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
+    callable_and_argnums(f, 0, "draw_vjp")
+
+    def build(*primals) -> ADGraph:
+        call = prepare(f, primals, tuple(range(len(primals))), "draw_vjp")
+        trace = trace_vjp(call, cotangents, values, partial(_check_like, cotangents, "draw_vjp",
+                                                            "cotangents", "f's output"))
+        labels = {"seed": "cotangent in", "output": f"{function_name(f)}(…)",
+                  "gradient": [f"cotangent of {name}" for name in call.labels]}
+        graph = reverse_graph(call, trace, values, labels)
+        graph.title = (f"vjp of {function_name(f)}: {len(trace.forward.eqns)} forward eqns, "
+                       f"{trace.n_res} residuals, {len(trace.backward.eqns)} transposed eqns")
+        return graph
+
+    return build
+
+
+def draw_vjp(f: Callable, cotangents=None, values: bool = True,
+             rankdir: str = "TB") -> Callable[..., Diagram]:
+    """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
+
+    Works for any output (a vector, a pytree), where `draw_grad` needs a scalar.
+
+    Args:
+        f: the function, differentiated in every positional argument (as `jax.vjp`).
+        cotangents: the cotangent fed to the VJP, shaped like `f`'s output; by
+            default ones everywhere (so each input's cotangent sums the Jacobian's rows).
+        values: show the numbers at the example point.
+        rankdir: Graphviz direction, "TB" or "LR".
+
+    Returns:
+        A function of `f`'s example primals returning a `Diagram`.
+
+    Raises:
+        TypeError: a primal is not a floating-point array or number, or `cotangents`
+            does not match `f`'s output.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> draw_vjp(jnp.sin)(jnp.arange(3.0)).title
+        'vjp of sin: 2 forward eqns, 1 residuals, 1 transposed eqns'
+    """
+    check_rankdir(rankdir)
+    build = vjp_graph(f, cotangents, values)
+    return lambda *primals: to_diagram(build(*primals), rankdir)
+
+
+def jvp_graph(f: Callable, values: bool = True) -> Callable[..., ADGraph]:
+    """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
+    callable_and_argnums(f, 0, "draw_jvp")
+
+    def build(primals, tangents) -> ADGraph:
+        primals, tangents = _check_pair(primals, tangents)
+        call = prepare(f, primals, tuple(range(len(primals))), "draw_jvp")
+        flat = trace_jvp(call, tangents, values)
+        graph = forward_mode_graph(call, flat, len(jax.tree.leaves(tangents)), values)
+        tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
+        graph.title = (f"jvp of {function_name(f)}: {len(flat.eqns) - tangent_eqns} primal "
+                       f"eqns, {tangent_eqns} tangent eqns")
+        return graph
+
+    return build
+
+
+def draw_jvp(f: Callable, values: bool = True, rankdir: str = "TB") -> Callable[..., Diagram]:
+    """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
+
+    Forward mode carries a tangent beside every primal value. The picture splits the
+    jaxpr of ``jax.jvp(f, primals, tangents)`` by what each eqn reads: eqns that
+    read a tangent form the tangent lane; orange dashed edges are the primal values
+    (like ``cos x`` for ``sin x``) the tangent lane uses.
+
+    Args:
+        f: the function, as for `jax.jvp`.
+        values: show the numbers at the example point.
+        rankdir: Graphviz direction, "TB" or "LR".
+
+    Returns:
+        A function ``(primals, tangents) -> Diagram``, both tuples as in `jax.jvp`.
+
+    Raises:
+        TypeError: primals or tangents are not tuples, or do not match.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> draw_jvp(jnp.sin)((1.0,), (1.0,)).title
+        'jvp of sin: 2 primal eqns, 1 tangent eqns'
+    """
+    check_rankdir(rankdir)
+    build = jvp_graph(f, values)
+    return lambda primals, tangents: to_diagram(build(primals, tangents), rankdir)
+
+
+def forward_mode_graph(call, flat, n_tangents: int, values: bool) -> ADGraph:
+    """The model of forward mode: primal inputs and tangent seeds, two lanes, two outputs."""
+    graph = ADGraph()
+    n_primal = call.n_diff
+    tangent_vars = flat.invars[n_primal:n_primal + n_tangents]
+    labels = [*call.labels[:n_primal], *(f"tangent of {n}" for n in call.labels[:n_primal]),
+              *call.labels[n_primal:]]
+    sources = {}
+    for i, (var, label) in enumerate(zip(flat.invars, labels, strict=True)):
+        kind, lane = ("seed", "tangent") if var in tangent_vars else (
+            ("input" if i < n_primal else "fixed"), "primal")
+        sources[var] = add_terminal(graph, f"in{i}", kind, lane, label, flat, var, values)
+    lanes = ["tangent" if hit else "primal" for hit in depends_on(flat, tangent_vars)]
+    tangent = {v for e, lane in zip(flat.eqns, lanes, strict=True) if lane == "tangent"
+               for v in e.outvars} | set(tangent_vars)
+    lane_of = {id(e): lane for e, lane in zip(flat.eqns, lanes, strict=True)}
+
+    def edge_kind(eqn, var):
+        if var in tangent:
+            return "tangent"
+        return "cross" if lane_of[id(eqn)] == "tangent" else "primal"
+
+    sources = add_lane(graph, flat, lanes, sources, edge_kind, values)
+    half = len(flat.outvars) // 2
+    for k, atom in enumerate(flat.outvars):
+        lane = "primal" if k < half else "tangent"
+        node = add_terminal(graph, f"out{k}", "output", lane,
+                            "f(…)" if k < half else "tangent of f(…)", flat, atom, values)
+        if not is_literal(atom):
+            graph.link(sources[atom], node, lane if lane == "tangent" else "primal")
+    return graph
+
+
+def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
+    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
+        raise TypeError(
+            "draw_jvp(f)(primals, tangents) takes two tuples, as jax.jvp does; got "
+            f"{type(primals).__name__} and {type(tangents).__name__}. For one argument "
+            "write draw_jvp(f)((x,), (1.0,))."
+        )
+    _check_like(tuple(primals), "draw_jvp", "tangents", "the primals", tuple(tangents))
+    return tuple(primals), tuple(tangents)
+
+
+def _check_like(given, who: str, what: str, like_what: str, like) -> None:
+    """`given` must have `like`'s tree structure and shapes (`given` None: nothing to check).
+
+    Raises:
+        TypeError: naming both structures and types.
+    """
+    if given is None:
+        return
+    same = jax.tree.structure(given) == jax.tree.structure(like) and all(
+        np.shape(a) == tuple(b.shape if hasattr(b, "shape") else np.shape(b))
+        for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(like), strict=True))
+    if not same:
+        raise TypeError(
+            f"{who}: {what} must match {like_what} in structure and shape; expected "
+            f"{_describe(like)}, got {_describe(given)}."
+        )
+
+
+def _describe(tree) -> str:
+    leaves = [type_str(_typed(x)) for x in jax.tree.leaves(tree)]
+    return f"({', '.join(leaves)})" if len(leaves) != 1 else leaves[0]
+
+
+def _typed(x):
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return x
+    return jax.ShapeDtypeStruct(np.shape(x), np.result_type(x))

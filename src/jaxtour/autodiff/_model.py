@@ -1,0 +1,138 @@
+"""`ADGraph`: what an autodiff picture shows, as data the tests can read.
+
+Nodes are inputs, eqns, residuals, seeds and gradients; each carries the values JAX
+computed at the example point. The drawing (`_dot.py`) only renders this model.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jaxtour._ir import FlatJaxpr, is_dropvar, is_literal, type_str
+from jaxtour.autodiff._format import eqn_label
+
+KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")
+
+
+@dataclass
+class ADNode:
+    """One box of the picture.
+
+    Attributes:
+        id: DOT node name.
+        kind: one of "input" (differentiated), "fixed" (an argument not differentiated),
+            "const", "op", "output", "residual", "seed", "gradient".
+        lane: "forward" / "backward" for `draw_grad` and `draw_vjp`; "primal" /
+            "tangent" for `draw_jvp`.
+        label: ``x``, ``mul(3.0, ·)``, ``∂f/∂x``.
+        avals: one JAX type per output (``f32[3]``).
+        values: one NumPy value per output, or None where not computed.
+        primitive: the jaxpr primitive for "op" nodes, else "".
+    """
+
+    id: str
+    kind: str
+    lane: str
+    label: str
+    avals: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    primitive: str = ""
+
+    @property
+    def value(self):
+        """The value of a one-output node."""
+        return self.values[0] if self.values else None
+
+
+@dataclass
+class ADEdge:
+    """A value flowing from `src` to `dst`; kind: primal, tangent, residual, cotangent, link."""
+
+    src: str
+    dst: str
+    kind: str
+
+
+@dataclass
+class ADGraph:
+    """A forward (or primal) lane and a backward (or tangent) lane, linked."""
+
+    title: str = ""
+    nodes: dict = field(default_factory=dict)
+    edges: list = field(default_factory=list)
+
+    def add(self, node: ADNode) -> str:
+        self.nodes[node.id] = node
+        return node.id
+
+    def link(self, src: str, dst: str, kind: str) -> None:
+        self.edges.append(ADEdge(src, dst, kind))
+
+    def select(self, kind: str | None = None, lane: str | None = None) -> list[ADNode]:
+        """The nodes of one kind and/or lane, in the order they were added."""
+        return [n for n in self.nodes.values()
+                if (kind is None or n.kind == kind) and (lane is None or n.lane == lane)]
+
+    def primitive_counts(self, lane: str) -> Counter:
+        """How many eqns of each primitive one lane shows."""
+        return Counter(n.primitive for n in self.select("op", lane))
+
+    def values_of(self, kind: str) -> list[np.ndarray]:
+        """The values shown on the nodes of one kind, e.g. every "gradient" node."""
+        return [n.value for n in self.select(kind)]
+
+
+def add_lane(graph: ADGraph, flat: FlatJaxpr, lanes, sources: dict,
+             edge_kind, values: bool) -> dict:
+    """Add one node per eqn of `flat` (and for its consts); return var -> node id.
+
+    Args:
+        graph: the model to extend.
+        flat: a flattened jaxpr (`_ir.flatten_jaxpr`).
+        lanes: the lane of the new nodes, or a list with one lane per eqn.
+        sources: node ids already holding `flat`'s input vars.
+        edge_kind: the kind of edge into an eqn, or a function (eqn, var) -> kind.
+        values: whether nodes carry values.
+    """
+    sources = dict(sources)
+    lanes = [lanes] * len(flat.eqns) if isinstance(lanes, str) else list(lanes)
+    prefix = f"n{len(graph.nodes)}_"
+    for index, var in enumerate(flat.constvars):
+        sources[var] = add_terminal(graph, f"{prefix}c{index}", "const", lanes[0] if lanes
+                                    else "forward", "const", flat, var, values)
+    for index, (eqn, lane) in enumerate(zip(flat.eqns, lanes, strict=True)):
+        node = graph.add(_eqn_node(f"{prefix}e{index}", eqn, lane, flat, values))
+        for var in dict.fromkeys(a for a in eqn.invars if not is_literal(a)):
+            kind = edge_kind(eqn, var) if callable(edge_kind) else edge_kind
+            graph.link(sources[var], node, kind)
+        sources.update({v: node for v in eqn.outvars if not is_dropvar(v)})
+    return sources
+
+
+def _eqn_node(node_id: str, eqn, lane: str, flat: FlatJaxpr, values: bool) -> ADNode:
+    literals = [np.asarray(a.val) if is_literal(a) else None for a in eqn.invars]
+    label = eqn_label(eqn.primitive, eqn.params, literals)
+    outs = [None if is_dropvar(v) else _val(flat, v, values) for v in eqn.outvars]
+    return ADNode(node_id, "op", lane, label, [_aval(v) for v in eqn.outvars], outs,
+                  eqn.primitive)
+
+
+def _aval(atom) -> str:
+    return type_str(atom.aval)
+
+
+def _val(flat: FlatJaxpr, atom, values: bool):
+    if not values:
+        return None
+    value = flat.value(atom)
+    return None if value is None else np.asarray(value)
+
+
+def add_terminal(graph: ADGraph, node_id: str, kind: str, lane: str, label: str,
+                 flat: FlatJaxpr, atom, values: bool) -> str:
+    """A named end of a lane (input, output, residual, seed, gradient) for one atom."""
+    return graph.add(ADNode(node_id, kind, lane, label, [_aval(atom)],
+                            [_val(flat, atom, values)]))

@@ -1,0 +1,149 @@
+"""Forward vs reverse mode: what `jax.jacfwd` and `jax.jacrev` cost for f: Rⁿ → Rᵐ."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtour import _ir, paths
+
+RULE = ("jacfwd pushes one tangent per input (n JVPs), jacrev pulls one cotangent per output "
+        "(m VJPs): forward mode wins when n < m, reverse mode when n > m, as for a loss (m = 1).")
+MODES = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}
+
+
+def dense_family(n: int, m: int, seed: int = 0) -> Callable:
+    """f(x) = tanh(A sin x) with a fixed random A of shape (m, n): one member per (n, m)."""
+    a = jax.random.normal(jax.random.key(seed), (m, n)) / np.sqrt(n)
+    return lambda x: jnp.tanh(a @ jnp.sin(x))
+
+
+def default_sizes() -> list[tuple[int, int]]:
+    """A grid of (n, m); under JAXTOUR_QUICK=1 a sweep of n (m = 16) and one of m (n = 16)."""
+    if paths.quick():
+        return [(2, 16), (16, 16), (128, 16), (16, 2), (16, 128)]
+    axis = (2, 8, 32, 128, 512)
+    return [(n, m) for n in axis for m in axis]
+
+
+@dataclass(frozen=True)
+class ModeCost:
+    """One Jacobian: its shape (m, n), the mode, best wall time, and XLA's FLOP count."""
+
+    n: int
+    m: int
+    mode: str
+    seconds: float
+    flops: float | None
+
+
+@dataclass
+class ModeCosts:
+    """Measured costs of `jacfwd` and `jacrev` over a sweep of (n, m)."""
+
+    records: list[ModeCost] = field(default_factory=list)
+    rule: str = RULE
+
+    def cost(self, n: int, m: int, mode: str, by: str = "flops") -> float:
+        """The FLOPs (or seconds, with ``by="seconds"``) one mode took at (n, m)."""
+        for r in self.records:
+            if (r.n, r.m, r.mode) == (n, m, mode):
+                value = r.flops if by == "flops" else r.seconds
+                return float("nan") if value is None else value
+        raise KeyError(f"no measurement for n={n}, m={m}, mode={mode!r}")
+
+    def winner(self, n: int, m: int, by: str = "flops", tie: float = 0.05) -> str:
+        """"jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%)."""
+        fwd, rev = self.cost(n, m, "jacfwd", by), self.cost(n, m, "jacrev", by)
+        if abs(fwd - rev) <= tie * max(fwd, rev):
+            return "tie"
+        return "jacfwd" if fwd < rev else "jacrev"
+
+    @property
+    def sizes(self) -> list[tuple[int, int]]:
+        return list(dict.fromkeys((r.n, r.m) for r in self.records))
+
+    def __repr__(self) -> str:
+        lines = [f"ModeCosts: {len(self.sizes)} sizes", f"  {'n':>5} {'m':>5}  "
+                 f"{'jacfwd FLOPs':>13} {'jacrev FLOPs':>13}  {'fwd µs':>8} {'rev µs':>8}  winner"]
+        for n, m in self.sizes:
+            f = [self.cost(n, m, k) for k in MODES]
+            t = [self.cost(n, m, k, "seconds") * 1e6 for k in MODES]
+            lines.append(f"  {n:>5} {m:>5}  {f[0]:>13.4g} {f[1]:>13.4g}  {t[0]:>8.1f} "
+                         f"{t[1]:>8.1f}  {self.winner(n, m)}")
+        return "\n".join(lines)
+
+    def plot(self, fig=None):
+        """Where each mode wins, and the cost ratio against n/m; returns the Figure."""
+        from jaxtour.autodiff._modes_plot import plot_mode_costs
+
+        return plot_mode_costs(self, fig)
+
+
+def mode_costs(f_family: Callable[[int, int], Callable] = dense_family,
+               sizes: Iterable[tuple[int, int]] | None = None,
+               repeats: int | None = None) -> ModeCosts:
+    """Measure `jax.jacfwd` and `jax.jacrev` of ``f_family(n, m)`` for each (n, m).
+
+    Each Jacobian is jitted and compiled once; its FLOPs come from XLA's
+    ``cost_analysis()`` and its time is the best of `repeats` runs.
+
+    Args:
+        f_family: ``f_family(n, m)`` returns a function from f32[n] to f32[m].
+        sizes: the (n, m) pairs; `default_sizes()` when None.
+        repeats: timed runs per Jacobian (default 5, 2 under JAXTOUR_QUICK=1).
+
+    Returns:
+        `ModeCosts`, with `.winner(n, m)`, `.plot()` and the rule as `.rule`.
+
+    Raises:
+        TypeError: a member of the family does not map f32[n] to f32[m].
+
+    Example:
+        >>> costs = mode_costs(sizes=[(64, 2), (2, 64)], repeats=1)
+        >>> costs.winner(64, 2), costs.winner(2, 64)
+        ('jacrev', 'jacfwd')
+    """
+    _ir.check_callable(f_family, "mode_costs")
+    repeats = repeats or (2 if paths.quick() else 5)
+    costs = ModeCosts()
+    for n, m in sizes or default_sizes():
+        f, x = f_family(n, m), jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32)
+        _check_member(f, x, n, m)
+        for mode, jac in MODES.items():
+            compiled = jax.jit(jac(f)).lower(x).compile()
+            costs.records.append(ModeCost(n, m, mode, _best_time(compiled, x, repeats),
+                                          flops(compiled)))
+    return costs
+
+
+def _check_member(f, x, n: int, m: int) -> None:
+    out = jax.eval_shape(f, x)
+    if not hasattr(out, "shape") or tuple(out.shape) != (m,):
+        got = _ir.type_str(out) if hasattr(out, "shape") else type(out).__name__
+        raise TypeError(f"mode_costs: f_family({n}, {m}) must return a function from "
+                        f"f32[{n}] to f32[{m}]; it returned {got}.")
+
+
+def flops(compiled) -> float | None:
+    """XLA's FLOP estimate for a compiled function (None where the backend gives none)."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, list | tuple):  # older JAX: one dict per device program
+        analysis = analysis[0] if analysis else None
+    value = (analysis or {}).get("flops")
+    return None if value is None or value < 0 else float(value)
+
+
+def _best_time(compiled, x, repeats: int) -> float:
+    compiled(x).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        compiled(x).block_until_ready()
+        best = min(best, time.perf_counter() - start)
+    return best

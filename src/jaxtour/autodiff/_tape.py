@@ -1,0 +1,112 @@
+"""A teaching model, not JAX: the dynamic-graph, per-value tape of PyTorch or micrograd.
+
+Every arithmetic operation on a `Value` records a node (its inputs and local
+derivatives) while the Python runs; `backward()` walks that tape in reverse. The tape is
+rebuilt on every call and walked by the Python interpreter. JAX instead traces `f` once
+to a jaxpr, transforms that program (`grad`), and compiles it (`jit`): later calls run
+compiled code with no tape at all. `tape_grad` is checked against `jax.grad` in tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+
+class Value:
+    """A scalar that remembers how it was computed (one node of the tape).
+
+    Example:
+        >>> x = Value(1.0)
+        >>> y = x**3 + 2 * x**2 - 3 * x + 8
+        >>> y.backward()
+        >>> y.data, x.grad
+        (8.0, 4.0)
+    """
+
+    def __init__(self, data: float, parents: tuple = (), local: tuple = (), op: str = ""):
+        self.data = float(data)
+        self.grad = 0.0
+        self.parents = parents  # the Values this one was computed from
+        self.local = local  # d(self)/d(parent), one number per parent
+        self.op = op
+
+    def __repr__(self) -> str:
+        return f"Value({self.data:.4g}, grad={self.grad:.4g}{', op=' + self.op if self.op else ''})"
+
+    @staticmethod
+    def lift(other) -> Value:
+        return other if isinstance(other, Value) else Value(other)
+
+    def __add__(self, other) -> Value:
+        other = Value.lift(other)
+        return Value(self.data + other.data, (self, other), (1.0, 1.0), "+")
+
+    def __mul__(self, other) -> Value:
+        other = Value.lift(other)  # d(ab)/da = b, d(ab)/db = a
+        return Value(self.data * other.data, (self, other), (other.data, self.data), "*")
+
+    def __pow__(self, k: float) -> Value:
+        return Value(self.data**k, (self,), (k * self.data ** (k - 1),), f"**{k}")
+
+    def __neg__(self) -> Value:
+        return self * -1.0
+
+    def __sub__(self, other) -> Value:
+        return self + (-Value.lift(other))
+
+    def __truediv__(self, other) -> Value:
+        return self * Value.lift(other) ** -1
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+    def __rsub__(self, other) -> Value:
+        return Value.lift(other) - self
+
+    def __rtruediv__(self, other) -> Value:
+        return Value.lift(other) / self
+
+    def sin(self) -> Value:
+        return Value(math.sin(self.data), (self,), (math.cos(self.data),), "sin")
+
+    def exp(self) -> Value:
+        e = math.exp(self.data)
+        return Value(e, (self,), (e,), "exp")
+
+    def tanh(self) -> Value:
+        t = math.tanh(self.data)  # d(tanh x)/dx = 1 - tanh² x
+        return Value(t, (self,), (1.0 - t * t,), "tanh")
+
+    def tape(self) -> list[Value]:
+        """Every node that led to this one, inputs first (a topological order)."""
+        order, seen, stack = [], set(), [(self, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+            elif id(node) not in seen:
+                seen.add(id(node))
+                stack.append((node, True))
+                stack.extend((p, False) for p in node.parents)
+        return order
+
+    def backward(self) -> None:
+        """Reverse sweep over the tape: each node passes grad · local derivative back."""
+        self.grad = 1.0
+        for node in reversed(self.tape()):
+            for parent, local in zip(node.parents, node.local, strict=True):
+                parent.grad += local * node.grad
+
+
+def tape_grad(f: Callable, *xs: float) -> tuple[float, list[float], int]:
+    """Record `f` on a fresh tape and sweep it back: (f(x), [df/dx_i], tape length).
+
+    Example:
+        >>> tape_grad(lambda x: x**3 + 2 * x**2 - 3 * x + 8, 1.0)
+        (8.0, [4.0], 13)
+    """
+    inputs = [Value(x) for x in xs]
+    out = Value.lift(f(*inputs))
+    out.backward()
+    return out.data, [x.grad for x in inputs], len(out.tape())
