@@ -1,0 +1,158 @@
+"""Colab and Binder badges point at lessons that exist, and every set-up cell runs alone.
+
+A student's first click is a badge; its first cell is the set-up cell. So: every badge in
+the README, docs/ and the lessons opens a lesson that exists, the README lists every
+lesson with both badges, and each lesson's set-up cell runs by itself, doing nothing
+where jaxtour is installed and installing it (`%pip`) where it is not.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote
+
+import nbformat
+import pytest
+
+from jaxtour import _notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
+COLAB = "https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/"
+BINDER = "https://mybinder.org/v2/gh/jaxtour/jaxtour/main?labpath="
+_LINK = re.compile(r"https://(?:colab\.research\.google\.com|mybinder\.org)/[^\s)\"'\]>]+")
+_BADGE_IMAGES = ("https://colab.research.google.com/assets/colab-badge.svg",
+                 "https://mybinder.org/badge_logo.svg")
+INSTALL = '--quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"'
+
+
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.*"))]
+
+
+def lesson_of(url: str) -> str:
+    """The repository path a Colab or Binder link opens; fails on any other form of link."""
+    for prefix in (COLAB, BINDER):
+        if url.startswith(prefix):
+            return unquote(url[len(prefix):])
+    raise AssertionError(f"{url} is neither {COLAB}notebooks/NN_topic.ipynb nor "
+                         f"{BINDER}notebooks%2FNN_topic.ipynb")
+
+
+def readme_row(source: Path) -> str:
+    """The README table row a lesson needs (said in the failure message, to copy)."""
+    notebook = f"notebooks/{source.stem}.ipynb"
+    title = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+    title = re.search(r"^#\s+(.+)$", title, re.MULTILINE).group(1).split(":")[0]
+    return (f"| [{title}]({notebook}) | WHAT YOU WILL SEE | [![Open in Colab]({_BADGE_IMAGES[0]})]"
+            f"({COLAB}{notebook}) [![Binder]({_BADGE_IMAGES[1]})]"
+            f"({BINDER}{notebook.replace('/', '%2F')}) |")
+
+
+def test_lesson_of_reads_both_kinds_of_link_and_rejects_others():
+    assert lesson_of(COLAB + "notebooks/01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
+    assert lesson_of(BINDER + "notebooks%2F01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
+    with pytest.raises(AssertionError, match="is neither"):
+        lesson_of("https://colab.research.google.com/github/someone/fork/blob/main/x.ipynb")
+
+
+@pytest.mark.parametrize("document", documents(), ids=lambda p: p.name)
+def test_every_badge_opens_a_lesson_that_exists(document):
+    links = [u for u in _LINK.findall(document.read_text()) if u not in _BADGE_IMAGES]
+    for url in links:
+        path = lesson_of(url)
+        assert re.fullmatch(r"notebooks/\d\d_\w+\.ipynb", path), f"{url} opens no lesson"
+        assert (ROOT / path).is_file(), f"{document.name}: {url} opens {path}, which is missing"
+        assert (ROOT / path).with_suffix(".py").is_file(), f"{path} has no py:percent source"
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
+def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
+    first = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+    assert f"{COLAB}notebooks/{source.stem}.ipynb" in first
+    assert _BADGE_IMAGES[0] in first
+
+
+def test_the_readme_lists_every_lesson_with_both_badges_in_order():
+    readme = (ROOT / "README.md").read_text()
+    start, end = readme.index("<!-- lessons:start -->"), readme.index("<!-- lessons:end -->")
+    table = readme[start:end]
+    for source in LESSONS:
+        notebook = f"notebooks/{source.stem}.ipynb"
+        row = next((line for line in table.splitlines() if f"]({notebook})" in line), None)
+        assert row, f"README has no row for {source.stem}; add:\n{readme_row(source)}"
+        assert f"({COLAB}{notebook})" in row and f"({BINDER}notebooks%2F{source.stem}" in row, (
+            f"README's row for {source.stem} lacks a badge; it should read:\n{readme_row(source)}")
+    rows = re.findall(r"^\| \[(\d\d) ", table, re.MULTILINE)
+    assert rows == [s.stem[:2] for s in LESSONS], "README rows are not in lesson order"
+
+
+# --- the set-up cell, alone ---------------------------------------------------------------
+
+# Runs each set-up cell in a fresh IPython namespace, as Colab runs a lesson's first cell:
+# once with jaxtour installed, once with `find_spec` saying it is missing. `%pip` is
+# replaced by a recorder, so nothing is installed and no network is used.
+_RUN_SETUP_CELLS = r"""
+import contextlib, importlib.util, io, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+
+shell = InteractiveShell.instance()
+pip_lines = []
+shell.register_magic_function(pip_lines.append, "line", "pip")
+real_find_spec = importlib.util.find_spec
+
+
+def missing(name, *args, **kwargs):
+    return None if name == "jaxtour" else real_find_spec(name, *args, **kwargs)
+
+
+results = {}
+for lesson, source in json.load(sys.stdin).items():
+    for scenario, find_spec in (("installed", real_find_spec), ("missing", missing)):
+        shell.reset(new_session=False)
+        pip_lines.clear()
+        importlib.util.find_spec = find_spec
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            outcome = shell.run_cell(source)
+        importlib.util.find_spec = real_find_spec
+        error = outcome.error_before_exec or outcome.error_in_exec
+        results[f"{lesson}/{scenario}"] = {
+            "error": None if error is None else repr(error),
+            "printed": printed.getvalue(), "pip": list(pip_lines)}
+print(json.dumps(results))
+"""
+
+
+def setup_cell(source: Path) -> str:
+    cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
+    tagged = [c for c in cells if "setup" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"{source.stem} needs exactly one cell tagged `setup`"
+    return tagged[0].source
+
+
+@pytest.fixture(scope="module")
+def setup_runs():
+    cells = {source.stem: setup_cell(source) for source in LESSONS}
+    proc = subprocess.run([sys.executable, "-c", _RUN_SETUP_CELLS], input=json.dumps(cells),
+                          capture_output=True, text=True, timeout=300, cwd=ROOT / "notebooks")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
+def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(setup_runs, source):
+    run = setup_runs[f"{source.stem}/installed"]
+    assert run["error"] is None, run
+    assert run["pip"] == [], "the set-up cell must not reinstall jaxtour"
+    assert re.match(r"JAX \S+ on (cpu|gpu|tpu): \d+ devices? \(", run["printed"]), run
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
+def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
+    run = setup_runs[f"{source.stem}/missing"]
+    assert run["error"] is None, run
+    assert run["pip"] == [f"install {INSTALL}"]
