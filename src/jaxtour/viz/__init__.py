@@ -3,5 +3,12 @@
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
 from jaxtour.viz._jaxpr import draw_jaxpr
 from jaxtour.viz._pipeline import draw_pipeline
+from jaxtour.viz._sharding import draw_sharding
 
-__all__ = ["draw_ai_stack", "draw_autodiff_landscape", "draw_jaxpr", "draw_pipeline"]
+__all__ = [
+    "draw_ai_stack",
+    "draw_autodiff_landscape",
+    "draw_jaxpr",
+    "draw_pipeline",
+    "draw_sharding",
+]
