@@ -208,9 +208,11 @@ class _Builder:
         _style.add_legend(self.graph, self.families)
 
     def block(self, g: Any, jaxpr: Any, env: dict, depth: int, outer_line: Any = None) -> None:
+        used = {a for e in jaxpr.eqns for a in e.invars if not _ir.is_literal(a)}
+        used |= {a for a in jaxpr.outvars if not _ir.is_literal(a)}
         if self.group_by != "source":
             for eqn in jaxpr.eqns:
-                self.eqn(g, eqn, env, depth)
+                self.eqn(g, eqn, env, depth, used=used)
             return
         by_line = collections.defaultdict(list)
         for eqn in jaxpr.eqns:
@@ -221,7 +223,7 @@ class _Builder:
                               enabled=line is not None and line[:2] != (outer_line or ())[:2]
                               ) as c:
                 for eqn in eqns:
-                    self.eqn(c, eqn, env, depth, line)
+                    self.eqn(c, eqn, env, depth, line, used)
 
     @contextlib.contextmanager
     def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True):
@@ -232,7 +234,8 @@ class _Builder:
             c.attr(label=label, **attrs)
             yield c
 
-    def eqn(self, g: Any, eqn: Any, env: dict, depth: int, line: Any = None) -> None:
+    def eqn(self, g: Any, eqn: Any, env: dict, depth: int, line: Any = None,
+            used: set | None = None) -> None:
         subs = _ir.sub_jaxprs(eqn)
         if subs and (self.max_depth is None or depth < self.max_depth):
             self.nested(g, eqn, subs, env, depth, line=line)
@@ -242,7 +245,8 @@ class _Builder:
         lines = [", ".join(_ir.important_params(eqn)[:3]), _literals(eqn),
                  f"{hidden} equations inside" if subs else ""]
         line = _ir.source_line(eqn)
-        dead = all(_ir.is_dropvar(v) for v in eqn.outvars)
+        dead = all(_ir.is_dropvar(v) or (used is not None and v not in used)
+                   for v in eqn.outvars)
         attrs = {**_style.node_attrs(name), **(_style.DEAD if dead else {})}
         g.node(node, _style.html_label(name, *lines, "result unused" if dead else ""),
                tooltip=_line_label(line) if line else name, **attrs)

@@ -1,0 +1,232 @@
+"""draw_jaxpr: node and cluster counts against the jaxpr, source grouping, collapse, errors."""
+
+import inspect
+import re
+import xml.etree.ElementTree as ET
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.extend import core as jex_core
+
+from jaxtour import Diagram
+from jaxtour.viz import _style, draw_jaxpr
+
+
+def nodes(d: Diagram, prefix: str) -> list[str]:
+    """Ids of the nodes declared with this prefix (eqn, in, out, head, group, ...)."""
+    return re.findall(rf"^\s*({prefix}\d+) \[", d.source, re.MULTILINE)
+
+
+def clusters(d: Diagram) -> list[str]:
+    """The labels of the clusters, in order (HTML labels reduced to their text)."""
+    attrs = re.findall(r"subgraph cluster_\d+ \{\s*\n([^\n]*)", d.source)
+    labels = [re.search(r'label=(<.*?>>|"[^"]*"|\S+)', line)[1] for line in attrs]
+    return [" ".join(re.sub(r"<[^>]+>", " ", label).strip('"').split()) for label in labels]
+
+
+def oracle_eqns(jaxpr) -> int:
+    """All equations, nested included, walked with JAX's own `jaxprs_in_params`."""
+    return sum(1 + sum(oracle_eqns(s) for s in jex_core.jaxprs_in_params(e.params))
+               for e in jaxpr.eqns)
+
+
+def oracle_leaves(jaxpr) -> int:
+    """Equations that hold no jaxpr: the ones drawn as nodes when everything is open."""
+    total = 0
+    for eqn in jaxpr.eqns:
+        subs = list(jex_core.jaxprs_in_params(eqn.params))
+        total += sum(oracle_leaves(s) for s in subs) if subs else 1
+    return total
+
+
+def svg_parses(d: Diagram) -> ET.Element:
+    root = ET.fromstring(d.svg().encode())
+    assert root.tag.endswith("svg")
+    return root
+
+
+def with_cond(x, y):
+    return jax.lax.cond(y > 0, lambda a: jnp.sin(a) * 2.0, lambda a: a - 1.0, x)
+
+
+def with_while(x):
+    return jax.lax.while_loop(lambda v: v.sum() < 10.0, lambda v: v * 2.0 + 1.0, x)
+
+
+def with_scan(x):
+    return jax.lax.scan(lambda c, a: (c + a, jnp.exp(c * a)), 0.0, x)
+
+
+X = jnp.arange(1.0, 4.0)
+
+
+@pytest.mark.parametrize(("f", "args", "n_clusters"), [
+    (with_cond, (X, 1.0), 3),  # cond, branch 0, branch 1
+    (with_while, (X,), 3),  # while, cond, body
+    (with_scan, (X,), 1),
+    (lambda x: jnp.cos(jax.jit(lambda y: jax.jit(jnp.sin)(y) + 1.0)(x)), (X,), 2),
+])
+def test_every_equation_is_a_node_and_every_nested_jaxpr_a_cluster(f, args, n_clusters):
+    jaxpr = jax.make_jaxpr(f)(*args).jaxpr
+    d = draw_jaxpr(f, max_depth=None)(*args)
+    assert len(nodes(d, "eqn")) == oracle_leaves(jaxpr)
+    assert len(clusters(d)) == n_clusters
+    assert d.title.endswith(f": {oracle_eqns(jaxpr)} equations")
+    svg_parses(d)
+
+
+def test_cond_clusters_are_labelled_and_the_index_has_its_own_node():
+    d = draw_jaxpr(with_cond)(X, 1.0)
+    assert clusters(d) == ["cond", "branch 0", "branch 1"]
+    assert len(nodes(d, "head")) == 1 and "branch index" in d.source
+
+
+def test_while_and_scan_clusters_say_what_they_are():
+    assert clusters(draw_jaxpr(with_while)(X)) == ["while", "cond", "body"]
+    assert clusters(draw_jaxpr(with_scan)(X))[0].startswith("scan length=3")
+
+
+def test_custom_jvp_relu_is_one_cluster_around_its_jit():
+    jaxpr = jax.make_jaxpr(jax.nn.relu)(X).jaxpr
+    assert [e.primitive.name for e in jaxpr.eqns] == ["custom_jvp_call"]
+    d = draw_jaxpr(jax.nn.relu)(X)
+    assert clusters(d) == ["custom_jvp_call › jit: relu"]
+    assert len(nodes(d, "eqn")) == oracle_leaves(jaxpr) == 1
+
+
+def test_gelu_and_vmap_draw_one_node_per_equation():
+    for f in (jax.nn.gelu, jax.vmap(lambda w, v: jnp.tanh(w @ v))):
+        args = (X,) if f is jax.nn.gelu else (jnp.ones((5, 3, 3)), jnp.ones((5, 3)))
+        jaxpr = jax.make_jaxpr(f)(*args).jaxpr
+        d = draw_jaxpr(f)(*args)
+        assert len(nodes(d, "eqn")) == oracle_leaves(jaxpr) == oracle_eqns(jaxpr)
+        assert clusters(d) == []
+    assert "contract 2·1 batch 0·0" in d.source
+
+
+def test_max_depth_collapses_nested_jaxprs_into_counted_nodes():
+    jaxpr = jax.make_jaxpr(with_while)(X).jaxpr
+    d = draw_jaxpr(with_while, max_depth=0)(X)
+    assert clusters(d) == []
+    assert len(nodes(d, "eqn")) == len(jaxpr.eqns) == 1
+    assert f"{oracle_eqns(jaxpr) - 1} equations inside" in d.source
+
+
+def test_inputs_outputs_literals_and_edges_are_labelled():
+    def loss(w, x):
+        return jnp.sum((x @ w - 1.0) ** 2)
+
+    d = draw_jaxpr(loss)(jnp.ones((3, 2)), jnp.ones((4, 3)))
+    assert len(nodes(d, "in")) == 2 and len(nodes(d, "out")) == 1
+    assert ">w</b>" in d.source and "f32[3,2]" in d.source and ">result</b>" in d.source
+    assert "(·, 1.0)" in d.source  # the literal of `- 1.0`, inline
+    assert re.search(r"-> eqn\d+ \[label=\"f32\[4,2\]\"\]", d.source)
+    assert _style.FAMILIES["matmul"].fill in d.source and "matmul / contraction" in d.source
+
+
+def test_a_jitted_function_is_drawn_as_its_body():
+    plain, jitted = draw_jaxpr(with_cond)(X, 1.0), draw_jaxpr(jax.jit(with_cond))(X, 1.0)
+    assert plain.title.replace("with_cond", "") == jitted.title.replace("with_cond", "")
+    assert len(nodes(plain, "eqn")) == len(nodes(jitted, "eqn"))
+
+
+def test_unused_results_are_marked():
+    d = draw_jaxpr(lambda x: jax.grad(lambda y: jnp.sum(jax.nn.relu(y)))(x))(X)
+    assert "result unused" in d.source
+
+
+def two_lines(x):
+    y = jnp.sin(x) * 2.0  # LINE-A
+    return jnp.cos(y) + y.sum()  # LINE-B
+
+
+def test_group_by_source_makes_one_cluster_per_line_of_code():
+    lines, start = inspect.getsourcelines(two_lines)
+    expected = {f"test_viz_jaxpr.py:{start + i}" for i, line in enumerate(lines)
+                if "LINE-" in line}
+    d = draw_jaxpr(two_lines, group_by="source")(X)
+    labels = clusters(d)
+    assert {label.split()[0] for label in labels} == expected
+    assert "jnp.sin(x) * 2.0" in labels[0]
+    jaxpr = jax.make_jaxpr(two_lines)(X).jaxpr
+    assert len(nodes(d, "eqn")) == len(jaxpr.eqns)
+    svg_parses(d)
+
+
+def many_equations(x):
+    for _ in range(250):
+        x = jnp.sin(x) * 1.01
+        x = x + jnp.cos(x)
+    return x
+
+
+def test_a_thousand_equations_collapse_to_source_lines_and_say_so():
+    d = draw_jaxpr(many_equations)(1.0)
+    assert d.title == ("jaxpr of many_equations: 1000 equations "
+                       "(collapsed: one node per source line, 2 lines)")
+    assert len(nodes(d, "group")) == 2 and nodes(d, "eqn") == []
+    assert "500 equations: sin×250, mul×250" in d.source
+    svg_parses(d)
+
+
+def test_without_source_lines_a_big_program_collapses_into_chunks():
+    d = draw_jaxpr(many_equations, max_eqns=1)(1.0)  # two lines are still too many
+    assert d.title.endswith("(collapsed: one node per 25 equations)")
+    source = "def g(x):\n" + "".join(f"    x = x * {i}.0 + 1.0\n" for i in range(300)) + \
+        "    return x\n"
+    namespace: dict = {}
+    exec(source, namespace)
+    d = draw_jaxpr(namespace["g"], max_eqns=100)(1.0)
+    assert "collapsed: one node per 15 equations" in d.title
+    assert len(nodes(d, "group")) == 40
+
+
+# --- bad input -----------------------------------------------------------------------------
+
+
+def test_a_non_callable_is_named():
+    with pytest.raises(TypeError, match=r"draw_jaxpr needs a function .*got 'loss' \(str\)"):
+        draw_jaxpr("loss")
+
+
+@pytest.mark.parametrize(("bad", "what"), [("abc", r"'abc' \(str\)"),
+                                           (object(), r"<object object at .*\(object\)")])
+def test_arguments_jax_cannot_trace_are_named(bad, what):
+    with pytest.raises(TypeError, match=rf"draw_jaxpr cannot trace args\[1\]: it is {what}"):
+        draw_jaxpr(lambda x, y: x)(X, bad)
+
+
+def test_static_argnums_make_a_string_argument_fine():
+    d = draw_jaxpr(lambda x, how: jnp.sin(x) if how == "sin" else x, static_argnums=1)(X, "sin")
+    assert len(nodes(d, "eqn")) == 1
+
+
+def test_the_functions_own_error_is_not_swallowed():
+    def broken(x):
+        if x.shape[0] > 2:
+            raise ValueError("x is too long for broken()")
+        return x
+
+    with pytest.raises(ValueError, match="too long for broken") as info:
+        draw_jaxpr(broken)(X)
+    assert any("draw_jaxpr traced broken(f32[3])" in n for n in info.value.__notes__)
+
+
+def test_a_tracer_error_is_jax_own():
+    def branchy(x):
+        return x if x.sum() > 0 else -x
+
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        draw_jaxpr(branchy)(X)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"rankdir": "up"}, r"`rankdir` must be one of TB, LR, BT, RL; got 'up'"),
+    ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0 .* got -1"),
+    ({"group_by": "line"}, r'`group_by` must be None or "source" .* got \'line\''),
+    ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
+])
+def test_bad_options_are_refused_before_tracing(options, message):
+    with pytest.raises(ValueError, match=message):
+        draw_jaxpr(jnp.sin, **options)
