@@ -1,0 +1,159 @@
+"""MNIST: find the four files, check them, download what is missing, parse the IDX format."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+import warnings
+import zlib
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from jaxtour import paths
+from jaxtour.mlp._download import FILES, MIRRORS, ChecksumError, MnistFile, check, fetch
+
+# IDX magic numbers: 0x0000 then the element type (0x08 = unsigned byte) then the rank.
+_IMAGES_MAGIC, _LABELS_MAGIC = 0x00000803, 0x00000801
+
+
+class MnistUnavailableError(RuntimeError):
+    """MNIST is not on disk (or is corrupt) and could not be downloaded."""
+
+
+class MnistFormatError(ValueError):
+    """A file is not a well-formed MNIST IDX file."""
+
+
+class Mnist(NamedTuple):
+    """The MNIST arrays, as published: uint8 pixels 0-255 and uint8 labels 0-9."""
+
+    train_images: np.ndarray  # u8[60000, 28, 28]
+    train_labels: np.ndarray  # u8[60000]
+    test_images: np.ndarray  # u8[10000, 28, 28]
+    test_labels: np.ndarray  # u8[10000]
+
+    def subset(self, n_train: int | None = None, n_test: int | None = None) -> Mnist:
+        """The first `n_train` training and `n_test` test examples (None keeps all)."""
+        return Mnist(self.train_images[:n_train], self.train_labels[:n_train],
+                     self.test_images[:n_test], self.test_labels[:n_test])
+
+
+def load_mnist(data_dir: str | os.PathLike | None = None, *,
+               mirrors: tuple[str, ...] | list[str] = MIRRORS, progress: bool = True) -> Mnist:
+    """Load MNIST, downloading and checking the four original files as needed.
+
+    The folder is `data_dir`, else ``$JAXTOUR_DATA``, else ``~/.cache/jaxtour/mnist``
+    (XDG-aware). Every file's SHA-256 is checked against the published sum on every load.
+    A missing file is downloaded from `mirrors` in turn (a mirror that fails or serves the
+    wrong bytes is skipped) to a temporary name, renamed only once its checksum holds. A
+    corrupt or truncated file is never used: it is replaced by a verified download, with
+    a warning, or the load fails.
+
+    Args:
+        data_dir: the folder holding (or to receive) the four ``.gz`` files.
+        mirrors: base URLs to download from, tried in order.
+        progress: show a progress bar while downloading.
+
+    Returns:
+        `Mnist` with ``train_images`` u8[60000, 28, 28], ``train_labels`` u8[60000],
+        ``test_images`` u8[10000, 28, 28] and ``test_labels`` u8[10000].
+
+    Raises:
+        MnistUnavailableError: a file is missing or corrupt and no mirror could supply it.
+        MnistFormatError: a file with the right checksum does not parse (cannot happen
+            with the published files; see `read_idx`).
+
+    Example:
+        >>> mnist = load_mnist()  # doctest: +SKIP
+        >>> mnist.train_images.shape, mnist.test_labels[:5]  # doctest: +SKIP
+        ((60000, 28, 28), array([7, 2, 1, 0, 4], dtype=uint8))
+    """
+    folder = paths.mnist_dir(data_dir)
+    files = [_ensure(spec, folder, tuple(mirrors), progress) for spec in FILES]
+    train_images, train_labels, test_images, test_labels = (read_idx(f) for f in files)
+    _check_pairs(files, train_images, train_labels, test_images, test_labels)
+    return Mnist(train_images, train_labels, test_images, test_labels)
+
+
+def _ensure(spec: MnistFile, folder: Path, mirrors: tuple[str, ...], progress: bool) -> Path:
+    path = folder / spec.name
+    problem = "missing"
+    if path.is_file():
+        try:
+            check(path, spec)
+            return path
+        except ChecksumError as err:
+            problem = f"corrupt: {err}"
+            warnings.warn(f"{err}; not using it, downloading a fresh copy.", stacklevel=3)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fetched, failures = fetch(spec, folder, mirrors, progress)
+    except OSError as err:  # e.g. a read-only folder
+        fetched, failures = None, [f"cannot write to {folder}: {err.strerror or err}"]
+    if fetched is None:
+        raise MnistUnavailableError(_unavailable_message(folder, spec, problem, failures))
+    return fetched
+
+
+def _unavailable_message(folder: Path, spec: MnistFile, problem: str, failures: list[str]) -> str:
+    names = ", ".join(f.name for f in FILES)
+    tried = "\n".join(f"  - {line}" for line in failures) or "  (no mirrors given)"
+    return (
+        f"MNIST is not usable in {folder}: {spec.name} is {problem}, and it could not be "
+        f"downloaded:\n{tried}\nPut the four original files ({names}) in {folder}, or set "
+        f"{paths.DATA_VARIABLE} to a folder holding them."
+    )
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Parse one gzipped MNIST IDX file: images u8[n, 28, 28] or labels u8[n].
+
+    Checks the magic number, the dimensions and that the payload has exactly the bytes
+    the header promises.
+
+    Raises:
+        MnistFormatError: naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    try:
+        with gzip.open(path, "rb") as stream:
+            raw = stream.read()
+    except (OSError, EOFError, zlib.error) as err:
+        raise MnistFormatError(f"{path.name} is not a readable gzip file: {err}") from err
+    if len(raw) < 8:
+        raise MnistFormatError(f"{path.name} is too short ({len(raw)} bytes) for an IDX header.")
+    magic, count = struct.unpack(">II", raw[:8])
+    if magic == _IMAGES_MAGIC:
+        header, shape = 16, (count, *struct.unpack(">II", raw[8:16]))
+        if shape[1:] != (28, 28):
+            raise MnistFormatError(f"{path.name} holds {shape[1]}x{shape[2]} images, not 28x28.")
+    elif magic == _LABELS_MAGIC:
+        header, shape = 8, (count,)
+    else:
+        raise MnistFormatError(
+            f"{path.name} has magic number {magic:#010x}; MNIST IDX files start with "
+            f"{_IMAGES_MAGIC:#010x} (images) or {_LABELS_MAGIC:#010x} (labels)."
+        )
+    expected = header + int(np.prod(shape))
+    if len(raw) != expected:
+        raise MnistFormatError(
+            f"{path.name} has {len(raw)} bytes after decompression; its header {shape} "
+            f"needs {expected}."
+        )
+    return np.frombuffer(raw, np.uint8, offset=header).reshape(shape)
+
+
+def _check_pairs(files: list[Path], *arrays: np.ndarray) -> None:
+    for (images_file, labels_file), (images, labels) in zip(
+        (files[:2], files[2:]), (arrays[:2], arrays[2:]), strict=True
+    ):
+        if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
+            raise MnistFormatError(
+                f"{images_file.name} and {labels_file.name} do not pair up: "
+                f"images {images.shape}, labels {labels.shape}."
+            )
+        if labels.max(initial=0) > 9:
+            raise MnistFormatError(f"{labels_file.name} has a label above 9.")
