@@ -3,7 +3,6 @@ the backward lane holds the transposed eqns JAX produced, and the residual nodes
 exactly what the VJP closes over."""
 
 import functools
-import re
 from collections import Counter
 
 import jax
@@ -111,13 +110,13 @@ def test_the_mlp_backward_pass_multiplies_by_transposed_weights():
 def test_the_cubic_picture_shows_the_gradient_4_at_1():
     d = draw_grad(cubic)(1.0)
     assert d.title == "grad of cubic: 10 forward eqns, 4 residuals, 7 backward eqns"
-    assert re.search(r"<B>∂cubic/∂x</B><BR/>[^>]*><[^>]*>f32\[\]</FONT> 4\.0</FONT>>", d.source)
+    assert '[label="∂cubic/∂x\\nf32[] 4.0"' in d.source
     assert grad_graph(cubic)(1.0).values_of("gradient") == [4.0]
 
 
 def test_arrays_show_their_type_and_first_entries():
     d = draw_grad(lambda x: jnp.sum(x**2))(jnp.arange(5.0))
-    assert "f32[5]</FONT> [0.0, 2.0, 4.0, …]" in d.source
+    assert "\\nf32[5] [0.0, 2.0, 4.0, …]\"" in d.source
 
 
 def test_without_values_nodes_show_types_only():

@@ -73,8 +73,11 @@ def is_array_like(leaf) -> bool:
     return isinstance(leaf, jax.Array | np.ndarray | np.generic | numbers.Number)
 
 
-def check_differentiable(value, name: str, position: int, who: str) -> None:
+def check_differentiable(value, name: str, position: int, who: str,
+                         fix: str = "leave this argument out of `argnums`") -> None:
     """Every leaf of argument `position` must be a floating-point array or number.
+
+    `fix` ends the message: how to keep a non-float argument out of differentiation.
 
     Raises:
         TypeError: a leaf is not an array (a string, None, an object) or holds
@@ -82,22 +85,20 @@ def check_differentiable(value, name: str, position: int, who: str) -> None:
     """
     leaves = jax.tree.leaves(value, is_leaf=_is_none)
     for label, leaf in zip(leaf_names(value, name), leaves, strict=True):
-        where = f"argument {position} (`{label}`)"
+        where = f"{who} cannot differentiate with respect to argument {position} (`{label}`)"
         if not is_array_like(leaf):
+            what = "None" if leaf is None else f"a {type(leaf).__name__} ({_short(leaf)})"
             raise TypeError(
-                f"{who} cannot differentiate with respect to {where}: it is a "
-                f"{type(leaf).__name__} ({_short(leaf)}), not a number or an array. JAX "
-                "differentiates floating-point arrays only: pass e.g. 1.0 or "
-                "jnp.array([...]), or leave this argument out of `argnums`."
+                f"{where}: it is {what}, not a number or an array. JAX differentiates "
+                f"floating-point arrays only: pass e.g. 1.0 or jnp.array([...]), or {fix}."
             )
         dtype = np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
         if not np.issubdtype(dtype, np.inexact):
             kind = type(leaf).__name__ if isinstance(leaf, numbers.Number) else dtype.name
             raise TypeError(
-                f"{who} cannot differentiate with respect to {where}: it holds {kind} "
-                "values, and gradients need floating-point inputs (as in jax.grad). Pass "
-                "1.0 rather than 1, or x.astype(jnp.float32); to keep an integer argument "
-                "fixed, leave it out of `argnums`."
+                f"{where}: it holds {kind} values, and gradients need floating-point inputs "
+                f"(as in jax.grad). Pass 1.0 rather than 1, or x.astype(jnp.float32); to "
+                f"keep an integer argument fixed, {fix}."
             )
 
 
@@ -115,7 +116,9 @@ def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str) -> None:
     """
     leaves = jax.tree.leaves(shape)
     if len(leaves) != 1 or not isinstance(shape, jax.ShapeDtypeStruct) or shape.shape != ():
-        got = ", ".join(type_str(s) for s in leaves) or "nothing"
+        types = ", ".join(type_str(s) for s in leaves)
+        got = (type_str(shape) if isinstance(shape, jax.ShapeDtypeStruct) else
+               f"a {type(shape).__name__} ({types})" if leaves else "nothing")
         raise ValueError(
             f"{who} needs f to return a scalar, as jax.grad does; f returned {got}. To draw "
             "the backward pass for any output, use draw_vjp(f)(*args); or reduce the "

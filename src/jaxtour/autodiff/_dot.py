@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
+import textwrap
 
 import graphviz
 
@@ -11,21 +11,19 @@ from jaxtour.autodiff._format import format_value
 from jaxtour.autodiff._model import ADGraph, ADNode
 from jaxtour.viz import _style as style
 
-MONO = "Courier New,monospace"
 # lane -> (cluster title, fill, border)
-LANES = {
-    "forward": ("forward pass: primal values flow down", "#F7FAFF", "#3A7BC8"),
-    "backward": ("backward pass: cotangents flow up, from the seed to the inputs", "#FFF7F7",
-                 "#C0282D"),
+LANES = {  # short: the embedded renderer under-measures text, and clusters do not grow
+    "forward": ("forward pass ↓", "#F7FAFF", "#3A7BC8"),
+    "backward": ("backward pass ↑", "#FFF7F7", "#C0282D"),
     "primal": ("primal lane", "#F7FAFF", "#3A7BC8"),
     "tangent": ("tangent lane", "#FAF7FF", "#7B52BD"),
 }
-RESIDUALS = ("residuals: saved by the forward pass for the backward pass", "#FDF2F8", "#DB2777")
+RESIDUALS = ("residuals", "#FDF2F8", "#DB2777")
 SUBTITLES = {
-    "backward": "blue: primal values · pink dashed: residuals · red: cotangents · "
-                "dotted green: each gradient beside its input",
-    "tangent": "blue: primal values · purple: tangents · orange dashed: primal values "
-               "the tangent lane reads",
+    "backward": "blue: primal values · pink: residuals, saved for the backward pass · red: "
+                "cotangents, from the seed up to each gradient (beside its input)",
+    "tangent": "blue: primal values · purple: tangents · orange dashed: primal values the "
+               "tangent lane reads",
 }
 # kind -> node attributes; "op" nodes take their primitive family's colours (viz._style).
 NODES = {
@@ -55,7 +53,11 @@ def to_digraph(graph: ADGraph, rankdir: str = "TB") -> graphviz.Digraph:
     check_rankdir(rankdir)
     lanes = list(dict.fromkeys(n.lane for n in graph.nodes.values()))
     dot = graphviz.Digraph("autodiff")
-    dot.attr(**style.graph_attrs(graph.title, rankdir, SUBTITLES.get(lanes[-1], "")))
+    attrs = style.graph_attrs(graph.title, rankdir)
+    # Plain text in short lines: the embedded renderer under-measures text and would clip.
+    attrs["label"] = "\\n".join([graph.title, *textwrap.wrap(SUBTITLES.get(lanes[-1], ""), 56)])
+    attrs["fontsize"] = "16"
+    dot.attr(**attrs)
     dot.attr("node", **{**style.NODE, "fontsize": "13"})
     dot.attr("edge", **{**style.EDGE, "penwidth": "1.4"})
     for lane in lanes:
@@ -111,15 +113,15 @@ def _cluster(dot: graphviz.Digraph, name: str, label: str, fill: str, border: st
 
 
 def node_label(node: ADNode) -> str:
-    """An HTML label: the name in bold, then one line per output (type, value)."""
-    grey = "#BBBBBB" if node.kind == "output" else "#64748B"
-    rows = [f"<B>{escape(node.label)}</B>"]
+    """The label: the name, then one line per output (type, and value when known).
+
+    Plain text, not an HTML label: the embedded WebAssembly Graphviz draws HTML labels
+    as the bare node name, and a picture must look the same with either renderer.
+    """
+    lines = [node.label]
     for aval, value in zip(node.avals, node.values, strict=True):
-        shown = f'<FONT COLOR="{grey}">{escape(aval)}</FONT>'
-        if value is not None:
-            shown += f" {escape(format_value(value))}"
-        rows.append(f'<FONT FACE="{MONO}" POINT-SIZE="11">{shown}</FONT>')
-    return "<" + "<BR/>".join(rows) + ">"
+        lines.append(aval if value is None else f"{aval} {format_value(value)}")
+    return "\\n".join(line.replace("\\", "\\\\") for line in lines)
 
 
 def to_diagram(graph: ADGraph, rankdir: str = "TB") -> Diagram:

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import _ir
-from jaxtour.autodiff._args import check_differentiable
+from jaxtour.autodiff._args import is_array_like
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,9 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
 
 
 def _check_scalar_point(x, who: str) -> None:
-    check_differentiable(x, "x", 0, who)
+    if not is_array_like(x) or not jnp.issubdtype(jnp.result_type(x), jnp.floating):
+        raise TypeError(f"{who} needs the point x to be a real number such as 1.0 (floats: "
+                        f"gradients need them); got {_ir.describe(x)}.")
     if np.ndim(x) != 0:
         raise TypeError(f"{who} evaluates derivatives of a function of one real number; x "
                         f"has shape {np.shape(x)}. Pass a float such as 1.0 (for arrays, "

@@ -15,13 +15,16 @@ from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, re
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
 
+# How to keep an argument out of differentiation where every argument is differentiated.
+_FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
+
 
 def vjp_graph(f: Callable, cotangents=None, values: bool = True) -> Callable[..., ADGraph]:
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_vjp")
 
     def build(*primals) -> ADGraph:
-        call = prepare(f, primals, tuple(range(len(primals))), "draw_vjp")
+        call = prepare(f, primals, tuple(range(len(primals))), "draw_vjp", _FIX)
         trace = trace_vjp(call, cotangents, values, partial(_check_like, cotangents, "draw_vjp",
                                                             "cotangents", "f's output"))
         labels = {"seed": "cotangent in", "output": f"{function_name(f)}(…)",
@@ -70,7 +73,7 @@ def jvp_graph(f: Callable, values: bool = True) -> Callable[..., ADGraph]:
 
     def build(primals, tangents) -> ADGraph:
         primals, tangents = _check_pair(primals, tangents)
-        call = prepare(f, primals, tuple(range(len(primals))), "draw_jvp")
+        call = prepare(f, primals, tuple(range(len(primals))), "draw_jvp", _FIX)
         flat = trace_jvp(call, tangents, values)
         graph = forward_mode_graph(call, flat, len(jax.tree.leaves(tangents)), values)
         tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
@@ -150,7 +153,7 @@ def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
             f"{type(primals).__name__} and {type(tangents).__name__}. For one argument "
             "write draw_jvp(f)((x,), (1.0,))."
         )
-    _check_like(tuple(primals), "draw_jvp", "tangents", "the primals", tuple(tangents))
+    _check_like(tuple(tangents), "draw_jvp", "tangents", "the primals", tuple(primals))
     return tuple(primals), tuple(tangents)
 
 

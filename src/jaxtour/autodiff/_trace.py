@@ -39,8 +39,11 @@ class Call:
         return jax.tree.leaves((self.diff, self.other))
 
 
-def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str) -> Call:
+def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
+            fix: str = "leave this argument out of `argnums`") -> Call:
     """Check the arguments (`_args`), then split them as `Call` describes.
+
+    `fix` says how to keep a non-float argument fixed (`check_differentiable`).
 
     Raises:
         ValueError, TypeError: as `_args.resolve_argnums` and `check_differentiable`.
@@ -48,7 +51,7 @@ def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str) -> Cal
     argnums = _args.resolve_argnums(argnums, len(args), who)
     names = _args.arg_names(f, len(args))
     for i in argnums:
-        _args.check_differentiable(args[i], names[i], i, who)
+        _args.check_differentiable(args[i], names[i], i, who, fix)
     traced = [i for i in range(len(args)) if i not in argnums
               and all(_args.is_array_like(leaf) for leaf in jax.tree.leaves(args[i]))]
 

@@ -1,0 +1,64 @@
+"""Higher order: derivative_table and the tanh plot, against independent closed forms."""
+
+import jax
+import jax.numpy as jnp
+import matplotlib
+import numpy as np
+import pytest
+from numpy.polynomial import polynomial as P
+from test_autodiff_cases import cubic
+
+from jaxtour.autodiff import derivative_table, plot_derivatives
+
+matplotlib.use("Agg")
+
+CUBIC = [8.0, -3.0, 2.0, 1.0]  # coefficients, lowest power first
+
+
+@pytest.mark.parametrize("x", [1.0, -0.75, 2.5])
+def test_the_table_holds_the_cubics_derivatives(x):
+    table = derivative_table(cubic, order=4)(x)
+    expected = [P.polyval(x, P.polyder(CUBIC, k)) for k in range(5)]
+    np.testing.assert_allclose(table.values, expected, rtol=1e-6, atol=1e-6)
+    assert [row.order for row in table.rows] == [0, 1, 2, 3, 4]
+
+
+def test_grad_of_the_cubic_at_1_is_4_and_programs_grow_with_each_grad():
+    table = derivative_table(cubic, order=4)(1.0)
+    assert table.values == [8.0, 4.0, 10.0, 6.0, 0.0]
+    assert table.eqns[0] == len(jax.make_jaxpr(cubic)(1.0).jaxpr.eqns)
+    assert all(a < b for a, b in zip(table.eqns, table.eqns[1:], strict=False))
+
+
+def test_the_table_reads_as_text_and_as_markdown():
+    table = derivative_table(cubic, order=2)(1.0)
+    rows = [f"{row.value:.6g}" for row in table.rows]
+    lines = repr(table).splitlines()
+    assert lines[0] == "derivatives of cubic at x = 1"
+    assert [line.split()[0] for line in lines[1:]] == ["cubic(x)", "cubic′(x)", "cubic′′(x)"]
+    assert [line.split()[1] for line in lines[1:]] == rows
+    assert [int(line.split()[2]) for line in lines[1:]] == table.eqns
+    markdown = table._repr_markdown_().splitlines()
+    assert markdown[2] == "| derivative | value | eqns in its jaxpr |"
+    assert markdown[4] == f"| `cubic(x)` | 8 | {table.eqns[0]} |"
+
+
+def _tanh_derivatives(x, order):
+    """Closed forms: with t = tanh x, d/dx p(t) = p'(t)·(1 - t²), from p(t) = t."""
+    t = np.tanh(np.asarray(x, np.float64))
+    p, curves = np.array([0.0, 1.0]), []
+    for _ in range(order + 1):
+        curves.append(P.polyval(t, p))
+        p = P.polymul(P.polyder(p), [1.0, 0.0, -1.0])
+    return curves
+
+
+def test_the_tanh_plot_draws_tanh_and_its_four_derivatives():
+    ax = plot_derivatives(jnp.tanh, order=4, xs=np.linspace(-4, 4, 81))
+    lines = ax.get_lines()[:5]
+    assert [line.get_label() for line in lines] == [
+        "tanh(x)", "tanh′(x)", "tanh′′(x)", "tanh′′′(x)", "tanh⁽⁴⁾(x)"]
+    xs = lines[0].get_xdata()
+    for line, expected in zip(lines, _tanh_derivatives(xs, 4), strict=True):
+        np.testing.assert_allclose(line.get_ydata(), expected, atol=2e-5)
+    matplotlib.pyplot.close(ax.figure)

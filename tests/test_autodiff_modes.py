@@ -1,0 +1,64 @@
+"""mode_costs: forward mode wins for tall Jacobians, reverse mode for wide ones."""
+
+import matplotlib
+import numpy as np
+import pytest
+
+from jaxtour import paths
+from jaxtour.autodiff import RULE, ModeCosts, dense_family, mode_costs
+from jaxtour.autodiff._modes import default_sizes
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def costs() -> ModeCosts:
+    return mode_costs(sizes=[(64, 2), (2, 64), (16, 16)], repeats=1)
+
+
+def test_each_mode_wins_on_its_side_of_the_diagonal(costs):
+    assert costs.winner(64, 2) == "jacrev"  # wide: 64 inputs, 2 outputs, like a loss
+    assert costs.winner(2, 64) == "jacfwd"  # tall: 2 inputs, 64 outputs
+    assert costs.winner(16, 16) == "tie"
+    assert "jacfwd" in RULE and "jacrev" in RULE
+
+
+def test_the_flop_ratio_follows_n_over_m(costs):
+    # One JVP per input against one VJP per output: the ratio grows like n/m.
+    wide = costs.cost(64, 2, "jacfwd") / costs.cost(64, 2, "jacrev")
+    tall = costs.cost(2, 64, "jacfwd") / costs.cost(2, 64, "jacrev")
+    assert wide > 8 and tall < 1 / 8
+    assert all(r.seconds > 0 and r.flops > 0 for r in costs.records)
+    assert len(costs.records) == 6 and costs.sizes == [(64, 2), (2, 64), (16, 16)]
+
+
+def test_the_text_form_is_a_table_with_a_winner_column(costs):
+    lines = repr(costs).splitlines()
+    assert lines[0] == "ModeCosts: 3 sizes"
+    assert lines[1].split()[-1] == "winner"
+    assert [line.split()[-1] for line in lines[2:]] == ["jacrev", "jacfwd", "tie"]
+
+
+def test_the_plot_has_a_winner_map_and_a_ratio_panel(costs):
+    fig = costs.plot()
+    left, right = fig.axes
+    assert left.get_xlabel() == "n (inputs)" and left.get_ylabel() == "m (outputs)"
+    assert right.get_xscale() == "log" and right.get_yscale() == "log"
+    flops = right.collections[0].get_offsets()
+    assert len(flops) == 3
+    np.testing.assert_allclose(sorted(flops[:, 0]), [2 / 64, 1, 64 / 2])
+    assert "jacfwd" in fig._suptitle.get_text()
+    matplotlib.pyplot.close(fig)
+
+
+def test_the_dense_family_maps_n_inputs_to_m_outputs():
+    f = dense_family(5, 3)
+    assert f(np.ones(5, np.float32)).shape == (3,)
+
+
+def test_quick_mode_keeps_the_default_sweep_small(monkeypatch):
+    monkeypatch.setenv(paths.QUICK_VARIABLE, "1")
+    assert len(default_sizes()) <= 5
+    monkeypatch.setenv(paths.QUICK_VARIABLE, "0")
+    sizes = default_sizes()
+    assert len(sizes) == 25 and (2, 512) in sizes and (512, 2) in sizes
