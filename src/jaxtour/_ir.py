@@ -311,6 +311,7 @@ class HloOp:
     source: SourceLine | None = None
     fusion_kind: str = ""  # kLoop, kInput, kOutput, kCustom
     target: str = ""  # custom-call target
+    index: int | None = None  # which element a get-tuple-element takes
 
     @property
     def primitive(self) -> str:
@@ -327,6 +328,7 @@ class HloComputation:
     params: list[str] = field(default_factory=list)
     ops: list[HloOp] = field(default_factory=list)
     returns: list[str] = field(default_factory=list)
+    param_types: list[str] = field(default_factory=list)
 
 
 # Ops that are bookkeeping, not computation: left out of op counts.
@@ -454,6 +456,8 @@ def _hlo_op(line: str, match: re.Match, computation: HloComputation) -> tuple[Hl
         op.source = SourceLine(file, int(_attr(meta, r"source_line=(\d+)") or 0))
     op.fusion_kind = _attr(rest, r"\bkind=(k\w+)")
     op.target = _attr(rest, r'custom_call_target="([^"]*)"')
+    if opcode == "get-tuple-element":
+        op.index = int(_attr(rest, r"\bindex=(\d+)") or 0)
     if opcode == "parameter":
         _set_param(computation, int(raw), op)
     frame = _attr(meta, r"stack_frame_id=(\d+)")
@@ -461,8 +465,10 @@ def _hlo_op(line: str, match: re.Match, computation: HloComputation) -> tuple[Hl
 
 
 def _set_param(computation: HloComputation, index: int, op: HloOp) -> None:
-    computation.params += [""] * (index + 1 - len(computation.params))
+    for names in (computation.params, computation.param_types):
+        names += [""] * (index + 1 - len(names))
     computation.params[index] = op.name
+    computation.param_types[index] = op.type
 
 
 def _attr(text: str, pattern: str) -> str:
@@ -563,7 +569,10 @@ class _MlirParser:
 
     def _function(self, func: re.Match) -> None:
         computation = HloComputation(func[1])
-        computation.params = _MLIR_DEF.findall(func[2].split(") ->")[0])
+        header = func[2].split(") ->")[0]
+        computation.params = _MLIR_DEF.findall(header)
+        computation.param_types = [_mlir_type(f": {t}") for t in re.findall(
+            r"%[\w.$\-]+:\s*(tensor<[^<>]*>|!stablehlo\.token)", header)]
         self.module.computations[computation.name] = computation
         self.scopes.append(_Scope(computation))
 

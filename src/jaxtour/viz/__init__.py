@@ -1,6 +1,7 @@
 """Visualisers: each draws one thing JAX does and returns a `jaxtour.Diagram`."""
 
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
+from jaxtour.viz._hlo import draw_hlo
 from jaxtour.viz._jaxpr import draw_jaxpr
 from jaxtour.viz._pipeline import draw_pipeline
 from jaxtour.viz._sharding import draw_sharding
@@ -8,6 +9,7 @@ from jaxtour.viz._sharding import draw_sharding
 __all__ = [
     "draw_ai_stack",
     "draw_autodiff_landscape",
+    "draw_hlo",
     "draw_jaxpr",
     "draw_pipeline",
     "draw_sharding",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import collections
-import contextlib
-import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -68,18 +66,18 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
 
 
 def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
-                   max_eqns: int) -> None:
+                   max_eqns: int, who: str = WHO, count: str = "max_eqns") -> None:
     if rankdir not in RANKDIRS:
-        raise ValueError(f"{WHO}: `rankdir` must be one of {', '.join(RANKDIRS)}; "
+        raise ValueError(f"{who}: `rankdir` must be one of {', '.join(RANKDIRS)}; "
                          f"got {rankdir!r}.")
     if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
-        raise ValueError(f"{WHO}: `max_depth` must be a whole number >= 0 (0 draws every "
-                         f"nested jaxpr as one node) or None; got {max_depth!r}.")
+        raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws every "
+                         f"nested part as one node) or None; got {max_depth!r}.")
     if group_by not in (None, "source"):
-        raise ValueError(f'{WHO}: `group_by` must be None or "source" (cluster equations by '
+        raise ValueError(f'{who}: `group_by` must be None or "source" (cluster equations by '
                          f"the line of Python that produced them); got {group_by!r}.")
     if not isinstance(max_eqns, int) or max_eqns < 1:
-        raise ValueError(f"{WHO}: `max_eqns` must be a positive whole number; "
+        raise ValueError(f"{who}: `{count}` must be a positive whole number; "
                          f"got {max_eqns!r}.")
 
 
@@ -157,18 +155,13 @@ def _group_key(eqn: Any, index: int, chunk: int) -> Any:
 # --- the graph -------------------------------------------------------------------------------
 
 
-class _Builder:
-    """Nodes go into (sub)graphs as they are met; edges are kept and drawn at the end."""
+class _Builder(_style.Canvas):
+    """Equations become nodes as they are met; nested jaxprs become clusters."""
 
     def __init__(self, graph: Any, *, max_depth: int | None, group_by: str | None,
                  labels: bool) -> None:
-        self.graph, self.max_depth, self.group_by, self.labels = graph, max_depth, group_by, labels
-        self.ids = itertools.count()
-        self.edges: dict[tuple[str, str], str] = {}
-        self.families: set[str] = set()
-
-    def new_id(self, prefix: str) -> str:
-        return f"{prefix}{next(self.ids)}"
+        super().__init__(graph, labels)
+        self.max_depth, self.group_by = max_depth, group_by
 
     def inputs(self, closed_jaxpr: Any) -> dict:
         jaxpr, env = closed_jaxpr.jaxpr, {}
@@ -199,13 +192,7 @@ class _Builder:
     def connect(self, atom: Any, dst: str, env: dict) -> None:
         if not _ir.is_literal(atom):
             for src in env.get(atom, ()):
-                if src != dst:
-                    self.edges.setdefault((src, dst), _ir.type_str(atom.aval))
-
-    def finish(self) -> None:
-        for (src, dst), label in self.edges.items():
-            self.graph.edge(src, dst, label=label if self.labels else None)
-        _style.add_legend(self.graph, self.families)
+                self.edge(src, dst, _ir.type_str(atom.aval))
 
     def block(self, g: Any, jaxpr: Any, env: dict, depth: int, outer_line: Any = None) -> None:
         used = {a for e in jaxpr.eqns for a in e.invars if not _ir.is_literal(a)}
@@ -224,15 +211,6 @@ class _Builder:
                               ) as c:
                 for eqn in eqns:
                     self.eqn(c, eqn, env, depth, line, used)
-
-    @contextlib.contextmanager
-    def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True):
-        if not enabled:
-            yield g
-            return
-        with g.subgraph(name=self.new_id("cluster_")) as c:
-            c.attr(label=label, **attrs)
-            yield c
 
     def eqn(self, g: Any, eqn: Any, env: dict, depth: int, line: Any = None,
             used: set | None = None) -> None:

@@ -12,9 +12,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import itertools
+from collections.abc import Iterable, Iterator
 from html import escape
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Family(NamedTuple):
@@ -145,3 +147,42 @@ def add_legend(graph, families: Iterable[str]) -> None:
     if families:
         graph.node("legend", label=legend_label(families), shape="plaintext", margin="0",
                    style="solid")
+
+
+class Canvas:
+    """A `graphviz.Digraph` being filled: fresh ids, clusters, edges drawn last, a legend.
+
+    Edges are kept until `finish`, so declaring one never pulls a node into the cluster
+    being drawn, and a repeated edge is drawn once.
+    """
+
+    def __init__(self, graph: Any, labels: bool = True) -> None:
+        self.graph, self.labels = graph, labels
+        self.ids = itertools.count()
+        self.edges: dict[tuple[str, str], str] = {}
+        self.families: set[str] = set()
+
+    def new_id(self, prefix: str) -> str:
+        """A node or cluster id never used before: `eqn7`, `cluster_8`."""
+        return f"{prefix}{next(self.ids)}"
+
+    def edge(self, src: str, dst: str, label: str = "") -> None:
+        """Remember an edge (self-loops dropped); the first label given wins."""
+        if src != dst:
+            self.edges.setdefault((src, dst), label)
+
+    @contextlib.contextmanager
+    def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True) -> Iterator[Any]:
+        """A labelled cluster inside `g` (or `g` itself when not `enabled`)."""
+        if not enabled:
+            yield g
+            return
+        with g.subgraph(name=self.new_id("cluster_")) as c:
+            c.attr(label=label, **attrs)
+            yield c
+
+    def finish(self) -> None:
+        """Draw the remembered edges and a legend of the families used."""
+        for (src, dst), label in self.edges.items():
+            self.graph.edge(src, dst, label=label if self.labels and label else None)
+        add_legend(self.graph, self.families)
