@@ -66,8 +66,14 @@ def test_every_diagram_the_tour_renders_is_registered_and_parses():
 
     from jaxtour.cli._tour_steps import DIAGRAMS
 
-    for stem in ("pipeline_step1", "pipeline_step2", "pipeline_step3",
-                 "autodiff_landscape", "ai_stack"):
-        module, _, name = DIAGRAMS[stem].partition(":")
+    expected = {"pipeline_step1", "pipeline_step2", "pipeline_step3", "autodiff_landscape",
+                "ai_stack", "mlp_pipeline", "mlp_jaxpr"}
+    assert expected <= set(DIAGRAMS)
+    titles = {}
+    for stem, target in DIAGRAMS.items():
+        module, _, name = target.partition(":")
         diagram = getattr(importlib.import_module(module), name)()
         ET.fromstring(diagram.svg().encode())
+        titles[stem] = diagram.title
+    assert titles["mlp_pipeline"].startswith("pipeline of update: ")
+    assert titles["mlp_jaxpr"].startswith("jaxpr of update: ")

@@ -17,6 +17,8 @@ DIAGRAMS: dict[str, str] = {
     "pipeline_step3": "jaxtour.viz._gallery:pipeline_step3",
     "autodiff_landscape": "jaxtour.viz._gallery:autodiff_landscape",
     "ai_stack": "jaxtour.viz._gallery:ai_stack",
+    "mlp_pipeline": "jaxtour.viz._gallery:mlp_pipeline",
+    "mlp_jaxpr": "jaxtour.viz._gallery:mlp_jaxpr",
 }
 
 

@@ -37,12 +37,14 @@ def ai_stack() -> Diagram:
 
 
 def _mlp_step():
-    """The MLP's training step and example arguments, as `jaxtour.mlp` provides them."""
+    """The MLP's training step and example arguments: (update, (params, x, y))."""
+    import jax
+
     from jaxtour import mlp
 
-    params = mlp.init_params()
-    batch = mlp.example_batch()
-    return mlp.update, (params, batch)
+    params = mlp.init_params(jax.random.key(0))
+    x, y = mlp.example_batch()
+    return mlp.update, (params, x, y)
 
 
 def mlp_pipeline() -> Diagram:

@@ -267,7 +267,7 @@ def collect(f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()
     )
 
 
-def source_excerpt(f, max_lines: int = 6, width: int = 60) -> tuple[str, ...]:
+def source_excerpt(f, max_lines: int = 6, width: int = 52) -> tuple[str, ...]:
     """The first lines of `f`'s body without decorators or docstring, or ()."""
     try:
         source = textwrap.dedent(inspect.getsource(inspect.unwrap(f)))
