@@ -15,6 +15,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tour": ("jaxtour.cli._tour", "run the whole tour: diagrams, notebooks, slides into build/"),
     "slides": ("jaxtour.cli._slides", "every lesson as an offline reveal.js deck in build/slides/"),
     "draw": ("jaxtour.cli._draw", "draw one diagram (jaxpr, hlo, pipeline, ...) to a file"),
+    "train": ("jaxtour.cli._train", "train the MNIST MLP; writes its learning curve and params"),
+    "compare": ("jaxtour.cli._compare", "time an MLP epoch: NumPy f64/f32, JAX eager, jit, scan"),
 }
 
 

@@ -14,6 +14,8 @@ from jaxtour import paths
 # returning the paths it wrote. Later features add their step here.
 STEPS: list[tuple[str, str]] = [
     ("diagrams", "jaxtour.cli._tour_steps:render_diagrams"),
+    ("train", "jaxtour.cli._train:tour_step"),
+    ("compare", "jaxtour.cli._compare:tour_step"),
     ("notebooks", "jaxtour.cli._tour_steps:execute_notebooks"),
     ("slides", "jaxtour.cli._slides:tour_step"),
 ]

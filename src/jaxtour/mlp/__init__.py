@@ -1,7 +1,9 @@
 """The MNIST MLP: real data, trained with one jitted scan per epoch, and its NumPy twin."""
 
+from jaxtour.mlp._checkpoint import load_params, save_params
 from jaxtour.mlp._data import Mnist, MnistFormatError, MnistUnavailableError, load_mnist, read_idx
 from jaxtour.mlp._download import FILES, MIRRORS
+from jaxtour.mlp._ladder import VARIANTS, format_ladder, matmul_flops, matmul_rate, run_ladder
 from jaxtour.mlp._model import (
     LR,
     MOMENTUM,
@@ -16,6 +18,8 @@ from jaxtour.mlp._model import (
     preprocess,
     update,
 )
+from jaxtour.mlp._numpy_twin import NumpyTwin
+from jaxtour.mlp._plots import plot_history, plot_ladder, plot_predictions, save_figure
 from jaxtour.mlp._train import (
     History,
     batch_indices,
@@ -26,16 +30,21 @@ from jaxtour.mlp._train import (
     train_epoch,
 )
 
+# The same network in NumPy, float64 by default: `numpy_twin(params).step(x, y)`.
+numpy_twin = NumpyTwin
+
 __all__ = [
     "FILES",
     "LR",
     "MIRRORS",
     "MOMENTUM",
     "SIZES",
+    "VARIANTS",
     "History",
     "Mnist",
     "MnistFormatError",
     "MnistUnavailableError",
+    "NumpyTwin",
     "Params",
     "accuracy",
     "batch_indices",
@@ -43,13 +52,24 @@ __all__ = [
     "compile_epoch",
     "evaluate",
     "example_batch",
+    "format_ladder",
     "init_params",
     "load_mnist",
+    "load_params",
     "loss",
+    "matmul_flops",
+    "matmul_rate",
+    "numpy_twin",
+    "plot_history",
+    "plot_ladder",
+    "plot_predictions",
     "predict",
     "preprocess",
     "read_idx",
     "resolve_device",
+    "run_ladder",
+    "save_figure",
+    "save_params",
     "train",
     "train_epoch",
     "update",

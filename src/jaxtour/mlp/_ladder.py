@@ -214,3 +214,17 @@ _RUNNERS = {
     "numpy-f64": _NumpyRunner, "numpy-f32": _NumpyF32Runner, "jax-eager": _JaxRunner,
     "jax-jit-loop": _JitLoopRunner, "jaxtour-train": _TrainEpochRunner,
 }
+
+
+def format_ladder(result: dict) -> str:
+    """The ladder as a text table: seconds per epoch, ratio to NumPy f64, % of matmul."""
+    lines = [f"{'variant':<14} {'s/epoch':>9} {'vs numpy-f64':>13} {'of matmul':>10}"]
+    for name, seconds in result["epoch_s"].items():
+        ratio = result["ratio_vs_numpy_f64"].get(name, float("nan"))
+        fraction = result["matmul_fraction_by_variant"][name]
+        lines.append(f"{name:<14} {seconds:9.3f} {ratio:12.2f}x {100 * fraction:9.1f}%")
+    lines.append(f"matmul rate (jitted f32 2048x2048): {result['matmul_gflops']:.1f} GFLOP/s; "
+                 f"epoch = {result['epoch_flops'] / 1e9:.1f} GFLOP of matmuls")
+    if "compile_s" in result:
+        lines.append(f"jaxtour-train compile: {result['compile_s']:.2f} s")
+    return "\n".join(lines)

@@ -76,6 +76,12 @@ def resolve_device(device: str | jax.Device | None = None) -> jax.Device:
         ) from None
 
 
+def describe(device: jax.Device) -> str:
+    """"cpu", or the platform and the kind, e.g. "gpu: NVIDIA H100 80GB HBM3"."""
+    kind = device.device_kind
+    return device.platform if kind.lower() == device.platform else f"{device.platform}: {kind}"
+
+
 def _platforms() -> dict[str, int]:
     found = {}
     for platform in PLATFORMS:
@@ -179,7 +185,7 @@ def train(data: Mnist | None = None, *, epochs: int = 10, batch_size: int = 128,
     velocity = jax.tree.map(jnp.zeros_like, params)
     run_epoch, compile_s = compile_epoch(params, velocity, train_x, train_y, shuffle_key,
                                          batch_size=batch_size, lr=lr, momentum=momentum)
-    history = History(compile_seconds=compile_s, device=f"{target.platform}: {target.device_kind}")
+    history = History(compile_seconds=compile_s, device=describe(target))
     eval_x, eval_y = train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]
     bar = _progress_bar(epochs, progress)
     for epoch in bar:

@@ -1,0 +1,56 @@
+"""`jaxtour compare`: the speed ladder, NumPy float64 to jaxtour's compiled epoch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from jaxtour import paths
+
+QUICK = {"rounds": 1, "train_size": 128 * 8, "eager_steps": 3}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="each variant runs once per round; medians are reported (3)")
+    parser.add_argument("--train-size", type=int,
+                        help="time epochs of the first N images, scaled to 60,000 (smoke test)")
+    parser.add_argument("--eager-steps", type=int, default=40,
+                        help="steps timed for JAX without jit, scaled to an epoch (40)")
+    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
+    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxtour.mlp import load_mnist
+
+    result, written = ladder(args.build_dir or paths.build_dir(), load_mnist(args.data_dir),
+                             rounds=args.rounds, train_size=args.train_size,
+                             eager_steps=args.eager_steps)
+    for path in written:
+        print(f"wrote {path}")
+    print(json.dumps(result))
+    return 0
+
+
+def ladder(build_dir: Path, data, **options) -> tuple[dict, list[Path]]:
+    """Run the ladder, print its table, write ladder.png and ladder.json under build/mlp."""
+    from jaxtour._diagram import _write_atomically
+    from jaxtour.mlp import format_ladder, plot_ladder, run_ladder, save_figure
+
+    result = run_ladder(data, **options)
+    print(format_ladder(result))
+    out = build_dir / "mlp"
+    picture = save_figure(plot_ladder(result), out / "ladder.png")
+    record = out / "ladder.json"
+    _write_atomically(record, json.dumps(result, indent=1).encode())
+    return result, [picture, record]
+
+
+def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+    """The tour's `compare` step: three rounds, or one tiny round under JAXTOUR_QUICK=1."""
+    from jaxtour.mlp import load_mnist
+
+    options = QUICK if paths.quick() else {"rounds": 3}
+    return ladder(build_dir, load_mnist(), **options)[1]

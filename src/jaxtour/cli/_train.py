@@ -1,0 +1,89 @@
+"""`jaxtour train`: the MNIST MLP, trained on this machine's default (or named) device."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jaxtour import paths
+
+QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--epochs", type=int, default=10, help="passes over the data (10)")
+    parser.add_argument("--batch-size", type=int, default=128, help="images per step (128)")
+    parser.add_argument("--lr", type=float, help="learning rate (jaxtour.mlp.LR: 0.05)")
+    parser.add_argument("--momentum", type=float,
+                        help="SGD momentum (jaxtour.mlp.MOMENTUM: 0.9; 0 is plain SGD)")
+    parser.add_argument("--seed", type=int, default=0, help="initial weights and shuffles (0)")
+    parser.add_argument("--device", choices=("cpu", "gpu", "tpu"),
+                        help="platform to train on (default: JAX's choice)")
+    parser.add_argument("--train-size", type=int, help="train on the first N images only")
+    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
+    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, train
+
+    try:
+        data = load_mnist(args.data_dir).subset(args.train_size)
+        params, history = train(
+            data, epochs=args.epochs, batch_size=args.batch_size,
+            lr=LR if args.lr is None else args.lr,
+            momentum=MOMENTUM if args.momentum is None else args.momentum, seed=args.seed,
+            device=args.device, progress=False,
+            on_epoch=lambda epoch, h: _print_epoch(epoch, args.epochs, h),
+        )
+    except (ValueError, MnistUnavailableError) as err:
+        print(f"jaxtour train: error: {err}", file=sys.stderr)
+        return 2 if isinstance(err, ValueError) else 1
+    for path in write_outputs(params, history, args.build_dir or paths.build_dir()):
+        print(f"wrote {path}")
+    _print_summary(history)
+    return 0
+
+
+def _print_epoch(epoch: int, epochs: int, history) -> None:
+    print(f"epoch {epoch + 1:>2}/{epochs}  loss {history.loss[-1]:.4f}  "
+          f"train {history.train_accuracy[-1]:.4f}  test {history.test_accuracy[-1]:.4f}  "
+          f"{history.epoch_seconds[-1]:.2f} s", flush=True)
+
+
+def _print_summary(history) -> None:
+    seconds = sum(history.epoch_seconds)
+    per_epoch = seconds / max(len(history.epoch_seconds), 1)
+    accuracy = history.test_accuracy[-1] if history.test_accuracy else float("nan")
+    print(f"device {history.device}; compile {history.compile_seconds:.2f} s; "
+          f"training {seconds:.2f} s for {len(history.epoch_seconds)} epochs")
+    print(f"test_accuracy={accuracy:.4f} epoch_seconds={per_epoch:.3f}")
+
+
+def write_outputs(params, history, build_dir: Path) -> list[Path]:
+    """The learning curve (PNG), the params (.npz) and the history (.json) under build/mlp."""
+    import json
+
+    from jaxtour._diagram import _write_atomically
+    from jaxtour.mlp import plot_history, save_figure, save_params
+
+    out = build_dir / "mlp"
+    curve = save_figure(plot_history(history), out / "learning_curve.png")
+    weights = save_params(params, out / "params.npz")
+    record = out / "history.json"
+    _write_atomically(record, json.dumps(history.to_dict(), indent=1).encode())
+    return [curve, weights, record]
+
+
+def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+    """The tour's `train` step: 10 epochs, or a short run under JAXTOUR_QUICK=1."""
+    from jaxtour.mlp import load_mnist, train
+
+    data = load_mnist()
+    epochs = 10
+    if paths.quick():
+        data, epochs = data.subset(QUICK_TRAIN_SIZE), QUICK_EPOCHS
+    params, history = train(data, epochs=epochs, seed=0)
+    _print_summary(history)
+    return write_outputs(params, history, build_dir)

@@ -1,0 +1,96 @@
+"""Pictures of the MLP: learning curve, test digits with predictions, the speed ladder.
+
+Each returns a `matplotlib.figure.Figure` (no pyplot state: Jupyter shows it, a script
+saves it with `save_figure`).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jaxtour._diagram import _write_atomically
+
+_GOOD, _BAD, _MAIN, _SOFT = "#2a9d8f", "#e63946", "#264653", "#a8dadc"
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=110, layout="constrained")
+
+
+def plot_history(history: Any, target: float = 0.98):
+    """The learning curve: training loss per batch and per epoch; accuracy per epoch."""
+    fig = _figure(11, 4)
+    ax_loss, ax_acc = fig.subplots(1, 2)
+    steps = max(len(history.batch_loss) // max(len(history.loss), 1), 1)
+    batch_x = np.arange(1, len(history.batch_loss) + 1) / steps
+    epochs = np.arange(1, len(history.loss) + 1)
+    ax_loss.semilogy(batch_x, history.batch_loss, color=_SOFT, lw=0.8, label="each batch")
+    ax_loss.semilogy(epochs - 0.5, history.loss, "o-", color=_MAIN, label="epoch mean")
+    ax_loss.set(xlabel="epoch", ylabel="training loss (log scale)", title="Loss")
+    ax_acc.plot(epochs, 100 * np.asarray(history.train_accuracy), "o-", color=_MAIN,
+                label="train")
+    ax_acc.plot(epochs, 100 * np.asarray(history.test_accuracy), "s-", color=_GOOD, label="test")
+    ax_acc.axhline(100 * target, color=_BAD, ls="--", lw=1, label=f"{100 * target:g} %")
+    ax_acc.set(xlabel="epoch", ylabel="accuracy (%)", title="Accuracy")
+    ax_acc.xaxis.get_major_locator().set_params(integer=True)
+    for ax in (ax_loss, ax_acc):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"784-512-256-10 MLP on MNIST ({history.device}): "
+                 f"{100 * history.test_accuracy[-1]:.2f} % test accuracy" if history.loss else "")
+    return fig
+
+
+def plot_predictions(images: np.ndarray, labels: np.ndarray, predicted: np.ndarray,
+                     columns: int = 8):
+    """A grid of digits titled with the prediction; mistakes in red."""
+    rows = -(-len(images) // columns)
+    fig = _figure(1.3 * columns, 1.5 * rows)
+    for i, ax in enumerate(fig.subplots(rows, columns, squeeze=False).ravel()):
+        ax.axis("off")
+        if i < len(images):
+            right = predicted[i] == labels[i]
+            ax.imshow(np.asarray(images[i]).reshape(28, 28), cmap="gray_r")
+            ax.set_title(f"{predicted[i]}" if right else f"{predicted[i]} (is {labels[i]})",
+                         color=_GOOD if right else _BAD, fontsize=12)
+    return fig
+
+
+def plot_ladder(result: dict):
+    """Seconds per epoch of each ladder variant (log scale), with speed-up and % of matmul."""
+    names = list(result["epoch_s"])
+    seconds = np.array([result["epoch_s"][n] for n in names])
+    fig = _figure(10, 0.7 * len(names) + 1.6)
+    ax = fig.subplots()
+    colors = [_GOOD if n == "jaxtour-train" else _MAIN if n.startswith("jax") else _SOFT
+              for n in names]
+    ax.barh(names, seconds, color=colors)
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    for y, name in enumerate(names):
+        ratio = result["ratio_vs_numpy_f64"].get(name, float("nan"))
+        fraction = result["matmul_fraction_by_variant"][name]
+        ax.text(seconds[y] * 1.05, y, f"{seconds[y]:.2f} s   ×{ratio:.1f}   "
+                f"{100 * fraction:.0f} % of matmul", va="center", fontsize=10)
+    ax.set_xlim(seconds.min() / 2, seconds.max() * 12)
+    ax.set(xlabel="seconds per epoch (60,000 images, batch 128; log scale)",
+           title=f"One epoch, five ways, on {result['platform']} ({result['device']}): "
+                 f"matmul peak {result['matmul_gflops']:.0f} GFLOP/s")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    return fig
+
+
+def save_figure(fig, path: str | os.PathLike) -> Path:
+    """Write `fig` (format from the suffix) without ever leaving a half-written file."""
+    path = Path(path)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=150)
+    _write_atomically(path, buffer.getvalue())
+    return path
