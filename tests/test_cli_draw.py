@@ -168,3 +168,17 @@ def test_modules_by_name_from_the_installed_packages_or_the_current_folder(
     assert main(["draw", "pipeline", "mymodel:power", "--args", "f32[3]", "2",
                  "--static-argnums", "1"]) == 0
     assert (model.parent / "power_pipeline.svg").is_file()
+
+
+@pytest.mark.parametrize("kind, extra, title", [
+    ("jaxpr", [], "jaxpr of layer: 4 equations"),
+    ("hlo", [], "compiled HLO of layer"),
+    ("hlo", ["--stage", "stablehlo"], "StableHLO of layer"),
+    ("jaxpr", ["--option", "rankdir=LR"], "jaxpr of layer: 4 equations"),
+])
+def test_jaxpr_and_hlo_of_a_function(kind, extra, title, model, tmp_path, capsys):
+    out = tmp_path / "layer.svg"
+    assert main(["draw", kind, f"{model}:layer", "--args", "(f32[784,10], f32[10])",
+                 "f32[128,784]", "-o", str(out), *extra]) == 0
+    assert title in capsys.readouterr().out
+    ET.parse(out)

@@ -67,7 +67,7 @@ def test_every_diagram_the_tour_renders_is_registered_and_parses():
     from jaxtour.cli._tour_steps import DIAGRAMS
 
     expected = {"pipeline_step1", "pipeline_step2", "pipeline_step3", "autodiff_landscape",
-                "ai_stack", "mlp_pipeline", "mlp_jaxpr"}
+                "ai_stack", "mlp_pipeline", "mlp_jaxpr", "mlp_hlo"}
     assert expected <= set(DIAGRAMS)
     titles = {}
     for stem, target in DIAGRAMS.items():
@@ -77,3 +77,4 @@ def test_every_diagram_the_tour_renders_is_registered_and_parses():
         titles[stem] = diagram.title
     assert titles["mlp_pipeline"].startswith("pipeline of update: ")
     assert titles["mlp_jaxpr"].startswith("jaxpr of update: ")
+    assert titles["mlp_hlo"].startswith("compiled HLO of update")

@@ -19,6 +19,7 @@ DIAGRAMS: dict[str, str] = {
     "ai_stack": "jaxtour.viz._gallery:ai_stack",
     "mlp_pipeline": "jaxtour.viz._gallery:mlp_pipeline",
     "mlp_jaxpr": "jaxtour.viz._gallery:mlp_jaxpr",
+    "mlp_hlo": "jaxtour.viz._gallery:mlp_hlo",
 }
 
 
