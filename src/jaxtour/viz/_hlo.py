@@ -180,7 +180,7 @@ class _Builder(_style.Canvas):
             for i, (param, kind) in enumerate(itertools.zip_longest(entry.params,
                                                                      entry.param_types)):
                 label = names[i] if names else _param_name(entry, param, i)
-                g.node(f"in{i}", _style.html_label(label, kind or ""), **_style.INPUT)
+                g.node(f"in{i}", _style.text_label(label, kind or ""), **_style.INPUT)
                 env[param] = [(f"in{i}", kind or "")]
         return env
 
@@ -195,7 +195,7 @@ class _Builder(_style.Canvas):
             for i, value in enumerate(returned):
                 kind = next((k for _, k in env.get(value, ())), "")
                 label = paths[i] if len(paths) == len(returned) else f"out{i}"
-                g.node(f"out{i}", _style.html_label(label, kind, color=_style.OUTPUT_DETAIL),
+                g.node(f"out{i}", _style.text_label(label, kind),
                        **_style.OUTPUT)
                 self.connect(value, f"out{i}", env)
 
@@ -222,7 +222,7 @@ class _Builder(_style.Canvas):
         node = self.new_id("op")
         closed_fusion = {"fillcolor": _style.FUSION["fillcolor"], "color": _style.FUSION["color"],
                          "penwidth": "2"} if op.opcode == "fusion" else {}
-        g.node(node, _style.html_label(op.opcode, *_details(op, called, self.module)),
+        g.node(node, _style.text_label(op.opcode, *_details(op, called, self.module)),
                tooltip=op.op_name or op.opcode, **{**_style.node_attrs(op.opcode),
                                                    **closed_fusion})
         if not closed_fusion:
@@ -257,7 +257,7 @@ class _Builder(_style.Canvas):
             top = counts.most_common(1)[0][0]
             self.families.add(_style.family(top))
             summary = ", ".join(f"{op}×{n}" for op, n in counts.most_common(4))
-            self.graph.node(f"group{i}", _style.html_label(
+            self.graph.node(f"group{i}", _style.text_label(
                 head, line.code[:48] if line else "", f"{counts.total()} ops: {summary}"),
                 **_style.node_attrs(top))
 

@@ -169,11 +169,11 @@ class _Builder(_style.Canvas):
         with self.graph.subgraph(name="inputs") as g:
             g.attr(rank="source")
             for i, var in enumerate(jaxpr.invars):
-                g.node(f"in{i}", _style.html_label(names[i], _ir.type_str(var.aval)),
+                g.node(f"in{i}", _style.text_label(names[i], _ir.type_str(var.aval)),
                        **_style.INPUT)
                 env[var] = [f"in{i}"]
             for i, var in enumerate(jaxpr.constvars):
-                g.node(f"const{i}", _style.html_label("const", _ir.type_str(var.aval)),
+                g.node(f"const{i}", _style.text_label("const", _ir.type_str(var.aval)),
                        **{**_style.INPUT, "style": "rounded,dashed"})
                 env[var] = [f"const{i}"]
         return env
@@ -185,8 +185,8 @@ class _Builder(_style.Canvas):
             g.attr(rank="sink")
             for i, atom in enumerate(jaxpr.outvars):
                 value = _ir.literal_str(atom) if _ir.is_literal(atom) else ""
-                g.node(f"out{i}", _style.html_label(names[i], _ir.type_str(atom.aval), value,
-                                                    color=_style.OUTPUT_DETAIL), **_style.OUTPUT)
+                g.node(f"out{i}", _style.text_label(names[i], _ir.type_str(atom.aval), value),
+                       **_style.OUTPUT)
                 self.connect(atom, f"out{i}", env)
 
     def connect(self, atom: Any, dst: str, env: dict) -> None:
@@ -226,7 +226,7 @@ class _Builder(_style.Canvas):
         dead = all(_ir.is_dropvar(v) or (used is not None and v not in used)
                    for v in eqn.outvars)
         attrs = {**_style.node_attrs(name), **(_style.DEAD if dead else {})}
-        g.node(node, _style.html_label(name, *lines, "result unused" if dead else ""),
+        g.node(node, _style.text_label(name, *lines, "result unused" if dead else ""),
                tooltip=_line_label(line) if line else name, **attrs)
         self.families.add(_style.family(name))
         for atom in eqn.invars:
@@ -277,7 +277,7 @@ class _Builder(_style.Canvas):
                 sub_env[var] = list(env.get(outer, ()))
         for var in sub.jaxpr.constvars:
             node = self.new_id("const")
-            g.node(node, _style.html_label("const", _ir.type_str(var.aval)),
+            g.node(node, _style.text_label("const", _ir.type_str(var.aval)),
                    **{**_style.INPUT, "style": "rounded,dashed"})
             sub_env[var] = [node]
         return sub_env
@@ -309,7 +309,7 @@ class _Builder(_style.Canvas):
             top = counts.most_common(1)[0][0]
             self.families.add(_style.family(top))
             summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
-            self.graph.node(f"group{i}", _style.html_label(
+            self.graph.node(f"group{i}", _style.text_label(
                 head, f"{sum(counts.values())} equations: {summary}"), **_style.node_attrs(top))
 
 
@@ -326,8 +326,7 @@ def _line_html(line: _ir.SourceLine | None) -> str:
         return ""
     where = f"{line.file.rsplit('/', 1)[-1]}:{line.line}"
     code = line.code
-    return _style.html_label(where, code[:44] + "…" if len(code) > 45 else code,
-                             color="#333333")
+    return _style.text_label(where, code[:44] + "…" if len(code) > 45 else code)
 
 
 def _line_label(line: _ir.SourceLine) -> str:

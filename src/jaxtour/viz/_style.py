@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Iterable, Iterator
-from html import escape
 from typing import Any, NamedTuple
 
 
@@ -85,7 +84,6 @@ SOURCE = {"style": "rounded,filled", "fillcolor": "#F3F5F7", "color": "#98A4B0",
 INPUT = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#FFFFFF",
          "color": "#222222", "fontname": FONT, "fontsize": "13"}
 OUTPUT = {**INPUT, "fillcolor": "#2B2B2B", "fontcolor": "#FFFFFF"}
-OUTPUT_DETAIL = "#DDDDDD"  # colour of the shape line on a dark output node
 DEAD = {"style": "rounded,dashed", "fillcolor": "#FFFFFF", "color": "#999999",
         "fontcolor": "#777777"}  # an eqn whose results nothing reads
 
@@ -114,39 +112,36 @@ def node_attrs(op: str) -> dict[str, str]:
 
 
 def graph_attrs(title: str, rankdir: str = "TB", subtitle: str = "") -> dict[str, str]:
-    """Graph attributes: the title (and a smaller subtitle) on top, slide-sized fonts."""
-    label = f"<<b>{escape(title)}</b>"
-    label += f'<br/><font point-size="13" color="#555555">{escape(subtitle)}</font>>' \
-        if subtitle else ">"
+    """Graph attributes: the title (and a subtitle line) on top, slide-sized fonts."""
+    label = text_label(title, subtitle) if subtitle else title
     return {"label": label, "labelloc": "t", "labeljust": "c", "fontname": FONT,
             "fontsize": "20", "rankdir": rankdir, "nodesep": "0.25", "ranksep": "0.35",
-            "compound": "true", "newrank": "true", "bgcolor": "white"}
+            "newrank": "true", "bgcolor": "white"}
 
 
-def html_label(head: str, *lines: str, bold: bool = True, color: str = "#444444") -> str:
-    """A node label: `head` large (bold), each further non-empty line small in `color`."""
-    text = f"<b>{escape(head)}</b>" if bold else escape(head)
-    for line in lines:
-        if line:
-            text += f'<br/><font point-size="10" color="{color}">{escape(line)}</font>'
-    return f"<{text}>"
+def text_label(head: str, *lines: str) -> str:
+    """A multi-line label: `head`, then each non-empty line (plain text: the embedded
+    Graphviz renders no HTML-like labels)."""
+    import graphviz
 
-
-def legend_label(families: Iterable[str]) -> str:
-    """An HTML-table label with one colour swatch per family, in `FAMILIES` order."""
-    used = [name for name in FAMILIES if name in set(families)]
-    cells = "".join(
-        f'<td bgcolor="{FAMILIES[n].fill}" border="1" color="{FAMILIES[n].border}">'
-        f'<font point-size="10">{escape(FAMILIES[n].label)}</font></td>' for n in used)
-    return f'<<table border="0" cellspacing="3" cellpadding="3"><tr>{cells}</tr></table>>'
+    parts = [head, *(line for line in lines if line)]
+    text = "\\n".join(part.replace("\\", "\\\\") for part in parts)
+    return graphviz.nohtml(text)  # "<lambda>" is a name, not an HTML label
 
 
 def add_legend(graph, families: Iterable[str]) -> None:
-    """Add a small legend node (`legend`) to a `graphviz.Digraph` for the families used."""
-    families = set(families)
-    if families:
-        graph.node("legend", label=legend_label(families), shape="plaintext", margin="0",
-                   style="solid")
+    """Add a row of small swatches (`legend0`, ...) for the families used, at the end."""
+    used = [name for name in FAMILIES if name in set(families)]
+    if not used:
+        return
+    with graph.subgraph(name="legend") as g:
+        g.attr(rank="sink")
+        for i, name in enumerate(used):
+            g.node(f"legend{i}", FAMILIES[name].label, fontsize="10", margin="0.06,0.02",
+                   height="0.2", fillcolor=FAMILIES[name].fill, color=FAMILIES[name].border,
+                   style="filled", shape="box")
+        for i in range(len(used) - 1):
+            g.edge(f"legend{i}", f"legend{i + 1}", style="invis")
 
 
 class Canvas:
