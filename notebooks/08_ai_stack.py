@@ -44,10 +44,8 @@ print(jaxtour.describe_devices())
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The stack
 #
-# JAX sits in the middle: XLA compiles what it traces for the hardware below; libraries
-# above add neural-network layers (Flax, Equinox), optimisers (Optax), probabilistic
-# programming (NumPyro, BlackJAX) and checkpoints (Orbax). All of them pass pytrees of
-# arrays to pure functions, so they combine with `jit`, `grad` and `vmap` and each other.
+# JAX in the middle, XLA below it; above, libraries that all pass pytrees of arrays to
+# pure functions, so they combine with `jit`, `grad`, `vmap` and with each other.
 
 # %% tags=["hide-input"]
 from jaxtour.viz import draw_ai_stack
@@ -62,7 +60,7 @@ stack
 #
 # `jaxtour.mlp.update` is the step we wrote ourselves: a gradient with `jax.grad`, then
 # SGD with momentum as two `jax.tree.map`s (`velocity = momentum * velocity + grad`,
-# `params = params - lr * velocity`). Here it trains on a slice of MNIST.
+# `params = params - lr * velocity`). It trains on a slice of MNIST, in batches of 128.
 
 # %%
 import jax
@@ -74,13 +72,18 @@ from jaxtour import paths
 from jaxtour.mlp import LR, MOMENTUM, accuracy, init_params, load_mnist, loss, preprocess, update
 
 mnist = load_mnist(progress=False)
-n_train, batch_size = (2048, 128) if paths.quick() else (20_000, 128)
+n_train = 2048 if paths.quick() else 20_000
 x_train = preprocess(mnist.train_images[:n_train])
 y_train = jnp.asarray(mnist.train_labels[:n_train], jnp.int32)
 x_test, y_test = preprocess(mnist.test_images[:2000]), jnp.asarray(mnist.test_labels[:2000])
-batches = [(x_train[i:i + batch_size], y_train[i:i + batch_size])
-           for i in range(0, n_train, batch_size)]
+batches = [(x_train[i:i + 128], y_train[i:i + 128]) for i in range(0, n_train, 128)]
+print(f"{len(batches)} batches of {batches[0][0].shape}")
+assert batches[0][0].shape == (128, 784)
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### One epoch, by hand
+
+# %%
 by_hand = jax.jit(update)
 params = init_params(jax.random.key(0))
 velocity = jax.tree.map(jnp.zeros_like, params)
@@ -106,7 +109,10 @@ def make_step(optimiser):
         return optax.apply_updates(params, updates), opt_state, batch_loss
     return step
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Same batches, same weights
 
+# %%
 sgd = optax.sgd(learning_rate=LR, momentum=MOMENTUM)
 step, params = make_step(sgd), init_params(jax.random.key(0))
 opt_state = sgd.init(params)
@@ -114,16 +120,15 @@ for x, y in batches:
     params, opt_state, batch_loss = step(params, opt_state, x, y)
 
 differences = jax.tree.map(lambda a, b: float(jnp.max(jnp.abs(a - b))), params, hand_params)
-print("largest difference per layer:", differences)
+print(f"largest difference from the weights trained by hand: {max(jax.tree.leaves(differences))}")
 jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6),
              params, hand_params)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What Optax adds: change the optimiser, keep the loop
 #
-# `train` below never changes. Adam, or a chain of gradient clipping and AdamW with a
-# warm-up-then-cosine learning-rate schedule, is one argument. Their state is a pytree
-# too: Adam keeps two running averages shaped like the parameters, plus a step count.
+# `train` below never changes: the optimiser is its one argument. Whatever the optimiser,
+# its state is a pytree, made by `init` and threaded through every step.
 
 # %%
 def train(optimiser, epochs=2):
@@ -135,7 +140,13 @@ def train(optimiser, epochs=2):
             losses.append(float(batch_loss))
     return params, opt_state, losses
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Three optimisers, one line each
+#
+# Plain SGD with momentum; Adam; and gradient clipping chained with AdamW under a
+# warm-up-then-cosine learning-rate schedule.
 
+# %%
 total_steps = 2 * len(batches)
 schedule = optax.warmup_cosine_decay_schedule(0.0, 1e-3, total_steps // 10, total_steps)
 optimisers = {
@@ -160,6 +171,7 @@ for name, (trained, _, losses) in results.items():
           f"test accuracy {test_accuracy:.3f}")
     assert np.mean(losses[half:]) < np.mean(losses[:half]) and test_accuracy > 0.6
 
+# Adam's state: two running averages shaped like the parameters, and a step count.
 adam_state = results["Adam"][1]
 assert len(jax.tree.leaves(adam_state)) == 2 * len(jax.tree.leaves(params)) + 1
 
