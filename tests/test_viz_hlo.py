@@ -1,0 +1,168 @@
+"""draw_hlo: fusion boxes, collectives, source lines and XLA's figures; bad input."""
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxtour import Diagram
+from jaxtour.viz import _style, draw_hlo
+
+
+def cluster_labels(d: Diagram) -> list[str]:
+    attrs = re.findall(r"subgraph cluster_\d+ \{\s*\n([^\n]*)", d.source)
+    return [re.search(r'label=("[^"]*"|\S+)', line)[1].strip('"') for line in attrs]
+
+
+def op_labels(d: Diagram) -> list[str]:
+    return re.findall(r'^\s*op\d+ \[label="([^"]*)"', d.source, re.MULTILINE)
+
+
+def entry_lines(compiled_text: str) -> list[str]:
+    """The ENTRY computation's lines, read without jaxtour (the oracle)."""
+    entry = compiled_text[compiled_text.index("\nENTRY"):]
+    return entry[: entry.index("\n}")].splitlines()[1:]
+
+
+def layer(w, x):
+    return jnp.tanh(x @ w) * 2.0 + 1.0  # MARK-LAYER
+
+
+W, XS = jnp.ones((8, 16)), jnp.ones((4, 8))
+
+
+def _line(marker: str) -> int:
+    lines = inspect.getsource(sys.modules[__name__]).splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line(" not in text)
+
+
+def test_compiled_fusions_are_boxes_holding_their_ops():
+    compiled = jax.jit(layer).lower(W, XS).compile().as_text()
+    oracle = sum(1 for line in entry_lines(compiled) if re.search(r"\sfusion\(", line))
+    d = draw_hlo(layer)(W, XS)
+    fusion_boxes = [label for label in cluster_labels(d) if label.startswith("fusion ")]
+    assert oracle >= 1 and len(fusion_boxes) == oracle
+    assert f"{oracle} fusion{'s' * (oracle != 1)}" in d.title
+    assert any(label.startswith(("tanh", "multiply", "add")) for label in op_labels(d))
+    ET.fromstring(d.svg().encode())
+
+
+def test_title_and_subtitle_give_counts_and_xla_figures():
+    d = draw_hlo(layer)(W, XS)
+    assert d.title.startswith(f"compiled HLO of layer ({jax.default_backend()}): ")
+    flops = jax.jit(layer).lower(W, XS).compile().cost_analysis()
+    flops = (flops[0] if isinstance(flops, list) else flops)["flops"]
+    assert flops >= 2 * 4 * 8 * 16
+    assert "FLOP" in d.source and "B accessed" in d.source and "temp memory" in d.source
+
+
+def test_nodes_carry_source_lines_and_jaxpr_primitives():
+    d = draw_hlo(layer)(W, XS)
+    line = f"test_viz_hlo.py:{_line('MARK-LAYER')}"
+    labels = op_labels(d)
+    assert any(line in label for label in labels)
+    assert any("from dot_general" in label for label in labels) or \
+        any(label.startswith("dot_general") for label in labels)
+
+
+def test_stablehlo_stage_draws_ops_before_fusion():
+    lowered_text = jax.jit(layer).lower(W, XS).as_text()
+    oracle = sum(1 for line in lowered_text.splitlines()
+                 if re.search(r"= stablehlo\.(?!constant)", line))
+    d = draw_hlo(layer, stage="stablehlo")(W, XS)
+    assert d.title.startswith("StableHLO of layer")
+    assert not [label for label in cluster_labels(d) if label.startswith("fusion")]
+    assert len(op_labels(d)) == oracle
+    assert {"dot_general", "tanh", "multiply", "add"} <= {
+        label.split("\\n")[0] for label in op_labels(d)}
+
+
+def control(x, y):
+    z = jax.lax.cond(y > 0, lambda a: jnp.sin(a), lambda a: jnp.cos(a) * 2.0, x)
+    return jax.lax.fori_loop(0, 3, lambda i, v: v * 1.5 + z, z)
+
+
+@pytest.mark.parametrize("stage", ["stablehlo", "compiled"])
+def test_loops_and_branches_are_clusters(stage):
+    d = draw_hlo(control, stage=stage, max_depth=None)(jnp.ones(3), 1.0)
+    labels = cluster_labels(d)
+    assert {"branch 0", "branch 1"} <= set(labels)
+    assert any(label.startswith("while") for label in labels)
+    assert len(re.findall(r"head\d+ \[label=\"branch index\"", d.source)) == 1
+    ET.fromstring(d.svg().encode())
+
+
+def test_a_big_program_collapses():
+    def many(x):
+        for _ in range(300):
+            x = jnp.sin(x) + 1.0
+        return x
+
+    d = draw_hlo(many, stage="stablehlo")(1.0)
+    assert "(collapsed: one node per source line" in d.title
+    assert len(re.findall(r"^\s*group\d+ \[", d.source, re.MULTILINE)) <= 4
+    compiled = draw_hlo(many)(1.0)
+    assert "1 fusion" in compiled.title
+    assert "(collapsed: fusions and calls closed)" in compiled.title
+
+
+def test_collectives_stand_out(tmp_path):
+    script = textwrap.dedent("""
+        import os, sys
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+        import jax, jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+        from jaxtour.viz import draw_hlo
+        mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+        f = jax.shard_map(lambda a: jax.lax.psum(a, "i") * 2.0, mesh=mesh,
+                          in_specs=P("i"), out_specs=P("i"))
+        d = draw_hlo(f)(jnp.arange(8.0))
+        print(d.title)
+        open(sys.argv[1], "w").write(d.source)
+    """)
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "g.dot")],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert out.returncode == 0, out.stderr
+    assert "1 collective" in out.stdout
+    source = (tmp_path / "g.dot").read_text()
+    node = re.search(r'op\d+ \[label="all-reduce[^\n]*', source)[0]
+    assert "penwidth=3" in node and _style.FAMILIES["collective"].fill in node
+
+
+# --- bad input -----------------------------------------------------------------------------
+
+
+def test_an_unknown_stage_is_named_with_the_choices():
+    with pytest.raises(ValueError, match=r'`stage` must be "stablehlo" \(what JAX hands XLA, '
+                                         r'before optimisation\) or "compiled" .*got '
+                                         r"'optimised'"):
+        draw_hlo(layer, stage="optimised")
+
+
+def test_stage_aliases():
+    assert draw_hlo(layer, stage="lowered")(W, XS).title.startswith("StableHLO")
+
+
+def test_a_non_callable_and_untraceable_arguments_are_named():
+    with pytest.raises(TypeError, match=r"draw_hlo needs a function .*got None \(NoneType\)"):
+        draw_hlo(None)
+    with pytest.raises(TypeError, match=r"draw_hlo cannot trace args\[0\]: it is 'w' \(str\)"):
+        draw_hlo(layer)("w", XS)
+
+
+def test_the_functions_own_error_propagates():
+    def wrong_shapes(w, x):
+        return w @ x  # (8, 16) @ (4, 8) cannot multiply
+
+    with pytest.raises(TypeError, match="dot_general requires contracting dimensions") as info:
+        draw_hlo(wrong_shapes)(W, XS)
+    assert any("draw_hlo traced wrong_shapes(f32[8,16], f32[4,8])" in note
+               for note in info.value.__notes__)
