@@ -102,7 +102,7 @@ def best_of(run, repeat=5):
 size = 1024  # big enough that arithmetic, not overhead, dominates
 a64 = np.random.default_rng(0).standard_normal((size, size))
 a32 = a64.astype(np.float32)
-pairs = [(best_of(lambda: a64 @ a64, 1), best_of(lambda: a32 @ a32, 1)) for _ in range(9)]
+pairs = [(best_of(lambda: a64 @ a64, 1), best_of(lambda: a32 @ a32, 1)) for _ in range(15)]
 t64, t32 = min(t for t, _ in pairs), min(t for _, t in pairs)
 print(f"NumPy {size}×{size} matmul: float64 {t64 * 1e3:.1f} ms, float32 {t32 * 1e3:.1f} ms")
 assert t64 / t32 > 1, "float32 should be faster than float64"
