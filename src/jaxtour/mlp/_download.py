@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import tempfile
 import urllib.error
@@ -76,7 +77,7 @@ def fetch(spec: MnistFile, folder: Path, mirrors: tuple[str, ...] | list[str] = 
         url = mirror.rstrip("/") + "/" + spec.name
         try:
             return _download_verified(url, folder / spec.name, spec, progress), failures
-        except (OSError, urllib.error.URLError, ValueError) as err:
+        except (OSError, http.client.HTTPException, ValueError) as err:
             failures.append(f"{url}: {_reason(err)}")
     return None, failures
 
@@ -86,7 +87,9 @@ def _reason(err: BaseException) -> str:
         return f"HTTP {err.code} {err.reason}"
     if isinstance(err, urllib.error.URLError):
         return f"cannot connect ({err.reason})"
-    return str(err)
+    if isinstance(err, http.client.IncompleteRead):
+        return f"connection closed after {len(err.partial)} bytes"
+    return str(err) or type(err).__name__
 
 
 def _download_verified(url: str, dest: Path, spec: MnistFile, progress: bool) -> Path:
