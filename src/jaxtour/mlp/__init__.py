@@ -74,3 +74,20 @@ __all__ = [
     "train_epoch",
     "update",
 ]
+
+# Data parallelism: the same training over every local device (mlp/_parallel.py).
+from jaxtour.mlp._parallel import (  # noqa: E402
+    check_batch_size,
+    data_mesh,
+    data_parallel_update,
+    psum_update,
+    train_data_parallel,
+)
+
+__all__ += [
+    "check_batch_size",
+    "data_mesh",
+    "data_parallel_update",
+    "psum_update",
+    "train_data_parallel",
+]

@@ -1,0 +1,261 @@
+"""Data-parallel training: one program, every local device, each on a slice of the batch.
+
+SPMD as JAX does it today: a 1-D `Mesh` of the devices with one axis, ``"batch"``;
+the params (and the momentum) replicated on every device; each batch split along that
+axis. `jax.jit` compiles one program for all of them and XLA inserts the all-reduce
+that adds the devices' gradients. `psum_update` is the same step written by hand
+with `jax.shard_map` and an explicit `jax.lax.psum`.
+
+A global batch must split evenly: `batch_size` a multiple of the device count, or
+a `ValueError` naming the nearest sizes that do (no silent adjustment, so the
+trajectory stays that of single-device training with the same batch size).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import jax.random as jr
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxtour.mlp._data import Mnist, load_mnist
+from jaxtour.mlp._model import LR, MOMENTUM, SIZES, Params, init_params, loss, preprocess, update
+from jaxtour.mlp._train import TRAIN_EVAL_SIZE, History, batch_indices, evaluate
+
+AXIS = "batch"
+Devices = str | int | Sequence[jax.Device] | Mesh
+
+
+def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
+    """A 1-D mesh over the devices to train on, its one axis named `axis`.
+
+    Args:
+        devices: ``"all"`` (every local device: the 8 cores of a TPU v2-8, each GPU,
+            or the simulated CPU devices), a count (the first `n` of them), a list of
+            `jax.Device`, or a 1-D `Mesh` (returned as it is).
+        axis: the axis name the batch is split along.
+
+    Raises:
+        ValueError: more devices asked for than there are, or a mesh that is not 1-D.
+
+    Example:
+        >>> mesh = data_mesh(1)
+        >>> dict(mesh.shape)
+        {'batch': 1}
+    """
+    if isinstance(devices, Mesh):
+        if devices.devices.ndim != 1:
+            raise ValueError(f"Data parallelism needs a 1-D mesh; got axes {dict(devices.shape)}.")
+        return devices
+    found = jax.local_devices()
+    if devices == "all":
+        chosen = found
+    elif isinstance(devices, int) and not isinstance(devices, bool):
+        chosen = found[:devices] if 1 <= devices <= len(found) else _too_many(devices, found)
+    elif isinstance(devices, Sequence) and devices and not isinstance(devices, str):
+        chosen = list(devices)
+    else:
+        raise ValueError(f'`devices` must be "all", a count, a list of jax.Device or a Mesh; '
+                         f"got {devices!r}.")
+    auto = (jax.sharding.AxisType.Auto,)  # the compiler places the collectives
+    return jax.make_mesh((len(chosen),), (axis,), axis_types=auto, devices=chosen)
+
+
+def _too_many(n: int, found: list) -> list:
+    platform = found[0].platform
+    hint = (" To simulate more CPU devices, run jax.config.update('jax_num_cpu_devices', "
+            f"{n}) right after `import jax`, before any computation.") if platform == "cpu" else ""
+    raise ValueError(f"Asked for {n} devices; JAX sees {len(found)} ({platform}).{hint}")
+
+
+def check_batch_size(batch_size: int, n_devices: int) -> None:
+    """Check that a global batch of `batch_size` splits evenly over `n_devices`.
+
+    Raises:
+        ValueError: it does not; the message names the nearest sizes that do.
+
+    Example:
+        >>> check_batch_size(128, 8)
+        >>> check_batch_size(100, 8)
+        Traceback (most recent call last):
+        ...
+        ValueError: `batch_size` 100 does not split evenly over 8 devices: every device \
+must get the same number of examples. Use 96 or 104 (a multiple of 8).
+    """
+    if batch_size % n_devices == 0:
+        return
+    below, above = batch_size // n_devices * n_devices, -(-batch_size // n_devices) * n_devices
+    sizes = f"{below} or {above}" if below else f"{above}"
+    raise ValueError(
+        f"`batch_size` {batch_size} does not split evenly over {n_devices} devices: every "
+        f"device must get the same number of examples. Use {sizes} (a multiple of {n_devices})."
+    )
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+    """Every device holds the whole array: how the params live."""
+    return NamedSharding(mesh, P())
+
+
+def batch_sharded(mesh: Mesh, axis: str = AXIS) -> NamedSharding:
+    """Dimension 0 split along the mesh axis: device i holds the i-th slice of the batch."""
+    return NamedSharding(mesh, P(axis))
+
+
+def data_parallel_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
+                         ) -> Callable[..., tuple[Params, Params, jax.Array]]:
+    """As `update`, but jitted for `mesh`: params replicated, the batch split over devices.
+
+    The code is `update`'s, unchanged: only the shardings are new. XLA sees that the
+    gradient sums over a batch spread over the devices and inserts an all-reduce.
+
+    Returns:
+        ``step(params, x, y, velocity) -> (params, velocity, loss)``, x f32[batch, 784],
+        y int[batch], with batch a multiple of the device count.
+    """
+    rep, split = replicated(mesh), batch_sharded(mesh, mesh.axis_names[0])
+    step = functools.partial(update, lr=lr, momentum=momentum)
+    return jax.jit(step, in_shardings=(rep, split, split, rep), out_shardings=(rep, rep, rep))
+
+
+def psum_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
+                ) -> Callable[..., tuple[Params, Params, jax.Array]]:
+    """As `data_parallel_update`, written per device with `jax.shard_map` and `psum`.
+
+    Each device sees its own slice of the batch, takes the gradient of its own mean
+    loss, and `jax.lax.psum` adds the devices' gradients; divided by the device count,
+    that is the gradient of the whole batch's mean loss (the slices are equal).
+    """
+    axis = mesh.axis_names[0]
+    n = mesh.shape[axis]
+
+    def per_device(params, x, y, velocity):  # x: f32[batch / n, 784], this device's slice
+        # The params are the same everywhere ("invariant"); each device's gradient is its
+        # own ("varying") until the psum adds them.
+        local = jax.lax.pcast(params, axis, to="varying")
+        local_loss, grads = jax.value_and_grad(loss)(local, x, y)
+        grads = jax.tree.map(lambda g: jax.lax.psum(g, axis) / n, grads)  # all-reduce
+        velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+        params = jax.tree.map(lambda p, v: p - lr * v, params, velocity)
+        return params, velocity, jax.lax.psum(local_loss, axis) / n
+
+    mapped = jax.shard_map(per_device, mesh=mesh, in_specs=(P(), P(axis), P(axis), P()),
+                           out_specs=(P(), P(), P()))
+    return jax.jit(mapped)
+
+
+def train_epoch_sharded(params: Params, velocity: Params, images: jax.Array,
+                        labels: jax.Array, key: jax.Array, *, mesh: Mesh, batch_size: int = 128,
+                        lr: float = LR, momentum: float = MOMENTUM
+                        ) -> tuple[Params, Params, jax.Array]:
+    """As `train_epoch`, with each batch's indices split over `mesh` (pure; jit it).
+
+    The training set is on every device (u8, 47 MB for all of MNIST); the constraint on
+    the shuffled indices makes each device gather and process only its own slice.
+    """
+    split = batch_sharded(mesh, mesh.axis_names[0])
+    order = batch_indices(key, images.shape[0], batch_size)
+
+    def step(carry, idx):
+        params, velocity = carry
+        idx = jax.lax.with_sharding_constraint(idx, split)
+        x, y = preprocess(images[idx]), labels[idx]
+        params, velocity, batch_loss = update(params, x, y, velocity, lr=lr, momentum=momentum)
+        return (params, velocity), batch_loss
+
+    (params, velocity), losses = jax.lax.scan(step, (params, velocity), order)
+    return params, velocity, losses
+
+
+def compile_epoch_sharded(mesh: Mesh, params: Params, velocity: Params, images: jax.Array,
+                          labels: jax.Array, key: jax.Array, **hyper) -> tuple[Callable, float]:
+    """`train_epoch_sharded` jitted for `mesh` (params donated), compiled ahead of time.
+
+    Returns:
+        (the compiled epoch, taking `train_epoch`'s positional arguments; compile seconds).
+    """
+    rep = replicated(mesh)
+    epoch = functools.partial(train_epoch_sharded, mesh=mesh, **hyper)
+    jitted = jax.jit(epoch, in_shardings=rep, out_shardings=rep, donate_argnums=(0, 1))
+    start = time.perf_counter()
+    compiled = jitted.lower(params, velocity, images, labels, key).compile()
+    return compiled, time.perf_counter() - start
+
+
+def train_data_parallel(data: Mnist | None = None, *, devices: Devices = "all",
+                        epochs: int = 10, batch_size: int = 128, lr: float = LR,
+                        momentum: float = MOMENTUM, seed: int = 0, sizes: tuple[int, ...] = SIZES,
+                        progress: bool = True,
+                        on_epoch: Callable[[int, History], None] | None = None
+                        ) -> tuple[Params, History]:
+    """As `train`, but data-parallel over `devices`: same seed, same losses, more devices.
+
+    The params start as `train`'s do (same seed, same shuffles), live replicated on
+    every device, and each global batch of `batch_size` is split over them. Each epoch
+    is one compiled `lax.scan`; the gradient all-reduce is the only communication.
+    Accuracy is measured on the first device, as `train` measures it.
+
+    Args:
+        data: an `Mnist` (or a `subset`); None calls `load_mnist()`.
+        devices: see `data_mesh`: ``"all"``, a count, a list of devices or a 1-D mesh.
+        epochs, batch_size, lr, momentum, seed, sizes, progress, on_epoch: as `train`;
+            `batch_size` is the global batch, a multiple of the device count.
+
+    Returns:
+        (params, replicated on the mesh; `History`, its ``device`` naming the count).
+
+    Raises:
+        ValueError: `batch_size` does not split evenly over the devices (the message
+            names the nearest sizes that do), too many devices, or bad `epochs`.
+
+    Example:
+        >>> params, history = train_data_parallel(epochs=1)  # doctest: +SKIP
+        >>> history.device  # doctest: +SKIP
+        '8 × tpu: TPU v2'
+    """
+    if epochs < 0 or batch_size < 1:
+        raise ValueError(f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, "
+                         f"{batch_size}.")
+    mesh = data_mesh(devices)
+    check_batch_size(batch_size, mesh.size)
+    data = load_mnist() if data is None else data
+    rep, first = replicated(mesh), mesh.devices.flat[0]
+    train_x, train_y = jax.device_put(
+        [np.asarray(data.train_images), np.asarray(data.train_labels, np.int32)], rep)
+    test_x, test_y = jax.device_put(
+        [np.asarray(data.test_images), np.asarray(data.test_labels, np.int32)], first)
+    init_key, shuffle_key = jr.split(jr.key(seed))  # as `train`: the same start, same shuffles
+    params = jax.device_put(init_params(init_key, sizes), rep)
+    velocity = jax.tree.map(jnp.zeros_like, params)
+    run_epoch, compile_s = compile_epoch_sharded(mesh, params, velocity, train_x, train_y,
+                                                 shuffle_key, batch_size=batch_size, lr=lr,
+                                                 momentum=momentum)
+    history = History(compile_seconds=compile_s,
+                      device=f"{mesh.size} × {first.platform}: {first.device_kind}")
+    eval_x, eval_y = jax.device_put([train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]], first)
+    for epoch in _epochs(epochs, progress):
+        start = time.perf_counter()
+        params, velocity, losses = run_epoch(params, velocity, train_x, train_y,
+                                             jr.fold_in(shuffle_key, epoch))
+        losses = np.asarray(losses)  # waits for the epoch to finish
+        history.epoch_seconds.append(time.perf_counter() - start)
+        history.batch_loss += losses.tolist()
+        history.loss.append(float(losses.mean()))
+        on_first = jax.device_put(params, first)
+        history.train_accuracy.append(float(evaluate(on_first, eval_x, eval_y)))
+        history.test_accuracy.append(float(evaluate(on_first, test_x, test_y)))
+        if on_epoch is not None:
+            on_epoch(epoch, history)
+    return params, history
+
+
+def _epochs(epochs: int, progress: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(range(epochs), desc="training (data-parallel)", unit="epoch", disable=not progress)
