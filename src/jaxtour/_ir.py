@@ -317,7 +317,9 @@ class HloOp:
     def primitive(self) -> str:
         """The jaxpr primitive this op came from, read from its metadata ("" if none)."""
         first = self.op_name.split(";")[0]
-        return re.sub(r"\(.*", "", first.rsplit("/", 1)[-1]) if "/" in first else ""
+        last = first.rsplit("/", 1)[-1]
+        # "jvp(jit(log_softmax))" names a transformation scope, not a primitive
+        return last if "/" in first and re.fullmatch(r"[a-z_][a-z0-9_]*", last) else ""
 
 
 @dataclass

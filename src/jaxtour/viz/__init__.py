@@ -1,5 +1,6 @@
 """Visualisers: each draws one thing JAX does and returns a `jaxtour.Diagram`."""
 
+from jaxtour.viz._compare import StageComparison, compare_stages
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
 from jaxtour.viz._hlo import draw_hlo
 from jaxtour.viz._jaxpr import draw_jaxpr
@@ -7,6 +8,8 @@ from jaxtour.viz._pipeline import draw_pipeline
 from jaxtour.viz._sharding import draw_sharding
 
 __all__ = [
+    "StageComparison",
+    "compare_stages",
     "draw_ai_stack",
     "draw_autodiff_landscape",
     "draw_hlo",

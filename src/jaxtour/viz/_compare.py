@@ -1,0 +1,241 @@
+"""`compare_stages`: what XLA did to a function, StableHLO before versus compiled HLO after."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from jaxtour import _ir
+from jaxtour.viz import _style
+
+WHO = "compare_stages"
+MAX_FUSIONS = 40  # listed; the counts above cover all of them
+NOTE = ("compiled: the ops XLA runs, a fusion counting once. in fusions: the ops inside "
+        "them; XLA may copy a cheap op (a broadcast, a constant) into several fusions "
+        "rather than store its result.")
+
+
+def compare_stages(f: Callable, *, static_argnums: int | tuple[int, ...] = ()
+                   ) -> Callable[..., StageComparison]:
+    """Before versus after XLA: op counts by kind, and what each fusion absorbed.
+
+    Traces `f` to a jaxpr, lowers it to StableHLO (what JAX hands XLA) and compiles it
+    (what XLA made of it for this backend), then compares: ops of each kind before and
+    after, how many ended up inside fusions, and for every fusion the ops it holds, the
+    jaxpr primitives they came from and the lines of your code that wrote them.
+
+    Args:
+        f: the function to compile.
+        static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+
+    Returns:
+        A function taking `f`'s example arguments and returning a `StageComparison`:
+        an HTML table in Jupyter, plain text in a terminal.
+
+    Raises:
+        TypeError: `f` is not callable, or an argument is not something JAX traces.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> c = compare_stages(lambda x: jnp.tanh(x) * 2.0 + 1.0)(jnp.ones(3))
+        >>> c.compiled_ops < c.stablehlo_ops
+        True
+    """
+    _ir.check_callable(f, WHO)
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def compare(*args: Any, **kwargs: Any) -> StageComparison:
+        import jax
+
+        traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
+        lowered = traced.lower()
+        compiled = lowered.compile()
+        return StageComparison.of(
+            _ir.function_name(f), jax.default_backend(), _ir.count_eqns(traced.jaxpr.jaxpr),
+            _ir.parse_stablehlo(_ir.stablehlo_text(lowered)), _ir.parse_hlo(compiled.as_text()),
+            _ir.cost_summary(compiled))
+
+    return compare
+
+
+@dataclass
+class Fusion:
+    """One fusion of the compiled HLO and what it absorbed."""
+
+    name: str
+    kind: str
+    ops: collections.Counter
+    primitives: list[str]
+    lines: list[_ir.SourceLine]
+
+    def describe(self) -> dict[str, str]:
+        """The fusion as table cells: name, ops, jaxpr primitives, source lines."""
+        return {"fusion": f"{self.name} ({self.kind})" if self.kind else self.name,
+                "ops fused": _counts(self.ops - collections.Counter(constant=self.ops["constant"]),
+                                     5),
+                "from jaxpr": ", ".join(self.primitives) or "-",
+                "your lines": ", ".join(str(line).split(" (")[0] for line in self.lines) or "-"}
+
+
+@dataclass
+class StageComparison:
+    """The before/after-XLA comparison `compare_stages` returns.
+
+    Attributes:
+        name, platform: the function and the backend it was compiled for.
+        jaxpr_eqns: equations in the jaxpr, nested ones included.
+        stablehlo: StableHLO op counts by opcode.
+        compiled: compiled-HLO op counts by opcode outside fusions (a fusion counts once).
+        fused: op counts by opcode inside the fusions.
+        fusions: each fusion with the ops, primitives and source lines it absorbed.
+        figures: XLA's cost and memory analysis (flops, bytes_accessed, temp_bytes, ...).
+    """
+
+    name: str
+    platform: str
+    jaxpr_eqns: int
+    stablehlo: collections.Counter
+    compiled: collections.Counter
+    fused: collections.Counter
+    fusions: list[Fusion] = field(default_factory=list)
+    figures: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, platform: str, eqns: int, before: _ir.HloModule,
+           after: _ir.HloModule, figures: dict[str, float]) -> StageComparison:
+        fusions = [_fusion(after, op) for op in after.fusions()]
+        fused = sum((f.ops for f in fusions), collections.Counter())
+        return cls(name, platform, eqns, before.op_counts(), after.op_counts(fused=False),
+                   fused, fusions, figures)
+
+    @property
+    def stablehlo_ops(self) -> int:
+        """Ops JAX handed XLA."""
+        return self.stablehlo.total()
+
+    @property
+    def compiled_ops(self) -> int:
+        """Ops XLA runs, a fusion counted as one."""
+        return self.compiled.total()
+
+    def headline(self) -> str:
+        """What XLA did, in one sentence."""
+        n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
+        text = (f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
+                f"for {self.platform}: {n} fusion{'s' * (n != 1)} holding "
+                f"{self.fused.total()} ops, and {standalone} op{'s' * (standalone != 1)} "
+                "left standalone")
+        rest = collections.Counter({k: v for k, v in self.compiled.items() if k != "fusion"})
+        return text + (f" ({_counts(rest, 4)})." if rest else ".")
+
+    def rows(self) -> list[tuple[str, int, int, int]]:
+        """(kind, StableHLO ops, compiled standalone ops, compiled ops inside fusions)."""
+        def by_family(counts: collections.Counter) -> collections.Counter:
+            out: collections.Counter = collections.Counter()
+            for op, n in counts.items():
+                out["fusion" if op == "fusion" else _style.family(op)] += n
+            return out
+
+        before, after, inside = (by_family(c) for c in (self.stablehlo, self.compiled, self.fused))
+        kinds = [k for k in (*_style.FAMILIES, "fusion") if before[k] or after[k] or inside[k]]
+        rows = [(k, before[k], after[k], inside[k]) for k in kinds]
+        return [*rows, ("total", self.stablehlo_ops, self.compiled_ops, self.fused.total())]
+
+    def figures_line(self) -> str:
+        """XLA's own cost and memory figures, in words."""
+        names = {"flops": "FLOP", "transcendentals": "transcendentals",
+                 "bytes_accessed": "B accessed", "temp_bytes": "B temp memory",
+                 "argument_bytes": "B arguments", "output_bytes": "B outputs"}
+        from jaxtour.viz._hlo import _si
+
+        return ", ".join(f"{_si(self.figures[k])}{v}" for k, v in names.items()
+                         if k in self.figures)
+
+    def __str__(self) -> str:
+        head = ["kind", "StableHLO", "compiled", "in fusions"]
+        table = _text_table(head, [[str(c) for c in row] for row in self.rows()])
+        fusion_rows = [list(f.describe().values()) for f in self.fusions]
+        lines = [f"What XLA did to {self.name}: jaxpr {self.jaxpr_eqns} equations -> "
+                 f"StableHLO {self.stablehlo_ops} ops -> compiled {self.compiled_ops} ops",
+                 self.headline(), "", table]
+        lines += ["", NOTE]
+        if fusion_rows:
+            shown = fusion_rows[:MAX_FUSIONS]
+            lines += ["", "Fusions:", _text_table(list(Fusion("", "", collections.Counter(),
+                                                              [], []).describe()), shown)]
+            if len(fusion_rows) > MAX_FUSIONS:
+                lines.append(f"… and {len(fusion_rows) - MAX_FUSIONS} more fusions")
+        if self.figures:
+            lines += ["", f"XLA's figures: {self.figures_line()}"]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            "<tr>" + f"<td>{_swatch(kind)}{escape(kind)}</td>" +
+            "".join(f"<td style='text-align:right'>{n}</td>" for n in counts) + "</tr>"
+            for kind, *counts in self.rows())
+        head = "".join(f"<th>{h}</th>" for h in
+                       ("kind", "StableHLO ops<br><small>what JAX hands XLA</small>",
+                        "compiled ops<br><small>a fusion counts once</small>",
+                        "ops inside fusions"))
+        html = [f"<div style='font-family:sans-serif'><h4 style='margin:4px 0'>What XLA did to "
+                f"<code>{escape(self.name)}</code></h4>",
+                f"<p style='margin:4px 0'>jaxpr {self.jaxpr_eqns} equations &rarr; StableHLO "
+                f"{self.stablehlo_ops} ops &rarr; compiled {self.compiled_ops} ops<br>"
+                f"{escape(self.headline())}</p>",
+                f"<table>{head}{rows}</table>",
+                f"<p style='margin:4px 0'><small>{escape(NOTE)}</small></p>"]
+        if self.fusions:
+            cells = [f.describe() for f in self.fusions[:MAX_FUSIONS]]
+            html.append("<h4 style='margin:8px 0 4px'>Fusions</h4><table>" + "".join(
+                f"<th>{escape(k)}</th>" for k in cells[0]) + "".join(
+                "<tr>" + "".join(f"<td>{escape(v)}</td>" for v in c.values()) + "</tr>"
+                for c in cells) + "</table>")
+            if len(self.fusions) > MAX_FUSIONS:
+                html.append(f"<p>… and {len(self.fusions) - MAX_FUSIONS} more fusions</p>")
+        if self.figures:
+            html.append(f"<p style='margin:4px 0'>XLA's figures: "
+                        f"{escape(self.figures_line())}</p>")
+        return "".join(html) + "</div>"
+
+
+def _fusion(module: _ir.HloModule, op: _ir.HloOp) -> Fusion:
+    inner = [o for call in op.called if call.computation in module.computations
+             for _, o in module.walk(call.computation) if o.opcode not in _ir.BOOKKEEPING]
+    primitives = list(dict.fromkeys(o.primitive for o in inner if o.primitive))
+    lines = list({o.source[:2]: o.source for o in inner if o.source}.values())
+    kind = {"kLoop": "loop", "kInput": "reduction", "kOutput": "output",
+            "kCustom": "custom"}.get(op.fusion_kind, op.fusion_kind)
+    return Fusion(op.name, kind, collections.Counter(o.opcode for o in inner), primitives,
+                  sorted(lines, key=lambda line: (line.file, line.line)))
+
+
+def _counts(counts: collections.Counter, limit: int = 6) -> str:
+    items = counts.most_common()
+    text = ", ".join(f"{op}×{n}" if n > 1 else op for op, n in items[:limit])
+    return text + (", …" if len(items) > limit else "")
+
+
+def _swatch(kind: str) -> str:
+    fam = _style.FAMILIES.get(kind)
+    fill, border = (fam.fill, fam.border) if fam else ("#FFF6DC", "#C58B00")
+    if kind == "total":
+        return ""
+    return (f"<span style='display:inline-block;width:10px;height:10px;margin-right:6px;"
+            f"background:{fill};border:1px solid {border}'></span>")
+
+
+def _text_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    widths = [min(w, 48) for w in widths]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True))
+
+    return "\n".join([line(head), "  ".join("-" * w for w in widths),
+                      *(line(r) for r in rows)]).rstrip()

@@ -1,0 +1,107 @@
+"""compare_stages: op counts before/after XLA, fusions with what they absorbed, both reprs."""
+
+import inspect
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxtour.viz import StageComparison, compare_stages
+
+
+def mlp_step(params, x, y):
+    def loss(p):
+        h = jax.nn.relu(x @ p["w1"] + p["b1"])  # MARK-HIDDEN
+        return jnp.mean((h @ p["w2"] - y) ** 2)
+
+    grads = jax.grad(loss)(params)
+    return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)  # MARK-UPDATE
+
+
+PARAMS = {"w1": jnp.ones((784, 64)), "b1": jnp.zeros(64), "w2": jnp.ones((64, 10))}
+ARGS = (PARAMS, jnp.ones((32, 784)), jnp.ones((32, 10)))
+
+
+def _line(marker: str) -> int:
+    lines = inspect.getsource(sys.modules[__name__]).splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line(" not in text)
+
+
+@pytest.fixture(scope="module")
+def comparison() -> StageComparison:
+    return compare_stages(mlp_step)(*ARGS)
+
+
+def test_xla_leaves_fewer_ops_than_it_was_given(comparison):
+    assert 0 < comparison.compiled_ops < comparison.stablehlo_ops
+    assert comparison.jaxpr_eqns > 0
+
+
+def test_counts_match_the_compiled_text(comparison):
+    compiled = jax.jit(mlp_step).lower(*ARGS).compile().as_text()
+    entry = compiled[compiled.index("\nENTRY"):]
+    entry = entry[: entry.index("\n}")]
+    oracle = len(re.findall(r"\sfusion\(", entry))
+    assert len(comparison.fusions) == comparison.compiled["fusion"] == oracle
+
+
+def test_rows_add_up(comparison):
+    *rows, total = comparison.rows()
+    assert total[0] == "total"
+    for column in (1, 2, 3):
+        assert sum(row[column] for row in rows) == total[column]
+    assert total[3] == sum(f.ops.total() for f in comparison.fusions)
+    kinds = [row[0] for row in rows]
+    assert "fusion" in kinds and "elementwise" in kinds
+
+
+def test_fusions_name_the_primitives_and_lines_they_absorbed(comparison):
+    primitives = {p for f in comparison.fusions for p in f.primitives}
+    assert {"max", "sub", "mul"} <= primitives  # relu, the update
+    lines = {(line.file.rsplit("/", 1)[-1], line.line) for f in comparison.fusions
+             for line in f.lines}
+    assert ("test_viz_compare.py", _line("MARK-HIDDEN")) in lines
+    assert ("test_viz_compare.py", _line("MARK-UPDATE")) in lines
+
+
+def test_text_is_the_terminal_form(comparison):
+    text = str(comparison)
+    assert repr(comparison) == text
+    assert text.startswith("What XLA did to mlp_step: jaxpr ")
+    assert f"XLA turned {comparison.stablehlo_ops} StableHLO ops into " \
+           f"{comparison.compiled_ops} for {jax.default_backend()}" in text
+    assert re.search(r"^kind\s+StableHLO\s+compiled\s+in fusions$", text, re.MULTILINE)
+    assert "Fusions:" in text and "FLOP" in text
+
+
+def test_html_is_the_one_rich_form(comparison):
+    html = comparison._repr_html_()
+    root = ET.fromstring(html.replace("&rarr;", "&#8594;").replace("<br>", "<br/>"))
+    tables = root.findall(".//table")
+    assert len(tables) == 2
+    assert len(tables[0].findall("tr")) == len(comparison.rows())
+    assert len(tables[1].findall("tr")) == len(comparison.fusions)
+    assert not [name for name in dir(comparison)
+                if name.startswith("_repr_") and name != "_repr_html_"]
+
+
+def test_a_tiny_elementwise_function_becomes_one_fusion():
+    c = compare_stages(lambda x: jnp.tanh(x) * 2.0 + 1.0)(jnp.ones(8))
+    assert c.compiled["fusion"] == 1 and len(c.fusions) == 1
+    assert set(c.fusions[0].primitives) == {"tanh", "mul", "add"}
+
+
+def test_bad_input_is_named_and_the_functions_error_propagates():
+    with pytest.raises(TypeError, match=r"compare_stages needs a function .*got 42 \(int\)"):
+        compare_stages(42)
+    with pytest.raises(TypeError, match=r"compare_stages cannot trace args\[0\]\['w1'\]"):
+        compare_stages(mlp_step)({"w1": "big"}, *ARGS[1:])
+
+    def fails(x):
+        raise RuntimeError("no luck")
+
+    with pytest.raises(RuntimeError, match="no luck"):
+        compare_stages(fails)(1.0)
