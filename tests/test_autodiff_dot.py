@@ -35,6 +35,7 @@ def test_every_case_renders_with_one_box_per_model_node(name):
     graph = grad_graph(f, argnums)(*args)
     d = draw_grad(f, argnums)(*args)
     assert isinstance(d, Diagram) and d.title == graph.title
+    assert d.counts == (len(graph.nodes), len(graph.edges))
     for node in graph.nodes.values():
         assert f'\t{node.id} [label="{node.label}' in d.source
     ET.fromstring(d.svg().encode())
@@ -57,8 +58,7 @@ def test_lanes_are_clusters_and_residual_edges_are_dashed():
 def test_the_backward_lane_is_drawn_upwards_and_each_gradient_beside_its_input():
     source = draw_grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0).source
     assert "dir=back" in source
-    assert "{\n\t\trank=same\n\t\tin0\n\t\tgrad0\n\t}" in source
-    assert "{\n\t\trank=same\n\t\tin1\n\t\tgrad1\n\t}" in source
+    assert "{rank=same in0 grad0}" in source and "{rank=same in1 grad1}" in source
 
 
 def test_jvp_and_vjp_pictures_render():

@@ -1,0 +1,51 @@
+"""Zero-argument autodiff pictures for `jaxtour tour` and slides.
+
+Each returns a `Diagram` with nothing to configure, so the tour can render it by name,
+e.g. ``"grad_cubic": "jaxtour.autodiff._gallery:grad_cubic"`` in `DIAGRAMS`.
+"""
+
+from __future__ import annotations
+
+from jaxtour._diagram import Diagram
+
+
+def cubic(x):
+    """f(x) = x³ + 2x² − 3x + 8, the lesson's cubic: f(1) = 8, f′(1) = 4."""
+    return x**3 + 2 * x**2 - 3 * x + 8
+
+
+def grad_cubic() -> Diagram:
+    """Reverse mode for the cubic at x = 1: forward, residuals, backward, ∂f/∂x = 4.
+
+    Example:
+        >>> grad_cubic().title
+        'grad of cubic: 10 forward eqns, 4 residuals, 7 backward eqns'
+    """
+    from jaxtour.autodiff._grad_graph import draw_grad
+
+    return draw_grad(cubic)(1.0)
+
+
+def jvp_sin_times_x() -> Diagram:
+    """Forward mode for sin(x)·x at x = 1: the primal and tangent lanes side by side."""
+    import jax.numpy as jnp
+
+    from jaxtour.autodiff._jvp_vjp import draw_jvp
+
+    def sin_times_x(x):
+        return jnp.sin(x) * x
+
+    return draw_jvp(sin_times_x)((1.0,), (1.0,))
+
+
+def grad_small_mlp() -> Diagram:
+    """Reverse mode for a 4-8-3 MLP's loss on five examples (jaxtour.mlp.loss)."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtour.autodiff._grad_graph import draw_grad
+    from jaxtour.mlp import init_params, loss
+
+    params = init_params(jax.random.key(0), (4, 8, 3))
+    x = jax.random.normal(jax.random.key(1), (5, 4))
+    return draw_grad(loss)(params, x, jnp.array([0, 2, 1, 1, 0]))
