@@ -256,6 +256,7 @@ HLO_VARIANTS = textwrap.dedent("""\
       %c = f32[8]{0} conditional(%i, %t, %t), branch_computations={%branch_a, %branch_b}
       %ags = (f32[8]{0}, f32[16]{0}) all-gather-start(%ar), dimensions={0}
       %agd = f32[16]{0} all-gather-done(%ags)
+      %gemm = (f32[8]{0}, s8[16]{0}) custom-call(%x, %x), custom_call_target="__cublas$gemm"
       ROOT %r = f32[8]{0} add(%c, %ar)
     }
     """)
@@ -280,6 +281,8 @@ def test_hlo_text_variants_older_metadata_typed_operands_collectives():
     counts = module.op_counts()
     assert counts["negate"] == 1 and counts["add"] == 1  # the reducer is not walked
     assert "tuple" not in counts and "parameter" not in counts
+    assert counts["custom-call:__cublas$gemm"] == 1  # a library kernel, named by its target
+    assert counts["all-gather-start"] == counts["all-gather-done"] == 1
 
 
 def test_collectives_on_four_cpu_devices():

@@ -314,6 +314,12 @@ class HloOp:
     index: int | None = None  # which element a get-tuple-element takes
 
     @property
+    def kind(self) -> str:
+        """The opcode, and for a custom call its target: `custom-call:__cublas$gemm`."""
+        return f"{self.opcode}:{self.target}" if self.target and "custom" in self.opcode \
+            else self.opcode
+
+    @property
     def primitive(self) -> str:
         """The jaxpr primitive this op came from, read from its metadata ("" if none)."""
         first = self.op_name.split(";")[0]
@@ -364,7 +370,7 @@ class HloModule:
     def _count(self, name: str, counts: collections.Counter, fused: bool) -> None:
         for op in self.computations[name].ops:
             if op.opcode not in BOOKKEEPING:
-                counts[op.opcode] += 1
+                counts[op.kind] += 1
             for called in op.called:
                 if (fused or op.opcode != "fusion") and called.computation in self.computations:
                     self._count(called.computation, counts, fused)

@@ -223,10 +223,10 @@ class _Builder(_style.Canvas):
         closed_fusion = {"fillcolor": _style.FUSION["fillcolor"], "color": _style.FUSION["color"],
                          "penwidth": "2"} if op.opcode == "fusion" else {}
         g.node(node, _style.text_label(op.opcode, *_details(op, called, self.module)),
-               tooltip=op.op_name or op.opcode, **{**_style.node_attrs(op.opcode),
+               tooltip=op.op_name or op.opcode, **{**_style.node_attrs(op.kind),
                                                    **closed_fusion})
         if not closed_fusion:
-            self.families.add(_style.family(op.opcode))
+            self.families.add(_style.family(op.kind))
         for value in op.operands:
             self.connect(value, node, env)
         for value, kind in zip(op.results or [op.name], kinds, strict=False):

@@ -4,8 +4,10 @@ One palette for every picture, so `dot_general` is the same orange in a jaxpr, i
 StableHLO and in compiled HLO, and a reader learns the colours once.
 
 Example:
-    >>> family("dot_general"), family("stablehlo.dot_general"), family("all-reduce")
+    >>> family("dot_general"), family("stablehlo.dot_general"), family("all-reduce-start")
     ('matmul', 'matmul', 'collective')
+    >>> family("custom-call:__cublas$gemm")
+    'matmul'
     >>> node_attrs("add")["fillcolor"] == FAMILIES["elementwise"].fill
     True
 """
@@ -95,6 +97,8 @@ def family(op: str) -> str:
         name = name.removesuffix(suffix)
     if name in _MEMBERS:
         return _MEMBERS[name]
+    if name.startswith("custom_call"):  # custom-call:__cublas$gemm, a library kernel
+        return "matmul" if any(k in name for k in ("gemm", "matmul", "conv", "dot")) else "other"
     if name.startswith(("reduce", "cum", "arg")):
         return "reduction"
     if name.startswith(("random", "rng", "threefry")):
