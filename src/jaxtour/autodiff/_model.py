@@ -65,10 +65,12 @@ class ADGraph:
     edges: list = field(default_factory=list)
 
     def add(self, node: ADNode) -> str:
+        """Add `node`; returns its id."""
         self.nodes[node.id] = node
         return node.id
 
     def link(self, src: str, dst: str, kind: str) -> None:
+        """Add an edge of `kind` from node `src` to node `dst`."""
         self.edges.append(ADEdge(src, dst, kind))
 
     def select(self, kind: str | None = None, lane: str | None = None) -> list[ADNode]:
