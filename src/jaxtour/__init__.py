@@ -3,7 +3,8 @@
 from jaxtour._diagram import Diagram
 from jaxtour._render import RendererUnavailableError
 from jaxtour._setup import describe_devices
+from jaxtour.explore import explore  # cheap: ipywidgets and JAX load on first call
 
 __version__ = "0.1.0"
 
-__all__ = ["Diagram", "RendererUnavailableError", "__version__", "describe_devices"]
+__all__ = ["Diagram", "RendererUnavailableError", "__version__", "describe_devices", "explore"]

@@ -1,0 +1,93 @@
+"""`explore`: the one entry point. Checks its input, then builds the `Explorer` panel."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+WHO = "explore"
+
+
+def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
+    """Look at a function through every JAX lens, in one interactive panel.
+
+    As `jax.make_jaxpr`, `f` is traced at the example arguments; unlike the drawing
+    functions, the arguments come straight after `f`. The panel's controls choose the
+    transformations (`jit`, `grad`, `jvp`, `vmap` over an axis: composed as
+    ``jit(vmap(jvp(grad(f))))``), the view (jaxpr graph, jaxpr text, StableHLO text,
+    compiled HLO with its fusions, before/after XLA, autodiff graph, XLA's cost and
+    memory figures) and the drawing options (depth, group by source line, direction).
+    Each view is the library's own call (`draw_jaxpr`, `draw_hlo`, `compare_stages`,
+    `draw_grad`, ...), shown with the line of code that makes it. A combination that
+    cannot work, such as `grad` of a vector-valued function, shows why in the panel.
+
+    With no `f`, the panel opens on the gallery (the cubic, tanh, relu, the MLP loss,
+    a scan, a cond, the factorial loop); with `f`, the gallery follows it.
+
+    Args:
+        f: the function to explore, or None for the gallery alone.
+        *args: example positional arguments: arrays, numbers, pytrees of them.
+        **kwargs: example keyword arguments, held fixed (not differentiated or mapped).
+
+    Returns:
+        An `Explorer` (an `ipywidgets.VBox`); as the last line of a cell it shows the
+        panel, and exported HTML or slides show the picture it opened with.
+
+    Raises:
+        TypeError: `f` is not callable, or an argument is not something JAX traces
+            (the same errors as the drawing functions give).
+        Exception: whatever `f` raises when traced at the example arguments.
+
+    Example:
+        >>> def cubic(x):
+        ...     return x**3 + 2*x**2 - 3*x + 8
+        >>> panel = explore(cubic, 1.0)
+        >>> panel.grad.value = True
+        >>> panel.shown.code
+        "draw_jaxpr(grad(cubic), max_depth=2, group_by=None, rankdir='TB')(*args)"
+        >>> panel.shown.result.title
+        'jaxpr of cubic: 17 equations'
+    """
+    if f is None and (args or kwargs):
+        raise TypeError(
+            "explore got example arguments but no function: pass the function first, "
+            "explore(f, *args), or call explore() alone for the gallery."
+        )
+    loaders = {}
+    if f is not None:
+        subject = check(f, args, kwargs)
+        loaders[subject.name] = lambda: subject
+    from jaxtour.explore._gallery import GALLERY
+    from jaxtour.explore._widget import Explorer
+
+    loaders |= {name: functools.partial(_load, example.load)
+                for name, example in GALLERY.items() if name not in loaders}
+    return Explorer(loaders)
+
+
+def check(f: Callable, args: tuple, kwargs: dict):
+    """The `Subject` to explore, after the library's own checks and one trace of `f`."""
+    from jaxtour import _ir
+    from jaxtour.explore._compose import bind
+    from jaxtour.explore._views import Subject
+
+    try:
+        _ir.check_callable(f, WHO)
+        _ir.check_args(args, kwargs, (), WHO)
+    except TypeError as err:
+        err.add_note("explore takes the example arguments right after the function, "
+                     "explore(loss, params, batch); fix a non-array argument with "
+                     "functools.partial(f, value=...).")
+        raise
+    _ir.trace(f, args, kwargs, who=WHO)  # f's own errors surface here, before any widget
+    name = _ir.function_name(f)
+    return Subject(bind(f, kwargs), "f" if name == "<lambda>" else name, args)
+
+
+def _load(load: Callable):
+    from jaxtour import _ir
+    from jaxtour.explore._views import Subject
+
+    fn, args = load()
+    return Subject(fn, _ir.function_name(fn), args)

@@ -1,0 +1,121 @@
+"""Composing the explorer's transformations: `jit(vmap(jvp(grad(f))))`, in that order.
+
+The explorer's toggles name JAX transformations; `compose` applies the chosen ones to
+the example function with JAX's own `jax.grad`, `jax.jvp`, `jax.vmap` and `jax.jit`, and
+says in one line what it built (``jit(vmap(grad(cubic), in_axes=0))``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# `vmap` maps over a batch built from the example: this many copies along the chosen axis.
+BATCH = 3
+
+
+@dataclass(frozen=True)
+class Transforms:
+    """Which transformations to apply; `vmap` is the batch axis, or None for no `vmap`.
+
+    Example:
+        >>> Transforms(jit=True, grad=True, vmap=0).describe("cubic")
+        'jit(vmap(grad(cubic), in_axes=0))'
+    """
+
+    jit: bool = False
+    grad: bool = False
+    jvp: bool = False
+    vmap: int | None = None
+
+    def describe(self, name: str) -> str:
+        """The composition as one would write it with `jax.*`, applied to `name`."""
+        text = name
+        if self.grad:
+            text = f"grad({text})"
+        if self.jvp:
+            text = f"jvp({text})"
+        if self.vmap is not None:
+            text = f"vmap({text}, in_axes={self.vmap})"
+        if self.jit:
+            text = f"jit({text})"
+        return text
+
+
+class Composed(NamedTuple):
+    """A transformed function and the example arguments to call it with."""
+
+    fn: Callable
+    args: tuple
+    label: str
+
+
+def bind(f: Callable, kwargs: dict) -> Callable:
+    """`f` with its keyword arguments held fixed (not differentiated, not mapped)."""
+    if not kwargs:
+        return f
+
+    @functools.wraps(f)
+    def bound(*args):
+        return f(*args, **kwargs)
+
+    return bound
+
+
+def compose(f: Callable, args: tuple, transforms: Transforms, name: str) -> Composed:
+    """Apply `transforms` to `f` and batch `args` when `vmap` is on.
+
+    Raises:
+        ValueError: the `vmap` axis does not fit an example argument.
+    """
+    fn, args = f, tuple(args)
+    if transforms.grad:
+        fn = jax.grad(fn)
+    if transforms.jvp:
+        fn = _jvp(fn)
+    if transforms.vmap is not None:
+        args = stack(args, transforms.vmap)
+        fn = jax.vmap(fn, in_axes=transforms.vmap)
+    if transforms.jit:
+        fn = jax.jit(fn)
+    return Composed(fn, args, transforms.describe(name))
+
+
+def _jvp(f: Callable) -> Callable:
+    # The tangent is all ones: (primal_out, tangent_out) is f and its derivative along 1.
+    @functools.wraps(f)
+    def pushforward(*primals):
+        return jax.jvp(f, primals, jax.tree.map(_ones_tangent, primals))
+
+    return pushforward
+
+
+def _ones_tangent(x: Any):
+    if jnp.issubdtype(jnp.result_type(x), jnp.inexact):
+        return jnp.ones_like(x)
+    # Integers and booleans have no tangent space: JAX wants float0 zeros for them.
+    return np.zeros(np.shape(x), dtype=jax.dtypes.float0)
+
+
+def stack(args: tuple, axis: int) -> tuple:
+    """`BATCH` copies of every example leaf stacked along `axis`, as `vmap` will map.
+
+    Raises:
+        ValueError: `axis` is beyond a leaf's dimensions (a scalar has only axis 0).
+    """
+    leaves = jax.tree_util.tree_flatten_with_path(args)[0]
+    for path, leaf in leaves:
+        ndim = np.ndim(leaf)
+        if not -(ndim + 1) <= axis <= ndim:
+            raise ValueError(
+                f"vmap over axis {axis} does not fit args{jax.tree_util.keystr(path)}, "
+                f"which has {ndim} dimension{'s' * (ndim != 1)}: the batch axis can be "
+                f"0 to {ndim}. Choose a smaller axis, or axis 0."
+            )
+    return jax.tree.map(lambda x: jnp.stack([jnp.asarray(x)] * BATCH, axis=axis), args)

@@ -1,0 +1,96 @@
+"""What the explorer's panel shows, as HTML: a picture, a text, a table, or a problem.
+
+The same HTML is the live panel's content and the static fallback that exported HTML
+and slides show when no kernel is running.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from typing import Any, NamedTuple
+
+from jaxtour.explore._views import Shown, Table, Text
+
+_PROLOGUE = re.compile(r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?(<!--.*?-->\s*)*", re.S)
+_BOX = "max-height:75vh;overflow:auto;border:1px solid #e2e8f0;border-radius:6px;padding:6px"
+
+
+class Problem(NamedTuple):
+    """Why a combination could not be drawn, in words, and what to try instead."""
+
+    title: str
+    message: str
+    hint: str
+
+
+# (pattern in the error message, what to try); the first match wins.
+_HINTS = (
+    (r"scalar", "grad differentiates a function that returns one real number. Untick grad, "
+                "or tick jvp (any output shape), or tick vmap so each example gives a scalar."),
+    (r"real- or complex-valued inputs|floating-point|float0|integer",
+     "grad and jvp differentiate floating-point inputs, and this example takes integers. "
+     "Untick grad and jvp, or pass a float (1.0 rather than 1)."),
+    (r"No module named", "This view needs a part of jaxtour that is not installed here."),
+)
+
+
+def explain(err: BaseException, label: str, view: str) -> Problem:
+    """A `Problem` for an exception raised while drawing `view` of `label`."""
+    message = f"{type(err).__name__}: {err}".strip()
+    if len(message) > 800:
+        message = message[:800] + " …"
+    hint = next((h for pattern, h in _HINTS if re.search(pattern, message)),
+                "Change a transformation or pick another view.")
+    return Problem(f"The {view} of {label} cannot be drawn", message, hint)
+
+
+def svg_body(svg: str) -> str:
+    """`svg` without its XML prologue, doctype and comments, ready to inline in HTML."""
+    return _PROLOGUE.sub("", svg, count=1)
+
+
+def title_of(result: Any) -> str:
+    """The one-line title of a view's result (a Diagram's `title`, a Problem's)."""
+    return str(getattr(result, "title", "") or type(result).__name__)
+
+
+def body(result: Any) -> str:
+    """The HTML of a view's result, without header."""
+    if isinstance(result, Problem):
+        return (
+            '<div class="jaxtour-problem" style="border-left:4px solid #c0392b;'
+            'background:#fdecea;padding:8px 12px;border-radius:4px">'
+            f"<b>{escape(result.title)}</b><pre style='white-space:pre-wrap'>"
+            f"{escape(result.message)}</pre><div>{escape(result.hint)}</div></div>"
+        )
+    if isinstance(result, Text):
+        style = f"{_BOX};font-size:12px"
+        return f'<pre class="jaxtour-text" style="{style}">{escape(result.body)}</pre>'
+    if isinstance(result, Table):
+        rows = "".join(f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(v)}"
+                       "</td></tr>" for k, v in result.rows)
+        return f'<table class="jaxtour-table">{rows}</table>'
+    if hasattr(result, "svg"):  # a Diagram
+        return f'<div class="jaxtour-diagram" style="{_BOX}">{svg_body(result.svg())}</div>'
+    if hasattr(result, "_repr_html_"):
+        return result._repr_html_()
+    return f"<pre>{escape(repr(result))}</pre>"
+
+
+def panel(shown: Shown | Problem) -> str:
+    """Header (the title and the code that makes the same thing), then the result."""
+    if isinstance(shown, Problem):
+        return body(shown)
+    title = escape(title_of(shown.result))
+    code = escape(shown.code)
+    return (f'<div class="jaxtour-title"><b>{title}</b></div>'
+            f'<div style="margin:2px 0 6px"><code>{code}</code></div>{body(shown.result)}')
+
+
+def static(shown: Shown | Problem, label: str) -> str:
+    """The fallback shown without a kernel: the current view's picture and a caption."""
+    note = (f"jaxtour.explore: {escape(label)}. A static picture: run the notebook to "
+            "change the transformations and the view.")
+    return (f'<div class="jaxtour-explore-static"><div style="color:#64748b;font-size:12px">'
+            f"{note}</div>{panel(shown)}</div>")

@@ -1,0 +1,177 @@
+"""`Explorer`: the ipywidgets panel. Controls on top, the chosen view of the example below.
+
+Every change of a control re-renders through the view's library call; renders are
+cached per combination (example, transformations, view, the options that view reads),
+so going back to a combination is instant.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import ipywidgets as widgets
+
+from jaxtour.explore import _html
+from jaxtour.explore._compose import Transforms
+from jaxtour.explore._gallery import GALLERY
+from jaxtour.explore._views import DEFAULT_VIEW, VIEWS, Options, Shown, Subject
+
+AXES = (0, 1, 2, -1)
+DEPTHS = (("0", 0), ("1", 1), ("2", 2), ("3", 3), ("all", None))
+_SMALL = widgets.Layout(width="auto")
+
+
+class Explorer(widgets.VBox):
+    """One function through every JAX lens; built by `jaxtour.explore`.
+
+    Attributes (controls you can also set from Python): `example`, `jit`, `grad`,
+    `jvp`, `vmap`, `axis`, `view`, `depth`, `group`, `rankdir`. `shown` is what the
+    panel shows now (a `Shown` holding the library's result, or a `Problem`).
+    """
+
+    def __init__(self, loaders: dict[str, Callable[[], Subject]]) -> None:
+        self._loaders = loaders
+        self._subjects: dict[str, Subject] = {}
+        self._cache: dict[tuple, tuple[Shown | _html.Problem, str]] = {}
+        self.renders = 0  # cache misses, for the curious and the tests
+        self._make_controls(list(loaders))
+        super().__init__(self._layout())
+        self.add_class("jaxtour-explorer")
+        for control in self._controls():
+            control.observe(self._changed, names="value")
+        self.render()
+
+    # --- controls ----------------------------------------------------------------------------
+    def _make_controls(self, names: list[str]) -> None:
+        self.example = widgets.Dropdown(options=names, description="example")
+        self.about = widgets.HTML()
+        self.jit, self.grad, self.jvp, self.vmap = (
+            widgets.ToggleButton(description=name, tooltip=f"jax.{name}", layout=_SMALL)
+            for name in ("jit", "grad", "jvp", "vmap"))
+        self.axis = widgets.Dropdown(options=AXES, description="axis", disabled=True,
+                                     layout=widgets.Layout(width="130px"))
+        self.view = widgets.Dropdown(options=[(v.label, k) for k, v in VIEWS.items()],
+                                     value=DEFAULT_VIEW, description="view")
+        self.depth = widgets.Dropdown(options=DEPTHS, value=Options().depth, description="depth",
+                                      tooltip="how deep nested jaxprs are drawn",
+                                      layout=widgets.Layout(width="140px"))
+        self.group = widgets.Checkbox(value=Options().group, description="group by source line",
+                                      indent=False, layout=_SMALL)
+        self.rankdir = widgets.ToggleButtons(options=[("↓", "TB"), ("→", "LR")],
+                                             tooltips=["top to bottom", "left to right"],
+                                             style={"button_width": "40px"})
+        self.status = widgets.HTML()
+        self.output = widgets.HTML()
+        for name in ("example", "jit", "grad", "jvp", "vmap", "axis", "view", "depth",
+                     "group", "rankdir", "output"):
+            getattr(self, name).add_class(f"jaxtour-explorer-{name}")
+
+    def _controls(self) -> list[widgets.ValueWidget]:
+        return [self.example, self.jit, self.grad, self.jvp, self.vmap, self.axis, self.view,
+                self.depth, self.group, self.rankdir]
+
+    def _layout(self) -> list[widgets.Widget]:
+        row = lambda *children: widgets.HBox(children, layout=widgets.Layout(
+            align_items="center", flex_flow="row wrap"))
+        return [
+            row(self.example, self.about),
+            row(widgets.Label("transform:"), self.jit, self.grad, self.jvp, self.vmap,
+                self.axis),
+            row(self.view, self.depth, self.group, self.rankdir, self.status),
+            self.output,
+        ]
+
+    # --- state -------------------------------------------------------------------------------
+    @property
+    def transforms(self) -> Transforms:
+        """The transformations the toggles select."""
+        axis = self.axis.value if self.vmap.value else None
+        return Transforms(self.jit.value, self.grad.value, self.jvp.value, axis)
+
+    @property
+    def options(self) -> Options:
+        """The drawing options, with those the current view does not read left at default."""
+        reads = VIEWS[self.view.value].options
+        default = Options()
+        return Options(
+            self.depth.value if "depth" in reads else default.depth,
+            self.group.value if "group" in reads else default.group,
+            self.rankdir.value if "rankdir" in reads else default.rankdir,
+        )
+
+    @property
+    def subject(self) -> Subject:
+        """The example now shown, loaded (and kept) on first use."""
+        name = self.example.value
+        if name not in self._subjects:
+            self._subjects[name] = self._loaders[name]()
+        return self._subjects[name]
+
+    @property
+    def shown(self) -> Shown | _html.Problem:
+        """What the panel shows now."""
+        return self._cache[self._key()][0]
+
+    @property
+    def label(self) -> str:
+        """The composition shown, e.g. ``jit(grad(cubic))``."""
+        return self.transforms.describe(self.subject.name)
+
+    def _key(self) -> tuple:
+        return (self.example.value, self.transforms, self.view.value, self.options)
+
+    # --- rendering ---------------------------------------------------------------------------
+    def _changed(self, change) -> None:
+        self.render()
+
+    def render(self) -> None:
+        """Show the current combination: from the cache, or drawn and cached."""
+        self._sync_controls()
+        key = self._key()
+        start = time.perf_counter()
+        cached = key in self._cache
+        if not cached:
+            self.status.value = "<i>rendering…</i>"
+            self._cache[key] = self._draw()
+            self.renders += 1
+        took = "from cache" if cached else f"{time.perf_counter() - start:.2f} s"
+        self.status.value = f"<small>{took}</small>"
+        self.output.value = self._cache[key][1]
+
+    def _draw(self) -> tuple[Shown | _html.Problem, str]:
+        view = VIEWS[self.view.value]
+        try:
+            subject = self.subject
+            shown = view.draw(subject, self.transforms, self.options)
+            return shown, _html.panel(shown)
+        except Exception as err:  # shown in the panel: a bad combination is not a crash
+            problem = _html.explain(err, self._safe_label(), view.label)
+            return problem, _html.panel(problem)
+
+    def _safe_label(self) -> str:
+        try:
+            return self.label
+        except Exception:  # the example itself failed to load
+            return self.example.value
+
+    def _sync_controls(self) -> None:
+        self.axis.disabled = not self.vmap.value
+        reads = VIEWS[self.view.value].options
+        self.depth.disabled = "depth" not in reads
+        self.group.disabled = "group" not in reads
+        self.rankdir.disabled = "rankdir" not in reads
+        self.about.value = f"<small>{_about(self.example.value)}</small>"
+
+    # --- without a kernel --------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs):
+        # The widget view for a live kernel, and beside it the picture as static HTML for
+        # exported notebooks and slides (JupyterLab prefers the widget when it can show it).
+        bundle = super()._repr_mimebundle_(**kwargs)
+        bundle["text/html"] = _html.static(self.shown, self._safe_label())
+        return bundle
+
+
+def _about(name: str) -> str:
+    example = GALLERY.get(name)
+    return example.about if example else "your function, with the example arguments you gave"

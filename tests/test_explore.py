@@ -1,0 +1,259 @@
+"""The explorer driven from Python: every control gives what the library call gives.
+
+The oracle for each view is the library's own call (`draw_jaxpr`, `draw_grad`, ...) or
+JAX's (`jax.make_jaxpr`, `lower().as_text()`) on a transformation built here by hand
+with `jax.grad`, `jax.jvp`, `jax.vmap` and `jax.jit`.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxtour import _ir, autodiff, explore
+from jaxtour.explore import _gallery, _html
+from jaxtour.explore._compose import Transforms, stack
+from jaxtour.viz import draw_jaxpr
+
+cubic, sum_of_squares = _gallery.cubic, _gallery.sum_of_squares
+XS = jnp.arange(1.0, 5.0)
+
+
+@pytest.fixture
+def panel():
+    return explore(cubic, 1.0)
+
+
+def _svg_of(diagram) -> str:
+    return _html.svg_body(diagram.svg())
+
+
+def test_it_opens_on_draw_jaxpr_with_its_defaults(panel):
+    expected = draw_jaxpr(cubic)(1.0)
+    assert panel.shown.result.source == expected.source
+    assert panel.shown.result.title == "jaxpr of cubic: 7 equations"
+    assert _svg_of(expected) in panel.output.value
+    assert panel.shown.code == "draw_jaxpr(cubic, max_depth=2, group_by=None, rankdir='TB')(*args)"
+
+
+@pytest.mark.parametrize(("control", "value", "oracle"), [
+    ("rankdir", "LR", lambda: draw_jaxpr(cubic, rankdir="LR")(1.0)),
+    ("group", True, lambda: draw_jaxpr(cubic, group_by="source")(1.0)),
+    ("grad", True, lambda: draw_jaxpr(jax.grad(cubic))(1.0)),
+    ("vmap", True, lambda: draw_jaxpr(jax.vmap(cubic))(jnp.full(3, 1.0))),
+    ("example", "tanh", lambda: draw_jaxpr(_gallery.tanh)(0.5)),
+])
+def test_each_control_draws_what_draw_jaxpr_draws(panel, control, value, oracle):
+    before = panel.output.value
+    getattr(panel, control).value = value
+    expected = oracle()
+    assert panel.shown.result.source == expected.source
+    assert _svg_of(expected) in panel.output.value
+    assert panel.output.value != before
+
+
+def test_jvp_draws_the_jaxpr_of_jax_jvp_with_ones_as_tangent(panel):
+    @functools.wraps(cubic)
+    def pushforward(x):
+        return jax.jvp(cubic, (x,), (jnp.ones_like(x),))
+
+    panel.jvp.value = True
+    assert panel.shown.result.source == draw_jaxpr(pushforward)(1.0).source
+    assert panel.shown.result.title == "jaxpr of cubic: 16 equations"
+
+
+def test_depth_and_the_vmap_axis_on_a_scan():
+    panel = explore(sum_of_squares, XS)
+    panel.depth.value = 0
+    assert panel.shown.result.source == draw_jaxpr(sum_of_squares, max_depth=0)(XS).source
+    assert panel.shown.result.counts < draw_jaxpr(sum_of_squares)(XS).counts
+    panel.depth.value = 2
+    panel.vmap.value = True
+    panel.axis.value = 1
+    batch = jnp.stack([XS] * 3, axis=1)  # f32[4, 3]: mapped over its second axis
+    expected = draw_jaxpr(jax.vmap(sum_of_squares, in_axes=1))(batch)
+    assert panel.shown.result.source == expected.source
+    assert panel.shown.code.startswith("draw_jaxpr(vmap(sum_of_squares, in_axes=1)")
+
+
+def test_jit_shows_in_the_jaxpr_text(panel):
+    panel.view.value = "jaxpr text"
+    assert panel.shown.result.body == str(jax.make_jaxpr(cubic)(1.0))
+    panel.jit.value = True
+    text = panel.shown.result.body
+    assert text == str(jax.make_jaxpr(jax.jit(cubic))(1.0))
+    assert _ir.primitive_counts(jax.make_jaxpr(jax.jit(cubic))(1.0).jaxpr)["jit"] == 1
+    assert "jit" in text and "jit" not in str(jax.make_jaxpr(cubic)(1.0))
+
+
+def test_stablehlo_view_is_what_jax_lowers(panel):
+    panel.grad.value = True
+    panel.view.value = "StableHLO text"
+    assert panel.shown.result.body == jax.jit(jax.grad(cubic)).lower(1.0).as_text()
+    assert "stablehlo.multiply" in panel.output.value
+
+
+def test_autodiff_view_picks_draw_grad_draw_vjp_or_draw_jvp(panel):
+    panel.view.value = "autodiff graph"
+    assert panel.shown.result.source == autodiff.draw_grad(cubic)(1.0).source
+    panel.vmap.value = True  # vmap(cubic) returns a vector: reverse mode is a VJP
+    batch = jnp.full(3, 1.0)
+    assert panel.shown.result.source == autodiff.draw_vjp(jax.vmap(cubic))(batch).source
+    panel.vmap.value = False
+    panel.jvp.value = True
+    panel.rankdir.value = "LR"
+    expected = autodiff.draw_jvp(cubic, rankdir="LR")((1.0,), (1.0,))
+    assert panel.shown.result.source == expected.source
+
+
+def test_cost_and_memory_are_xlas_own_figures(panel):
+    panel.view.value = "cost and memory"
+    compiled = jax.jit(cubic).lower(1.0).compile()
+    figures = _ir.cost_summary(compiled)
+    rows = dict(panel.shown.result.rows)
+    assert len(rows) == len(figures) > 0
+    if "flops" in figures:
+        assert rows["floating-point operations"] == f"{figures['flops']:,.0f}"
+    assert "<table" in panel.output.value
+
+
+def test_options_a_view_does_not_read_are_disabled_and_do_not_redraw(panel):
+    panel.view.value = "jaxpr text"
+    assert panel.depth.disabled and panel.group.disabled and panel.rankdir.disabled
+    renders = panel.renders
+    panel.rankdir.value = "LR"
+    assert panel.renders == renders
+    panel.view.value = "jaxpr graph"
+    assert not panel.rankdir.disabled and panel.axis.disabled
+    panel.vmap.value = True
+    assert not panel.axis.disabled
+
+
+def test_going_back_to_a_combination_comes_from_the_cache(panel):
+    first = panel.output.value
+    panel.grad.value = True
+    renders = panel.renders
+    panel.grad.value = False
+    assert panel.renders == renders
+    assert panel.output.value == first
+    assert "from cache" in panel.status.value
+
+
+# --- bad combinations: a message in the panel, not a traceback -----------------------------
+
+
+def test_grad_of_a_vector_valued_function_explains_itself_in_the_panel():
+    panel = explore(jnp.tanh, jnp.linspace(-1.0, 1.0, 5))
+    panel.grad.value = True
+    problem = panel.shown
+    assert isinstance(problem, _html.Problem)
+    assert problem.message == ("TypeError: Gradient only defined for scalar-output functions. "
+                               "Output had shape: (5,).")
+    assert "tick jvp" in problem.hint
+    assert 'class="jaxtour-problem"' in panel.output.value
+    assert "Traceback" not in panel.output.value
+    panel.grad.value = False
+    panel.jvp.value = True  # forward mode takes any output: a picture again
+    xs = jnp.linspace(-1.0, 1.0, 5)
+    expected = draw_jaxpr(functools.wraps(jnp.tanh)(
+        lambda x: jax.jvp(jnp.tanh, (x,), (jnp.ones_like(x),))))(xs)
+    # Tooltips name the line that called jax.jvp, so compare title and structure.
+    assert panel.shown.result.title == expected.title
+    assert panel.shown.result.counts == expected.counts
+
+
+def test_grad_of_the_integer_factorial_says_to_pass_a_float():
+    panel = explore()
+    panel.example.value = "factorial loop"
+    assert panel.shown.result.title.startswith("jaxpr of factorial")
+    panel.grad.value = True
+    assert panel.shown.message.startswith("TypeError: grad requires real- or complex-valued")
+    assert "pass a float" in panel.shown.hint
+
+
+def test_a_vmap_axis_beyond_the_arguments_is_explained(panel):
+    panel.vmap.value = True
+    panel.axis.value = 2
+    assert panel.shown.message == (
+        "ValueError: vmap over axis 2 does not fit args[0], which has 0 dimensions: the "
+        "batch axis can be 0 to 0. Choose a smaller axis, or axis 0.")
+
+
+# --- bad input: the library's own errors, before any widget ---------------------------------
+
+
+def test_a_non_callable_gets_the_library_error():
+    with pytest.raises(TypeError) as library:
+        draw_jaxpr(3)
+    with pytest.raises(TypeError) as ours:
+        explore(3, 1.0)
+    assert str(ours.value) == str(library.value).replace("draw_jaxpr", "explore")
+    assert "explore(loss, params, batch)" in "".join(ours.value.__notes__)
+
+
+def test_an_untraceable_argument_gets_the_library_error():
+    with pytest.raises(TypeError) as library:
+        draw_jaxpr(cubic)("one")
+    with pytest.raises(TypeError) as ours:
+        explore(cubic, "one")
+    assert str(ours.value) == str(library.value).replace("draw_jaxpr", "explore")
+    assert str(ours.value).startswith("explore cannot trace args[0]: it is 'one' (str)")
+
+
+def test_a_function_that_fails_on_its_arguments_fails_at_once():
+    with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
+        explore(lambda a, b: a @ b, jnp.ones((2, 3)), jnp.ones((2, 3)))
+
+
+def test_arguments_without_a_function_are_refused():
+    with pytest.raises(TypeError, match="explore got example arguments but no function"):
+        explore(None, 1.0)
+
+
+# --- composition ----------------------------------------------------------------------------
+
+
+def test_transforms_describe_the_composition_in_jax_order():
+    assert Transforms().describe("f") == "f"
+    assert (Transforms(jit=True, grad=True, jvp=True, vmap=1).describe("loss")
+            == "jit(vmap(jvp(grad(loss)), in_axes=1))")
+
+
+def test_stack_builds_the_batch_vmap_maps_over():
+    (xs,), (tree,) = stack((XS,), 1), stack(({"w": jnp.ones((2, 5))},), -1)
+    assert xs.shape == (4, 3) and tree["w"].shape == (2, 5, 3)
+    assert jnp.array_equal(xs[:, 2], XS)
+    with pytest.raises(ValueError, match=r"vmap over axis 2 does not fit args\[0\]\['w'\]"):
+        stack(({"w": XS},), 2)
+
+
+def test_keyword_arguments_are_held_fixed():
+    power = lambda x, *, n: x**n
+    panel = explore(power, 2.0, n=3)
+    panel.grad.value = True
+    expected = draw_jaxpr(jax.grad(functools.partial(power, n=3)))(2.0)
+    assert panel.shown.result.title == expected.title == "jaxpr of <lambda>: 4 equations"
+    assert panel.shown.result.counts == expected.counts
+    assert panel.shown.code.startswith("draw_jaxpr(grad(f)")
+
+
+# --- the gallery and the static fallback ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [n for n in _gallery.GALLERY if n != "MLP loss"])
+def test_every_gallery_example_draws_its_jaxpr(name):
+    fn, args = _gallery.GALLERY[name].load()
+    panel = explore()
+    panel.example.value = name
+    assert panel.shown.result.source == draw_jaxpr(fn)(*args).source
+
+
+def test_the_mime_bundle_holds_the_widget_and_a_static_picture(panel):
+    bundle = panel._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.model_id
+    static = bundle["text/html"]
+    assert 'class="jaxtour-explore-static"' in static
+    assert _svg_of(draw_jaxpr(cubic)(1.0)) in static
+    panel.view.value = "jaxpr text"  # the fallback is what the panel shows when displayed
+    assert "<svg" not in panel._repr_mimebundle_()["text/html"]
