@@ -20,6 +20,9 @@ DIAGRAMS: dict[str, str] = {
     "mlp_pipeline": "jaxtour.viz._gallery:mlp_pipeline",
     "mlp_jaxpr": "jaxtour.viz._gallery:mlp_jaxpr",
     "mlp_hlo": "jaxtour.viz._gallery:mlp_hlo",
+    "grad_cubic": "jaxtour.autodiff._gallery:grad_cubic",
+    "jvp_sin_times_x": "jaxtour.autodiff._gallery:jvp_sin_times_x",
+    "grad_small_mlp": "jaxtour.autodiff._gallery:grad_small_mlp",
 }
 
 
