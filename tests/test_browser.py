@@ -52,10 +52,13 @@ _MEASURE_SVG = """marker => {
 
 
 def chromium() -> str:
-    """The system Chromium; skip without one, but fail in CI, where it must run."""
-    found = next((p for p in ("/usr/bin/chromium", shutil.which("chromium")) if p
-                  and Path(p).exists()), None)
-    problem = None if found else "no Chromium at /usr/bin/chromium (apt-get install chromium)"
+    """The system Chromium ($JAXTOUR_CHROMIUM, else /usr/bin/chromium, else `chromium` on
+    PATH); skip without one, but fail in CI, where the browser tests must run."""
+    wanted = os.environ.get("JAXTOUR_CHROMIUM")
+    candidates = [wanted] if wanted else ["/usr/bin/chromium", shutil.which("chromium")]
+    found = next((p for p in candidates if p and Path(p).is_file()), None)
+    where = wanted or "/usr/bin/chromium or on PATH"
+    problem = None if found else f"no Chromium at {where} (apt-get install chromium)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -115,7 +118,9 @@ def offline_page(browser):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def screenshots_folder():
+def chromium_or_skip():
+    """Skip (or, in CI, fail) before building anything when there is no browser."""
+    chromium()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 
