@@ -8,6 +8,7 @@ process initialised JAX with one); it sends back each Diagram's DOT with JAX's o
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -18,13 +19,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxtour import Diagram
-from jaxtour.viz._sharding import Block, blocks_of, draw_sharding
+from jaxtour import Diagram, _render
+from jaxtour.viz._sharding import PALETTE, Block, blocks_of, draw_sharding
 
-# Tooltips on block cells: "block [0:2, 0:4] on device 3" (one per copy of a block).
-_TIP = re.compile(r'BGCOLOR="(#\w+)" TOOLTIP="block \[([^\]]*)\] on device (\d+)"')
-# Mesh cells: a device's colour and name.
-_MESH_CELL = re.compile(r'BGCOLOR="(#\w+)" WIDTH="56" HEIGHT="34"><B>CPU (\d+)</B>')
+# A node statement: its id and its [attributes] (labels may hold newlines).
+_NODE = re.compile(r'^\s*(\w+) \[((?:[^\]"]|"[^"]*")*)\]', re.MULTILINE)
+_ATTR = re.compile(r'(\w+)=("[^"]*"|[^\s"]+)')
+_TIP = re.compile(r"block \[([^\]]*)\] on devices? ([\d,]+)")
+
+
+def nodes(dot: str) -> dict[str, dict[str, str]]:
+    """Every node of the DOT text: id -> attributes (quotes stripped)."""
+    return {name: {k: v.strip('"') for k, v in _ATTR.findall(body)}
+            for name, body in _NODE.findall(dot) if name not in ("node", "edge", "graph")}
+
 
 CASES = {  # name -> (mesh shape, axis names, PartitionSpec entries, array shape)
     "xy": ((4, 2), ("x", "y"), ("x", "y"), (8, 4)),
@@ -75,17 +83,29 @@ def drawn() -> dict:
     return run_with_devices(f"CASES = {json.dumps(json.dumps(CASES))}\n{SNIPPET}")
 
 
-def _drawn_blocks(dot: str) -> set[tuple[int, tuple[tuple[int, int], ...]]]:
-    """(device id, index ranges) for every block copy the picture shows."""
-    found = set()
-    for _, ranges, device in _TIP.findall(dot):
-        index = tuple(tuple(int(v) for v in r.split(":")) for r in ranges.split(", ") if r)
-        found.add((int(device), index))
+def _block_nodes(dot: str) -> list[tuple[tuple, tuple[int, ...], dict]]:
+    """(index ranges, device ids, attributes) of every block the picture shows."""
+    found = []
+    for attrs in nodes(dot).values():
+        if match := _TIP.fullmatch(attrs.get("tooltip", "")):
+            ranges, ids = match.groups()
+            index = tuple(tuple(int(v) for v in r.split(":")) for r in ranges.split(", ") if r)
+            found.append((index, tuple(int(i) for i in ids.split(",")), attrs))
     return found
+
+
+def _drawn_blocks(dot: str) -> set[tuple[int, tuple[tuple[int, int], ...]]]:
+    """(device id, index ranges) for every copy of every block the picture shows."""
+    return {(device, index) for index, ids, _ in _block_nodes(dot) for device in ids}
 
 
 def _jax_blocks(case: dict) -> set[tuple[int, tuple[tuple[int, int], ...]]]:
     return {(device, tuple(tuple(r) for r in ranges)) for device, ranges in case["map"]}
+
+
+def _xy(attrs: dict) -> tuple[float, float]:
+    x, y = attrs["pos"].rstrip("!").split(",")
+    return float(x), float(y)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -107,20 +127,37 @@ def test_the_8x4_array_on_a_4x2_mesh_has_one_2x2_block_per_device(drawn):
     assert case["title"] == "f32[8,4] on 8 devices: 8 blocks"
 
 
+def test_blocks_sit_where_their_indices_say(drawn):
+    blocks = _block_nodes(drawn["xy"]["dot"])
+    for index, _, attrs in blocks:
+        for other, _, other_attrs in blocks:
+            (x, y), (ox, oy) = _xy(attrs), _xy(other_attrs)
+            # later rows lower down, later columns further right
+            assert (index[0] < other[0]) == (y > oy + 1e-6)
+            assert (index[1] < other[1]) == (x < ox - 1e-6)
+    sizes = {(attrs["width"], attrs["height"]) for _, _, attrs in blocks}
+    assert len(sizes) == 1  # equal blocks are drawn equal
+
+
 def test_every_device_has_its_own_colour_and_blocks_wear_it(drawn):
     for name in ("xy", "x_only", "replicated"):
-        dot = drawn[name]["dot"]
-        mesh = {int(d): colour for colour, d in _MESH_CELL.findall(dot)}
+        found = nodes(drawn[name]["dot"])
+        mesh = {int(k.removeprefix("device")): a["fillcolor"] for k, a in found.items()
+                if k.startswith("device")}
         assert sorted(mesh) == list(range(8)) and len(set(mesh.values())) == 8
-        for colour, _, device in _TIP.findall(dot):
-            assert colour == mesh[int(device)]
+        for _, ids, attrs in _block_nodes(drawn[name]["dot"]):
+            assert attrs["fillcolor"].split(":") == [mesh[i] for i in ids]
+            assert attrs["style"] == ("striped" if len(ids) > 1 else "filled")
 
 
 def test_replicated_axes_are_named_and_copies_counted(drawn):
     assert drawn["x_only"]["title"] == "f32[8,4] on 8 devices: 4 blocks × 2 copies"
-    assert "over 'y': each block on 2 devices" in drawn["x_only"]["dot"]
+    assert "replicated over 'y': each block on 2 devices" in drawn["x_only"]["dot"]
+    labels = [a["label"] for _, _, a in _block_nodes(drawn["x_only"]["dot"])]
+    assert "[0:2, 0:4]\n2 copies: CPU 0 · CPU 1" in labels
     assert drawn["replicated"]["title"] == "f32[8,4] on 8 devices: 1 block × 8 copies"
-    assert "over 'x' × 'y': each block on 8 devices" in drawn["replicated"]["dot"]
+    assert "replicated over 'x' × 'y': each block on 8 devices" in drawn["replicated"]["dot"]
+    assert "8 copies: CPU 0–7" in drawn["replicated"]["dot"]
     assert "replicated" not in drawn["xy"]["dot"]
     assert "each element lives on exactly one device" in drawn["xy"]["dot"]
 
@@ -129,22 +166,41 @@ def test_axes_and_spec_are_labelled(drawn):
     dot = drawn["both_on_rows"]["dot"]
     assert "dim 0 (8): split 8 ways over 'x' × 'y'" in dot
     assert "dim 1 (4): not split" in dot
-    assert "P(('x', 'y'))" in dot
-    assert "<I>x</I> 3" in drawn["xy"]["dot"] and "<I>y</I> 1" in drawn["xy"]["dot"]
-    assert "<I>batch</I> 7" in drawn["batch"]["dot"]
+    assert nodes(dot)["spec"]["label"] == "P(('x', 'y'))"
+    xy = nodes(drawn["xy"]["dot"])
+    assert xy["mesh_row3"]["label"] == "x 3" and xy["mesh_col1"]["label"] == "y 1"
+    assert xy["mesh_title"]["label"] == "mesh  'x': 4 × 'y': 2"
+    assert nodes(drawn["batch"]["dot"])["mesh_row7"]["label"] == "batch 7"
 
 
 def test_a_1d_mesh_stands_beside_rows_and_above_a_vector(drawn):
-    assert "rankdir=LR" in drawn["batch"]["dot"]
-    assert "rankdir=TB" in drawn["vector"]["dot"]
+    beside = nodes(drawn["batch"]["dot"])
+    assert len({_xy(beside[f"device{i}"])[0] for i in range(8)}) == 1  # one column
+    assert all(_xy(beside[f"device{i}"])[0] < 0 for i in range(8))  # left of the array
+    above = nodes(drawn["vector"]["dot"])
+    assert len({_xy(above[f"device{i}"])[1] for i in range(8)}) == 1  # one row
+    assert all(_xy(above[f"device{i}"])[1] > 0 for i in range(8))  # over the array
 
 
-@pytest.mark.parametrize("name", ["xy", "replicated", "vector"])
-def test_the_picture_renders_to_svg_naming_every_device(drawn, name):
+@pytest.fixture(params=["system", "embedded"])
+def renderer(request, monkeypatch):
+    if request.param == "system" and shutil.which("dot") is None:
+        pytest.skip("no system Graphviz `dot` on PATH")
+    monkeypatch.setenv("JAXTOUR_RENDERER", request.param)
+    _render._render_cached.cache_clear()
+    yield request.param
+    _render._render_cached.cache_clear()
+
+
+@pytest.mark.parametrize("name", ["xy", "x_only", "vector"])
+def test_both_renderers_draw_every_device_and_block(drawn, name, renderer):
     svg = Diagram(drawn[name]["dot"]).svg()
     texts = {t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")}
-    names = {f"CPU {i}" for i in range(8)}
-    assert names <= texts
+    assert {f"CPU {i}" for i in range(8)} <= texts
+    shown = {index for index, _, _ in _block_nodes(drawn[name]["dot"])}
+    assert {"[" + ", ".join(f"{a}:{b}" for a, b in index) + "]" for index in shown} <= texts
+    fills = {p.get("fill") for p in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}polygon")}
+    assert set(PALETTE[:8]) <= fills  # every device's colour is painted
 
 
 def test_one_device_draws_one_block_without_a_mesh():
@@ -152,6 +208,7 @@ def test_one_device_draws_one_block_without_a_mesh():
     assert d.title == "f32[3,5] on 1 device: 1 block"
     assert d.counts == (1, 0)
     assert _drawn_blocks(d.source) == {(jax.devices()[0].id, ((0, 3), (0, 5)))}
+    assert "mesh_title" not in nodes(d.source)
 
 
 def test_a_shape_dtype_struct_draws_without_allocating():
@@ -170,7 +227,7 @@ def test_blocks_of_reads_jax_index_map():
 def test_a_scalar_is_one_block():
     d = draw_sharding(jnp.float32(3.0))
     assert d.title == "f32[] on 1 device: 1 block"
-    assert "block [] on device" in d.source
+    assert _drawn_blocks(d.source) == {(jax.devices()[0].id, ())}
 
 
 def test_an_array_without_a_sharding_is_refused_with_what_to_do():

@@ -1,17 +1,21 @@
 """`draw_sharding`: which device holds which block of an array, for slides.
 
-Left, the mesh: the devices in their grid, one colour each, with the axis names.
-Right, the array: its blocks at their size, each coloured by the device that holds
-it and labelled with its index range. A block held by several devices (an axis the
-`PartitionSpec` leaves out, so the block is replicated along it) shows one swatch
-per copy. Everything is read from `x.sharding.devices_indices_map(x.shape)`.
+Left (or above), the mesh: the devices in their grid, one colour each, with the axis
+names. Right (or below), the array: its blocks at their size, each coloured by the
+device that holds it and labelled with its index range. A block held by several
+devices (the `PartitionSpec` leaves a mesh axis out, so the block is replicated along
+it) is striped in all their colours. Everything is read from
+`x.sharding.devices_indices_map(x.shape)`.
+
+The picture is laid out here, not by Graphviz: every box is pinned where it belongs
+(`layout=neato`, ``pos="x,y!"`` in inches) and labelled with plain text, so the
+system `dot` and the embedded Graphviz draw the same thing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
-from html import escape as _escape
+from itertools import accumulate
 
 import jax
 
@@ -19,13 +23,13 @@ from jaxtour import _ir
 from jaxtour._diagram import Diagram
 
 FONT = "Helvetica,Arial,sans-serif"
-MONO = "Courier New,monospace"
 # ColorBrewer Set3: twelve light colours that black text reads well on.
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
            "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f")
-_ARRAY_SIZE = (360, 240)  # points the whole array may span: (width, height)
-_MIN_CELL = (84, 46)
-escape = partial(_escape, quote=False)  # quotes are plain text in an HTML-like label
+ARRAY_SIZE = (4.2, 2.8)  # inches the whole array may span: (width, height)
+MIN_BLOCK = (1.1, 0.6)  # inches
+CELL, GAP = (1.0, 0.5), 0.08  # a device of the mesh, and the space between two
+ARROW = {False: 1.9, True: 1.3}  # inches from the mesh to the array: beside it, above it
 
 
 @dataclass(frozen=True)
@@ -44,14 +48,14 @@ def draw_sharding(x) -> Diagram:
     """Draw how an array is laid out over devices: which device holds which block.
 
     As `jax.debug.visualize_array_sharding`, but a `Diagram` for slides, for any
-    number of dimensions, and with the mesh drawn beside the array: each device
-    has one colour, each block is coloured by the device(s) holding it and
-    labelled with its index range, and a block replicated over a mesh axis shows
-    one swatch per copy.
+    number of dimensions, and with the mesh drawn beside the array: each device has
+    one colour, each block is coloured by the device holding it and labelled with its
+    index range, and a block replicated over a mesh axis is striped in the colours of
+    all its copies.
 
     Args:
-        x: a `jax.Array`, or a `jax.ShapeDtypeStruct` with a `sharding` (to draw
-            a layout without allocating the array).
+        x: a `jax.Array`, or a `jax.ShapeDtypeStruct` with a `sharding` (to draw a
+            layout without allocating the array).
 
     Returns:
         A `Diagram` titled with the shape and the number of blocks and copies.
@@ -71,14 +75,15 @@ def draw_sharding(x) -> Diagram:
     blocks = blocks_of(sharding, shape)
     devices = {d.id: d for d in sharding.device_set}
     colours = {i: PALETTE[n % len(PALETTE)] for n, i in enumerate(_device_order(sharding))}
-    mesh, column = _mesh_of(sharding), _splits_rows(sharding, shape)
-    # A 1-D mesh drawn as a row sits above the array; anything else sits to its left.
-    across = mesh is not None and mesh.devices.ndim == 1 and not column
-    graph = _graph(_caption(sharding, shape, dtype, blocks), "TB" if across else "LR")
-    graph.node("array", f"<{_array_label(blocks, shape, devices, colours)}>")
+    graph = _graph(_caption(sharding, shape, dtype, blocks))
+    mesh = _mesh_of(sharding)
+    column = _splits_rows(sharding, shape)
+    # A 1-D mesh that splits the rows stands beside them; one that splits across goes on top.
+    above = mesh is not None and mesh.devices.ndim == 1 and not column
+    size = _draw_array(graph, blocks, shape, devices, colours)  # (width, height), inches
     if mesh is not None:
-        graph.node("mesh", f"<{_mesh_label(mesh, colours, column)}>")
-        graph.edge("mesh", "array", label=f"  {_spec_text(sharding)}  ")
+        _draw_mesh(graph, mesh, colours, column, above, size)
+        _draw_arrow(graph, _spec_text(sharding), above, size)
     return Diagram.from_graph(graph, _title(shape, dtype, blocks, len(devices)))
 
 
@@ -98,11 +103,6 @@ def blocks_of(sharding, shape: tuple[int, ...]) -> list[Block]:
     return [Block(r, tuple(sorted(ids))) for r, ids in sorted(holders.items())]
 
 
-def _splits_rows(sharding, shape) -> bool:
-    spec = getattr(sharding, "spec", ())
-    return len(shape) > 1 and len(spec) > 0 and spec[0] is not None
-
-
 def _check_array(x):
     sharding = getattr(x, "sharding", None)
     if sharding is None or not hasattr(sharding, "devices_indices_map"):
@@ -119,6 +119,11 @@ def _mesh_of(sharding):
     return None if mesh is None or getattr(mesh, "empty", False) else mesh
 
 
+def _splits_rows(sharding, shape) -> bool:
+    spec = getattr(sharding, "spec", ())
+    return len(shape) > 1 and len(spec) > 0 and spec[0] is not None
+
+
 def _device_order(sharding) -> list[int]:
     # Colours follow the mesh's order when there is one, so neighbours differ.
     mesh = _mesh_of(sharding)
@@ -127,15 +132,171 @@ def _device_order(sharding) -> list[int]:
     return sorted(d.id for d in sharding.device_set)
 
 
-def _graph(caption: str, rankdir: str):
+def _graph(caption: str):
     import graphviz
 
     graph = graphviz.Digraph("sharding")
-    graph.attr(rankdir=rankdir, fontname=FONT, fontsize="14", label=f"<{caption}>",
-               labelloc="b", nodesep="0.4", ranksep="0.7", bgcolor="white")
-    graph.attr("node", shape="plain", fontname=FONT)
-    graph.attr("edge", fontname=MONO, fontsize="13", color="#555555", penwidth="1.4")
+    graph.attr(layout="neato", splines="false", fontname=FONT, fontsize="16", label=caption,
+               labelloc="b", bgcolor="white", pad="0.3")
+    graph.attr("node", shape="box", style="filled", fixedsize="true", fontname=FONT,
+               fontsize="14", penwidth="1.2", color="#333333")
+    graph.attr("edge", fontname=FONT, fontsize="14", color="#555555", penwidth="1.6")
     return graph
+
+
+def _pos(x: float, y: float) -> str:
+    return f"{x:.3f},{y:.3f}!"  # inches, pinned
+
+
+def _draw_array(graph, blocks: list[Block], shape, devices: dict, colours: dict
+                ) -> tuple[float, float]:
+    """Pin one box per block, array's top-left corner at (0, 0); return (width, height)."""
+    rows = sorted({b.index[:-1] for b in blocks})
+    cols = sorted({b.index[-1:] for b in blocks})
+    lead, last = max(1, _volume([(0, n) for n in shape[:-1]])), shape[-1] if shape else 1
+    widest = max(len(_block_label(b, devices).split("\n")[-1]) for b in blocks)
+    min_w = max(MIN_BLOCK[0], 0.11 * widest + 0.2)
+    widths = [max(min_w, ARRAY_SIZE[0] * _volume(c) / last) for c in cols]
+    heights = [max(MIN_BLOCK[1], ARRAY_SIZE[1] * _volume(r) / lead) if len(shape) > 1
+               else MIN_BLOCK[1] for r in rows]  # a vector is one strip
+    lefts, tops = [0.0, *accumulate(widths)], [0.0, *accumulate(heights)]
+    for n, block in enumerate(blocks):
+        i, j = rows.index(block.index[:-1]), cols.index(block.index[-1:])
+        fill = ":".join(colours[d] for d in block.devices)
+        graph.node(f"block{n}", _block_label(block, devices), pos=_pos(
+            lefts[j] + widths[j] / 2, -(tops[i] + heights[i] / 2)),
+            width=f"{widths[j]:.3f}", height=f"{heights[i]:.3f}", fillcolor=fill,
+            style="striped" if len(block.devices) > 1 else "filled",
+            tooltip=f"block {block.text()} on device{'s' * (len(block.devices) > 1)} "
+                    + ",".join(map(str, block.devices)))
+    return lefts[-1], tops[-1]
+
+
+def _volume(ranges) -> int:
+    volume = 1
+    for start, stop in ranges:
+        volume *= stop - start
+    return volume
+
+
+def _block_label(block: Block, devices: dict) -> str:
+    names = [_device_name(devices[i]) for i in block.devices]
+    if len(names) == 1:
+        return f"{names[0]}\n{block.text()}"
+    ids = block.devices
+    run = len(ids) > 2 and ids == tuple(range(ids[0], ids[-1] + 1))
+    platform = names[0].split()[0]
+    held = f"{platform} {ids[0]}–{ids[-1]}" if run else " · ".join(names)
+    return f"{block.text()}\n{len(ids)} copies: {held}"
+
+
+def _device_name(device) -> str:
+    return f"{device.platform.upper()} {device.id}"
+
+
+def _draw_mesh(graph, mesh, colours: dict, column: bool, above: bool,
+               array: tuple[float, float]) -> None:
+    """Pin the mesh's devices in a grid beside (or above) the array, with axis labels."""
+    grid, row_names, col_names = _mesh_grid(mesh, column)
+    step_x, step_y = CELL[0] + GAP, CELL[1] + GAP
+    width, height = grid.shape[1] * step_x - GAP, grid.shape[0] * step_y - GAP
+    if above:
+        left, top = (array[0] - width) / 2, ARROW[True] + height
+    else:
+        left, top = -ARROW[False] - width, -array[1] / 2 + height / 2
+    for r, line in enumerate(grid):
+        y = top - r * step_y - CELL[1] / 2
+        if row_names[r]:
+            _text(graph, f"mesh_row{r}", row_names[r], left - 0.12, y, anchor="e")
+        for c, device in enumerate(line):
+            graph.node(f"device{device.id}", _device_name(device),
+                       pos=_pos(left + c * step_x + CELL[0] / 2, y),
+                       width=str(CELL[0]), height=str(CELL[1]), fillcolor=colours[device.id])
+    for c, name in enumerate(col_names):
+        _text(graph, f"mesh_col{c}", name, left + c * step_x + CELL[0] / 2, top + 0.22)
+    sizes = " × ".join(f"'{a}': {mesh.shape[a]}" for a in mesh.axis_names)
+    _text(graph, "mesh_title", f"mesh  {sizes}", left + width / 2, top + 0.6, size="16")
+
+
+def _mesh_grid(mesh, column: bool):
+    """The devices as a 2-D grid, with a name for each row and column.
+
+    The last mesh axis runs across; the others, flattened, run down. A 1-D mesh
+    stands as a column when it splits the array's rows, so it lines up with them.
+    """
+    import numpy as np
+
+    names = [str(a) for a in mesh.axis_names]
+    devices = mesh.devices
+    if devices.ndim == 1 and column:
+        return devices.reshape(-1, 1), [f"{names[0]} {i}" for i in range(devices.size)], [""]
+    grid = devices.reshape(-1, devices.shape[-1])
+    col_names = [f"{names[-1]} {j}" for j in range(grid.shape[1])]
+    row_names = [", ".join(f"{a} {int(i)}" for a, i in zip(
+        names[:-1], np.unravel_index(r, devices.shape[:-1]), strict=True))
+        for r in range(grid.shape[0])]
+    return grid, row_names, col_names
+
+
+def _text(graph, name: str, text: str, x: float, y: float, *, anchor: str = "c",
+          size: str = "14") -> None:
+    """Free text pinned at (x, y); `anchor="e"` puts its right end there."""
+    width = 0.1 * len(text) + 0.1
+    x = x - width / 2 if anchor == "e" else x
+    graph.node(name, text, pos=_pos(x, y), shape="plaintext", style="", width=f"{width:.2f}",
+               height="0.3", fontsize=size)
+
+
+def _draw_arrow(graph, spec: str, above: bool, array: tuple[float, float]) -> None:
+    """An arrow from the mesh to the array, with the PartitionSpec written beside it."""
+    if above:
+        x = array[0] / 2
+        gap = ARROW[True]
+        start, end, text_at = (x, gap - 0.15), (x, 0.15), (x + 0.2, gap / 2)
+        anchor = "w"
+    else:
+        y = -array[1] / 2
+        gap = ARROW[False]
+        start, end, text_at = (-gap + 0.15, y), (-0.15, y), (-gap / 2, y + 0.25)
+        anchor = "c"
+    for name, (px, py) in (("arrow_from", start), ("arrow_to", end)):
+        graph.node(name, "", pos=_pos(px, py), shape="point", width="0.01", style="invis")
+    graph.edge("arrow_from", "arrow_to")
+    width = 0.1 * len(spec) + 0.1
+    x = text_at[0] + width / 2 if anchor == "w" else text_at[0]
+    graph.node("spec", spec, pos=_pos(x, text_at[1]), shape="plaintext", style="",
+               width=f"{width:.2f}", height="0.3", fontname="Courier New,monospace")
+
+
+def _caption(sharding, shape, dtype, blocks: list[Block]) -> str:
+    lines = [f"{_type_text(shape, dtype)} laid out by {_spec_text(sharding)}"]
+    spec, mesh = getattr(sharding, "spec", None), _mesh_of(sharding)
+    if spec is not None and mesh is not None:
+        lines += [_dim_text(d, n, spec[d] if d < len(spec) else None, mesh)
+                  for d, n in enumerate(shape)]
+        used = {a for entry in spec if entry is not None for a in _axes(entry)}
+        spare = [a for a in mesh.axis_names if a not in used and mesh.shape[a] > 1]
+        if spare:
+            names = " × ".join(f"'{a}'" for a in spare)
+            lines.append(f"replicated over {names}: each block on "
+                         f"{len(blocks[0].devices)} devices")
+    if all(len(b.devices) == 1 for b in blocks):
+        lines.append("each element lives on exactly one device")
+    return "\n".join(lines)
+
+
+def _axes(entry) -> tuple:
+    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+
+
+def _dim_text(dim: int, size: int, entry, mesh) -> str:
+    if entry is None:
+        return f"dim {dim} ({size}): not split"
+    ways = 1
+    for axis in _axes(entry):
+        ways *= mesh.shape[axis]
+    names = " × ".join(f"'{a}'" for a in _axes(entry))
+    return f"dim {dim} ({size}): split {ways} ways over {names}"
 
 
 def _title(shape, dtype, blocks: list[Block], n_devices: int) -> str:
@@ -155,125 +316,3 @@ def _spec_text(sharding) -> str:
     if spec is None:
         return type(sharding).__name__
     return "P(" + ", ".join(repr(s) for s in spec) + ")"
-
-
-def _caption(sharding, shape, dtype, blocks: list[Block]) -> str:
-    lines = [f"<B>{_type_text(shape, dtype)}</B>  laid out by {escape(_spec_text(sharding))}"]
-    spec, mesh = getattr(sharding, "spec", None), getattr(sharding, "mesh", None)
-    if spec is not None and mesh is not None:
-        lines += [_dim_text(d, n, spec[d] if d < len(spec) else None, mesh)
-                  for d, n in enumerate(shape)]
-        used = {a for entry in spec if entry is not None for a in _axes(entry)}
-        spare = [a for a in mesh.axis_names if a not in used and mesh.shape[a] > 1]
-        if spare:
-            names = " × ".join(f"'{a}'" for a in spare)
-            lines.append(f"<B>replicated</B> over {escape(names)}: "
-                         f"each block on {len(blocks[0].devices)} devices")
-    if all(len(b.devices) == 1 for b in blocks):
-        lines.append("each element lives on exactly one device")
-    return '<FONT POINT-SIZE="14">' + "<BR/>".join(lines) + "</FONT>"
-
-
-def _axes(entry) -> tuple:
-    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
-
-
-def _dim_text(dim: int, size: int, entry, mesh) -> str:
-    if entry is None:
-        return f"dim {dim} ({size}): not split"
-    axes = _axes(entry)
-    ways = 1
-    for axis in axes:
-        ways *= mesh.shape[axis]
-    names = " × ".join(f"'{a}'" for a in axes)
-    return f"dim {dim} ({size}): split {ways} ways over {escape(names)}"
-
-
-def _array_label(blocks: list[Block], shape, devices: dict, colours: dict) -> str:
-    rows = sorted({b.index[:-1] for b in blocks})
-    cols = sorted({b.index[-1:] for b in blocks})
-    where = {(b.index[:-1], b.index[-1:]): b for b in blocks}
-    lead = max(1, _volume([(0, n) for n in shape[:-1]]))
-    last = shape[-1] if shape else 1
-    body = []
-    for row in rows:
-        height = max(_MIN_CELL[1], round(_ARRAY_SIZE[1] * _volume(row) / lead)) \
-            if len(shape) > 1 else _MIN_CELL[1]  # a vector is one strip
-        cells = []
-        for col in cols:
-            width = max(_MIN_CELL[0], round(_ARRAY_SIZE[0] * _volume(col) / last))
-            block = where.get((row, col))
-            cells.append(_block_cell(block, width, height, devices, colours) if block
-                         else f'<TD WIDTH="{width}" HEIGHT="{height}"></TD>')
-        body.append("<TR>" + "".join(cells) + "</TR>")
-    return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4" '
-            'COLOR="#333333">' + "".join(body) + "</TABLE>")
-
-
-def _volume(ranges) -> int:
-    volume = 1
-    for start, stop in ranges:
-        volume *= stop - start
-    return volume
-
-
-def _block_cell(block: Block, width: int, height: int, devices: dict, colours: dict) -> str:
-    index = f'<FONT FACE="{MONO}" POINT-SIZE="12">{block.text()}</FONT>'
-    size = f'WIDTH="{width}" HEIGHT="{height}"'
-    if len(block.devices) == 1:
-        (i,) = block.devices
-        return (f'<TD {size} BGCOLOR="{colours[i]}" TOOLTIP="{_tip(block, i)}">'
-                f'<B>{_device_name(devices[i])}</B><BR/>{index}</TD>')
-    # A few copies are named in full; many get just their ids, to stay on the slide.
-    name = (lambda i: _device_name(devices[i])) if len(block.devices) <= 4 else str
-    swatches = "".join(
-        f'<TD BGCOLOR="{colours[i]}" TOOLTIP="{_tip(block, i)}" WIDTH="22">{name(i)}</TD>'
-        for i in block.devices)
-    inner = ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3" COLOR="#666666">'
-             f'<TR><TD BORDER="0" COLSPAN="{len(block.devices)}">{index}</TD></TR>'
-             f"<TR>{swatches}</TR></TABLE>")
-    return f'<TD {size} BGCOLOR="white" CELLPADDING="2">{inner}</TD>'
-
-
-def _tip(block: Block, device_id: int) -> str:
-    # Parsed back by the tests: "block [0:2, 0:4] on device 3".
-    return f"block {block.text()} on device {device_id}"
-
-
-def _device_name(device) -> str:
-    return f"{device.platform.upper()} {device.id}"
-
-
-def _mesh_label(mesh, colours: dict, column: bool) -> str:
-    grid, row_names, col_names = _mesh_grid(mesh, column)
-    sizes = escape(" × ".join(f"'{a}': {mesh.shape[a]}" for a in mesh.axis_names))
-    top = "".join(f'<TD BORDER="0">{name}</TD>' for name in col_names)
-    rows = [f'<TR><TD COLSPAN="{grid.shape[1] + 1}" BORDER="0"><B>mesh</B>  {sizes}</TD></TR>',
-            f'<TR><TD BORDER="0"></TD>{top}</TR>']
-    for line, name in zip(grid, row_names, strict=True):
-        cells = "".join(f'<TD BGCOLOR="{colours[d.id]}" WIDTH="56" HEIGHT="34">'
-                        f"<B>{_device_name(d)}</B></TD>" for d in line)
-        rows.append(f'<TR><TD BORDER="0">{name}</TD>{cells}</TR>')
-    return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="3" CELLPADDING="4" '
-            'COLOR="#333333">' + "".join(rows) + "</TABLE>")
-
-
-def _mesh_grid(mesh, column: bool):
-    """The devices as a 2-D grid, with a name for each row and column.
-
-    The last mesh axis runs across; the others, flattened, run down. A 1-D mesh
-    stands as a column when it splits the array's rows, so it lines up with them.
-    """
-    import numpy as np
-
-    names = [escape(str(a)) for a in mesh.axis_names]
-    devices = mesh.devices
-    if devices.ndim == 1 and column:
-        return devices.reshape(-1, 1), [f"<I>{names[0]}</I> {i}" for i in range(devices.size)], [""]
-    grid = devices.reshape(-1, devices.shape[-1])
-    col_names = [f"<I>{names[-1]}</I> {j}" for j in range(grid.shape[1])]
-    row_names = [", ".join(f"<I>{a}</I> {int(i)}"
-                           for a, i in zip(names[:-1], np.unravel_index(r, devices.shape[:-1]),
-                                           strict=True))
-                 for r in range(grid.shape[0])]
-    return grid, row_names, col_names
