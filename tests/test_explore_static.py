@@ -1,0 +1,57 @@
+"""Without a kernel the explorer's output still shows its picture (exported HTML, slides).
+
+nbconvert shows a widget only from saved widget state; without it, it falls back to the
+next mime type in the output, which is the explorer's static HTML picture.
+"""
+
+import re
+
+import nbformat
+import pytest
+from nbconvert import HTMLExporter
+
+from jaxtour import explore
+from jaxtour.explore import _gallery
+from jaxtour.viz import draw_jaxpr
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _exported(notebook) -> str:
+    return HTMLExporter().from_notebook_node(notebook)[0]
+
+
+def _static_block(html: str) -> str:
+    found = re.search(r'<div class="jaxtour-explore-static">.*?</svg>', html, re.S)
+    assert found, "the export holds no static explorer picture"
+    return found.group(0)
+
+
+def test_nbconvert_shows_the_default_views_picture_without_widget_state():
+    panel = explore()
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("from jaxtour import explore\nexplore()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=panel._repr_mimebundle_())]
+    notebook.cells = [cell]
+    html = _exported(notebook)
+    static = _static_block(html)
+    svg = draw_jaxpr(_gallery.cubic)(1.0).svg()
+    for part in ('class="node"', 'class="edge"'):  # the same drawing, node for node
+        assert static.count(part) == svg.count(part) > 5
+    assert "jaxpr of cubic: 7 equations" in static
+    assert f'type="{WIDGET_VIEW}"' not in html  # no widget state: no empty widget box
+
+
+@pytest.mark.slow
+def test_an_executed_notebook_exports_the_picture():
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(
+        "from jaxtour import explore\npanel = explore()\npanel.grad.value = True\npanel")]
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   store_widget_state=False).execute()
+    output = notebook.cells[0].outputs[-1]
+    assert {WIDGET_VIEW, "text/html"} <= set(output.data)
+    static = _static_block(_exported(notebook))
+    assert "grad(cubic)" in static and "jaxpr of cubic: 17 equations" in static
