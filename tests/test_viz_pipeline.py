@@ -151,3 +151,22 @@ def test_the_users_own_error_is_not_swallowed():
     with pytest.raises(OwnError, match="the user's message") as caught:
         draw_pipeline(broken)(1.0)
     assert any("draw_pipeline traced broken" in note for note in caught.value.__notes__)
+
+
+def test_a_lambda_is_quoted_alone():
+    square = lambda x: x * x
+    _, text = rendered(draw_pipeline(square)(2.0))
+    assert "lambda x: x * x" in text and "square =" not in text
+
+
+def test_counts_agree_with_compare_stages():
+    from jaxtour.viz import compare_stages
+
+    def layer(x, w):
+        return jax.nn.gelu(x @ w).sum()
+
+    args = (jnp.ones((8, 16)), jnp.ones((16, 4)))
+    seen = compare_stages(layer)(*args)
+    assert draw_pipeline(layer)(*args).title == (
+        f"pipeline of layer: {seen.jaxpr_eqns} equations, {seen.stablehlo_ops} StableHLO ops, "
+        f"{len(seen.fusions)} fusion{'s' * (len(seen.fusions) != 1)} on {seen.platform}")

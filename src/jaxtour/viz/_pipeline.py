@@ -275,10 +275,14 @@ def source_excerpt(f, max_lines: int = 6, width: int = 52) -> tuple[str, ...]:
         return ()
     lines = source.splitlines()
     try:
-        node = ast.parse(source).body[0]
-    except SyntaxError:  # a lambda inside a larger expression
+        tree = ast.parse(source)
+    except SyntaxError:  # a lambda in a continued expression: its lines as they are
         return tuple(_shorten(line.strip(), width) for line in lines[:max_lines])
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    node = tree.body[0]
+    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+    if getattr(f, "__name__", "") == "<lambda>" and len(lambdas) == 1:
+        lines = ast.get_source_segment(source, lambdas[0]).splitlines()
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         first = node.body[0]
         has_doc = isinstance(first, ast.Expr) and isinstance(
             getattr(first, "value", None), ast.Constant) and isinstance(first.value.value, str)
