@@ -157,6 +157,12 @@ def test_untraceable_arguments_are_named(args, where, what):
         _ir.trace(lambda *a: a[0], args, {}, who="draw_x")
 
 
+def test_keyword_arguments_are_named_too():
+    with pytest.raises(TypeError, match=r"draw_x cannot trace kwargs\['mode'\]\['how'\]: "
+                                        r"it is 'fast' \(str\)"):
+        _ir.check_args((1.0,), {"mode": {"how": "fast"}}, (), "draw_x")
+
+
 def test_static_argnums_let_a_string_through():
     traced = _ir.trace(lambda x, mode: x * 2 if mode == "double" else x, (1.0, "double"), {},
                        who="draw_x", static_argnums=(1,))

@@ -58,7 +58,7 @@ def _traceable(leaf: Any) -> bool:
 def check_args(args: tuple, kwargs: dict, static_argnums: tuple[int, ...], who: str) -> None:
     """Raise a TypeError naming the first argument leaf that JAX cannot trace."""
     dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static_argnums}
-    dynamic |= {f"{k}=": v for k, v in kwargs.items()}
+    dynamic |= {f"kwargs[{k!r}]": v for k, v in kwargs.items()}
     for where, value in dynamic.items():
         leaves, _ = jax.tree_util.tree_flatten_with_path(value)
         for path, leaf in leaves:
