@@ -118,6 +118,15 @@ def test_source_line_points_at_this_file():
     assert str(line) == f"test_ir.py:{line.line} (control_flow)"
 
 
+@pytest.mark.parametrize(("file", "where"), [
+    ("/tmp/ipykernel_4242/1830275.py", "cell line 3"), ("<ipython-input-7-abc>", "cell line 3"),
+    ("/home/me/loss.py", "loss.py:3"),
+])
+def test_notebook_cells_are_named_as_cells(file, where):
+    assert _ir.SourceLine(file, 3, "f").where == where
+    assert str(_ir.SourceLine(file, 3, "f")) == f"{where} (f)"
+
+
 @pytest.mark.parametrize(("value", "text"), [
     (jnp.zeros((3, 4)), "f32[3,4]"), (jnp.array(True), "bool[]"),
     (jnp.zeros(2, jnp.int32), "i32[2]"), (jnp.zeros(2, jnp.bfloat16), "bf16[2]"),

@@ -106,8 +106,14 @@ class SourceLine(NamedTuple):
     function: str = ""
 
     def __str__(self) -> str:
-        where = f"{os.path.basename(self.file)}:{self.line}"
-        return f"{where} ({self.function})" if self.function else where
+        return f"{self.where} ({self.function})" if self.function else self.where
+
+    @property
+    def where(self) -> str:
+        """`loss.py:12`, or `cell line 3` for code typed into a notebook cell."""
+        if _NOTEBOOK_CELL.search(self.file):
+            return f"cell line {self.line}"
+        return f"{os.path.basename(self.file)}:{self.line}"
 
     @property
     def code(self) -> str:
@@ -115,6 +121,8 @@ class SourceLine(NamedTuple):
         return linecache.getline(self.file, self.line).strip()
 
 
+# How IPython names the code of a cell: /tmp/ipykernel_42/1234.py, <ipython-input-3-...>
+_NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-")
 _SUMMARY = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?(?: \((?P<fn>.*)\))?$")
 
 

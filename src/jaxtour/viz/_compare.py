@@ -77,7 +77,7 @@ class Fusion:
                 "ops fused": _counts(self.ops - collections.Counter(constant=self.ops["constant"]),
                                      5),
                 "from jaxpr": ", ".join(self.primitives) or "-",
-                "your lines": ", ".join(str(line).split(" (")[0] for line in self.lines) or "-"}
+                "your lines": ", ".join(line.where for line in self.lines) or "-"}
 
 
 @dataclass

@@ -253,7 +253,7 @@ class _Builder(_style.Canvas):
                 env[value] = [(node, kind)]
         for i, (key, counts) in enumerate(members.items()):
             line = _ir.SourceLine(*key) if key else None
-            head = f"{line.file.rsplit('/', 1)[-1]}:{line.line}" if line else "(no source line)"
+            head = line.where if line else "(no source line)"
             top = counts.most_common(1)[0][0]
             self.families.add(_style.family(top))
             summary = ", ".join(f"{op}×{n}" for op, n in counts.most_common(4))
@@ -341,7 +341,7 @@ def _cluster_label(op: _ir.HloOp) -> str:
         kind = _FUSION_KINDS.get(op.fusion_kind, op.fusion_kind)
         return f"fusion {op.name}  ({kind})" if kind else f"fusion {op.name}"
     callee = next((c.computation for c in op.called if c.role == "callee"), "")
-    where = f"  {op.source.file.rsplit('/', 1)[-1]}:{op.source.line}" if op.source else ""
+    where = "  " + op.source.where if op.source else ""
     return (f"{op.opcode} @{callee}" if callee else op.opcode) + where
 
 
@@ -353,7 +353,7 @@ def _details(op: _ir.HloOp, called: list, module: _ir.HloModule) -> list[str]:
         inner = sum(1 for c in called for _, o in module.walk(c.computation)
                     if o.opcode not in _ir.BOOKKEEPING)
         lines.append(f"{inner} ops inside")
-    where = f"{op.source.file.rsplit('/', 1)[-1]}:{op.source.line}" if op.source else ""
+    where = op.source.where if op.source else ""
     origin = op.primitive if op.primitive and op.primitive != op.opcode else ""
     lines.append(" · ".join(x for x in (where, origin and f"from {origin}") if x))
     return lines

@@ -324,7 +324,7 @@ def _line_html(line: _ir.SourceLine | None) -> str:
     """A source cluster's label: where (bold), then the code, cut to slide width."""
     if line is None:
         return ""
-    where = f"{line.file.rsplit('/', 1)[-1]}:{line.line}"
+    where = line.where
     code = line.code
     return _style.text_label(where, code[:44] + "…" if len(code) > 45 else code)
 
