@@ -3,6 +3,12 @@
 One palette for every picture, so `dot_general` is the same orange in a jaxpr, in
 StableHLO and in compiled HLO, and a reader learns the colours once.
 
+For other pictures: `family(op)` and `node_attrs(op)` colour a node by what it does;
+`FAMILIES` holds the colours; `graph_attrs(title, rankdir, subtitle)`, `NODE`, `EDGE`
+set up a `graphviz.Digraph`; `NESTED`, `FUSION`, `SOURCE` style clusters, `INPUT`,
+`OUTPUT`, `DEAD` nodes; `text_label(head, *lines)` makes a label both renderers draw;
+`Canvas` keeps ids, clusters and edges, and adds the legend (`add_legend`) at the end.
+
 Example:
     >>> family("dot_general"), family("stablehlo.dot_general"), family("all-reduce-start")
     ('matmul', 'matmul', 'collective')
