@@ -121,7 +121,7 @@ for x, y in batches:
 
 differences = jax.tree.map(lambda a, b: float(jnp.max(jnp.abs(a - b))), params, hand_params)
 print(f"largest difference from the weights trained by hand: {max(jax.tree.leaves(differences))}")
-jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6),
+jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5),
              params, hand_params)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
