@@ -1,0 +1,168 @@
+"""Training: devices, shuffles, the scan against a Python loop, real-data accuracy, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import jax.random as jr
+import numpy as np
+import pytest
+
+from jaxtour.cli import main
+from jaxtour.mlp import (
+    FILES,
+    History,
+    batch_indices,
+    compile_epoch,
+    evaluate,
+    format_ladder,
+    init_params,
+    load_mnist,
+    load_params,
+    plot_ladder,
+    preprocess,
+    resolve_device,
+    run_ladder,
+    train,
+    train_epoch,
+    update,
+)
+
+SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
+needs_mnist = pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),
+                                 reason=f"MNIST files not in {SHARED}")
+
+
+@pytest.fixture(scope="module")
+def mnist():
+    return load_mnist(SHARED, mirrors=[])
+
+
+def test_resolve_device_default_named_and_absent():
+    assert resolve_device() == jax.devices()[0]
+    assert resolve_device("cpu").platform == "cpu"
+    assert resolve_device(jax.devices()[0]) is jax.devices()[0]
+    absent = next(p for p in ("gpu", "tpu") if p != jax.default_backend())
+    with pytest.raises(ValueError, match=rf"^No {absent.upper()} here: JAX sees "
+                                         rf"cpu \(\d+ devices?\).*--device cpu"):
+        resolve_device(absent)
+    with pytest.raises(ValueError, match=r"^`device` must be one of cpu, gpu, tpu; got 'npu'\.$"):
+        resolve_device("npu")
+
+
+def test_batch_indices_is_a_permutation_in_batches():
+    order = np.asarray(batch_indices(jr.key(0), 1000, 128))
+    assert order.shape == (7, 128)  # the last 104 images wait for the next shuffle
+    assert len(set(order.ravel().tolist())) == 7 * 128
+    assert order.min() >= 0 and order.max() < 1000
+    again = np.asarray(batch_indices(jr.key(0), 1000, 128))
+    other = np.asarray(batch_indices(jr.key(1), 1000, 128))
+    assert (order == again).all() and not (order == other).all()
+    with pytest.raises(ValueError, match=r"^`batch_size` 128 is larger than the 100 training"):
+        batch_indices(jr.key(0), 100, 128)
+
+
+def test_the_scan_epoch_equals_update_in_a_python_loop():
+    images = jr.randint(jr.key(1), (320, 28, 28), 0, 256).astype(jnp.uint8)
+    labels = jr.randint(jr.key(2), (320,), 0, 10)
+    params = init_params(jr.key(0), (784, 32, 10))
+    velocity = jax.tree.map(jnp.zeros_like, params)
+    key = jr.key(3)
+    scanned, _, losses = jax.jit(train_epoch, static_argnames="batch_size")(
+        params, velocity, images, labels, key, batch_size=64)
+    looped, v, looped_losses = params, velocity, []
+    for idx in batch_indices(key, 320, 64):
+        looped, v, batch_loss = update(looped, preprocess(images[idx]), labels[idx], v)
+        looped_losses.append(batch_loss)
+    np.testing.assert_allclose(losses, looped_losses, rtol=1e-5)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6),
+                 scanned, looped)
+
+
+def test_compiled_epoch_donates_params_and_velocity():
+    images = jnp.zeros((256, 28, 28), jnp.uint8)
+    labels = jnp.zeros(256, jnp.int32)
+    params = init_params(jr.key(0), (784, 16, 10))
+    velocity = jax.tree.map(jnp.zeros_like, params)
+    epoch, seconds = compile_epoch(params, velocity, images, labels, jr.key(0), batch_size=128)
+    assert seconds > 0
+    new_params, _, losses = epoch(params, velocity, images, labels, jr.key(0))
+    assert losses.shape == (2,)
+    if jax.default_backend() == "cpu" and not params["output"]["w"].is_deleted():
+        pytest.skip("this jaxlib ignores donation on CPU")
+    assert params["output"]["w"].is_deleted() and not new_params["output"]["w"].is_deleted()
+
+
+def test_train_rejects_bad_arguments_before_any_work():
+    with pytest.raises(ValueError, match=r"^`epochs` must be >= 0 and `batch_size` >= 1"):
+        train(None, epochs=1, batch_size=0)
+    with pytest.raises(ValueError, match=r"^`device` must be one of"):
+        train(None, device="npu")
+
+
+@needs_mnist
+@pytest.mark.slow
+def test_a_short_real_training_run_beats_95_percent(mnist):
+    params, history = train(mnist.subset(30_720), epochs=2, seed=0, progress=False)
+    assert isinstance(history, History)
+    assert len(history.loss) == len(history.test_accuracy) == len(history.epoch_seconds) == 2
+    assert len(history.batch_loss) == 2 * 240
+    assert history.loss[1] < history.loss[0] < 2.3
+    assert history.test_accuracy[-1] > 0.95
+    assert history.compile_seconds > 0 and history.device == "cpu"
+    again = float(evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32)))
+    assert again == pytest.approx(history.test_accuracy[-1])
+
+
+@needs_mnist
+@pytest.mark.slow
+def test_cli_train_writes_curve_and_params_and_ends_with_the_figures(tmp_path, capsys, mnist):
+    code = main(["train", "--epochs", "1", "--train-size", "2560", "--data-dir", str(SHARED),
+                 "--build-dir", str(tmp_path)])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert re.fullmatch(r"test_accuracy=0\.\d{4} epoch_seconds=\d+\.\d{3}", out[-1])
+    assert out[0].startswith("epoch  1/1  loss ")
+    curve = tmp_path / "mlp" / "learning_curve.png"
+    assert curve.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    params = load_params(tmp_path / "mlp" / "params.npz")
+    accuracy = float(evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32)))
+    assert f"test_accuracy={accuracy:.4f}" == out[-1].split()[0]
+    history = json.loads((tmp_path / "mlp" / "history.json").read_text())
+    assert len(history["batch_loss"]) == 20
+
+
+def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys):
+    absent = next(p for p in ("gpu", "tpu") if p != jax.default_backend())
+    assert main(["train", "--device", absent]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jaxtour train: error: No {absent.upper()} here: JAX sees cpu (")
+
+
+@needs_mnist
+@pytest.mark.slow
+def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
+    result = run_ladder(mnist, rounds=1, train_size=512, eager_steps=2, log=None)
+    assert list(result["epoch_s"]) == ["numpy-f64", "numpy-f32", "jax-eager", "jax-jit-loop",
+                                       "jaxtour-train"]
+    assert result["steps_timed"] == {"numpy-f64": 4, "numpy-f32": 4, "jax-eager": 2,
+                                     "jax-jit-loop": 4, "jaxtour-train": 4}
+    losses = result["epoch_loss"]  # same weights, same batches: same losses
+    for name in ("numpy-f32", "jax-jit-loop", "jaxtour-train"):
+        assert losses[name] == pytest.approx(losses["numpy-f64"], rel=1e-4)
+    assert result["ratio_vs_numpy_f64"]["numpy-f64"] == 1.0
+    assert result["speedup_vs_numpy_f64"] == result["ratio_vs_numpy_f64"]["jaxtour-train"]
+    assert result["compile_s"] > 0 and result["matmul_gflops"] > 0
+    assert "jaxtour-train compile:" in format_ladder(result)
+    assert plot_ladder(result).axes[0].get_xscale() == "log"
+    json.dumps(result)
+
+
+def test_ladder_rejects_unknown_variants():
+    with pytest.raises(ValueError, match=r"^Unknown variants \['torch'\]; choose from numpy-f64"):
+        run_ladder(None, variants=("torch",))
