@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import pytest
 
 from jaxtour import Diagram
-from jaxtour.viz import _style, draw_hlo
+from jaxtour.viz import _style, compare_stages, draw_hlo
 
 
 def cluster_labels(d: Diagram) -> list[str]:
@@ -61,6 +61,8 @@ def test_title_and_subtitle_give_counts_and_xla_figures():
     flops = (flops[0] if isinstance(flops, list) else flops)["flops"]
     assert flops >= 2 * 4 * 8 * 16
     assert "FLOP" in d.source and "B accessed" in d.source and "temp memory" in d.source
+    inside = compare_stages(layer)(W, XS).fused.total()
+    assert f"{inside} op{'s' * (inside != 1)} inside the fusions" in d.source
 
 
 def test_nodes_carry_source_lines_and_jaxpr_primitives():
@@ -166,3 +168,14 @@ def test_the_functions_own_error_propagates():
         draw_hlo(wrong_shapes)(W, XS)
     assert any("draw_hlo traced wrong_shapes(f32[8,16], f32[4,8])" in note
                for note in info.value.__notes__)
+
+
+def test_the_mlp_training_step_is_drawn_open_with_every_fusion_boxed():
+    from jaxtour.mlp import example_batch, init_params, update
+
+    params, (x, y) = init_params(jax.random.key(0), (16, 8, 10)), example_batch(4)
+    args = (params, x[:, :16], y)
+    d = draw_hlo(update)(*args)
+    assert "collapsed" not in d.title
+    n = compare_stages(update)(*args).compiled["fusion"]
+    assert len([label for label in cluster_labels(d) if label.startswith("fusion ")]) == n

@@ -135,7 +135,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:
-    return sum(1 for depth, op in module.walk() if max_depth is None or depth <= max_depth)
+    """Ops that become nodes: not parameters, tuples or scalar constants."""
+    return sum(1 for depth, op in module.walk() if (max_depth is None or depth <= max_depth)
+               and op.opcode not in _ir.BOOKKEEPING and not _scalar_constant(op))
 
 
 def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
@@ -147,8 +149,7 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
         parts.append(f"{_si(figures['bytes_accessed'])}B accessed")
     if "temp_bytes" in figures:
         parts.append(f"{_si(figures['temp_bytes'])}B temp memory")
-    fused = module.op_counts().total() - module.op_counts(fused=False).total() \
-        + len(module.fusions())
+    fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
         parts.append(f"{_plural(fused, 'op')} inside the fusions")
     parts.append("scalar constants not drawn")
