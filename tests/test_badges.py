@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -92,38 +93,27 @@ def test_the_readme_lists_every_lesson_with_both_badges_in_order():
 
 # --- the set-up cell, alone ---------------------------------------------------------------
 
-# Runs each set-up cell in a fresh IPython namespace, as Colab runs a lesson's first cell:
-# once with jaxtour installed, once with `find_spec` saying it is missing. `%pip` is
-# replaced by a recorder, so nothing is installed and no network is used.
-_RUN_SETUP_CELLS = r"""
+# Runs one set-up cell in a fresh interpreter, as Colab runs a lesson's first cell: with
+# jaxtour installed, or with `find_spec` saying it is missing. `%pip` is replaced by a
+# recorder, so nothing is installed and no network is used.
+_RUN_SETUP_CELL = r"""
 import contextlib, importlib.util, io, json, sys
 from IPython.core.interactiveshell import InteractiveShell
 
+job = json.load(sys.stdin)
 shell = InteractiveShell.instance()
 pip_lines = []
 shell.register_magic_function(pip_lines.append, "line", "pip")
 real_find_spec = importlib.util.find_spec
-
-
-def missing(name, *args, **kwargs):
-    return None if name == "jaxtour" else real_find_spec(name, *args, **kwargs)
-
-
-results = {}
-for lesson, source in json.load(sys.stdin).items():
-    for scenario, find_spec in (("installed", real_find_spec), ("missing", missing)):
-        shell.reset(new_session=False)
-        pip_lines.clear()
-        importlib.util.find_spec = find_spec
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            outcome = shell.run_cell(source)
-        importlib.util.find_spec = real_find_spec
-        error = outcome.error_before_exec or outcome.error_in_exec
-        results[f"{lesson}/{scenario}"] = {
-            "error": None if error is None else repr(error),
-            "printed": printed.getvalue(), "pip": list(pip_lines)}
-print(json.dumps(results))
+if job["scenario"] == "missing":
+    importlib.util.find_spec = lambda name, *args, **kwargs: (
+        None if name == "jaxtour" else real_find_spec(name, *args, **kwargs))
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    outcome = shell.run_cell(job["source"])
+error = outcome.error_before_exec or outcome.error_in_exec
+print(json.dumps({"error": None if error is None else repr(error),
+                  "printed": printed.getvalue(), "pip": pip_lines}))
 """
 
 
@@ -134,18 +124,26 @@ def setup_cell(source: Path) -> str:
     return tagged[0].source
 
 
-@pytest.fixture(scope="module")
-def setup_runs():
-    cells = {source.stem: setup_cell(source) for source in LESSONS}
-    proc = subprocess.run([sys.executable, "-c", _RUN_SETUP_CELLS], input=json.dumps(cells),
-                          capture_output=True, text=True, timeout=300, cwd=ROOT / "notebooks")
+def run_setup_cell(source: Path, scenario: str) -> dict:
+    job = json.dumps({"source": setup_cell(source), "scenario": scenario})
+    proc = subprocess.run([sys.executable, "-c", _RUN_SETUP_CELL], input=job, text=True,
+                          capture_output=True, timeout=300, cwd=ROOT / "notebooks")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def setup_runs():
+    """{(lesson, scenario): result}; each run is its own process, two at a time."""
+    jobs = [(s, scenario) for s in LESSONS for scenario in ("installed", "missing")]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda job: run_setup_cell(*job), jobs)
+        return {(s.stem, scenario): r for (s, scenario), r in zip(jobs, results, strict=True)}
+
+
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(setup_runs, source):
-    run = setup_runs[f"{source.stem}/installed"]
+    run = setup_runs[source.stem, "installed"]
     assert run["error"] is None, run
     assert run["pip"] == [], "the set-up cell must not reinstall jaxtour"
     assert re.match(r"JAX \S+ on (cpu|gpu|tpu): \d+ devices? \(", run["printed"]), run
@@ -153,6 +151,6 @@ def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(setup_
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
-    run = setup_runs[f"{source.stem}/missing"]
+    run = setup_runs[source.stem, "missing"]
     assert run["error"] is None, run
     assert run["pip"] == [f"install {INSTALL}"]
