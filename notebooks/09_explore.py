@@ -119,7 +119,7 @@ def softplus(x):
 mine = explore(softplus, jnp.linspace(-2.0, 2.0, 5))
 mine.grad.value = True
 print(mine.shown.message)
-assert "scalar" in mine.shown.message and "jvp" in mine.shown.hint
+assert "scalar" in mine.shown.message and "tick jvp" in mine.shown.hint
 mine
 
 # %% [markdown]
@@ -133,6 +133,39 @@ assert mine.shown.result.title.startswith("jaxpr of softplus")
 mine.view.value = "autodiff graph"
 assert mine.shown.result.title.startswith("jvp of softplus")
 mine
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Inside XLA: one training step of the MLP
+#
+# The gallery's *MLP step* is `jaxtour.mlp.update`: the loss, its gradient and the SGD
+# update of every weight. Tick `jit` and pick *compiled HLO*: each box is a fusion, a
+# kernel XLA made from several jaxpr equations. *before/after XLA* counts them.
+
+# %%
+from jaxtour import mlp
+from jaxtour.viz import compare_stages, draw_hlo
+
+params = mlp.init_params(jax.random.key(0))
+x, y = mlp.example_batch(8)
+
+step = explore()
+step.example.value = "MLP step"
+step.jit.value = True
+step.view.value = "compiled HLO"
+compiled = draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=2)(params, x, y)
+assert step.shown.result.title == compiled.title
+print(compiled.title)
+step
+
+# %% [markdown]
+# XLA runs far fewer ops than JAX handed it: most of them went into fusions.
+
+# %%
+step.view.value = "before/after XLA"
+comparison = step.shown.result
+assert comparison.rows() == compare_stages(jax.jit(mlp.update))(params, x, y).rows()
+assert comparison.compiled_ops < comparison.stablehlo_ops
+print(comparison.headline())
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Without a kernel
@@ -152,4 +185,5 @@ assert "<svg" in static and "static picture" in static
 #   under the picture and equal to what the call draws;
 # - composed `grad`, `jvp`, `vmap` and `jit`, and read the panel's message when a
 #   combination (`grad` of a vector-valued function) cannot work;
+# - looked inside XLA at one MLP training step: its fusions, before and after;
 # - checked that exported HTML and slides still show a picture.

@@ -169,7 +169,7 @@ def test_grad_of_the_integer_factorial_says_to_pass_a_float():
     assert panel.shown.result.title.startswith("jaxpr of factorial")
     panel.grad.value = True
     assert panel.shown.message.startswith("TypeError: grad requires real- or complex-valued")
-    assert "pass a float" in panel.shown.hint
+    assert "pass floats" in panel.shown.hint
 
 
 def test_a_vmap_axis_beyond_the_arguments_is_explained(panel):
@@ -257,3 +257,60 @@ def test_the_mime_bundle_holds_the_widget_and_a_static_picture(panel):
     assert _svg_of(draw_jaxpr(cubic)(1.0)) in static
     panel.view.value = "jaxpr text"  # the fallback is what the panel shows when displayed
     assert "<svg" not in panel._repr_mimebundle_()["text/html"]
+
+
+# --- the XLA views --------------------------------------------------------------------------
+
+
+def test_hlo_views_draw_what_draw_hlo_draws(panel):
+    from jaxtour.viz import draw_hlo
+
+    panel.grad.value = True
+    panel.view.value = "compiled HLO"
+    expected = draw_hlo(jax.grad(cubic), stage="compiled", max_depth=2)(1.0)
+    assert panel.shown.result.title == expected.title
+    assert panel.shown.result.counts == expected.counts
+    panel.view.value = "StableHLO graph"
+    panel.rankdir.value = "LR"
+    expected = draw_hlo(jax.grad(cubic), stage="stablehlo", max_depth=2, rankdir="LR")(1.0)
+    assert panel.shown.result.source == expected.source
+
+
+def test_before_after_is_compare_stages(panel):
+    from jaxtour.viz import compare_stages
+
+    panel.view.value = "before/after XLA"
+    comparison = panel.shown.result
+    assert comparison.rows() == compare_stages(cubic)(1.0).rows()
+    assert comparison.compiled_ops <= comparison.stablehlo_ops
+    assert comparison._repr_html_() in panel.output.value
+
+
+def test_the_mlp_examples_load_from_jaxtour_mlp():
+    from jaxtour import mlp
+
+    panel = explore()
+    panel.example.value = "MLP loss"
+    params = mlp.init_params(jax.random.key(0))
+    x, y = mlp.example_batch(8)
+    assert panel.shown.result.source == draw_jaxpr(mlp.loss)(params, x, y).source
+    panel.example.value = "MLP step"
+    assert panel.shown.result.title == draw_jaxpr(mlp.update)(params, x, y).title
+
+
+@pytest.mark.slow
+def test_an_mlp_step_redraws_in_under_a_second_after_warm_up():
+    import time
+
+    panel = explore()
+    panel.example.value = "MLP step"
+    panel.jit.value = True
+    timings = {}
+    for view in ("jaxpr graph", "compiled HLO"):  # warm-up: trace and compile once
+        panel.view.value = view
+        for control, value in (("rankdir", "LR"), ("depth", 1), ("rankdir", "TB")):
+            start = time.perf_counter()
+            getattr(panel, control).value = value
+            timings[view, control, value] = time.perf_counter() - start
+        panel.depth.value = 2
+    assert max(timings.values()) < 1.0, timings

@@ -62,20 +62,22 @@ def factorial(n):
     return lax.fori_loop(1, n + 1, lambda i, acc: acc * i, 1)
 
 
-def _mlp_loss() -> tuple[Callable, tuple]:
-    from jaxtour import mlp  # imported when chosen: the gallery loads without it
+def _mlp(name: str) -> Callable[[], tuple[Callable, tuple]]:
+    def load() -> tuple[Callable, tuple]:
+        from jaxtour import mlp  # imported when chosen: the gallery opens without it
 
-    params = mlp.init_params(jax.random.key(0))
-    images = jax.random.uniform(jax.random.key(1), (8, 784))
-    labels = jax.nn.one_hot(jnp.arange(8) % 10, 10)
-    return mlp.loss, (params, (images, labels))
+        x, y = mlp.example_batch(8)  # random digit-shaped images: no download
+        return getattr(mlp, name), (mlp.init_params(jax.random.key(0)), x, y)
+
+    return load
 
 
 GALLERY: dict[str, Example] = {
     "cubic": Example(_fixed(cubic, 1.0), "x**3 + 2*x**2 - 3*x + 8 at x = 1.0"),
     "tanh": Example(_fixed(tanh, 0.5), "jnp.tanh at x = 0.5"),
     "relu": Example(_fixed(relu, 0.5), "jnp.maximum(x, 0) at x = 0.5"),
-    "MLP loss": Example(_mlp_loss, "jaxtour.mlp.loss(params, batch) on 8 random images"),
+    "MLP loss": Example(_mlp("loss"), "jaxtour.mlp.loss(params, x, y) on 8 random images"),
+    "MLP step": Example(_mlp("update"), "jaxtour.mlp.update(params, x, y): one SGD step"),
     "scan": Example(lambda: (sum_of_squares, (jnp.arange(1.0, 5.0),)),
                     "lax.scan summing the squares of [1, 2, 3, 4]"),
     "cond": Example(_fixed(signed_square, 0.5), "lax.cond(x > 0, square, negate) at x = 0.5"),

@@ -29,8 +29,9 @@ _HINTS = (
     (r"scalar", "grad differentiates a function that returns one real number. Untick grad, "
                 "or tick jvp (any output shape), or tick vmap so each example gives a scalar."),
     (r"real- or complex-valued inputs|floating-point|float0|integer",
-     "grad and jvp differentiate floating-point inputs, and this example takes integers. "
-     "Untick grad and jvp, or pass a float (1.0 rather than 1)."),
+     "Derivatives need floating-point inputs, and this example takes integers: untick "
+     "grad and jvp and pick a view other than the autodiff graph, or pass floats (1.0, "
+     "not 1)."),
     (r"No module named", "This view needs a part of jaxtour that is not installed here."),
 )
 
@@ -48,11 +49,6 @@ def explain(err: BaseException, label: str, view: str) -> Problem:
 def svg_body(svg: str) -> str:
     """`svg` without its XML prologue, doctype and comments, ready to inline in HTML."""
     return _PROLOGUE.sub("", svg, count=1)
-
-
-def title_of(result: Any) -> str:
-    """The one-line title of a view's result (a Diagram's `title`, a Problem's)."""
-    return str(getattr(result, "title", "") or type(result).__name__)
 
 
 def body(result: Any) -> str:
@@ -82,10 +78,10 @@ def panel(shown: Shown | Problem) -> str:
     """Header (the title and the code that makes the same thing), then the result."""
     if isinstance(shown, Problem):
         return body(shown)
-    title = escape(title_of(shown.result))
-    code = escape(shown.code)
-    return (f'<div class="jaxtour-title"><b>{title}</b></div>'
-            f'<div style="margin:2px 0 6px"><code>{code}</code></div>{body(shown.result)}')
+    head = f'<div style="margin:2px 0 6px"><code>{escape(shown.code)}</code></div>'
+    if isinstance(shown.result, Text | Table):  # pictures and tables carry their own title
+        head = f'<div class="jaxtour-title"><b>{escape(shown.result.title)}</b></div>{head}'
+    return head + body(shown.result)
 
 
 def static(shown: Shown | Problem, label: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import jax
 
-from jaxtour.explore._compose import Transforms, compose, stack
+from jaxtour.explore._compose import Composed, Transforms, stack
 
 
 class Subject(NamedTuple):
@@ -59,7 +59,7 @@ class View(NamedTuple):
 
     label: str
     options: frozenset[str]
-    draw: Callable[[Subject, Transforms, Options], Shown]
+    draw: Callable[[Subject, Transforms, Options, Composed], Shown]
 
 
 def _opts(options: Options, *, depth: bool = True, group: bool = True) -> dict:
@@ -77,48 +77,56 @@ def _code(call: str, kwargs: dict, label: str) -> str:
     return f"{call}({label}{extra})(*args)"
 
 
-def jaxpr_graph(subject: Subject, transforms: Transforms, options: Options) -> Shown:
+def jaxpr_graph(subject: Subject, transforms: Transforms, options: Options,
+                composed: Composed) -> Shown:
     from jaxtour.viz import draw_jaxpr
 
-    fn, args, label = compose(subject.fn, subject.args, transforms, subject.name)
+    fn, args, label = composed
     kwargs = _opts(options)
     return Shown(draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label))
 
 
-def jaxpr_text(subject: Subject, transforms: Transforms, options: Options) -> Shown:
-    fn, args, label = compose(subject.fn, subject.args, transforms, subject.name)
+def jaxpr_text(subject: Subject, transforms: Transforms, options: Options,
+               composed: Composed) -> Shown:
+    fn, args, label = composed
     jaxpr = jax.make_jaxpr(fn)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
     return Shown(Text(title, str(jaxpr)), f"jax.make_jaxpr({label})(*args)")
 
 
-def stablehlo_text(subject: Subject, transforms: Transforms, options: Options) -> Shown:
+def stablehlo_text(subject: Subject, transforms: Transforms, options: Options,
+                   composed: Composed) -> Shown:
     from jaxtour import _ir
 
-    fn, args, label = compose(subject.fn, subject.args, transforms, subject.name)
+    fn, args, label = composed
     lowered = _ir.trace(fn, args, {}, who="explore").lower()
-    text = lowered.as_text()
-    ops = len(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts())
-    title = f"StableHLO of {label}: {ops} kinds of op"
-    return Shown(Text(title, text), f"jax.jit({label}).lower(*args).as_text()")
+    ops = sum(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts().values())
+    title = f"StableHLO of {label}: {ops} op{'s' * (ops != 1)}"
+    return Shown(Text(title, lowered.as_text()), f"jax.jit({label}).lower(*args).as_text()")
 
 
-def compiled_hlo(subject: Subject, transforms: Transforms, options: Options) -> Shown:
-    from jaxtour.viz import draw_hlo
+def _hlo_graph(stage: str) -> Callable[..., Shown]:
+    def draw(subject: Subject, transforms: Transforms, options: Options,
+             composed: Composed) -> Shown:
+        from jaxtour.viz import draw_hlo
 
-    fn, args, label = compose(subject.fn, subject.args, transforms, subject.name)
-    kwargs = {"stage": "compiled", "rankdir": options.rankdir}
-    return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label))
+        fn, args, label = composed
+        kwargs = {"stage": stage, "max_depth": options.depth, "rankdir": options.rankdir}
+        return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label))
+
+    return draw
 
 
-def before_after(subject: Subject, transforms: Transforms, options: Options) -> Shown:
+def before_after(subject: Subject, transforms: Transforms, options: Options,
+                 composed: Composed) -> Shown:
     from jaxtour.viz import compare_stages
 
-    fn, args, label = compose(subject.fn, subject.args, transforms, subject.name)
+    fn, args, label = composed
     return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, label))
 
 
-def autodiff_graph(subject: Subject, transforms: Transforms, options: Options) -> Shown:
+def autodiff_graph(subject: Subject, transforms: Transforms, options: Options,
+                   composed: Composed) -> Shown:
     """`draw_jvp` with jvp on; `draw_grad` for a scalar output; `draw_vjp` otherwise.
 
     `jit` changes nothing here (the autodiff pictures inline `jit` calls); with `vmap`
@@ -148,10 +156,11 @@ def _scalar_output(fn: Callable, args: tuple) -> bool:
         out.dtype, jax.numpy.floating)
 
 
-def cost_and_memory(subject: Subject, transforms: Transforms, options: Options) -> Shown:
+def cost_and_memory(subject: Subject, transforms: Transforms, options: Options,
+                    composed: Composed) -> Shown:
     from jaxtour import _ir
 
-    fn, args, label = compose(subject.fn, subject.args, transforms, subject.name)
+    fn, args, label = composed
     compiled = _ir.trace(fn, args, {}, who="explore").lower().compile()
     figures = _ir.cost_summary(compiled)
     rows = [(_FIGURES.get(k, k), _amount(k, v)) for k, v in figures.items()]
@@ -180,11 +189,13 @@ def _amount(key: str, value: float) -> str:
 
 
 GRAPH_OPTIONS = frozenset({"depth", "group", "rankdir"})
+HLO_OPTIONS = frozenset({"depth", "rankdir"})
 VIEWS: dict[str, View] = {
     "jaxpr graph": View("jaxpr graph", GRAPH_OPTIONS, jaxpr_graph),
     "jaxpr text": View("jaxpr text", frozenset(), jaxpr_text),
     "StableHLO text": View("StableHLO text", frozenset(), stablehlo_text),
-    "compiled HLO": View("compiled HLO (fusions)", frozenset({"rankdir"}), compiled_hlo),
+    "StableHLO graph": View("StableHLO graph", HLO_OPTIONS, _hlo_graph("stablehlo")),
+    "compiled HLO": View("compiled HLO (fusions)", HLO_OPTIONS, _hlo_graph("compiled")),
     "before/after XLA": View("before/after XLA", frozenset(), before_after),
     "autodiff graph": View("autodiff graph", frozenset({"rankdir"}), autodiff_graph),
     "cost and memory": View("cost and memory", frozenset(), cost_and_memory),

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import ipywidgets as widgets
 
 from jaxtour.explore import _html
-from jaxtour.explore._compose import Transforms
+from jaxtour.explore._compose import Composed, Transforms, compose
 from jaxtour.explore._gallery import GALLERY
 from jaxtour.explore._views import DEFAULT_VIEW, VIEWS, Options, Shown, Subject
 
@@ -34,6 +34,9 @@ class Explorer(widgets.VBox):
         self._loaders = loaders
         self._subjects: dict[str, Subject] = {}
         self._cache: dict[tuple, tuple[Shown | _html.Problem, str]] = {}
+        # One transformed function per combination, kept: JAX caches traces and
+        # compilations per function object, so other views and options reuse them.
+        self._composed: dict[tuple, Composed] = {}
         self.renders = 0  # cache misses, for the curious and the tests
         self._make_controls(list(loaders))
         super().__init__(self._layout())
@@ -118,6 +121,16 @@ class Explorer(widgets.VBox):
         """The composition shown, e.g. ``jit(grad(cubic))``."""
         return self.transforms.describe(self.subject.name)
 
+    @property
+    def composed(self) -> Composed:
+        """The example with the chosen transformations applied (made once, then kept)."""
+        key = (self.example.value, self.transforms)
+        if key not in self._composed:
+            subject = self.subject
+            self._composed[key] = compose(subject.fn, subject.args, self.transforms,
+                                          subject.name)
+        return self._composed[key]
+
     def _key(self) -> tuple:
         return (self.example.value, self.transforms, self.view.value, self.options)
 
@@ -142,8 +155,7 @@ class Explorer(widgets.VBox):
     def _draw(self) -> tuple[Shown | _html.Problem, str]:
         view = VIEWS[self.view.value]
         try:
-            subject = self.subject
-            shown = view.draw(subject, self.transforms, self.options)
+            shown = view.draw(self.subject, self.transforms, self.options, self.composed)
             return shown, _html.panel(shown)
         except Exception as err:  # shown in the panel: a bad combination is not a crash
             problem = _html.explain(err, self._safe_label(), view.label)
