@@ -21,7 +21,26 @@ _GOOD, _BAD, _MAIN, _SOFT = "#2a9d8f", "#e63946", "#264653", "#a8dadc"
 def _figure(width: float, height: float):
     from matplotlib.figure import Figure
 
+    _show_in_ipython(Figure)
     return Figure(figsize=(width, height), dpi=110, layout="constrained")
+
+
+def _show_in_ipython(figure_class) -> None:
+    """Let Jupyter show a pyplot-free Figure as PNG (its one rich repr), as pyplot's would."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        formatter = shell.display_formatter.formatters["image/png"]
+        formatter.for_type(figure_class, _png)
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
 
 
 def plot_history(history: Any, target: float = 0.98):
