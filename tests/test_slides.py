@@ -175,6 +175,16 @@ def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
     assert not (tmp_path / "slides" / "03_demo.html").exists()
 
 
+def test_tex_maths_warns_that_the_offline_deck_shows_it_as_typed(tmp_path):
+    lesson = write(tmp_path, [md(r"# T\n\nthe loss starts near $\ln 10 \approx 2.30$"),
+                              md("costs $5, or $10")])
+    with pytest.warns(UserWarning) as caught:
+        build_slides([lesson], tmp_path / "slides", ASSETS)
+    assert [str(w.message) for w in caught] == [
+        r"03_demo.ipynb: the deck shows TeX as typed ($\ln 10 \approx 2.30$): offline decks "
+        "have no MathJax. Write the maths in Unicode or as code (ln 10 ≈ 2.30)."]
+
+
 def test_remote_resources_finds_what_a_browser_would_fetch():
     html = ('<link rel="stylesheet" href="//cdn.example/x.css"><a href="https://a.org">a</a>'
             '<style>@import url("https://fonts.example/f.css");</style>'

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -25,6 +26,7 @@ _BADGE = re.compile(r"\[!\[([^\]]*)\]\((?:https?:)?//[^)\s]+\)\]\(([^)\s]+)\)")
 _FETCHED = {"img": ("src",), "script": ("src",), "iframe": ("src",), "source": ("src",),
             "video": ("src",), "audio": ("src",), "embed": ("src",), "link": ("href",),
             "object": ("data",), "image": ("href", "xlink:href")}
+_TEX = re.compile(r"\$[^$\n]*\\[A-Za-z]+[^$\n]*\$")  # $...\command...$
 _CSS_URL = re.compile(r"""(?:url\(|@import\s+)\s*['"]?((?:https?:)?//[^'")\s]+)""")
 
 
@@ -84,6 +86,7 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
     for cell in planned.cells:
         if cell.cell_type == "markdown":
             cell.source = unbadge(cell.source)
+    _warn_about_tex(planned, source.name)
     html = _exporter(templates).from_notebook_node(planned)[0]
     remote = remote_resources(html)
     if remote:
@@ -97,6 +100,15 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     return Deck(source.stem, lesson_title(notebook, source.stem), path,
                 count_slides(planned), executed)
+
+
+def _warn_about_tex(planned, name: str) -> None:
+    # MathJax would come from a CDN, so an offline deck shows TeX as typed.
+    found = [m for c in planned.cells if c.cell_type == "markdown" for m in _TEX.findall(c.source)]
+    if found:
+        warnings.warn(
+            f"{name}: the deck shows TeX as typed ({found[0]}): offline decks have no "
+            "MathJax. Write the maths in Unicode or as code (ln 10 ≈ 2.30).", stacklevel=3)
 
 
 def unbadge(markdown: str) -> str:
