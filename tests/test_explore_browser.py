@@ -56,9 +56,14 @@ _STDERR = """() => [...document.querySelectorAll(
   '[data-mime-type="application/vnd.jupyter.stderr"]')].map(e => e.textContent)"""
 
 
+@pytest.fixture
 def chromium() -> str:
-    """Debian's Chromium; skip without it (or Playwright), fail instead under CI=true."""
-    problem = None if Path(CHROMIUM).exists() else f"no Chromium at {CHROMIUM}"
+    """The system Chromium ($JAXTOUR_CHROMIUM, else /usr/bin/chromium, else on PATH), as
+    test_browser.py finds it; skip without one, but fail under CI=true."""
+    wanted = os.environ.get("JAXTOUR_CHROMIUM")
+    candidates = [wanted] if wanted else [CHROMIUM, shutil.which("chromium")]
+    found = next((p for p in candidates if p and Path(p).is_file()), None)
+    problem = None if found else f"no Chromium at {wanted or CHROMIUM + ' or on PATH'}"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -67,7 +72,7 @@ def chromium() -> str:
         pytest.fail(f"CI must run the browser tests, but there is {problem}.")
     if problem:
         pytest.skip(problem)
-    return CHROMIUM
+    return found
 
 
 def free_port() -> int:
@@ -150,13 +155,13 @@ def _accept_kernel_dialog(page) -> None:
     accept.click()
 
 
-def test_changing_a_control_redraws_the_svg_in_jupyterlab(lab):
+def test_changing_a_control_redraws_the_svg_in_jupyterlab(chromium, lab):
     from playwright.sync_api import sync_playwright
 
     url, _ = lab
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url, timeout=SERVER_START_S * 1000)
