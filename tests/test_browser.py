@@ -51,6 +51,19 @@ _MEASURE_SVG = """marker => {
 }"""
 
 
+# Press "next" until the end, as a presenter would (fragments too); the slides seen.
+_WALK = """() => {
+  const seen = new Set();
+  for (let step = 0; step < 2000; step++) {
+    const at = Reveal.getIndices();
+    seen.add(at.h + '.' + (at.v || 0));
+    if (Reveal.isLastSlide() && !Reveal.availableFragments().next) break;
+    Reveal.next();
+  }
+  return Array.from(seen);
+}"""
+
+
 def chromium() -> str:
     """The system Chromium ($JAXTOUR_CHROMIUM, else /usr/bin/chromium, else `chromium` on
     PATH); skip without one, but fail in CI, where the browser tests must run."""
@@ -151,6 +164,9 @@ def test_index_links_every_deck_with_its_slide_count(site, offline_page):
     assert items == [[d.name, d.slides, d.path.name] for d in decks.values()]
     assert [d.name for d in decks.values()] == [s.stem for s in LESSONS]
     page.screenshot(path=SCREENSHOTS / "index.png")
+    page.click(f"li.deck[data-deck='{LESSONS[0].stem}'] a")
+    page.wait_for_selector("html[data-deck-ready=true]", timeout=15_000)
+    assert page.url.endswith(f"/{LESSONS[0].stem}.html")
     assert left_the_machine(log) == [] and log["errors"] == []
 
 
@@ -162,6 +178,7 @@ def test_deck_opens_offline_with_the_slides_the_builder_counted(site, offline_pa
     assert page.evaluate("Reveal.getTotalSlides()") == decks[name].slides
     assert page.evaluate("Reveal.isFirstSlide()")
     assert page.inner_text(".reveal .slides section.present h1") == decks[name].title
+    assert len(page.evaluate(_WALK)) == decks[name].slides
     assert left_the_machine(log) == [], "a deck must not fetch anything from the network"
     assert log["errors"] == []
 
