@@ -26,7 +26,7 @@ from jax.sharding import PartitionSpec as P
 
 from jaxtour.mlp._data import Mnist, load_mnist
 from jaxtour.mlp._model import LR, MOMENTUM, SIZES, Params, init_params, loss, preprocess, update
-from jaxtour.mlp._train import TRAIN_EVAL_SIZE, History, batch_indices, evaluate
+from jaxtour.mlp._train import TRAIN_EVAL_SIZE, History, batch_indices, describe, evaluate
 
 AXIS = "batch"
 Devices = str | int | Sequence[jax.Device] | Mesh
@@ -236,8 +236,7 @@ def train_data_parallel(data: Mnist | None = None, *, devices: Devices = "all",
     run_epoch, compile_s = compile_epoch_sharded(mesh, params, velocity, train_x, train_y,
                                                  shuffle_key, batch_size=batch_size, lr=lr,
                                                  momentum=momentum)
-    history = History(compile_seconds=compile_s,
-                      device=f"{mesh.size} × {first.platform}: {first.device_kind}")
+    history = History(compile_seconds=compile_s, device=f"{mesh.size} × {describe(first)}")
     eval_x, eval_y = jax.device_put([train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]], first)
     for epoch in _epochs(epochs, progress):
         start = time.perf_counter()
