@@ -15,7 +15,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 00 · Set-up: is JAX here, and what will it run on?
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/00_setup.ipynb)
@@ -27,7 +27,7 @@
 # - which devices JAX found: a CPU on a laptop, a GPU, or the eight cores of a Colab TPU;
 # - your first jaxtour `Diagram`: a picture JAX's own tools only print as text.
 
-# %% tags=["setup"]
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
 import importlib.util
 
@@ -39,7 +39,7 @@ import jaxtour
 
 print(jaxtour.describe_devices())
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # JAX chooses its backend by itself, TPU first, then GPU, then CPU, so the same notebook
 # uses whatever the runtime offers. On Colab, *Runtime → Change runtime type → TPU* before
 # running gives you eight TPU cores. `jax.devices()` lists them:
@@ -53,7 +53,7 @@ print(devices)
 assert len(devices) >= 1
 assert jax.default_backend() in ("cpu", "gpu", "tpu")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## A first computation
 #
 # `jax.numpy` looks like NumPy, but arrays live on the device and default to 32-bit floats.
@@ -65,7 +65,7 @@ print(x.dtype, y)
 assert x.dtype == jnp.float32
 assert jnp.allclose(y, 1.0)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## A first Diagram
 #
 # Every jaxtour visualiser returns a `Diagram`. In Jupyter it shows itself as a picture;
@@ -79,7 +79,7 @@ pipeline = draw_pipeline()
 assert pipeline.svg().lstrip().startswith("<?xml")
 pipeline
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
 # - installed jaxtour where it was missing and printed the devices JAX found;

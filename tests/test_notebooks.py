@@ -14,10 +14,11 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 SOURCES = _notebooks.find_notebooks(NOTEBOOKS)
 
 
-def _cells(ipynb_text: str) -> list[tuple[str, str, list[str]]]:
+def _cells(ipynb_text: str) -> list[tuple[str, str, list[str], dict]]:
+    """Type, source, tags and slide metadata of each cell (cell ids are random: ignored)."""
     cells = json.loads(ipynb_text)["cells"]
-    return [(c["cell_type"], "".join(c["source"]), c["metadata"].get("tags", []))
-            for c in cells]
+    return [(c["cell_type"], "".join(c["source"]), c["metadata"].get("tags", []),
+             c["metadata"].get("slideshow", {})) for c in cells]
 
 
 def test_there_are_lessons():
