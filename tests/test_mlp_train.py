@@ -166,3 +166,25 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
 def test_ladder_rejects_unknown_variants():
     with pytest.raises(ValueError, match=r"^Unknown variants \['torch'\]; choose from numpy-f64"):
         run_ladder(None, variants=("torch",))
+
+
+def test_tour_runs_train_and_compare_before_the_notebooks():
+    from jaxtour.cli._tour import STEPS
+
+    names = [name for name, _ in STEPS]
+    assert names.index("train") < names.index("compare") < names.index("notebooks")
+
+
+@needs_mnist
+@pytest.mark.slow
+def test_tour_train_step_is_short_under_quick(tmp_path, monkeypatch, capsys):
+    from jaxtour.cli import _train
+
+    monkeypatch.setenv("JAXTOUR_QUICK", "1")
+    monkeypatch.setenv("JAXTOUR_DATA", str(SHARED))
+    written = _train.tour_step(None, tmp_path)
+    assert [p.name for p in written] == ["learning_curve.png", "params.npz", "history.json"]
+    history = json.loads(written[2].read_text())
+    assert len(history["loss"]) == _train.QUICK_EPOCHS
+    assert len(history["batch_loss"]) == _train.QUICK_EPOCHS * _train.QUICK_TRAIN_SIZE // 128
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("test_accuracy=")
