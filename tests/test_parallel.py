@@ -79,6 +79,12 @@ for name, make in [("jit", par.data_parallel_update), ("shard_map", par.psum_upd
                               for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(reference)))
     shards = jax.device_put(x, par.batch_sharded(mesh)).addressable_shards
     out[name + "_x_shards"] = sorted({s.data.shape[0] for s in shards})
+from jaxtour.viz import draw_hlo, _style
+picture = draw_hlo(par.data_parallel_update(mesh), max_depth=0)(params, x, y, velocity)
+red = _style.FAMILIES["collective"].fill
+out["draw_hlo"] = {"title": picture.title,
+                   "red_nodes": [line.strip().split(" [")[0] for line in picture.source.splitlines()
+                                 if f'fillcolor="{red}"' in line and "all-reduce" in line]}
 imgs, labels = np.zeros((256, 28, 28), np.uint8), np.zeros(256, np.int32)
 epoch, _ = par.compile_epoch_sharded(mesh, params, velocity, imgs, labels, jr.key(0),
                                      batch_size=64)
@@ -139,6 +145,11 @@ def test_the_compiled_data_parallel_step_adds_gradients_with_an_all_reduce(eight
     assert hlo["jit"] == {"all-reduce": 1}
     assert hlo["shard_map"] == {"all-reduce": 1}
     assert hlo["epoch"] == {"all-reduce": 1}  # inside the scan's loop body
+
+
+def test_draw_hlo_shows_the_all_reduce_of_the_data_parallel_step_in_red(eight):
+    assert "1 collective" in eight["draw_hlo"]["title"]
+    assert len(eight["draw_hlo"]["red_nodes"]) == 1
 
 
 def test_jit_with_shardings_and_shard_map_with_psum_equal_update(eight):
