@@ -14,6 +14,7 @@ system `dot` and the embedded Graphviz draw the same thing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -173,10 +174,7 @@ def _draw_array(graph, blocks: list[Block], shape, devices: dict, colours: dict
 
 
 def _volume(ranges) -> int:
-    volume = 1
-    for start, stop in ranges:
-        volume *= stop - start
-    return volume
+    return math.prod(stop - start for start, stop in ranges)
 
 
 def _block_label(block: Block, devices: dict) -> str:
@@ -215,7 +213,7 @@ def _draw_mesh(graph, mesh, colours: dict, column: bool, above: bool,
     for c, name in enumerate(col_names):
         _text(graph, f"mesh_col{c}", name, left + c * step_x + CELL[0] / 2, top + 0.22)
     sizes = " × ".join(f"'{a}': {mesh.shape[a]}" for a in mesh.axis_names)
-    _text(graph, "mesh_title", f"mesh  {sizes}", left + width / 2, top + 0.6, size="16")
+    _text(graph, "mesh_title", f"mesh  {sizes}", left + width / 2, top + 0.6, fontsize="16")
 
 
 def _mesh_grid(mesh, column: bool):
@@ -239,33 +237,27 @@ def _mesh_grid(mesh, column: bool):
 
 
 def _text(graph, name: str, text: str, x: float, y: float, *, anchor: str = "c",
-          size: str = "14") -> None:
-    """Free text pinned at (x, y); `anchor="e"` puts its right end there."""
+          **attrs: str) -> None:
+    """Free text pinned at (x, y): its centre there, or its right ("e") or left ("w") end."""
     width = 0.1 * len(text) + 0.1
-    x = x - width / 2 if anchor == "e" else x
+    x += {"e": -width / 2, "w": width / 2}.get(anchor, 0.0)
     graph.node(name, text, pos=_pos(x, y), shape="plaintext", style="", width=f"{width:.2f}",
-               height="0.3", fontsize=size)
+               height="0.3", **attrs)
 
 
 def _draw_arrow(graph, spec: str, above: bool, array: tuple[float, float]) -> None:
     """An arrow from the mesh to the array, with the PartitionSpec written beside it."""
+    gap = ARROW[above]
     if above:
         x = array[0] / 2
-        gap = ARROW[True]
-        start, end, text_at = (x, gap - 0.15), (x, 0.15), (x + 0.2, gap / 2)
-        anchor = "w"
+        start, end, text_at, anchor = (x, gap - 0.15), (x, 0.15), (x + 0.2, gap / 2), "w"
     else:
         y = -array[1] / 2
-        gap = ARROW[False]
-        start, end, text_at = (-gap + 0.15, y), (-0.15, y), (-gap / 2, y + 0.25)
-        anchor = "c"
+        start, end, text_at, anchor = (-gap + 0.15, y), (-0.15, y), (-gap / 2, y + 0.25), "c"
     for name, (px, py) in (("arrow_from", start), ("arrow_to", end)):
         graph.node(name, "", pos=_pos(px, py), shape="point", width="0.01", style="invis")
     graph.edge("arrow_from", "arrow_to")
-    width = 0.1 * len(spec) + 0.1
-    x = text_at[0] + width / 2 if anchor == "w" else text_at[0]
-    graph.node("spec", spec, pos=_pos(x, text_at[1]), shape="plaintext", style="",
-               width=f"{width:.2f}", height="0.3", fontname="Courier New,monospace")
+    _text(graph, "spec", spec, *text_at, anchor=anchor, fontname="Courier New,monospace")
 
 
 def _caption(sharding, shape, dtype, blocks: list[Block]) -> str:
