@@ -7,6 +7,7 @@ all take (the factorial loop's integer argument is there to show what `grad` say
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -62,12 +63,19 @@ def factorial(n):
     return lax.fori_loop(1, n + 1, lambda i, acc: acc * i, 1)
 
 
+@functools.cache  # made once a session: initialising compiles a few small programs
+def _mlp_example() -> tuple:
+    from jaxtour import mlp  # imported when chosen: the gallery opens without it
+
+    x, y = mlp.example_batch(8)  # random digit-shaped images: no download
+    return mlp.init_params(jax.random.key(0)), x, y
+
+
 def _mlp(name: str) -> Callable[[], tuple[Callable, tuple]]:
     def load() -> tuple[Callable, tuple]:
-        from jaxtour import mlp  # imported when chosen: the gallery opens without it
+        from jaxtour import mlp
 
-        x, y = mlp.example_batch(8)  # random digit-shaped images: no download
-        return getattr(mlp, name), (mlp.init_params(jax.random.key(0)), x, y)
+        return getattr(mlp, name), _mlp_example()
 
     return load
 

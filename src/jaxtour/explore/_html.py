@@ -26,8 +26,9 @@ class Problem(NamedTuple):
 
 # (pattern in the error message, what to try); the first match wins.
 _HINTS = (
-    (r"scalar", "grad differentiates a function that returns one real number. Untick grad, "
-                "or tick jvp (any output shape), or tick vmap so each example gives a scalar."),
+    (r"scalar", "grad differentiates a function that returns one real number. Untick grad "
+                "and tick jvp (forward mode takes any output shape), or pick the autodiff "
+                "graph view, which draws a VJP for any output."),
     (r"real- or complex-valued inputs|floating-point|float0|integer",
      "Derivatives need floating-point inputs, and this example takes integers: untick "
      "grad and jvp and pick a view other than the autodiff graph, or pass floats (1.0, "
@@ -47,8 +48,12 @@ def explain(err: BaseException, label: str, view: str) -> Problem:
 
 
 def svg_body(svg: str) -> str:
-    """`svg` without its XML prologue, doctype and comments, ready to inline in HTML."""
-    return _PROLOGUE.sub("", svg, count=1)
+    """`svg` without its XML prologue, doctype and comments, ready to inline in HTML.
+
+    Scaled down to the panel's width when wider (a tall picture scrolls instead).
+    """
+    svg = _PROLOGUE.sub("", svg, count=1)
+    return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
 
 
 def body(result: Any) -> str:

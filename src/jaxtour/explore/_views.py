@@ -1,8 +1,9 @@
 """The explorer's views: each one is a call to the library's own drawing (or JAX's text).
 
-A view takes the example (`Subject`), the chosen `Transforms` and the `Options`, and
-returns what the panel shows: a `Diagram`, a `Text` or a `Table`, together with the
-one line of code that makes the same thing in a notebook (`Shown.code`).
+A view takes a `Request` (the example, the chosen transformations, the function they
+composed, the drawing options) and returns what the panel shows: a `Diagram`, a `Text`,
+a `Table` or `compare_stages`' comparison, together with the one line of code that
+makes the same thing in a notebook (`Shown.code`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 
 from jaxtour.explore._compose import Composed, Transforms, stack
 
@@ -54,22 +56,26 @@ class Shown(NamedTuple):
     code: str
 
 
+class Request(NamedTuple):
+    """Everything a view may read: the example, the transformations, their composition."""
+
+    subject: Subject
+    transforms: Transforms
+    composed: Composed
+    options: Options
+
+
 class View(NamedTuple):
     """A view: its label, the options it reads, and the function that draws it."""
 
     label: str
     options: frozenset[str]
-    draw: Callable[[Subject, Transforms, Options, Composed], Shown]
+    draw: Callable[[Request], Shown]
 
 
-def _opts(options: Options, *, depth: bool = True, group: bool = True) -> dict:
-    found: dict[str, Any] = {}
-    if depth:
-        found["max_depth"] = options.depth
-    if group:
-        found["group_by"] = "source" if options.group else None
-    found["rankdir"] = options.rankdir
-    return found
+def _jitted(label: str) -> str:
+    # `jax.jit(f)`, without wrapping an already jitted composition twice.
+    return f"jax.{label}" if label.startswith("jit(") else f"jax.jit({label})"
 
 
 def _code(call: str, kwargs: dict, label: str) -> str:
@@ -77,56 +83,53 @@ def _code(call: str, kwargs: dict, label: str) -> str:
     return f"{call}({label}{extra})(*args)"
 
 
-def jaxpr_graph(subject: Subject, transforms: Transforms, options: Options,
-                composed: Composed) -> Shown:
+def jaxpr_graph(request: Request) -> Shown:
     from jaxtour.viz import draw_jaxpr
 
-    fn, args, label = composed
-    kwargs = _opts(options)
+    fn, args, label = request.composed
+    options = request.options
+    kwargs = {"max_depth": options.depth, "group_by": "source" if options.group else None,
+              "rankdir": options.rankdir}
     return Shown(draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label))
 
 
-def jaxpr_text(subject: Subject, transforms: Transforms, options: Options,
-               composed: Composed) -> Shown:
-    fn, args, label = composed
+def jaxpr_text(request: Request) -> Shown:
+    fn, args, label = request.composed
     jaxpr = jax.make_jaxpr(fn)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
     return Shown(Text(title, str(jaxpr)), f"jax.make_jaxpr({label})(*args)")
 
 
-def stablehlo_text(subject: Subject, transforms: Transforms, options: Options,
-                   composed: Composed) -> Shown:
+def stablehlo_text(request: Request) -> Shown:
     from jaxtour import _ir
 
-    fn, args, label = composed
+    fn, args, label = request.composed
     lowered = _ir.trace(fn, args, {}, who="explore").lower()
     ops = sum(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts().values())
     title = f"StableHLO of {label}: {ops} op{'s' * (ops != 1)}"
-    return Shown(Text(title, lowered.as_text()), f"jax.jit({label}).lower(*args).as_text()")
+    return Shown(Text(title, lowered.as_text()), f"{_jitted(label)}.lower(*args).as_text()")
 
 
-def _hlo_graph(stage: str) -> Callable[..., Shown]:
-    def draw(subject: Subject, transforms: Transforms, options: Options,
-             composed: Composed) -> Shown:
+def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
+    def draw(request: Request) -> Shown:
         from jaxtour.viz import draw_hlo
 
-        fn, args, label = composed
+        fn, args, label = request.composed
+        options = request.options
         kwargs = {"stage": stage, "max_depth": options.depth, "rankdir": options.rankdir}
         return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label))
 
     return draw
 
 
-def before_after(subject: Subject, transforms: Transforms, options: Options,
-                 composed: Composed) -> Shown:
+def before_after(request: Request) -> Shown:
     from jaxtour.viz import compare_stages
 
-    fn, args, label = composed
+    fn, args, label = request.composed
     return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, label))
 
 
-def autodiff_graph(subject: Subject, transforms: Transforms, options: Options,
-                   composed: Composed) -> Shown:
+def autodiff_graph(request: Request) -> Shown:
     """`draw_jvp` with jvp on; `draw_grad` for a scalar output; `draw_vjp` otherwise.
 
     `jit` changes nothing here (the autodiff pictures inline `jit` calls); with `vmap`
@@ -134,38 +137,35 @@ def autodiff_graph(subject: Subject, transforms: Transforms, options: Options,
     """
     from jaxtour import autodiff
 
-    fn, args, label = subject.fn, subject.args, subject.name
-    if transforms.grad and transforms.jvp:
+    (fn, label, args), transforms = request.subject, request.transforms
+    if transforms.grad and transforms.jvp:  # forward over reverse
         fn, label = jax.grad(fn), f"grad({label})"
     if transforms.vmap is not None:
         axis = transforms.vmap
         fn, args, label = jax.vmap(fn, in_axes=axis), stack(args, axis), f"vmap({label})"
-    kwargs = {"rankdir": options.rankdir}
+    kwargs = {"rankdir": request.options.rankdir}
     if transforms.jvp:
-        tangents = jax.tree.map(lambda x: jax.numpy.ones_like(x), args)
+        tangents = jax.tree.map(jnp.ones_like, args)
         diagram = autodiff.draw_jvp(fn, **kwargs)(args, tangents)
-        return Shown(diagram, f"draw_jvp({label}, rankdir={options.rankdir!r})(args, ones)")
+        return Shown(diagram, f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})(args, ones)")
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
-    diagram = getattr(autodiff, draw)(fn, **kwargs)(*args)
-    return Shown(diagram, _code(draw, kwargs, label))
+    return Shown(getattr(autodiff, draw)(fn, **kwargs)(*args), _code(draw, kwargs, label))
 
 
 def _scalar_output(fn: Callable, args: tuple) -> bool:
     out = jax.eval_shape(fn, *args)
-    return isinstance(out, jax.ShapeDtypeStruct) and out.shape == () and jax.numpy.issubdtype(
-        out.dtype, jax.numpy.floating)
+    return (isinstance(out, jax.ShapeDtypeStruct) and out.shape == ()
+            and jnp.issubdtype(out.dtype, jnp.floating))
 
 
-def cost_and_memory(subject: Subject, transforms: Transforms, options: Options,
-                    composed: Composed) -> Shown:
+def cost_and_memory(request: Request) -> Shown:
     from jaxtour import _ir
 
-    fn, args, label = composed
+    fn, args, label = request.composed
     compiled = _ir.trace(fn, args, {}, who="explore").lower().compile()
-    figures = _ir.cost_summary(compiled)
-    rows = [(_FIGURES.get(k, k), _amount(k, v)) for k, v in figures.items()]
+    rows = [(_FIGURES.get(k, k), _amount(k, v)) for k, v in _ir.cost_summary(compiled).items()]
     title = f"XLA's cost and memory analysis of {label} on {jax.default_backend()}"
-    return Shown(Table(title, rows), f"jax.jit({label}).lower(*args).compile().cost_analysis()")
+    return Shown(Table(title, rows), f"{_jitted(label)}.lower(*args).compile().cost_analysis()")
 
 
 _FIGURES = {
@@ -179,13 +179,13 @@ _FIGURES = {
 
 
 def _amount(key: str, value: float) -> str:
-    if not key.endswith("bytes") and key != "bytes_accessed":
+    if "bytes" not in key:
         return f"{value:,.0f}"
-    for unit in ("B", "KiB", "MiB"):
-        if value < 1024 or unit == "MiB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            break
         value /= 1024
-    return f"{value:,.1f} GiB"
+    return f"{value:,.0f} B" if unit == "B" else f"{value:,.1f} {unit}"
 
 
 GRAPH_OPTIONS = frozenset({"depth", "group", "rankdir"})

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 from jaxtour.explore import _html
 from jaxtour.explore._compose import Composed, Transforms, compose
 from jaxtour.explore._gallery import GALLERY
-from jaxtour.explore._views import DEFAULT_VIEW, VIEWS, Options, Shown, Subject
+from jaxtour.explore._views import DEFAULT_VIEW, VIEWS, Options, Request, Shown, Subject
 
 AXES = (0, 1, 2, -1)
 DEPTHS = (("0", 0), ("1", 1), ("2", 2), ("3", 3), ("all", None))
@@ -155,7 +155,7 @@ class Explorer(widgets.VBox):
     def _draw(self) -> tuple[Shown | _html.Problem, str]:
         view = VIEWS[self.view.value]
         try:
-            shown = view.draw(self.subject, self.transforms, self.options, self.composed)
+            shown = view.draw(Request(self.subject, self.transforms, self.composed, self.options))
             return shown, _html.panel(shown)
         except Exception as err:  # shown in the panel: a bad combination is not a crash
             problem = _html.explain(err, self._safe_label(), view.label)
