@@ -7,11 +7,12 @@ deck is opened from file://, as an instructor opens it in a room with no network
 Screenshots go to build/screenshots/ (or $JAXTOUR_BUILD/screenshots/).
 """
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browser import ARGS as CHROMIUM_ARGS
+from browser import SCREENSHOTS
+from browser import find_chromium as chromium
 
 from jaxtour import _notebooks
 from jaxtour.slides import build_slides
@@ -22,12 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
 # lesson -> text that its diagram's SVG holds: the slides that must show a picture.
 DIAGRAM_SLIDES = {"00_setup": "StableHLO", "01_why_jax": "PyTorch"}
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
-]
 VIEWPORT = {"width": 1280, "height": 720}
-SCREENSHOTS = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots"
 
 # [[h, v], ...] of the slides holding an <svg> whose text contains `marker`.
 _FIND_SVG_SLIDES = """marker => {
@@ -62,25 +58,6 @@ _WALK = """() => {
   }
   return Array.from(seen);
 }"""
-
-
-def chromium() -> str:
-    """The system Chromium ($JAXTOUR_CHROMIUM, else /usr/bin/chromium, else `chromium` on
-    PATH); skip without one, but fail in CI, where the browser tests must run."""
-    wanted = os.environ.get("JAXTOUR_CHROMIUM")
-    candidates = [wanted] if wanted else ["/usr/bin/chromium", shutil.which("chromium")]
-    found = next((p for p in candidates if p and Path(p).is_file()), None)
-    where = wanted or "/usr/bin/chromium or on PATH"
-    problem = None if found else f"no Chromium at {where} (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        problem = problem or "Playwright is not installed (pip install playwright)"
-    if problem and os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI must run the browser tests, but {problem}.")
-    if problem:
-        pytest.skip(problem)
-    return found
 
 
 @pytest.fixture(scope="module")

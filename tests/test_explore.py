@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import pytest
 
 from jaxtour import _ir, autodiff, explore
-from jaxtour.explore import _gallery, _html
-from jaxtour.explore._compose import Transforms, stack
+from jaxtour.explorer import _gallery, _html
+from jaxtour.explorer._compose import Transforms, stack
 from jaxtour.viz import draw_jaxpr
 
 cubic, sum_of_squares = _gallery.cubic, _gallery.sum_of_squares

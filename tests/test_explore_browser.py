@@ -19,18 +19,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser import ARGS as CHROMIUM_ARGS
+from browser import SCREENSHOTS, find_chromium
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "notebooks" / "09_explore.ipynb"
 JUPYTER = Path(sys.executable).parent / "jupyter"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
-]
-SCREENSHOTS = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots"
 SERVER_START_S = 60
 CELLS_RUN_S = 90
 RERENDER_S = 30
@@ -58,21 +54,7 @@ _STDERR = """() => [...document.querySelectorAll(
 
 @pytest.fixture
 def chromium() -> str:
-    """The system Chromium ($JAXTOUR_CHROMIUM, else /usr/bin/chromium, else on PATH), as
-    test_browser.py finds it; skip without one, but fail under CI=true."""
-    wanted = os.environ.get("JAXTOUR_CHROMIUM")
-    candidates = [wanted] if wanted else [CHROMIUM, shutil.which("chromium")]
-    found = next((p for p in candidates if p and Path(p).is_file()), None)
-    problem = None if found else f"no Chromium at {wanted or CHROMIUM + ' or on PATH'}"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        problem = problem or "Playwright is not installed"
-    if problem and os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI must run the browser tests, but there is {problem}.")
-    if problem:
-        pytest.skip(problem)
-    return found
+    return find_chromium()
 
 
 def free_port() -> int:

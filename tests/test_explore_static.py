@@ -11,7 +11,7 @@ import pytest
 from nbconvert import HTMLExporter
 
 from jaxtour import explore
-from jaxtour.explore import _gallery
+from jaxtour.explorer import _gallery
 from jaxtour.viz import draw_jaxpr
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -55,3 +55,15 @@ def test_an_executed_notebook_exports_the_picture():
     assert {WIDGET_VIEW, "text/html"} <= set(output.data)
     static = _static_block(_exported(notebook))
     assert "grad(cubic)" in static and "jaxpr of cubic: 17 equations" in static
+
+
+@pytest.mark.slow
+def test_the_tours_html_export_shows_the_picture_not_an_empty_widget_box(tmp_path):
+    from jaxtour import _notebooks
+
+    source = tmp_path / "00_panel.py"
+    source.write_text("# %%\nfrom jaxtour import explore\n\nexplore()\n")
+    _, html = _notebooks.execute(source, tmp_path / "out")
+    text = html.read_text()
+    assert "jaxpr of cubic: 7 equations" in _static_block(text)
+    assert "application/vnd.jupyter.widget-state+json" not in text

@@ -3,7 +3,7 @@
 from jaxtour._diagram import Diagram
 from jaxtour._render import RendererUnavailableError
 from jaxtour._setup import describe_devices
-from jaxtour.explore import explore  # cheap: ipywidgets and JAX load on first call
+from jaxtour.explorer import explore  # cheap: ipywidgets and JAX load on first call
 
 __version__ = "0.1.0"
 

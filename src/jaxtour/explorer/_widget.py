@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from jaxtour.explore import _html
-from jaxtour.explore._compose import Composed, Transforms, compose
-from jaxtour.explore._gallery import GALLERY
-from jaxtour.explore._views import DEFAULT_VIEW, VIEWS, Options, Request, Shown, Subject
+from jaxtour.explorer import _html
+from jaxtour.explorer._compose import Composed, Transforms, compose
+from jaxtour.explorer._gallery import GALLERY
+from jaxtour.explorer._views import DEFAULT_VIEW, VIEWS, Options, Request, Shown, Subject
 
 AXES = (0, 1, 2, -1)
 DEPTHS = (("0", 0), ("1", 1), ("2", 2), ("3", 3), ("all", None))

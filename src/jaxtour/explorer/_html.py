@@ -10,7 +10,7 @@ import re
 from html import escape
 from typing import Any, NamedTuple
 
-from jaxtour.explore._views import Shown, Table, Text
+from jaxtour.explorer._views import Shown, Table, Text
 
 _PROLOGUE = re.compile(r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?(<!--.*?-->\s*)*", re.S)
 _BOX = "max-height:75vh;overflow:auto;border:1px solid #e2e8f0;border-radius:6px;padding:6px"

@@ -4,6 +4,6 @@
 ipywidgets and JAX are imported when a panel is built.
 """
 
-from jaxtour.explore._api import explore
+from jaxtour.explorer._api import explore
 
 __all__ = ["explore"]

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxtour.explore._compose import Composed, Transforms, stack
+from jaxtour.explorer._compose import Composed, Transforms, stack
 
 
 class Subject(NamedTuple):

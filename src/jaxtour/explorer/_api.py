@@ -58,8 +58,8 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
     if f is not None:
         subject = check(f, args, kwargs)
         loaders[subject.name] = lambda: subject
-    from jaxtour.explore._gallery import GALLERY
-    from jaxtour.explore._widget import Explorer
+    from jaxtour.explorer._gallery import GALLERY
+    from jaxtour.explorer._widget import Explorer
 
     loaders |= {name: functools.partial(_load, example.load)
                 for name, example in GALLERY.items() if name not in loaders}
@@ -69,8 +69,8 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
 def check(f: Callable, args: tuple, kwargs: dict):
     """The `Subject` to explore, after the library's own checks and one trace of `f`."""
     from jaxtour import _ir
-    from jaxtour.explore._compose import bind
-    from jaxtour.explore._views import Subject
+    from jaxtour.explorer._compose import bind
+    from jaxtour.explorer._views import Subject
 
     try:
         _ir.check_callable(f, WHO)
@@ -87,7 +87,7 @@ def check(f: Callable, args: tuple, kwargs: dict):
 
 def _load(load: Callable):
     from jaxtour import _ir
-    from jaxtour.explore._views import Subject
+    from jaxtour.explorer._views import Subject
 
     fn, args = load()
     return Subject(fn, _ir.function_name(fn), args)
