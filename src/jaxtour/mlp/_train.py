@@ -129,7 +129,8 @@ def compile_epoch(params: Params, velocity: Params, images: jax.Array, labels: j
     """`train_epoch` jitted with params and velocity donated, compiled ahead of time.
 
     Returns:
-        (the compiled epoch, with `train_epoch`'s positional arguments; compile seconds).
+        (the compiled epoch, with `train_epoch`'s positional arguments; seconds spent
+        tracing, lowering and compiling).
     """
     jitted = jax.jit(functools.partial(train_epoch, **hyper), donate_argnums=(0, 1))
     start = time.perf_counter()
