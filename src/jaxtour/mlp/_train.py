@@ -4,6 +4,12 @@ The pieces are separate so that other placements (several devices, a mesh) can r
 them: `batch_indices` (the shuffle), `train_epoch` (the scan over `update`),
 `compile_epoch` (jit + donation, timed), `evaluate`, and `train`, which strings them
 together on one device.
+
+Speed on a CPU, measured with jaxlib 0.10.2 on 2 Zen 3 cores (benchmarks/mlp_ladder.py):
+an epoch of 468 steps takes about 1.3 s, two thirds of the rate XLA reaches on one big
+2048x2048 matmul; batch-128 matmuls cannot keep a CPU as busy. No XLA_FLAGS are set: the
+alternatives tried (XNNPACK or YNNPACK for every dot, none of them, an unrolled scan)
+were no faster, and flags would silently change what a user's own JAX does.
 """
 
 from __future__ import annotations
