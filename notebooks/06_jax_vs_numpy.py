@@ -109,8 +109,8 @@ assert step_difference < 1e-4
 # %%
 from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
 
-if paths.quick():  # CI: one round over 10 batches; the claims below still hold
-    options = {"rounds": 1, "train_size": 1280, "eager_steps": 3}
+if paths.quick():  # CI: two rounds over 50 batches; the claims below still hold
+    options = {"rounds": 2, "train_size": 6400, "eager_steps": 3}
 else:
     options = {"rounds": 3, "train_size": 12_800, "eager_steps": 20}
 ladder = run_ladder(mnist, log=None, **options)
@@ -129,14 +129,15 @@ plot_ladder(ladder)
 # ### Every rung computed the same thing
 #
 # Each rung's mean training loss over the timed batches: the same weights and batches give
-# the same numbers to float32 precision (JAX without `jit` timed fewer batches, so it is
-# left out).
+# the same numbers, within 0.1 % (JAX without `jit` timed fewer batches, so it is left
+# out). They are not identical: float32 rounding, and XLA's own fast `exp`/`log`, differ
+# in the last bits, and a hundred SGD steps let those differences grow a little.
 
 # %%
 losses = {name: round(value, 5) for name, value in ladder["epoch_loss"].items()}
 print(losses)
 for name in ("numpy-f32", "jax-jit-loop", "jaxtour-train"):
-    assert abs(ladder["epoch_loss"][name] / ladder["epoch_loss"]["numpy-f64"] - 1) < 1e-4
+    assert abs(ladder["epoch_loss"][name] / ladder["epoch_loss"]["numpy-f64"] - 1) < 1e-3
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Accuracy: float32 JAX and float64 NumPy, trained side by side
