@@ -48,8 +48,8 @@ class Diagram:
 
     @property
     def counts(self) -> tuple[int, int]:
-        """(declared nodes, edges) read from the DOT text."""
-        nodes = [m for m in _NODE.findall(self._source) if m.strip('"') not in _KEYWORDS]
+        """(distinct declared nodes, edges) read from the DOT text."""
+        nodes = {m.strip('"') for m in _NODE.findall(self._source)} - _KEYWORDS
         return len(nodes), len(_EDGE.findall(self._source))
 
     def svg(self) -> str:

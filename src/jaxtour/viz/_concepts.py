@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import itertools
 import textwrap
-from html import escape
 
 from jaxtour._diagram import Diagram
-from jaxtour.viz._pipeline import FONT, html_label
+from jaxtour.viz._pipeline import FONT
+from jaxtour.viz._style import text_label
 
 # name -> (how it gets derivatives and speed, advantage, disadvantage, colour)
 LANDSCAPE = {
@@ -77,23 +77,29 @@ def draw_autodiff_landscape() -> Diagram:
     import graphviz
 
     graph = graphviz.Digraph("autodiff_landscape")
-    graph.attr(rankdir="TB", newrank="true", nodesep="0.9", ranksep="0.8", fontname=FONT,
-               label="<<B>The autodiff landscape</B><BR/><FONT POINT-SIZE=\"15\">how "
-                     "frameworks get derivatives and speed out of a program</FONT>>",
+    # Left to right, two rows that read like text: TF1 → PyTorch, then TF2 → JAX. (Not
+    # top-down with rank=same rows: Graphviz loses flat edges between record nodes.)
+    graph.attr(rankdir="LR", newrank="true", nodesep="0.7", ranksep="1.4", fontname=FONT,
+               label=text_label("The autodiff landscape",
+                                "how frameworks get derivatives and speed out of a program"),
                labelloc="t", fontsize="22")
-    graph.attr("node", shape="plain", fontname=FONT)
+    # Each card is a record (title | approach | + | −): records need no HTML labels,
+    # which the embedded Graphviz cannot draw.
+    graph.attr("node", shape="Mrecord", style="filled", fontname=FONT, fontsize="14",
+               color="#666666", penwidth="1.2", margin="0.15,0.08")
     graph.attr("edge", fontname=FONT, fontsize="13", color=_GREY, penwidth="1.6")
     for name, (how, plus, minus, colour) in LANDSCAPE.items():
-        graph.node(_node_id(name), _card(name, how, plus, minus, colour))
-    # Two rows read like text: TF1 → PyTorch, then TF2 → JAX.
-    for row in (("TensorFlow 1", "PyTorch"), ("TensorFlow 2", "JAX")):
+        label, fill = _card(name, how, plus, minus, colour)
+        graph.node(_node_id(name), label, fillcolor=fill)
+    for column in (("TensorFlow 1", "TensorFlow 2"), ("PyTorch", "JAX")):
         with graph.subgraph() as same:
             same.attr(rank="same")
-            tail, head = row
-            same.edge(_node_id(tail), _node_id(head),
-                      label=f" {LANDSCAPE_STEPS[row]} ")
-    graph.edge(_node_id("PyTorch"), _node_id("TensorFlow 2"),
-               label=f" {LANDSCAPE_STEPS[('PyTorch', 'TensorFlow 2')]} ", constraint="true")
+            for name in column:
+                same.node(_node_id(name))
+    for row in (("TensorFlow 1", "PyTorch"), ("TensorFlow 2", "JAX")):
+        graph.edge(_node_id(row[0]), _node_id(row[1]), label=f" {LANDSCAPE_STEPS[row]} ")
+    graph.edge(_node_id("PyTorch"), _node_id("TensorFlow 2"), constraint="false",
+               label=f" {LANDSCAPE_STEPS[('PyTorch', 'TensorFlow 2')]} ")
     return Diagram.from_graph(graph, f"the autodiff landscape: {len(LANDSCAPE)} approaches")
 
 
@@ -101,29 +107,26 @@ def _node_id(name: str) -> str:
     return name.lower().replace(" ", "_")
 
 
-def _card(name: str, how: str, plus: str, minus: str, colour: str) -> str:
-    width, td = 36, '<TD WIDTH="290"'  # equal widths: the cards line up on a slide
-    rows = [
-        f'{td} BGCOLOR="{colour}"><FONT POINT-SIZE="18"><B>{escape(name)}</B></FONT></TD>',
-        f'{td} BGCOLOR="{colour}"><I>{escape(how)}</I></TD>',
-        f'{td} ALIGN="LEFT">{_wrapped("+ " + plus, width, "#1b6e20")}</TD>',
-        f'{td} ALIGN="LEFT">{_wrapped("− " + minus, width, "#a61b1b")}</TD>',
-    ]
-    return (
-        '<<TABLE BORDER="1" COLOR="#666666" CELLBORDER="0" CELLSPACING="0" '
-        f'CELLPADDING="7">{"".join(f"<TR>{row}</TR>" for row in rows)}</TABLE>>'
-    )
+def _card(name: str, how: str, plus: str, minus: str, colour: str):
+    import graphviz
+
+    width = 36  # characters: equal widths, so the cards line up on a slide
+    fields = [_record(name), _record(how), _wrapped("+ " + plus, width),
+              _wrapped("− " + minus, width)]
+    # Left to right, a record's top-level fields stack top to bottom: no braces needed.
+    return graphviz.nohtml("|".join(fields)), colour
 
 
-def _wrapped(text: str, width: int, colour: str) -> str:
+def _wrapped(text: str, width: int) -> str:
     lines = textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
-    body = "".join(f"{_indent(line)}<BR ALIGN=\"LEFT\"/>" for line in lines)
-    return f'<FONT POINT-SIZE="13" COLOR="{colour}">{body}</FONT>'
+    return "".join(_record(line) + "\\l" for line in lines)
 
 
-def _indent(line: str) -> str:
-    stripped = line.lstrip(" ")
-    return "&#160;" * (len(line) - len(stripped)) + escape(stripped)
+def _record(text: str) -> str:
+    """Escape the characters a record label gives meaning to."""
+    for char in "\\{}|<>":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def draw_ai_stack() -> Diagram:
@@ -145,20 +148,20 @@ def draw_ai_stack() -> Diagram:
 
     graph = graphviz.Digraph("ai_stack")
     graph.attr(rankdir="TB", nodesep="0.4", ranksep="0.55", fontname=FONT,
-               label="<<B>The JAX AI stack</B>>", labelloc="t", fontsize="22")
+               label="The JAX AI stack", labelloc="t", fontsize="22")
     graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="15",
                margin="0.2,0.1", color="#666666", penwidth="1.2")
     graph.attr("edge", color=_GREY, penwidth="1.4", arrowhead="none")
     _layer(graph, "built", "built with JAX", "#f3e5f5",
-           {f"app_{i}": html_label(name) for i, name in enumerate(BUILT_WITH)})
+           {f"app_{i}": text_label(name) for i, name in enumerate(BUILT_WITH)})
     _layer(graph, "libraries", "libraries built on JAX", "#e4f5e1", {
-        f"lib_{i}": html_label(kind, (" · ".join(names),))
+        f"lib_{i}": text_label(*kind.split("\n"), " · ".join(names))
         for i, (kind, names) in enumerate(LIBRARIES.items())
     })
-    graph.node("jax", html_label("JAX", (JAX_CORE,)), fillcolor="#cfe3ff", fontsize="22",
+    graph.node("jax", text_label("JAX", JAX_CORE), fillcolor="#cfe3ff", fontsize="22",
                penwidth="2.5", color="#1a4d8f")
-    graph.node("xla", html_label("XLA", ("the compiler",)), fillcolor="#fde2e1")
-    graph.node("hardware", html_label(HARDWARE), fillcolor="#ececec")
+    graph.node("xla", text_label("XLA", "the compiler"), fillcolor="#fde2e1")
+    graph.node("hardware", text_label(HARDWARE), fillcolor="#ececec")
     # Layers stack like a cake: invisible edges keep the applications above the
     # libraries; a line joins each library to JAX.
     for i in range(len(BUILT_WITH)):  # each application above the gap between two libraries

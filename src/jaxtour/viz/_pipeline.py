@@ -12,11 +12,11 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
-from html import escape
 from typing import NamedTuple
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
+from jaxtour.viz._style import text_label
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"
@@ -118,39 +118,29 @@ def _check_step(step: int) -> None:
 def _graph(heading: str, step: int):
     import graphviz
 
-    label = f"<B>{escape(heading)}</B>"
-    if step > 1:
-        label += f'<BR/><FONT POINT-SIZE="14">{escape(_JIT_NOTE)}</FONT>'
+    # Plain-text labels only: the embedded Graphviz draws no HTML-like labels.
+    label = text_label(heading, _JIT_NOTE if step > 1 else "")
     graph = graphviz.Digraph("pipeline")
     # Two rows (JAX above, XLA below) fit a slide; newrank lets a row cross clusters.
     graph.attr(rankdir="LR" if step == 1 else "TB", newrank="true", nodesep="0.6",
-               ranksep="0.6", fontname=FONT, label=f"<{label}>", labelloc="t", fontsize="20")
-    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="16",
-               margin="0.18,0.1", penwidth="1.2", color="#555555")
+               ranksep="0.6", fontname=FONT, label=label, labelloc="t", fontsize="20")
+    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="15",
+               margin="0.22,0.12", penwidth="1.2", color="#555555")
     graph.attr("edge", fontname=FONT, fontsize="13", color="#444444", penwidth="1.4")
     return graph
 
 
-def html_label(title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()) -> str:
-    """A Graphviz HTML label: a bold title, grey lines, then monospace lines."""
-    rows = [f"<B>{escape(part)}</B>" for part in title.split("\n")]
-    rows += [f'<FONT POINT-SIZE="12" COLOR="#444444">{escape(s)}</FONT>' for s in lines]
-    rows += [f'<FONT FACE="{MONO}" POINT-SIZE="12">{escape(s)}</FONT>' for s in code]
-    return "<" + "<BR/>".join(rows) + ">"
+def stage_label(title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()) -> str:
+    """A stage's label: its title, what it is, then the code that shows it (plain text)."""
+    return text_label(title, *lines, *code)
 
 
 def code_label(title: str, code: tuple[str, ...]) -> str:
-    """A Graphviz HTML label: a bold title over left-aligned source lines."""
-    rows = "".join(
-        f'<FONT FACE="{MONO}" POINT-SIZE="12">{_keep_indent(line)}</FONT><BR ALIGN="LEFT"/>'
-        for line in code
-    )
-    return f"<<B>{escape(title)}</B><BR/>{rows}>"
+    """A title over source lines, each left-aligned with its indentation kept."""
+    import graphviz
 
-
-def _keep_indent(line: str) -> str:
-    stripped = line.lstrip(" ")
-    return "&#160;" * (len(line) - len(stripped)) + escape(stripped)
+    body = "".join(line.replace("\\", "\\\\") + "\\l" for line in code)
+    return graphviz.nohtml(title.replace("\\", "\\\\") + "\\n" + body)
 
 
 def _general(step: int) -> Diagram:
@@ -168,7 +158,7 @@ def _step_one(graph) -> None:
         ("python", "pure Python function", "python"), ("jaxpr", "jaxpr", "jax"),
         ("xla", "XLA compiler", "xla"), ("device", "CPU · GPU · TPU", "device"),
     ):
-        graph.node(name, html_label(title), fillcolor=COLOURS[family])
+        graph.node(name, stage_label(title), fillcolor=COLOURS[family])
     graph.edge("python", "jaxpr", label=" tracing ", fontsize="14")
     graph.edge("jaxpr", "xla", label=" jit ", fontsize="14")
     graph.edge("xla", "device")
@@ -178,13 +168,14 @@ def _labels(step: int, lines: dict[str, tuple[str, ...]]) -> dict[str, str]:
     labels = {}
     for name, (title, _, code, _) in _STAGES.items():
         code_lines = tuple(code.split("\n")) if step == 3 and code else ()
-        labels[name] = html_label(title, lines[name], code_lines)
+        labels[name] = stage_label(title, lines[name], code_lines)
     return labels
 
 
 def _stages(graph, step: int, labels: dict[str, str]) -> None:
     clusters = {"jax": "JAX (Python)", "xla": "XLA (compiler)"}
-    graph.node("python", labels["python"], fillcolor=COLOURS["python"])  # first: leftmost
+    source = {"fontname": MONO, "fontsize": "13"} if "\\l" in labels["python"] else {}
+    graph.node("python", labels["python"], fillcolor=COLOURS["python"], **source)  # leftmost
     for family, label in clusters.items():
         with graph.subgraph(name=f"cluster_{family}") as sub:
             sub.attr(label=label, style="dashed,rounded", color="#999999", fontsize="14")
@@ -207,7 +198,7 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
 
 def _transforms_label(step: int) -> str:
     lines = tuple(f"{api if step == 3 else name}: {what}" for name, api, what in _TRANSFORMS)
-    return html_label("transformations", lines)
+    return stage_label("transformations", lines)
 
 
 def _annotated(found: Artefacts, step: int) -> Diagram:
@@ -220,7 +211,7 @@ def _annotated(found: Artefacts, step: int) -> Diagram:
         "device": (found.device,),
     })
     labels["python"] = code_label(found.name, found.source)
-    labels["device"] = html_label(found.platform.upper(), (found.device,),
+    labels["device"] = stage_label(found.platform.upper(), (found.device,),
                                   ("jax.devices()",) if step == 3 else ())
     _stages(graph, step, labels)
     title = (
