@@ -126,7 +126,7 @@ np.testing.assert_allclose(batch[0], one, rtol=1e-5, atol=1e-6)
 # ## Loss and accuracy
 #
 # Softmax cross-entropy: minus the mean log-probability given to the right digit. An
-# untrained network guesses about uniformly, so its loss starts near $\ln 10 \approx 2.30$
+# untrained network guesses about uniformly, so its loss starts near ln 10 ≈ 2.30
 # and its accuracy near 10 %.
 
 # %%
