@@ -5,16 +5,12 @@ process initialised JAX with one device); it sends back JSON. The oracle through
 is single-device training (`jaxtour.mlp.train`, `update`) with the same seed.
 """
 
-import json
-import os
 import re
-import subprocess
-import sys
-import textwrap
 
 import jax
 import numpy as np
 import pytest
+from devices import run_with_devices
 
 from jaxtour.mlp import _parallel as par
 
@@ -99,17 +95,6 @@ except ValueError as err:
     out["mesh_error"] = str(err)
 print(json.dumps(out))
 """
-
-
-def run_with_devices(code: str, n_devices: int = 8) -> dict:
-    """Run `code` in a fresh Python with `n_devices` simulated CPU devices; its last
-    printed line is JSON, returned decoded."""
-    prelude = f"import jax\njax.config.update('jax_num_cpu_devices', {n_devices})\n"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")

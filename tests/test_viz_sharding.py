@@ -6,18 +6,15 @@ process initialised JAX with one); it sends back each Diagram's DOT with JAX's o
 """
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import textwrap
 import xml.etree.ElementTree as ET
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from devices import run_with_devices
 
 from jaxtour import Diagram, _render
 from jaxtour.viz._sharding import PALETTE, Block, blocks_of, draw_sharding
@@ -65,17 +62,6 @@ for name, (mesh_shape, axes, spec, shape) in json.loads(CASES).items():
     }
 print(json.dumps(out))
 """
-
-
-def run_with_devices(code: str, n_devices: int = 8) -> dict:
-    """Run `code` in a fresh Python with `n_devices` simulated CPU devices; its last
-    printed line is JSON, returned decoded."""
-    prelude = f"import jax\njax.config.update('jax_num_cpu_devices', {n_devices})\n"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
