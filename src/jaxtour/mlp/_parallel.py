@@ -26,7 +26,7 @@ from jax.sharding import PartitionSpec as P
 
 from jaxtour.mlp._data import Mnist, load_mnist
 from jaxtour.mlp._model import LR, MOMENTUM, SIZES, Params, init_params, loss, preprocess, update
-from jaxtour.mlp._train import TRAIN_EVAL_SIZE, History, batch_indices, describe, evaluate
+from jaxtour.mlp._train import TRAIN_EVAL_SIZE, History, batch_indices, describe, run_epochs
 
 AXIS = "batch"
 Devices = str | int | Sequence[jax.Device] | Mesh
@@ -237,20 +237,10 @@ def train_data_parallel(data: Mnist | None = None, *, devices: Devices = "all",
                                                  shuffle_key, batch_size=batch_size, lr=lr,
                                                  momentum=momentum)
     history = History(compile_seconds=compile_s, device=f"{mesh.size} × {describe(first)}")
-    eval_x, eval_y = jax.device_put([train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]], first)
-    for epoch in _epochs(epochs, progress):
-        start = time.perf_counter()
-        params, velocity, losses = run_epoch(params, velocity, train_x, train_y,
-                                             jr.fold_in(shuffle_key, epoch))
-        losses = np.asarray(losses)  # waits for the epoch to finish
-        history.epoch_seconds.append(time.perf_counter() - start)
-        history.batch_loss += losses.tolist()
-        history.loss.append(float(losses.mean()))
-        on_first = jax.device_put(params, first)
-        history.train_accuracy.append(float(evaluate(on_first, eval_x, eval_y)))
-        history.test_accuracy.append(float(evaluate(on_first, test_x, test_y)))
-        if on_epoch is not None:
-            on_epoch(epoch, history)
+    eval_set = jax.device_put((train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]), first)
+    params = run_epochs(run_epoch, params, velocity, (train_x, train_y), shuffle_key, history,
+                        _epochs(epochs, progress), eval_set, (test_x, test_y), on_epoch,
+                        for_eval=lambda params: jax.device_put(params, first))
     return params, history
 
 

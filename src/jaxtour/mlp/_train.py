@@ -193,22 +193,35 @@ def train(data: Mnist | None = None, *, epochs: int = 10, batch_size: int = 128,
     run_epoch, compile_s = compile_epoch(params, velocity, train_x, train_y, shuffle_key,
                                          batch_size=batch_size, lr=lr, momentum=momentum)
     history = History(compile_seconds=compile_s, device=describe(target))
-    eval_x, eval_y = train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]
-    bar = _progress_bar(epochs, progress)
+    eval_set = (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE])
+    params = run_epochs(run_epoch, params, velocity, (train_x, train_y), shuffle_key, history,
+                        _progress_bar(epochs, progress), eval_set, (test_x, test_y), on_epoch)
+    return params, history
+
+
+def run_epochs(run_epoch, params, velocity, train_set, shuffle_key, history, bar,
+               eval_set, test_set, on_epoch=None, for_eval=lambda params: params) -> Params:
+    """The epoch loop `train` and `train_data_parallel` share: run each compiled epoch
+    (a fresh shuffle key each time), record its time, losses and accuracies in `history`.
+
+    `for_eval` moves the params to where `eval_set` and `test_set` live (data-parallel
+    training measures accuracy on its first device).
+    """
     for epoch in bar:
         start = time.perf_counter()
-        params, velocity, losses = run_epoch(params, velocity, train_x, train_y,
+        params, velocity, losses = run_epoch(params, velocity, *train_set,
                                              jr.fold_in(shuffle_key, epoch))
         losses = np.asarray(losses)  # waits for the epoch to finish
         history.epoch_seconds.append(time.perf_counter() - start)
         history.batch_loss += losses.tolist()
         history.loss.append(float(losses.mean()))
-        history.train_accuracy.append(float(evaluate(params, eval_x, eval_y)))
-        history.test_accuracy.append(float(evaluate(params, test_x, test_y)))
+        evaluated = for_eval(params)
+        history.train_accuracy.append(float(evaluate(evaluated, *eval_set)))
+        history.test_accuracy.append(float(evaluate(evaluated, *test_set)))
         bar.set_postfix(loss=f"{history.loss[-1]:.4f}", test_acc=f"{history.test_accuracy[-1]:.4f}")
         if on_epoch is not None:
             on_epoch(epoch, history)
-    return params, history
+    return params
 
 
 def _to_device(data: Mnist, device: jax.Device) -> list[jax.Array]:
