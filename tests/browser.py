@@ -21,7 +21,7 @@ SCREENSHOTS = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screens
 
 
 def find_chromium() -> str:
-    """The system Chromium; skip without one (or without Playwright), fail under CI=true."""
+    """The system Chromium; skip without one (or Playwright), fail under CI=true or CI=1."""
     wanted = os.environ.get("JAXTOUR_CHROMIUM")
     candidates = [wanted] if wanted else [DEFAULT, shutil.which("chromium")]
     found = next((p for p in candidates if p and Path(p).is_file()), None)
@@ -31,7 +31,7 @@ def find_chromium() -> str:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         problem = problem or "Playwright is not installed (pip install playwright)"
-    if problem and os.environ.get("CI", "").lower() == "true":
+    if problem and os.environ.get("CI", "").lower() in ("1", "true"):
         pytest.fail(f"CI must run the browser tests, but {problem}.")
     if problem:
         pytest.skip(problem)

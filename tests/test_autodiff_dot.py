@@ -65,7 +65,7 @@ def test_jvp_and_vjp_pictures_render():
     jvp = draw_jvp(jnp.sin)((0.5,), (1.0,))
     vjp = draw_vjp(jnp.sin)(jnp.arange(3.0))
     assert jvp.title == "jvp of sin: 2 primal eqns, 1 tangent eqns"
-    assert vjp.title == "vjp of sin: 2 forward eqns, 1 residuals, 1 transposed eqns"
+    assert vjp.title == "vjp of sin: 2 forward eqns, 1 residual, 1 transposed eqns"
     for d in (jvp, vjp):
         ET.fromstring(d.svg().encode())
 

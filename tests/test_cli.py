@@ -89,3 +89,16 @@ def test_tour_without_lessons_folder_says_where_it_looked(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("jaxtour tour: error: No lessons folder at")
     assert "--notebooks DIR" in result.stderr
+
+
+def test_readme_quick_start_is_two_commands_and_ci_runs_the_second():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = section.split("```sh\n")[1:]
+    assert len(blocks) == 1, "Quick start holds exactly one sh block"
+    commands = [line for line in blocks[0].split("```")[0].splitlines() if line.strip()]
+    assert commands == ["make tour", "make test"]
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert ci[-1] == commands[1], ".ci/run ends by running the README's test command"
+    makefile = (ROOT / "Makefile").read_text()
+    assert "$(BIN)/jaxtour tour" in makefile.split("\ntour:", 1)[1].split("\n\n")[0]

@@ -300,6 +300,14 @@ def test_hlo_text_variants_older_metadata_typed_operands_collectives():
     assert counts["all-gather-start"] == counts["all-gather-done"] == 1
 
 
+def test_an_async_collective_pair_is_one_collective_in_the_title():
+    from jaxtour.viz._hlo import hlo_diagram
+
+    # all-reduce, and all-gather run as -start/-done (as on GPU and TPU): two collectives
+    title = hlo_diagram(_ir.parse_hlo(HLO_VARIANTS), "g").title
+    assert title.endswith(", 2 collectives")
+
+
 def test_collectives_on_four_cpu_devices():
     script = textwrap.dedent("""
         import os

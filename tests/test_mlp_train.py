@@ -114,7 +114,8 @@ def test_a_short_real_training_run_beats_95_percent(mnist):
     assert len(history.batch_loss) == 2 * 240
     assert history.loss[1] < history.loss[0] < 2.3
     assert history.test_accuracy[-1] > 0.95
-    assert history.compile_seconds > 0 and history.device == "cpu"
+    assert history.compile_seconds > 0
+    assert history.device.partition(":")[0] == jax.default_backend()
     again = float(evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32)))
     assert again == pytest.approx(history.test_accuracy[-1])
 
@@ -137,9 +138,11 @@ def test_cli_train_writes_curve_and_params_and_ends_with_the_figures(tmp_path, c
     assert len(history["batch_loss"]) == 20
 
 
-def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys):
+def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys, tmp_path):
     absent = next(p for p in ("gpu", "tpu") if p != jax.default_backend())
-    assert main(["train", "--device", absent]) == 2
+    # an empty data folder: the platform is checked before MNIST is looked for or fetched
+    assert main(["train", "--device", absent, "--data-dir", str(tmp_path)]) == 2
+    assert list(tmp_path.iterdir()) == []
     err = capsys.readouterr().err
     assert err.startswith(f"jaxtour train: error: No {absent.upper()} here: JAX sees cpu (")
 
@@ -161,6 +164,16 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     assert "jaxtour-train compile:" in format_ladder(result)
     assert plot_ladder(result).axes[0].get_xscale() == "log"
     json.dumps(result)
+
+
+@needs_mnist
+def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist):
+    result = run_ladder(mnist, rounds=1, train_size=256, variants=("numpy-f64", "numpy-f32"),
+                        log=None)
+    assert "compile_s" not in result and "speedup_vs_numpy_f64" not in result
+    assert result["compile_s_by_variant"] == {}
+    table = format_ladder(result)
+    assert table.splitlines()[1].startswith("numpy-f64") and "compile:" not in table
 
 
 def test_ladder_rejects_unknown_variants():

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from jax.extend import core as jex_core
+from jax.sharding import PartitionSpec as P
 
 from jaxtour import Diagram
 from jaxtour.viz import _style, draw_jaxpr
@@ -93,6 +94,32 @@ def test_custom_jvp_relu_is_one_cluster_around_its_jit():
     d = draw_jaxpr(jax.nn.relu)(X)
     assert clusters(d) == ["custom_jvp_call › jit: relu"]
     assert len(nodes(d, "eqn")) == oracle_leaves(jaxpr) == 1
+    svg_parses(d)
+
+
+@jax.custom_vjp
+def clip_gradient(x):
+    return x  # an identity: the custom_vjp body holds no equations
+
+
+clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
+ONE_DEVICE = jax.make_mesh((1,), ("i",))
+
+
+@pytest.mark.parametrize(("f", "primitive"), [
+    (lambda x: jnp.sin(clip_gradient(x)), "custom_vjp_call"),
+    (lambda x: jax.checkpoint(lambda v: jnp.sin(jnp.sin(v)))(x) * 2.0, "remat"),
+    (jax.shard_map(lambda b: jnp.cos(b) * 2.0, mesh=ONE_DEVICE, in_specs=P(), out_specs=P()),
+     "shard_map"),
+])
+def test_custom_vjp_remat_and_shard_map_bodies_are_drawn_clusters(f, primitive):
+    jaxpr = jax.make_jaxpr(f)(X).jaxpr
+    assert any(e.primitive.name.startswith(primitive) for e in jaxpr.eqns)
+    d = draw_jaxpr(f, max_depth=None)(X)
+    assert len(clusters(d)) == 1 and clusters(d)[0].startswith(primitive)
+    assert len(nodes(d, "eqn")) == oracle_leaves(jaxpr)
+    # the cluster reaches the picture (Graphviz silently drops an empty one)
+    assert ET.tostring(svg_parses(d)).decode().count('class="cluster"') == 1
 
 
 def test_gelu_and_vmap_draw_one_node_per_equation():
@@ -102,6 +129,7 @@ def test_gelu_and_vmap_draw_one_node_per_equation():
         d = draw_jaxpr(f)(*args)
         assert len(nodes(d, "eqn")) == oracle_leaves(jaxpr) == oracle_eqns(jaxpr)
         assert clusters(d) == []
+        svg_parses(d)
     assert "contract 2·1 batch 0·0" in d.source
 
 
@@ -111,6 +139,9 @@ def test_max_depth_collapses_nested_jaxprs_into_counted_nodes():
     assert clusters(d) == []
     assert len(nodes(d, "eqn")) == len(jaxpr.eqns) == 1
     assert f"{oracle_eqns(jaxpr) - 1} equations inside" in d.source
+    svg_parses(d)
+    one = draw_jaxpr(lambda x: jax.jit(jnp.sin)(x) * 2.0, max_depth=0)(X)
+    assert "1 equation inside" in one.source and "1 equations" not in one.source
 
 
 def test_inputs_outputs_literals_and_edges_are_labelled():

@@ -11,7 +11,7 @@ def describe_devices() -> str:
 
     Example:
         >>> print(describe_devices())  # doctest: +ELLIPSIS
-        JAX ... on cpu: 1 device...
+        JAX ... on ...: ... device...
     """
     import jax
 

@@ -11,6 +11,7 @@ from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import check_rankdir, to_diagram
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
+from jaxtour.viz._style import plural
 
 WHO = "draw_grad"
 
@@ -32,7 +33,8 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0,
         name = function_name(f)
         graph = reverse_graph(call, trace, values, _grad_labels(name, call))
         graph.title = (f"grad of {name}: {len(trace.forward.eqns)} forward eqns, "
-                       f"{trace.n_res} residuals, {len(trace.backward.eqns)} backward eqns")
+                       f"{plural(trace.n_res, 'residual')}, "
+                       f"{len(trace.backward.eqns)} backward eqns")
         return graph
 
     return build

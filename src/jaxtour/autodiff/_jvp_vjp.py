@@ -14,6 +14,7 @@ from jaxtour.autodiff._dot import check_rankdir, to_diagram
 from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, reverse_graph
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
+from jaxtour.viz._style import plural
 
 # How to keep an argument out of differentiation where every argument is differentiated.
 _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
@@ -31,7 +32,8 @@ def vjp_graph(f: Callable, cotangents=None, values: bool = True) -> Callable[...
                   "gradient": [f"cotangent of {name}" for name in call.labels]}
         graph = reverse_graph(call, trace, values, labels)
         graph.title = (f"vjp of {function_name(f)}: {len(trace.forward.eqns)} forward eqns, "
-                       f"{trace.n_res} residuals, {len(trace.backward.eqns)} transposed eqns")
+                       f"{plural(trace.n_res, 'residual')}, "
+                       f"{len(trace.backward.eqns)} transposed eqns")
         return graph
 
     return build
@@ -60,7 +62,7 @@ def draw_vjp(f: Callable, cotangents=None, values: bool = True,
     Example:
         >>> import jax.numpy as jnp
         >>> draw_vjp(jnp.sin)(jnp.arange(3.0)).title
-        'vjp of sin: 2 forward eqns, 1 residuals, 1 transposed eqns'
+        'vjp of sin: 2 forward eqns, 1 residual, 1 transposed eqns'
     """
     check_rankdir(rankdir)
     build = vjp_graph(f, cotangents, values)

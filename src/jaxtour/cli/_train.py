@@ -27,15 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, train
+    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, resolve_device, train
 
     try:
+        device = resolve_device(args.device)  # an absent GPU is reported before any download
         data = load_mnist(args.data_dir).subset(args.train_size)
         params, history = train(
             data, epochs=args.epochs, batch_size=args.batch_size,
             lr=LR if args.lr is None else args.lr,
             momentum=MOMENTUM if args.momentum is None else args.momentum, seed=args.seed,
-            device=args.device, progress=False,
+            device=device, progress=False,
             on_epoch=lambda epoch, h: _print_epoch(epoch, args.epochs, h),
         )
     except (ValueError, MnistUnavailableError) as err:

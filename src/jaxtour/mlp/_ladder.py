@@ -68,7 +68,7 @@ def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | 
 
     Returns:
         ``epoch_s`` (seconds per full epoch), ``ratio_vs_numpy_f64``, ``matmul_fraction``
-        per variant, ``matmul_gflops``, ``compile_s``, ``epoch_loss`` (mean batch loss of
+        per variant, ``matmul_gflops``, ``compile_s_by_variant``, ``epoch_loss`` (mean batch loss of
         each variant's first epoch: they should agree) and the headline figures for
         jaxtour's own epoch: ``speedup_vs_numpy_f64``, ``matmul_fraction``, ``compile_s``.
     """
@@ -114,15 +114,14 @@ def _summarise(times, losses, rate, runners, batch_size, full_steps, steps, eage
         "epoch_flops": flops, "epoch_s": epoch_s,
         "ratio_vs_numpy_f64": {n: base / s for n, s in epoch_s.items()} if base else {},
         "matmul_fraction_by_variant": {n: flops / s / rate for n, s in epoch_s.items()},
-        "compile_s": {n: r.compile_s for n, r in runners.items() if r.compile_s is not None},
+        "compile_s_by_variant": {
+            n: r.compile_s for n, r in runners.items() if r.compile_s is not None},
         "epoch_loss": losses,
     }
     if "jaxtour-train" in epoch_s:
         result["speedup_vs_numpy_f64"] = result["ratio_vs_numpy_f64"].get("jaxtour-train")
         result["matmul_fraction"] = result["matmul_fraction_by_variant"]["jaxtour-train"]
         result["compile_s"] = runners["jaxtour-train"].compile_s
-        result["compile_s_by_variant"] = {
-            n: r.compile_s for n, r in runners.items() if r.compile_s is not None}
     return result
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour.viz import _style
+from jaxtour.viz._style import plural
 
 WHO = "draw_hlo"
 STAGES = {"stablehlo": "StableHLO", "compiled": "compiled HLO"}
@@ -98,12 +99,13 @@ def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None 
     stage = "compiled" if module.dialect == "hlo" else "stablehlo"
     counts = module.op_counts(fused=False)
     fusions = module.fusions()
-    title = f"{STAGES[stage]} of {name} ({jax.default_backend()}): {_plural(counts.total(), 'op')}"
+    title = f"{STAGES[stage]} of {name} ({jax.default_backend()}): {plural(counts.total(), 'op')}"
     if stage == "compiled":
-        title += f", {_plural(len(fusions), 'fusion')}"
+        title += f", {plural(len(fusions), 'fusion')}"
+    # an async collective (GPU, TPU) is a -start/-done pair: one collective, counted once
     collectives = sum(n for op, n in module.op_counts().items()
-                      if _style.family(op) == "collective")
-    title += f", {_plural(collectives, 'collective')}" if collectives else ""
+                      if _style.family(op) == "collective" and not op.endswith("-done"))
+    title += f", {plural(collectives, 'collective')}" if collectives else ""
     drawn, grouped = _drawn(module, max_depth), False
     if drawn > max_ops and max_depth != 0:
         max_depth, drawn = 0, _drawn(module, 0)
@@ -130,10 +132,6 @@ def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None 
     return Diagram.from_graph(graph, title)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
 def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:
     """Ops that become nodes: not parameters, tuples or scalar constants."""
     return sum(1 for depth, op in module.walk() if (max_depth is None or depth <= max_depth)
@@ -151,7 +149,7 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
         parts.append(f"{_si(figures['temp_bytes'])}B temp memory")
     fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
-        parts.append(f"{_plural(fused, 'op')} inside the fusions")
+        parts.append(f"{plural(fused, 'op')} inside the fusions")
     parts.append("scalar constants not drawn")
     return " · ".join(parts)
 

@@ -10,6 +10,7 @@ from typing import Any
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour.viz import _style
+from jaxtour.viz._style import plural
 
 WHO = "draw_jaxpr"
 RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -221,7 +222,7 @@ class _Builder(_style.Canvas):
         node, name = self.new_id("eqn"), eqn.primitive.name
         hidden = sum(_ir.count_eqns(s.jaxpr) for s in subs)
         lines = [", ".join(_ir.important_params(eqn)[:3]), _literals(eqn),
-                 f"{hidden} equations inside" if subs else ""]
+                 f"{plural(hidden, 'equation')} inside" if subs else ""]
         line = _ir.source_line(eqn)
         dead = all(_ir.is_dropvar(v) or (used is not None and v not in used)
                    for v in eqn.outvars)
@@ -250,8 +251,20 @@ class _Builder(_style.Canvas):
                 with self.cluster(c, _sub_label(sub.label), _style.NESTED,
                                   enabled=len(subs) > 1) as inner:
                     sub_env = self.bind(inner, sub, env)
+                    if not sub.jaxpr.eqns:  # Graphviz drops an empty cluster: say it is empty
+                        self.pass_through(inner, sub.jaxpr, sub_env)
                     self.block(inner, sub.jaxpr, sub_env, depth + 1, line)
                     self.unbind(sub, sub_env, env)
+
+    def pass_through(self, g: Any, jaxpr: Any, sub_env: dict) -> None:
+        """A nested jaxpr with no equations (an identity body) as one node its values cross."""
+        node = self.new_id("pass")
+        g.node(node, _style.text_label("no equations", "values pass through"),
+               shape="plaintext", fontsize="11", style="solid")
+        for var in jaxpr.invars:
+            for src in sub_env.get(var, ()):
+                self.edge(src, node, _ir.type_str(var.aval))
+            sub_env[var] = [node]
 
     def loose_operands(self, g: Any, eqn: Any, subs: list, env: dict) -> None:
         """Operands no nested jaxpr takes (cond's branch index) go to a small diamond."""

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour.viz._style import text_label
+from jaxtour.viz._style import plural, text_label
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"
@@ -205,9 +205,9 @@ def _annotated(found: Artefacts, step: int) -> Diagram:
     graph = _graph(f"How JAX runs {found.name}", step)
     labels = _labels(step, {
         "python": (),
-        "jaxpr": (_plural(found.eqns, "equation"),),
-        "stablehlo": (_plural(found.stablehlo_ops, "op"),),
-        "hlo": (_plural(found.fusions, "fusion"), _plural(found.hlo_ops, "top-level op")),
+        "jaxpr": (plural(found.eqns, "equation"),),
+        "stablehlo": (plural(found.stablehlo_ops, "op"),),
+        "hlo": (plural(found.fusions, "fusion"), plural(found.hlo_ops, "top-level op")),
         "device": (found.device,),
     })
     labels["python"] = code_label(found.name, found.source)
@@ -215,15 +215,11 @@ def _annotated(found: Artefacts, step: int) -> Diagram:
                                   ("jax.devices()",) if step == 3 else ())
     _stages(graph, step, labels)
     title = (
-        f"pipeline of {found.name}: {_plural(found.eqns, 'equation')}, "
-        f"{_plural(found.stablehlo_ops, 'StableHLO op')}, {_plural(found.fusions, 'fusion')} "
+        f"pipeline of {found.name}: {plural(found.eqns, 'equation')}, "
+        f"{plural(found.stablehlo_ops, 'StableHLO op')}, {plural(found.fusions, 'fusion')} "
         f"on {found.platform}"
     )
     return Diagram.from_graph(graph, title)
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' * (count != 1)}"
 
 
 # --- f's artefacts: counted through jaxtour._ir, the one module that reads IR -------

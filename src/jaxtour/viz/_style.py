@@ -96,6 +96,11 @@ DEAD = {"style": "rounded,dashed", "fillcolor": "#FFFFFF", "color": "#999999",
         "fontcolor": "#777777"}  # an eqn whose results nothing reads
 
 
+def plural(n: int, word: str) -> str:
+    """``"1 equation"``, ``"2 equations"``: counts in titles and labels read as English."""
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def family(op: str) -> str:
     """The family of a jaxpr primitive or an (Stable)HLO opcode, a key of `FAMILIES`."""
     name = op.lower().strip('"').rsplit(".", 1)[-1].replace("-", "_")
