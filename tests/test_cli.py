@@ -1,6 +1,7 @@
 """The `jaxtour` command: --help everywhere, doctor's report, and a safe, re-runnable tour."""
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -62,13 +63,13 @@ def test_doctor_finds_mnist_through_the_environment_variable(tmp_path):
 
 
 @pytest.mark.slow
-def test_tour_writes_diagrams_and_executed_notebooks_and_can_run_again(tmp_path):
+def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp_path):
     lessons = tmp_path / "lessons"
     lessons.mkdir()
     (lessons / "00_setup.py").write_text((ROOT / "notebooks" / "00_setup.py").read_text())
     build = tmp_path / "build"
     args = ["tour", "--build-dir", str(build), "--notebooks", str(lessons),
-            "--only", "diagrams", "--only", "notebooks"]
+            "--only", "diagrams", "--only", "notebooks", "--only", "slides"]
     for _ in range(2):  # re-running is safe: same files, no leftovers
         result = jaxtour(*args, env={"JAXTOUR_QUICK": "1"})
         assert result.returncode == 0, result.stdout + result.stderr
@@ -78,8 +79,13 @@ def test_tour_writes_diagrams_and_executed_notebooks_and_can_run_again(tmp_path)
         ET.parse(svg)
     assert sorted(p.name for p in (build / "notebooks").iterdir()) == [
         "00_setup.html", "00_setup.ipynb"]
+    assert sorted(p.name for p in (build / "slides").glob("*.html")) == [
+        "00_setup.html", "index.html"]
+    assert "<svg" in (build / "slides" / "00_setup.html").read_text()  # inline, executed
     assert not list(build.rglob("*.part"))
-    assert "The tour wrote" in result.stdout and "[2/2] notebooks" in result.stdout
+    assert "The tour wrote" in result.stdout and "[3/3] slides" in result.stdout
+    assert re.search(r"executed 00_setup\.py in \d+\.\d s", result.stdout)
+    assert f"Open {(build / 'slides' / 'index.html').resolve()}" in result.stdout
 
 
 def test_tour_without_lessons_folder_says_where_it_looked(tmp_path):

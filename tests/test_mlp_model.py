@@ -22,6 +22,8 @@ from jaxtour.mlp import (
     update,
 )
 
+pytestmark = pytest.mark.usefixtures("full_float32")  # float64 oracles, on any backend
+
 
 @pytest.fixture(scope="module")
 def params():

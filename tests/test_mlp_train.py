@@ -16,6 +16,7 @@ import pytest
 from jaxtour.cli import main
 from jaxtour.mlp import (
     FILES,
+    UNROLL,
     History,
     batch_indices,
     compile_epoch,
@@ -67,14 +68,15 @@ def test_batch_indices_is_a_permutation_in_batches():
         batch_indices(jr.key(0), 100, 128)
 
 
-def test_the_scan_epoch_equals_update_in_a_python_loop():
+@pytest.mark.parametrize("unroll", [1, UNROLL])  # 5 steps: UNROLL=4 leaves a remainder
+def test_the_scan_epoch_equals_update_in_a_python_loop(unroll):
     images = jr.randint(jr.key(1), (320, 28, 28), 0, 256).astype(jnp.uint8)
     labels = jr.randint(jr.key(2), (320,), 0, 10)
     params = init_params(jr.key(0), (784, 32, 10))
     velocity = jax.tree.map(jnp.zeros_like, params)
     key = jr.key(3)
-    scanned, _, losses = jax.jit(train_epoch, static_argnames="batch_size")(
-        params, velocity, images, labels, key, batch_size=64)
+    scanned, _, losses = jax.jit(train_epoch, static_argnames=("batch_size", "unroll"))(
+        params, velocity, images, labels, key, batch_size=64, unroll=unroll)
     looped, v, looped_losses = params, velocity, []
     for idx in batch_indices(key, 320, 64):
         looped, v, batch_loss = update(looped, preprocess(images[idx]), labels[idx], v)
@@ -174,6 +176,23 @@ def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist)
     assert result["compile_s_by_variant"] == {}
     table = format_ladder(result)
     assert table.splitlines()[1].startswith("numpy-f64") and "compile:" not in table
+
+
+@needs_mnist
+@pytest.mark.slow
+def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(tmp_path, capsys):
+    code = main(["compare", "--rounds", "1", "--train-size", "512", "--eager-steps", "2",
+                 "--data-dir", str(SHARED), "--build-dir", str(tmp_path)])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert out[0].startswith("round 1/1  numpy-f64")  # progress, one line per measurement
+    header = ["variant", "s/epoch", "vs", "numpy-f64", "of", "matmul"]
+    assert header in [line.split() for line in out]
+    figures = json.loads(out[-1])  # the last line: the JSON the issue asks for
+    assert {"speedup_vs_numpy_f64", "matmul_fraction", "compile_s", "epoch_s"} <= set(figures)
+    assert figures == json.loads((tmp_path / "mlp" / "ladder.json").read_text())
+    assert (tmp_path / "mlp" / "ladder.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {tmp_path / 'mlp' / 'ladder.png'}" in out
 
 
 def test_ladder_rejects_unknown_variants():

@@ -25,8 +25,9 @@ from jaxtour.mlp import (
 )
 
 SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
-pytestmark = pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),
-                                reason=f"MNIST files not in {SHARED}")
+pytestmark = [pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),
+                                 reason=f"MNIST files not in {SHARED}"),
+              pytest.mark.usefixtures("full_float32")]
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import time
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -41,5 +42,7 @@ def execute_notebooks(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     written = []
     for source in tqdm(_notebooks.find_notebooks(args.notebooks), desc="notebooks", unit="nb"):
         tqdm.write(f"  executing {source.name}")
+        start = time.perf_counter()
         written += _notebooks.execute(source, build_dir / "notebooks")
+        tqdm.write(f"  executed {source.name} in {time.perf_counter() - start:.1f} s")
     return written

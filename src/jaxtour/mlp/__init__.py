@@ -21,6 +21,7 @@ from jaxtour.mlp._model import (
 from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._plots import plot_history, plot_ladder, plot_predictions, save_figure
 from jaxtour.mlp._train import (
+    UNROLL,
     History,
     batch_indices,
     compile_epoch,
@@ -39,6 +40,7 @@ __all__ = [
     "MIRRORS",
     "MOMENTUM",
     "SIZES",
+    "UNROLL",
     "VARIANTS",
     "History",
     "Mnist",
