@@ -119,7 +119,7 @@ from jaxtour.autodiff import draw_grad, grad_graph
 picture = draw_grad(f)(1.0)
 picture
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The gradient the picture shows is `jax.grad`'s, and the residual boxes hold exactly
 # what the VJP object JAX returns carries (it is a pytree whose leaves are its residuals).
 

@@ -1,8 +1,9 @@
 """The decks in a real browser: Debian's Chromium, headless, with the network blocked.
 
-The decks are built here from lessons this module executes itself: 00 (the pipeline
-diagram) and 01 (the autodiff landscape), whose slides must show an SVG; every other
-lesson is built from its source, which gives the same slides without outputs. Every
+The decks are built here from lessons this module executes itself: 00 and 03 (pipeline
+diagrams), 01 (the autodiff landscape) and 02 (the backward pass), whose slides must show
+an SVG; every other lesson is built from its source, which gives the same slides without
+outputs. Every
 deck is opened from file://, as an instructor opens it in a room with no network.
 Screenshots go to build/screenshots/ (or $JAXTOUR_BUILD/screenshots/).
 """
@@ -22,7 +23,12 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
 # lesson -> text that its diagram's SVG holds: the slides that must show a picture.
-DIAGRAM_SLIDES = {"00_setup": "StableHLO", "01_why_jax": "PyTorch"}
+DIAGRAM_SLIDES = {
+    "00_setup": "StableHLO",  # the pipeline diagram
+    "01_why_jax": "PyTorch",  # the autodiff landscape
+    "02_close_to_the_math": "residuals",  # the backward pass drawn by draw_grad
+    "03_how_it_works": "tracing",  # the pipeline diagram, step by step
+}
 VIEWPORT = {"width": 1280, "height": 720}
 
 # [[h, v], ...] of the slides holding an <svg> whose text contains `marker`.
@@ -43,7 +49,8 @@ _MEASURE_SVG = """marker => {
     .find(s => s.textContent.includes(marker));
   const box = svg.getBoundingClientRect();
   const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
-  return {width: box.width, height: box.height, seen: !!hit && svg.contains(hit)};
+  return {width: box.width, height: box.height, bottom: box.bottom,
+          seen: !!hit && svg.contains(hit)};
 }"""
 
 
@@ -62,7 +69,7 @@ _WALK = """() => {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """(decks by name, slides folder) built from executed 00 and 01 and the other sources."""
+    """(decks by name, slides folder) built from executed 00-03 and the other sources."""
     out = tmp_path_factory.mktemp("tour")
     lessons = [
         _notebooks.execute(source, out / "notebooks")[0] if source.stem in DIAGRAM_SLIDES
@@ -176,4 +183,5 @@ def test_diagram_slide_shows_its_svg(site, offline_page, name):
     page.screenshot(path=SCREENSHOTS / f"{name}-diagram.png")
     assert box["width"] > 100 and box["height"] > 50, box
     assert box["seen"], f"the diagram on slide {h}.{v} of {name} is hidden or off screen"
+    assert box["bottom"] <= VIEWPORT["height"], f"the diagram of {name} runs off the slide"
     assert left_the_machine(log) == [] and log["errors"] == []
