@@ -387,3 +387,18 @@ def test_cost_summary_counts_a_matmul_analytically():
     assert figures["bytes_accessed"] >= 4 * (m * k + k * n + m * n)
     assert figures["argument_bytes"] == 4 * (m * k + k * n)
     assert figures["output_bytes"] == 4 * m * n
+
+
+def test_unwrap_jit_opens_a_jitted_function_and_keeps_its_names():
+    def layer(weights, x):
+        return {"y": jnp.tanh(x @ weights)}
+
+    w, x = jnp.ones((3, 2)), jnp.ones(3)
+    closed = jax.make_jaxpr(jax.jit(layer))(w, x)
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["jit"]
+    body = _ir.unwrap_jit(closed)
+    assert [e.primitive.name for e in body.jaxpr.eqns] == ["dot_general", "tanh"]
+    names, paths = _ir.io_names(body.jaxpr)
+    assert list(names) == ["weights", "x"] and "y" in str(paths[0])
+    plain = jax.make_jaxpr(lambda v: jax.jit(jnp.sin)(v) * 2.0)(x)
+    assert _ir.unwrap_jit(plain) is plain  # more than the one jit eqn: left as it is

@@ -234,6 +234,26 @@ def walk(jaxpr: Any, depth: int = 0) -> Iterator[tuple[int, Any]]:
             yield from walk(sub.jaxpr, depth + 1)
 
 
+def io_names(jaxpr: Any) -> tuple[Any, Any]:
+    """(argument names, result paths) JAX recorded while tracing; None where it did not."""
+    info = getattr(jaxpr, "debug_info", None)
+    return getattr(info, "arg_names", None), getattr(info, "result_paths", None)
+
+
+def unwrap_jit(closed_jaxpr: Any) -> Any:
+    """A jitted f traces to one `jit` eqn around its body: that body (with f's names)."""
+    jaxpr = closed_jaxpr.jaxpr
+    if len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive.name not in ("jit", "pjit"):
+        return closed_jaxpr
+    eqn = jaxpr.eqns[0]
+    inner = eqn.params["jaxpr"]
+    if list(eqn.invars) != list(jaxpr.invars) or list(eqn.outvars) != list(jaxpr.outvars):
+        return closed_jaxpr
+    if not hasattr(inner, "replace") or jaxpr.debug_info is None:
+        return inner
+    return inner.replace(jaxpr=inner.jaxpr.replace(debug_info=jaxpr.debug_info))
+
+
 def count_eqns(jaxpr: Any) -> int:
     """Equations in `jaxpr` and, recursively, in all its nested jaxprs."""
     return sum(1 for _ in walk(jaxpr))

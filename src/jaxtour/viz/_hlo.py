@@ -75,8 +75,7 @@ def draw_hlo(f: Callable, stage: str = "compiled", *, rankdir: str = "TB",
     def draw(*args: Any, **kwargs: Any) -> Diagram:
         traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
         lowered = traced.lower()
-        info = getattr(traced.jaxpr.jaxpr, "debug_info", None)
-        names = (getattr(info, "arg_names", None), getattr(info, "result_paths", None))
+        names = _ir.io_names(traced.jaxpr.jaxpr)
         if stage == "stablehlo":
             module, figures = _ir.parse_stablehlo(_ir.stablehlo_text(lowered)), {}
         else:

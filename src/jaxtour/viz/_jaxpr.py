@@ -88,7 +88,7 @@ def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
     import graphviz
 
-    closed_jaxpr = _unwrap_jit(closed_jaxpr)
+    closed_jaxpr = _ir.unwrap_jit(closed_jaxpr)
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
     title = f"jaxpr of {name}: {total} equation{'s' * (total != 1)}"
     depth, chunk, how = _plan(jaxpr, max_depth, max_eqns)
@@ -107,19 +107,6 @@ def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
     builder.outputs(jaxpr, env)
     builder.finish()
     return Diagram.from_graph(graph, title)
-
-
-def _unwrap_jit(closed_jaxpr: Any) -> Any:
-    """A jitted f traces to one `jit` eqn around its body: draw the body."""
-    jaxpr = closed_jaxpr.jaxpr
-    if len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive.name not in ("jit", "pjit"):
-        return closed_jaxpr
-    eqn = jaxpr.eqns[0]
-    inner = eqn.params["jaxpr"]
-    if list(eqn.invars) != list(jaxpr.invars) or list(eqn.outvars) != list(jaxpr.outvars):
-        return closed_jaxpr
-    return inner.replace(jaxpr=inner.jaxpr.replace(debug_info=jaxpr.debug_info)) \
-        if hasattr(inner, "replace") and jaxpr.debug_info is not None else inner
 
 
 def _subtitle(jaxpr: Any, total: int) -> str:
@@ -166,7 +153,7 @@ class _Builder(_style.Canvas):
 
     def inputs(self, closed_jaxpr: Any) -> dict:
         jaxpr, env = closed_jaxpr.jaxpr, {}
-        names = _names(getattr(jaxpr.debug_info, "arg_names", None), len(jaxpr.invars), "in")
+        names = _names(_ir.io_names(jaxpr)[0], len(jaxpr.invars), "in")
         with self.graph.subgraph(name="inputs") as g:
             g.attr(rank="source")
             for i, var in enumerate(jaxpr.invars):
@@ -180,8 +167,7 @@ class _Builder(_style.Canvas):
         return env
 
     def outputs(self, jaxpr: Any, env: dict) -> None:
-        paths = getattr(jaxpr.debug_info, "result_paths", None)
-        names = _names(paths, len(jaxpr.outvars), "out")
+        names = _names(_ir.io_names(jaxpr)[1], len(jaxpr.outvars), "out")
         with self.graph.subgraph(name="outputs") as g:
             g.attr(rank="sink")
             for i, atom in enumerate(jaxpr.outvars):
