@@ -29,7 +29,8 @@
 #   and the **all-reduce** XLA inserts, found in the compiled HLO;
 # - the same step written by hand with **`jax.shard_map`** and an explicit **`psum`**;
 # - **`pmap`**, the old way, side by side;
-# - training on every device giving the **same losses** as on one;
+# - training on every device following the single-device run: the same first steps,
+#   the same epoch losses and accuracy;
 # - where **several machines** (`jax.distributed.initialize`) take over.
 #
 # On a laptop the lesson simulates 8 CPU devices; on a TPU or several GPUs it uses them.
@@ -305,12 +306,15 @@ else:
     print("This JAX has no jax.pmap any more: use jax.shard_map, as above.")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Training on every device gives the same losses as on one
+# ## Training on every device follows the run on one
 #
 # `mlp.train_data_parallel` is `mlp.train` with the step above: the same seed, the same
-# initial weights, the same shuffles, each batch split over the devices. The loss curves
-# should lie on top of each other: the only difference is the order in which float32
-# partial sums are added. A batch size must split evenly: 128 over 8 devices is 16 each.
+# initial weights, the same shuffles, each batch split over the devices. The only
+# difference is the order in which float32 partial sums are added, so the first steps'
+# losses agree to a few parts in a million. SGD then amplifies those rounding differences,
+# as it amplifies any small change, so late in a long run the two batch-loss curves part
+# ways while their epoch means and test accuracy stay together: two equally good runs.
+# A batch size must split evenly: 128 over 8 devices is 16 each.
 
 # %%
 n_train = 4096 if paths.quick() else 60_000
@@ -322,11 +326,17 @@ with jax.default_matmul_precision("highest"):
     _, one = mlp.train(subset, device=devices[0], **settings)
     _, many = mlp.train_data_parallel(subset, devices=devices, **settings)
 
-gap = np.max(np.abs(np.array(many.batch_loss) - one.batch_loss) / np.array(one.batch_loss))
-print(f"1 device ({one.device}): test accuracy {one.test_accuracy[-1]:.3f}")
-print(f"{many.device}: test accuracy {many.test_accuracy[-1]:.3f}; "
-      f"largest relative difference in the losses: {gap:.1e}")
-np.testing.assert_allclose(many.batch_loss, one.batch_loss, rtol=1e-4)
+first = 10  # steps before SGD has amplified the rounding differences
+gap = np.max(np.abs(np.array(many.batch_loss[:first]) - one.batch_loss[:first])
+             / np.array(one.batch_loss[:first]))
+print(f"1 device ({one.device}): test accuracy {one.test_accuracy[-1]:.3f}, "
+      f"epoch mean losses {np.round(one.loss, 4)}")
+print(f"{many.device}: test accuracy {many.test_accuracy[-1]:.3f}, "
+      f"epoch mean losses {np.round(many.loss, 4)}")
+print(f"largest relative difference in the first {first} batch losses: {gap:.1e}")
+np.testing.assert_allclose(many.batch_loss[:first], one.batch_loss[:first], rtol=1e-4)
+np.testing.assert_allclose(many.loss, one.loss, rtol=0.05)
+assert abs(many.test_accuracy[-1] - one.test_accuracy[-1]) < 0.01
 assert many.test_accuracy[-1] > 0.85
 
 # %%
@@ -395,5 +405,6 @@ assert jax.process_count() == 1 and jax.process_index() == 0
 # - made the MLP step data-parallel with shardings alone, and found XLA's one all-reduce
 #   in the compiled HLO;
 # - wrote the same step with `shard_map` and an explicit `psum`, and met `pmap`, the old way;
-# - trained on every device and got the single-device losses, to float32 rounding;
+# - trained on every device and followed the single-device run: the first steps to
+#   float32 rounding, then the same epoch losses and accuracy as SGD amplified it;
 # - saw where `jax.distributed.initialize` takes over beyond one machine.

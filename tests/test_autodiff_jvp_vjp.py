@@ -63,6 +63,21 @@ def test_jvp_of_sin_uses_cos_from_the_primal_lane():
     assert graph.select("output", lane="tangent")[0].value == pytest.approx(2 * np.cos(0.5))
 
 
+@pytest.mark.parametrize("name", JVP_NAMES)
+def test_draw_vjp_shows_jax_vjp_and_vjp_agrees_with_finite_differences(name):
+    g, diff, direction, argnums = _primals_and_tangents(name)
+    out, vjp_fn = jax.vjp(g, *diff)
+    cotangent = jax.tree.map(lambda c: jnp.asarray(c, jnp.float32), random_like(out, seed=5))
+    graph = vjp_graph(g, cotangents=cotangent)(*diff)
+    expected = jax.tree.leaves(vjp_fn(cotangent))
+    for got, want in zip(graph.values_of("gradient"), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # (Jᵀ c)·v = c·(J v), with J v from float64 central differences.
+    f, args, _ = CASES[name]
+    fd = directional_fd(f, args, argnums, direction)
+    assert dot(expected, direction) == pytest.approx(dot(cotangent, fd), rel=2e-4, abs=2e-5)
+
+
 def _vector_f(x, y):
     return jnp.stack([jnp.sin(x[0]) * y, jnp.sum(x**2) * y, jnp.tanh(x[1] - y)])
 

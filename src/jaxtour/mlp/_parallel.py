@@ -26,7 +26,14 @@ from jax.sharding import PartitionSpec as P
 
 from jaxtour.mlp._data import Mnist, load_mnist
 from jaxtour.mlp._model import LR, MOMENTUM, SIZES, Params, init_params, loss, preprocess, update
-from jaxtour.mlp._train import TRAIN_EVAL_SIZE, History, batch_indices, describe, run_epochs
+from jaxtour.mlp._train import (
+    TRAIN_EVAL_SIZE,
+    UNROLL,
+    History,
+    batch_indices,
+    describe,
+    run_epochs,
+)
 
 AXIS = "batch"
 Devices = str | int | Sequence[jax.Device] | Mesh
@@ -152,7 +159,7 @@ def psum_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
 
 def train_epoch_sharded(params: Params, velocity: Params, images: jax.Array,
                         labels: jax.Array, key: jax.Array, *, mesh: Mesh, batch_size: int = 128,
-                        lr: float = LR, momentum: float = MOMENTUM
+                        lr: float = LR, momentum: float = MOMENTUM, unroll: int = UNROLL
                         ) -> tuple[Params, Params, jax.Array]:
     """As `train_epoch`, with each batch's indices split over `mesh` (pure; jit it).
 
@@ -169,7 +176,7 @@ def train_epoch_sharded(params: Params, velocity: Params, images: jax.Array,
         params, velocity, batch_loss = update(params, x, y, velocity, lr=lr, momentum=momentum)
         return (params, velocity), batch_loss
 
-    (params, velocity), losses = jax.lax.scan(step, (params, velocity), order)
+    (params, velocity), losses = jax.lax.scan(step, (params, velocity), order, unroll=unroll)
     return params, velocity, losses
 
 
