@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from devices import run_with_devices
 
+from jaxtour import mlp
 from jaxtour.mlp import _parallel as par
 
 SIZES = (784, 32, 10)  # small, so that compiling is quick; the program is the same
@@ -129,7 +130,8 @@ def test_the_compiled_data_parallel_step_adds_gradients_with_an_all_reduce(eight
     # XLA combines the gradients (and the loss) into ONE all-reduce; no gathers of data
     assert hlo["jit"] == {"all-reduce": 1}
     assert hlo["shard_map"] == {"all-reduce": 1}
-    assert hlo["epoch"] == {"all-reduce": 1}  # inside the scan's loop body
+    # inside the scan's loop body: one per step, mlp.UNROLL steps per trip round the loop
+    assert hlo["epoch"] == {"all-reduce": mlp.UNROLL}
 
 
 def test_draw_hlo_shows_the_all_reduce_of_the_data_parallel_step_in_red(eight):
