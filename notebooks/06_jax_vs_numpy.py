@@ -86,7 +86,7 @@ step_difference = largest_relative_difference(jax_params, twin.params)
 print(f"loss: JAX float32 {float(jax_loss):.7f}, NumPy float64 {twin_loss:.7f}")
 print(f"weights after one step differ by at most {step_difference:.1e} (relative)")
 assert twin.w[0].dtype == np.float64
-assert step_difference < 1e-4
+assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The speed ladder

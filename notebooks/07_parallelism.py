@@ -311,7 +311,7 @@ else:
 # `mlp.train_data_parallel` is `mlp.train` with the step above: the same seed, the same
 # initial weights, the same shuffles, each batch split over the devices. The only
 # difference is the order in which float32 partial sums are added, so the first steps'
-# losses agree to a few parts in a million. SGD then amplifies those rounding differences,
+# losses agree to float32 rounding. SGD then amplifies those rounding differences,
 # as it amplifies any small change, so late in a long run the two batch-loss curves part
 # ways while their epoch means and test accuracy stay together: two equally good runs.
 # A batch size must split evenly: 128 over 8 devices is 16 each.
