@@ -151,7 +151,10 @@ np.testing.assert_allclose(gelu_jit(x), gelu(x), rtol=1e-5, atol=1e-6)
 # not the work. `block_until_ready()` waits for the result.
 
 # %%
-size = 1000 if paths.quick() else 2000
+# enough work that the device is still busy when the call returns: a GPU or TPU
+# multiplies 2000 x 2000 matrices in well under a millisecond
+cpu_size = 1000 if paths.quick() else 2000
+size = cpu_size if jax.default_backend() == "cpu" else 8192
 big = jnp.ones((size, size))
 matmul = jax.jit(lambda a: a @ a)
 matmul(big).block_until_ready()  # compile first

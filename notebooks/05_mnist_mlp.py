@@ -116,8 +116,11 @@ from jaxtour.mlp import batched_predict, predict, preprocess
 
 x_test = preprocess(mnist.test_images)
 y_test = jnp.asarray(mnist.test_labels, jnp.int32)
-one = predict(params, x_test[0])
-batch = batched_predict(params, x_test[:8])
+# full float32 matmuls: by default a GPU or TPU rounds a vector's and a matrix's
+# products differently (TF32, bfloat16), and here we compare the two
+with jax.default_matmul_precision("highest"):
+    one = predict(params, x_test[0])
+    batch = batched_predict(params, x_test[:8])
 print(one.shape, batch.shape)
 assert one.shape == (10,) and batch.shape == (8, 10)
 np.testing.assert_allclose(batch[0], one, rtol=1e-5, atol=1e-6)
