@@ -95,9 +95,15 @@ def control(x, y):
 def test_loops_and_branches_are_clusters(stage):
     d = draw_hlo(control, stage=stage, max_depth=None)(jnp.ones(3), 1.0)
     labels = cluster_labels(d)
-    assert {"branch 0", "branch 1"} <= set(labels)
+    branches = True  # StableHLO keeps the cond; XLA may make a small one a select (GPU)
+    if stage == "compiled":
+        compiled = jax.jit(control).lower(jnp.ones(3), 1.0).compile().as_text()
+        branches = " conditional(" in compiled
+        assert branches or jax.default_backend() != "cpu"
+    assert ({"branch 0", "branch 1"} <= set(labels)) == branches
     assert any(label.startswith("while") for label in labels)
-    assert len(re.findall(r"head\d+ \[label=\"branch index\"", d.source)) == 1
+    heads = re.findall(r"head\d+ \[label=\"branch index\"", d.source)
+    assert len(heads) == int(branches)
     ET.fromstring(d.svg().encode())
 
 
