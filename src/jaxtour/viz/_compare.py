@@ -125,8 +125,8 @@ class StageComparison:
         """What XLA did, in one sentence."""
         n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
         text = (f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
-                f"for {self.platform}: {n} fusion{'s' * (n != 1)} holding "
-                f"{self.fused.total()} ops, and {standalone} op{'s' * (standalone != 1)} "
+                f"for {self.platform}: {_style.plural(n, 'fusion')} holding "
+                f"{self.fused.total()} ops, and {_style.plural(standalone, 'op')} "
                 "left standalone")
         rest = collections.Counter({k: v for k, v in self.compiled.items() if k != "fusion"})
         return text + (f" ({_counts(rest, 4)})." if rest else ".")

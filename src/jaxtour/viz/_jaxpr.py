@@ -90,7 +90,7 @@ def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
 
     closed_jaxpr = _ir.unwrap_jit(closed_jaxpr)
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
-    title = f"jaxpr of {name}: {total} equation{'s' * (total != 1)}"
+    title = f"jaxpr of {name}: {plural(total, 'equation')}"
     depth, chunk, how = _plan(jaxpr, max_depth, max_eqns)
     if how:
         title += f" (collapsed: {how})"
@@ -113,7 +113,7 @@ def _subtitle(jaxpr: Any, total: int) -> str:
     top, nested = len(jaxpr.eqns), sum(len(_ir.sub_jaxprs(e)) for _, e in _ir.walk(jaxpr))
     if not nested:
         return ""
-    return f"{top} at top level, {total - top} inside {nested} nested jaxpr{'s' * (nested > 1)}"
+    return f"{top} at top level, {total - top} inside {plural(nested, 'nested jaxpr')}"
 
 
 # --- collapsing: nested jaxprs first, then one node per source line or per chunk ---------

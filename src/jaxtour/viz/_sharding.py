@@ -22,6 +22,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
+from jaxtour.viz._style import plural
 
 FONT = "Helvetica,Arial,sans-serif"
 # ColorBrewer Set3: twelve light colours that black text reads well on.
@@ -294,9 +295,8 @@ def _dim_text(dim: int, size: int, entry, mesh) -> str:
 def _title(shape, dtype, blocks: list[Block], n_devices: int) -> str:
     copies = {len(b.devices) for b in blocks}
     each = f" × {copies.pop()} copies" if copies != {1} and len(copies) == 1 else ""
-    plural = "s" * (len(blocks) != 1)
-    return (f"{_type_text(shape, dtype)} on {n_devices} device{'s' * (n_devices != 1)}: "
-            f"{len(blocks)} block{plural}{each}")
+    return (f"{_type_text(shape, dtype)} on {plural(n_devices, 'device')}: "
+            f"{plural(len(blocks), 'block')}{each}")
 
 
 def _type_text(shape, dtype) -> str:
