@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -20,52 +20,54 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/05_mnist_mlp.ipynb)
 #
-# The classic first network: 784 pixels in, two hidden layers of 512 and 256 ReLUs, 10
-# digits out, trained on the real MNIST. We build it one pure function at a time, the way
-# the well-known "MLP on MNIST with JAX on a TPU" walkthrough does, then train it. You
-# will see:
+# You will learn to build and train a 784-512-256-10 network on the real MNIST:
 #
-# - the data: 70,000 handwritten digits, checked against their published checksums;
-# - the parameters as a **pytree** with named layers, made from an **explicit key**;
-# - `predict` written for **one** image and batched by **`vmap`**;
-# - the loss, its gradient by **`value_and_grad`**, and one step of SGD with momentum;
-# - a whole epoch as **one jitted `lax.scan`**: the data stay on the device, the weights
-#   are updated in place;
-# - the learning curve, a grid of test digits with their predictions, and the device it
-#   all ran on (a CPU here; the same code uses a GPU or a Colab TPU unchanged).
+# - parameters as a **pytree**, made from an **explicit key**;
+# - `predict` for **one** image, batched by **`vmap`**;
+# - the loss and its gradient with **`value_and_grad`**, SGD with momentum;
+# - a whole epoch as **one jitted `lax.scan`**.
+#
+# *About 25 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
 import importlib.util
 
 if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jaxtour
 
 print(jaxtour.describe_devices())
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## The data
-#
-# `load_mnist` looks in `$JAXTOUR_DATA`, else in `~/.cache/jaxtour/mnist`, and downloads
-# what is missing from public mirrors. Every file's SHA-256 is checked on every load: a
-# truncated download is never used. Images are `uint8` pixels, 28×28; labels are 0–9.
-
-# %%
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The data
+#
+# 70,000 handwritten digits: `uint8` pixels, 28×28, labels 0–9. Every file's SHA-256 is
+# checked on every load.
+# %%
 from jaxtour.mlp import load_mnist
 
 mnist = load_mnist()
 print({name: (array.shape, str(array.dtype)) for name, array in mnist._asdict().items()})
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert mnist.train_images.shape == (60_000, 28, 28)
 assert mnist.test_images.shape == (10_000, 28, 28) and mnist.test_images.dtype == np.uint8
 assert sorted(set(mnist.train_labels.tolist())) == list(range(10))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `load_mnist` looks in `$JAXTOUR_DATA`, else in `~/.cache/jaxtour/mnist`, and downloads
+# what is missing from public mirrors. A truncated or altered file fails its checksum and
+# is never used.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A look at the digits
@@ -73,16 +75,13 @@ assert sorted(set(mnist.train_labels.tolist())) == list(range(10))
 # %%
 from jaxtour.mlp import plot_predictions
 
-first = plot_predictions(mnist.train_images[:16], mnist.train_labels[:16],
-                         mnist.train_labels[:16])
-first
+plot_predictions(mnist.train_images[:16], mnist.train_labels[:16], mnist.train_labels[:16])
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Parameters: a pytree with named layers, from an explicit key
 #
-# JAX has no hidden random state: `init_params` takes a key and is a pure function, so
-# the same key gives the same network on any machine. The result is a dict of dicts, a
-# **pytree**: `jax.tree.map` reaches every array in it.
+# JAX has no hidden random state: `init_params` is a pure function of its key. The result
+# is a dict of dicts, a **pytree**: `jax.tree.map` reaches every array in it.
 
 # %%
 from jaxtour.mlp import init_params
@@ -91,10 +90,20 @@ params = init_params(jax.random.key(0), sizes=(784, 512, 256, 10))
 print(jax.tree.map(jnp.shape, params))
 n_params = sum(leaf.size for leaf in jax.tree.leaves(params))
 print(f"{n_params:,} parameters")
-assert n_params == 784 * 512 + 512 + 512 * 256 + 256 + 256 * 10 + 10 == 535_818
 same = init_params(jax.random.key(0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert n_params == 784 * 512 + 512 + 512 * 256 + 256 + 256 * 10 + 10 == 535_818
 assert all(jnp.array_equal(a, b) for a, b in zip(jax.tree.leaves(params),
                                                   jax.tree.leaves(same), strict=True))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The same key gives the same weights every time you run this with the same JAX version
+# on the same kind of device: that is what the check above asserts. JAX promises the
+# *distribution* of its random numbers, not their exact values across versions or
+# backends: JAX 0.5.0, for one, changed the values every key produces (the
+# `jax_threefry_partitionable` default). Save the weights (lesson 08's Orbax) when you
+# need the very same network elsewhere.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `predict`: written for one image, batched by `vmap`
@@ -108,29 +117,32 @@ assert all(jnp.array_equal(a, b) for a, b in zip(jax.tree.leaves(params),
 #
 # batched_predict = jax.vmap(predict, in_axes=(None, 0))  # params shared, images batched
 # ```
-#
-# `preprocess` flattens the pixels and standardises them with MNIST's mean and spread.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 from jaxtour.mlp import batched_predict, predict, preprocess
 
-x_test = preprocess(mnist.test_images)
+x_test = preprocess(mnist.test_images)  # flattened, standardised
 y_test = jnp.asarray(mnist.test_labels, jnp.int32)
-# full float32 matmuls: by default a GPU or TPU rounds a vector's and a matrix's
-# products differently (TF32, bfloat16), and here we compare the two
-with jax.default_matmul_precision("highest"):
+with jax.default_matmul_precision("highest"):  # full float32 everywhere: see the notes
     one = predict(params, x_test[0])
     batch = batched_predict(params, x_test[:8])
 print(one.shape, batch.shape)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert one.shape == (10,) and batch.shape == (8, 10)
 np.testing.assert_allclose(batch[0], one, rtol=1e-5, atol=1e-6)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `preprocess` flattens the pixels and standardises them with MNIST's mean and spread.
+# At JAX's default precision a GPU (TF32 on Ampere or newer) or a TPU (bfloat16 passes)
+# rounds a matrix-vector and a matrix-matrix product differently; `"highest"` asks for
+# full float32, so that one image and the batch's first row agree to float32 rounding.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Loss and accuracy
 #
-# Softmax cross-entropy: minus the mean log-probability given to the right digit. An
-# untrained network guesses about uniformly, so its loss starts near ln 10 ≈ 2.30
-# and its accuracy near 10 %.
+# Softmax cross-entropy: minus the mean log-probability of the right digit. An untrained
+# network guesses about uniformly: loss near ln 10 ≈ 2.30, accuracy near 10 %.
 
 # %%
 from jaxtour.mlp import accuracy, loss
@@ -138,15 +150,15 @@ from jaxtour.mlp import accuracy, loss
 start_loss = float(loss(params, x_test[:1000], y_test[:1000]))
 start_accuracy = float(accuracy(params, x_test, y_test))
 print(f"loss {start_loss:.3f} (ln 10 = {np.log(10):.3f}), accuracy {start_accuracy:.1%}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert abs(start_loss - np.log(10)) < 0.3
 assert 0.02 < start_accuracy < 0.25
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## One step: `value_and_grad`, then SGD with momentum
 #
-# `jax.value_and_grad(loss)` returns the loss and its gradient, a pytree shaped like
-# `params`. The update is two `jax.tree.map`s:
-# `velocity = momentum * velocity + grad`, then `params = params - lr * velocity`.
+# The gradient is a pytree shaped like `params`; the update is two `jax.tree.map`s.
 # Nothing is modified in place: `update` returns new pytrees.
 
 # %%
@@ -158,32 +170,42 @@ print(jax.tree.map(jnp.shape, grads) == jax.tree.map(jnp.shape, params), float(v
 new_params, velocity, batch_loss = update(params, x, y, lr=LR, momentum=MOMENTUM)
 print(f"lr {LR}, momentum {MOMENTUM}: loss on this batch {float(batch_loss):.3f} -> "
       f"{float(loss(new_params, x, y)):.3f}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert float(loss(new_params, x, y)) < float(batch_loss)
 assert jnp.array_equal(params["output"]["b"], jnp.zeros(10))  # the old params are untouched
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `update` computes `velocity = momentum * velocity + grad`, then
+# `params = params - lr * velocity` (PyTorch's convention for momentum).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## An epoch as one compiled program
 #
-# A Python loop calling `jax.jit(update)` 468 times pays Python's and the runtime's
-# overhead 468 times. `train_epoch` instead puts the loop *inside* the program:
-#
 # ```python
-# def train_epoch(params, velocity, images, labels, key, *, batch_size=128, ...):
+# def train_epoch(params, velocity, images, labels, key, *, batch_size=128):
 #     order = batch_indices(key, len(images), batch_size)   # a jax.random permutation
 #     def step(carry, idx):
 #         params, velocity = carry
 #         x, y = preprocess(images[idx]), labels[idx]      # gathered on the device
-#         params, velocity, batch_loss = update(params, x, y, velocity, ...)
+#         params, velocity, batch_loss = update(params, x, y, velocity)
 #         return (params, velocity), batch_loss
 #     (params, velocity), losses = jax.lax.scan(step, (params, velocity), order)
 #     return params, velocity, losses
 # ```
-#
-# `train` puts the images on the device once (as `uint8`), compiles `train_epoch` with
-# `jax.jit(..., donate_argnums=(0, 1))` so XLA reuses the weights' buffers, and calls it
-# once per epoch with a fresh key.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The loop over the epoch's 468 batches is *inside* the program: one call from Python per
+# epoch, the batches gathered on the device. `train` puts the images on the device once
+# (as `uint8`) and compiles `train_epoch` with `jax.jit(..., donate_argnums=(0, 1))`, so
+# XLA may reuse the weights' buffers for the new weights. Calling a jitted step 468 times
+# from Python instead costs a dispatch per call (microseconds). On a CPU, where one step
+# of this MLP takes milliseconds, asynchronous dispatch hides that cost: Python queues
+# the next step while the last one computes, and the two ways take about the same time.
+# On a GPU or TPU a step takes tens of microseconds, and the scan wins several-fold.
+# Lesson 06 measures both.
+
+# %% slideshow={"slide_type": "subslide"}
 from jaxtour.mlp import train
 
 if paths.quick():  # CI: a slice of the data and two epochs; the assertions still hold
@@ -194,38 +216,48 @@ params, history = train(data, epochs=epochs, seed=0)
 print(f"compile {history.compile_seconds:.2f} s, then "
       f"{np.mean(history.epoch_seconds):.2f} s per epoch of {len(data.train_images):,} images")
 print(f"test accuracy {history.test_accuracy[-1]:.2%} after {epochs} epochs")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert history.test_accuracy[-1] >= target
 assert history.loss[-1] < history.loss[0]
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The learning curve
-#
-# The loss of every batch (light) and of every epoch (dark); the accuracy on the test set,
-# which the network never trains on, against the 98 % a network of this size reaches.
 
 # %%
 from jaxtour.mlp import plot_history
 
-curve = plot_history(history)
+plot_history(history)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert len(history.batch_loss) == epochs * (len(data.train_images) // 128)
-curve
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Left, the loss of every batch (light) and of every epoch (dark); right, the accuracy on
+# the training images and on the test set, which the network never trains on, against
+# the 98 % a network of this size reaches.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What it predicts
 #
-# Thirty-two test digits with the network's answer; a mistake is red, with the true label.
-# The grid shows the mistakes among the first 500 test digits (up to 32), topped up with
-# the first digits it gets right.
+# Test digits with the network's answer; a mistake is red, with the true label.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 predicted = np.asarray(jnp.argmax(batched_predict(params, x_test), axis=-1))
 wrong = np.flatnonzero(predicted[:500] != mnist.test_labels[:500])
 shown = np.concatenate([wrong, np.setdiff1d(np.arange(32), wrong)])[:32]
 shown.sort()
-grid = plot_predictions(mnist.test_images[shown], mnist.test_labels[shown], predicted[shown])
 print(f"{len(wrong)} mistakes in the first 500 test digits")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert abs(np.mean(predicted == mnist.test_labels) - history.test_accuracy[-1]) < 1e-6
-grid
+
+# %%
+plot_predictions(mnist.test_images[shown], mnist.test_labels[shown], predicted[shown])
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The grid shows the mistakes among the first 500 test digits (up to 32), topped up with
+# the first digits it gets right.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where it ran
@@ -235,6 +267,8 @@ grid
 # %%
 device = next(iter(params["output"]["w"].devices()))
 print(f"trained on {history.device}: {device}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert device == jax.devices()[0]
 assert history.device.startswith(jax.default_backend())
 
@@ -242,9 +276,8 @@ assert history.device.startswith(jax.default_backend())
 # ## In this notebook we:
 #
 # - loaded MNIST with every file's checksum verified;
-# - made the MLP's parameters as a pytree with named layers, from an explicit key;
+# - made the parameters as a pytree with named layers, from an explicit key;
 # - wrote `predict` for one image and batched it with `vmap`;
-# - computed the loss, its gradient with `value_and_grad`, and stepped SGD with momentum;
-# - trained with one jitted `lax.scan` per epoch, data on the device, weights donated,
-#   to 98 % test accuracy in ten epochs (in the full run);
-# - drew the learning curve and the predictions, and checked which device did the work.
+# - took the loss's gradient with `value_and_grad` and stepped SGD with momentum;
+# - trained with one jitted `lax.scan` per epoch, to 98 % test accuracy in ten epochs
+#   (in the full run), and drew the learning curve and the predictions.

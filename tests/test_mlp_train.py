@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from jaxtour.cli import main
 from jaxtour.mlp import (
     FILES,
     UNROLL,
+    VARIANTS,
     History,
     batch_indices,
     compile_epoch,
@@ -25,6 +27,7 @@ from jaxtour.mlp import (
     init_params,
     load_mnist,
     load_params,
+    matmul_flops,
     plot_ladder,
     preprocess,
     resolve_device,
@@ -33,6 +36,7 @@ from jaxtour.mlp import (
     train_epoch,
     update,
 )
+from jaxtour.mlp._ladder import _step_matmuls
 
 SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
 needs_mnist = pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),
@@ -152,12 +156,17 @@ def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys, tmp_path):
 @needs_mnist
 @pytest.mark.slow
 def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
-    result = run_ladder(mnist, rounds=1, train_size=512, eager_steps=2, log=None)
+    result = run_ladder(mnist, rounds=2, train_size=512, eager_steps=2, log=None)
     assert list(result["epoch_s"]) == ["numpy-f64", "numpy-f32", "jax-eager", "jax-jit-loop",
-                                       "jaxtour-train"]
+                                       "jaxtour-train", "matmuls-numpy-f32", "matmuls-jax"]
     assert result["steps_timed"] == {"numpy-f64": 4, "numpy-f32": 4, "jax-eager": 2,
-                                     "jax-jit-loop": 4, "jaxtour-train": 4}
+                                     "jax-jit-loop": 4, "jaxtour-train": 4,
+                                     "matmuls-numpy-f32": 4, "matmuls-jax": 4}
+    for name, (low, median, high) in result["spread_s"].items():
+        assert low <= median <= high and median == result["epoch_s"][name]
+    assert "control: one step's matmuls alone" in format_ladder(result)
     losses = result["epoch_loss"]  # same weights, same batches: same losses
+    assert set(losses) == set(VARIANTS)  # the controls train nothing
     for name in ("numpy-f32", "jax-jit-loop", "jaxtour-train"):
         assert losses[name] == pytest.approx(losses["numpy-f64"], rel=1e-4)
     assert result["ratio_vs_numpy_f64"]["numpy-f64"] == 1.0
@@ -168,10 +177,34 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     json.dumps(result)
 
 
+def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
+    rng = np.random.default_rng(0)
+    sizes, batch = (20, 12, 7, 3), 5
+    w = [rng.standard_normal((i, o)) for i, o in itertools.pairwise(sizes)]
+    x = rng.standard_normal((batch, sizes[0]))
+    d = [rng.standard_normal((batch, o)) for o in sizes[1:]]
+    h1 = x @ w[0]
+    h2 = h1 @ w[1]
+    operands = [(x, w[0]), (h1, w[1]), (h2, w[2]), (h2.T, d[2]), (d[2], w[2].T),
+                (h1.T, d[1]), (d[1], w[1].T), (x.T, d[0])]  # no gradient for the pixels
+    products = _step_matmuls(w, x, d)
+    assert len(products) == len(operands) == 8
+    for got, (a, b) in zip(products, operands, strict=True):
+        np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+    # the products it makes cost what the ladder counts as a step's matmul FLOPs
+    flops = sum(2 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in operands)
+    assert flops == matmul_flops(sizes, batch)
+    as32 = jax.tree.map(lambda a: jnp.asarray(a, jnp.float32), (w, x, d))
+    with jax.default_matmul_precision("highest"):
+        in_jax = jax.jit(_step_matmuls)(*as32)
+    for got, want in zip(in_jax, products, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 @needs_mnist
 def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist):
     result = run_ladder(mnist, rounds=1, train_size=256, variants=("numpy-f64", "numpy-f32"),
-                        log=None)
+                        control=False, log=None)
     assert "compile_s" not in result and "speedup_vs_numpy_f64" not in result
     assert result["compile_s_by_variant"] == {}
     table = format_ladder(result)

@@ -2,8 +2,12 @@
 
 NumPy float64 -> NumPy float32 separates the effect of the number format; JAX without
 `jit` -> `jit(update)` in a Python loop -> `train_epoch` (one compiled scan per epoch)
-separates the effect of the compiler. Variants run interleaved, round after round,
-from the same weights over the same batches; each figure is a median over rounds.
+separates the effect of the compiler. A control times the step's eight matmuls alone,
+with the same shapes, in NumPy float32 (BLAS) and in jitted JAX (XLA's dot): it says
+how much of a gap is the matrix-multiply library and how much the rest of the step
+(elementwise work, which XLA fuses). Variants and controls run interleaved, round after
+round, from the same weights over the same batches; each figure is a median over rounds,
+with the fastest and slowest round kept as its spread.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._train import batch_indices, compile_epoch
 
 VARIANTS = ("numpy-f64", "numpy-f32", "jax-eager", "jax-jit-loop", "jaxtour-train")
+#: The one-matmul control: one step's matmuls alone, NumPy float32 against jitted JAX.
+CONTROLS = ("matmuls-numpy-f32", "matmuls-jax")
 FULL_TRAIN_SIZE = 60_000
 
 
@@ -53,7 +59,7 @@ def _seconds(fn: Callable[[], object]) -> float:
 
 def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | None = None,
                eager_steps: int = 40, batch_size: int = 128, seed: int = 0,
-               variants: tuple[str, ...] = VARIANTS,
+               variants: tuple[str, ...] = VARIANTS, control: bool = True,
                log: Callable[[str], None] | None = print) -> dict:
     """Time one training epoch of each variant; return the figures as a dict.
 
@@ -64,10 +70,12 @@ def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | 
             scaled to a full 60,000-image epoch either way.
         eager_steps: JAX without `jit` is slow; time this many of its steps and scale.
         batch_size, seed: as in `train`.
+        control: also time the step's matmuls alone (`CONTROLS`), NumPy f32 and JAX.
         log: called with one line per measurement (None: silent).
 
     Returns:
-        ``epoch_s`` (seconds per full epoch), ``ratio_vs_numpy_f64``, ``matmul_fraction``
+        ``epoch_s`` (seconds per full epoch; the controls' rows too), ``spread_s``
+        ([fastest, median, slowest] round of each), ``ratio_vs_numpy_f64``, ``matmul_fraction``
         per variant, ``matmul_gflops``, ``compile_s_by_variant``, ``epoch_loss`` (mean batch loss of
         each variant's first epoch: they should agree) and the headline figures for
         jaxtour's own epoch: ``speedup_vs_numpy_f64``, ``matmul_fraction``, ``compile_s``.
@@ -83,7 +91,10 @@ def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | 
     load_before = os.getloadavg()[0]
     rate = [matmul_rate()]
     runners = {name: _RUNNERS[name](images, labels, batch_size, seed) for name in variants}
-    times: dict[str, list[float]] = {name: [] for name in variants}
+    if control:
+        runners.update((name, _MatmulControl(images, labels, batch_size, seed, name))
+                       for name in CONTROLS)
+    times: dict[str, list[float]] = {name: [] for name in runners}
     losses: dict[str, float] = {}
     for r in range(rounds):
         key = jr.fold_in(jr.key(seed), r)
@@ -92,7 +103,8 @@ def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | 
             n = min(steps, eager_steps) if name == "jax-eager" else steps
             seconds, loss = runner.run(key, order[:n])
             times[name].append(seconds * full_steps / n)
-            losses.setdefault(name, loss)
+            if name not in CONTROLS:
+                losses.setdefault(name, loss)
             log(f"round {r + 1}/{rounds}  {name:<13} {times[name][-1]:8.2f} s/epoch "
                 f"({n} steps timed, mean loss {loss:.4f})")
     rate.append(matmul_rate())
@@ -104,6 +116,7 @@ def _summarise(times, losses, rate, runners, batch_size, full_steps, steps, eage
                rounds):
     flops = matmul_flops(SIZES, batch_size, full_steps)
     epoch_s = {name: statistics.median(ts) for name, ts in times.items()}
+    spread_s = {name: [min(ts), statistics.median(ts), max(ts)] for name, ts in times.items()}
     base = epoch_s.get("numpy-f64")
     result = {
         "device": str(jax.devices()[0].device_kind), "platform": jax.default_backend(),
@@ -111,7 +124,7 @@ def _summarise(times, losses, rate, runners, batch_size, full_steps, steps, eage
         "steps_per_epoch": full_steps, "rounds": rounds,
         "steps_timed": {n: min(steps, eager) if n == "jax-eager" else steps for n in times},
         "loadavg_before": round(load, 2), "matmul_gflops": rate / 1e9,
-        "epoch_flops": flops, "epoch_s": epoch_s,
+        "epoch_flops": flops, "epoch_s": epoch_s, "spread_s": spread_s,
         "ratio_vs_numpy_f64": {n: base / s for n, s in epoch_s.items()} if base else {},
         "matmul_fraction_by_variant": {n: flops / s / rate for n, s in epoch_s.items()},
         "compile_s_by_variant": {
@@ -209,6 +222,54 @@ class _TrainEpochRunner(_JaxRunner):
         return time.perf_counter() - start, float(np.mean(losses))
 
 
+def _step_matmuls(w, x, deltas):
+    """One training step's matmuls, with its shapes, and nothing else: the forward
+    products, the weight gradients, and the input gradients of every layer but the first."""
+    h = [x]
+    for wi in w:
+        h.append(h[-1] @ wi)
+    out = h[1:]
+    for i in reversed(range(len(w))):
+        out.append(h[i].T @ deltas[i])
+        if i:
+            out.append(deltas[i] @ w[i].T)
+    return out
+
+
+class _MatmulControl(_Runner):
+    """The one-matmul control: `_step_matmuls` per batch, NumPy f32 (BLAS) or jitted JAX
+    (XLA's dot), over batches preprocessed beforehand (no gather, no elementwise work)."""
+
+    def __init__(self, images, labels, batch_size, seed, name):
+        super().__init__(images, labels, batch_size, seed)
+        steps = len(images) // batch_size
+        xs = np.asarray(preprocess(images[:steps * batch_size]))
+        self.xs = xs.reshape(steps, batch_size, -1)
+        self.w = [np.asarray(self.params0[n]["w"]) for n in self.params0]
+        rng = np.random.default_rng(seed)
+        self.deltas = [rng.standard_normal((batch_size, w.shape[1])).astype(np.float32)
+                       for w in self.w]
+        self.jax = name == "matmuls-jax"
+        if self.jax:
+            self.xs, self.w, self.deltas = jax.device_put((self.xs, self.w, self.deltas))
+            self.matmuls = jax.jit(lambda w, xs, i, d: _step_matmuls(w, xs[i], d))
+            self.compile_s = _seconds(lambda: jax.block_until_ready(
+                self.matmuls(self.w, self.xs, 0, self.deltas)))
+
+    def run(self, key, order):
+        n = len(order)
+        if self.jax:
+            start = time.perf_counter()
+            outs = [self.matmuls(self.w, self.xs, i, self.deltas) for i in range(n)]
+            jax.block_until_ready(outs)
+        else:
+            _step_matmuls(self.w, self.xs[0], self.deltas)
+            start = time.perf_counter()
+            for i in range(n):
+                _step_matmuls(self.w, self.xs[i], self.deltas)
+        return time.perf_counter() - start, float("nan")
+
+
 _RUNNERS = {
     "numpy-f64": _NumpyRunner, "numpy-f32": _NumpyF32Runner, "jax-eager": _JaxRunner,
     "jax-jit-loop": _JitLoopRunner, "jaxtour-train": _TrainEpochRunner,
@@ -216,12 +277,18 @@ _RUNNERS = {
 
 
 def format_ladder(result: dict) -> str:
-    """The ladder as a text table: seconds per epoch, ratio to NumPy f64, % of matmul."""
-    lines = [f"{'variant':<14} {'s/epoch':>9} {'vs numpy-f64':>13} {'of matmul':>10}"]
+    """The ladder as a text table: seconds per epoch (median, fastest-slowest round),
+    ratio to NumPy f64, % of the matmul rate; the one-matmul control below a rule."""
+    lines = [f"{'variant':<18} {'s/epoch':>8} {'fastest-slowest':>16} {'vs numpy-f64':>13} "
+             f"{'of matmul':>10}"]
     for name, seconds in result["epoch_s"].items():
+        if name == CONTROLS[0]:
+            lines.append("control: one step's matmuls alone, same shapes")
         ratio = result["ratio_vs_numpy_f64"].get(name, float("nan"))
         fraction = result["matmul_fraction_by_variant"][name]
-        lines.append(f"{name:<14} {seconds:9.3f} {ratio:12.2f}x {100 * fraction:9.1f}%")
+        low, _, high = result["spread_s"][name]
+        lines.append(f"{name:<18} {seconds:8.3f} {low:8.3f}-{high:<7.3f} {ratio:12.2f}x "
+                     f"{100 * fraction:9.1f}%")
     lines.append(f"matmul rate (jitted f32 2048x2048): {result['matmul_gflops']:.1f} GFLOP/s; "
                  f"epoch = {result['epoch_flops'] / 1e9:.1f} GFLOP of matmuls")
     if "compile_s" in result:

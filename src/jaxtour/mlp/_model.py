@@ -1,7 +1,12 @@
 """The MLP as pure functions: init_params, predict, loss, accuracy, update.
 
-Written as JAX's own `examples/mnist_classifier_fromscratch.py` does it, with named
-layers, one-image `predict` batched by `vmap`, and SGD with momentum.
+In the spirit of JAX's own from-scratch MNIST code, which keeps the weights as a list of
+``(w, b)`` tuples: `examples/mnist_classifier_fromscratch.py` (784-1024-1024-10, tanh, a
+batched `predict`, plain SGD in a jitted step) and the documentation's "Training a simple
+neural network" tutorial (784-512-512-10, ReLU, `predict` written for one image and
+batched with `vmap`). Here: 784-512-256-10 with ReLU, named layers (a dict of dicts), He
+initialisation from a `jax.random` key, `predict` for one image batched with `vmap`, and
+SGD with momentum.
 """
 
 from __future__ import annotations

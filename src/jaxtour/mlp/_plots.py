@@ -83,27 +83,38 @@ def plot_predictions(images: np.ndarray, labels: np.ndarray, predicted: np.ndarr
 
 
 def plot_ladder(result: dict):
-    """Seconds per epoch of each ladder variant (log scale), with speed-up and % of matmul."""
+    """Seconds per epoch of each ladder variant (log scale): the median round, a bar from
+    the fastest to the slowest round, speed-up and % of matmul; the one-matmul control's
+    rows (the step's matmuls alone) hatched."""
     names = list(result["epoch_s"])
     seconds = np.array([result["epoch_s"][n] for n in names])
-    fig = _figure(10, 0.7 * len(names) + 1.6)
+    spread = np.array([result.get("spread_s", {}).get(n, [s, s, s]) for n, s in
+                       zip(names, seconds, strict=True)])
+    fig = _figure(10, 0.6 * len(names) + 1.6)
     ax = fig.subplots()
-    colors = [_GOOD if n == "jaxtour-train" else _MAIN if n.startswith("jax") else _SOFT
-              for n in names]
-    ax.barh(names, seconds, color=colors)
+    colors = [_GOOD if n == "jaxtour-train" else _MAIN if "jax" in n else _SOFT for n in names]
+    bars = ax.barh(names, seconds, color=colors)
+    for bar, name in zip(bars, names, strict=True):
+        if name.startswith("matmuls-"):
+            bar.set_hatch("//")
+            bar.set_alpha(0.6)
+    ax.errorbar(seconds, np.arange(len(names)), xerr=[seconds - spread[:, 0],
+                spread[:, 2] - seconds], fmt="none", ecolor="black", capsize=4, lw=1)
     ax.set_xscale("log")
     ax.invert_yaxis()
     for y, name in enumerate(names):
         ratio = result["ratio_vs_numpy_f64"].get(name, float("nan"))
         fraction = result["matmul_fraction_by_variant"][name]
-        ax.text(seconds[y] * 1.05, y, f"{seconds[y]:.2f} s   ×{ratio:.1f}   "
-                f"{100 * fraction:.0f} % of matmul", va="center", fontsize=10)
-    ax.set_xlim(seconds.min() / 2, seconds.max() * 12)
+        ax.text(spread[y, 2] * 1.08, y, f"{seconds[y]:.2f} s   ×{ratio:.1f}   "
+                f"{100 * fraction:.0f} % of matmul", va="center", fontsize=12)
+    ax.set_xlim(spread[:, 0].min() / 2, spread[:, 2].max() * 14)
+    ax.tick_params(labelsize=12)
     where = result["platform"] if result["device"] == result["platform"] else (
         f"{result['platform']} ({result['device']})")
-    ax.set(xlabel="seconds per epoch (60,000 images, batch 128; log scale)",
-           title=f"One epoch, {len(names)} ways, on {where}; a jitted f32 matmul runs at "
-                 f"{result['matmul_gflops']:.0f} GFLOP/s")
+    ax.set_xlabel("seconds per epoch (60,000 images, batch 128; log scale)\n"
+                  "bar: median round; whisker: fastest to slowest round", fontsize=12)
+    ax.set_title(f"One epoch on {where}; hatched: the step's matmuls alone. "
+                 f"Matmul rate {result['matmul_gflops']:.0f} GFLOP/s", fontsize=13)
     ax.set_axisbelow(True)
     ax.grid(axis="x", alpha=0.3, which="both")
     return fig
