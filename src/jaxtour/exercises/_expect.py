@@ -39,6 +39,9 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
     at = f"at {where}: " if where else ""
     if got is None and want is not None:
         raise Wrong(f"{at}your function returned None: did it forget to `return` its result?")
+    if _is_array(want):
+        _expect_leaf_close(got, np.asarray(want), at, rtol, atol, check_dtype)
+        return
     got_leaves, got_tree = jax.tree.flatten_with_path(got)
     want_leaves, want_tree = jax.tree.flatten_with_path(want)
     if got_tree != want_tree:
@@ -54,7 +57,7 @@ def _describe_tree(tree: Any) -> str:
     if isinstance(tree, list | tuple):
         return f"a {type(tree).__name__} of {len(tree)}"
     if _is_array(tree):
-        return "one array"
+        return "an array"
     return f"a {type(tree).__name__}"
 
 
@@ -66,7 +69,7 @@ def _expect_leaf_close(got: Any, want: np.ndarray, at: str, rtol: float, atol: f
                        check_dtype: bool) -> None:
     if not _is_array(got):
         raise Wrong(f"{at}expected an array, got {type(got).__name__} {_short(got)}"
-                    + (": build arrays with `jnp.array`/`jnp.stack`" if isinstance(
+                    + (": make one array with `jnp.array`/`jnp.stack`" if isinstance(
                         got, list | tuple) else ""))
     python_number = isinstance(got, numbers.Number)
     got = np.asarray(got)
@@ -107,6 +110,8 @@ def _num(value: Any) -> str:
 
 
 def _short(x: Any) -> str:
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return _num(x.item())
     if isinstance(x, np.ndarray):
         return np.array2string(x, precision=4, threshold=8, edgeitems=2).replace("\n", "")
     text = repr(x)
