@@ -66,7 +66,10 @@ def test_a_stub_is_not_done_yet_and_says_what_to_do(fake, body):
     ("return np.asarray(x, dtype=np.float64) * 2",
      "expected dtype float32, got float64; JAX computes in float32 unless `jax_enable_x64`"),
     ("return (2 * x).astype(jnp.int32)", "expected dtype float32, got int32; integer inputs"),
-    ("return [2 * v for v in x]", "expected an array, got list"),
+    ("return [2 * v for v in x]", "expected an array, got list [Array(2., dtype=float32), "),
+    ("return [2 * v for v in x]", ": make one array of it with `jnp.array` or `jnp.stack`"),
+    ("return (2 * x,)", "got tuple (Array([2., 4., 6.], dtype=float32),): a tuple holding one "
+                        "array; take the array out with `[0]`"),
     ("return x * x", "at x=[1. 2. 3.]: got [1. 4. 9.], expected [2. 4. 6.] (first difference "
                      "at index (0,): 1 vs 2)"),
 ])
@@ -106,6 +109,8 @@ def test_tracer_mistakes_under_jit_are_said_in_plain_words(fake, code, words):
      "incompatible shapes for broadcasting: (3,), (4,)."),
     ("def ex_double(x):\n    return jax.vmap(lambda a, b: a + b)(x, jnp.ones(4))", "error",
      "`vmap` mapped axes of different sizes: vmap got inconsistent sizes"),
+    ("def ex_double(x):\n    return jax.jit(lambda f, y: f(y))(lambda v: 2 * v, x)", "error",
+     "`jax.jit` was given an argument that is not an array (a function, a string, …)"),
     ("def ex_double(x):\n    return {}['k']", "error", "your function raised KeyError: 'k'"),
 ])
 def test_a_student_error_is_a_hint_not_a_traceback(fake, code, kind, words):
@@ -205,6 +210,9 @@ def test_under_jit_returns_the_result_and_says_control_flow_words():
     with pytest.raises(Wrong, match=r"^under `jax.jit`: a Python `if`"):
         ex.under_jit(lambda x: x if x > 0 else -x, 1.0)
     assert ex.under_jit(lambda x, n: x * n, X, 2, static_argnums=1).shape == (3,)
+    # A function argument is passed through, as the `f` of ex_grad_from_vjp(f, x).
+    grad_sin = ex.under_jit(lambda f, x: jax.grad(f)(x), jnp.sin, jnp.float32(0.0))
+    assert grad_sin == 1.0
 
 
 def test_register_refuses_a_second_exercise_of_the_same_name(fake):

@@ -36,6 +36,10 @@ _VMAP_SIZES = (
     "`vmap` mapped axes of different sizes: {message} Map only the batched arguments; give "
     "the others `None` in `in_axes`, e.g. `jax.vmap(f, in_axes=(None, 0))`"
 )
+_NOT_AN_ARRAY = (
+    "`jax.jit` was given an argument that is not an array (a function, a string, …): "
+    "close over it, or name it in `static_argnums`"
+)
 _VMAP_AXES = "`in_axes` does not match the arguments: {message} Give one entry per argument"
 
 _SHAPE_PATTERNS = (
@@ -69,6 +73,8 @@ def describe(err: BaseException) -> str:
     message = first_line(err)
     if ("Tracer" in message and "concrete" in message.lower()) or "concrete values" in message:
         return f"{_CONCRETE}."
+    if isinstance(err, TypeError) and "as an abstract array" in message:
+        return f"{_NOT_AN_ARRAY}."
     if isinstance(err, ValueError) and "vmap got inconsistent sizes" in message:
         return _VMAP_SIZES.format(message=_sentence(message)) + "."
     if isinstance(err, ValueError) and "in_axes" in message:

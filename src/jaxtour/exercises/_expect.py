@@ -69,8 +69,7 @@ def _expect_leaf_close(got: Any, want: np.ndarray, at: str, rtol: float, atol: f
                        check_dtype: bool) -> None:
     if not _is_array(got):
         raise Wrong(f"{at}expected an array, got {type(got).__name__} {_short(got)}"
-                    + (": make one array with `jnp.array`/`jnp.stack`" if isinstance(
-                        got, list | tuple) else ""))
+                    + _container_hint(got))
     python_number = isinstance(got, numbers.Number)
     got = np.asarray(got)
     if got.shape != want.shape:
@@ -84,6 +83,14 @@ def _expect_leaf_close(got: Any, want: np.ndarray, at: str, rtol: float, atol: f
     if not np.all(ok):
         raise Wrong(f"{at}got {_short(got)}, expected {_short(want)}" + _first_difference(
             got, want, ok))
+
+
+def _container_hint(got: Any) -> str:
+    if isinstance(got, list | tuple) and len(got) == 1 and _is_array(got[0]):
+        return f": a {type(got).__name__} holding one array; take the array out with `[0]`"
+    if isinstance(got, list | tuple):
+        return ": make one array of it with `jnp.array` or `jnp.stack`"
+    return ""
 
 
 def _dtype_hint(got: np.ndarray, want: np.ndarray) -> str:

@@ -49,13 +49,24 @@ class Counted:
 def under_jit(fn: Callable, *args: Any, **jit_kwargs: Any) -> Any:
     """Call `jax.jit(fn, **jit_kwargs)(*args)`, traced afresh; return its result.
 
+    Arguments that are functions (e.g. the `f` of `ex_grad_from_vjp(f, x)`) are not
+    arrays, so they are passed through unjitted, as if closed over.
+
     Raises:
         Wrong: `fn` used Python control flow, `int()`, NumPy or a global on a traced
             value (e.g. "under `jax.jit`: a Python `if` … needed the value of a traced
             array …"). Other exceptions pass through for `check` to explain.
     """
+    fixed = {i: a for i, a in enumerate(args) if callable(a) and not hasattr(a, "shape")}
+    traced = [a for i, a in enumerate(args) if i not in fixed]
+
+    @functools.wraps(fn)
+    def with_fixed(*arrays: Any) -> Any:
+        arrays = iter(arrays)
+        return fn(*(fixed[i] if i in fixed else next(arrays) for i in range(len(args))))
+
     try:
-        return jax.block_until_ready(jax.jit(_fresh(fn), **jit_kwargs)(*args))
+        return jax.block_until_ready(jax.jit(with_fixed, **jit_kwargs)(*traced))
     except _TRACING_ERRORS as err:
         raise Wrong(f"under `jax.jit`: {describe(err)}") from None
 
