@@ -12,9 +12,10 @@ every deck the tour builds.
 The rules, each measured in the page as a projector shows it (viewport 1280x720, reveal.js
 scaling the 1280x720 slide to fit, every fragment shown):
 
-- ``scrolls``: the slide's content is taller than the slide (its ``scrollHeight`` beyond the
-  deck's 720 px after the deck's own fitting), or a box on it scrolls (an output with a
-  vertical scroll bar hides lines).
+- ``scrolls``: the slide's content is taller than the slide: its height after the deck has
+  fitted its pictures (``data-jt-natural`` where deck.js then had to zoom the slide out,
+  else its ``scrollHeight``) is beyond the deck's 720 px; or a box on it scrolls (an output
+  with a vertical scroll bar hides lines).
 - ``assert``: a line of code on the slide starts with ``assert`` (checks belong in cells
   tagged ``check``, which decks leave out).
 - ``traceback``: the slide shows a Python traceback or an error output.
@@ -84,7 +85,7 @@ window.__lint = {
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const el = node.parentElement;
       if (!el || el.closest(this.SKIP)) continue;
-      if (!el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+      if (!el.checkVisibility({visibilityProperty: true})) continue;
       node.textContent.split(/\s+/).forEach(w => { if (/[\p{L}\p{N}]/u.test(w)) words.push(w); });
     }
     return words;
@@ -166,7 +167,7 @@ _MEASURE = """async ([h, v, height]) => {
   });
   const L = window.__lint;
   return {
-    content: slide.scrollHeight,
+    content: +(slide.dataset.jtNatural || slide.scrollHeight),
     height: height,
     scrolled: slide.classList.contains('jt-scroll'),
     boxes: boxes,
