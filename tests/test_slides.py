@@ -28,7 +28,7 @@ from jaxtour.slides import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-ASSETS = ROOT / "slides"
+ASSETS = ROOT / "src" / "jaxtour" / "slides" / "assets"
 LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
 
 
@@ -191,8 +191,8 @@ def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
         build_slides([lesson], tmp_path / "slides", ASSETS)
     assert str(err.value) == (
         "The deck of 03_demo.ipynb would fetch https://example.org/logo.png from the network, "
-        "and decks must work offline. Put the file under slides/ and link it relatively, or "
-        "remove it from the lesson.")
+        "and decks must work offline. Make it a cell's output or a cell attachment (both are "
+        "embedded in the deck), or remove it from the lesson.")
     assert not (tmp_path / "slides" / "03_demo.html").exists()
 
 
@@ -271,14 +271,36 @@ def test_missing_assets_say_where_jaxtour_looked_and_what_to_pass(tmp_path):
     with pytest.raises(SlidesError) as err:
         assets_dir(tmp_path)
     assert str(err.value) == (
-        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {tmp_path}. Run "
-        "jaxtour from a jaxtour checkout, or pass --assets DIR (the repository's slides/).")
+        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {tmp_path}. Pass "
+        "--assets DIR (or set JAXTOUR_SLIDES_ASSETS) to a folder holding both, or leave both "
+        "out to use the copy inside jaxtour.")
 
 
-def test_assets_are_found_from_anywhere_in_a_checkout(tmp_path, monkeypatch):
+def test_assets_are_package_data_found_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JAXTOUR_SLIDES_ASSETS", raising=False)
+    import jaxtour.slides
+
+    found = assets_dir()
+    assert found == Path(jaxtour.slides.__file__).parent / "assets"
+    assert (found / "vendor" / "reveal.js" / "plugin" / "notes" / "notes.js").is_file()
+    monkeypatch.setenv("JAXTOUR_SLIDES_ASSETS", str(ASSETS))
     assert assets_dir() == ASSETS
+
+
+def test_pyproject_ships_every_asset_file_as_package_data():
+    import fnmatch
+    import tomllib
+
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = table["package-data"]["jaxtour.slides"]
+    package = ROOT / "src" / "jaxtour" / "slides"
+    files = [str(p.relative_to(package)) for p in ASSETS.rglob("*") if p.is_file()
+             and "__pycache__" not in p.parts]
+    # setuptools globs match within one folder level, as fnmatch does with "/" excluded
+    unshipped = [f for f in files if not any(
+        fnmatch.fnmatch(f, pat) and f.count("/") == pat.count("/") for pat in patterns)]
+    assert files and unshipped == []
 
 
 # --- the command and the tour step ----------------------------------------------------------
