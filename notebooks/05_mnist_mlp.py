@@ -47,6 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+from jaxtour.exercises import check
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The data
@@ -245,7 +246,7 @@ assert len(history.batch_loss) == epochs * (len(data.train_images) // 128)
 # %% slideshow={"slide_type": "skip"}
 predicted = np.asarray(jnp.argmax(batched_predict(params, x_test), axis=-1))
 wrong = np.flatnonzero(predicted[:500] != mnist.test_labels[:500])
-shown = np.concatenate([wrong, np.setdiff1d(np.arange(32), wrong)])[:32]
+shown = np.concatenate([wrong, np.setdiff1d(np.arange(16), wrong)])[:16]
 shown.sort()
 print(f"{len(wrong)} mistakes in the first 500 test digits")
 
@@ -256,7 +257,7 @@ assert abs(np.mean(predicted == mnist.test_labels) - history.test_accuracy[-1]) 
 plot_predictions(mnist.test_images[shown], mnist.test_labels[shown], predicted[shown])
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The grid shows the mistakes among the first 500 test digits (up to 32), topped up with
+# The grid shows the mistakes among the first 500 test digits (up to 16), topped up with
 # the first digits it gets right.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -271,6 +272,97 @@ print(f"trained on {history.device}: {device}")
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert device == jax.devices()[0]
 assert history.device.startswith(jax.default_backend())
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: per-example losses with `vmap`
+#
+# `example_loss(params, image, label)` is the loss of ONE example. Write
+# `ex_per_example_losses(example_loss, params, images, labels)` that returns one loss per
+# example, f32[batch], using `jax.vmap`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_per_example_losses(example_loss, params, images, labels):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_per_example_losses(example_loss, params, images, labels):
+    return jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images, labels)
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>`in_axes` has one entry per argument: which arguments carry the batch, and which are shared by every example?</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>`None` in `in_axes` means "the same value for every example".</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_per_example_losses)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_per_example_losses, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: accuracy
+#
+# Write `ex_accuracy(logits, labels)`: the fraction of a batch whose largest logit
+# (f32[batch, classes]) is the label (i32[batch]), as one number.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_accuracy(logits, labels):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_accuracy(logits, labels):
+    return jnp.mean(jnp.argmax(logits, axis=-1) == labels)
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>`jnp.argmax` takes an `axis`: the classes are the last one.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>The mean of booleans is the fraction that are True.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_accuracy)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_accuracy, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## `batched_predict`, drawn
+#
+# What `vmap` made of `predict`, for 8 test digits (one hidden layer, to fit the slide).
+
+# %%
+from jaxtour.viz import draw_jaxpr
+
+one_hidden = init_params(jax.random.key(0), sizes=(784, 512, 10))
+draw_jaxpr(batched_predict, max_depth=0)(one_hidden, x_test[:8])
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read a shape off the drawing
+#
+# In the drawing above, find the first `dot_general` and the shape of its output. Write
+# `ex_first_matmul_shape(batch)` that returns that shape, as a tuple, for a batch of
+# `batch` images.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_first_matmul_shape(batch):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_first_matmul_shape(batch):
+    return (batch, 512)
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The label on the arrow leaving the first `dot_general` gives its shape for a batch of 8.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Which of its numbers is the batch, and which the width of the first hidden layer?</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_first_matmul_shape)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_first_matmul_shape, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+from jaxtour.exercises import check
 from jaxtour.mlp import NumpyTwin, init_params, load_mnist, loss, preprocess, update
 
 mnist = load_mnist()
@@ -135,14 +136,16 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # own dot). "of matmul" is the share of this machine's float32 matmul rate (a jitted
 # 2048×2048 product, measured in the same run) that each epoch's matmuls reach.
 
-# %% slideshow={"slide_type": "subslide"}
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
 from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
 
 if paths.quick():  # CI: two rounds over 50 batches; the claims below still hold
-    options = {"rounds": 2, "train_size": 6400, "eager_steps": 3}
+    options = {"rounds": 2, "train_size": 6400, "eager_steps": 5}
 else:
     options = {"rounds": 3, "train_size": 12_800, "eager_steps": 20}
-ladder = run_ladder(mnist, log=None, **options)
+
+# %% slideshow={"slide_type": "subslide"}
+ladder = run_ladder(mnist, log=None, **options)  # a minute or two
 seconds = ladder["epoch_s"]
 print(format_ladder(ladder))
 
@@ -267,7 +270,7 @@ if dispatch > fastest_step:  # dispatch shows (a fast GPU or TPU): the scan must
 elif jax.default_backend() == "cpu":  # dispatch hides behind a step's compute
     assert dispatch < 0.5 * fastest_step
 # without jit, every operation is traced, differentiated and dispatched on its own
-assert fastest["jax-eager"] > 2 * fastest["jax-jit-loop"]
+assert fastest["jax-eager"] > 2 * fastest["jaxtour-train"]
 # float32 and a compiled program against float64 BLAS calls
 assert fastest["jaxtour-train"] < fastest["numpy-f64"]
 
@@ -372,6 +375,82 @@ assert sampling > 1000 * rounding
 # less than half the speed) buys nothing for this network. Where it would matter:
 # ill-conditioned solves, long sums of numbers of very different sizes, and quantities
 # that are small differences of large ones.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: float32 against a float64 oracle
+#
+# Write `ex_agrees(actual, expected)`: True when a float32 result `actual` agrees with a
+# float64 oracle `expected` as well as float32 allows, else False.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_agrees(actual, expected):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_agrees(actual, expected):
+    error = np.max(np.abs(np.asarray(actual, np.float64) - expected))
+    return bool(error <= 1e-5 * np.max(np.abs(expected)))
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>float32 keeps about 7 significant digits: exact equality, or a tolerance like 1e-12, asks for float64's.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>An entry near zero can be far off relative to itself and still right: measure the error against the scale of the whole array, `np.max(np.abs(expected))`.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_agrees)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_agrees, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A two-layer network's gradient
+#
+# Two layers, no biases, to keep the picture small; the gradient with respect to both
+# weight matrices is what a training step computes.
+
+# %%
+def two_layers(w1, w2, x):
+    return jnp.sum(jax.nn.relu(x @ w1) @ w2)
+
+
+w1, w2 = jnp.ones((784, 32)), jnp.ones((32, 10))
+two_layer_grad = jax.grad(two_layers, argnums=(0, 1))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### … drawn: count the `dot_general`s
+
+# %%
+from jaxtour.viz import draw_jaxpr
+
+draw_jaxpr(two_layer_grad, max_depth=0)(w1, w2, x[:8])
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: how many matmuls in a step?
+#
+# From the drawing, count the matmuls (`dot_general`) of the two-layer gradient. Then
+# write `ex_matmuls_per_step(n_layers)`: how many one training step of an `n_layers` MLP
+# makes (its forward pass and its gradient).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_matmuls_per_step(n_layers):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_matmuls_per_step(n_layers):
+    return 3 * n_layers - 1
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Per layer: one product forward, one for the weights' gradient, one to pass the gradient back to the layer below.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Does anything need the gradient with respect to the input pixels?</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_matmuls_per_step)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_matmuls_per_step, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

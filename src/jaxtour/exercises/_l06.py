@@ -1,0 +1,108 @@
+"""Lesson 06's exercises: judge a float32 result against a float64 oracle with a tolerance
+that fits float32, and count a training step's matmuls off its drawn jaxpr."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtour.exercises import Exercise, Wrong, register
+
+LESSON = "06_jax_vs_numpy"
+
+
+def _cases():
+    """(name, actual, expected float64, the right verdict)."""
+    rng = np.random.default_rng(6)
+    a, b = rng.uniform(0.5, 1.5, (64, 64)), rng.uniform(0.5, 1.5, (64, 64))  # no zeros
+    product32 = a.astype(np.float32) @ b.astype(np.float32)
+    steps = rng.standard_normal(500)
+    walk32 = np.cumsum(steps.astype(np.float32))  # a running sum: it crosses zero
+    off = (a @ b) * (1 + 1e-3 * rng.choice([-1.0, 1.0], (64, 64)))
+    broken = product32.copy()
+    broken[3, 5] = np.nan
+    return [
+        ("a float64 copy of the answer", a @ b, a @ b, True),
+        ("a float32 matmul", product32, a @ b, True),
+        ("a float32 running sum that crosses zero", walk32, np.cumsum(steps), True),
+        ("a result off by 0.1 % everywhere", off.astype(np.float32), a @ b, False),
+        ("a float32 matmul with one NaN", broken, a @ b, False),
+    ]
+
+
+def _check_agrees(fn):
+    for name, actual, expected, right in _cases():
+        got = fn(actual, expected)
+        if not isinstance(got, bool | np.bool_) and not (
+                isinstance(got, jax.Array) and got.shape == () and got.dtype == jnp.bool_):
+            raise Wrong(f"return True or False; for {name} it returned {got!r}")
+        if bool(got) == right:
+            continue
+        relative = np.nanmax(np.abs(actual - expected)) / np.abs(expected).max()
+        if name == "a float64 copy of the answer":
+            raise Wrong("it rejects even an exact copy of the expected values")
+        if name == "a float32 matmul":
+            raise Wrong(f"it rejects a correct float32 matmul (off by {relative:.0e} of the "
+                        "largest entry): float32 keeps about 7 digits, so exact equality or "
+                        "a float64-sized tolerance (1e-12) expects what float32 cannot give. "
+                        "Allow about 1e-5 of the values' scale")
+        if name.startswith("a float32 running sum"):
+            raise Wrong("it rejects a correct float32 running sum: where the sum passes near "
+                        "zero, an error of 1e-7 of the scale is a huge error *relative to that "
+                        "entry*. Measure the error against the whole array's scale "
+                        "(max |expected|), not entry by entry")
+        if name.startswith("a result off"):
+            raise Wrong("too loose: it accepts a result that is off by 0.1 %, ten thousand "
+                        "times float32's rounding")
+        raise Wrong("it accepts a result with a NaN in it: NaN never agrees with anything")
+
+
+def _count_dots(jaxpr) -> int:
+    count = 0
+    for eqn in jaxpr.eqns:
+        count += eqn.primitive.name == "dot_general"
+        for value in eqn.params.values():
+            for item in value if isinstance(value, list | tuple) else (value,):
+                inner = getattr(item, "jaxpr", item)
+                if hasattr(inner, "eqns"):
+                    count += _count_dots(inner)
+    return count
+
+
+def _check_matmuls_per_step(fn):
+    from jaxtour.mlp import init_params, update
+
+    for layers in (3, 1, 2, 5):
+        sizes = (12, *(8,) * (layers - 1), 4)
+        params = init_params(jax.random.key(0), sizes)
+        x, y = jnp.zeros((2, sizes[0])), jnp.zeros(2, jnp.int32)
+        want = _count_dots(jax.make_jaxpr(update)(params, x, y).jaxpr)
+        got = fn(layers)
+        if got == want:
+            continue
+        if got == 3 * layers:
+            raise Wrong(f"{got} for {layers} layers counts a gradient for the input images "
+                        "too; nothing asks for d(loss)/d(pixels), so the first layer passes "
+                        "no gradient back")
+        if got == 2 * layers:
+            raise Wrong(f"{got} for {layers} layers: the forward products and the weight "
+                        "gradients, but not the products that pass the gradient back to the "
+                        "layer below (delta @ w.T)")
+        if got == layers:
+            raise Wrong(f"{got} is the forward pass only: `update` also takes the gradient")
+        raise Wrong(f"for {layers} layer{'s' * (layers != 1)} a step makes {want} "
+                    f"`dot_general`s, got {got}")
+
+
+register(Exercise(
+    name="ex_agrees", lesson=LESSON, title="float32 against a float64 oracle",
+    practises="comparing a float32 result with a float64 oracle at float32's precision, "
+              "against the array's scale",
+    checker=_check_agrees,
+))
+register(Exercise(
+    name="ex_matmuls_per_step", lesson=LESSON, title="matmuls in a step, from the jaxpr",
+    practises="reading a training step's jaxpr: which matmuls the backward pass makes",
+    checker=_check_matmuls_per_step,
+))
