@@ -285,14 +285,16 @@ def ex_per_example_losses(example_loss, params, images, labels):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_per_example_losses(example_loss, params, images, labels):
+def ex_per_example_losses(example_loss, params, images, labels):  # noqa: F811
     return jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images, labels)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 1</summary>`in_axes` has one entry per argument: which arguments carry the batch, and which are shared by every example?</details>
+# <details><summary>Hint 1</summary>`in_axes` has one entry per argument: which arguments carry
+# the batch, and which are shared by every example?</details>
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 2</summary>`None` in `in_axes` means "the same value for every example".</details>
+# <details><summary>Hint 2</summary>`None` in `in_axes` means "the same value for every
+# example".</details>
 
 # %% slideshow={"slide_type": "skip"}
 check(ex_per_example_losses)
@@ -311,11 +313,12 @@ def ex_accuracy(logits, labels):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_accuracy(logits, labels):
+def ex_accuracy(logits, labels):  # noqa: F811
     return jnp.mean(jnp.argmax(logits, axis=-1) == labels)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 1</summary>`jnp.argmax` takes an `axis`: the classes are the last one.</details>
+# <details><summary>Hint 1</summary>`jnp.argmax` takes an `axis`: the classes are the last
+# one.</details>
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
 # <details><summary>Hint 2</summary>The mean of booleans is the fraction that are True.</details>
@@ -349,14 +352,16 @@ def ex_first_matmul_shape(batch):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_first_matmul_shape(batch):
+def ex_first_matmul_shape(batch):  # noqa: F811
     return (batch, 512)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 1</summary>The label on the arrow leaving the first `dot_general` gives its shape for a batch of 8.</details>
+# <details><summary>Hint 1</summary>The label on the arrow leaving the first `dot_general` gives
+# its shape for a batch of 8.</details>
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 2</summary>Which of its numbers is the batch, and which the width of the first hidden layer?</details>
+# <details><summary>Hint 2</summary>Which of its numbers is the batch, and which the width of the
+# first hidden layer?</details>
 
 # %% slideshow={"slide_type": "skip"}
 check(ex_first_matmul_shape)

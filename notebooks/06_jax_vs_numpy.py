@@ -387,15 +387,18 @@ def ex_agrees(actual, expected):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_agrees(actual, expected):
+def ex_agrees(actual, expected):  # noqa: F811
     error = np.max(np.abs(np.asarray(actual, np.float64) - expected))
     return bool(error <= 1e-5 * np.max(np.abs(expected)))
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 1</summary>float32 keeps about 7 significant digits: exact equality, or a tolerance like 1e-12, asks for float64's.</details>
+# <details><summary>Hint 1</summary>float32 keeps about 7 significant digits: exact equality, or a
+# tolerance like 1e-12, asks for float64's.</details>
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 2</summary>An entry near zero can be far off relative to itself and still right: measure the error against the scale of the whole array, `np.max(np.abs(expected))`.</details>
+# <details><summary>Hint 2</summary>An entry near zero can be far off relative to itself and still
+# right: measure the error against the scale of the whole array,
+# `np.max(np.abs(expected))`.</details>
 
 # %% slideshow={"slide_type": "skip"}
 check(ex_agrees)
@@ -437,14 +440,16 @@ def ex_matmuls_per_step(n_layers):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_matmuls_per_step(n_layers):
+def ex_matmuls_per_step(n_layers):  # noqa: F811
     return 3 * n_layers - 1
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 1</summary>Per layer: one product forward, one for the weights' gradient, one to pass the gradient back to the layer below.</details>
+# <details><summary>Hint 1</summary>Per layer: one product forward, one for the weights' gradient,
+# one to pass the gradient back to the layer below.</details>
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
-# <details><summary>Hint 2</summary>Does anything need the gradient with respect to the input pixels?</details>
+# <details><summary>Hint 2</summary>Does anything need the gradient with respect to the input
+# pixels?</details>
 
 # %% slideshow={"slide_type": "skip"}
 check(ex_matmuls_per_step)
