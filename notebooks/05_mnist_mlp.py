@@ -56,6 +56,7 @@ from jaxtour.exercises import check
 # checked on every load.
 # %%
 from jaxtour.mlp import load_mnist
+from jaxtour.viz import draw_jaxpr
 
 mnist = load_mnist()
 print({name: (array.shape, str(array.dtype)) for name, array in mnist._asdict().items()})
@@ -331,14 +332,14 @@ assert check(ex_accuracy, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `batched_predict`, drawn
-#
-# What `vmap` made of `predict`, for 8 test digits (one hidden layer, to fit the slide).
 
 # %%
-from jaxtour.viz import draw_jaxpr
-
 one_hidden = init_params(jax.random.key(0), sizes=(784, 512, 10))
 draw_jaxpr(batched_predict, max_depth=0)(one_hidden, x_test[:8])
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# What `vmap` made of `predict`, for 8 test digits: the jaxpr of a network with one hidden
+# layer, so that the picture fits a slide (the real one's second layer repeats the first).
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: read a shape off the drawing
