@@ -279,7 +279,7 @@ assert history.device.startswith(jax.default_backend())
 #
 # `example_loss(params, image, label)` is the loss of ONE example. Write
 # `ex_per_example_losses(example_loss, params, images, labels)` that returns one loss per
-# example, f32[batch], using `jax.vmap`.
+# example, f32[batch], using `jax.vmap`. (`check` brings its own `example_loss` and batch.)
 
 # %% tags=["exercise"] slideshow={"slide_type": "skip"}
 def ex_per_example_losses(example_loss, params, images, labels):
