@@ -102,10 +102,11 @@ assert all(jnp.array_equal(a, b) for a, b in zip(jax.tree.leaves(params),
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The same key gives the same weights every time you run this with the same JAX version
 # on the same kind of device: that is what the check above asserts. JAX promises the
-# *distribution* of its random numbers, not their exact values across versions or
-# backends: JAX 0.5.0, for one, changed the values every key produces (the
-# `jax_threefry_partitionable` default). Save the weights (lesson 08's Orbax) when you
-# need the very same network elsewhere.
+# *distribution* of its random numbers, not their exact values: JAX 0.5.0, for one,
+# changed the values every key produces (`jax_threefry_partitionable` became the
+# default), and the float math that turns random bits into normal samples may round
+# differently on another backend. Save the weights (lesson 08's Orbax) when you need the
+# very same network elsewhere.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `predict`: written for one image, batched by `vmap`
@@ -204,8 +205,8 @@ assert jnp.array_equal(params["output"]["b"], jnp.zeros(10))  # the old params a
 # from Python instead costs a dispatch per call (microseconds). On a CPU, where one step
 # of this MLP takes milliseconds, asynchronous dispatch hides that cost: Python queues
 # the next step while the last one computes, and the two ways take about the same time.
-# On a GPU or TPU a step takes tens of microseconds, and the scan wins several-fold.
-# Lesson 06 measures both.
+# On a GPU a step takes tens of microseconds and dispatch shows: on an H100 the scanned
+# epoch took 17 ms, the Python loop 81 ms. Lesson 06 measures both.
 
 # %% slideshow={"slide_type": "subslide"}
 from jaxtour.mlp import train

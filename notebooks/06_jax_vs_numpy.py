@@ -112,7 +112,7 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 #
 # Why `default_matmul_precision("highest")`: at JAX's *default* precision a float32
 # matmul is not float32 everywhere. A TPU runs it as one bfloat16 pass (8 bits of
-# mantissa), an Ampere-or-newer NVIDIA GPU (A100, H100, L4) as TensorFloat-32 (10 bits);
+# significant bits), an Ampere-or-newer NVIDIA GPU (A100, H100, L4) as TensorFloat-32 (11);
 # a T4 or V100 and a CPU compute in full float32. "About 7 digits" holds for elementwise
 # operations everywhere, for matmuls only at `"highest"`.
 
@@ -130,7 +130,7 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Every rung trains batch 128 from the same weights over the same batches; the rungs run
-# interleaved, round after round, so a busy machine slows them all alike. Each time is
+# interleaved, round after round, so a busy moment hits every rung, not one alone. Each time is
 # scaled to a full 60,000-image epoch; the table gives the median round and the fastest
 # and slowest. The two `matmuls-` rows are the control: one step's eight matrix products,
 # with the same shapes and nothing else, in NumPy float32 (BLAS) and in jitted JAX (XLA's
@@ -280,7 +280,8 @@ assert fastest["jaxtour-train"] < fastest["numpy-f64"]
 # of microseconds) hides behind it: the jitted step in a loop and the scanned epoch take
 # about the same time, and which comes out ahead changes from run to run. On a GPU the
 # same step takes tens of microseconds, dispatch no longer hides, and the scan wins
-# several-fold (an H100 measured 81 ms per epoch for the loop, 17 ms for the scan).
+# several-fold (an H100, in this project's runs: 81 ms per epoch for the loop, 17 ms for
+# the scan). On a busy CPU the loop can lose too: its Python thread waits for a core.
 # `jax-eager` is far behind either: without `jit`, each of the step's hundred-odd
 # operations goes through autodiff in Python and is dispatched alone, and none is fused.
 
@@ -463,7 +464,7 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 #
 # - checked a float64 NumPy twin against JAX: one step agrees to float32 precision;
 # - climbed the speed ladder and split its gains: float32, the matmul library (about
-#   equal on a CPU), fusion of the rest, dispatch (hidden on a CPU, decisive for tiny
-#   steps and on accelerators);
+#   equal on a quiet CPU), fusion of the rest, dispatch (hidden on a CPU, decisive for
+#   tiny steps and on a GPU);
 # - trained both to the same test accuracy, although their weights drift apart fast;
 # - saw that float32 rounding stays far below SGD's own sampling noise.
