@@ -111,9 +111,9 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # 0/1 mask, and SGD with momentum updates the arrays in place.
 #
 # Why `default_matmul_precision("highest")`: at JAX's *default* precision a float32
-# matmul is not float32 everywhere. A TPU runs it as one bfloat16 pass (8 bits of
-# significant bits), an Ampere-or-newer NVIDIA GPU (A100, H100, L4) as TensorFloat-32 (11);
-# a T4 or V100 and a CPU compute in full float32. "About 7 digits" holds for elementwise
+# matmul is not float32 everywhere. A TPU runs it as one bfloat16 pass (8 significant
+# bits), an Ampere-or-newer NVIDIA GPU (A100, H100, L4) in TensorFloat-32 (11 bits); a T4
+# or V100 and a CPU compute in full float32 (24 bits). "About 7 digits" holds for elementwise
 # operations everywhere, for matmuls only at `"highest"`.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
