@@ -219,10 +219,11 @@ def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(tmp_pa
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0
     assert out[0].startswith("round 1/1  numpy-f64")  # progress, one line per measurement
-    header = ["variant", "s/epoch", "vs", "numpy-f64", "of", "matmul"]
+    header = ["variant", "s/epoch", "fastest-slowest", "vs", "numpy-f64", "of", "matmul"]
     assert header in [line.split() for line in out]
     figures = json.loads(out[-1])  # the last line: the JSON the issue asks for
-    assert {"speedup_vs_numpy_f64", "matmul_fraction", "compile_s", "epoch_s"} <= set(figures)
+    assert {"speedup_vs_numpy_f64", "matmul_fraction", "compile_s", "epoch_s",
+            "spread_s"} <= set(figures)
     assert figures == json.loads((tmp_path / "mlp" / "ladder.json").read_text())
     assert (tmp_path / "mlp" / "ladder.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"wrote {tmp_path / 'mlp' / 'ladder.png'}" in out
