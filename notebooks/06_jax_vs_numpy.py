@@ -306,7 +306,7 @@ with jax.default_matmul_precision("highest"):
     velocity = jax.tree.map(jnp.zeros_like, params)
     trained, _, _ = jax.jit(train_epoch)(params, velocity, images, labels, key)
 twin = NumpyTwin(params)
-twin.epoch(images, labels, np.asarray(batch_indices(key, n_train, 128)))
+twin_losses = twin.epoch(images, labels, np.asarray(batch_indices(key, n_train, 128)))
 
 # %% slideshow={"slide_type": "subslide"}
 x_test = preprocess(mnist.test_images)
