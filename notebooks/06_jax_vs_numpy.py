@@ -271,11 +271,9 @@ if dispatch > fastest_step:  # dispatch shows (a fast GPU or TPU): the scan must
 elif jax.default_backend() == "cpu":  # dispatch hides behind a step's compute
     assert dispatch < 0.5 * fastest_step
 # without jit, each of a step's hundred-odd operations is dispatched on its own: an eager
-# step costs as much as dozens of jitted calls (measured: hundreds), and more than a
-# compiled step
+# step costs as much as dozens of jitted calls (measured: hundreds)
 eager_step = fastest["jax-eager"] / ladder["steps_per_epoch"]
 assert eager_step > 20 * dispatch
-assert fastest["jax-eager"] > 1.2 * fastest["jaxtour-train"]
 # float32 and a compiled program against float64 BLAS calls
 assert fastest["jaxtour-train"] < fastest["numpy-f64"]
 
