@@ -471,12 +471,23 @@ def forward(state, x):
     return nnx.merge(graphdef, state)(x)
 
 
-draw_jaxpr(forward)(nnx.state(model), x_test[:8])
+picture = draw_jaxpr(forward, max_depth=0)(nnx.state(model), x_test[:8])
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The jaxpr of `forward`
+
+# %%
+picture
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 forward_jaxpr = jax.make_jaxpr(forward)(nnx.state(model), x_test[:8])
 assert [e.primitive.name for e in forward_jaxpr.eqns].count("dot_general") == 3
 assert len(forward_jaxpr.jaxpr.invars) == 7  # six weights and the batch
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `max_depth=0` keeps nested jaxprs closed: `jax.nn.relu` is a `custom_jvp` function (its
+# derivative at 0 is defined as 0), so it appears as one `custom_jvp_call` box. Each
+# bias is reshaped to `[1, n]` and broadcast by `add`; nothing is copied.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: read the picture
@@ -503,20 +514,22 @@ check(ex_read_the_jaxpr)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_read_the_jaxpr, quiet=True).passed
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## The stack, as this lesson ran it
-
-# %%
+# %% slideshow={"slide_type": "skip"}
 n_linear = sum(isinstance(node, nnx.Linear) for _, node in nnx.iter_graph(model))
 ran = {
     "Grain": f"Grain: batches of {BATCH}",
     "Flax": f"Flax NNX: nnx.Linear ×{n_linear}",
-    "Optax": "Optax: sgd + momentum, Adam, AdamW",
+    "Optax": "Optax: SGD, Adam, AdamW",
     "Orbax": "Orbax: saved, restored",
     "JAX": "jit · grad · nnx.jit",
     "XLA": "compiled each step once",
     "hardware": f"ran on: {jax.default_backend()}",
 }
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The stack, as this lesson ran it
+
+# %%
 draw_ai_stack(ran=ran)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
