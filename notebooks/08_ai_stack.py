@@ -461,40 +461,50 @@ checkpointer.close()
 folder.cleanup()
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## One forward pass, as JAX sees it
+# ## A module, as JAX sees it
 #
 # A pure function of the state pytree: `nnx.merge` runs while JAX traces, so the jaxpr
-# holds only the arithmetic.
+# holds only the arithmetic. Here one layer, `model.hidden1`:
 
 # %%
-def forward(state, x):
-    return nnx.merge(graphdef, state)(x)
+layer_def, layer_state = nnx.split(model.hidden1)
 
 
-picture = draw_jaxpr(forward, max_depth=0)(nnx.state(model), x_test[:8])
+def layer(w, x):
+    return nnx.merge(layer_def, w)(x)
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The jaxpr of `forward`
 
-# %%
-picture
+draw_jaxpr(layer)(layer_state, x_test[:8])
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# The whole MLP the same way: the picture the next exercise asks about.
+
+# %% slideshow={"slide_type": "skip"}
+def forward(w, x):
+    return nnx.merge(graphdef, w)(x)
+
+
+draw_jaxpr(forward, max_depth=0)(nnx.state(model), x_test[:8])
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 forward_jaxpr = jax.make_jaxpr(forward)(nnx.state(model), x_test[:8])
 assert [e.primitive.name for e in forward_jaxpr.eqns].count("dot_general") == 3
 assert len(forward_jaxpr.jaxpr.invars) == 7  # six weights and the batch
+layer_jaxpr = jax.make_jaxpr(layer)(layer_state, x_test[:8])
+assert [e.primitive.name for e in layer_jaxpr.eqns] == ["dot_general", "reshape", "add"]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `max_depth=0` keeps nested jaxprs closed: `jax.nn.relu` is a `custom_jvp` function (its
-# derivative at 0 is defined as 0), so it appears as one `custom_jvp_call` box. Each
-# bias is reshaped to `[1, n]` and broadcast by `add`; nothing is copied.
+# The bias is reshaped to `[1, n]` and broadcast by `add`; nothing is copied. In the
+# whole MLP's picture (`max_depth=0` keeps nested jaxprs closed), `jax.nn.relu` is one
+# `custom_jvp_call` box: it is a `custom_jvp` function, whose derivative at 0 is
+# defined as 0.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: read the picture
 #
-# From the jaxpr above: how many matrix products (`dot_general`) does one forward pass
-# run, and how many weight arrays does NNX pass in? Write `ex_read_the_jaxpr()` returning
-# `{"dot_general": ..., "weights": ...}`.
+# From the jaxpr of the whole MLP's `forward` (in the notebook): how many matrix products
+# (`dot_general`) does one forward pass run, and how many weight arrays does NNX pass in?
+# Write `ex_read_the_jaxpr()` returning `{"dot_general": ..., "weights": ...}`.
 
 # %% tags=["exercise"] slideshow={"slide_type": "skip"}
 def ex_read_the_jaxpr():

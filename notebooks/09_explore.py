@@ -100,7 +100,7 @@ assert steps.shown.result.source == draw_jaxpr(jax.grad(cubic), rankdir="LR")(1.
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The jaxpr of `grad(cubic)`
 
-# %%
+# %% tags=["hide-input"]
 steps
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -113,7 +113,6 @@ steps
 steps.vmap.value = True
 batched = jax.vmap(jax.grad(cubic))(jnp.full(3, 1.0))
 print(batched)  # f'(1) = 3 + 4 - 3 = 4, three times
-steps
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert steps.shown.result.source == draw_jaxpr(
@@ -123,6 +122,12 @@ renders = steps.renders
 steps.vmap.value = False
 steps.vmap.value = True
 assert steps.renders == renders  # both combinations came from the cache
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The jaxpr of `vmap(grad(cubic))`
+
+# %% tags=["hide-input"]
+steps
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Going back to a combination you have seen costs nothing: the panel caches its
@@ -139,7 +144,7 @@ def softplus(x):
     return jnp.logaddexp(x, 0.0)
 
 
-mine = explore(softplus, jnp.linspace(-2.0, 2.0, 5))
+mine = explore(softplus, jnp.linspace(-1.0, 1.0, 3))
 mine.grad.value = True
 print(mine.shown.message)
 print(mine.shown.hint)
@@ -158,7 +163,7 @@ mine.grad.value = False
 mine.jvp.value = True
 mine.view.value = "autodiff graph"
 mine.rankdir.value = "LR"
-mine
+print(mine.shown.code)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert mine.shown.result.title.startswith("jvp of softplus")
@@ -166,6 +171,11 @@ mine.view.value = "jaxpr graph"
 assert mine.shown.result.title.startswith("jaxpr of softplus")
 mine.view.value = "autodiff graph"
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### `jvp(softplus)`: primal and tangent
+
+# %% tags=["hide-input"]
+mine
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Inside XLA: one training step of the MLP
 #
@@ -177,25 +187,28 @@ step = explore()
 step.example.value = "MLP step"
 step.jit.value = True
 step.view.value = "compiled HLO"
-step.depth.value = 1
+step.depth.value = 0
 print(step.shown.code)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 params = mlp.init_params(jax.random.key(0))
 x, y = mlp.example_batch(8)
-compiled = draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=1)(params, x, y)
+compiled = draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=0)(params, x, y)
 assert step.shown.result.title == compiled.title
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### XLA's fusions, one level deep
+# %% [markdown] slideshow={"slide_type": "skip"}
+# ### XLA's fusions, each one box
+#
+# Too many boxes for a slide: look at it here, in the notebook.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 step
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The panel draws the compiled module one level deep (depth 1: each fusion a box), the
-# same as `draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=1)(params, x, y)`;
-# depth 2 opens each fusion to show the ops inside, too small for a slide. Which ops
+# The panel draws the compiled module with every fusion closed (depth 0: one box per
+# kernel), the same as `draw_hlo(jax.jit(mlp.update), stage="compiled",
+# max_depth=0)(params, x, y)`; depth 1 or 2 opens each fusion to show the ops inside,
+# too many for a slide but worth a look in the notebook. Which ops
 # XLA fuses, and how many kernels remain, depends on the backend: a GPU fuses more
 # aggressively than a CPU, so the picture differs from machine to machine.
 
