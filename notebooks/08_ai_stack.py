@@ -418,7 +418,8 @@ assert optimizer.step[...] == EPOCHS * (n_train // BATCH)
 # two runs do the same arithmetic, in two programs XLA compiled separately, so they
 # agree to float32 rounding and the accuracies match (the check allows 0.5 points).
 # Flax's own initialisation (LeCun normal, where `init_params` uses He for the hidden
-# layers) would start elsewhere and end within about a point.
+# layers) would start from other weights: a comparison of two different runs, not of
+# two implementations of one.
 #
 # `nnx.jit` walks the objects on every call to split and merge them; on a fast
 # accelerator that Python work can show. The tight-loop form is `nnx.split` once, a
