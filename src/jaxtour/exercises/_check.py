@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import functools
 import html
 import io
 import re
+import site
+import sysconfig
+import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from jaxtour.exercises._errors import describe
@@ -22,6 +27,9 @@ _RETURN_OPS = {"LOAD_CONST", "RETURN_CONST"}
 @dataclass(frozen=True)
 class Feedback:
     """What `check` found: shown as a green tick or a red cross with plain words.
+
+    The text form (`repr`) is one line, e.g. "✗ ex_grad_from_vjp: at x=0.5: expected
+    shape (), got (1,)"; Jupyter shows the HTML form. A Feedback is truthy when passed.
 
     Attributes:
         passed: True when the checker found nothing wrong.
@@ -76,7 +84,9 @@ def check(fn: Callable, *, quiet: bool = False) -> Feedback:
         except NotImplementedError:
             return _not_done(exercise)
         except Exception as err:  # the student's code raised: a hint, not a traceback
-            return Feedback(False, exercise, f"not right yet: {describe(err)}", "error")
+            culprit = "your function" if _raised_in(fn, err) else (
+                "checking what your function returned")
+            return Feedback(False, exercise, f"not right yet: {describe(err, culprit)}", "error")
     return Feedback(True, exercise, f"correct! You practised {exercise.practises}", "passed")
 
 
@@ -92,6 +102,31 @@ def _is_stub(fn: Callable) -> bool:
             continue
         return False
     return True
+
+
+def _raised_in(fn: Callable, err: BaseException) -> bool:
+    """Whether the student's code is in the traceback: `fn`'s own cell or file, or any
+    code that is not a library's (a helper from another notebook cell, say)."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    mine = code.co_filename if code is not None else None
+    for frame, _ in traceback.walk_tb(err.__traceback__):
+        name = frame.f_code.co_filename
+        if name == mine or not name.startswith(_library_roots()):
+            return True
+    return False
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    import jax
+    import numpy
+
+    paths = sysconfig.get_paths()
+    roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
+             *site.getsitepackages(), str(Path(__file__).parents[1])}
+    # Wherever JAX and NumPy are installed (Colab's dist-packages, say) is library code too.
+    roots |= {str(Path(module.__file__).parents[1]) for module in (jax, numpy)}
+    return tuple(sorted(roots))
 
 
 def _not_done(exercise: Exercise) -> Feedback:
