@@ -44,6 +44,16 @@ def _feedback(code: str, **kwargs) -> ex.Feedback:
     return check(_define(code), **kwargs)
 
 
+@pytest.mark.parametrize(("body", "words"), [
+    ("y = ...\n    return y * 2", "not done yet: a `...` is still in `ex_double` (your function "
+     "raised TypeError: unsupported operand type(s) for *: 'ellipsis' and 'int'); replace it"),
+    ("return (x, ...)[1]", "at x=[1. 2. 3.]: your function returned `...`: replace the `...`"),
+])
+def test_a_dot_dot_dot_left_in_the_code_says_so(fake, body, words):
+    feedback = _feedback(f"def ex_double(x):\n    {body}")
+    assert not feedback.passed and words in feedback.message, feedback.message
+
+
 def test_a_right_answer_passes_with_a_green_tick(fake):
     feedback = _feedback("def ex_double(x):\n    return x + x")
     assert feedback.passed and feedback.kind == "passed" and feedback.exercise is fake
@@ -53,6 +63,7 @@ def test_a_right_answer_passes_with_a_green_tick(fake):
 
 @pytest.mark.parametrize("body", [
     "...  # your code here", "pass", '"""Return 2x."""\n    ...', "raise NotImplementedError",
+    "return ...  # your code here",
 ])
 def test_a_stub_is_not_done_yet_and_says_what_to_do(fake, body):
     feedback = _feedback(f"def ex_double(x):\n    {body}")

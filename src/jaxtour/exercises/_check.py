@@ -83,25 +83,34 @@ def check(fn: Callable, *, quiet: bool = False) -> Feedback:
             return Feedback(False, exercise, str(err) or "not right yet.", "wrong")
         except NotImplementedError:
             return _not_done(exercise)
+        except (TypeError, AttributeError) as err:
+            if "ellipsis" not in str(err):
+                return _error(fn, exercise, err)
+            return Feedback(False, exercise, f"not done yet: a `...` is still in `{exercise.name}`"
+                            f" ({describe(err)}); replace it with your code.", "not done")
         except Exception as err:  # the student's code raised: a hint, not a traceback
-            culprit = "your function" if _raised_in(fn, err) else (
-                "checking what your function returned")
-            return Feedback(False, exercise, f"not right yet: {describe(err, culprit)}", "error")
+            return _error(fn, exercise, err)
     return Feedback(True, exercise, f"correct! You practised {exercise.practises}", "passed")
 
 
 def _is_stub(fn: Callable) -> bool:
-    # A body of only `...`, `pass` and a docstring compiles to "return None".
+    # A body of only `...`, `pass` and a docstring compiles to "return None";
+    # `return ...` (a stub that shows it returns something) to "return Ellipsis".
     code = getattr(fn, "__code__", None)
     if code is None:
         return False
     for instruction in dis.get_instructions(code):
         if instruction.opname in _STUB_OPS:
             continue
-        if instruction.opname in _RETURN_OPS and instruction.argval is None:
+        if instruction.opname in _RETURN_OPS and instruction.argval in (None, Ellipsis):
             continue
         return False
     return True
+
+
+def _error(fn: Callable, exercise: Exercise, err: Exception) -> Feedback:
+    culprit = "your function" if _raised_in(fn, err) else "checking what your function returned"
+    return Feedback(False, exercise, f"not right yet: {describe(err, culprit)}", "error")
 
 
 def _raised_in(fn: Callable, err: BaseException) -> bool:
