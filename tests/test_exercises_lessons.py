@@ -59,6 +59,23 @@ def test_each_exercise_has_hints_that_open_one_at_a_time(found):
             f"<details><summary>Hint N</summary>…</details>: {hint!r}")
 
 
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_the_students_notebook_needs_no_solution_to_run(source):
+    # With the stub in place, only `check(ex_…)` may name an exercise in a code cell the
+    # student runs: a teaching cell using the solved function would fail in build/student/.
+    names = [f.name for f in FOUND if f.lesson == source.stem]
+    student = _lessons.student_notebook(_lessons.read(source))
+    for cell in student.cells:
+        if cell.cell_type != "code" or "exercise" in _lessons.tags(cell):
+            continue
+        for name in names:
+            rest = re.sub(rf"^check\({name}\)\s*(#.*)?$", "", cell.source, flags=re.MULTILINE)
+            assert not re.search(rf"\b{name}\b", rest), (
+                f"{source.stem}: a cell students run uses `{name}`, which only the solution "
+                "defines, so build/student/ stops there on Run All; leave trying it to the "
+                f"student (a cell tagged `exercise`) or to the `check` cell:\n{cell.source}")
+
+
 def test_every_registered_exercise_is_set_by_exactly_one_lesson_and_vice_versa():
     in_lessons = {}
     for found in FOUND:
