@@ -1,6 +1,6 @@
 """Every lesson's exercises, generically: each stub fails its check with help and no
 traceback, each solution passes it, the lessons and the registry agree, hints are
-collapsed <details>, and no solution reaches a student's notebook."""
+collapsed <details>, and no solution reaches a student's notebook or a deck."""
 
 import re
 from pathlib import Path
@@ -57,6 +57,22 @@ def test_each_exercise_has_hints_that_open_one_at_a_time(found):
         assert HINT.match(hint.strip()), (
             f"{found.lesson}: a hint of {found.name} is not "
             f"<details><summary>Hint N</summary>…</details>: {hint!r}")
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_no_solution_stub_or_hint_reaches_the_deck(source):
+    from jaxtour.slides._plan import plan_slides
+
+    lesson = _lessons.read(source)
+    deck = "\n".join(c.source for c in plan_slides(lesson, source.stem).cells)
+    secret = [c for c in lesson.cells if {"solution", "hint"} & set(_lessons.tags(c))
+              or (c.cell_type == "code" and "exercise" in _lessons.tags(c))]
+    elsewhere = {line.strip() for c in lesson.cells if c not in secret
+                 for line in c.source.splitlines()}
+    for cell in secret:
+        for line in cell.source.splitlines():
+            if line.strip() and line.strip() not in elsewhere:
+                assert line.strip() not in deck, f"{source.stem}: the deck shows {line!r}"
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
