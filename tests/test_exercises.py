@@ -359,6 +359,10 @@ def test_the_exercises_command_lists_lesson_title_and_what_each_practises(fake, 
     assert "returning a jnp array" in out
     assert main(["exercises", "--lesson", "98"]) == 0
     assert "ex_double" in capsys.readouterr().out
+    assert main(["exercises", "--lesson", "98", "--markdown"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "| lesson | exercise | title | practises |", "|---|---|---|---|",
+        "| 98 | `ex_double` | double an array | returning a jnp array |"]
     assert main(["exercises", "--lesson", "96"]) == 0
     assert capsys.readouterr().out == "No exercises in lesson 96 yet.\n"
     assert main(["exercises", "--lesson", "two"]) == 1
