@@ -48,6 +48,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxtour import mlp
+from jaxtour.exercises import check
 from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr, draw_pipeline
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -416,6 +417,48 @@ print(loop_jaxpr)
 # %%
 draw_jaxpr(factorial_loop, rankdir="LR")(5)
 
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: make it jit-safe
+#
+# `leaky_relu_counted` (below) counts its calls in a global list and branches with a
+# Python `if`. Write `ex_leaky_relu(x)`: the same values (`x` where `x > 0`, else
+# `0.1 * x`) for a scalar or an array, under `jax.jit`, with no side effect.
+
+# %% slideshow={"slide_type": "skip"}
+calls = []
+
+
+def leaky_relu_counted(x):
+    calls.append(1)  # counts calls... but only while tracing, under jit
+    if x > 0:  # a Python `if`: fails on a tracer
+        return x
+    return 0.1 * x
+
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_leaky_relu(x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_leaky_relu(x):  # noqa: F811
+    return jnp.where(x > 0, x, 0.1 * x)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The list append runs once, while tracing: a jitted function
+# should only compute its result. Drop it.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary><code>jnp.where(condition, a, b)</code> chooses elementwise,
+# on the device, for scalars and arrays alike.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_leaky_relu)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_leaky_relu, quiet=True).passed
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The entry points, stage by stage
 #
@@ -563,6 +606,53 @@ if step_xla.platform == "cpu":
 
 # %% slideshow={"slide_type": "skip"}
 step_xla
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: which program fuses into fewer kernels?
+#
+# Draw `program_a` and `program_b` (below) with `draw_hlo(..., stage="compiled")`. Write
+# `ex_fewer_kernels()` returning a tuple: the name of the program XLA compiles into fewer
+# kernels, and the op that splits the other one.
+
+# %% slideshow={"slide_type": "skip"}
+def program_a(x):
+    return jnp.tanh(jnp.sin(x) * 2.0 + 1.0)
+
+
+def program_b(x):
+    return jnp.tanh(jnp.sort(jnp.sin(x)) * 2.0 + 1.0)
+
+
+wave = jnp.linspace(-1.0, 1.0, 1000)
+draw_hlo(program_a, stage="compiled", rankdir="LR")(wave)
+
+# %% slideshow={"slide_type": "skip"}
+draw_hlo(program_b, stage="compiled", rankdir="LR")(wave)
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_fewer_kernels():
+    ...  # your code here: return ("program_…", "the op")
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_fewer_kernels():  # noqa: F811
+    return ("program_a", "sort")
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Each box in a compiled drawing is one kernel; an op outside
+# every box is a kernel of its own. <code>compare_stages(f)(wave).headline()</code> counts
+# them.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Elementwise ops fuse with each other. An op whose every output
+# element depends on every input element cannot sit in the middle of such a chain.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_fewer_kernels)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_fewer_kernels, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

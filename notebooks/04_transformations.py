@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxtour.exercises import check
 from jaxtour.viz import compare_stages, draw_jaxpr
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -251,6 +252,37 @@ print(finite)
 # %% tags=["check"] jupyter={"source_hidden": true}
 np.testing.assert_allclose(grads[0], finite, rtol=1e-4, atol=1e-6)
 
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: one loss per example
+#
+# Write `ex_per_example_losses(loss, w, b, xs, ts)`: `loss(w, b, x, t)` is one example's
+# loss; return one loss per row of `xs` and `ts`, shape `(n,)`, with `jax.vmap`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_per_example_losses(loss, w, b, xs, ts):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_per_example_losses(loss, w, b, xs, ts):  # noqa: F811
+    return jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, ts)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary><code>in_axes</code> has one entry per argument:
+# <code>0</code> for those with one row per example, <code>None</code> for those all examples
+# share.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>The weights and the bias are shared; the inputs and the
+# targets are batched.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_per_example_losses)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_per_example_losses, quiet=True).passed
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pytrees: nested containers of arrays
 #
@@ -451,6 +483,40 @@ assert [e.params["reverse"] for e in scans] == [False, True]  # the notes: a rev
 # %%
 draw_jaxpr(cumulative_sum, rankdir="LR")(jnp.arange(5.0))
 
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "subslide"}
+# ## Your turn: read the scans off the drawing
+#
+# Draw `jax.grad(lambda xs: cumulative_sum(xs).sum())` with `draw_jaxpr`. Write
+# `ex_count_scans()` returning `(scan clusters drawn for cumulative_sum, scan clusters
+# drawn for its gradient)`.
+
+# %% slideshow={"slide_type": "skip"}
+draw_jaxpr(jax.grad(lambda xs: cumulative_sum(xs).sum()))(steps)
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_count_scans():
+    ...  # your code here: return (forward, gradient)
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_count_scans():  # noqa: F811
+    return (1, 2)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>A <code>scan</code> cluster's label starts with
+# <code>scan</code>; the gradient's drawing holds the forward pass too.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Reverse mode runs the loop backwards: look for
+# <code>reverse=True</code>.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_count_scans)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_count_scans, quiet=True).passed
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `while_loop`: forward mode yes, reverse mode no
 #
@@ -593,6 +659,40 @@ draw_jaxpr(softplus, rankdir="LR")(1.0)
 assert [e.primitive.name for e in jax.make_jaxpr(softplus)(1.0).eqns] == ["custom_jvp_call"]
 where_only = jax.grad(lambda x: jnp.where(x > 30.0, x, jnp.log1p(jnp.exp(x))))(100.0)
 assert np.isnan(where_only)  # the notes' claim: `where` alone keeps the nan gradient
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: a running product with `lax.scan`
+#
+# Write `ex_cumulative_product(xs)`: for `xs` of shape `(n,)`, the running products
+# `[x0, x0·x1, x0·x1·x2, ...]`, as a `lax.scan` (so that `grad` goes through it).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_cumulative_product(xs):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_cumulative_product(xs):  # noqa: F811
+    def step(product, x):
+        product = product * x
+        return product, product
+
+    return lax.scan(step, jnp.ones((), xs.dtype), xs)[1]
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The carry is the product so far; <code>step(carry, x)</code>
+# returns the new carry and the value to stack.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>A product starts from 1. <code>lax.scan</code> returns
+# <code>(final carry, stacked values)</code>: you want the second.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_cumulative_product)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_cumulative_product, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
