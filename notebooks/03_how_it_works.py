@@ -250,9 +250,12 @@ assert weak.weak_type and not strong.weak_type
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jit` caches one trace per function and abstract signature: each argument's shape,
 # dtype and weak type (a Python `2.0` is a "weak" float32 that adapts to what it meets),
-# the pytree structure of the arguments, the *values* of static arguments, and the
-# shardings. The cache belongs to the function object: `jax.jit(lambda v: ...)` written
-# inside a loop makes a new function each time and traces each time (checked below).
+# the pytree structure of the arguments and the *values* of static arguments. Shardings
+# count too: with Explicit sharding (lesson 07) the sharding is part of an array's type,
+# so a new one retraces; in the default Auto mode a new input sharding reuses the trace
+# but compiles again. The cache belongs to the function object: `jax.jit(lambda v: ...)`
+# written inside a loop makes a new function each time and traces each time (checked
+# below).
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 lambda_traces = []
@@ -420,11 +423,11 @@ draw_jaxpr(factorial_loop, rankdir="LR")(5)
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: make it jit-safe
 #
-# `leaky_relu_counted` (below) counts its calls in a global list and branches with a
-# Python `if`. Write `ex_leaky_relu(x)`: the same values (`x` where `x > 0`, else
+# `leaky_relu_counted` counts its calls in a global list and branches with a Python
+# `if`. Write `ex_leaky_relu(x)`: the same values (`x` where `x > 0`, else
 # `0.1 * x`) for a scalar or an array, under `jax.jit`, with no side effect.
 
-# %% slideshow={"slide_type": "skip"}
+# %%
 calls = []
 
 
@@ -610,11 +613,11 @@ step_xla
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: which program fuses into fewer kernels?
 #
-# Draw `program_a` and `program_b` (below) with `draw_hlo(..., stage="compiled")`. Write
-# `ex_fewer_kernels()` returning a tuple: the name of the program XLA compiles into fewer
-# kernels, and the op that splits the other one.
+# Draw both with `draw_hlo(..., stage="compiled")`. Write `ex_fewer_kernels()` returning
+# a tuple: the name of the program XLA compiles into fewer kernels, and the op that
+# splits the other one.
 
-# %% slideshow={"slide_type": "skip"}
+# %%
 def program_a(x):
     return jnp.tanh(jnp.sin(x) * 2.0 + 1.0)
 
@@ -623,6 +626,7 @@ def program_b(x):
     return jnp.tanh(jnp.sort(jnp.sin(x)) * 2.0 + 1.0)
 
 
+# %% slideshow={"slide_type": "skip"}
 wave = jnp.linspace(-1.0, 1.0, 1000)
 draw_hlo(program_a, stage="compiled", rankdir="LR")(wave)
 

@@ -191,8 +191,8 @@ assert traces == [(3,), (5,)]
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The Python body runs only while tracing. The cache key is the function object and the
 # arguments' abstract signature: shape, dtype, weak type, pytree structure, the values of
-# static arguments and the shardings (lesson 03 shows each). The same values never
-# retrace; a new shape does.
+# static arguments, and with Explicit sharding the sharding (lesson 03 shows them). New
+# values of the same signature never retrace; a new shape does.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Composition: `jit(vmap(grad(loss)))`
