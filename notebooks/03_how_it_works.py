@@ -185,7 +185,7 @@ assert draw_pipeline(step=2).title == "how JAX runs a function (step 2 of 3)"
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The jaxpr is not what runs. JAX **lowers** it to **StableHLO**, the portable program it
-# hands to XLA; XLA **compiles** that into optimised HLO for one device. Beside the main
+# hands to XLA; XLA **compiles** that into optimised HLO for your device(s). Beside the main
 # road, the **transformations** (`grad`, `vmap`) read a jaxpr and write a new one.
 #
 # Sharding is *not* one of them: the jaxpr of `jax.jit(f, in_shardings=...)` is the same
@@ -528,7 +528,7 @@ assert small_before.stablehlo["dot_general"] == 1 and small_before.stablehlo["ta
 # StableHLO is what JAX hands XLA. Adding `b` (shape `[3]`) to `x @ w` (shape `[8, 3]`)
 # needs `b` broadcast first, and StableHLO writes that step down. In the notebook, the
 # cells below draw a real dense layer, `gelu(x @ w + b)` at MNIST size: GELU's `tanh`
-# approximation is a chain of a dozen elementwise ops.
+# approximation adds a chain of elementwise ops (powers, products, sums, a `tanh`).
 
 # %% slideshow={"slide_type": "skip"}
 def dense_gelu(x, w, b):
@@ -556,9 +556,9 @@ assert small_before.compiled_ops < small_before.stablehlo_ops
 assert any(fusion.ops["tanh"] and fusion.ops["add"] for fusion in small_before.fusions)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# XLA's biggest move is **fusion**: a chain of elementwise ops becomes one kernel that
-# reads its inputs once and writes one result, instead of writing every intermediate
-# array to memory and reading it back. Each box is one fusion, holding the ops it
+# One of XLA's most important optimisations is **fusion**: a chain of elementwise ops
+# becomes one kernel that reads its inputs once and writes one result, instead of writing
+# every intermediate array to memory and reading it back. Each box is one fusion, holding the ops it
 # absorbed; memory traffic, not arithmetic, is what it saves. The notebook draws the
 # GELU layer's compiled HLO below.
 

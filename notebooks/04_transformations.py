@@ -390,7 +390,9 @@ assert len(set(samples.tolist())) == 5  # one independent sample per key, in one
 # %% [markdown] slideshow={"slide_type": "notes"}
 # NumPy's generator hides its state and changes it on every call, which a traced, batched
 # or parallel program cannot follow. In JAX the **key** is an argument. `vmap` over split
-# keys draws one independent sample per key in one call.
+# keys draws one independent sample per key in one call. "The same numbers" holds for one
+# JAX version: JAX promises the distribution, not the exact values, across versions and
+# backends.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Control flow under transformations
@@ -435,6 +437,15 @@ np.testing.assert_allclose(jax.grad(sin_or_cos)(1.0), np.cos(1.0), rtol=1e-6)
 np.testing.assert_allclose(jax.grad(sin_or_cos)(-1.0), -np.sin(-1.0), rtol=1e-6)
 assert "cond" in {e.primitive.name for e in jax.make_jaxpr(jax.jit(sin_or_cos))(1.0).eqns[0]
                   .params["jaxpr"].eqns}
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `lax.cond` runs one branch when its predicate is one value. Under `vmap` with a batched
+# predicate there is one predicate per example, so JAX runs both branches and picks per
+# element with a `select_n` (checked below), as `jnp.where` does.
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+batched_cond = {e.primitive.name for e in jax.make_jaxpr(jax.vmap(sin_or_cos))(xs[:, 0]).eqns}
+assert "select_n" in batched_cond and "cond" not in batched_cond
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `lax.cond`, drawn
@@ -644,7 +655,8 @@ assert jax.grad(softplus)(-100.0) == 0.0 and not np.isnan(jax.grad(jax.grad(soft
 # `custom_jvp` replaces JAX's derivative of `softplus` with the one you give; reverse
 # mode is derived from it (JAX transposes your JVP), so `grad`, `jacfwd` and `vmap` all
 # use it. The `where` in the value alone would not fix the gradient: `grad` of a `where`
-# still differentiates both sides, and `nan * 0` is `nan`. The check above compares
+# still runs the backward pass of both sides, and the zero cotangent of the side not taken
+# meets `exp`'s derivative, `inf` at x = 100: `0 · inf` is `nan`. The check above compares
 # the derivative with float64 finite differences of `np.logaddexp(0, x)`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
