@@ -267,6 +267,11 @@ by_structure = jax.jit(lambda d: (pytree_traces.append(1), d["a"])[1])
 by_structure({"a": 1.0})
 by_structure({"a": 1.0, "b": 2.0})  # same leaf types, another pytree structure
 assert len(pytree_traces) == 2
+static_traces = []
+by_static = jax.jit(lambda v, n: (static_traces.append(n), v * n)[1], static_argnums=1)
+for n in (2, 2, 3):
+    by_static(1.0, n)
+assert static_traces == [2, 3]  # a static argument's value is part of the signature
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Printing at run time: `jax.debug.print`
