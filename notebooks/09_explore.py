@@ -162,7 +162,6 @@ assert "scalar" in mine.shown.message and "tick jvp" in mine.shown.hint
 mine.grad.value = False
 mine.jvp.value = True
 mine.view.value = "autodiff graph"
-mine.rankdir.value = "LR"
 print(mine.shown.code)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
@@ -171,10 +170,12 @@ mine.view.value = "jaxpr graph"
 assert mine.shown.result.title.startswith("jaxpr of softplus")
 mine.view.value = "autodiff graph"
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### `jvp(softplus)`: primal and tangent
+#
+# Two lanes, too many boxes for a slide: look at it here, in the notebook.
 
-# %% tags=["hide-input"]
+# %% slideshow={"slide_type": "skip"}
 mine
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Inside XLA: one training step of the MLP
