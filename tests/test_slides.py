@@ -20,11 +20,13 @@ from jaxtour.cli import _slides as slides_cli
 from jaxtour.cli import _tour, main
 from jaxtour.slides import (
     SlidesError,
+    _pdf,
     assets_dir,
     build_slides,
     count_slides,
     plan_slides,
     remote_resources,
+    write_index,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -321,7 +323,8 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
         "jaxtour slides: Cannot make slides from 03_demo.txt: give an .ipynb or a .py lesson.\n")
 
 
-def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path):
+def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
     names = [name for name, _ in _tour.STEPS]
     assert names.index("slides") == names.index("notebooks") + 1
     with pytest.raises(SlidesError, match=r"No executed lessons in .*: run the notebooks step"):
@@ -331,6 +334,42 @@ def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path):
     written = slides_cli.tour_step(None, tmp_path)
     assert [p.name for p in written] == ["03_demo.html", "index.html", "decks.json"]
     assert all(p.is_file() for p in written)
+    assert "no Chromium or Chrome found, so no PDF handouts" in capsys.readouterr().err
+
+
+# --- handouts -------------------------------------------------------------------------------
+
+def test_pdf_without_a_browser_says_what_to_install_and_writes_nothing(tmp_path, monkeypatch,
+                                                                      capsys):
+    monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
+    lesson = write(tmp_path, [md("# 03 · Demo"), code("1")])
+    assert main(["slides", str(lesson), "--build-dir", str(tmp_path / "build"), "--pdf"]) == 1
+    err = capsys.readouterr().err
+    assert "apt install chromium" in err and "Google Chrome" in err and "JAXTOUR_CHROMIUM" in err
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_chromium_that_is_no_file_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXTOUR_CHROMIUM", str(tmp_path / "nowhere"))
+    with pytest.raises(SlidesError, match=r"JAXTOUR_CHROMIUM=.*nowhere is no file"):
+        _pdf.find_chromium()
+
+
+def test_a_failed_print_leaves_no_pdf_and_no_part_file(tmp_path):
+    # A browser that writes half a PDF, then fails.
+    fake = tmp_path / "chromium"
+    fake.write_text('#!/bin/sh\nfor a; do case "$a" in --print-to-pdf=*) '
+                    'printf "%%PDF-1.4 half" > "${a#--print-to-pdf=}";; esac; done\n'
+                    'echo "crashed while printing" >&2; exit 21\n')
+    fake.chmod(0o755)
+    deck = tmp_path / "03_demo.html"
+    deck.write_text("<html></html>")
+    (tmp_path / "03_demo.pdf").write_bytes(b"the old handout")
+    with pytest.raises(SlidesError, match=r"made no PDF of 03_demo.html \(exit 21: crashed"):
+        _pdf.print_deck(deck, tmp_path / "03_demo.pdf", str(fake))
+    assert (tmp_path / "03_demo.pdf").read_bytes() == b"the old handout"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["03_demo.html", "03_demo.pdf",
+                                                          "chromium"]
 
 
 # --- title, closing and speaker notes -------------------------------------------------------
@@ -370,3 +409,27 @@ def test_notes_cells_become_reveal_speaker_notes_of_their_slide(tmp_path):
     first = html.split("</section>")[0]
     assert re.search(r'<aside class="notes">.*say this slowly.*</aside>', first, re.DOTALL)
     assert 'src="reveal.js/plugin/notes/notes.js"' in html and "RevealNotes" in html
+
+
+# --- the index: time, exercises -------------------------------------------------------------
+
+def test_the_index_lists_each_lessons_time_and_exercises(tmp_path):
+    lesson = write(tmp_path, [
+        md("# 03 · Demo\n\n- one thing\n\n*About 15 minutes.*"),
+        md("## Your turn: gradient from `vjp`\n\nWrite it.", tags=["exercise"],
+           slideshow={"slide_type": "slide"}),
+        code("def ex_grad(f, x):\n    ...", tags=["exercise"]),
+        md("## Your turn: a **jvp**", tags=["exercise"]),
+    ])
+    [deck] = build_slides([lesson], tmp_path / "slides", ASSETS)
+    assert deck.minutes == 15 and deck.exercises == ("gradient from vjp", "a jvp")
+    index = (tmp_path / "slides" / "index.html").read_text()
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["gradient from vjp", "a jvp"]
+    assert "about 15 min" in index
+    manifest = json.loads((tmp_path / "slides" / "decks.json").read_text())
+    assert manifest[0]["exercises"] == ["gradient from vjp", "a jvp"]
+    # the hook: a listing kept elsewhere replaces the lesson's own
+    write_index([deck], tmp_path / "slides", ASSETS / "templates",
+                {"03_demo": ["from the registry"]})
+    index = (tmp_path / "slides" / "index.html").read_text()
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["from the registry"]

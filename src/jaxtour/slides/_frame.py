@@ -119,6 +119,32 @@ def frame(cells: list, new_cell) -> list:
     return cells
 
 
+def lesson_minutes(notebook) -> int | None:
+    """The ``*About N minutes.*`` of a lesson's first markdown cell, or None."""
+    first = next((c for c in notebook.cells if c.get("cell_type") == "markdown"), None)
+    return read_opening(first.get("source", "")).minutes if first else None
+
+
+def lesson_exercises(notebook) -> tuple[str, ...]:
+    """The titles of a lesson's exercises: the first line of each markdown cell tagged
+    ``exercise``, heading marks, code marks and a leading "Your turn:" dropped.
+
+    Example:
+        >>> from nbformat.v4 import new_markdown_cell, new_notebook
+        >>> lesson_exercises(new_notebook(cells=[new_markdown_cell(
+        ...     "## Your turn: gradient from `vjp`\\nWrite it.", metadata={"tags": ["exercise"]})]))
+        ('gradient from vjp',)
+    """
+    titles = []
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "markdown" and "exercise" in cell.get(
+                "metadata", {}).get("tags", []):
+            first = next((li for li in cell.get("source", "").splitlines() if li.strip()), "")
+            first = re.sub(r"^#+\s*", "", first).replace("`", "").replace("**", "").strip()
+            titles.append(re.sub(r"^Your turn\s*[:·—-]\s*", "", first, flags=re.IGNORECASE))
+    return tuple(titles)
+
+
 def _slide_type(cell) -> str:
     return cell.metadata["slideshow"]["slide_type"]
 
