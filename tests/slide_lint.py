@@ -67,7 +67,7 @@ class Violation:
 # Shared helpers injected into the page: code lines, prose words, picture text heights.
 _HELPERS = r"""
 window.__lint = {
-  SKIP: 'pre, .jp-InputArea, svg, img, aside.notes, script, style, .jp-InputPrompt, '
+  SKIP: 'pre, .jp-CodeCell .jp-InputArea, svg, img, aside.notes, script, style, .jp-InputPrompt, '
         + '.jp-OutputPrompt, .slide-number',
   assertLines(root) {
     const lines = [];
