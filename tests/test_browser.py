@@ -326,4 +326,5 @@ def test_handout_pdf_has_one_page_per_slide(site, tmp_path):
     pdf = print_deck(deck.path, tmp_path / "handout.pdf", chromium())
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and count_pages(data) == deck.slides
+    assert b"/FontFile" in data  # text was printed: blank pages embed no font
     assert sorted(p.name for p in tmp_path.iterdir()) == ["handout.pdf"]
