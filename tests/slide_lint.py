@@ -204,8 +204,13 @@ def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[
     return found
 
 
-def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS) -> list[Violation]:
-    """Lint one deck (or exported HTML lesson) at `path` in a Playwright `page`."""
+def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS,
+              every_slide: bool = False) -> list[Violation]:
+    """Lint one deck (or exported HTML lesson) at `path` in a Playwright `page`.
+
+    Saves a screenshot of each failing slide under `shots` (of every slide with
+    `every_slide`: a contact sheet of the deck), named ``<deck>-<slide number>.png``.
+    """
     page.set_viewport_size(VIEWPORT)
     page.goto(Path(path).resolve().as_uri())
     name = Path(path).stem
@@ -222,7 +227,7 @@ def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS) -> list[Violati
         measured = page.evaluate(_MEASURE, [h, v, height])
         broken = slide_violations(name, number, f"{h}.{v}", measured)
         shot = ""
-        if broken and shots is not None:
+        if (broken or every_slide) and shots is not None:
             shots.mkdir(parents=True, exist_ok=True)
             shot = str(shots / f"{name}-{number:02d}.png")
             page.screenshot(path=shot)
@@ -252,14 +257,10 @@ def deck_stats(page, path: Path) -> dict:
 
 
 def chromium_executable() -> str:
-    """The system Chromium ($JAXTOUR_CHROMIUM, /usr/bin/chromium, or on PATH)."""
-    import shutil
+    """The system Chromium or Chrome, as `jaxtour slides --pdf` finds it."""
+    from jaxtour.slides._pdf import INSTALL, find_chromium
 
-    wanted = os.environ.get("JAXTOUR_CHROMIUM")
-    for candidate in [wanted] if wanted else ["/usr/bin/chromium", shutil.which("chromium")]:
-        if candidate and Path(candidate).is_file():
-            return candidate
-    sys.exit("slide_lint: no Chromium (Debian: apt install chromium; or set JAXTOUR_CHROMIUM).")
+    return find_chromium() or sys.exit(f"slide_lint: {INSTALL}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stats", action="store_true",
                         help="also print slides, pictures, notes and smallest text per deck")
     parser.add_argument("--no-screenshots", action="store_true")
+    parser.add_argument("--every-slide", action="store_true",
+                        help="save a screenshot of every slide, not only the failing ones")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -279,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         browser = playwright.chromium.launch(executable_path=chromium_executable(), args=ARGS)
         page = browser.new_page(viewport=VIEWPORT)
         for path in args.pages:
-            found = lint_page(page, path, None if args.no_screenshots else LINT_SHOTS)
+            found = lint_page(page, path, None if args.no_screenshots else LINT_SHOTS,
+                              args.every_slide)
             for violation in found:
                 print(violation)
             total += len(found)
