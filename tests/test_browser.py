@@ -328,3 +328,28 @@ def test_handout_pdf_has_one_page_per_slide(site, tmp_path):
     assert data.startswith(b"%PDF") and count_pages(data) == deck.slides
     assert b"/FontFile" in data  # text was printed: blank pages embed no font
     assert sorted(p.name for p in tmp_path.iterdir()) == ["handout.pdf"]
+
+
+def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
+    import nbformat
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    cells = [new_markdown_cell("# 03 · Notes demo",
+                               metadata={"slideshow": {"slide_type": "slide"}}),
+             new_markdown_cell("Tell the room about tracers.",
+                               metadata={"slideshow": {"slide_type": "notes"}})]
+    nbformat.write(new_notebook(cells=cells), tmp_path / "03_notes_demo.ipynb")
+    [deck] = build_slides([tmp_path / "03_notes_demo.ipynb"], tmp_path / "slides")
+    page, log = offline_page
+    open_deck(page, deck.path)
+    assert page.is_hidden("aside.notes")  # on the slide: not shown
+    with page.expect_popup() as opened:
+        page.keyboard.press("s")
+    speaker = opened.value
+    notes = speaker.wait_for_selector(".speaker-controls-notes .value", timeout=15_000)
+    speaker.wait_for_function(
+        "() => document.querySelector('.speaker-controls-notes .value').textContent"
+        ".includes('tracers')", timeout=15_000)
+    assert "Tell the room about tracers." in notes.inner_text()
+    speaker.screenshot(path=SCREENSHOTS / "speaker-view.png")
+    assert left_the_machine(log) == [] and log["errors"] == []

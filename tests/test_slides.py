@@ -404,3 +404,18 @@ def test_the_index_lists_each_lessons_time_and_exercises(tmp_path):
                 {"03_demo": ["from the registry"]})
     index = (tmp_path / "slides" / "index.html").read_text()
     assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["from the registry"]
+
+
+def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(tmp_path, monkeypatch):
+    from jaxtour.exercises import Exercise, _registry
+
+    registered = Exercise(name="ex_demo", lesson="03_demo", title="double `x`",
+                          practises="doubling", checker=lambda fn: None)
+    monkeypatch.setitem(_registry._REGISTRY, "ex_demo", registered)
+    lesson = write(tmp_path, [md("# 03 · Demo"),
+                              md("## Your turn: from the cell", tags=["exercise"])])
+    other = write(tmp_path, [md("# 04 · Other"),
+                             md("## Your turn: its own", tags=["exercise"])], "04_other.ipynb")
+    build_slides([lesson, other], tmp_path / "slides", ASSETS)
+    index = (tmp_path / "slides" / "index.html").read_text()
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["double x", "its own"]

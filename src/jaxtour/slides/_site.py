@@ -99,8 +99,21 @@ def build_slides(
     if chromium:
         pdfs = _pdf.write_handouts(decks, chromium)
         decks = [dataclasses.replace(d, handout=pdf) for d, pdf in zip(decks, pdfs, strict=True)]
-    write_index(decks, out_dir, folder / "templates")
+    write_index(decks, out_dir, folder / "templates",
+                registered_exercises([d.name for d in decks]))
     return decks
+
+
+def registered_exercises(names: Iterable[str]) -> dict[str, list[str]]:
+    """Exercise titles by deck name, from `jaxtour.exercises`' registry.
+
+    A lesson the registry knows no exercise of is left out (its index entry then lists
+    the lesson's own ``exercise`` cells).
+    """
+    from jaxtour.exercises import for_lesson
+
+    listing = {name: [ex.title.replace("`", "") for ex in for_lesson(name)] for name in names}
+    return {name: titles for name, titles in listing.items() if titles}
 
 
 def _chromium_or_refuse() -> str:
