@@ -326,7 +326,7 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
 def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
     names = [name for name, _ in _tour.STEPS]
-    assert names.index("slides") == names.index("notebooks") + 1
+    assert names.index("slides") > names.index("notebooks")
     with pytest.raises(SlidesError, match=r"No executed lessons in .*: run the notebooks step"):
         slides_cli.tour_step(None, tmp_path)
     (tmp_path / "notebooks").mkdir()
