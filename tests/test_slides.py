@@ -98,7 +98,7 @@ def test_checks_solutions_hints_and_exercise_code_never_reach_a_slide():
         md("# 03 · T", slideshow={"slide_type": "slide"}),
         code("y = f(1)"),
         code("assert y == 2", tags=["check"], jupyter={"source_hidden": True}),
-        md("## Your turn: f", tags=["exercise"], slideshow={"slide_type": "slide"}),
+        md("## Your turn: f", tags=["exercise"]),  # opens a slide even when not asked to
         code("def ex_f(x):\n    ...", tags=["exercise"], slideshow={"slide_type": "skip"}),
         code("def ex_f(x):\n    return 2 * x", tags=["solution"]),
         md("<details>Hint 1</details>", tags=["hint"]),
