@@ -14,8 +14,8 @@ scaling the 1280x720 slide to fit, every fragment shown):
 
 - ``scrolls``: the slide's content is taller than the slide: its height after the deck has
   fitted its pictures (``data-jt-natural`` where deck.js then had to zoom the slide out,
-  else its ``scrollHeight``) is beyond the deck's 720 px; or a box on it scrolls (an output
-  with a vertical scroll bar hides lines).
+  else its ``scrollHeight``) is beyond the deck's 720 px; or a box on it scrolls or clips
+  (an output with a vertical scroll bar hides lines, a code line too wide is cut off).
 - ``assert``: a line of code on the slide starts with ``assert`` (checks belong in cells
   tagged ``check``, which decks leave out).
 - ``traceback``: the slide shows a Python traceback or an error output.
@@ -161,9 +161,12 @@ _MEASURE = """async ([h, v, height]) => {
   slide.querySelectorAll('*').forEach(el => {
     if (el.closest('aside.notes') || el.closest('svg')) return;
     const style = getComputedStyle(el);
-    if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight + 2)
-      boxes.push(el.tagName.toLowerCase() + ' ' + Math.round(el.scrollHeight - el.clientHeight)
-                 + ' px');
+    const tag = el.tagName.toLowerCase();
+    const below = el.scrollHeight - el.clientHeight, side = el.scrollWidth - el.clientWidth;
+    if (/(auto|scroll)/.test(style.overflowY) && below > 2)
+      boxes.push(tag + ' hides ' + Math.round(below) + ' px below');
+    if (/(auto|scroll|hidden)/.test(style.overflowX) && side > 2)
+      boxes.push(tag + ' hides ' + Math.round(side) + ' px to the side');
   });
   const L = window.__lint;
   return {
@@ -187,7 +190,7 @@ def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[
     if m["content"] > m["height"] + 1 or m["scrolled"]:
         found.append(("scrolls", f"content {m['content']} px tall on a {m['height']} px slide"))
     for box in m["boxes"]:
-        found.append(("scrolls", f"a box scrolls: {box} hidden"))
+        found.append(("scrolls", f"a box on the slide scrolls or clips: {box}"))
     for line in m["asserts"]:
         found.append(("assert", line[:90]))
     for line in m["tracebacks"]:

@@ -269,6 +269,7 @@ def lint_demo(tmp_path_factory):
                                 traceback=["Traceback (most recent call last):",
                                            "ZeroDivisionError: division by zero"])]
     prose = " ".join(["word"] * 75)
+    wide = new_code_cell("total = " + " + ".join(f"value_{i}" for i in range(40)))
     notes = new_markdown_cell(" ".join(["spoken"] * 200),
                               metadata={"slideshow": {"slide_type": "notes"}})
     cells = [
@@ -282,12 +283,13 @@ def lint_demo(tmp_path_factory):
         *slide("Fine", new_code_cell("z = 2 * 3"), _picture("image/svg+xml", _svg(30, 6)),
                notes),
         *slide("Fine plot", _picture("image/png", _png(200))),
+        *slide("Wide code", wide),
     ]
     out = tmp_path_factory.mktemp("lint")
     nbformat.write(new_notebook(cells=cells), out / "03_lint_demo.ipynb")
     [deck] = build_slides([out / "03_lint_demo.ipynb"], out / "slides")
     expected = {2: {"assert"}, 3: {"prose"}, 4: {"scrolls"}, 5: {"small-text"},
-                6: {"traceback"}, 7: {"small-text"}}
+                6: {"traceback"}, 7: {"small-text"}, 10: {"scrolls"}}
     return deck, expected
 
 
@@ -304,6 +306,7 @@ def test_the_slide_lint_finds_each_fault_on_its_slide_and_nothing_on_good_ones(
         f"03_lint_demo-{n:02d}.png" for n in sorted(expected)]
     small = {v.slide: v.detail for v in found if v.rule == "small-text"}
     assert "svg median text" in small[5] and "estimated from 10 pt at 40 dpi" in small[7]
+    assert next(v.detail for v in found if v.slide == 10).endswith("px to the side")
 
 
 def test_the_slide_lint_runs_by_hand_and_exits_1_on_violations(lint_demo):
