@@ -14,7 +14,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
@@ -59,6 +59,18 @@ _TRANSFORMS = (
 # Shardings: (step-2 lines, step-3 lines, the edge into XLA's compile step)
 _SHARDING = (("annotations, not a rewrite",), ("jit(f, in_shardings=...)",),
              "partitioned:\nper-device code,\ncollectives")
+
+
+@overload
+def draw_pipeline(
+    f: None = None, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+) -> Diagram: ...
+
+
+@overload
+def draw_pipeline(
+    f: Callable, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+) -> Callable[..., Diagram]: ...
 
 
 def draw_pipeline(
@@ -285,11 +297,11 @@ def source_excerpt(f, max_lines: int = 6, width: int = 52) -> tuple[str, ...]:
     node = tree.body[0]
     lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
     if getattr(f, "__name__", "") == "<lambda>" and len(lambdas) == 1:
-        lines = ast.get_source_segment(source, lambdas[0]).splitlines()
+        lines = (ast.get_source_segment(source, lambdas[0]) or "").splitlines()
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         first = node.body[0]
-        has_doc = isinstance(first, ast.Expr) and isinstance(
-            getattr(first, "value", None), ast.Constant) and isinstance(first.value.value, str)
+        has_doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                   and isinstance(first.value.value, str))
         body_start = (first.end_lineno if has_doc else first.lineno - 1)
         lines = lines[node.lineno - 1:node.body[0].lineno - 1][:1] + lines[body_start:]
     lines = [line for line in lines if line.strip()]
