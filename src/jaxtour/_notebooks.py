@@ -15,8 +15,8 @@ def find_notebooks(folder: str | os.PathLike = "notebooks") -> list[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(
-            f"No lessons folder at {folder.resolve()}: run jaxtour from the repository root "
-            "or pass --notebooks DIR."
+            f"No lessons folder at {folder.resolve()}: pass --notebooks DIR (a folder of "
+            "NN_topic.py lessons), or leave it out to use the lessons that came with jaxtour."
         )
     return sorted(folder.glob(LESSON_GLOB))
 
