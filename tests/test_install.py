@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -98,7 +99,7 @@ def full(bare) -> dict:
     """The same venv after the README's laptop line (from the wheel, not an index)."""
     line = README_LAPTOP_LINE.replace('"jaxtour[notebook]"',
                                       f'"jaxtour[notebook] @ {bare["wheel"].as_uri()}"')
-    _ok(_run([*bare["pip"], *line.split()[1:]], bare["top"], bare["env"]))
+    _ok(_run([*bare["pip"], *shlex.split(line)[1:]], bare["top"], bare["env"]))
     work = bare["top"] / "user"
     work.mkdir()
     return {**bare, "work": work}
