@@ -71,6 +71,8 @@ def _require_extras(step_names: list[str]) -> None:
     if "notebooks" in step_names:
         _extras.require("jaxtour tour (executing the lessons)",
                         _extras.NOTEBOOK_TOOLS + _extras.LESSON_IMPORTS)
+    if "exercises" in step_names:
+        _extras.require("jaxtour tour (the student notebooks)", ("jupytext", "nbformat"))
     if "slides" in step_names:
         _extras.require("jaxtour tour (building the decks)", _extras.DECK_TOOLS)
 

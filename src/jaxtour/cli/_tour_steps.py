@@ -51,7 +51,7 @@ def lesson_sources(args: argparse.Namespace, build_dir: Path) -> tuple[list[Path
         tqdm.write(f"  no ./notebooks here: using the {len(copied)} lessons that came with "
                    f"jaxtour (copied to {build_dir / 'lessons'})")
         return copied, copied
-    return _notebooks.find_notebooks(folder or "notebooks"), []
+    return _notebooks.find_notebooks(folder), []
 
 
 def execute_notebooks(args: argparse.Namespace, build_dir: Path) -> list[Path]:
