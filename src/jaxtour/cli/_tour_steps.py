@@ -50,7 +50,7 @@ def lesson_sources(args: argparse.Namespace, build_dir: Path) -> tuple[list[Path
         copied = copy_lessons(build_dir / "lessons", ("[0-9][0-9]_*.py",))
         tqdm.write(f"  no ./notebooks here: using the {len(copied)} lessons that came with "
                    f"jaxtour (copied to {build_dir / 'lessons'})")
-        return copied, copied
+        return copied, list(copied)  # two lists: the caller extends the second
     return _notebooks.find_notebooks(folder), []
 
 
