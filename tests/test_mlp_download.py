@@ -111,11 +111,12 @@ def test_a_live_downloads_part_file_is_left_alone(tmp_path):
     dead = tmp_path / ".t10k-labels-idx1-ubyte.gz.def.part"
     part.write_bytes(b"partial")
     dead.write_bytes(b"left by a killed run")
+    (tmp_path / ".notes.part").write_text("not a download of ours")
     with open(part, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # as a download in progress holds it
         assert not _abandoned(part)
         assert remove_leftovers(tmp_path) == [dead]
-    assert part.exists() and not dead.exists()
+    assert part.exists() and not dead.exists() and (tmp_path / ".notes.part").exists()
     assert remove_leftovers(tmp_path) == [part]
 
 

@@ -116,7 +116,8 @@ def check_writable(folder: Path) -> None:
 def remove_leftovers(folder: Path) -> list[Path]:
     """Delete the ``.part`` files of downloads that were killed; return what went."""
     removed = []
-    for part in sorted(folder.glob(".*.part")) if folder.is_dir() else []:
+    parts = [p for f in FILES for p in folder.glob(f".{f.name}.*.part")] if folder.is_dir() else []
+    for part in sorted(parts):
         try:
             if _abandoned(part):
                 part.unlink()
