@@ -24,8 +24,9 @@ HAVE_MNIST = all((SHARED / n).is_file() for n in NAMES)
 #   truncating   promises the whole file, sends a third, hangs up
 #   trickle      promises the whole file, sends one byte every `interval` seconds
 #   stall        reads the request and never answers
+#   slow-headers answers one byte of its status line every `interval` seconds
 #   slow         sends 64 KiB every `interval` seconds
-MODES = ("good", "wrong-bytes", "truncating", "trickle", "stall", "slow")
+MODES = ("good", "wrong-bytes", "truncating", "trickle", "stall", "slow", "slow-headers")
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -40,6 +41,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return super().do_GET()
         if self.mode == "stall":
             self.stop.wait()
+            return None
+        if self.mode == "slow-headers":
+            for byte in b"HTTP/1.0 200 OK\r\nX-Padding: " + b"x" * 10_000:
+                if self.stop.wait(self.interval):
+                    return None
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:
+                    return None
             return None
         data = Path(self.translate_path(self.path)).read_bytes()
         body = {"wrong-bytes": bytes(len(data)), "truncating": data[: len(data) // 3]}

@@ -46,6 +46,19 @@ def test_trickling_mirror_gives_up_within_the_budget(tmp_path, mirrors):
     assert _parts(folder) == []
 
 
+def test_mirror_trickling_its_headers_is_cut_at_the_files_deadline(tmp_path, mirrors):
+    folder = tmp_path / "data"
+    # A deadline of 2 s + 9912422 B / 2 MB/s = 7 s for the first file; each byte resets
+    # the 1 s stall clock, so only the overall deadline can stop this mirror.
+    budget = {"stall_s": 1.0, "grace_s": 2.0, "min_rate": 2_000_000.0}
+    slow = mirrors.start("slow-headers", interval=0.3)
+    result, seconds = load_in_process(folder, [slow], timeout=60, **budget)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "train-images-idx3-ubyte.gz: too slow: 0 of 9912422 bytes in 7 s" in result.stderr
+    assert seconds < 30
+    assert _parts(folder) == []
+
+
 @pytest.mark.slow
 def test_trickling_mirror_gives_up_within_150_s_at_the_defaults(tmp_path, mirrors):
     folder = tmp_path / "data"

@@ -14,9 +14,10 @@ import sys
 import tempfile
 import time
 import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from jaxtour.mlp._http import Deadline
 
 try:  # POSIX: a live download holds a lock on its .part file; a dead one's lock is gone.
     import fcntl
@@ -201,18 +202,25 @@ def _reason(err: BaseException) -> str:
 
 def _download_verified(url: str, dest: Path, spec: MnistFile, mirrors: Mirrors) -> Path:
     """Stream `url` to a locked temporary file beside `dest`; rename once the SHA-256 holds."""
+    budget = mirrors.budget
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out:
+        with os.fdopen(fd, "wb") as out, Deadline(budget.deadline(spec.size)) as deadline:
             if fcntl is not None:
                 fcntl.flock(out, fcntl.LOCK_EX)
             try:
-                resp = urllib.request.urlopen(url, timeout=mirrors.budget.stall_s)
+                with deadline.open(url, timeout=budget.stall_s) as resp:
+                    digest = _copy_within_budget(resp, out, spec, mirrors)
             except TimeoutError as err:
-                raise TimeoutError(f"{mirrors.budget.stall_s:g} s") from err
-            with resp:
-                digest = _copy_within_budget(resp, out, spec, mirrors)
+                got = f" after {out.tell()} bytes" if out.tell() else ""
+                raise TimeoutError(f"{budget.stall_s:g} s{got}") from err
+            except (OSError, http.client.HTTPException) as err:
+                if deadline.expired:  # cut at the deadline: say so, not what the cut looked like
+                    raise _too_slow(out.tell(), deadline.seconds, spec, budget) from err
+                raise
+            if deadline.expired:
+                raise _too_slow(out.tell(), deadline.seconds, spec, budget)
             if out.tell() != spec.size or digest != spec.sha256:
                 raise ChecksumError(
                     f"served {out.tell()} bytes with SHA-256 {digest[:16]}…, "
@@ -233,25 +241,21 @@ def _copy_within_budget(resp, out, spec: MnistFile, mirrors: Mirrors) -> str:
     digest = hashlib.sha256()
     with tqdm(total=spec.size, unit="B", unit_scale=True, desc=spec.name,
               disable=not mirrors.progress, leave=False) as bar:
-        while True:
-            try:
-                chunk = resp.read1(_CHUNK)  # whatever has arrived, not a full 64 KiB
-            except TimeoutError as err:
-                raise TimeoutError(f"{budget.stall_s:g} s after {out.tell()} bytes") from err
-            if not chunk:
-                return digest.hexdigest()
+        while chunk := resp.read1(_CHUNK):  # whatever has arrived, not a full 64 KiB
             if out.tell() + len(chunk) > spec.size:
                 raise ChecksumError(f"served more than the published {spec.size} bytes")
             out.write(chunk)
             digest.update(chunk)
             bar.update(len(chunk))
-            _check_rate(out.tell(), time.monotonic() - start, spec, budget)
+            elapsed = time.monotonic() - start
+            if elapsed > budget.grace_s + out.tell() / budget.min_rate:
+                raise _too_slow(out.tell(), elapsed, spec, budget)
+    return digest.hexdigest()
 
 
-def _check_rate(received: int, elapsed: float, spec: MnistFile, budget: Budget) -> None:
-    if elapsed > budget.grace_s + received / budget.min_rate:
-        raise TooSlowError(
-            f"too slow: {received} of {spec.size} bytes in {elapsed:.0f} s; a mirror must "
-            f"send at least {budget.min_rate / 1000:g} kB/s after the first "
-            f"{budget.grace_s:g} s ({budget.deadline(spec.size):.0f} s for this file)"
-        )
+def _too_slow(received: int, elapsed: float, spec: MnistFile, budget: Budget) -> TooSlowError:
+    return TooSlowError(
+        f"too slow: {received} of {spec.size} bytes in {elapsed:.0f} s; a mirror must "
+        f"send at least {budget.min_rate / 1000:g} kB/s after the first "
+        f"{budget.grace_s:g} s ({budget.deadline(spec.size):.0f} s for this file)"
+    )
