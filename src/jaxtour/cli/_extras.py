@@ -86,7 +86,8 @@ def _requirements() -> list[str]:
 
 
 def _name(line: str) -> str:
-    return re.match(r"\s*([A-Za-z0-9._-]+)", line).group(1)
+    found = re.match(r"\s*([A-Za-z0-9._-]+)", line)
+    return found.group(1) if found else line.strip()
 
 
 def _extra(line: str) -> str | None:

@@ -16,9 +16,11 @@ import time
 import urllib.error
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from jaxtour.mlp._http import Deadline
 
+fcntl: ModuleType | None
 try:  # POSIX: a live download holds a lock on its .part file; a dead one's lock is gone.
     import fcntl
 except ImportError:  # pragma: no cover - Windows: leftovers are judged by their age
