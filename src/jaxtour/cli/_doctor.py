@@ -1,4 +1,4 @@
-"""`jaxtour doctor`: what JAX, which devices, which renderer, where MNIST is."""
+"""`jaxtour doctor`: what JAX, which devices, which renderer, which extras, where MNIST is."""
 
 from __future__ import annotations
 
@@ -36,7 +36,20 @@ def report(data_dir: str | None = None) -> list[tuple[str, str]]:
     ]
     rows += [(f"device {d.id}", f"{d.platform}: {d.device_kind}") for d in jax.devices()]
     rows.append(("graphviz renderer", _render.describe()))
+    rows += _extra_rows()
     rows += _mnist_rows(data_dir)
+    return rows
+
+
+def _extra_rows() -> list[tuple[str, str]]:
+    """One row per extra: present, or which packages are missing and the pip line."""
+    from jaxtour.cli import _extras
+
+    rows = []
+    for extra in _extras.EXTRAS:
+        missing = _extras.missing_packages(extra)
+        rows.append((f"extra {extra}", "present" if not missing else
+                     f"missing {', '.join(missing)}: {_extras.install_line(extra)}"))
     return rows
 
 
