@@ -252,3 +252,11 @@ def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeyp
     (tmp_path / "notebooks" / "00_mine.py").write_text("# %%\n")
     assert _tour_steps.lesson_sources(argparse.Namespace(notebooks=None), tmp_path) == (
         [Path("notebooks/00_mine.py")], [])
+
+
+def test_doctor_warns_about_a_jax_older_than_supported():
+    from jaxtour.cli._doctor import jax_status
+
+    assert jax_status("0.10.2") == "0.10.2" and jax_status("0.12.0.1") == "0.12.0.1"
+    warning = jax_status("0.9.2")
+    assert warning.startswith("0.9.2 - older than 0.10") and 'pip install -U "jax>=0.10"' in warning
