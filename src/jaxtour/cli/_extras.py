@@ -12,7 +12,8 @@ EXTRAS = ("lessons", "notebook", "test")
 # What executing lessons or building decks imports (import names), all in the notebook extra.
 NOTEBOOK_TOOLS = ("jupytext", "nbformat", "nbconvert", "nbclient", "ipykernel")
 DECK_TOOLS = ("jupytext", "nbformat", "nbconvert")
-LESSON_IMPORTS = ("optax", "flax", "orbax", "grain")  # what the lessons import beyond jaxtour's own dependencies
+# What the lessons import beyond jaxtour's own dependencies.
+LESSON_IMPORTS = ("optax", "flax", "orbax", "grain")
 
 # Used only when neither a checkout's pyproject.toml nor installed metadata declares the extra.
 _FALLBACK = {
