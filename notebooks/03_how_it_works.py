@@ -449,7 +449,7 @@ def ex_leaky_relu(x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_leaky_relu(x):  # noqa: F811
+def ex_leaky_relu(x):
     return jnp.where(x > 0, x, 0.1 * x)
 
 
@@ -644,7 +644,7 @@ def ex_fewer_kernels():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_fewer_kernels():  # noqa: F811
+def ex_fewer_kernels():
     return ("program_a", "sort")
 
 

@@ -264,7 +264,7 @@ def ex_per_example_losses(loss, w, b, xs, ts):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_per_example_losses(loss, w, b, xs, ts):  # noqa: F811
+def ex_per_example_losses(loss, w, b, xs, ts):
     return jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, ts)
 
 
@@ -510,7 +510,7 @@ def ex_count_scans():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_count_scans():  # noqa: F811
+def ex_count_scans():
     return (1, 2)
 
 
@@ -684,7 +684,7 @@ def ex_cumulative_product(xs):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_cumulative_product(xs):  # noqa: F811
+def ex_cumulative_product(xs):
     def step(product, x):
         product = product * x
         return product, product

@@ -271,7 +271,7 @@ def ex_optax_step(loss_fn, optimiser, params, opt_state, x, y):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_optax_step(loss_fn, optimiser, params, opt_state, x, y):  # noqa: F811 (the solution replaces the stub)
+def ex_optax_step(loss_fn, optimiser, params, opt_state, x, y):
     value, grads = jax.value_and_grad(loss_fn)(params, x, y)
     updates, opt_state = optimiser.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, value
@@ -362,7 +362,7 @@ def ex_nnx_forward(weights, x):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_nnx_forward(weights, x):  # noqa: F811 (the solution replaces the stub)
+def ex_nnx_forward(weights, x):
     for name in ("hidden1", "hidden2"):
         x = jax.nn.relu(x @ weights[name]["kernel"] + weights[name]["bias"])
     return x @ weights["output"]["kernel"] + weights["output"]["bias"]
@@ -512,7 +512,7 @@ def ex_read_the_jaxpr():
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_read_the_jaxpr():  # noqa: F811 (the solution replaces the stub)
+def ex_read_the_jaxpr():
     return {"dot_general": 3, "weights": 6}
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
