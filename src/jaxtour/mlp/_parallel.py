@@ -5,8 +5,8 @@ the params (and the momentum) replicated on every device; each batch split along
 axis. `jax.jit` compiles one program for all of them and XLA inserts the all-reduce
 that adds the devices' gradients. The mesh axis is `AxisType.Auto` (JAX's "Auto"
 sharding mode): the shardings of the arguments are given to `jax.jit`, and the
-compiler's propagation picks those of every intermediate. `psum_update` is the same step written by hand
-with `jax.shard_map` and an explicit `jax.lax.psum`.
+compiler's propagation picks those of every intermediate. `psum_update` is the same
+step written by hand with `jax.shard_map` and an explicit `jax.lax.psum`.
 
 A global batch must split evenly: `batch_size` a multiple of the device count, or
 a `ValueError` naming the nearest sizes that do (no silent adjustment, so the
