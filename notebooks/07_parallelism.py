@@ -64,6 +64,7 @@ from jax.sharding import PartitionSpec as P
 
 import jaxtour
 from jaxtour import mlp, paths
+from jaxtour.exercises import check
 from jaxtour.viz import draw_hlo, draw_sharding
 
 print(jaxtour.describe_devices())
@@ -667,3 +668,104 @@ assert jax.process_count() == 1 and jax.process_index() == 0
 # arguments). `jax.local_devices()` lists this host's devices; a mesh over `jax.devices()`
 # spans the machines. Each process loads only its own part of the data and hands it over
 # with `jax.make_array_from_process_local_data`. Here there is one process.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: shard a batch
+#
+# Write `ex_batch_sharding(mesh)`: the `NamedSharding` that splits a batch of images
+# `f32[B, 784]` over the mesh axis `"batch"`, one slice of whole images per device.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_batch_sharding(mesh):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_batch_sharding(mesh):  # noqa: F811 (the solution replaces the stub)
+    return NamedSharding(mesh, P("batch"))
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>A <code>PartitionSpec</code> has one entry per
+# dimension of the array: the mesh axis that dimension is split over.</details>
+#
+# <details><summary>Hint 2</summary>Dimension 0 holds the images; dimension 1, the
+# pixels, stays whole.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_batch_sharding)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_batch_sharding, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: a global mean in `shard_map`
+#
+# Write `ex_global_mean(x)`, the code of **one** device: `x` is its slice of a vector
+# split over `"batch"`; return the mean of the **whole** vector, the same on every device.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_global_mean(x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_global_mean(x):  # noqa: F811 (the solution replaces the stub)
+    return jax.lax.psum(jnp.sum(x), "batch") / jax.lax.psum(x.size, "batch")
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary><code>jax.lax.psum(v, "batch")</code> adds up
+# <code>v</code> over the devices and gives every device the total.</details>
+#
+# <details><summary>Hint 2</summary>The mean of slices' means is right only when you
+# divide by the number of devices: <code>jax.lax.psum(1, "batch")</code> counts them.
+# </details>
+
+# %% slideshow={"slide_type": "skip"}
+# try it on the mesh of this lesson, then check it
+print(jax.jit(jax.shard_map(ex_global_mean, mesh=batch_mesh, in_specs=P("batch"),
+                            out_specs=P()))(jnp.arange(4.0 * n)))
+check(ex_global_mean)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_global_mean, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read the all-reduces off the drawing
+#
+# Draw the data-parallel step's program:
+# `draw_hlo(auto_update, max_depth=0)(params, images, labels, velocity)`.
+# How many all-reduces does it hold for the six gradients and the loss? Write
+# `ex_count_all_reduces()` returning that number.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_count_all_reduces():
+    ...  # your answer here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_count_all_reduces():  # noqa: F811 (the solution replaces the stub)
+    return 1  # one red box: XLA combines the six gradients and the loss
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Collectives are the red boxes, between the backward
+# pass and the update.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_count_all_reduces)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_count_all_reduces, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## In this notebook we:
+#
+# - said which devices we ran on: real accelerators, or 8 simulated CPU devices;
+# - drew arrays sharded over a mesh, and read their sharding off `jax.typeof`;
+# - ran the MLP step in the three modes: Auto (`jit` shardings), Explicit (types,
+#   `reshard`), Manual (`shard_map`, `psum`), each with one all-reduce;
+# - saw that a `psum` without `pcast` gives `n` times the gradient;
+# - split the model too, on a 2-D mesh, and counted what that costs;
+# - trained on every device, following the single-device run.
