@@ -67,6 +67,7 @@ from jaxtour import mlp, paths
 from jaxtour.exercises import check
 from jaxtour.viz import draw_hlo, draw_sharding
 
+# %matplotlib inline
 print(jaxtour.describe_devices())
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
@@ -121,15 +122,15 @@ else:
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## SPMD: a single program, multiple data
 #
-# JAX compiles **one** program; every device runs it on **its own slice** of the data.
-# Where the maths needs other devices' data, the program holds a **collective**, such as
-# an **all-reduce** (each device gives a value, every device gets the sum).
+# **One** program; every device runs it on **its own slice** of the data. Where it needs
+# other devices' data, it holds a **collective**, e.g. an **all-reduce** (every device
+# gets the sum of all devices' values).
 #
-# | mode | you write | shardings of intermediates | collectives |
+# | mode | you write | intermediates' shardings | collectives |
 # |---|---|---|---|
-# | Auto | global code, `jit` in/out shardings | the compiler picks | compiler |
-# | Explicit | global code | in the types, `jax.typeof` | compiler |
-# | Manual | `shard_map`: one device's code | yours | you (`psum`) |
+# | Auto | global code, `jit` shardings | compiler picks | compiler |
+# | Explicit | global code | in the types | compiler |
+# | Manual | one device's code (`shard_map`) | yours | you |
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # These are the three modes of JAX's guide "Distributed arrays and automatic
@@ -249,12 +250,14 @@ with jax.set_mesh(mesh):
 # **unchanged**; only `jax.jit` learns where things live, on a 1-D mesh with one Auto
 # axis, `batch` (`mlp.data_mesh`).
 
-# %%
+# %% slideshow={"slide_type": "skip"}
+# The MNIST MLP of lesson 05 and a batch of 16 real images per device.
 data = mlp.load_mnist(progress=False)
 images, labels = mlp.example_batch(16 * n, data)  # f32[16n, 784], i32[16n]
 params = mlp.init_params(jax.random.key(0))
 velocity = jax.tree.map(jnp.zeros_like, params)
 
+# %%
 batch_mesh = mlp.data_mesh(devices)  # axis "batch", AxisType.Auto
 rep, split = NamedSharding(batch_mesh, P()), NamedSharding(batch_mesh, P("batch"))
 auto_update = jax.jit(mlp.update, in_shardings=(rep, split, split, rep),
@@ -290,20 +293,33 @@ assert auto_params["hidden1"]["w"].sharding.is_fully_replicated
 draw_sharding(jax.device_put(images, split))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The program one device runs
-#
-# Its inputs are per-device slices (`f32[16,784]`); the all-reduce, in red, joins the
-# gradients between the backward pass and the update.
+# ### The program one device runs (a one-layer model)
 
-# %%
+# %% tags=["hide-input"]
+def sgd_step(w, x, y):  # one layer: its program fits a slide
+    grad = jax.grad(lambda w: jnp.mean((x @ w - y) ** 2))(w)
+    return w - 0.1 * grad
+
+
+small_step = jax.jit(sgd_step, in_shardings=(rep, split, split), out_shardings=rep)
+small_picture = draw_hlo(small_step, max_depth=0, edge_labels=False)(
+    jnp.zeros((784, 10)), images, jnp.zeros((16 * n, 10)))
+small_picture
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Each device's inputs are its slices (`x` is `f32[16,784]`); the all-reduce, in red,
+# adds the devices' gradients before the update. The MLP's own program, in the next (notebook-only) cell, has the same shape with more
+# boxes: per-device inputs, the forward and backward passes as fusions, then one
+# all-reduce carrying all six gradients and the loss, then the update. `max_depth=0`
+# keeps each fusion closed, one box.
+
+# %% slideshow={"slide_type": "skip"}
 hlo_picture = draw_hlo(auto_update, max_depth=0)(params, images, labels, velocity)
 hlo_picture
 
 # %% tags=["check"] jupyter={"source_hidden": true}
+assert "1 collective" in small_picture.title and "f32[16,784]" in small_picture.source
 assert "1 collective" in hlo_picture.title
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# `max_depth=0` keeps each fusion closed, one box, so the picture fits a slide.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The same step in Explicit mode
@@ -453,12 +469,18 @@ def mean_grad(params, x, y, *, cast):
     return jax.tree.map(lambda g: jax.lax.psum(g, "batch") / n, grads)
 
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### ... in numbers
+#
+# The output layer's gradient, against the true one (`jax.grad` on the whole batch):
+
+# %%
 reference = jax.jit(jax.grad(mlp.loss))(params, images, labels)
 grads, ratio = {}, {}
 for cast in (True, False):
-    grads[cast] = jax.jit(jax.shard_map(functools.partial(mean_grad, cast=cast),
-        mesh=batch_mesh, in_specs=(P(), P("batch"), P("batch")), out_specs=P()))(
-        params, images, labels)
+    step = jax.shard_map(functools.partial(mean_grad, cast=cast), mesh=batch_mesh,
+                         in_specs=(P(), P("batch"), P("batch")), out_specs=P())
+    grads[cast] = jax.jit(step)(params, images, labels)
     ratio[cast] = (np.linalg.norm(grads[cast]["output"]["w"])
                    / np.linalg.norm(reference["output"]["w"]))
     print(f"pcast={cast}: |gradient| / |true gradient| = {ratio[cast]:.2f}")
@@ -618,7 +640,7 @@ assert many.test_accuracy[-1] > 0.85
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The two loss curves
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(8, 3.5))
 ax.plot(one.batch_loss, lw=4, alpha=0.4, label=f"1 device ({one.device})")
 ax.plot(many.batch_loss, lw=1.2, color="black", label=f"{many.device}, data-parallel")
@@ -762,10 +784,9 @@ assert check(ex_count_all_reduces, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - said which devices we ran on: real accelerators, or 8 simulated CPU devices;
-# - drew arrays sharded over a mesh, and read their sharding off `jax.typeof`;
-# - ran the MLP step in the three modes: Auto (`jit` shardings), Explicit (types,
-#   `reshard`), Manual (`shard_map`, `psum`), each with one all-reduce;
-# - saw that a `psum` without `pcast` gives `n` times the gradient;
-# - split the model too, on a 2-D mesh, and counted what that costs;
+# - ran on real accelerators, or on 8 simulated CPU devices, and said which;
+# - drew sharded arrays and read their sharding off `jax.typeof`;
+# - ran the MLP step in three modes: Auto, Explicit, Manual: one all-reduce each;
+# - saw a `psum` without `pcast` give `n` times the gradient;
+# - split the model too, on a 2-D mesh, and counted its collectives;
 # - trained on every device, following the single-device run.
