@@ -308,8 +308,8 @@ small_picture
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Each device's inputs are its slices (`x` is `f32[16,784]`); the all-reduce, in red,
-# adds the devices' gradients before the update. The MLP's own program, in the next (notebook-only) cell, has the same shape with more
-# boxes: per-device inputs, the forward and backward passes as fusions, then one
+# adds the devices' gradients before the update. The MLP's own program, in the next
+# (notebook-only) cell, has the same shape with more boxes: per-device inputs, the forward and backward passes as fusions, then one
 # all-reduce carrying all six gradients and the loss, then the update. `max_depth=0`
 # keeps each fusion closed, one box.
 
