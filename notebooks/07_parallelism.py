@@ -309,9 +309,9 @@ small_picture
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Each device's inputs are its slices (`x` is `f32[16,784]`); the all-reduce, in red,
 # adds the devices' gradients before the update. The MLP's own program, in the next
-# (notebook-only) cell, has the same shape with more boxes: per-device inputs, the forward and backward passes as fusions, then one
-# all-reduce carrying all six gradients and the loss, then the update. `max_depth=0`
-# keeps each fusion closed, one box.
+# (notebook-only) cell, has the same shape with more boxes: per-device inputs, the
+# forward and backward passes as fusions, then one all-reduce carrying all six gradients
+# and the loss, then the update. `max_depth=0` keeps each fusion closed, one box.
 
 # %% slideshow={"slide_type": "skip"}
 hlo_picture = draw_hlo(auto_update, max_depth=0)(params, images, labels, velocity)
