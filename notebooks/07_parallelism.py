@@ -704,7 +704,7 @@ def ex_batch_sharding(mesh):
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
 def ex_batch_sharding(mesh):  # noqa: F811 (the solution replaces the stub)
-    return NamedSharding(mesh, P("batch"))
+    return jax.NamedSharding(mesh, jax.P("batch"))
 
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
@@ -731,6 +731,11 @@ def ex_global_mean(x):
     ...  # your code here
 
 
+# Try it on this lesson's mesh:
+# jax.shard_map(ex_global_mean, mesh=batch_mesh, in_specs=P("batch"), out_specs=P())(
+#     jnp.arange(4.0 * n))
+
+
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
 def ex_global_mean(x):  # noqa: F811 (the solution replaces the stub)
     return jax.lax.psum(jnp.sum(x), "batch") / jax.lax.psum(x.size, "batch")
@@ -745,9 +750,6 @@ def ex_global_mean(x):  # noqa: F811 (the solution replaces the stub)
 # </details>
 
 # %% slideshow={"slide_type": "skip"}
-# try it on the mesh of this lesson, then check it
-print(jax.jit(jax.shard_map(ex_global_mean, mesh=batch_mesh, in_specs=P("batch"),
-                            out_specs=P()))(jnp.arange(4.0 * n)))
 check(ex_global_mean)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
