@@ -490,14 +490,19 @@ for cast, factor in ((True, 1), (False, n)):  # every leaf, not only the one pri
     for g, r in zip(jax.tree.leaves(grads[cast]), jax.tree.leaves(reference), strict=True):
         np.testing.assert_allclose(g, factor * r, rtol=1e-4, atol=1e-6)
 np.testing.assert_allclose([ratio[True], ratio[False]], [1, n], rtol=1e-4)
+untracked = jax.jit(jax.shard_map(functools.partial(mean_grad, cast=False), mesh=batch_mesh,
+                                  in_specs=(P(), P("batch"), P("batch")), out_specs=P(),
+                                  check_vma=False))(params, images, labels)
+for g, r in zip(jax.tree.leaves(untracked), jax.tree.leaves(reference), strict=True):
+    np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6)  # no tracking: local, psum once
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # With 8 devices the second line reads 8.00: the gradient is 8 times too big, and SGD
 # with it would take steps 8 times too long. Either write `pcast` and your own `psum`
 # (explicit, as in `per_device`), or drop both and divide the implicit sum by `n`; never
-# the `psum` without the `pcast`. Before JAX tracked varying axes (`check_rep`, now
-# `check_vma`), a `shard_map` gradient was local and the `psum` was always needed, which
-# is why older code has it without a cast.
+# the `psum` without the `pcast`. With `jax.shard_map(..., check_vma=False)` JAX tracks
+# none of this: the gradient stays local, and the `psum` alone is right (the check cell
+# runs that too).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A 2-D mesh: data × model
