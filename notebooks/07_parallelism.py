@@ -97,6 +97,7 @@ if len(accelerators) > 1 and accelerators[0].platform != "cpu":
     print(f"{len(devices)} real devices: {devices[0].device_kind}")
 else:
     devices = jax.devices("cpu")
+    jax.config.update("jax_default_device", devices[0])  # new arrays on the CPU too
     found = ("no accelerator" if accelerators[0].platform == "cpu"
              else f"only {len(accelerators)} {accelerators[0].device_kind}")
     print(f"{len(devices)} simulated CPU devices ({found})")
@@ -113,7 +114,8 @@ else:
 # `jax.devices()` lists the devices of the default backend (a GPU first, then a TPU, then
 # the CPU). On a single device there is nothing to share, so the lesson says so and uses
 # the CPU backend, split by the set-up cell into 8 devices (`jax_num_cpu_devices`, the
-# same as `XLA_FLAGS=--xla_force_host_platform_device_count=8`). Simulated devices share
+# same as `XLA_FLAGS=--xla_force_host_platform_device_count=8`), and makes a CPU device
+# JAX's default, so arrays made without a device land there too. Simulated devices share
 # the CPU's cores: the programs, shardings and collectives are real, the speed-up is not.
 # Since September 2025 Colab's TPU runtime is a TPU v5e-1: one chip, which JAX sees as
 # one device. Kaggle's TPU v5e-8 and Cloud TPU VMs have 8 chips; there this lesson runs
@@ -226,15 +228,16 @@ assert jax.device_put(x, NamedSharding(mesh, P())).is_fully_replicated
 total = jax.jit(jnp.sum)
 with jax.set_mesh(mesh):
     print(jax.typeof(jnp.sin(x_sharded) * 2))
-    sum_sharded, sum_one = collectives(total, x_sharded), collectives(total, x)
+    sum_sharded = collectives(total, x_sharded)
+sum_one = collectives(total, x)
 print(sum_sharded, "- one device:", sum_one)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 with jax.set_mesh(mesh):
     assert jax.typeof(jnp.sin(x_sharded) * 2) == jax.typeof(x_sharded)
     assert sum(sum_sharded.values()) >= 1
-    assert not sum_one  # one device: no collective
     np.testing.assert_allclose(total(x_sharded), x.sum())
+assert not sum_one  # one device: no collective
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The compiled HLO's all-reduce lines carry `replica_groups`, which name the mesh axes the
