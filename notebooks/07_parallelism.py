@@ -270,6 +270,8 @@ print(count_dp)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert batch_mesh.axis_types == (AxisType.Auto,)
+# Auto mode: the layout is in `.sharding`, not in the type
+assert str(jax.typeof(jax.device_put(images, split))) == f"float32[{16 * n},784]"
 # XLA bundles every gradient (and the loss) into one all-reduce
 assert count_dp == {"all-reduce": 1}
 assert not collectives(jax.jit(mlp.update), params, images, labels, velocity)
@@ -371,15 +373,25 @@ with jax.set_mesh(explicit_mesh), contextlib.redirect_stdout(io.StringIO()) as p
     jax.jit(lambda *args: layer_types(*args)).trace(params_e, x_e, y_e)  # a fresh trace
 assert printed.getvalue().split() == [
     "hidden:", f"float32[{16 * n}@batch,512]", "grad", "w:", "float32[784,512]"]
+with jax.set_mesh(explicit_mesh):  # both contracting dimensions split: JAX asks
+    x_cols = jax.device_put(images, P(None, "batch"))
+    w_rows = jax.device_put(params["hidden1"]["w"], P("batch"))
+    try:
+        x_cols @ w_rows
+        ambiguity = ""
+    except Exception as err:  # its class is not public API: judged by name and message
+        ambiguity = f"{type(err).__name__}: {err}"
+assert ambiguity.startswith("ShardingTypeError") and "out_sharding" in ambiguity, ambiguity
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The hidden activations are split like the batch (`@batch`); the gradient of a
 # replicated weight is replicated, `float32[784,512]`: every device's images contributed
 # to it, so it is a sum over the devices, which the compiler implements with the
 # all-reduce we counted. JAX's documentation calls this "cotangent types are a function
-# of primal types". Where a sharding rule would be ambiguous (say, a matmul whose two
-# operands disagree), Explicit mode raises an error at trace time and asks you to choose,
-# with `jax.reshard` or an `out_sharding=` argument.
+# of primal types". Where a result's sharding would be ambiguous (a matmul whose two
+# contracting dimensions are both split: keep the partial sums split, or add them up?),
+# Explicit mode raises a `ShardingTypeError` at trace time and asks for `out_sharding=`
+# (the check cell tries it); `jax.reshard` changes a layout on purpose.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### `jax.reshard`: change a layout on purpose
