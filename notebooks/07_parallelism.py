@@ -723,7 +723,7 @@ def ex_batch_sharding(mesh):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_batch_sharding(mesh):  # noqa: F811 (the solution replaces the stub)
+def ex_batch_sharding(mesh):
     return jax.NamedSharding(mesh, jax.P("batch"))
 
 
@@ -757,7 +757,7 @@ def ex_global_mean(x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_global_mean(x):  # noqa: F811 (the solution replaces the stub)
+def ex_global_mean(x):
     return jax.lax.psum(jnp.sum(x), "batch") / jax.lax.psum(x.size, "batch")
 
 
@@ -789,7 +789,7 @@ def ex_count_all_reduces():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_count_all_reduces():  # noqa: F811 (the solution replaces the stub)
+def ex_count_all_reduces():
     return 1  # one red box: XLA combines the six gradients and the loss
 
 
