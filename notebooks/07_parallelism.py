@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -20,230 +20,406 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/07_parallelism.ipynb)
 #
-# A Colab TPU has 8 cores, a workstation may have several GPUs, a laptop has one CPU. JAX
-# runs the same program on all of them. You will see:
+# - **SPMD**, a **mesh** of devices, and **sharded arrays**, drawn;
+# - the MNIST MLP's step in JAX's three sharding modes: **Auto**, **Explicit**, **Manual**;
+# - why `shard_map` needs **`pcast`**, in numbers;
+# - a **2-D mesh** (data × model) and the collectives it costs;
+# - data-parallel training that follows the single-device run.
 #
-# - **SPMD** in plain words, and a **mesh**: the devices arranged in a grid with named axes;
-# - **sharded arrays**, drawn: which device holds which block;
-# - the MNIST MLP's training step made **data-parallel** by adding shardings to `jax.jit`,
-#   and the **all-reduce** XLA inserts, found in the compiled HLO;
-# - the same step written by hand with **`jax.shard_map`** and an explicit **`psum`**;
-# - **`pmap`**, the old way, side by side;
-# - training on every device following the single-device run: the same first steps,
-#   the same epoch losses and accuracy;
-# - where **several machines** (`jax.distributed.initialize`) take over.
-#
-# On a laptop the lesson simulates 8 CPU devices; on a TPU or several GPUs it uses them.
+# *About 40 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
-# Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
+# Set-up: install jaxtour where it is missing (Colab); ask for 8 simulated CPU devices.
 import importlib.util
 
 if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jax
 
-# Split the CPU into 8 simulated devices. This must happen before JAX computes anything;
-# it changes only the CPU backend, so a TPU's cores or your GPUs are used as they are.
+# Split the CPU into 8 simulated devices. This must happen before JAX computes anything
+# (the same as XLA_FLAGS=--xla_force_host_platform_device_count=8 before `import jax`).
+# It changes only the CPU backend: a TPU's chips or your GPUs are left as they are.
 try:
     jax.config.update("jax_num_cpu_devices", 8)
 except RuntimeError:
     print("JAX had already started: restart the kernel and run this cell first.")
+# Full float32 matmuls on every backend (a TPU's default is one bfloat16 pass, an Ampere
+# GPU's TF32), so that the sharded and single-device results agree to float32 rounding.
+jax.config.update("jax_default_matmul_precision", "highest")
 
-import jaxtour
+import collections
+import contextlib
+import functools
+import io
+import re
+import warnings
 
-print(jaxtour.describe_devices())
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## SPMD: a single program on multiple data
-#
-# JAX does not write one program per device. It compiles **one** program, and every
-# device runs it on **its own slice** of the data. Where the maths needs data from other
-# devices (a sum over the whole batch, say) the program holds a **collective**: an
-# operation all devices take part in, such as an **all-reduce**, which adds up one value
-# from each device and gives every device the total.
-#
-# You choose how arrays are split; who computes what follows. Three ways to say it:
-#
-# | | you write | collectives |
-# |---|---|---|
-# | `jax.jit` + shardings | single-device code, and where the data lives | XLA adds them |
-# | `jax.shard_map` | the code for one device and its slice | you write them (`psum`) |
-# | `jax.pmap` (old) | one device's code; a leading axis of size n | you write them |
-#
-# First, the devices. With several accelerators we use them; with one (a laptop, a
-# single-GPU Colab) we use the 8 simulated CPU devices, so there is something to share.
-
-# %%
 import jax.numpy as jnp
+import matplotlib.pyplot as plt
 import numpy as np
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-devices = jax.devices() if jax.device_count() > 1 else jax.devices("cpu")
-n = len(devices)
-print(f"{n} {devices[0].platform.upper()} devices:", devices)
-assert n > 1, "Only one device: restart the kernel and run the set-up cell first."
+import jaxtour
+from jaxtour import mlp, paths
+from jaxtour.exercises import check
+from jaxtour.viz import draw_hlo, draw_sharding
+
+# %matplotlib inline
+print(jaxtour.describe_devices())
+
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+# The collectives in a compiled program, by kind. A CPU runs each as one op; GPUs and
+# TPUs run it asynchronously, as a `-start` (the data leave) and a `-done` (the result
+# arrives): we count the starts, so each collective counts once on every backend.
+COLLECTIVE = re.compile(
+    r" (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
+
+
+def collectives(jitted, *args):
+    """{'all-reduce': 1, ...}: the collectives XLA put in `jitted`'s program for `args`."""
+    return collections.Counter(COLLECTIVE.findall(jitted.lower(*args).compile().as_text()))
+
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## A mesh: the devices in a grid, with names for its axes
+# ## Which devices this lesson runs on
+#
+# Several accelerators: we use them. One device (a laptop, one GPU, or **Colab's TPU
+# runtime: a v5e-1, one chip, one JAX device**): we use the 8 simulated CPU devices from
+# the set-up. Eight real TPU chips: a Kaggle TPU v5e-8 or a Cloud TPU VM.
+
+# %%
+accelerators = jax.devices()  # the default backend's devices: GPU, TPU or CPU
+if len(accelerators) > 1 and accelerators[0].platform != "cpu":
+    devices = accelerators
+    print(f"{len(devices)} real devices: {devices[0].device_kind}")
+else:
+    devices = jax.devices("cpu")
+    jax.config.update("jax_default_device", devices[0])  # new arrays on the CPU too
+    found = ("no accelerator" if accelerators[0].platform == "cpu"
+             else f"only {len(accelerators)} {accelerators[0].device_kind}")
+    print(f"{len(devices)} simulated CPU devices ({found})")
+n = len(devices)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert n > 1, "Only one device: restart the kernel and run the set-up cell first."
+if devices[0].platform == "cpu":  # simulated only when there is no second accelerator
+    assert accelerators[0].platform == "cpu" or len(accelerators) == 1
+else:
+    assert devices == accelerators
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.devices()` lists the devices of the default backend (a GPU first, then a TPU, then
+# the CPU). On a single device there is nothing to share, so the lesson says so and uses
+# the CPU backend, split by the set-up cell into 8 devices (`jax_num_cpu_devices`, the
+# same as `XLA_FLAGS=--xla_force_host_platform_device_count=8`), and makes a CPU device
+# JAX's default, so arrays made without a device land there too. Simulated devices share
+# the CPU's cores: the programs, shardings and collectives are real, the speed-up is not.
+# Since September 2025 Colab's TPU runtime is a TPU v5e-1: one chip, which JAX sees as
+# one device. Kaggle's TPU v5e-8 and Cloud TPU VMs have 8 chips; there this lesson runs
+# on the real devices, unchanged.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## SPMD: a single program, multiple data
+#
+# **One** program; every device runs it on **its own slice** of the data. Where it needs
+# other devices' data, it holds a **collective**, e.g. an **all-reduce** (every device
+# gets the sum of all devices' values).
+#
+# | mode | you write | intermediates' shardings | collectives |
+# |---|---|---|---|
+# | Auto | global code, `jit` shardings | compiler picks | compiler |
+# | Explicit | global code | in the types | compiler |
+# | Manual | one device's code (`shard_map`) | yours | you |
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# These are the three modes of JAX's guide "Distributed arrays and automatic
+# parallelization". In all three, XLA's SPMD partitioner turns the global program into
+# the per-device program and inserts the communication. They differ in who decides the
+# shardings of the arrays *inside* the program: in **Auto** mode the compiler's
+# propagation (GSPMD, or Shardy in newer JAX) picks them from the shardings you give the
+# inputs and outputs; in **Explicit** mode JAX computes them at trace time, op by op, and
+# they are part of each array's type; in **Manual** mode (`jax.shard_map`) your code sees
+# one device's block and you write the collectives. `jax.pmap`, the old way, appears at
+# the end as history.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A mesh: the devices in a grid, with named axes
 #
 # `jax.make_mesh` lays the devices out in a grid and names each axis. Names, not numbers,
-# are how we later say "split the batch along `x`". With 8 devices: 4 rows by 2 columns.
-# (`AxisType.Auto` lets the compiler decide how the devices communicate.)
+# are how we later say "split the batch along `x`". Since JAX 0.9 its axes are
+# **Explicit** by default.
 
 # %%
 rows = n // 2 if n % 2 == 0 else n
-mesh = jax.make_mesh((rows, n // rows), ("x", "y"), axis_types=(AxisType.Auto,) * 2,
-                     devices=devices)
+mesh = jax.make_mesh((rows, n // rows), ("x", "y"), devices=devices)
 print(mesh)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert dict(mesh.shape) == {"x": rows, "y": n // rows}
 assert mesh.size == n
+assert mesh.axis_types == (AxisType.Explicit,) * 2  # make_mesh's default since JAX 0.9
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## A sharded array, drawn
+# ## A sharded array: the sharding is in its type
 #
-# A `NamedSharding(mesh, P("x", "y"))` says: split dimension 0 along mesh axis `x`,
-# dimension 1 along `y`. `jax.device_put` moves the array there. It is still *one* array
-# to your code; each device holds one block of it, and `draw_sharding` shows which.
+# `P("x", "y")` splits dimension 0 along mesh axis `x`, dimension 1 along `y`. With an
+# Explicit mesh set (`jax.set_mesh`), `jax.typeof` shows it: `8@x` is a dimension of 8
+# split over `x`.
 
 # %%
-from jaxtour.viz import draw_sharding
-
 x = jnp.arange(2 * rows * 4.0).reshape(2 * rows, 4)  # f32[8, 4] with 8 devices
-x_sharded = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+with jax.set_mesh(mesh):  # the mesh a bare `P` refers to
+    x_sharded = jax.device_put(x, P("x", "y"))
+print(jax.typeof(x_sharded))
 
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert str(jax.typeof(x_sharded)) == f"float32[{2 * rows}@x,4@y]"
 block = (x.shape[0] // rows, x.shape[1] // (n // rows))
 for shard in x_sharded.addressable_shards:
     assert shard.data.shape == block
     np.testing.assert_array_equal(shard.data, x[shard.index])  # the block it claims to be
 assert {s.device for s in x_sharded.addressable_shards} == set(devices)  # one block each
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Which device holds which block
+
+# %%
 draw_sharding(x_sharded)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# It is still *one* array to your code. Each device holds one block; `draw_sharding`
+# reads the layout from `x.sharding` and colours each block by the device holding it.
+# `jax.set_mesh(mesh)` works as a global setting (as here) or as a `with` block.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Leave an axis out and the block is copied along it
 #
-# `P("x")` splits the rows along `x` and says nothing about `y`: each block is then
-# **replicated** on every device of its row of the mesh, drawn striped in their colours.
-# `P()` says nothing at all: every device holds the whole array. That is how the MLP's
-# parameters will live.
+# `P("x")` splits the rows along `x` and says nothing about `y`: each block is
+# **replicated** on the devices of its row of the mesh, drawn striped in their colours.
 
 # %%
-x_rows = jax.device_put(x, NamedSharding(mesh, P("x")))
+with jax.set_mesh(mesh):
+    x_rows = jax.device_put(x, P("x"))
+draw_sharding(x_rows)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 copies = {}
 for shard in x_rows.addressable_shards:
     copies.setdefault(str(shard.index), []).append(shard.device.id)
 assert len(copies) == rows and all(len(c) == n // rows for c in copies.values())
+assert str(jax.typeof(x_rows)) == f"float32[{2 * rows}@x,4]"
 assert jax.device_put(x, NamedSharding(mesh, P())).is_fully_replicated
-draw_sharding(x_rows)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `P()` says nothing at all: every device holds the whole array. That is how the MLP's
+# parameters will live.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Computing on sharded arrays
 #
-# Code written for one device runs unchanged. An elementwise operation needs no other
-# device's data: each device computes its own block, and the result keeps the layout.
-# A sum over the whole array does need them: each device adds up its block, then
-# **all-reduces** add the partial sums, here one along each mesh axis (`replica_groups`
-# names it: `axis_0` is `x`, `axis_1` is `y`). They are there in the compiled program.
+# Single-device code runs unchanged. `sin` needs no other device's data: the result keeps
+# the layout. A sum over everything does: each device adds its block, then
+# **all-reduces** add the partial sums. We find them in the compiled program.
 
 # %%
-y_sharded = jnp.sin(x_sharded) * 2
-assert y_sharded.sharding.spec == P("x", "y")
-
-import re
-
-# on CPU an all-reduce is one op; GPUs and TPUs run it asynchronously, as all-reduce-start
-# (the data leaves) and all-reduce-done (the sum arrives): we count the starts.
-ALL_REDUCE = re.compile(r" all-reduce(?:-start)?\(")
-
 total = jax.jit(jnp.sum)
-hlo = total.lower(x_sharded).compile().as_text()
-for line in hlo.splitlines():
-    if ALL_REDUCE.search(line):
-        print(line.strip().split(", use_global")[0])
-assert len(ALL_REDUCE.findall(hlo)) >= 1
-assert "all-reduce" not in total.lower(x).compile().as_text()  # one device: no collective
-np.testing.assert_allclose(total(x_sharded), x.sum())
+with jax.set_mesh(mesh):
+    print(jax.typeof(jnp.sin(x_sharded) * 2))
+    sum_sharded = collectives(total, x_sharded)
+sum_one = collectives(total, x)
+print(sum_sharded, "- one device:", sum_one)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+with jax.set_mesh(mesh):
+    assert jax.typeof(jnp.sin(x_sharded) * 2) == jax.typeof(x_sharded)
+    assert sum(sum_sharded.values()) >= 1
+    np.testing.assert_allclose(total(x_sharded), x.sum())
+assert not sum_one  # one device: no collective
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The compiled HLO's all-reduce lines carry `replica_groups`, which name the mesh axes the
+# sum runs over. A CPU runs an all-reduce as one op; GPUs and TPUs run it
+# asynchronously, as `all-reduce-start` and `all-reduce-done`. The set-up's
+# `collectives` counts each one once on every backend. How many all-reduces XLA uses
+# here (one over both axes, or one per axis) is its choice and may differ by backend.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## The data-parallel MLP step
+# ## The MLP step, data-parallel: Auto mode
 #
-# Data parallelism: every device holds the whole model and a slice of the batch. We use
-# a 1-D mesh with one axis, `batch` (`jaxtour.mlp.data_mesh`), the real MNIST images, and
-# the MNIST MLP of `jaxtour.mlp`. Each device gets `batch_size / n` images.
+# Every device holds the whole model and `1/n` of the batch. `mlp.update` is
+# **unchanged**; only `jax.jit` learns where things live, on a 1-D mesh with one Auto
+# axis, `batch` (`mlp.data_mesh`).
 
-# %%
-from jaxtour import mlp, paths
-
+# %% slideshow={"slide_type": "skip"}
+# The MNIST MLP of lesson 05 and a batch of 16 real images per device.
 data = mlp.load_mnist(progress=False)
-batch_mesh = mlp.data_mesh(devices)
-replicated = NamedSharding(batch_mesh, P())
-split = NamedSharding(batch_mesh, P("batch"))
-
 images, labels = mlp.example_batch(16 * n, data)  # f32[16n, 784], i32[16n]
 params = mlp.init_params(jax.random.key(0))
 velocity = jax.tree.map(jnp.zeros_like, params)
-images_split = jax.device_put(images, split)
-assert {s.data.shape for s in images_split.addressable_shards} == {(16, 784)}
-draw_sharding(images_split)
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# The step is `mlp.update`, **unchanged**. Only `jax.jit` learns where things live: the
-# params and the momentum replicated, the images and labels split along `batch`. The loss
-# is a mean over the whole batch, so its gradient needs every device's images; XLA sees
-# that and adds an all-reduce. Nothing else crosses between devices.
 
 # %%
-dp_update = jax.jit(mlp.update, in_shardings=(replicated, split, split, replicated),
-                    out_shardings=(replicated, replicated, replicated))
-compiled = dp_update.lower(params, images, labels, velocity).compile()
-hlo = compiled.as_text()
-all_reduces = [line.strip() for line in hlo.splitlines() if ALL_REDUCE.search(line)]
-print(f"{len(all_reduces)} all-reduce:", all_reduces[0][:110], "...")
-assert len(all_reduces) == 1  # XLA bundles every gradient (and the loss) into one
-assert "all-reduce" not in jax.jit(mlp.update).lower(params, images, labels, velocity) \
-    .compile().as_text()
+batch_mesh = mlp.data_mesh(devices)  # axis "batch", AxisType.Auto
+rep, split = NamedSharding(batch_mesh, P()), NamedSharding(batch_mesh, P("batch"))
+auto_update = jax.jit(mlp.update, in_shardings=(rep, split, split, rep),
+                      out_shardings=(rep, rep, rep))
+count_dp = collectives(auto_update, params, images, labels, velocity)
+print(count_dp)
 
-with jax.default_matmul_precision("highest"):  # float32 matmuls on TPU/GPU too
-    new_params, _, batch_loss = dp_update(params, images, labels, velocity)
-    one_params, _, one_loss = jax.jit(mlp.update)(params, images, labels, velocity)
-np.testing.assert_allclose(batch_loss, one_loss, rtol=1e-5)
-for a, b in zip(jax.tree.leaves(new_params), jax.tree.leaves(one_params), strict=True):
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert batch_mesh.axis_types == (AxisType.Auto,)
+# Auto mode: the layout is in `.sharding`, not in the type
+assert str(jax.typeof(jax.device_put(images, split))) == f"float32[{16 * n},784]"
+# XLA bundles every gradient (and the loss) into one all-reduce
+assert count_dp == {"all-reduce": 1}
+assert not collectives(jax.jit(mlp.update), params, images, labels, velocity)
+
+auto_params, _, auto_loss = auto_update(params, images, labels, velocity)
+one_params, _, one_loss = jax.jit(mlp.update)(params, images, labels, velocity)
+np.testing.assert_allclose(auto_loss, one_loss, rtol=1e-5)
+for a, b in zip(jax.tree.leaves(auto_params), jax.tree.leaves(one_params), strict=True):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-assert new_params["hidden1"]["w"].sharding.is_fully_replicated
+assert auto_params["hidden1"]["w"].sharding.is_fully_replicated
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The params and the momentum are replicated, the images and labels split along `batch`:
+# each device gets `16n / n = 16` images. The loss is a mean over the whole batch, so its
+# gradient needs every device's images: XLA sees that and adds one all-reduce, bundling
+# every gradient (and the loss) into it. Nothing else crosses between devices. In Auto
+# mode the compiler chose the shardings of everything in between, and `jax.typeof` of an
+# argument shows none (`float32[128,784]`): the layout lives in `x.sharding` only.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# The compiled program is the program **one** device runs: its inputs are per-device
-# slices (`f32[16,784]`, not the whole batch), and the all-reduce, in red, joins the
-# gradients between the backward pass and the update. (`max_depth=0` keeps each fusion
-# closed, one box, so the picture fits a slide.)
+# ### The batch, split over the devices
 
 # %%
-from jaxtour.viz import draw_hlo
+draw_sharding(jax.device_put(images, split))
 
-hlo_picture = draw_hlo(dp_update, max_depth=0)(params, images, labels, velocity)
-assert "1 collective" in hlo_picture.title
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The program one device runs (a one-layer model)
+
+# %% tags=["hide-input"]
+def sgd_step(w, x, y):  # one layer: its program fits a slide
+    grad = jax.grad(lambda w: jnp.mean((x @ w - y) ** 2))(w)
+    return w - 0.1 * grad
+
+
+small_step = jax.jit(sgd_step, in_shardings=(rep, split, split), out_shardings=rep)
+small_picture = draw_hlo(small_step, max_depth=0, edge_labels=False)(
+    jnp.zeros((784, 10)), images, jnp.zeros((16 * n, 10)))
+small_picture
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Each device's inputs are its slices (`x` is `f32[16,784]`); the all-reduce, in red,
+# adds the devices' gradients before the update. The MLP's own program, in the next
+# (notebook-only) cell, has the same shape with more boxes: per-device inputs, the
+# forward and backward passes as fusions, then one all-reduce carrying all six gradients
+# and the loss, then the update. `max_depth=0` keeps each fusion closed, one box.
+
+# %% slideshow={"slide_type": "skip"}
+hlo_picture = draw_hlo(auto_update, max_depth=0)(params, images, labels, velocity)
 hlo_picture
 
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert "1 collective" in small_picture.title and "f32[16,784]" in small_picture.source
+assert "1 collective" in hlo_picture.title
+
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## The same step by hand: `shard_map` and `psum`
+# ## The same step in Explicit mode
 #
-# `jax.shard_map` turns it around: you write what **one** device does with **its** slice
-# (`in_specs` say how arguments are split, `out_specs` how results are put together), and
-# you write the communication yourself. Each device takes the gradient of its own
-# slice's loss; `jax.lax.psum` adds the devices' gradients (the all-reduce); dividing by
-# `n` gives the mean over the whole batch, since the slices are equal.
+# Put the data on an Explicit mesh and `jax.jit(mlp.update)` needs no shardings: they
+# come with the arguments' types, and every intermediate has one too.
+
+# %%
+explicit_mesh = jax.make_mesh((n,), ("batch",), devices=devices)  # Explicit by default
+with jax.set_mesh(explicit_mesh):
+    x_e, y_e = jax.device_put((images, labels), P("batch"))
+    params_e, velocity_e = jax.device_put((params, velocity), P())
+    print("images:", jax.typeof(x_e), " w:", jax.typeof(params_e["hidden1"]["w"]))
+    explicit_update = jax.jit(mlp.update)
+    new_e, _, loss_e = explicit_update(params_e, x_e, y_e, velocity_e)
+print("new w:", jax.typeof(new_e["hidden1"]["w"]))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert explicit_mesh.axis_types == (AxisType.Explicit,)
+assert str(jax.typeof(x_e)) == f"float32[{16 * n}@batch,784]"
+assert str(jax.typeof(new_e["hidden1"]["w"])) == "float32[784,512]"  # replicated
+with jax.set_mesh(explicit_mesh):
+    assert collectives(explicit_update, params_e, x_e, y_e, velocity_e) == {"all-reduce": 1}
+np.testing.assert_allclose(loss_e, one_loss, rtol=1e-5)
+for a, b in zip(jax.tree.leaves(new_e), jax.tree.leaves(one_params), strict=True):
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Types inside the step
 #
-# `shard_map` tracks which values differ from device to device. The params arrive the
-# same everywhere; `pcast(..., to="varying")` says "from here on, this device's copy is
-# its own", so the gradient stays local until our `psum`.
+# `jax.typeof` works on traced values too: the shardings are known at trace time.
+
+# %%
+def layer_types(params, x, y):
+    hidden = jax.nn.relu(x @ params["hidden1"]["w"])
+    grads = jax.grad(mlp.loss)(params, x, y)
+    print("hidden:", jax.typeof(hidden), " grad w:", jax.typeof(grads["hidden1"]["w"]))
+    return grads
+
+
+with jax.set_mesh(explicit_mesh):
+    _ = jax.jit(layer_types).trace(params_e, x_e, y_e)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+with jax.set_mesh(explicit_mesh), contextlib.redirect_stdout(io.StringIO()) as printed:
+    jax.jit(lambda *args: layer_types(*args)).trace(params_e, x_e, y_e)  # a fresh trace
+assert printed.getvalue().split() == [
+    "hidden:", f"float32[{16 * n}@batch,512]", "grad", "w:", "float32[784,512]"]
+with jax.set_mesh(explicit_mesh):  # both contracting dimensions split: JAX asks
+    x_cols = jax.device_put(images, P(None, "batch"))
+    w_rows = jax.device_put(params["hidden1"]["w"], P("batch"))
+    try:
+        x_cols @ w_rows
+        ambiguity = ""
+    except Exception as err:  # its class is not public API: judged by name and message
+        ambiguity = f"{type(err).__name__}: {err}"
+assert ambiguity.startswith("ShardingTypeError") and "out_sharding" in ambiguity, ambiguity
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The hidden activations are split like the batch (`@batch`); the gradient of a
+# replicated weight is replicated, `float32[784,512]`: every device's images contributed
+# to it, so it is a sum over the devices, which the compiler implements with the
+# all-reduce we counted. JAX's documentation calls this "cotangent types are a function
+# of primal types". Where a result's sharding would be ambiguous (a matmul whose two
+# contracting dimensions are both split: keep the partial sums split, or add them up?),
+# Explicit mode raises a `ShardingTypeError` at trace time and asks for `out_sharding=`
+# (the check cell tries it); `jax.reshard` changes a layout on purpose.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### `jax.reshard`: change a layout on purpose
+#
+# In Explicit mode a layout changes only where you say so. `jax.reshard` gathers the
+# split images onto every device: an **all-gather**, written by you.
+
+# %%
+with jax.set_mesh(explicit_mesh):
+    gather = jax.jit(lambda a: jax.reshard(a, P()))
+    print(jax.typeof(x_e), "->", jax.typeof(gather(x_e)), collectives(gather, x_e))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+with jax.set_mesh(explicit_mesh):
+    gathered = gather(x_e)
+    assert "all-gather" in collectives(gather, x_e)
+assert str(jax.typeof(gathered)) == f"float32[{16 * n},784]" and gathered.is_fully_replicated
+np.testing.assert_array_equal(gathered, images)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Manual mode: `shard_map` and `psum`
+#
+# You write what **one** device does with **its** slice, and the communication yourself:
+# each device's gradient, added up by `lax.psum` (the all-reduce), divided by `n`.
 
 # %%
 def per_device(params, x, y, velocity, lr=mlp.LR, momentum=mlp.MOMENTUM):
-    """One device: x f32[batch / n, 784], its slice; params and velocity, whole."""
-    local = jax.lax.pcast(params, "batch", to="varying")
+    local = jax.lax.pcast(params, "batch", to="varying")  # see the next slides
     loss, grads = jax.value_and_grad(mlp.loss)(local, x, y)
     grads = jax.tree.map(lambda g: jax.lax.psum(g, "batch") / n, grads)  # all-reduce
     velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
@@ -251,102 +427,244 @@ def per_device(params, x, y, velocity, lr=mlp.LR, momentum=mlp.MOMENTUM):
     return params, velocity, jax.lax.psum(loss, "batch") / n
 
 
-sm_update = jax.jit(jax.shard_map(
+manual_update = jax.jit(jax.shard_map(
     per_device, mesh=batch_mesh,
     in_specs=(P(), P("batch"), P("batch"), P()), out_specs=(P(), P(), P())))
 
-with jax.default_matmul_precision("highest"):
-    sm_params, _, sm_loss = sm_update(params, images, labels, velocity)
+# %% tags=["check"] jupyter={"source_hidden": true}
+sm_params, _, sm_loss = manual_update(params, images, labels, velocity)
 np.testing.assert_allclose(sm_loss, one_loss, rtol=1e-5)
 for a, b in zip(jax.tree.leaves(sm_params), jax.tree.leaves(one_params), strict=True):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-sm_hlo = sm_update.lower(params, images, labels, velocity).compile().as_text()
-assert len(ALL_REDUCE.findall(sm_hlo)) == 1  # our psums, bundled into one all-reduce
-print("shard_map + psum: the same step, the same single all-reduce")
+# our psums, bundled into one all-reduce
+assert collectives(manual_update, params, images, labels, velocity) == {"all-reduce": 1}
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `in_specs` say how each argument is split, `out_specs` how the results are put
+# together. Inside, `x` is `f32[16,784]`, this device's slice. The result is the same
+# step as before, to float32 rounding, with the same single all-reduce in the compiled
+# program: XLA bundles our psums as it bundled its own.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### `shard_map` types say what varies between devices
+#
+# The params arrive the same on every device; `x` differs (`{V:batch}`, *varying*).
+# `pcast(..., to="varying")` makes this device's copy of the params its own.
+
+# %%
+def types_inside(params, x, y):
+    local = jax.lax.pcast(params, "batch", to="varying")
+    print("w:", jax.typeof(params["output"]["w"]), " x:", jax.typeof(x),
+          " after pcast:", jax.typeof(local["output"]["w"]))
+    return x
+
+
+_ = jax.jit(jax.shard_map(types_inside, mesh=batch_mesh, out_specs=P("batch"),
+                          in_specs=(P(), P("batch"), P("batch")))).trace(params, images, labels)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `shard_map` tracks, in each value's type, the mesh axes along which it varies from
+# device to device (its "vma"). An argument with `P()` is *invariant*: the same on every
+# device. When an invariant value meets a varying one, JAX inserts an implicit
+# `pcast(..., to="varying")`. What matters is the transpose: the transpose of that cast
+# is a `psum`. (`jax.lax.pvary`, deprecated in JAX 0.8.2, was the former name of
+# `pcast(..., to="varying")`.)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Without `pcast`, our `psum` counts every gradient `n` times
+#
+# Without the cast, `grad` with respect to invariant params **already** returns the sum
+# over devices. Our `psum` then sums `n` equal sums.
+
+# %%
+def mean_grad(params, x, y, *, cast):
+    if cast:
+        params = jax.lax.pcast(params, "batch", to="varying")
+    grads = jax.grad(mlp.loss)(params, x, y)
+    return jax.tree.map(lambda g: jax.lax.psum(g, "batch") / n, grads)
+
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### ... in numbers
+#
+# The output layer's gradient, against the true one (`jax.grad` on the whole batch):
+
+# %%
+reference = jax.jit(jax.grad(mlp.loss))(params, images, labels)
+grads, ratio = {}, {}
+for cast in (True, False):
+    step = jax.shard_map(functools.partial(mean_grad, cast=cast), mesh=batch_mesh,
+                         in_specs=(P(), P("batch"), P("batch")), out_specs=P())
+    grads[cast] = jax.jit(step)(params, images, labels)
+    ratio[cast] = (np.linalg.norm(grads[cast]["output"]["w"])
+                   / np.linalg.norm(reference["output"]["w"]))
+    print(f"pcast={cast}: |gradient| / |true gradient| = {ratio[cast]:.2f}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+for cast, factor in ((True, 1), (False, n)):  # every leaf, not only the one printed
+    for g, r in zip(jax.tree.leaves(grads[cast]), jax.tree.leaves(reference), strict=True):
+        np.testing.assert_allclose(g, factor * r, rtol=1e-4, atol=1e-6)
+np.testing.assert_allclose([ratio[True], ratio[False]], [1, n], rtol=1e-4)
+untracked = jax.jit(jax.shard_map(functools.partial(mean_grad, cast=False), mesh=batch_mesh,
+                                  in_specs=(P(), P("batch"), P("batch")), out_specs=P(),
+                                  check_vma=False))(params, images, labels)
+for g, r in zip(jax.tree.leaves(untracked), jax.tree.leaves(reference), strict=True):
+    np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6)  # no tracking: local, psum once
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# With 8 devices the second line reads 8.00: the gradient is 8 times too big, and SGD
+# with it would take steps 8 times too long. Either write `pcast` and your own `psum`
+# (explicit, as in `per_device`), or drop both and divide the implicit sum by `n`; never
+# the `psum` without the `pcast`. With `jax.shard_map(..., check_vma=False)` JAX tracks
+# none of this: the gradient stays local, and the `psum` alone is right (the check cell
+# runs that too).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A 2-D mesh: data × model
+#
+# Split the batch over `data` and every weight matrix's **columns** over `model`: each
+# device holds 1/`m` of the model. In Explicit mode the types show it.
+
+# %%
+m = 2 if n % 2 == 0 and n >= 4 else 1
+mesh_2d = jax.make_mesh((n // m, m), ("data", "model"), devices=devices)
+with jax.set_mesh(mesh_2d):
+    params_2d = jax.tree.map(lambda a: jax.device_put(a, P(*[None] * (a.ndim - 1), "model")),
+                             params)
+    velocity_2d = jax.tree.map(jnp.zeros_like, params_2d)
+    x_2d, y_2d = jax.device_put((images, labels), P("data"))
+    print("w:", jax.typeof(params_2d["hidden1"]["w"]),
+          " hidden:", jax.typeof(x_2d @ params_2d["hidden1"]["w"]))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert str(jax.typeof(params_2d["hidden1"]["w"])) == "float32[784,512@model]"
+with jax.set_mesh(mesh_2d):
+    assert str(jax.typeof(x_2d @ params_2d["hidden1"]["w"])) == \
+        f"float32[{16 * n}@data,512@model]"
+assert {s.data.shape for s in params_2d["hidden1"]["w"].addressable_shards} == {(784, 512 // m)}
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The first weight matrix, its columns over `model`
+
+# %%
+draw_sharding(params_2d["hidden1"]["w"])
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Each column block is replicated over the `data` axis (the devices of one column of the
+# mesh hold the same block), drawn striped. This is the simplest form of tensor (model)
+# parallelism: a weight too big for one device is split, at the price of more
+# communication, which the next slide counts.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The collectives a 2-D mesh costs
+#
+# The same `mlp.update`, jitted. Data parallelism needed one all-reduce; the model axis
+# adds collectives in the forward and backward passes.
+
+# %%
+with jax.set_mesh(mesh_2d):
+    update_2d = jax.jit(mlp.update)
+    count_2d = collectives(update_2d, params_2d, x_2d, y_2d, velocity_2d)
+print("data parallel:", dict(count_dp))
+print("data × model: ", dict(count_2d))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+with jax.set_mesh(mesh_2d):
+    new_2d, _, loss_2d = update_2d(params_2d, x_2d, y_2d, velocity_2d)
+np.testing.assert_allclose(loss_2d, one_loss, rtol=1e-5)
+for a, b in zip(jax.tree.leaves(new_2d), jax.tree.leaves(one_params), strict=True):
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+assert str(jax.typeof(new_2d["hidden2"]["w"])) == "float32[512,256@model]"
+if m > 1:  # the model axis costs communication beyond the gradients' all-reduce
+    assert sum(count_2d.values()) > 1 and count_2d["all-reduce"] >= 1
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# On this CPU with JAX 0.10 XLA uses all-gathers (the next layer needs every column of
+# the hidden activations) and several all-reduces (the gradients over `data`, the partial
+# products over `model`); the exact mix is the compiler's choice and differs between
+# backends and versions, which is why the check only asserts that the model axis costs
+# more than data parallelism's single all-reduce. Real models choose which axis to split
+# per layer (column, then row, as in Megatron-style layers) to need fewer collectives.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `pmap`: how it was done before
 #
-# Until 2023, data parallelism meant `jax.pmap`: the arrays carry a leading axis of
-# size *number of devices*, one slice per device, and a named axis for the collectives
-# (`pmean` = `psum / n`). It still runs, but since JAX 0.8 it is built on `jit` and
-# `shard_map`, is in maintenance mode, and new code should use the two above. Side by
-# side, the gradient step:
+# Until 2023 data parallelism meant `jax.pmap`: a leading axis of size *n*, one slice per
+# device. It still runs, built on `jit` and `shard_map` since JAX 0.8; new code uses
+# the modes above.
 #
 # ```python
-# # then: pmap                                   # now: shard_map
-# jax.pmap(step, axis_name="batch",              jax.shard_map(step, mesh=mesh,
-#          in_axes=(None, 0, 0))(                    in_specs=(P(), P("batch"), P("batch")),
-#     params, x.reshape(n, -1, 784),                 out_specs=P())(params, x, y)
-#     y.reshape(n, -1))
+# jax.pmap(step, axis_name="batch", in_axes=(None, 0, 0))(
+#     params, x.reshape(n, -1, 784), y.reshape(n, -1))
 # ```
 
-# %%
-import warnings
-
-
+# %% slideshow={"slide_type": "skip"}
 def pmap_grads(params, x, y):
     return jax.lax.pmean(jax.grad(mlp.loss)(params, x, y), "batch")
 
 
 if hasattr(jax, "pmap"):  # it may leave a future JAX; the cell then says so
-    with warnings.catch_warnings(record=True) as caught, \
-            jax.default_matmul_precision("highest"):
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         stacked = jax.pmap(pmap_grads, axis_name="batch", in_axes=(None, 0, 0),
                            devices=devices)(params, images.reshape(n, -1, 784),
                                             labels.reshape(n, -1))
         reference = jax.jit(jax.grad(mlp.loss))(params, images, labels)
     print("warnings:", [str(w.message)[:80] for w in caught] or "none")
+else:
+    print("This JAX has no jax.pmap any more: use jax.shard_map, as above.")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+if hasattr(jax, "pmap"):
     # one copy of the gradient per device, on a leading axis of size n
     assert stacked["output"]["w"].shape == (n, *params["output"]["w"].shape)
     for a, b in zip(jax.tree.leaves(stacked), jax.tree.leaves(reference), strict=True):
         np.testing.assert_allclose(a[0], b, rtol=1e-4, atol=1e-6)
-else:
-    print("This JAX has no jax.pmap any more: use jax.shard_map, as above.")
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `pmean` is `psum / n`. The `shard_map` equivalent of the call above is
+# `jax.shard_map(step, mesh=mesh, in_specs=(P(), P("batch"), P("batch")),
+# out_specs=P())(params, x, y)`: no reshaping, the mesh says where the data lives. `pmap`
+# is in maintenance mode; the notebook runs it once to show that it agrees.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Training on every device follows the run on one
 #
-# `mlp.train_data_parallel` is `mlp.train` with the step above: the same seed, the same
-# initial weights, the same shuffles, each batch split over the devices. The only
-# difference is the order in which float32 partial sums are added, so the first steps'
-# losses agree to float32 rounding. SGD then amplifies those rounding differences,
-# as it amplifies any small change, so late in a long run the two batch-loss curves part
-# ways while their epoch means and test accuracy stay together: two equally good runs.
-# A batch size must split evenly: 128 over 8 devices is 16 each.
+# `mlp.train_data_parallel` is `mlp.train` with the Auto step: the same seed, weights and
+# shuffles, each batch of 128 split over the devices.
 
 # %%
 n_train = 4096 if paths.quick() else 60_000
-epochs = 2 if paths.quick() else 3
 subset = data.subset(n_train, 2000)
-settings = dict(epochs=epochs, batch_size=128, seed=0, progress=False)
+settings = dict(epochs=2 if paths.quick() else 3, batch_size=128, seed=0, progress=False)
 
-with jax.default_matmul_precision("highest"):
-    _, one = mlp.train(subset, device=devices[0], **settings)
-    _, many = mlp.train_data_parallel(subset, devices=devices, **settings)
+_, one = mlp.train(subset, device=devices[0], **settings)
+_, many = mlp.train_data_parallel(subset, devices=devices, **settings)
+for run in (one, many):
+    print(f"{run.device}: accuracy {run.test_accuracy[-1]:.3f}, losses {np.round(run.loss, 4)}")
 
+# %% tags=["check"] jupyter={"source_hidden": true}
 first = 10  # steps before SGD has amplified the rounding differences
-gap = np.max(np.abs(np.array(many.batch_loss[:first]) - one.batch_loss[:first])
-             / np.array(one.batch_loss[:first]))
-print(f"1 device ({one.device}): test accuracy {one.test_accuracy[-1]:.3f}, "
-      f"epoch mean losses {np.round(one.loss, 4)}")
-print(f"{many.device}: test accuracy {many.test_accuracy[-1]:.3f}, "
-      f"epoch mean losses {np.round(many.loss, 4)}")
-print(f"largest relative difference in the first {first} batch losses: {gap:.1e}")
 np.testing.assert_allclose(many.batch_loss[:first], one.batch_loss[:first], rtol=1e-4)
 np.testing.assert_allclose(many.loss, one.loss, rtol=0.05)
 assert abs(many.test_accuracy[-1] - one.test_accuracy[-1]) < 0.01
 assert many.test_accuracy[-1] > 0.85
 
-# %%
-import matplotlib.pyplot as plt
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The only difference between the two runs is the order in which float32 partial sums
+# are added, so the first steps' losses agree to float32 rounding (the check asserts the
+# first 10 to 1e-4). SGD then amplifies those rounding differences, as it amplifies any
+# small change, so late in a long run the two batch-loss curves part ways while their
+# epoch means and test accuracy stay together: two equally good runs.
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The two loss curves
+
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(8, 3.5))
 ax.plot(one.batch_loss, lw=4, alpha=0.4, label=f"1 device ({one.device})")
 ax.plot(many.batch_loss, lw=1.2, color="black", label=f"{many.device}, data-parallel")
-ax.set(xlabel="step", ylabel="batch loss", yscale="log",
-       title="Data-parallel training follows the single-device trajectory")
+ax.set(xlabel="step", ylabel="batch loss", yscale="log")
 ax.legend()
 plt.show()
 
@@ -354,8 +672,7 @@ plt.show()
 # ### A batch that does not split
 #
 # Every device must get the same number of examples. Rather than silently change your
-# batch size (and with it the training), jaxtour stops and names the nearest sizes that
-# work.
+# batch size, jaxtour stops and names the nearest sizes that work.
 
 # %%
 message = ""
@@ -364,47 +681,134 @@ try:
 except ValueError as err:
     message = str(err)
 print(message)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert f"Use {8 * n} or {9 * n} (a multiple of {n})" in message
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### How fast?
-#
-# Simulated CPU devices share the same cores, so on a laptop 8 of them are not faster
-# than 1: there the point is the program, not the speed. `benchmarks/data_parallel.py`
-# measures steps per second for 1, 2, 4 and 8 simulated devices, each count in its own
-# process, and a GPU when there is one.
+# %% [markdown] slideshow={"slide_type": "notes"}
+# How fast? Simulated CPU devices share the same cores, so on a laptop 8 of them are not
+# faster than 1: there the point is the program, not the speed.
+# `benchmarks/data_parallel.py` measures steps per second for 1, 2, 4 and 8 simulated
+# devices, each count in its own process, and a GPU when there is one.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Beyond one machine
 #
-# Everything above used the devices of **one** process. A TPU pod slice or a GPU cluster
-# runs one Python process per host, and each starts with:
-#
-# ```python
-# jax.distributed.initialize()   # finds the other processes (TPU, SLURM, ... or given)
-# ```
-#
-# After that `jax.devices()` lists the devices of *every* host and `jax.local_devices()`
-# those of this one; a mesh over `jax.devices()` spans the machines, and the same `jit`
-# with shardings or `shard_map` runs unchanged, the all-reduce now crossing the network.
-# Each process loads only its own part of the data and hands it over with
-# `jax.make_array_from_process_local_data`. Here there is one process:
+# A TPU pod slice or a GPU cluster runs one Python process per host, each starting with
+# `jax.distributed.initialize()`. Then `jax.devices()` lists every host's devices, and
+# the same code runs unchanged, the collectives crossing the network.
 
 # %%
 print(f"process {jax.process_index()} of {jax.process_count()}, "
       f"{jax.local_device_count()} local devices")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert jax.process_count() == 1 and jax.process_index() == 0
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.distributed.initialize()` finds the other processes (on Cloud TPU, SLURM, or from
+# arguments). `jax.local_devices()` lists this host's devices; a mesh over `jax.devices()`
+# spans the machines. Each process loads only its own part of the data and hands it over
+# with `jax.make_array_from_process_local_data`. Here there is one process.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: shard a batch
+#
+# Write `ex_batch_sharding(mesh)`: the `NamedSharding` that splits a batch of images
+# `f32[B, 784]` over the mesh axis `"batch"`, one slice of whole images per device.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_batch_sharding(mesh):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_batch_sharding(mesh):
+    return jax.NamedSharding(mesh, jax.P("batch"))
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>A <code>PartitionSpec</code> has one entry per
+# dimension of the array: the mesh axis that dimension is split over.</details>
+#
+# <details><summary>Hint 2</summary>Dimension 0 holds the images; dimension 1, the
+# pixels, stays whole.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_batch_sharding)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_batch_sharding, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: a global mean in `shard_map`
+#
+# Write `ex_global_mean(x)`, the code of **one** device: `x` is its slice of a vector
+# split over `"batch"`; return the mean of the **whole** vector, the same on every device.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_global_mean(x):
+    ...  # your code here
+
+
+# Try it on this lesson's mesh:
+# jax.shard_map(ex_global_mean, mesh=batch_mesh, in_specs=P("batch"), out_specs=P())(
+#     jnp.arange(4.0 * n))
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_global_mean(x):
+    return jax.lax.psum(jnp.sum(x), "batch") / jax.lax.psum(x.size, "batch")
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary><code>jax.lax.psum(v, "batch")</code> adds up
+# <code>v</code> over the devices and gives every device the total.</details>
+#
+# <details><summary>Hint 2</summary>The mean of slices' means is right only when you
+# divide by the number of devices: <code>jax.lax.psum(1, "batch")</code> counts them.
+# </details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_global_mean)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_global_mean, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read the all-reduces off the drawing
+#
+# Draw the data-parallel step's program:
+# `draw_hlo(auto_update, max_depth=0)(params, images, labels, velocity)`.
+# How many all-reduces does it hold for the six gradients and the loss? Write
+# `ex_count_all_reduces()` returning that number.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_count_all_reduces():
+    ...  # your answer here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_count_all_reduces():
+    return 1  # one red box: XLA combines the six gradients and the loss
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Collectives are the red boxes, between the backward
+# pass and the update.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_count_all_reduces)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_count_all_reduces, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - simulated 8 devices on one CPU (`jax_num_cpu_devices`), or used a TPU's cores or GPUs;
-# - arranged them in a `Mesh` with named axes and drew sharded arrays: split, replicated;
-# - saw that code written for one device runs on sharded arrays, with an all-reduce
-#   where a sum needs every device;
-# - made the MLP step data-parallel with shardings alone, and found XLA's one all-reduce
-#   in the compiled HLO;
-# - wrote the same step with `shard_map` and an explicit `psum`, and met `pmap`, the old way;
-# - trained on every device and followed the single-device run: the first steps to
-#   float32 rounding, then the same epoch losses and accuracy as SGD amplified it;
-# - saw where `jax.distributed.initialize` takes over beyond one machine.
+# - ran on real accelerators, or on 8 simulated CPU devices, and said which;
+# - drew sharded arrays and read their sharding off `jax.typeof`;
+# - ran the MLP step in three modes: Auto, Explicit, Manual: one all-reduce each;
+# - saw a `psum` without `pcast` give `n` times the gradient;
+# - split the model too, on a 2-D mesh, and counted its collectives;
+# - trained on every device, following the single-device run.

@@ -14,8 +14,8 @@ scaling the 1280x720 slide to fit, every fragment shown):
 
 - ``scrolls``: the slide's content is taller than the slide: its height after the deck has
   fitted its pictures (``data-jt-natural`` where deck.js then had to zoom the slide out,
-  else its ``scrollHeight``) is beyond the deck's 720 px; or a box on it scrolls (an output
-  with a vertical scroll bar hides lines).
+  else its ``scrollHeight``) is beyond the deck's 720 px; or a box on it scrolls or clips
+  (an output with a vertical scroll bar hides lines, a code line too wide is cut off).
 - ``assert``: a line of code on the slide starts with ``assert`` (checks belong in cells
   tagged ``check``, which decks leave out).
 - ``traceback``: the slide shows a Python traceback or an error output.
@@ -67,7 +67,7 @@ class Violation:
 # Shared helpers injected into the page: code lines, prose words, picture text heights.
 _HELPERS = r"""
 window.__lint = {
-  SKIP: 'pre, .jp-InputArea, svg, img, aside.notes, script, style, .jp-InputPrompt, '
+  SKIP: 'pre, .jp-CodeCell .jp-InputArea, svg, img, aside.notes, script, style, .jp-InputPrompt, '
         + '.jp-OutputPrompt, .slide-number',
   assertLines(root) {
     const lines = [];
@@ -161,9 +161,12 @@ _MEASURE = """async ([h, v, height]) => {
   slide.querySelectorAll('*').forEach(el => {
     if (el.closest('aside.notes') || el.closest('svg')) return;
     const style = getComputedStyle(el);
-    if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight + 2)
-      boxes.push(el.tagName.toLowerCase() + ' ' + Math.round(el.scrollHeight - el.clientHeight)
-                 + ' px');
+    const tag = el.tagName.toLowerCase();
+    const below = el.scrollHeight - el.clientHeight, side = el.scrollWidth - el.clientWidth;
+    if (/(auto|scroll)/.test(style.overflowY) && below > 2)
+      boxes.push(tag + ' hides ' + Math.round(below) + ' px below');
+    if (/(auto|scroll|hidden)/.test(style.overflowX) && side > 2)
+      boxes.push(tag + ' hides ' + Math.round(side) + ' px to the side');
   });
   const L = window.__lint;
   return {
@@ -187,7 +190,7 @@ def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[
     if m["content"] > m["height"] + 1 or m["scrolled"]:
         found.append(("scrolls", f"content {m['content']} px tall on a {m['height']} px slide"))
     for box in m["boxes"]:
-        found.append(("scrolls", f"a box scrolls: {box} hidden"))
+        found.append(("scrolls", f"a box on the slide scrolls or clips: {box}"))
     for line in m["asserts"]:
         found.append(("assert", line[:90]))
     for line in m["tracebacks"]:
@@ -204,8 +207,13 @@ def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[
     return found
 
 
-def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS) -> list[Violation]:
-    """Lint one deck (or exported HTML lesson) at `path` in a Playwright `page`."""
+def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS,
+              every_slide: bool = False) -> list[Violation]:
+    """Lint one deck (or exported HTML lesson) at `path` in a Playwright `page`.
+
+    Saves a screenshot of each failing slide under `shots` (of every slide with
+    `every_slide`: a contact sheet of the deck), named ``<deck>-<slide number>.png``.
+    """
     page.set_viewport_size(VIEWPORT)
     page.goto(Path(path).resolve().as_uri())
     name = Path(path).stem
@@ -222,7 +230,7 @@ def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS) -> list[Violati
         measured = page.evaluate(_MEASURE, [h, v, height])
         broken = slide_violations(name, number, f"{h}.{v}", measured)
         shot = ""
-        if broken and shots is not None:
+        if (broken or every_slide) and shots is not None:
             shots.mkdir(parents=True, exist_ok=True)
             shot = str(shots / f"{name}-{number:02d}.png")
             page.screenshot(path=shot)
@@ -252,14 +260,10 @@ def deck_stats(page, path: Path) -> dict:
 
 
 def chromium_executable() -> str:
-    """The system Chromium ($JAXTOUR_CHROMIUM, /usr/bin/chromium, or on PATH)."""
-    import shutil
+    """The system Chromium or Chrome, as `jaxtour slides --pdf` finds it."""
+    from jaxtour.slides._pdf import INSTALL, find_chromium
 
-    wanted = os.environ.get("JAXTOUR_CHROMIUM")
-    for candidate in [wanted] if wanted else ["/usr/bin/chromium", shutil.which("chromium")]:
-        if candidate and Path(candidate).is_file():
-            return candidate
-    sys.exit("slide_lint: no Chromium (Debian: apt install chromium; or set JAXTOUR_CHROMIUM).")
+    return find_chromium() or sys.exit(f"slide_lint: {INSTALL}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stats", action="store_true",
                         help="also print slides, pictures, notes and smallest text per deck")
     parser.add_argument("--no-screenshots", action="store_true")
+    parser.add_argument("--every-slide", action="store_true",
+                        help="save a screenshot of every slide, not only the failing ones")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -279,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         browser = playwright.chromium.launch(executable_path=chromium_executable(), args=ARGS)
         page = browser.new_page(viewport=VIEWPORT)
         for path in args.pages:
-            found = lint_page(page, path, None if args.no_screenshots else LINT_SHOTS)
+            found = lint_page(page, path, None if args.no_screenshots else LINT_SHOTS,
+                              args.every_slide)
             for violation in found:
                 print(violation)
             total += len(found)

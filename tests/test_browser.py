@@ -1,19 +1,22 @@
 """The decks in a real browser: Debian's Chromium, headless, with the network blocked.
 
-The decks are built here from lessons this module executes itself: 00 and 03 (pipeline
-diagrams), 01 (the autodiff landscape) and 02 (the backward pass), whose slides must show
-an SVG; every other lesson is built from its source, which gives the same slides without
-outputs. Every
-deck is opened from file://, as an instructor opens it in a room with no network.
-Screenshots go to build/screenshots/ (or $JAXTOUR_BUILD/screenshots/).
+Every deck is built from an EXECUTED lesson, once per session: a lesson's .ipynb in
+build/notebooks (or $JAXTOUR_BUILD/notebooks) is reused when it is newer than its source
+(a tour just wrote it), any other lesson is executed here (JAXTOUR_QUICK=1: 5-40 s each).
+Every deck is opened from file://, as an instructor opens it in a room with no network,
+and the slide lint (tests/slide_lint.py) walks every slide of every deck at 1280x720.
+Screenshots go to build/screenshots/ (or $JAXTOUR_BUILD/screenshots/), failing slides'
+to build/screenshots/lint/.
 """
 
+import os
 from pathlib import Path
 
 import pytest
 from browser import ARGS as CHROMIUM_ARGS
 from browser import SCREENSHOTS
 from browser import find_chromium as chromium
+from slide_lint import LINT_SHOTS, lint_page
 
 from jaxtour import _notebooks
 from jaxtour.slides import build_slides
@@ -67,17 +70,27 @@ _WALK = """() => {
 }"""
 
 
+BUILD = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build")
+
+
+def executed_lessons(out: Path) -> list[tuple[Path, Path]]:
+    """(executed .ipynb, exported .html) of every lesson: fresh tour output, else run here."""
+    found = []
+    for source in LESSONS:
+        ipynb, html = (BUILD / "notebooks" / f"{source.stem}{s}" for s in (".ipynb", ".html"))
+        fresh = all(p.is_file() and p.stat().st_mtime > source.stat().st_mtime
+                    for p in (ipynb, html))
+        found.append((ipynb, html) if fresh else _notebooks.execute(source, out / "notebooks"))
+    return found
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """(decks by name, slides folder) built from executed 00-03 and the other sources."""
+    """(decks by name, slides folder, exported HTML lessons) of every executed lesson."""
     out = tmp_path_factory.mktemp("tour")
-    lessons = [
-        _notebooks.execute(source, out / "notebooks")[0] if source.stem in DIAGRAM_SLIDES
-        else source
-        for source in LESSONS
-    ]
-    decks = build_slides(lessons, out / "slides")
-    return {deck.name: deck for deck in decks}, out / "slides"
+    lessons = executed_lessons(out)
+    decks = build_slides([ipynb for ipynb, _ in lessons], out / "slides")
+    return {deck.name: deck for deck in decks}, out / "slides", [html for _, html in lessons]
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +152,7 @@ def test_the_gate_blocks_and_records_a_request_to_the_network(offline_page):
 
 
 def test_index_links_every_deck_with_its_slide_count(site, offline_page):
-    decks, folder = site
+    decks, folder, _ = site
     page, log = offline_page
     page.goto((folder / "index.html").as_uri())
     items = page.eval_on_selector_all(
@@ -156,7 +169,7 @@ def test_index_links_every_deck_with_its_slide_count(site, offline_page):
 
 @pytest.mark.parametrize("name", [s.stem for s in LESSONS])
 def test_deck_opens_offline_with_the_slides_the_builder_counted(site, offline_page, name):
-    decks, _ = site
+    decks, _, _ = site
     page, log = offline_page
     open_deck(page, decks[name].path)
     assert page.evaluate("Reveal.getTotalSlides()") == decks[name].slides
@@ -169,7 +182,7 @@ def test_deck_opens_offline_with_the_slides_the_builder_counted(site, offline_pa
 
 @pytest.mark.parametrize("name", list(DIAGRAM_SLIDES))
 def test_diagram_slide_shows_its_svg(site, offline_page, name):
-    decks, _ = site
+    decks, _, _ = site
     page, log = offline_page
     marker = DIAGRAM_SLIDES[name]
     open_deck(page, decks[name].path)
@@ -184,4 +197,162 @@ def test_diagram_slide_shows_its_svg(site, offline_page, name):
     assert box["width"] > 100 and box["height"] > 50, box
     assert box["seen"], f"the diagram on slide {h}.{v} of {name} is hidden or off screen"
     assert box["bottom"] <= VIEWPORT["height"], f"the diagram of {name} runs off the slide"
+    assert left_the_machine(log) == [] and log["errors"] == []
+
+
+# --- the slide lint -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [s.stem for s in LESSONS])
+def test_every_slide_of_every_deck_passes_the_slide_lint(site, offline_page, name):
+    decks, _, _ = site
+    page, log = offline_page
+    found = lint_page(page, decks[name].path)
+    assert not found, (
+        f"{len(found)} slide lint violations in {name} (screenshots in {LINT_SHOTS}; run "
+        f"`python tests/slide_lint.py {decks[name].path}` by hand):\n"
+        + "\n".join(str(v) for v in found))
+    assert left_the_machine(log) == []
+
+
+def test_no_exported_html_lesson_shows_an_assert(site, offline_page):
+    _, _, exported = site
+    page, _ = offline_page
+    found = [v for html in exported for v in lint_page(page, html)]
+    assert [html.stem for html in exported] == [s.stem for s in LESSONS]
+    assert not found, "\n".join(str(v) for v in found)
+
+
+def _svg(font_size: float, texts: int = 12, width: int = 1200, height: int = 300) -> str:
+    words = "".join(f'<text x="{20 + 90 * (i % 12)}" y="{40 + 60 * (i // 12)}" '
+                    f'font-size="{font_size}">node{i}</text>' for i in range(texts))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
+            f'viewBox="0 0 {width} {height}">{words}</svg>')
+
+
+def _png(dpi: int) -> str:
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(3, 2), dpi=dpi)
+    axes.plot([0, 1], [0, 1])
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _picture(mime: str, data: str):
+    from nbformat.v4 import new_code_cell, new_output
+
+    cell = new_code_cell("picture", metadata={"tags": ["hide-input"]})
+    cell.outputs = [new_output("display_data", {mime: data, "text/plain": "picture"})]
+    return cell
+
+
+@pytest.fixture(scope="module")
+def lint_demo(tmp_path_factory):
+    """A deck with one known fault per slide, and the rule each slide must break."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    def slide(title, *cells):
+        return [new_markdown_cell(f"## {title}", metadata={"slideshow": {"slide_type": "slide"}}),
+                *cells]
+
+    error = new_code_cell("1 / 0")
+    error.outputs = [new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                traceback=["Traceback (most recent call last):",
+                                           "ZeroDivisionError: division by zero"])]
+    prose = " ".join(["word"] * 75)
+    wide = new_code_cell("total = " + " + ".join(f"value_{i}" for i in range(40)))
+    notes = new_markdown_cell(" ".join(["spoken"] * 200),
+                              metadata={"slideshow": {"slide_type": "notes"}})
+    cells = [
+        new_markdown_cell("# 03 · Lint demo\n\n- one thing\n\n*About 5 minutes.*"),
+        *slide("Assert", new_code_cell("x = 1\nassert x == 1")),
+        *slide("Words", new_markdown_cell(prose)),
+        *slide("Tall", new_code_cell("\n".join(f"y{i} = {i}" for i in range(70)))),
+        *slide("Small diagram", _picture("image/svg+xml", _svg(5))),
+        *slide("Traceback", error),
+        *slide("Small plot", _picture("image/png", _png(40))),
+        *slide("Fine", new_code_cell("z = 2 * 3"), _picture("image/svg+xml", _svg(30, 6)),
+               notes),
+        *slide("Fine plot", _picture("image/png", _png(200))),
+        *slide("Wide code", wide),
+    ]
+    out = tmp_path_factory.mktemp("lint")
+    nbformat.write(new_notebook(cells=cells), out / "03_lint_demo.ipynb")
+    [deck] = build_slides([out / "03_lint_demo.ipynb"], out / "slides")
+    expected = {2: {"assert"}, 3: {"prose"}, 4: {"scrolls"}, 5: {"small-text"},
+                6: {"traceback"}, 7: {"small-text"}, 10: {"scrolls"}}
+    return deck, expected
+
+
+def test_the_slide_lint_finds_each_fault_on_its_slide_and_nothing_on_good_ones(
+        lint_demo, offline_page, tmp_path):
+    deck, expected = lint_demo
+    page, _ = offline_page
+    found = lint_page(page, deck.path, tmp_path)
+    by_slide = {}
+    for violation in found:
+        by_slide.setdefault(violation.slide, set()).add(violation.rule)
+    assert by_slide == expected, "\n".join(str(v) for v in found)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"03_lint_demo-{n:02d}.png" for n in sorted(expected)]
+    small = {v.slide: v.detail for v in found if v.rule == "small-text"}
+    assert "svg median text" in small[5] and "estimated from 10 pt at 40 dpi" in small[7]
+    assert next(v.detail for v in found if v.slide == 10).endswith("px to the side")
+
+
+def test_the_slide_lint_runs_by_hand_and_exits_1_on_violations(lint_demo):
+    import subprocess
+    import sys
+
+    deck, _ = lint_demo
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "slide_lint.py"), str(deck.path),
+                           "--no-screenshots"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "03_lint_demo: slide 2 (1.0): assert: assert x == 1" in done.stdout
+    assert done.stdout.strip().endswith("violations in 1 page.")
+
+
+def test_handout_pdf_has_one_page_per_slide(site, tmp_path):
+    from jaxtour.slides._pdf import count_pages, print_deck
+
+    decks, _, _ = site
+    deck = decks[LESSONS[0].stem]
+    pdf = print_deck(deck.path, tmp_path / "handout.pdf", chromium())
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and count_pages(data) == deck.slides
+    assert b"/FontFile" in data  # text was printed: blank pages embed no font
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["handout.pdf"]
+
+
+def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
+    import nbformat
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    cells = [new_markdown_cell("# 03 · Notes demo",
+                               metadata={"slideshow": {"slide_type": "slide"}}),
+             new_markdown_cell("Tell the room about tracers.",
+                               metadata={"slideshow": {"slide_type": "notes"}})]
+    nbformat.write(new_notebook(cells=cells), tmp_path / "03_notes_demo.ipynb")
+    [deck] = build_slides([tmp_path / "03_notes_demo.ipynb"], tmp_path / "slides")
+    page, log = offline_page
+    open_deck(page, deck.path)
+    assert page.is_hidden("aside.notes")  # on the slide: not shown
+    with page.expect_popup() as opened:
+        page.keyboard.press("s")
+    speaker = opened.value
+    notes = speaker.wait_for_selector(".speaker-controls-notes .value", timeout=15_000)
+    speaker.wait_for_function(
+        "() => document.querySelector('.speaker-controls-notes .value').textContent"
+        ".includes('tracers')", timeout=15_000)
+    assert "Tell the room about tracers." in notes.inner_text()
+    speaker.screenshot(path=SCREENSHOTS / "speaker-view.png")
     assert left_the_machine(log) == [] and log["errors"] == []

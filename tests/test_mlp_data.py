@@ -2,69 +2,39 @@
 
 from __future__ import annotations
 
-import functools
 import gzip
-import http.server
-import os
 import shutil
 import socket
 import struct
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from mirrors import HAVE_MNIST, NAMES, SHARED, Mirrors, mirror_root
 
-from jaxtour.mlp import FILES, MnistFormatError, MnistUnavailableError, load_mnist, read_idx
+from jaxtour.mlp import MnistFormatError, MnistUnavailableError, load_mnist, read_idx
 
-SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
-NAMES = [f.name for f in FILES]
-needs_mnist = pytest.mark.skipif(
-    not all((SHARED / n).is_file() for n in NAMES), reason=f"MNIST files not in {SHARED}"
-)
+needs_mnist = pytest.mark.skipif(not HAVE_MNIST, reason=f"MNIST files not in {SHARED}")
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves a folder; `mode` makes it a bad mirror (wrong bytes) or a truncating one."""
-
-    mode = "good"
-
-    def do_GET(self):
-        if self.mode == "good":
-            return super().do_GET()
-        data = Path(self.translate_path(self.path)).read_bytes()
-        if self.mode == "wrong-bytes":
-            body, length = bytes(len(data)), len(data)  # the right size, all zeros
-        else:  # "truncating": promises the whole file, sends a third, hangs up
-            body, length = data[: len(data) // 3], len(data)
-        self.send_response(200)
-        self.send_header("Content-Length", str(length))
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
-        self.close_connection = True
-
-    def log_message(self, *args):
-        pass
+@pytest.fixture
+def mirror_dir(tmp_path: Path) -> Path:
+    """A mirror's document root: /mnist/<the four files> (links to the shared copies)."""
+    return mirror_root(tmp_path / "www")
 
 
 @pytest.fixture
 def serve():
     """serve(folder, mode) -> base URL of a mirror on 127.0.0.1 for this test."""
-    servers = []
+    started = {}
 
     def start(folder: Path, mode: str = "good") -> str:
-        handler = type("H", (_Handler,), {"mode": mode})
-        server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(handler, directory=str(folder)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}/mnist/"
+        started.setdefault(folder, Mirrors(folder))
+        return started[folder].start(mode)
 
     yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    for mirrors in started.values():
+        mirrors.close()
 
 
 @pytest.fixture
@@ -74,16 +44,6 @@ def dead_mirror() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/mnist/"
-
-
-@pytest.fixture
-def mirror_dir(tmp_path: Path) -> Path:
-    """A mirror's document root: /mnist/<the four files> (links to the shared copies)."""
-    root = tmp_path / "www"
-    (root / "mnist").mkdir(parents=True)
-    for name in NAMES:
-        (root / "mnist" / name).symlink_to(SHARED / name)
-    return root
 
 
 def _leftovers(folder: Path) -> list[str]:

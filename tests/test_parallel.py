@@ -86,6 +86,24 @@ imgs, labels = np.zeros((256, 28, 28), np.uint8), np.zeros(256, np.int32)
 epoch, _ = par.compile_epoch_sharded(mesh, params, velocity, imgs, labels, jr.key(0),
                                      batch_size=64)
 out["hlo"]["epoch"] = collectives(epoch)
+# pcast: the gradient with respect to an invariant (P()) value is already summed over the
+# devices; a psum on top of it counts it 8 times. Oracle: the full batch's gradient.
+from jax.sharding import PartitionSpec as P
+true_grad = jax.jit(jax.grad(mlp.loss))(params, x, y)
+def psum_grad(params, x, y, cast):
+    if cast:
+        params = jax.lax.pcast(params, "batch", to="varying")
+    grads = jax.grad(mlp.loss)(params, x, y)
+    return jax.tree.map(lambda g: jax.lax.psum(g, "batch") / 8, grads)
+for cast in (True, False):
+    got = jax.jit(jax.shard_map(lambda p, a, b: psum_grad(p, a, b, cast), mesh=mesh,
+                                in_specs=(P(), P("batch"), P("batch")), out_specs=P()))(
+        params, x, y)
+    out[f"grad_ratio_cast_{cast}"] = [
+        float(np.linalg.norm(g) / np.linalg.norm(t))
+        for g, t in zip(jax.tree.leaves(got), jax.tree.leaves(true_grad))]
+out["axis_types"] = {"data_mesh": [str(t) for t in mesh.axis_types],
+                     "make_mesh": [str(t) for t in jax.make_mesh((8,), ("x",)).axis_types]}
 try:
     par.train_data_parallel(data, **{**kw, "batch_size": 100})
 except ValueError as err:
@@ -143,6 +161,17 @@ def test_jit_with_shardings_and_shard_map_with_psum_equal_update(eight):
     assert eight["jit_diff"] < 1e-5
     assert eight["shard_map_diff"] < 1e-5
     assert eight["jit_x_shards"] == [8]  # 64 examples, 8 on each device
+
+
+def test_psum_of_a_gradient_of_uncast_params_counts_it_once_per_device(eight):
+    # with pcast, psum / n is the full batch's gradient; without, n times it
+    np.testing.assert_allclose(eight["grad_ratio_cast_True"], 1, rtol=1e-5)
+    np.testing.assert_allclose(eight["grad_ratio_cast_False"], 8, rtol=1e-5)
+
+
+def test_data_mesh_is_auto_while_make_mesh_defaults_to_explicit(eight):
+    assert eight["axis_types"]["data_mesh"] == ["AxisType.Auto"]
+    assert eight["axis_types"]["make_mesh"] == ["AxisType.Explicit"]  # since JAX 0.9
 
 
 def test_a_batch_that_does_not_split_evenly_gets_the_nearest_sizes(eight):

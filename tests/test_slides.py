@@ -20,11 +20,13 @@ from jaxtour.cli import _slides as slides_cli
 from jaxtour.cli import _tour, main
 from jaxtour.slides import (
     SlidesError,
+    _pdf,
     assets_dir,
     build_slides,
     count_slides,
     plan_slides,
     remote_resources,
+    write_index,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +98,7 @@ def test_checks_solutions_hints_and_exercise_code_never_reach_a_slide():
         md("# 03 · T", slideshow={"slide_type": "slide"}),
         code("y = f(1)"),
         code("assert y == 2", tags=["check"], jupyter={"source_hidden": True}),
-        md("## Your turn: f", tags=["exercise"], slideshow={"slide_type": "slide"}),
+        md("## Your turn: f", tags=["exercise"]),  # opens a slide even when not asked to
         code("def ex_f(x):\n    ...", tags=["exercise"], slideshow={"slide_type": "skip"}),
         code("def ex_f(x):\n    return 2 * x", tags=["solution"]),
         md("<details>Hint 1</details>", tags=["hint"]),
@@ -321,9 +323,10 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
         "jaxtour slides: Cannot make slides from 03_demo.txt: give an .ipynb or a .py lesson.\n")
 
 
-def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path):
+def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
     names = [name for name, _ in _tour.STEPS]
-    assert names.index("slides") == names.index("notebooks") + 1
+    assert names.index("slides") > names.index("notebooks")
     with pytest.raises(SlidesError, match=r"No executed lessons in .*: run the notebooks step"):
         slides_cli.tour_step(None, tmp_path)
     (tmp_path / "notebooks").mkdir()
@@ -331,42 +334,88 @@ def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path):
     written = slides_cli.tour_step(None, tmp_path)
     assert [p.name for p in written] == ["03_demo.html", "index.html", "decks.json"]
     assert all(p.is_file() for p in written)
+    assert "no Chromium or Chrome found, so no PDF handouts" in capsys.readouterr().err
 
 
-# --- title, closing and speaker notes -------------------------------------------------------
+# --- handouts -------------------------------------------------------------------------------
 
-OPENING = (
-    "# 03 · How JAX works\n\n"
-    "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-    "(https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/x.ipynb)\n\n"
-    "`jax.jit` runs your function once with tracers.\n\n"
-    "- what a **tracer** is;\n- the jaxpr,\n  drawn;\n\n"
-    "*About 25 minutes.*"
-)
+def test_pdf_without_a_browser_says_what_to_install_and_writes_nothing(tmp_path, monkeypatch,
+                                                                      capsys):
+    monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
+    lesson = write(tmp_path, [md("# 03 · Demo"), code("1")])
+    assert main(["slides", str(lesson), "--build-dir", str(tmp_path / "build"), "--pdf"]) == 1
+    err = capsys.readouterr().err
+    assert "apt install chromium" in err and "Google Chrome" in err and "JAXTOUR_CHROMIUM" in err
+    assert not (tmp_path / "build").exists()
 
 
-def test_the_title_slide_shows_number_title_bullets_and_time_without_the_badge(tmp_path):
-    summary = md("## Summary\n\nIn this notebook we:\n\n- traced", tags=["fragment"])
-    lesson = write(tmp_path, [md(OPENING, slideshow={"slide_type": "slide"}),
-                              code("1"), summary])
+def test_a_chromium_that_is_no_file_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXTOUR_CHROMIUM", str(tmp_path / "nowhere"))
+    with pytest.raises(SlidesError, match=r"JAXTOUR_CHROMIUM=.*nowhere is no file"):
+        _pdf.find_chromium()
+
+
+def test_a_failed_print_leaves_no_pdf_and_no_part_file(tmp_path):
+    # A "browser" that says a word on its DevTools pipe (fd 4), then crashes.
+    fake = tmp_path / "chromium"
+    fake.write_text('#!/bin/sh\nprintf "{" >&4\nexit 21\n')
+    fake.chmod(0o755)
+    deck = tmp_path / "03_demo.html"
+    deck.write_text("<html></html>")
+    (tmp_path / "03_demo.pdf").write_bytes(b"the old handout")
+    with pytest.raises(SlidesError, match=r"made no PDF of 03_demo.html: Chromium closed its "
+                       r"pipe \(did it start\?\)\. No PDF written\.$"):
+        _pdf.print_deck(deck, tmp_path / "03_demo.pdf", str(fake), timeout=20)
+    assert (tmp_path / "03_demo.pdf").read_bytes() == b"the old handout"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["03_demo.html", "03_demo.pdf",
+                                                          "chromium"]
+
+
+def test_a_browser_that_never_answers_times_out(tmp_path):
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    (tmp_path / "03_demo.html").write_text("<html></html>")
+    with pytest.raises(SlidesError, match=r"no answer from Chromium in time\. No PDF written"):
+        _pdf.print_deck(tmp_path / "03_demo.html", tmp_path / "03_demo.pdf", str(fake),
+                        timeout=1)
+    assert not (tmp_path / "03_demo.pdf").exists()
+
+
+# --- the index: time, exercises -------------------------------------------------------------
+
+def test_the_index_lists_each_lessons_time_and_exercises(tmp_path):
+    lesson = write(tmp_path, [
+        md("# 03 · Demo\n\n- one thing\n\n*About 15 minutes.*"),
+        md("## Your turn: gradient from `vjp`\n\nWrite it.", tags=["exercise"],
+           slideshow={"slide_type": "slide"}),
+        code("def ex_grad(f, x):\n    ...", tags=["exercise"]),
+        md("## Your turn: a **jvp**", tags=["exercise"]),
+    ])
     [deck] = build_slides([lesson], tmp_path / "slides", ASSETS)
-    html = deck.path.read_text()
-    title = re.search(r'<section data-jt-frame="title">(.*?)</section>', html, re.DOTALL).group(1)
-    slide, notes = title.split('<aside class="notes">')
-    assert "How JAX works" in slide and "<strong>tracer</strong>" in slide and "drawn;" in slide
-    assert '<p class="jt-time">About 25 minutes</p>' in slide
-    assert "colab" not in title.lower() and "tracers" not in slide and "tracers" in notes
-    # the summary, a fragment in the lesson, opens the closing slide
-    closing = html.split('<section data-jt-frame="closing">')[-1].split("</section>")[0]
-    assert ">Summary</h2>" in closing and "In this notebook we:" in closing
-    assert deck.slides == slides_in_html(html) == 2
+    assert deck.minutes == 15 and deck.exercises == ("gradient from vjp", "a jvp")
+    index = (tmp_path / "slides" / "index.html").read_text()
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["gradient from vjp", "a jvp"]
+    assert "about 15 min" in index
+    manifest = json.loads((tmp_path / "slides" / "decks.json").read_text())
+    assert manifest[0]["exercises"] == ["gradient from vjp", "a jvp"]
+    # the hook: a listing kept elsewhere replaces the lesson's own
+    write_index([deck], tmp_path / "slides", ASSETS / "templates",
+                {"03_demo": ["from the registry"]})
+    index = (tmp_path / "slides" / "index.html").read_text()
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["from the registry"]
 
 
-def test_notes_cells_become_reveal_speaker_notes_of_their_slide(tmp_path):
-    lesson = write(tmp_path, [md("# T", tags=["slide"]), md("say this slowly", tags=["notes"]),
-                              md("## B", tags=["slide"])])
-    [deck] = build_slides([lesson], tmp_path / "slides", ASSETS)
-    html = deck.path.read_text()
-    first = html.split("</section>")[0]
-    assert re.search(r'<aside class="notes">.*say this slowly.*</aside>', first, re.DOTALL)
-    assert 'src="reveal.js/plugin/notes/notes.js"' in html and "RevealNotes" in html
+def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(tmp_path, monkeypatch):
+    from jaxtour.exercises import Exercise, _registry
+
+    registered = Exercise(name="ex_demo", lesson="03_demo", title="double `x`",
+                          practises="doubling", checker=lambda fn: None)
+    monkeypatch.setitem(_registry._REGISTRY, "ex_demo", registered)
+    lesson = write(tmp_path, [md("# 03 · Demo"),
+                              md("## Your turn: from the cell", tags=["exercise"])])
+    other = write(tmp_path, [md("# 04 · Other"),
+                             md("## Your turn: its own", tags=["exercise"])], "04_other.ipynb")
+    build_slides([lesson, other], tmp_path / "slides", ASSETS)
+    index = (tmp_path / "slides" / "index.html").read_text()
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["double x", "its own"]

@@ -13,13 +13,21 @@ LESSON_GLOB = "[0-9][0-9]_*.py"
 HTML_HIDDEN_TAGS = frozenset({"check"})
 
 
-def find_notebooks(folder: str | os.PathLike = "notebooks") -> list[Path]:
-    """The lesson sources `NN_topic.py` in `folder`, in lesson order."""
+def find_notebooks(folder: str | os.PathLike | None = None) -> list[Path]:
+    """The lesson sources `NN_topic.py` in `folder`, in lesson order.
+
+    With no `folder`: ./notebooks when there is one (a checkout), else the lessons that
+    came with jaxtour (see `jaxtour._lessons`).
+    """
+    if folder is None:
+        from jaxtour._lessons import packaged_lessons_dir
+
+        folder = "notebooks" if Path("notebooks").is_dir() else packaged_lessons_dir()
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(
-            f"No lessons folder at {folder.resolve()}: run jaxtour from the repository root "
-            "or pass --notebooks DIR."
+            f"No lessons folder at {folder.resolve()}: pass --notebooks DIR (a folder of "
+            "NN_topic.py lessons), or leave it out to use the lessons that came with jaxtour."
         )
     return sorted(folder.glob(LESSON_GLOB))
 

@@ -105,7 +105,7 @@ class _MlirParser:
         roles = _REGION_ROLES.get(owner.opcode, ()) if owner else ()
         role = f"branch {index}" if owner and owner.opcode == "case" else (
             roles[index] if index < len(roles) else None)
-        if parent is None or role is None:
+        if parent is None or owner is None or role is None:
             self.scopes.append(_Scope(None, owner))
             return
         region = HloComputation(f"{parent.name}/{owner.name}/{role}")

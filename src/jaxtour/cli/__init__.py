@@ -18,7 +18,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("jaxtour.cli._train", "train the MNIST MLP; writes its learning curve and params"),
     "compare": ("jaxtour.cli._compare", "time an MLP epoch: NumPy f64/f32, JAX eager, jit, scan"),
     "exercises": ("jaxtour.cli._exercises", "list the lessons' exercises and what each practises"),
+    "lessons": ("jaxtour.cli._lessons", "copy the lessons (.ipynb and .py) into a folder to open"),
 }
+# Commands that cannot start without these modules (import names) of the notebook extra.
+NEEDS: dict[str, tuple[str, ...]] = {"slides": ("jupytext", "nbformat", "nbconvert")}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,12 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `jaxtour` console script."""
+    from jaxtour.cli import _extras
+
     args = build_parser().parse_args(argv)
     try:
+        _extras.require(f"jaxtour {args.command}", NEEDS.get(args.command, ()))
         return importlib.import_module(args.module).run(args) or 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except _extras.MissingExtraError as err:
+        print(f"jaxtour {args.command}: error: {err}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as err:
+        extra = _extras.extra_of_module(err.name)
+        if extra is None or os.environ.get(DEBUG_VARIABLE):
+            raise
+        print(f"jaxtour {args.command}: error: {err.name} is missing, from the {extra!r} "
+              f"extra: {_extras.install_line(extra)}", file=sys.stderr)
+        return 1
     except (OSError, ValueError, TypeError, RuntimeError) as err:
         # What went wrong and what to do, without a traceback (JAXTOUR_DEBUG=1 shows it).
         if os.environ.get(DEBUG_VARIABLE):

@@ -9,15 +9,18 @@ from pathlib import Path
 from jaxtour import paths
 
 QUICK = {"rounds": 1, "train_size": 128 * 8, "eager_steps": 3}
+FULL = {"rounds": 3, "train_size": None, "eager_steps": 40}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int,
                         help="each variant runs once per round; medians are reported (3)")
     parser.add_argument("--train-size", type=int,
                         help="time epochs of the first N images, scaled to 60,000 (smoke test)")
-    parser.add_argument("--eager-steps", type=int, default=40,
+    parser.add_argument("--eager-steps", type=int,
                         help="steps timed for JAX without jit, scaled to an epoch (40)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"one tiny round ({QUICK}), as JAXTOUR_QUICK=1 does")
     parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
 
@@ -25,9 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from jaxtour.mlp import load_mnist
 
+    options = dict(QUICK if args.quick or paths.quick() else FULL)
+    options.update({k: v for k in options if (v := getattr(args, k)) is not None})
     result, written = ladder(args.build_dir or paths.build_dir(), load_mnist(args.data_dir),
-                             rounds=args.rounds, train_size=args.train_size,
-                             eager_steps=args.eager_steps)
+                             **options)
     for path in written:
         print(f"wrote {path}")
     print(json.dumps(result))

@@ -1,10 +1,11 @@
-"""`jaxtour doctor`: what JAX, which devices, which renderer, where MNIST is."""
+"""`jaxtour doctor`: what JAX, which devices, which renderer, which extras, where MNIST is."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import platform
+import re
 from importlib.metadata import PackageNotFoundError, version
 
 from jaxtour import paths
@@ -30,13 +31,47 @@ def report(data_dir: str | None = None) -> list[tuple[str, str]]:
     rows = [
         ("jaxtour", __version__),
         ("python", f"{platform.python_version()} ({platform.system()} {platform.machine()})"),
-        ("jax", jax.__version__),
+        ("jax", jax_status(jax.__version__)),
         ("jaxlib", _package_version("jaxlib")),
         ("default backend", jax.default_backend()),
     ]
     rows += [(f"device {d.id}", f"{d.platform}: {d.device_kind}") for d in jax.devices()]
     rows.append(("graphviz renderer", _render.describe()))
+    rows += _extra_rows()
     rows += _mnist_rows(data_dir)
+    return rows
+
+
+# The oldest JAX jaxtour is tested on (requirements.lock); pyproject asks for it too.
+OLDEST_JAX = (0, 10)
+
+
+def jax_status(version: str) -> str:
+    """The JAX version, with a warning and what to do when it is older than jaxtour supports.
+
+    Example:
+        >>> jax_status("0.12.0.1")
+        '0.12.0.1'
+        >>> jax_status("0.4.38")
+        '0.4.38 - older than 0.10, the oldest jaxtour supports: pip install -U "jax>=0.10"'
+    """
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    if parts >= OLDEST_JAX:
+        return version
+    oldest = ".".join(map(str, OLDEST_JAX))
+    return (f"{version} - older than {oldest}, the oldest jaxtour supports: "
+            f'pip install -U "jax>={oldest}"')
+
+
+def _extra_rows() -> list[tuple[str, str]]:
+    """One row per extra: present, or which packages are missing and the pip line."""
+    from jaxtour.cli import _extras
+
+    rows = []
+    for extra in _extras.EXTRAS:
+        missing = _extras.missing_packages(extra)
+        rows.append((f"extra {extra}", "present" if not missing else
+                     f"missing {', '.join(missing)}: {_extras.install_line(extra)}"))
     return rows
 
 

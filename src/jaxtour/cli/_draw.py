@@ -202,6 +202,8 @@ def _import(module_name: str, parser: argparse.ArgumentParser):
 def _import_file(path: Path):
     # By path, not by name: two files called model.py never shadow each other.
     spec = importlib.util.spec_from_file_location(f"_jaxtour_draw_.{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"jaxtour draw: cannot import {path}: not a Python file.")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.resolve().parent))  # its own sibling imports work
     spec.loader.exec_module(module)

@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
     parser.add_argument("--assets", type=Path,
                         help="templates and vendor/reveal.js (default: the copy inside jaxtour)")
+    parser.add_argument("--pdf", action="store_true",
+                        help="also print each deck to a PDF handout, one page per slide, "
+                             "with the system Chromium or Chrome ($JAXTOUR_CHROMIUM)")
 
 
 def lessons_in(folder: Path) -> list[Path]:
@@ -36,19 +39,22 @@ def run(args: argparse.Namespace) -> int:
         print("note: no executed lessons in build/notebooks; the decks show code without "
               "outputs (run `jaxtour tour` for decks with outputs and diagrams).", file=sys.stderr)
     try:
-        decks = build_slides(lessons, build_dir / "slides", args.assets)
+        decks = build_slides(lessons, build_dir / "slides", args.assets, handouts=args.pdf)
     except SlidesError as err:
         print(f"jaxtour slides: {err}", file=sys.stderr)
         return 1
     for deck in decks:
         print(f"{deck.path}  {deck.slides:3d} slides  {deck.title}")
+        if deck.handout:
+            print(f"{deck.handout}  handout, one page per slide")
     print(f"\nOpen {(build_dir / 'slides' / 'index.html').resolve()} in a browser.")
     return 0
 
 
 def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
-    """The tour's slides step: decks of the lessons the notebooks step executed."""
-    from jaxtour.slides import SlidesError, build_slides
+    """The tour's slides step: decks of the lessons the notebooks step executed, and
+    their PDF handouts where a Chromium or Chrome is found."""
+    from jaxtour.slides import SlidesError, _pdf, build_slides
 
     executed = sorted((build_dir / "notebooks").glob(EXECUTED_GLOB))
     if not executed:
@@ -57,5 +63,10 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
             "(`jaxtour tour`, or `jaxtour tour --only notebooks --only slides`)."
         )
     out_dir = build_dir / "slides"
-    decks = build_slides(executed, out_dir, getattr(args, "assets", None))
-    return [d.path for d in decks] + [out_dir / "index.html", out_dir / "decks.json"]
+    handouts = _pdf.find_chromium() is not None
+    if not handouts:
+        print("note: no Chromium or Chrome found, so no PDF handouts (Debian: apt install "
+              "chromium; macOS: Google Chrome; or set JAXTOUR_CHROMIUM).", file=sys.stderr)
+    decks = build_slides(executed, out_dir, getattr(args, "assets", None), handouts=handouts)
+    pdfs = [d.handout for d in decks if d.handout]
+    return [d.path for d in decks] + pdfs + [out_dir / "index.html", out_dir / "decks.json"]

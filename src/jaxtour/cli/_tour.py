@@ -24,8 +24,9 @@ STEPS: list[tuple[str, str]] = [
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
-    parser.add_argument("--notebooks", type=Path, default=Path("notebooks"),
-                        help="folder of lesson sources NN_topic.py (default: ./notebooks)")
+    parser.add_argument("--notebooks", type=Path,
+                        help="folder of lesson sources NN_topic.py (default: ./notebooks, "
+                             "else the lessons that came with jaxtour)")
     parser.add_argument("--only", choices=[name for name, _ in STEPS], action="append",
                         help="run only this step (repeatable)")
     parser.add_argument("--quick", action="store_true",
@@ -45,10 +46,17 @@ def run(args: argparse.Namespace) -> int:
     steps = [(n, t) for n, t in STEPS if not args.only or n in args.only]
     written: list[Path] = []
     start = time.perf_counter()
+    _require_extras([name for name, _ in steps])
     for index, (name, target) in enumerate(steps, 1):
         print(f"[{index}/{len(steps)}] {name} ...", flush=True)
         step_start = time.perf_counter()
-        step_paths = _load(target)(args, build_dir)
+        try:
+            step_paths = _load(target)(args, build_dir)
+        except BaseException:
+            if written:  # what is already there stays usable: say what it is
+                print(f"\nThe {name} step failed; the tour had written {len(written)} files:")
+                _list(written)
+            raise
         written += step_paths
         print(f"[{index}/{len(steps)}] {name}: {len(step_paths)} files "
               f"in {time.perf_counter() - step_start:.1f} s", flush=True)
@@ -56,10 +64,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_extras(step_names: list[str]) -> None:
+    """Refuse, before any step runs, a tour whose later steps could not run."""
+    from jaxtour.cli import _extras
+
+    if "notebooks" in step_names:
+        _extras.require("jaxtour tour (executing the lessons)",
+                        _extras.NOTEBOOK_TOOLS + _extras.LESSON_IMPORTS)
+    if "exercises" in step_names:
+        _extras.require("jaxtour tour (the student notebooks)", ("jupytext", "nbformat"))
+    if "slides" in step_names:
+        _extras.require("jaxtour tour (building the decks)", _extras.DECK_TOOLS)
+
+
+def _list(written: list[Path]) -> None:
+    for path in written:
+        print(f"  {path}", flush=True)
+
+
 def _summarise(written: list[Path], build_dir: Path, seconds: float) -> None:
     print(f"\nThe tour wrote {len(written)} files in {seconds:.0f} s:")
-    for path in written:
-        print(f"  {path}")
+    _list(written)
     index = build_dir / "slides" / "index.html"
     start_here = index if index.exists() else build_dir / "notebooks"
     print(f"\nOpen {start_here.resolve()} in a browser, or the .ipynb files in Jupyter.")

@@ -37,10 +37,27 @@ def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     return written
 
 
+def lesson_sources(args: argparse.Namespace, build_dir: Path) -> tuple[list[Path], list[Path]]:
+    """(the lessons to execute, the files written to get them).
+
+    `--notebooks DIR`, else ./notebooks (a checkout), else the lessons that came with
+    jaxtour, copied to build/lessons/ so that they run outside the installed package.
+    """
+    folder = getattr(args, "notebooks", None)
+    if folder is None and not Path("notebooks").is_dir():
+        from jaxtour._lessons import copy_lessons
+
+        copied = copy_lessons(build_dir / "lessons", ("[0-9][0-9]_*.py",))
+        tqdm.write(f"  no ./notebooks here: using the {len(copied)} lessons that came with "
+                   f"jaxtour (copied to {build_dir / 'lessons'})")
+        return copied, list(copied)  # two lists: the caller extends the second
+    return _notebooks.find_notebooks(folder), []
+
+
 def execute_notebooks(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     """Execute every lesson into build/notebooks/ as .ipynb and .html."""
-    written = []
-    for source in tqdm(_notebooks.find_notebooks(args.notebooks), desc="notebooks", unit="nb"):
+    sources, written = lesson_sources(args, build_dir)
+    for source in tqdm(sources, desc="notebooks", unit="nb"):
         tqdm.write(f"  executing {source.name}")
         start = time.perf_counter()
         written += _notebooks.execute(source, build_dir / "notebooks")

@@ -9,11 +9,13 @@ from pathlib import Path
 from jaxtour import paths
 
 QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
+EPOCHS = 10
 TARGET = 0.98  # test accuracy worth reporting the time to
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--epochs", type=int, default=10, help="passes over the data (10)")
+    parser.add_argument("--epochs", type=int,
+                        help=f"passes over the data ({EPOCHS}; {QUICK_EPOCHS} under --quick)")
     parser.add_argument("--batch-size", type=int, default=128, help="images per step (128)")
     parser.add_argument("--lr", type=float, help="learning rate (jaxtour.mlp.LR: 0.05)")
     parser.add_argument("--momentum", type=float,
@@ -21,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="initial weights and shuffles (0)")
     parser.add_argument("--device", choices=("cpu", "gpu", "tpu"),
                         help="platform to train on (default: JAX's choice)")
-    parser.add_argument("--train-size", type=int, help="train on the first N images only")
+    parser.add_argument("--train-size", type=int,
+                        help="train on the first N images only (all; "
+                             f"{QUICK_TRAIN_SIZE} under --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer epochs and images, as JAXTOUR_QUICK=1 does")
     parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
 
@@ -29,15 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, resolve_device, train
 
+    epochs, train_size = sizes(args)
     try:
         device = resolve_device(args.device)  # an absent GPU is reported before any download
-        data = load_mnist(args.data_dir).subset(args.train_size)
+        data = load_mnist(args.data_dir).subset(train_size)
         params, history = train(
-            data, epochs=args.epochs, batch_size=args.batch_size,
+            data, epochs=epochs, batch_size=args.batch_size,
             lr=LR if args.lr is None else args.lr,
             momentum=MOMENTUM if args.momentum is None else args.momentum, seed=args.seed,
             device=device, progress=False,
-            on_epoch=lambda epoch, h: _print_epoch(epoch, args.epochs, h),
+            on_epoch=lambda epoch, h: _print_epoch(epoch, epochs, h),
         )
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
@@ -46,6 +53,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     _print_summary(history)
     return 0
+
+
+def sizes(args: argparse.Namespace) -> tuple[int, int | None]:
+    """(epochs, train_size): what was asked, else the tour's sizes (smaller when quick)."""
+    quick = args.quick or paths.quick()
+    epochs = args.epochs if args.epochs is not None else (QUICK_EPOCHS if quick else EPOCHS)
+    train_size = args.train_size if args.train_size is not None else (
+        QUICK_TRAIN_SIZE if quick else None)
+    return epochs, train_size
 
 
 def _print_epoch(epoch: int, epochs: int, history) -> None:
@@ -86,10 +102,7 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     """The tour's `train` step: 10 epochs, or a short run under JAXTOUR_QUICK=1."""
     from jaxtour.mlp import load_mnist, train
 
-    data = load_mnist()
-    epochs = 10
-    if paths.quick():
-        data, epochs = data.subset(QUICK_TRAIN_SIZE), QUICK_EPOCHS
-    params, history = train(data, epochs=epochs, seed=0)
+    epochs, train_size = sizes(argparse.Namespace(quick=False, epochs=None, train_size=None))
+    params, history = train(load_mnist().subset(train_size), epochs=epochs, seed=0)
     _print_summary(history)
     return write_outputs(params, history, build_dir)

@@ -37,6 +37,8 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
         jaxtour.exercises._registry.Wrong: at x=1.5: expected shape (3,), got (3, 1)
     """
     at = f"at {where}: " if where else ""
+    if got is Ellipsis:
+        raise Wrong(f"{at}your function returned `...`: replace the `...` with your code")
     if got is None and want is not None:
         raise Wrong(f"{at}your function returned None: did it forget to `return` its result?")
     if _is_array(want):
@@ -44,7 +46,7 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
         return
     got_leaves, got_tree = jax.tree.flatten_with_path(got)
     want_leaves, want_tree = jax.tree.flatten_with_path(want)
-    if got_tree != want_tree:
+    if str(got_tree) != str(want_tree):  # the structures, as JAX spells them
         raise Wrong(f"{at}expected {_describe_tree(want)}, got {_describe_tree(got)}")
     for (path, got_leaf), (_, want_leaf) in zip(got_leaves, want_leaves, strict=True):
         name = f"{at}{jax.tree_util.keystr(path)}: " if path else at

@@ -2,7 +2,7 @@
 
 from jaxtour.mlp._checkpoint import load_params, save_params
 from jaxtour.mlp._data import Mnist, MnistFormatError, MnistUnavailableError, load_mnist, read_idx
-from jaxtour.mlp._download import FILES, MIRRORS
+from jaxtour.mlp._download import FILES, MIRRORS, Budget
 from jaxtour.mlp._ladder import VARIANTS, format_ladder, matmul_flops, matmul_rate, run_ladder
 from jaxtour.mlp._model import (
     LR,
@@ -42,6 +42,7 @@ __all__ = [
     "SIZES",
     "UNROLL",
     "VARIANTS",
+    "Budget",
     "History",
     "Mnist",
     "MnistFormatError",

@@ -27,7 +27,7 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
     arrays = {f"{layer}/{part}": np.asarray(value)
               for layer, parts in params.items() for part, value in parts.items()}
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, allow_pickle=False, **arrays)
     path = Path(path)
     _write_atomically(path, buffer.getvalue())
     return path

@@ -13,7 +13,17 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxtour import paths
-from jaxtour.mlp._download import FILES, MIRRORS, ChecksumError, MnistFile, check, fetch
+from jaxtour.mlp._download import (
+    FILES,
+    MIRRORS,
+    Budget,
+    ChecksumError,
+    Mirrors,
+    MnistFile,
+    check,
+    check_writable,
+    remove_leftovers,
+)
 
 # IDX magic numbers: 0x0000 then the element type (0x08 = unsigned byte) then the rank.
 _IMAGES_MAGIC, _LABELS_MAGIC = 0x00000803, 0x00000801
@@ -42,7 +52,8 @@ class Mnist(NamedTuple):
 
 
 def load_mnist(data_dir: str | os.PathLike | None = None, *,
-               mirrors: tuple[str, ...] | list[str] = MIRRORS, progress: bool = True) -> Mnist:
+               mirrors: tuple[str, ...] | list[str] = MIRRORS, progress: bool = True,
+               budget: Budget | None = None) -> Mnist:
     """Load MNIST, downloading and checking the four original files as needed.
 
     The folder is `data_dir`, else ``$JAXTOUR_DATA``, else ``~/.cache/jaxtour/mnist``
@@ -52,17 +63,24 @@ def load_mnist(data_dir: str | os.PathLike | None = None, *,
     corrupt or truncated file is never used: it is replaced by a verified download, with
     a warning, or the load fails.
 
+    A download never hangs: a mirror that stalls or trickles fails within its `Budget`
+    and is not tried again for the other files of this load; stderr says which mirror
+    failed and which one served. Temporary files left by a killed load are deleted.
+
     Args:
         data_dir: the folder holding (or to receive) the four ``.gz`` files.
         mirrors: base URLs to download from, tried in order.
         progress: show a progress bar while downloading.
+        budget: how long one file may take from one mirror (default: `Budget()`:
+            30 s without a byte, or under 20 kB/s on average after the first 30 s).
 
     Returns:
         `Mnist` with ``train_images`` u8[60000, 28, 28], ``train_labels`` u8[60000],
         ``test_images`` u8[10000, 28, 28] and ``test_labels`` u8[10000].
 
     Raises:
-        MnistUnavailableError: a file is missing or corrupt and no mirror could supply it.
+        MnistUnavailableError: a file is missing or corrupt and no mirror could supply
+            it, or the folder cannot be written (said before any request is made).
         MnistFormatError: a file with the right checksum does not parse (cannot happen
             with the published files; see `read_idx`).
 
@@ -72,13 +90,15 @@ def load_mnist(data_dir: str | os.PathLike | None = None, *,
         ((60000, 28, 28), array([7, 2, 1, 0, 4], dtype=uint8))
     """
     folder = paths.mnist_dir(data_dir)
-    files = [_ensure(spec, folder, tuple(mirrors), progress) for spec in FILES]
+    remove_leftovers(folder)
+    session = Mirrors(tuple(mirrors), budget or Budget(), progress)
+    files = [_ensure(spec, folder, session) for spec in FILES]
     train_images, train_labels, test_images, test_labels = (read_idx(f) for f in files)
     _check_pairs(files, train_images, train_labels, test_images, test_labels)
     return Mnist(train_images, train_labels, test_images, test_labels)
 
 
-def _ensure(spec: MnistFile, folder: Path, mirrors: tuple[str, ...], progress: bool) -> Path:
+def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
     path = folder / spec.name
     problem = "missing"
     if path.is_file():
@@ -89,13 +109,21 @@ def _ensure(spec: MnistFile, folder: Path, mirrors: tuple[str, ...], progress: b
             problem = f"corrupt: {err}"
             warnings.warn(f"{err}; not using it, downloading a fresh copy.", stacklevel=3)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fetched, failures = fetch(spec, folder, mirrors, progress)
-    except OSError as err:  # e.g. a read-only folder
-        fetched, failures = None, [f"cannot write to {folder}: {err.strerror or err}"]
+        check_writable(folder)
+    except OSError as err:  # a read-only folder, or a file where the folder should be
+        raise MnistUnavailableError(_unwritable_message(folder, err)) from None
+    fetched, failures = mirrors.fetch(spec, folder)
     if fetched is None:
         raise MnistUnavailableError(_unavailable_message(folder, spec, problem, failures))
     return fetched
+
+
+def _unwritable_message(folder: Path, err: OSError) -> str:
+    return (
+        f"MNIST cannot be downloaded: cannot write to {folder}: {err.strerror or err}. "
+        f"Make that folder writable, or set {paths.DATA_VARIABLE} to a folder you can "
+        "write to (or one that already holds the four files)."
+    )
 
 
 def _unavailable_message(folder: Path, spec: MnistFile, problem: str, failures: list[str]) -> str:

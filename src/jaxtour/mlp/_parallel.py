@@ -3,8 +3,10 @@
 SPMD as JAX does it today: a 1-D `Mesh` of the devices with one axis, ``"batch"``;
 the params (and the momentum) replicated on every device; each batch split along that
 axis. `jax.jit` compiles one program for all of them and XLA inserts the all-reduce
-that adds the devices' gradients. `psum_update` is the same step written by hand
-with `jax.shard_map` and an explicit `jax.lax.psum`.
+that adds the devices' gradients. The mesh axis is `AxisType.Auto` (JAX's "Auto"
+sharding mode): the shardings of the arguments are given to `jax.jit`, and the
+compiler's propagation picks those of every intermediate. `psum_update` is the same
+step written by hand with `jax.shard_map` and an explicit `jax.lax.psum`.
 
 A global batch must split evenly: `batch_size` a multiple of the device count, or
 a `ValueError` naming the nearest sizes that do (no silent adjustment, so the
@@ -43,9 +45,10 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
     """A 1-D mesh over the devices to train on, its one axis named `axis`.
 
     Args:
-        devices: ``"all"`` (every local device: the 8 cores of a TPU v2-8, each GPU,
-            or the simulated CPU devices), a count (the first `n` of them), a list of
-            `jax.Device`, or a 1-D `Mesh` (returned as it is).
+        devices: ``"all"`` (every local device of the default backend: the 8 chips of
+            a TPU v5e-8, each GPU, or the simulated CPU devices; a Colab TPU runtime, a
+            v5e-1, has one), a count (the first `n` of them), a list of `jax.Device`,
+            or a 1-D `Mesh` (returned as it is).
         axis: the axis name the batch is split along.
 
     Raises:
@@ -70,7 +73,9 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
     else:
         raise ValueError(f'`devices` must be "all", a count, a list of jax.Device or a Mesh; '
                          f"got {devices!r}.")
-    auto = (jax.sharding.AxisType.Auto,)  # the compiler places the collectives
+    # Auto: the compiler propagates the shardings given to `jit` to every intermediate
+    # (make_mesh's default since JAX 0.9 is Explicit: shardings in the types).
+    auto = (jax.sharding.AxisType.Auto,)
     return jax.make_mesh((len(chosen),), (axis,), axis_types=auto, devices=chosen)
 
 
@@ -137,7 +142,10 @@ def psum_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
 
     Each device sees its own slice of the batch, takes the gradient of its own mean
     loss, and `jax.lax.psum` adds the devices' gradients; divided by the device count,
-    that is the gradient of the whole batch's mean loss (the slices are equal).
+    that is the gradient of the whole batch's mean loss (the slices are equal). The
+    params are cast to varying (`jax.lax.pcast`) first: the gradient with respect to
+    an invariant (replicated) value is already summed over the devices, and the
+    `psum` would then count it `n` times.
     """
     axis = mesh.axis_names[0]
     n = mesh.shape[axis]
@@ -224,7 +232,7 @@ def train_data_parallel(data: Mnist | None = None, *, devices: Devices = "all",
     Example:
         >>> params, history = train_data_parallel(epochs=1)  # doctest: +SKIP
         >>> history.device  # doctest: +SKIP
-        '8 × tpu: TPU v2'
+        '8 × tpu: TPU v5 lite'
     """
     if epochs < 0 or batch_size < 1:
         raise ValueError(f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from jaxtour.slides._frame import lesson_exercises, lesson_minutes
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 
 REVEAL_FOLDER = "reveal.js"
@@ -40,6 +41,10 @@ class Deck:
         path: the deck's HTML file.
         slides: how many slides reveal.js shows (``Reveal.getTotalSlides()``).
         executed: whether the notebook had outputs (an unexecuted one shows code only).
+        minutes: the time the lesson's first cell gives (``*About N minutes.*``), or None.
+        exercises: the titles of the lesson's exercises (its markdown cells tagged
+            ``exercise``), in order.
+        handout: the deck's PDF, once `write_handouts` printed it.
     """
 
     name: str
@@ -47,6 +52,9 @@ class Deck:
     path: Path
     slides: int
     executed: bool
+    minutes: int | None = None
+    exercises: tuple[str, ...] = ()
+    handout: Path | None = None
 
 
 def read_notebook(path: str | os.PathLike):
@@ -99,7 +107,8 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
     _write_atomically(path, html.encode())
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     return Deck(source.stem, lesson_title(notebook, source.stem), path,
-                count_slides(planned), executed)
+                count_slides(planned), executed, lesson_minutes(notebook),
+                lesson_exercises(notebook))
 
 
 def _warn_about_tex(planned, name: str) -> None:

@@ -4,7 +4,8 @@ A lesson's first markdown cell holds ``# NN · Title``, the Colab badge, a few b
 you will learn and, last, ``*About N minutes.*``. Its title slide shows the heading, the
 bullets and the time; the badge (a link for notebook readers) is left out, and any other
 prose of that cell goes to the title slide's speaker notes. The last markdown cell that
-says "In this notebook we" is the summary: it always opens a slide of its own.
+says "In this notebook we" is the summary: it always opens a slide of its own, as does
+an exercise's task (a markdown cell tagged ``exercise``: the "Your turn" slide).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def frame(cells: list, new_cell) -> list:
     Returns:
         The new list of cells: the first visible markdown cell with a ``#`` heading becomes
         the title slide (``data-jt-frame="title"`` on its section), followed by a notes cell
-        with its other prose; the last summary cell opens a slide marked ``closing``.
+        with its other prose; the last summary cell opens a slide marked ``closing``, and
+        each markdown cell tagged ``exercise`` one marked ``exercise``.
     """
     cells = list(cells)
     first = next((i for i, c in enumerate(cells)
@@ -116,7 +118,37 @@ def frame(cells: list, new_cell) -> list:
                and _slide_type(c) not in ("skip", "notes")]
     if summary and summary[-1] != first:
         _mark(cells[summary[-1]], "closing", "slide")
+    for cell in cells:  # an exercise's task: a "Your turn" slide of its own
+        if (cell.cell_type == "markdown" and "exercise" in cell.metadata.get("tags", [])
+                and _slide_type(cell) not in ("skip", "notes")):
+            _mark(cell, "exercise", _slide_type(cell))
     return cells
+
+
+def lesson_minutes(notebook) -> int | None:
+    """The ``*About N minutes.*`` of a lesson's first markdown cell, or None."""
+    first = next((c for c in notebook.cells if c.get("cell_type") == "markdown"), None)
+    return read_opening(first.get("source", "")).minutes if first else None
+
+
+def lesson_exercises(notebook) -> tuple[str, ...]:
+    """The titles of a lesson's exercises: the first line of each markdown cell tagged
+    ``exercise``, heading marks, code marks and a leading "Your turn:" dropped.
+
+    Example:
+        >>> from nbformat.v4 import new_markdown_cell, new_notebook
+        >>> lesson_exercises(new_notebook(cells=[new_markdown_cell(
+        ...     "## Your turn: gradient from `vjp`\\nWrite it.", metadata={"tags": ["exercise"]})]))
+        ('gradient from vjp',)
+    """
+    titles = []
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "markdown" and "exercise" in cell.get(
+                "metadata", {}).get("tags", []):
+            first = next((li for li in cell.get("source", "").splitlines() if li.strip()), "")
+            first = re.sub(r"^#+\s*", "", first).replace("`", "").replace("**", "").strip()
+            titles.append(re.sub(r"^Your turn\s*[:·—-]\s*", "", first, flags=re.IGNORECASE))
+    return tuple(titles)
 
 
 def _slide_type(cell) -> str:

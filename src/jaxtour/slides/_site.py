@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from jaxtour.slides import _pdf
 from jaxtour.slides._deck import REVEAL_FOLDER, Deck, build_deck
 from jaxtour.slides._plan import SlidesError
 
@@ -54,6 +56,7 @@ def build_slides(
     notebooks: Iterable[str | os.PathLike],
     out_dir: str | os.PathLike,
     assets: str | os.PathLike | None = None,
+    handouts: bool = False,
 ) -> list[Deck]:
     """Write one reveal.js deck per lesson, reveal.js itself, an index and a manifest.
 
@@ -62,13 +65,17 @@ def build_slides(
             writes to ``build/notebooks``) or their sources.
         out_dir: the slides folder, e.g. ``build/slides``.
         assets: the folder of templates and reveal.js (default: see `assets_dir`).
+        handouts: also print each deck to a PDF beside it (``NN_topic.pdf``, one page per
+            slide) with the system Chromium (`jaxtour.slides._pdf.write_handouts`).
 
     Returns:
-        The decks written, in lesson order. ``out_dir/index.html`` links them and
-        ``out_dir/decks.json`` lists their names, titles and slide counts.
+        The decks written, in lesson order. ``out_dir/index.html`` links them (and their
+        handouts and exercises) and ``out_dir/decks.json`` lists their names, titles and
+        slide counts.
 
     Raises:
-        SlidesError: no lessons were given, or one cannot become an offline deck.
+        SlidesError: no lessons were given, one cannot become an offline deck, or
+            handouts were asked for and cannot be printed (no Chromium: says what to install).
 
     Example:
         >>> import tempfile, nbformat
@@ -84,12 +91,37 @@ def build_slides(
     notebooks = [Path(n) for n in notebooks]
     if not notebooks:
         raise SlidesError("No lessons to make slides from: give at least one .ipynb or .py.")
+    chromium = _chromium_or_refuse() if handouts else None
     folder = assets_dir(assets)
     out_dir = Path(out_dir)
     copy_reveal(folder, out_dir)
     decks = [build_deck(n, out_dir, folder / "templates") for n in notebooks]
-    write_index(decks, out_dir, folder / "templates")
+    if chromium:
+        pdfs = _pdf.write_handouts(decks, chromium)
+        decks = [dataclasses.replace(d, handout=pdf) for d, pdf in zip(decks, pdfs, strict=True)]
+    write_index(decks, out_dir, folder / "templates",
+                registered_exercises([d.name for d in decks]))
     return decks
+
+
+def registered_exercises(names: Iterable[str]) -> dict[str, list[str]]:
+    """Exercise titles by deck name, from `jaxtour.exercises`' registry.
+
+    A lesson the registry knows no exercise of is left out (its index entry then lists
+    the lesson's own ``exercise`` cells).
+    """
+    from jaxtour.exercises import for_lesson
+
+    listing = {name: [ex.title.replace("`", "") for ex in for_lesson(name)] for name in names}
+    return {name: titles for name, titles in listing.items() if titles}
+
+
+def _chromium_or_refuse() -> str:
+    # Before anything is written: no Chromium means no handouts, and nothing half-made.
+    chromium = _pdf.find_chromium()
+    if chromium is None:
+        raise SlidesError(_pdf.INSTALL)
+    return chromium
 
 
 def copy_reveal(assets: Path, out_dir: Path) -> Path:
@@ -99,20 +131,34 @@ def copy_reveal(assets: Path, out_dir: Path) -> Path:
     return target
 
 
-def write_index(decks: list[Deck], out_dir: Path, templates: Path) -> Path:
-    """Write ``index.html`` (a page linking every deck) and ``decks.json`` beside it."""
+def write_index(decks: list[Deck], out_dir: Path, templates: Path,
+                exercises: Mapping[str, Sequence[str]] | None = None) -> Path:
+    """Write ``index.html`` (a page linking every deck) and ``decks.json`` beside it.
+
+    Args:
+        decks: the decks, in lesson order.
+        out_dir: the slides folder.
+        templates: the folder holding ``index.html.j2``.
+        exercises: exercise titles by deck name, to list instead of the ones the lessons'
+            ``exercise`` cells name (`Deck.exercises`); the hook for a registry of
+            exercises kept elsewhere.
+    """
     import jinja2
 
     from jaxtour import __version__
     from jaxtour._diagram import _write_atomically
 
+    if exercises is not None:
+        decks = [dataclasses.replace(d, exercises=tuple(exercises.get(d.name, d.exercises)))
+                 for d in decks]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=True)
     page = env.get_template("index.html.j2").render(decks=decks, version=__version__)
     index = out_dir / "index.html"
     _write_atomically(index, page.encode())
     manifest = [
         {"name": d.name, "title": d.title, "file": d.path.name, "slides": d.slides,
-         "executed": d.executed}
+         "executed": d.executed, "minutes": d.minutes, "exercises": list(d.exercises),
+         "handout": d.handout.name if d.handout else None}
         for d in decks
     ]
     _write_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=2).encode())

@@ -1,8 +1,10 @@
 """`draw_pipeline`: the road from a Python function to the device, for slides.
 
 pure Python function → tracing → jaxpr → lowering → StableHLO → XLA → compiled HLO
-→ CPU/GPU/TPU, with the transformations (`grad`, `vmap`, sharding) turning one jaxpr
-into another. Three progressive versions for slides, or one annotated with the
+→ CPU/GPU/TPU, with the transformations (`grad`, `vmap`) turning one jaxpr into
+another, and shardings beside them: not a transformation (the jaxpr is the same with
+and without them) but annotations that XLA's partitioner turns into per-device code
+and collectives. Three progressive versions for slides, or one annotated with the
 artefacts of *your* function.
 """
 
@@ -12,7 +14,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
@@ -25,11 +27,14 @@ COLOURS = {
     "python": "#fff4d6",
     "jax": "#dbe9ff",
     "transform": "#e4f5e1",
+    "sharding": "#f3e6fb",
     "xla": "#fde2e1",
     "device": "#ececec",
 }
 STEPS = (1, 2, 3)
-_JIT_NOTE = "jax.jit(f)(x) runs every step once per input shape and dtype, then reuses the result"
+# A trace is cached per function and abstract signature: shapes, dtypes, weak types,
+# pytree structure, static arguments' values, shardings.
+_JIT_NOTE = "jax.jit(f)(x) runs these steps once per input signature, then reuses the result"
 
 # stage -> (title, what it is, how to look at it (step 3), family)
 _STAGES = {
@@ -50,8 +55,22 @@ _EDGES = {
 _TRANSFORMS = (
     ("grad", "jax.grad", "derivatives"),
     ("vmap", "jax.vmap", "batching"),
-    ("sharding", "jax.sharding", "many devices"),
 )
+# Shardings: (step-2 lines, step-3 lines, the edge into XLA's compile step)
+_SHARDING = (("annotations, not a rewrite",), ("jit(f, in_shardings=...)",),
+             "partitioned:\nper-device code,\ncollectives")
+
+
+@overload
+def draw_pipeline(
+    f: None = None, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+) -> Diagram: ...
+
+
+@overload
+def draw_pipeline(
+    f: Callable, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+) -> Callable[..., Diagram]: ...
 
 
 def draw_pipeline(
@@ -183,6 +202,8 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
                 sub.node(name, labels[name], fillcolor=COLOURS[family])
             if family == "jax":
                 sub.node("transforms", _transforms_label(step), fillcolor=COLOURS["transform"])
+    graph.node("shardings", _sharding_label(step), fillcolor=COLOURS["sharding"],
+               style="rounded,filled,dashed")
     graph.node("device", labels["device"], fillcolor=COLOURS["device"])
     # Rows: JAX above, XLA below. A row's own edges go inside its rank=same group.
     rows = [graph.subgraph(), graph.subgraph()]
@@ -194,6 +215,14 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
             where.edge(tail, head, label=f" {entry if step == 3 else named} ",
                        fontname=MONO if step == 3 else FONT)
         top.edge("jaxpr", "transforms", label=" jaxpr → jaxpr ", dir="both")
+    # Shardings do not touch the jaxpr: XLA's partitioner (GSPMD/Shardy) reads them.
+    graph.edge("shardings", "hlo", label=f" {_SHARDING[2]} ", style="dashed")
+    # XLA's row starts under Python's, so the picture stays narrow enough for a slide.
+    graph.edge("python", "stablehlo", style="invis", weight="10")
+
+
+def _sharding_label(step: int) -> str:
+    return stage_label("shardings", _SHARDING[0], _SHARDING[1] if step == 3 else ())
 
 
 def _transforms_label(step: int) -> str:
@@ -268,11 +297,11 @@ def source_excerpt(f, max_lines: int = 6, width: int = 52) -> tuple[str, ...]:
     node = tree.body[0]
     lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
     if getattr(f, "__name__", "") == "<lambda>" and len(lambdas) == 1:
-        lines = ast.get_source_segment(source, lambdas[0]).splitlines()
+        lines = (ast.get_source_segment(source, lambdas[0]) or "").splitlines()
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         first = node.body[0]
-        has_doc = isinstance(first, ast.Expr) and isinstance(
-            getattr(first, "value", None), ast.Constant) and isinstance(first.value.value, str)
+        has_doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                   and isinstance(first.value.value, str))
         body_start = (first.end_lineno if has_doc else first.lineno - 1)
         lines = lines[node.lineno - 1:node.body[0].lineno - 1][:1] + lines[body_start:]
     lines = [line for line in lines if line.strip()]

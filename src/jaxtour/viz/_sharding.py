@@ -122,7 +122,7 @@ def _mesh_of(sharding):
 
 
 def _splits_rows(sharding, shape) -> bool:
-    spec = getattr(sharding, "spec", ())
+    spec: tuple = tuple(getattr(sharding, "spec", ()))
     return len(shape) > 1 and len(spec) > 0 and spec[0] is not None
 
 

@@ -5,7 +5,8 @@
 //  2. a slide still taller than the screen is zoomed out to fit, down to MIN_ZOOM (its
 //     natural height stays in data-jt-natural, which the slide lint reports);
 //  3. only a slide that does not fit even then scrolls (class jt-scroll).
-// <html data-deck-ready="true"> tells a browser test (and the PDF printer) the deck is up.
+// <html data-deck-ready="true"> tells a browser test (and the PDF printer) the deck is up:
+// in the print view (?print-pdf) only once reveal.js has laid out its pages.
 var MIN_PICTURE = 200, MAX_GROWTH = 2, MIN_ZOOM = 0.7, SLACK = 4;
 var PICTURES = ".jp-RenderedSVG > svg, .jp-RenderedImage > img";
 
@@ -64,6 +65,10 @@ function jaxtourDeck(options) {
       if (stackHidden) { stack.style.display = ""; }
     });
   }
+  var printing = /print-pdf/i.test(window.location.search);
+  var paged = new Promise(function (resolve) {
+    if (printing) { Reveal.on("pdf-ready", resolve); } else { resolve(); }
+  });
   return Reveal.initialize({
     width: options.width,
     height: H,
@@ -80,6 +85,9 @@ function jaxtourDeck(options) {
   }).then(function () {
     fitAll();
     Reveal.layout();
+    return paged;
+  }).then(function () {
+    if (printing) fitAll();
     document.documentElement.dataset.deckReady = "true";
   });
 }

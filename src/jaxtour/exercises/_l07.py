@@ -1,0 +1,173 @@
+"""Lesson 07's exercises: a batch's sharding, a global mean in `shard_map`, and the
+all-reduces of the data-parallel step read off `draw_hlo`.
+
+Every checker works with whatever devices the process has: the sharding is judged by
+its `PartitionSpec` (on one device every spec holds the same single block), the
+per-device mean runs under `jax.vmap` with an axis name, which gives `lax.psum` a
+named axis of any size on one device, and the all-reduces are counted on the devices
+lesson 07 uses (several accelerators, else the CPU devices).
+"""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxtour.exercises._registry import Exercise, Wrong, register
+
+LESSON = "07_parallelism"
+AXIS = "batch"
+_ALL_REDUCE = re.compile(r" all-reduce(?:-start)?\(")  # async pairs (GPU, TPU) count once
+
+
+def lesson_devices() -> list:
+    """The devices lesson 07 runs on: several accelerators, else the CPU devices."""
+    found = jax.devices()
+    return found if len(found) > 1 and found[0].platform != "cpu" else jax.devices("cpu")
+
+
+def _spec(sharding: NamedSharding) -> tuple:
+    # P("batch") and P("batch", None) say the same: drop trailing Nones
+    entries = list(sharding.spec)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return tuple(entries)
+
+
+def _check_batch_sharding(fn) -> None:
+    devices = lesson_devices()
+    mesh = jax.make_mesh((len(devices),), (AXIS,), devices=devices)
+    got = fn(mesh)
+    if isinstance(got, P):
+        raise Wrong("you returned a `PartitionSpec`: it names mesh axes but no devices. "
+                    "Wrap it with the mesh: `NamedSharding(mesh, P(...))`.")
+    if not isinstance(got, NamedSharding):
+        raise Wrong(f"expected a `NamedSharding`, got {type(got).__name__}.")
+    if got.mesh != mesh:
+        raise Wrong("the sharding is on another mesh: use the `mesh` the function is given.")
+    spec = _spec(got)
+    if spec == ():
+        raise Wrong("`P()` replicates: every device would hold the whole batch. Name the "
+                    f'mesh axis for dimension 0, the images: `P("{AXIS}")`.')
+    if spec == (None, AXIS):
+        raise Wrong(f'that splits dimension 1, the 784 pixels of each image, over "{AXIS}": '
+                    "each device would see a strip of every image. Split dimension 0.")
+    if spec != (AXIS,):
+        raise Wrong(f'expected dimension 0 split over "{AXIS}" and the pixels whole; '
+                    f"got {got.spec}.")
+    batch = jax.device_put(np.zeros((8 * len(devices), 784), np.float32), got)
+    rows = {shard.data.shape for shard in batch.addressable_shards}
+    if rows != {(8, 784)}:  # a guard on the spec test above: each device, 8 whole images
+        raise Wrong(f"each device should hold 8 whole images; they hold {sorted(rows)}.")
+
+
+def _check_global_mean(fn) -> None:
+    for n_devices in (4, 2):  # a hard-coded device count is right for one of them only
+        slices = jnp.arange(n_devices * 6, dtype=jnp.float32).reshape(n_devices, 6) ** 1.5
+        want = float(jnp.mean(slices))
+        # vmap with an axis name: lax.psum(..., "batch") adds over the n slices
+        got = jax.vmap(fn, axis_name=AXIS)(slices)
+        if np.shape(got) != (n_devices,):
+            raise Wrong(f"each device should return one number, the mean; with {n_devices} "
+                        f"devices the results have shape {np.shape(got)[1:]} each.")
+        got = np.asarray(got, np.float64)
+        if np.allclose(got, want, rtol=1e-5):
+            continue
+        where = f"with {n_devices} devices, slices of 6"
+        if np.allclose(got, np.mean(slices, axis=1), rtol=1e-5):
+            raise Wrong(f"{where}: each device returned the mean of its own slice. Add the "
+                        f'devices\' values with `lax.psum(..., "{AXIS}")`.')
+        if np.allclose(got, n_devices * want, rtol=1e-5):
+            raise Wrong(f"{where}: {n_devices} times too big. A psum of the slices' means "
+                        f"adds {n_devices} means: divide by the number of devices, "
+                        f'`lax.psum(1, "{AXIS}")`.')
+        if np.allclose(got, float(jnp.sum(slices)), rtol=1e-5):
+            raise Wrong(f"{where}: that is the sum of the whole vector; divide by the number "
+                        "of its elements.")
+        if n_devices == 2:
+            raise Wrong("right with 4 devices, wrong with 2: count the devices with "
+                        f'`lax.psum(1, "{AXIS}")` rather than writing the number.')
+        raise Wrong(f"{where}: expected {want:.4f} on every device, got {got.round(4)}.")
+
+
+_COUNT = """
+from jaxtour.exercises import _l07
+print(_l07.data_parallel_all_reduces())
+"""
+
+
+def data_parallel_all_reduces() -> int:
+    """The all-reduces in the compiled data-parallel MLP step on lesson 07's devices.
+
+    With a single device there is nothing to add up, so the count is taken as the
+    lesson takes it: in a fresh Python with 8 simulated CPU devices (JAX's devices are
+    fixed once it has started, so this process cannot split its CPU any more).
+    """
+    from jaxtour import mlp  # lazily: the mlp package is only needed by this check
+
+    devices = lesson_devices()
+    if len(devices) < 2:
+        return _count_with_simulated_devices()
+    mesh = mlp.data_mesh(devices)
+    params = mlp.init_params(jax.random.key(0))
+    velocity = jax.tree.map(jnp.zeros_like, params)
+    x, y = jnp.zeros((8 * mesh.size, 784)), jnp.zeros(8 * mesh.size, jnp.int32)
+    hlo = mlp.data_parallel_update(mesh).lower(params, x, y, velocity).compile().as_text()
+    return len(_ALL_REDUCE.findall(hlo))
+
+
+def _count_with_simulated_devices(n_devices: int = 8) -> int:
+    import os
+    import subprocess
+    import sys
+
+    prelude = f"import jax\njax.config.update('jax_num_cpu_devices', {n_devices})\n"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, "-c", prelude + _COUNT], capture_output=True,
+                          text=True, env=env, timeout=300, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError("counting the all-reduces on 8 simulated CPU devices failed: "
+                           + proc.stderr.strip().splitlines()[-1])
+    return int(proc.stdout.split()[-1])
+
+
+def _check_count_all_reduces(fn) -> None:
+    got = fn()
+    if isinstance(got, bool) or not isinstance(got, int | np.integer):
+        raise Wrong(f"answer with a whole number, e.g. `return 3`; got {got!r}.")
+    want = data_parallel_all_reduces()
+    if got == want:
+        return
+    if got == 0:
+        raise Wrong("there is one: the red box between the backward pass and the update. "
+                    "Look again at the drawing.")
+    if got >= 6:
+        raise Wrong(f"{got}: one per gradient (6 of them) and perhaps the loss would be "
+                    "natural, but XLA combines them into fewer. Count the red boxes.")
+    if got == 2:
+        raise Wrong("2: the loss does not need an all-reduce of its own; XLA sends it with "
+                    "the gradients. Count the red boxes.")
+    raise Wrong(f"{got} is not what the drawing shows: count the red boxes (collectives).")
+
+
+register(Exercise(
+    name="ex_batch_sharding", lesson=LESSON, title="shard a batch over the mesh",
+    practises="choosing the `PartitionSpec` that splits a batch over a mesh axis",
+    checker=_check_batch_sharding,
+))
+register(Exercise(
+    name="ex_global_mean", lesson=LESSON, title="a global mean in `shard_map`",
+    practises="per-device code with a collective: `lax.psum` turns local sums into a "
+              "global mean",
+    checker=_check_global_mean,
+))
+register(Exercise(
+    name="ex_count_all_reduces", lesson=LESSON, title="all-reduces off `draw_hlo`",
+    practises="reading the collectives of a compiled program off its drawing",
+    checker=_check_count_all_reduces,
+))

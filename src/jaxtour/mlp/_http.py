@@ -1,0 +1,76 @@
+"""An HTTP(S) GET that cannot outlive its deadline, however slowly the server answers.
+
+A socket timeout bounds each wait for a byte, not the whole transfer: a server that
+sends one header byte every few seconds keeps `urlopen` busy for ever. `Deadline`
+opens the URL through urllib (redirects, proxies and HTTPS as usual) but keeps the
+connections it makes, and shuts their sockets down when the time is up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import threading
+import urllib.request
+
+
+class Deadline:
+    """Opens URLs whose connections are cut `seconds` after the first `open`."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.expired = seconds, False
+        self._connections: list[http.client.HTTPConnection] = []
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+
+    def open(self, url: str, timeout: float):
+        """`urllib.request.urlopen(url, timeout=timeout)`, cut at the deadline."""
+        opener = urllib.request.build_opener(_HTTP(self._keep), _HTTPS(self._keep))
+        if not self._timer.is_alive():
+            self._timer.start()
+        return opener.open(url, timeout=timeout)
+
+    def cancel(self) -> None:
+        """Stop the clock (the transfer is over)."""
+        self._timer.cancel()
+
+    def __enter__(self) -> Deadline:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cancel()
+
+    def _keep(self, cls):
+        def connect(*args, **kwargs):
+            connection = cls(*args, **kwargs)
+            self._connections.append(connection)
+            return connection
+
+        return connect
+
+    def _cut(self) -> None:
+        self.expired = True
+        for connection in self._connections:
+            if connection.sock is not None:
+                # Wakes a thread blocked in recv(); it then sees the end of the stream.
+                with contextlib.suppress(OSError):
+                    connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+class _HTTP(urllib.request.HTTPHandler):
+    def __init__(self, keep):
+        super().__init__()
+        self._make = keep(http.client.HTTPConnection)
+
+    def http_open(self, req):
+        return self.do_open(self._make, req)
+
+
+class _HTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, keep):
+        super().__init__()
+        self._make = keep(http.client.HTTPSConnection)
+
+    def https_open(self, req):
+        return self.do_open(self._make, req, context=self._context)

@@ -1,0 +1,141 @@
+"""Lesson 07's exercises: solutions pass, stubs say "not done", typical mistakes get the
+feedback promised. The all-reduce count needs several devices, so those checks run in a
+subprocess with 8 simulated CPU devices (this process has one)."""
+
+import jax.numpy as jnp
+import pytest
+from devices import run_with_devices
+from jax import lax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxtour.exercises import check, for_lesson
+
+
+def test_lesson_07_registers_three_exercises():
+    assert [ex.name for ex in for_lesson("07")] == [
+        "ex_batch_sharding", "ex_global_mean", "ex_count_all_reduces"]
+
+
+# ex_batch_sharding ------------------------------------------------------------------------
+
+def ex_batch_sharding(mesh):
+    return NamedSharding(mesh, P("batch"))
+
+
+def test_batch_sharding_solution_passes():
+    feedback = check(ex_batch_sharding, quiet=True)
+    assert feedback.passed, feedback.message
+
+
+@pytest.mark.parametrize(("answer", "says"), [
+    (lambda mesh: NamedSharding(mesh, P(None, "batch")), "784 pixels"),
+    (lambda mesh: NamedSharding(mesh, P()), "replicates"),
+    (lambda mesh: P("batch"), "Wrap it with the mesh"),
+    (lambda mesh: mesh, "expected a `NamedSharding`, got Mesh"),
+])
+def test_batch_sharding_mistakes_get_specific_feedback(answer, says):
+    answer.__name__ = "ex_batch_sharding"
+    feedback = check(answer, quiet=True)
+    assert not feedback.passed and feedback.kind == "wrong"
+    assert says in feedback.message
+    assert "Traceback" not in feedback.message
+
+
+# ex_global_mean ---------------------------------------------------------------------------
+
+def ex_global_mean(x):
+    return lax.psum(jnp.sum(x), "batch") / lax.psum(x.size, "batch")
+
+
+def test_global_mean_solution_passes():
+    feedback = check(ex_global_mean, quiet=True)
+    assert feedback.passed, feedback.message
+
+
+@pytest.mark.parametrize(("answer", "says"), [
+    (lambda x: jnp.mean(x), "mean of its own slice"),
+    (lambda x: lax.psum(jnp.mean(x), "batch"), "4 times too big"),
+    (lambda x: lax.psum(jnp.mean(x), "batch") / 4, "right with 4 devices, wrong with 2"),
+    (lambda x: lax.psum(jnp.sum(x), "batch"), "sum of the whole vector"),
+    (lambda x: lax.psum(x, "batch") / 4, "one number"),
+])
+def test_global_mean_mistakes_get_specific_feedback(answer, says):
+    answer.__name__ = "ex_global_mean"
+    feedback = check(answer, quiet=True)
+    assert not feedback.passed and feedback.kind == "wrong"
+    assert says in feedback.message
+
+
+def test_a_psum_over_a_misspelt_axis_is_a_hint_not_a_traceback():
+    def ex_global_mean(x):
+        return lax.psum(jnp.mean(x), "batches")
+
+    feedback = check(ex_global_mean, quiet=True)
+    assert not feedback.passed and feedback.kind == "error"
+    assert "Traceback" not in feedback.message
+
+
+@pytest.mark.parametrize("name", ["ex_batch_sharding", "ex_global_mean", "ex_count_all_reduces"])
+def test_stubs_are_not_done(name):
+    def stub(*args):
+        ...
+
+    stub.__name__ = name
+    feedback = check(stub, quiet=True)
+    assert feedback.kind == "not done" and name in feedback.message
+
+
+# ex_count_all_reduces, and the solutions on 8 devices -----------------------------------
+
+EIGHT = """
+import json
+import jax.numpy as jnp
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jaxtour.exercises import check
+
+def ex_batch_sharding(mesh):
+    return NamedSharding(mesh, P("batch"))
+
+def ex_global_mean(x):
+    return lax.psum(jnp.sum(x), "batch") / lax.psum(x.size, "batch")
+
+out = {"devices": jax.device_count()}
+for fn in (ex_batch_sharding, ex_global_mean):
+    out[fn.__name__] = check(fn, quiet=True).passed
+for answer in (1, 0, 2, 6, 7, 3, "one"):
+    ex_count_all_reduces = lambda answer=answer: answer
+    ex_count_all_reduces.__name__ = "ex_count_all_reduces"
+    feedback = check(ex_count_all_reduces, quiet=True)
+    out[str(answer)] = [feedback.passed, feedback.kind, feedback.message]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def eight() -> dict:
+    return run_with_devices(EIGHT)
+
+
+def test_solutions_pass_on_8_devices(eight):
+    assert eight["devices"] == 8
+    assert eight["ex_batch_sharding"] and eight["ex_global_mean"]
+
+
+def test_count_all_reduces_solution_passes_on_8_devices(eight):
+    assert eight["1"][:2] == [True, "passed"]
+
+
+@pytest.mark.parametrize(("answer", "says"), [
+    ("0", "there is one"),
+    ("2", "the loss does not need an all-reduce of its own"),
+    ("6", "XLA combines them"),
+    ("7", "XLA combines them"),
+    ("3", "not what the drawing shows"),
+    ("one", "whole number"),
+])
+def test_count_all_reduces_mistakes_get_specific_feedback(eight, answer, says):
+    passed, kind, message = eight[answer]
+    assert not passed and kind == "wrong"
+    assert says in message

@@ -1,0 +1,187 @@
+"""jaxtour as a user installs it: an sdist and a wheel built from this checkout, installed
+into a fresh Python 3.12+ venv with the newest JAX, run from an empty folder.
+
+Slow (a venv, two installs, a quick tour); pip's cache makes the installs quick after the
+first run. Nothing in the checkout is written: the build runs on a copy.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README_LAPTOP_LINE = 'pip install "jaxtour[notebook]"'
+NOT_COPIED = (".git", ".venv", "build", "dist", "__pycache__", "*.egg-info", ".pytest_cache",
+              ".ruff_cache", ".ipynb_checkpoints", "data", ".whl", ".mnist", ".exp")
+LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+# CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
+# builds its own Python 3.12+ venv either way, so it runs in the first run only.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(Path(sys.prefix).name in (".venv-latest", ".venv-newest"),
+                       reason="runs in `make test`; it builds its own Python 3.12+ venv"),
+]
+
+
+def find_new_python() -> str | None:
+    """A Python 3.12+ that runs: .ci/newest-python's, on PATH, or under pyenv's versions."""
+    script = ROOT / ".ci" / "newest-python"
+    found = subprocess.run(["sh", str(script)], capture_output=True, text=True)
+    candidates = [found.stdout.strip()] if found.returncode == 0 else []
+    candidates += [shutil.which(name) for name in ("python3.12", "python3.13")]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    pattern = pyenv_root / "versions" / "3.1[23].*" / "bin" / "python3.1[23]"
+    candidates += sorted(glob.glob(str(pattern)))
+    check = "import sys, venv; sys.exit(sys.version_info < (3, 12))"
+    for candidate in filter(None, candidates):
+        ok = subprocess.run([candidate, "-c", check], capture_output=True)
+        if ok.returncode == 0:
+            return candidate
+    return None
+
+
+def _env(venv: Path) -> dict[str, str]:
+    """The user's environment: this venv first on PATH, no checkout on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["MPLBACKEND"] = "Agg"
+    env.pop("JAXTOUR_QUICK", None)
+    return env
+
+
+def _run(cmd: list[str], cwd: Path, env: dict, timeout: float = 900, **extra: str):
+    result = subprocess.run(cmd, cwd=cwd, env={**env, **extra}, capture_output=True, text=True,
+                            timeout=timeout)
+    return result
+
+
+def _ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert result.returncode == 0, (
+        f"{result.args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    """A fresh venv with `build`; the sdist made from a copy of the checkout; the wheel from it."""
+    python = find_new_python()
+    if python is None:
+        pytest.skip("no Python 3.12 or 3.13 found (PATH or pyenv)")
+    top = tmp_path_factory.mktemp("install")
+    source = top / "checkout"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+    venv = top / "venv"
+    _ok(_run([python, "-m", "venv", str(venv)], top, os.environ))
+    env = _env(venv)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet"]
+    _ok(_run([*pip, "install", "build"], top, env))
+    dist = top / "dist"
+    _ok(_run([str(venv / "bin" / "python"), "-m", "build", "--sdist", "--outdir", str(dist),
+              str(source)], top, env))
+    (sdist,) = dist.glob("jaxtour-*.tar.gz")
+    _ok(_run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(sdist)], top, env))
+    (wheel,) = dist.glob("jaxtour-*.whl")
+    return {"top": top, "venv": venv, "sdist": sdist, "wheel": wheel, "env": env, "pip": pip}
+
+
+@pytest.fixture(scope="module")
+def bare(built) -> dict:
+    """The venv with the wheel alone installed (no extras); an empty folder to run in."""
+    _ok(_run([*built["pip"], "install", str(built["wheel"])], built["top"], built["env"]))
+    work = built["top"] / "bare-user"
+    work.mkdir()
+    return {**built, "work": work}
+
+
+@pytest.fixture(scope="module")
+def full(bare) -> dict:
+    """The same venv after the README's laptop line (from the wheel, not an index)."""
+    line = README_LAPTOP_LINE.replace('"jaxtour[notebook]"',
+                                      f'"jaxtour[notebook] @ {bare["wheel"].as_uri()}"')
+    _ok(_run([*bare["pip"], *shlex.split(line)[1:]], bare["top"], bare["env"]))
+    work = bare["top"] / "user"
+    work.mkdir()
+    return {**bare, "work": work}
+
+
+def test_readme_names_the_laptop_line_and_the_extras():
+    readme = (ROOT / "README.md").read_text()
+    assert README_LAPTOP_LINE in readme
+    assert '%pip install "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"' in readme
+    assert "make tour" in readme.split("## Install", 1)[1].split("\n## ", 1)[0]
+
+
+def test_wheel_and_sdist_hold_what_users_and_tests_need(built):
+    import zipfile
+
+    wheel = zipfile.ZipFile(built["wheel"]).namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel)
+    for stem in LESSONS:
+        assert f"jaxtour/lessons/{stem}.py" in wheel and f"jaxtour/lessons/{stem}.ipynb" in wheel
+    assert "jaxtour/__main__.py" in wheel
+    with tarfile.open(built["sdist"]) as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    for needed in ("LICENSE", "conftest.py", "tests/conftest.py", "tests/mirrors.py",
+                   "notebooks/00_setup.py", "notebooks/00_setup.ipynb", "slides/README.md",
+                   "jupytext.toml", "setup.py", ".ci/run", "Makefile", "requirements.lock"):
+        assert needed in names, needed
+
+
+def _one_line_naming_the_notebook_extra(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.endswith("""extra: pip install "jaxtour[notebook]\"""")
+
+
+def test_bare_package_commands_name_the_missing_extra(bare):
+    run = lambda *args, **extra: _run(list(args), bare["work"], bare["env"], **extra)
+    assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith("usage: jaxtour")
+    doctor = _ok(run("jaxtour", "doctor")).stdout
+    assert re.search(r"^extra notebook +missing ", doctor, re.M), doctor
+    assert re.search(r"^jax +0\.1\d", doctor, re.M), doctor  # the newest JAX, not the lock's
+    _ok(run("jaxtour", "lessons"))
+    assert sorted(p.stem for p in (bare["work"] / "lessons").glob("*.py")) == LESSONS
+    _one_line_naming_the_notebook_extra(run("jaxtour", "tour", JAXTOUR_QUICK="1"))
+    _one_line_naming_the_notebook_extra(run("jaxtour", "slides", "lessons/00_setup.ipynb"))
+    assert not (bare["work"] / "build" / "slides").exists()
+
+
+def test_sdist_test_suite_runs_against_the_installed_wheel(full):
+    unpacked = full["top"] / "sdist"
+    with tarfile.open(full["sdist"]) as sdist:
+        sdist.extractall(unpacked, filter="data")
+    (root,) = unpacked.iterdir()
+    _ok(_run([*full["pip"], "install", "pytest", "nbval"], full["top"], full["env"]))
+    result = _run(["python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "not slow",
+                   "tests/test_cli.py", "tests/test_mlp_data.py", "tests/test_mlp_download.py",
+                   "tests/test_diagram.py"], root, full["env"], timeout=600)
+    _ok(result)
+    assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]
+
+
+def test_quick_tour_from_an_empty_folder_writes_every_deck(full):
+    run = lambda *args, **extra: _run(list(args), full["work"], full["env"], **extra)
+    assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith("usage: jaxtour")
+    assert re.search(r"^extra notebook +present$", _ok(run("jaxtour", "doctor")).stdout, re.M)
+    tour = _ok(run("jaxtour", "tour", JAXTOUR_QUICK="1", timeout=1800))
+    assert f"using the {len(LESSONS)} lessons that came with jaxtour" in tour.stdout
+    slides = full["work"] / "build" / "slides"
+    assert (slides / "index.html").is_file()
+    for stem in LESSONS:
+        assert (slides / f"{stem}.html").is_file(), stem
+        assert stem in (slides / "index.html").read_text()
+    _ok(run("jaxtour", "lessons", "mine"))
+    one = _ok(run("jaxtour", "slides", "mine/01_why_jax.ipynb", "--build-dir", "one"))
+    assert (full["work"] / "one" / "slides" / "01_why_jax.html").is_file(), one.stdout
