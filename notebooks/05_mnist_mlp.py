@@ -287,7 +287,7 @@ def ex_per_example_losses(example_loss, params, images, labels):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_per_example_losses(example_loss, params, images, labels):  # noqa: F811
+def ex_per_example_losses(example_loss, params, images, labels):
     return jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images, labels)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
@@ -315,7 +315,7 @@ def ex_accuracy(logits, labels):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_accuracy(logits, labels):  # noqa: F811
+def ex_accuracy(logits, labels):
     return jnp.mean(jnp.argmax(logits, axis=-1) == labels)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
@@ -354,7 +354,7 @@ def ex_first_matmul_shape(batch):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_first_matmul_shape(batch):  # noqa: F811
+def ex_first_matmul_shape(batch):
     return (batch, 512)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}

@@ -393,7 +393,7 @@ def ex_agrees(actual, expected):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_agrees(actual, expected):  # noqa: F811
+def ex_agrees(actual, expected):
     error = np.max(np.abs(np.asarray(actual, np.float64) - expected))
     return bool(error <= 1e-5 * np.max(np.abs(expected)))
 
@@ -444,7 +444,7 @@ def ex_matmuls_per_step(n_layers):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_matmuls_per_step(n_layers):  # noqa: F811
+def ex_matmuls_per_step(n_layers):
     return 3 * n_layers - 1
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
