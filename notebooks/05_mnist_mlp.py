@@ -279,15 +279,15 @@ assert history.device.startswith(jax.default_backend())
 # ## Your turn: per-example losses with `vmap`
 #
 # `example_loss(params, image, label)` is the loss of ONE example. Write
-# `ex_per_example_losses(example_loss, params, images, labels)` that returns one loss per
+# `ex_losses_per_digit(example_loss, params, images, labels)` that returns one loss per
 # example, f32[batch], using `jax.vmap`. (`check` brings its own `example_loss` and batch.)
 
 # %% tags=["exercise"] slideshow={"slide_type": "skip"}
-def ex_per_example_losses(example_loss, params, images, labels):
+def ex_losses_per_digit(example_loss, params, images, labels):
     ...  # your code here
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_per_example_losses(example_loss, params, images, labels):
+def ex_losses_per_digit(example_loss, params, images, labels):
     return jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images, labels)
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
@@ -299,10 +299,10 @@ def ex_per_example_losses(example_loss, params, images, labels):
 # example".</details>
 
 # %% slideshow={"slide_type": "skip"}
-check(ex_per_example_losses)
+check(ex_losses_per_digit)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-assert check(ex_per_example_losses, quiet=True).passed
+assert check(ex_losses_per_digit, quiet=True).passed
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: accuracy

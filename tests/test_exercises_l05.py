@@ -23,7 +23,7 @@ def _feedback(code: str):
 
 
 @pytest.mark.parametrize("code", [
-    """def ex_per_example_losses(example_loss, params, images, labels):
+    """def ex_losses_per_digit(example_loss, params, images, labels):
            return jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images, labels)""",
     """def ex_accuracy(logits, labels):
            return jnp.mean(jnp.argmax(logits, axis=-1) == labels)""",
@@ -35,7 +35,7 @@ def test_the_right_answers_pass(code):
     assert feedback.passed, feedback
 
 
-@pytest.mark.parametrize("name", ["ex_per_example_losses", "ex_accuracy",
+@pytest.mark.parametrize("name", ["ex_losses_per_digit", "ex_accuracy",
                                   "ex_first_matmul_shape"])
 def test_a_stub_is_not_done(name):
     feedback = _feedback(f"def {name}(*args):\n    ...")
@@ -44,16 +44,16 @@ def test_a_stub_is_not_done(name):
 
 @pytest.mark.parametrize(("code", "words"), [
     # vmap's default in_axes=0 maps the weights too
-    ("""def ex_per_example_losses(example_loss, params, images, labels):
+    ("""def ex_losses_per_digit(example_loss, params, images, labels):
             return jax.vmap(example_loss)(params, images, labels)""",
      "in_axes=(None, 0, 0)"),
     # the mean over the batch instead of one loss per example
-    ("""def ex_per_example_losses(example_loss, params, images, labels):
+    ("""def ex_losses_per_digit(example_loss, params, images, labels):
             return jnp.mean(jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images,
                                                                           labels))""",
      "one loss per example"),
     # right values, but a Python loop
-    ("""def ex_per_example_losses(example_loss, params, images, labels):
+    ("""def ex_losses_per_digit(example_loss, params, images, labels):
             return jnp.stack([example_loss(params, images[i], labels[i])
                               for i in range(len(images))])""",
      "not with a Python loop"),

@@ -27,7 +27,7 @@ def _problem(batch: int, seed: int = 0):
     return params, images, labels
 
 
-def _check_per_example_losses(fn):
+def _check_losses_per_digit(fn):
     for batch in (4, 1):
         params, images, labels = _problem(batch, seed=batch)
         want = jnp.stack([_example_loss(params, images[i], labels[i]) for i in range(batch)])
@@ -122,9 +122,9 @@ def _check_first_matmul_shape(fn):
 
 
 register(Exercise(
-    name="ex_per_example_losses", lesson=LESSON, title="per-example losses with `vmap`",
+    name="ex_losses_per_digit", lesson=LESSON, title="per-example losses with `vmap`",
     practises="batching a one-example function with `jax.vmap` and the right `in_axes`",
-    checker=_check_per_example_losses,
+    checker=_check_losses_per_digit,
 ))
 register(Exercise(
     name="ex_accuracy", lesson=LESSON, title="accuracy of a batch",
