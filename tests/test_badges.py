@@ -154,3 +154,16 @@ def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
     run = setup_runs[source.stem, "missing"]
     assert run["error"] is None, run
     assert run["pip"] == [f"install {INSTALL}"]
+
+
+def test_the_readme_row_of_each_lesson_names_its_exercises():
+    from jaxtour import exercises
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("<!-- lessons:start -->"):readme.index("<!-- lessons:end -->")]
+    for source in LESSONS:
+        link = f"(notebooks/{source.stem}.ipynb)"
+        row = next(line for line in table.splitlines() if link in line)
+        for exercise in exercises.for_lesson(source.stem):
+            assert f"`{exercise.name}`" in row, (
+                f"README's row for {source.stem} does not name its exercise {exercise.name}")
