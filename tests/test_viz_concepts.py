@@ -1,5 +1,6 @@
 """Concept diagrams: the autodiff landscape and the JAX AI stack, checked on the SVG."""
 
+import itertools
 import re
 import xml.etree.ElementTree as ET
 
@@ -67,7 +68,7 @@ def test_the_landscape_reads_left_to_right_in_order_of_release():
     x = card_positions(diagram)
     by_id = {name: x[name.lower().replace(" ", "_")] for name in RELEASED}
     in_order = sorted(RELEASED, key=RELEASED.get)
-    for earlier, later in zip(in_order, in_order[1:]):
+    for earlier, later in itertools.pairwise(in_order):
         # a generation's two cards may share a column; a later card is never further left
         assert by_id[earlier] <= by_id[later] + 1, (earlier, later)
     assert by_id["TensorFlow 1"] < by_id["JAX"] < by_id["TensorFlow 2"]
