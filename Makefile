@@ -6,12 +6,20 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: tour test lint lock notebooks clean help
+# The second test run: the newest JAX (pinned in requirements-latest.lock) on the newest
+# Python 3.12+ the machine has (.ci/newest-python finds it; override with PYTHON_LATEST=...).
+VENV_LATEST   := .venv-latest
+STAMP_LATEST  := $(VENV_LATEST)/.installed
+VENV_NEWEST   := .venv-newest
+
+.PHONY: tour test test-latest test-newest lint lock notebooks clean help
 
 help:
 	@echo "make tour   set up .venv and run the jaxtour tour (writes build/)"
 	@echo "make test   set up .venv and run lint + the whole test suite"
-	@echo "make lock   re-resolve requirements.lock (needs network; maintainers only)"
+	@echo "make test-latest  the test suite on the newest JAX, pinned in requirements-latest.lock"
+	@echo "make test-newest  the test suite on whatever JAX is newest today, unpinned (maintainers)"
+	@echo "make lock   re-resolve both lock files (needs uv and network; maintainers only)"
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else \
@@ -23,12 +31,31 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
+$(STAMP_LATEST): requirements-latest.lock pyproject.toml
+	@py="$${PYTHON_LATEST:-$$(sh .ci/newest-python)}" || exit 1; \
+	  echo "$$py -m venv $(VENV_LATEST)"; "$$py" -m venv $(VENV_LATEST)
+	$(VENV_LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_LATEST)/bin/python -m pip install --quiet --require-hashes -r requirements-latest.lock
+	$(VENV_LATEST)/bin/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
 tour: $(STAMP)
 	$(BIN)/jaxtour tour
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+test-latest: $(STAMP_LATEST)
+	$(VENV_LATEST)/bin/python -c 'import jax, sys; print("newest JAX run: jax", jax.__version__, "on Python", sys.version.split()[0])'
+	$(VENV_LATEST)/bin/python -m pytest
+
+test-newest:
+	@py="$${PYTHON_LATEST:-$$(sh .ci/newest-python)}" || exit 1; "$$py" -m venv $(VENV_NEWEST)
+	$(VENV_NEWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_NEWEST)/bin/python -m pip install --quiet --upgrade -e ".[test]" jax jaxlib
+	$(VENV_NEWEST)/bin/python -c 'import jax; print("unpinned run: jax", jax.__version__)'
+	$(VENV_NEWEST)/bin/python -m pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -39,6 +66,8 @@ notebooks: $(STAMP)
 lock:
 	uv pip compile pyproject.toml --universal --python-version 3.11 --extra test \
 	  --generate-hashes -c lock-constraints.txt -o requirements.lock
+	uv pip compile pyproject.toml --universal --python-version 3.12 --extra test \
+	  --generate-hashes -o requirements-latest.lock
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache $(VENV_NEWEST)

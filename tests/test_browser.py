@@ -76,7 +76,7 @@ def site(tmp_path_factory):
         else source
         for source in LESSONS
     ]
-    decks = build_slides(lessons, out / "slides", ROOT / "slides")
+    decks = build_slides(lessons, out / "slides")
     return {deck.name: deck for deck in decks}, out / "slides"
 
 

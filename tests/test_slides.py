@@ -28,7 +28,7 @@ from jaxtour.slides import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-ASSETS = ROOT / "slides"
+ASSETS = ROOT / "src" / "jaxtour" / "slides" / "assets"
 LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
 
 
@@ -84,9 +84,29 @@ def test_headings_choose_slides_when_the_notebook_chooses_none():
         md("# Title\n\nintro"), code("import x", tags=["setup"]), md("text"),
         md("## Part"), code("1"), md("### Detail"), code("2"),
     ]))
-    assert kinds(planned) == ["slide", "-", "slide", "-", "subslide", "-"]
+    # the title cell's prose goes to the title slide's speaker notes
+    assert kinds(planned) == ["slide", "notes", "-", "slide", "-", "subslide", "-"]
+    assert [c.source for c in planned.cells[:2]] == ["# Title", "intro"]
     assert count_slides(planned) == 3
     assert all("import x" not in c.source for c in planned.cells)
+
+
+def test_checks_solutions_hints_and_exercise_code_never_reach_a_slide():
+    planned = plan_slides(new_notebook(cells=[
+        md("# 03 · T", slideshow={"slide_type": "slide"}),
+        code("y = f(1)"),
+        code("assert y == 2", tags=["check"], jupyter={"source_hidden": True}),
+        md("## Your turn: f", tags=["exercise"], slideshow={"slide_type": "slide"}),
+        code("def ex_f(x):\n    ...", tags=["exercise"], slideshow={"slide_type": "skip"}),
+        code("def ex_f(x):\n    return 2 * x", tags=["solution"]),
+        md("<details>Hint 1</details>", tags=["hint"]),
+        code("check(ex_f)", slideshow={"slide_type": "skip"}),
+        code("assert check(ex_f, quiet=True).passed", tags=["check"]),
+    ]))
+    assert [c.source for c in planned.cells] == [
+        "# 03 · T", "y = f(1)", "## Your turn: f", "check(ex_f)"]
+    assert kinds(planned) == ["slide", "-", "slide", "skip"]
+    assert count_slides(planned) == 2
 
 
 def test_explicit_choices_are_kept_and_turn_the_heading_rule_off():
@@ -154,13 +174,14 @@ def test_a_deck_shows_a_diagram_as_inline_svg_and_loads_nothing_remote(tmp_path)
                                execution_count=1)]
     badge = ("[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
              "(https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/x.ipynb)")
-    [deck] = build_slides([write(tmp_path, [md(f"# T\n\n{badge}"), cell])],
-                          tmp_path / "slides", ASSETS)
+    cells = [md(f"# T\n\n{badge}"), cell, md(f"## B\n\n{badge}")]
+    [deck] = build_slides([write(tmp_path, cells)], tmp_path / "slides", ASSETS)
     html = deck.path.read_text()
     inline = re.search(r"<svg.*?</svg>", html, re.DOTALL).group(0)
     assert {e.text for e in ET.fromstring(inline).iter() if e.text} >= {"jaxpr", "StableHLO"}
     assert 'src="data:image/svg+xml' not in html and "hl-ipython3" not in html  # input hidden
-    assert ">Open in Colab</a>" in html and "colab-badge.svg" not in html
+    # the title slide drops the badge; a later one keeps its link as text
+    assert html.count(">Open in Colab</a>") == 1 and "colab-badge.svg" not in html
     assert remote_resources(html) == set() and deck.executed
 
 
@@ -170,8 +191,8 @@ def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
         build_slides([lesson], tmp_path / "slides", ASSETS)
     assert str(err.value) == (
         "The deck of 03_demo.ipynb would fetch https://example.org/logo.png from the network, "
-        "and decks must work offline. Put the file under slides/ and link it relatively, or "
-        "remove it from the lesson.")
+        "and decks must work offline. Make it a cell's output or a cell attachment (both are "
+        "embedded in the deck), or remove it from the lesson.")
     assert not (tmp_path / "slides" / "03_demo.html").exists()
 
 
@@ -250,14 +271,36 @@ def test_missing_assets_say_where_jaxtour_looked_and_what_to_pass(tmp_path):
     with pytest.raises(SlidesError) as err:
         assets_dir(tmp_path)
     assert str(err.value) == (
-        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {tmp_path}. Run "
-        "jaxtour from a jaxtour checkout, or pass --assets DIR (the repository's slides/).")
+        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {tmp_path}. Pass "
+        "--assets DIR (or set JAXTOUR_SLIDES_ASSETS) to a folder holding both, or leave both "
+        "out to use the copy inside jaxtour.")
 
 
-def test_assets_are_found_from_anywhere_in_a_checkout(tmp_path, monkeypatch):
+def test_assets_are_package_data_found_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JAXTOUR_SLIDES_ASSETS", raising=False)
+    import jaxtour.slides
+
+    found = assets_dir()
+    assert found == Path(jaxtour.slides.__file__).parent / "assets"
+    assert (found / "vendor" / "reveal.js" / "plugin" / "notes" / "notes.js").is_file()
+    monkeypatch.setenv("JAXTOUR_SLIDES_ASSETS", str(ASSETS))
     assert assets_dir() == ASSETS
+
+
+def test_pyproject_ships_every_asset_file_as_package_data():
+    import fnmatch
+    import tomllib
+
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = table["package-data"]["jaxtour.slides"]
+    package = ROOT / "src" / "jaxtour" / "slides"
+    files = [str(p.relative_to(package)) for p in ASSETS.rglob("*") if p.is_file()
+             and "__pycache__" not in p.parts]
+    # setuptools globs match within one folder level, as fnmatch does with "/" excluded
+    unshipped = [f for f in files if not any(
+        fnmatch.fnmatch(f, pat) and f.count("/") == pat.count("/") for pat in patterns)]
+    assert files and unshipped == []
 
 
 # --- the command and the tour step ----------------------------------------------------------
@@ -288,3 +331,42 @@ def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path):
     written = slides_cli.tour_step(None, tmp_path)
     assert [p.name for p in written] == ["03_demo.html", "index.html", "decks.json"]
     assert all(p.is_file() for p in written)
+
+
+# --- title, closing and speaker notes -------------------------------------------------------
+
+OPENING = (
+    "# 03 · How JAX works\n\n"
+    "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+    "(https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/x.ipynb)\n\n"
+    "`jax.jit` runs your function once with tracers.\n\n"
+    "- what a **tracer** is;\n- the jaxpr,\n  drawn;\n\n"
+    "*About 25 minutes.*"
+)
+
+
+def test_the_title_slide_shows_number_title_bullets_and_time_without_the_badge(tmp_path):
+    summary = md("## Summary\n\nIn this notebook we:\n\n- traced", tags=["fragment"])
+    lesson = write(tmp_path, [md(OPENING, slideshow={"slide_type": "slide"}),
+                              code("1"), summary])
+    [deck] = build_slides([lesson], tmp_path / "slides", ASSETS)
+    html = deck.path.read_text()
+    title = re.search(r'<section data-jt-frame="title">(.*?)</section>', html, re.DOTALL).group(1)
+    slide, notes = title.split('<aside class="notes">')
+    assert "How JAX works" in slide and "<strong>tracer</strong>" in slide and "drawn;" in slide
+    assert '<p class="jt-time">About 25 minutes</p>' in slide
+    assert "colab" not in title.lower() and "tracers" not in slide and "tracers" in notes
+    # the summary, a fragment in the lesson, opens the closing slide
+    closing = html.split('<section data-jt-frame="closing">')[-1].split("</section>")[0]
+    assert ">Summary</h2>" in closing and "In this notebook we:" in closing
+    assert deck.slides == slides_in_html(html) == 2
+
+
+def test_notes_cells_become_reveal_speaker_notes_of_their_slide(tmp_path):
+    lesson = write(tmp_path, [md("# T", tags=["slide"]), md("say this slowly", tags=["notes"]),
+                              md("## B", tags=["slide"])])
+    [deck] = build_slides([lesson], tmp_path / "slides", ASSETS)
+    html = deck.path.read_text()
+    first = html.split("</section>")[0]
+    assert re.search(r'<aside class="notes">.*say this slowly.*</aside>', first, re.DOTALL)
+    assert 'src="reveal.js/plugin/notes/notes.js"' in html and "RevealNotes" in html

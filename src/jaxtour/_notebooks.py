@@ -8,6 +8,9 @@ from pathlib import Path
 from jaxtour._diagram import _write_atomically
 
 LESSON_GLOB = "[0-9][0-9]_*.py"
+# Cells the exported HTML lesson leaves out: a lesson's asserts live in cells tagged `check`
+# (they run, and the executed .ipynb keeps them; a reader of the HTML does not need them).
+HTML_HIDDEN_TAGS = frozenset({"check"})
 
 
 def find_notebooks(folder: str | os.PathLike = "notebooks") -> list[Path]:
@@ -38,7 +41,6 @@ def execute(source: Path, out_dir: Path, timeout: int = 600) -> tuple[Path, Path
     import jupytext
     import nbformat
     from nbclient import NotebookClient
-    from nbconvert import HTMLExporter
 
     notebook = jupytext.read(source)
     # No saved widget state: exported HTML and offline slides then show a widget's
@@ -51,6 +53,17 @@ def execute(source: Path, out_dir: Path, timeout: int = 600) -> tuple[Path, Path
     ipynb = out_dir / f"{source.stem}.ipynb"
     html = out_dir / f"{source.stem}.html"
     _write_atomically(ipynb, nbformat.writes(notebook).encode())
-    body, _ = HTMLExporter().from_notebook_node(notebook)
+    body, _ = html_exporter().from_notebook_node(notebook)
     _write_atomically(html, body.encode())
     return ipynb, html
+
+
+def html_exporter():
+    """nbconvert's HTML exporter leaving out the cells tagged in `HTML_HIDDEN_TAGS`."""
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    config = Config()
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_cell_tags = set(HTML_HIDDEN_TAGS)
+    return HTMLExporter(config=config)

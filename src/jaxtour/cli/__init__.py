@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "draw": ("jaxtour.cli._draw", "draw one diagram (jaxpr, hlo, pipeline, ...) to a file"),
     "train": ("jaxtour.cli._train", "train the MNIST MLP; writes its learning curve and params"),
     "compare": ("jaxtour.cli._compare", "time an MLP epoch: NumPy f64/f32, JAX eager, jit, scan"),
+    "exercises": ("jaxtour.cli._exercises", "list the lessons' exercises and what each practises"),
 }
 
 

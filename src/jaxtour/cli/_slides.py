@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "BUILD/notebooks, else the sources in ./notebooks)")
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
     parser.add_argument("--assets", type=Path,
-                        help="templates and reveal.js (default: the repository's slides/)")
+                        help="templates and vendor/reveal.js (default: the copy inside jaxtour)")
 
 
 def lessons_in(folder: Path) -> list[Path]:

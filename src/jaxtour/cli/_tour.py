@@ -17,6 +17,7 @@ STEPS: list[tuple[str, str]] = [
     ("train", "jaxtour.cli._train:tour_step"),
     ("compare", "jaxtour.cli._compare:tour_step"),
     ("notebooks", "jaxtour.cli._tour_steps:execute_notebooks"),
+    ("exercises", "jaxtour.cli._exercises:tour_step"),
     ("slides", "jaxtour.cli._slides:tour_step"),
 ]
 

@@ -1,6 +1,6 @@
 """One lesson → one reveal.js deck that works offline: nbconvert's SlidesExporter, our template.
 
-The template (``slides/templates/deck.html.j2``) is nbconvert's ``reveal`` template
+The template (``assets/templates/deck.html.j2``) is nbconvert's ``reveal`` template
 without its CDN scripts (jQuery, RequireJS, MathJax, Mermaid, widgets), with reveal.js
 loaded from the copy beside the deck. Outputs stay as the notebook holds them, so a
 `Diagram` is inline SVG and a Matplotlib figure an inline PNG: a deck needs no network.
@@ -69,7 +69,7 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
     Args:
         source: an executed ``.ipynb`` (the tour's ``build/notebooks``), or a lesson.
         out_dir: the slides folder; reveal.js must be (or be put) in ``out_dir/reveal.js``.
-        templates: the folder holding ``deck.html.j2`` (``slides/templates``).
+        templates: the folder holding ``deck.html.j2`` (``jaxtour/slides/assets/templates``).
 
     Returns:
         The `Deck` written.
@@ -92,8 +92,8 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
     if remote:
         raise SlidesError(
             f"The deck of {source.name} would fetch {', '.join(sorted(remote))} from the "
-            "network, and decks must work offline. Put the file under slides/ and link it "
-            "relatively, or remove it from the lesson."
+            "network, and decks must work offline. Make it a cell's output or a cell attachment "
+            "(both are embedded in the deck), or remove it from the lesson."
         )
     path = Path(out_dir) / f"{source.stem}.html"
     _write_atomically(path, html.encode())

@@ -3,8 +3,11 @@
 A lesson chooses its slides the way RISE and `jupyter nbconvert --to slides` read them:
 each cell's ``metadata.slideshow.slide_type`` is one of ``slide``, ``subslide``,
 ``fragment``, ``-`` (continue), ``skip`` or ``notes``. A tag of the same name does the
-same and is easier to type in a py:percent header (``# %% tags=["slide"]``). Set-up
-cells (tag ``setup``) and cells tagged ``remove-cell`` never reach a slide.
+same and is easier to type in a py:percent header (``# %% tags=["slide"]``). Cells that
+run but are not taught never reach a slide: set-up (tag ``setup``), checks (``check``: a
+lesson's asserts), an exercise's ``solution`` and ``hint``, an exercise's code stub (a code
+cell tagged ``exercise``; its markdown task is the "Your turn" slide) and ``remove-cell``.
+A ``notes`` cell goes into the speaker notes (reveal.js, key S) of the slide before it.
 
 A notebook that chooses no slide at all still makes a deck: each markdown cell that
 opens with a ``#`` or ``##`` heading starts a slide, ``###`` a subslide.
@@ -15,8 +18,10 @@ from __future__ import annotations
 import copy
 import re
 
+from jaxtour.slides._frame import frame
+
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
-HIDDEN_TAGS = frozenset({"setup", "remove-cell"})
+HIDDEN_TAGS = frozenset({"setup", "check", "solution", "hint", "remove-cell"})
 _STARTS = frozenset({"slide", "subslide"})
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
@@ -49,8 +54,9 @@ def explicit_slide_type(cell, where: str = "a cell") -> str | None:
 
 
 def is_hidden(cell) -> bool:
-    """Whether the cell stays out of the deck (tag ``setup`` or ``remove-cell``)."""
-    return bool(HIDDEN_TAGS & set(cell.get("metadata", {}).get("tags", [])))
+    """Whether the cell stays out of the deck: see `HIDDEN_TAGS`, and exercise code cells."""
+    tags = set(cell.get("metadata", {}).get("tags", []))
+    return bool(HIDDEN_TAGS & tags) or (cell.get("cell_type") == "code" and "exercise" in tags)
 
 
 def heading_slide_type(cell) -> str:
@@ -69,7 +75,9 @@ def plan_slides(notebook, name: str = "the notebook"):
 
     Hidden cells are dropped, and every remaining cell gets an explicit
     ``metadata.slideshow.slide_type``. When no cell asks for a ``slide`` or
-    ``subslide`` itself, headings choose the slides (see the module docstring).
+    ``subslide`` itself, headings choose the slides (see the module docstring). The
+    first heading cell becomes the title slide and the summary the closing slide
+    (`jaxtour.slides._frame.frame`).
 
     Args:
         notebook: an `nbformat.NotebookNode` (executed or not).
@@ -107,12 +115,20 @@ def plan_slides(notebook, name: str = "the notebook"):
         metadata = cell.setdefault("metadata", NotebookNode())
         slideshow = {**metadata.get("slideshow", {}), "slide_type": chosen}
         metadata["slideshow"] = NotebookNode(slideshow)
+    planned.cells = frame(planned.cells, _markdown_cell)
     if not any(_visible(c) for c in planned.cells):
         raise SlidesError(
             f"{name} has no cell left to show: every cell is hidden, skipped or a note. "
             "Remove `skip` from at least one cell."
         )
     return planned
+
+
+def _markdown_cell(source: str, metadata: dict):
+    from nbformat import from_dict
+    from nbformat.v4 import new_markdown_cell
+
+    return new_markdown_cell(source, metadata=from_dict(metadata))
 
 
 def count_slides(planned) -> int:

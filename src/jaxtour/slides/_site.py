@@ -16,25 +16,38 @@ MANIFEST = "decks.json"
 
 
 def assets_dir(assets: str | os.PathLike | None = None) -> Path:
-    """The folder holding ``templates/`` and ``vendor/reveal.js/`` (the repository's ``slides/``).
+    """The folder holding ``templates/`` and ``vendor/reveal.js/``.
 
-    Looks at `assets`, then ``$JAXTOUR_SLIDES_ASSETS``, then ``./slides``, then the
-    ``slides/`` of the checkout jaxtour was installed from (``pip install -e .``).
+    Looks at `assets`, then ``$JAXTOUR_SLIDES_ASSETS``, then the package's own copy
+    (``jaxtour/slides/assets``, package data read with `importlib.resources`), so decks
+    build from any folder after a ``pip install``.
 
     Raises:
-        SlidesError: none of them holds the templates and reveal.js.
+        SlidesError: the folder asked for does not hold the templates and reveal.js, or
+            jaxtour is installed where its files are no folder (a zip).
     """
-    here = Path(__file__).resolve().parents[3] / "slides"
-    candidates = [assets] if assets else [os.environ.get(ASSETS_VARIABLE), "slides", here]
-    for candidate in filter(None, candidates):
-        folder = Path(candidate)
-        if (folder / "templates" / "deck.html.j2").is_file() and _reveal(folder).is_dir():
-            return folder
-    looked = ", ".join(str(Path(c)) for c in filter(None, candidates))
+    asked = assets or os.environ.get(ASSETS_VARIABLE)
+    folder = Path(asked) if asked else _packaged()
+    if (folder / "templates" / "deck.html.j2").is_file() and _reveal(folder).is_dir():
+        return folder
+    where = "" if asked else " (jaxtour's package data: reinstall jaxtour)"
     raise SlidesError(
-        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {looked}. "
-        "Run jaxtour from a jaxtour checkout, or pass --assets DIR (the repository's slides/)."
+        f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {folder}{where}. "
+        f"Pass --assets DIR (or set {ASSETS_VARIABLE}) to a folder holding both, or leave "
+        "both out to use the copy inside jaxtour."
     )
+
+
+def _packaged() -> Path:
+    from importlib.resources import files
+
+    packaged = files("jaxtour.slides") / "assets"
+    if not isinstance(packaged, Path):
+        raise SlidesError(
+            f"jaxtour's slide assets are inside {packaged}, not a folder: install jaxtour "
+            "unzipped (pip install jaxtour), or pass --assets DIR."
+        )
+    return packaged
 
 
 def build_slides(

@@ -1,0 +1,57 @@
+"""`jaxtour exercises`: the tasks the lessons set; and the tour step writing students'
+and instructors' notebooks."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import textwrap
+from pathlib import Path
+
+COLUMNS = (("lesson", 7), ("exercise", 28), ("title", 30), ("practises", 40))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lesson", metavar="NN",
+                        help="only this lesson's exercises (its number, e.g. 02)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxtour import exercises
+
+    if args.lesson is not None and not re.fullmatch(r"\d\d?", args.lesson):
+        raise ValueError(f"--lesson takes a lesson's number such as 02; got {args.lesson!r}.")
+    chosen = exercises.exercises()
+    if args.lesson is not None:
+        chosen = exercises.for_lesson(args.lesson.zfill(2))
+    if not chosen:
+        which = f"lesson {args.lesson.zfill(2)}" if args.lesson else "any lesson"
+        print(f"No exercises in {which} yet.")
+        return 0
+    print(table([(ex.number, ex.name, ex.title, ex.practises) for ex in chosen]))
+    print(f"\n{len(chosen)} exercises. In a lesson, write the function, then run "
+          "`check(ex_…)` to see what is right or wrong.")
+    return 0
+
+
+def table(rows: list[tuple[str, ...]]) -> str:
+    """`rows` as a plain-text table under COLUMNS' headings; long cells wrap."""
+    lines = [_row([name for name, _ in COLUMNS]), _row(["-" * w for _, w in COLUMNS])]
+    for row in rows:
+        wrapped = [textwrap.wrap(cell.replace("`", ""), w) or [""]
+                   for cell, (_, w) in zip(row, COLUMNS, strict=True)]
+        for i in range(max(map(len, wrapped))):
+            lines.append(_row([cell[i] if i < len(cell) else "" for cell in wrapped]))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _row(cells: list[str]) -> str:
+    return "  ".join(cell.ljust(w) for cell, (_, w) in zip(cells, COLUMNS, strict=True))
+
+
+def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+    """Write build/instructor/ (every cell) and build/student/ (no solutions) notebooks."""
+    from jaxtour import _notebooks
+    from jaxtour.exercises import _lessons
+
+    return _lessons.write_notebooks(_notebooks.find_notebooks(args.notebooks), build_dir)

@@ -1,0 +1,62 @@
+"""Exercises: tasks the lessons set, checked in the notebook with plain-words feedback.
+
+A lesson defines a stub such as `def ex_grad_from_vjp(f, x): ...`; the student fills
+it in and runs `check(ex_grad_from_vjp)`, which finds the `Exercise` by the function's
+name, runs its checker against JAX as the oracle and shows a `Feedback`.
+
+Each lesson's checkers live in a module `_lNN.py` of this package (NN = the lesson's
+number); every such module is imported here, so registering is all a lesson needs.
+A lesson module looks like this (`practises` completes "You practised …")::
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtour.exercises import Exercise, Wrong, expect_close, register, under_jit
+
+    def _check_grad_from_vjp(fn):
+        for x in (0.5, -2.0):
+            x = jnp.float32(x)
+            expect_close(fn(jnp.sin, x), jnp.cos(x), where=f"f=sin, x={x}")
+        if "grad" in fn.__code__.co_names:
+            raise Wrong("this works, but uses `jax.grad`: the task is to use only `jax.vjp`")
+        under_jit(fn, jnp.sin, jnp.float32(1.0))  # Python `if` on a tracer -> Wrong
+
+    register(Exercise(
+        name="ex_grad_from_vjp", lesson="02_close_to_the_math", title="gradient from `vjp`",
+        practises="building `grad` out of `jax.vjp`", checker=_check_grad_from_vjp,
+    ))
+
+Checkers raise `Wrong` with plain words at the first problem; anything else the
+student's code raises is turned into a hint by `check`, so checkers need not catch.
+"""
+
+import importlib as _importlib
+import pkgutil as _pkgutil
+import re as _re
+
+from jaxtour.exercises._check import Feedback, check
+from jaxtour.exercises._errors import describe
+from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._registry import Exercise, Wrong, exercises, find, for_lesson, register
+from jaxtour.exercises._tracing import (
+    Counted,
+    count_traces,
+    expect_no_retrace,
+    side_effect_under_jit,
+    under_jit,
+)
+
+__all__ = [
+    "Counted", "Exercise", "Feedback", "Wrong", "check", "count_traces", "describe",
+    "exercises", "expect_close", "expect_no_retrace", "find", "for_lesson", "register",
+    "side_effect_under_jit", "under_jit",
+]
+
+
+def _import_lessons() -> None:
+    for module in _pkgutil.iter_modules(__path__):
+        if _re.fullmatch(r"_l\d\d", module.name):
+            _importlib.import_module(f"{__name__}.{module.name}")
+
+
+_import_lessons()

@@ -1,0 +1,99 @@
+"""The exercises the kit knows: `Exercise`, `Wrong`, and the registry lessons fill."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_LESSON_STEM = re.compile(r"\d\d_[a-z0-9_]+")
+
+
+class Wrong(Exception):  # a student reads the name: "wrong", not "WrongError"
+    """Raised by a checker at the first problem, with a message in plain words.
+
+    Example:
+        >>> str(Wrong("expected shape (3,), got (3, 1)"))
+        'expected shape (3,), got (3, 1)'
+    """
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One task a lesson sets, and how the kit checks a student's answer.
+
+    Attributes:
+        name: the name of the function the student defines, e.g. "ex_grad_from_vjp";
+            `check(fn)` finds the exercise by `fn.__name__`.
+        lesson: the lesson's file stem, e.g. "02_close_to_the_math".
+        title: a few words for tables and feedback, e.g. "gradient from `vjp`".
+        practises: one line saying what the exercise practises.
+        checker: takes the student's function and returns None when it is right;
+            raises `Wrong("plain words")` at the first problem it finds.
+    """
+
+    name: str
+    lesson: str
+    title: str
+    practises: str
+    checker: Callable[[Callable], None]
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"Exercise name must be a Python function name; got {self.name!r}.")
+        if not _LESSON_STEM.fullmatch(self.lesson):
+            raise ValueError(
+                "Exercise lesson must be a lesson's file stem such as "
+                f'"02_close_to_the_math"; got {self.lesson!r}.'
+            )
+        if not callable(self.checker):
+            raise TypeError(f"Exercise checker must be callable; got {self.checker!r}.")
+
+    @property
+    def number(self) -> str:
+        """The lesson's two-digit number, e.g. "02"."""
+        return self.lesson[:2]
+
+
+_REGISTRY: dict[str, Exercise] = {}
+
+
+def _same_definition(a: Exercise, b: Exercise) -> bool:
+    # A lesson module imported again (importlib.reload) registers the same checker anew.
+    return (a.lesson == b.lesson and a.checker.__module__ == b.checker.__module__
+            and a.checker.__qualname__ == b.checker.__qualname__)
+
+
+def register(exercise: Exercise) -> Exercise:
+    """Add `exercise` to the registry and return it.
+
+    Raises:
+        ValueError: another exercise already has this name (names are what `check`
+            looks up, so they are unique across all lessons).
+    """
+    if not isinstance(exercise, Exercise):
+        raise TypeError(f"register() takes an Exercise; got {type(exercise).__name__}.")
+    existing = _REGISTRY.get(exercise.name)
+    if existing is not None and not _same_definition(existing, exercise):
+        raise ValueError(
+            f"An exercise named {exercise.name!r} is already registered (lesson "
+            f"{existing.lesson}); give each exercise's function a unique name."
+        )
+    _REGISTRY[exercise.name] = exercise
+    return exercise
+
+
+def exercises() -> list[Exercise]:
+    """Every registered exercise, in lesson order (then in the order registered)."""
+    order = {name: i for i, name in enumerate(_REGISTRY)}
+    return sorted(_REGISTRY.values(), key=lambda ex: (ex.lesson, order[ex.name]))
+
+
+def for_lesson(lesson: str) -> list[Exercise]:
+    """The exercises of one lesson, by stem ("02_close_to_the_math") or number ("02")."""
+    return [ex for ex in exercises() if lesson in (ex.lesson, ex.number)]
+
+
+def find(name: str) -> Exercise | None:
+    """The exercise whose student function is called `name`, or None."""
+    return _REGISTRY.get(name)

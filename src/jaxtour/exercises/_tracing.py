@@ -1,0 +1,214 @@
+"""Run a student's function under `jax.jit` and watch what tracing does to it.
+
+Under `jit`, the Python body of a function runs once per trace; later calls with the
+same shapes and dtypes reuse the compiled program. So a retrace shows up as one more
+run of the Python body, and a Python side effect shows up on the first call only.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import numbers
+import types
+from collections.abc import Callable, Sequence
+from contextlib import redirect_stdout
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxtour.exercises._errors import describe
+from jaxtour.exercises._registry import Wrong
+
+_TRACING_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
+                   jax.errors.TracerArrayConversionError, jax.errors.UnexpectedTracerError)
+
+
+class Counted:
+    """`fn` with a count of how often its Python body ran: under `jit`, once per trace.
+
+    Example:
+        >>> f = Counted(lambda x: x + 1)
+        >>> g = jax.jit(f)
+        >>> _ = g(1.0), g(2.0)
+        >>> f.calls
+        1
+    """
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.calls = 0
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.fn(*args, **kwargs)
+
+
+def under_jit(fn: Callable, *args: Any, **jit_kwargs: Any) -> Any:
+    """Call `jax.jit(fn, **jit_kwargs)(*args)`, traced afresh; return its result.
+
+    Arguments that are functions (e.g. the `f` of `ex_grad_from_vjp(f, x)`) are not
+    arrays, so they are passed through unjitted, as if closed over.
+
+    Raises:
+        Wrong: `fn` used Python control flow, `int()`, NumPy or a global on a traced
+            value (e.g. "under `jax.jit`: a Python `if` … needed the value of a traced
+            array …"). Other exceptions pass through for `check` to explain.
+    """
+    fixed = {i: a for i, a in enumerate(args) if callable(a) and not hasattr(a, "shape")}
+    traced = [a for i, a in enumerate(args) if i not in fixed]
+
+    @functools.wraps(fn)
+    def with_fixed(*arrays: Any) -> Any:
+        arrays = iter(arrays)
+        return fn(*(fixed[i] if i in fixed else next(arrays) for i in range(len(args))))
+
+    try:
+        return jax.block_until_ready(jax.jit(with_fixed, **jit_kwargs)(*traced))
+    except _TRACING_ERRORS as err:
+        raise Wrong(f"under `jax.jit`: {describe(err)}") from None
+
+
+def count_traces(fn: Callable, calls: Sequence[tuple], **jit_kwargs: Any) -> int:
+    """How many times `jax.jit(fn, **jit_kwargs)` traced `fn` over `calls` (argument tuples).
+
+    Example:
+        >>> count_traces(lambda x: x * 2, [(1.0,), (2.0,)])
+        1
+        >>> count_traces(lambda x, n: x * n, [(1.0, 2), (1.0, 3)], static_argnums=1)
+        2
+    """
+    counted = Counted(fn)
+    jitted = jax.jit(counted, **jit_kwargs)
+    for args in calls:
+        jax.block_until_ready(jitted(*args))
+    return counted.calls
+
+
+def expect_no_retrace(fn: Callable, calls: Sequence[tuple], *, hint: str = "",
+                      **jit_kwargs: Any) -> None:
+    """Raise `Wrong` if `jax.jit` traces `fn` more than once over `calls`.
+
+    The checker passes calls whose arguments have the same shapes and dtypes, so a
+    second trace means something `jit` treats as static changed between them.
+
+    Args:
+        fn: the student's function.
+        calls: argument tuples, one per call.
+        hint: what to do, in the exercise's terms; appended to the message.
+        **jit_kwargs: passed to `jax.jit` (e.g. `static_argnums`).
+    """
+    counted = Counted(fn)
+    jitted = jax.jit(counted, **jit_kwargs)
+    for number, args in enumerate(calls, 1):
+        before = counted.calls
+        jax.block_until_ready(jitted(*args))
+        if number > 1 and counted.calls > before:
+            raise Wrong(
+                f"`jax.jit` traced your function again on call {number} of {len(calls)}, "
+                "although the arrays had the same shapes and dtypes: something `jit` "
+                "treats as static changed (a Python number in a static argument, a new "
+                "function or a new `jax.jit` object each call)" + (f". {hint}" if hint else "")
+            )
+
+
+def side_effect_under_jit(fn: Callable, *args: Any, calls: int = 3, hint: str = "") -> None:
+    """Raise `Wrong` if a side effect of `fn` ran on the first jitted call only.
+
+    Calls a freshly jitted `fn` `calls` times and watches what it prints and the
+    globals and closed-over variables it names (a list's length, a number's value,
+    which object a name holds). Something that changed on the first call (the trace)
+    and never after is a Python side effect that `jit` ran once, while tracing.
+
+    Raises:
+        Wrong: e.g. "the global `count` changed on the first call only (0 → 1) …".
+    """
+    jitted = jax.jit(_fresh(fn))
+    state = _watched(fn)
+    before = _snapshot(state)
+    printed, changed = [], []
+    for _ in range(calls):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            jax.block_until_ready(jitted(*args))
+            jax.effects_barrier()
+        after = _snapshot(state)
+        printed.append(out.getvalue())
+        changed.append({k: (before[k], after[k]) for k in after if before[k] != after[k]})
+        before = after
+    tail = f" {hint}" if hint else ""
+    if printed[0] and not any(printed[1:]):
+        raise Wrong("`print` ran on the first call only: under `jax.jit`, Python code runs "
+                    "once, while tracing. Use `jax.debug.print` to print on every call." + tail)
+    for name, (old, new) in changed[0].items():
+        if not any(name in later for later in changed[1:]):
+            raise Wrong(
+                f"{name} changed on the first call only ({_show(old)} → {_show(new)}), not "
+                f"on the {calls - 1} calls after it: under `jax.jit`, Python side effects run "
+                "once, while tracing. Return the value instead of storing it." + tail)
+
+
+def _fresh(fn: Callable) -> Callable:
+    # A new function object, so jit traces it anew even if `fn` was jitted before.
+    @functools.wraps(fn)
+    def fresh(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return fresh
+
+
+def _watched(fn: Callable) -> dict[str, Callable[[], Any]]:
+    """Getters for the globals `fn`'s code names and the variables it closes over."""
+    fn = getattr(fn, "__wrapped__", fn)
+    code, getters = getattr(fn, "__code__", None), {}
+    if code is None:
+        return getters
+    for name in sorted(_names(code)):
+        if name in fn.__globals__ and _mutable_state(fn.__globals__[name]):
+            getters[f"the global `{name}`"] = functools.partial(fn.__globals__.get, name)
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+        try:
+            watch = _mutable_state(cell.cell_contents)
+        except ValueError:  # an empty cell: a variable not assigned yet
+            watch = False
+        if watch:
+            getters[f"the variable `{name}`"] = lambda cell=cell: cell.cell_contents
+    return getters
+
+
+def _names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _mutable_state(value: Any) -> bool:
+    return not isinstance(value, types.ModuleType | types.FunctionType | type
+                          | types.BuiltinFunctionType) and not callable(value)
+
+
+def _snapshot(state: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    return {name: _fingerprint(get()) for name, get in state.items()}
+
+
+def _fingerprint(value: Any) -> Any:
+    if isinstance(value, bool | numbers.Number | str | bytes) or value is None:
+        return ("value", value)
+    if isinstance(value, list | dict | set | tuple | bytearray):
+        return ("length", len(value))
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.tobytes())
+    return ("object", id(value))
+
+
+def _show(fingerprint: Any) -> str:
+    kind, *rest = fingerprint
+    if kind == "value":
+        return repr(rest[0])
+    if kind == "length":
+        return f"length {rest[0]}"
+    return "an array" if kind == "array" else "another object"

@@ -1,0 +1,85 @@
+// Start reveal.js on a jaxtour deck and fit every slide to the screen, once, when the deck
+// is up (in the presenter's view and in the print view that makes the PDF handouts):
+//  1. the pictures of a slide (diagrams, plots) take the height the rest of the slide leaves,
+//     growing up to MAX_GROWTH times their own size, shrinking down to MIN_PICTURE px;
+//  2. a slide still taller than the screen is zoomed out to fit, down to MIN_ZOOM (its
+//     natural height stays in data-jt-natural, which the slide lint reports);
+//  3. only a slide that does not fit even then scrolls (class jt-scroll).
+// <html data-deck-ready="true"> tells a browser test (and the PDF printer) the deck is up.
+var MIN_PICTURE = 200, MAX_GROWTH = 2, MIN_ZOOM = 0.7, SLACK = 4;
+var PICTURES = ".jp-RenderedSVG > svg, .jp-RenderedImage > img";
+
+function jaxtourDeck(options) {
+  var H = options.height;
+
+  function pictures(slide) {
+    return Array.prototype.filter.call(slide.querySelectorAll(PICTURES), function (p) {
+      return !p.closest("aside.notes");
+    });
+  }
+  function measured(element) {
+    var box = element.getBoundingClientRect(), scale = Reveal.getScale() || 1;
+    return {width: box.width / scale, height: box.height / scale};
+  }
+  function fitPictures(slide) {
+    var found = pictures(slide);
+    if (!found.length) return;
+    found.forEach(function (p) { p.style.height = ""; p.style.maxHeight = "none"; });
+    var sizes = found.map(measured), total = 0;
+    sizes.forEach(function (s) { total += s.height; });
+    if (total < 1) return;
+    var rest = slide.scrollHeight - total;
+    var factor = Math.min(MAX_GROWTH, (H - rest - SLACK) / total);
+    found.forEach(function (p, i) {
+      var room = p.parentElement.clientWidth || options.width;
+      var f = Math.min(factor, room / Math.max(sizes[i].width, 1));
+      var height = Math.max(Math.min(MIN_PICTURE, sizes[i].height), sizes[i].height * f);
+      p.style.height = height + "px";
+      p.style.width = "auto";
+      p.style.maxWidth = "100%";
+    });
+  }
+  function fit(slide) {
+    slide.classList.remove("jt-scroll");
+    slide.style.zoom = "";
+    delete slide.dataset.jtNatural;
+    fitPictures(slide);
+    var natural = slide.scrollHeight;
+    if (natural <= H) return;
+    slide.dataset.jtNatural = natural;
+    var zoom = Math.max(MIN_ZOOM, H / natural);
+    slide.style.zoom = zoom;
+    if (slide.scrollHeight * zoom > H + 1) slide.classList.add("jt-scroll");
+  }
+  function fitAll() {
+    // A slide away from the current one is display:none; show it (unseen) to measure it.
+    Reveal.getSlides().forEach(function (slide) {
+      var hidden = getComputedStyle(slide).display === "none";
+      var stack = slide.parentElement.tagName === "SECTION" ? slide.parentElement : null;
+      var stackHidden = stack && getComputedStyle(stack).display === "none";
+      if (stackHidden) { stack.style.display = "block"; }
+      if (hidden) { slide.style.display = "block"; slide.style.visibility = "hidden"; }
+      fit(slide);
+      if (hidden) { slide.style.display = ""; slide.style.visibility = ""; }
+      if (stackHidden) { stack.style.display = ""; }
+    });
+  }
+  return Reveal.initialize({
+    width: options.width,
+    height: H,
+    margin: 0.04,
+    center: false,
+    hash: true,
+    controls: true,
+    progress: true,
+    transition: options.transition,
+    slideNumber: options.slideNumber,
+    pdfMaxPagesPerSlide: 1,
+    pdfSeparateFragments: false,
+    plugins: [RevealNotes]
+  }).then(function () {
+    fitAll();
+    Reveal.layout();
+    document.documentElement.dataset.deckReady = "true";
+  });
+}

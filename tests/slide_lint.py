@@ -1,0 +1,295 @@
+"""Slide lint: walk every slide of a deck at 1280x720 in Chromium and report what a room can't read.
+
+By hand, on decks or exported HTML lessons (Chromium at /usr/bin/chromium or $JAXTOUR_CHROMIUM)::
+
+    python tests/slide_lint.py build/slides/03_how_it_works.html [more.html ...]
+
+prints one line per violation (deck, slide number, h.v, rule, detail), saves a screenshot of
+each failing slide under build/screenshots/lint/ (or $JAXTOUR_BUILD/screenshots/lint/), and
+exits 1 when it found any. The browser test (tests/test_browser.py) runs the same rules on
+every deck the tour builds.
+
+The rules, each measured in the page as a projector shows it (viewport 1280x720, reveal.js
+scaling the 1280x720 slide to fit, every fragment shown):
+
+- ``scrolls``: the slide's content is taller than the slide: its height after the deck has
+  fitted its pictures (``data-jt-natural`` where deck.js then had to zoom the slide out,
+  else its ``scrollHeight``) is beyond the deck's 720 px; or a box on it scrolls (an output
+  with a vertical scroll bar hides lines).
+- ``assert``: a line of code on the slide starts with ``assert`` (checks belong in cells
+  tagged ``check``, which decks leave out).
+- ``traceback``: the slide shows a Python traceback or an error output.
+- ``prose``: more than 70 words of visible text outside code blocks, outputs' text, pictures
+  and speaker notes (headings count; a word is a run of non-space characters holding a letter
+  or a digit).
+- ``small-text``: a picture whose median text height is under 12 px on screen. For an SVG:
+  the median rendered height (``getBoundingClientRect``) of its non-empty ``<text>``
+  elements. For a raster image (a Matplotlib PNG) the text cannot be measured, so it is
+  estimated as Matplotlib's default tick-label font size (10 pt) at the image's resolution
+  (the PNG's pHYs chunk; 100 dpi without one, Matplotlib's default) times the scale the
+  slide draws the image at (rendered height / natural height). A figure drawn with bigger
+  fonts is under-estimated, never over-estimated, unless it uses fonts smaller than 10 pt.
+
+In an exported HTML lesson (a page without reveal.js) only the ``assert`` rule applies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+VIEWPORT = {"width": 1280, "height": 720}
+MAX_WORDS = 70
+MIN_TEXT_PX = 12.0
+ROOT = Path(__file__).resolve().parent.parent
+LINT_SHOTS = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots" / "lint"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One rule broken on one slide (``slide`` counts from 1; 0 for a whole HTML lesson)."""
+
+    page: str
+    slide: int
+    where: str
+    rule: str
+    detail: str
+    screenshot: str = ""
+
+    def __str__(self) -> str:
+        at = f"slide {self.slide} ({self.where})" if self.slide else "page"
+        return f"{self.page}: {at}: {self.rule}: {self.detail}"
+
+
+# Shared helpers injected into the page: code lines, prose words, picture text heights.
+_HELPERS = r"""
+window.__lint = {
+  SKIP: 'pre, .jp-InputArea, svg, img, aside.notes, script, style, .jp-InputPrompt, '
+        + '.jp-OutputPrompt, .slide-number',
+  assertLines(root) {
+    const lines = [];
+    root.querySelectorAll('.jp-InputArea pre, pre code, .highlight pre').forEach(pre => {
+      if (pre.closest('aside.notes')) return;
+      pre.textContent.split('\n').forEach(line => {
+        if (/^\s*assert\b/.test(line) || /;\s*assert\b/.test(line)) lines.push(line.trim());
+      });
+    });
+    return Array.from(new Set(lines));
+  },
+  proseWords(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const words = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node.parentElement;
+      if (!el || el.closest(this.SKIP)) continue;
+      if (!el.checkVisibility({visibilityProperty: true})) continue;
+      node.textContent.split(/\s+/).forEach(w => { if (/[\p{L}\p{N}]/u.test(w)) words.push(w); });
+    }
+    return words;
+  },
+  median(values) {
+    const v = values.slice().sort((a, b) => a - b);
+    const n = v.length;
+    return n ? (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : null;
+  },
+  pngDpi(src) {
+    // pHYs chunk of a base64 PNG data URL: pixels per metre -> dots per inch.
+    if (!src.startsWith('data:image/png;base64,')) return null;
+    const bytes = atob(src.slice(22, 22 + 4096));
+    const at = bytes.indexOf('pHYs');
+    if (at < 0 || bytes.charCodeAt(at + 12) !== 1) return null;
+    let ppm = 0;
+    for (let i = 4; i < 8; i++) ppm = ppm * 256 + bytes.charCodeAt(at + i);
+    return ppm * 0.0254;
+  },
+  pictures(root) {
+    const found = [];
+    root.querySelectorAll('svg').forEach(svg => {
+      if (svg.closest('aside.notes') || svg.parentElement.closest('svg')) return;
+      const box = svg.getBoundingClientRect();
+      if (box.width < 1 || box.height < 1) return;
+      const heights = Array.from(svg.querySelectorAll('text'))
+        .filter(t => t.textContent.trim())
+        .map(t => t.getBoundingClientRect().height)
+        .filter(h => h > 0);
+      if (heights.length) found.push({kind: 'svg', texts: heights.length,
+                                      median: this.median(heights), height: box.height});
+    });
+    root.querySelectorAll('img').forEach(img => {
+      if (img.closest('aside.notes') || !img.naturalHeight) return;
+      const box = img.getBoundingClientRect();
+      if (box.height < 1) return;
+      const dpi = this.pngDpi(img.getAttribute('src') || '') || 100;
+      const fontPx = 10 * dpi / 72;
+      found.push({kind: 'img', texts: 0, median: fontPx * box.height / img.naturalHeight,
+                  height: box.height, dpi: dpi});
+    });
+    return found;
+  },
+  tracebacks(root) {
+    const hits = [];
+    root.querySelectorAll('.jp-OutputArea-output').forEach(out => {
+      const text = out.textContent;
+      if (/Traceback \(most recent call last\)/.test(text)
+          || /^-{5,}\s*$/m.test(text) && /Error|Exception/.test(text)
+          || out.dataset.mimeType === 'application/vnd.jupyter.stderr'
+             && /^\s*\w*(Error|Exception)\b/m.test(text))
+        hits.push(text.trim().split('\n').slice(-1)[0].slice(0, 100));
+    });
+    return hits;
+  },
+};
+"""
+
+# Every slide of a deck, in order, with its indices: [[h, v], ...].
+_SLIDES = """() => Reveal.getSlides().map(s => {
+  const at = Reveal.getIndices(s);
+  return [at.h, at.v || 0];
+})"""
+
+# Go to slide (h, v) with every fragment shown, let the deck fit it, and measure it.
+_MEASURE = """async ([h, v, height]) => {
+  Reveal.slide(h, v, 1000);
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const slide = Reveal.getCurrentSlide();
+  slide.querySelectorAll('.fragment').forEach(f => f.classList.add('visible'));
+  const scale = Reveal.getScale();
+  const boxes = [];
+  slide.querySelectorAll('*').forEach(el => {
+    if (el.closest('aside.notes') || el.closest('svg')) return;
+    const style = getComputedStyle(el);
+    if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight + 2)
+      boxes.push(el.tagName.toLowerCase() + ' ' + Math.round(el.scrollHeight - el.clientHeight)
+                 + ' px');
+  });
+  const L = window.__lint;
+  return {
+    content: +(slide.dataset.jtNatural || slide.scrollHeight),
+    height: height,
+    scrolled: slide.classList.contains('jt-scroll'),
+    boxes: boxes,
+    asserts: L.assertLines(slide),
+    words: L.proseWords(slide).length,
+    pictures: L.pictures(slide),
+    tracebacks: L.tracebacks(slide),
+    title: (slide.querySelector('h1, h2, h3') || {textContent: ''}).textContent.trim().slice(0, 60),
+    scale: scale,
+  };
+}"""
+
+
+def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[str, str]]:
+    """The (rule, detail) pairs a slide's measurements `m` break."""
+    found = []
+    if m["content"] > m["height"] + 1 or m["scrolled"]:
+        found.append(("scrolls", f"content {m['content']} px tall on a {m['height']} px slide"))
+    for box in m["boxes"]:
+        found.append(("scrolls", f"a box scrolls: {box} hidden"))
+    for line in m["asserts"]:
+        found.append(("assert", line[:90]))
+    for line in m["tracebacks"]:
+        found.append(("traceback", line))
+    if m["words"] > MAX_WORDS:
+        found.append(("prose", f"{m['words']} words of prose (at most {MAX_WORDS}; move the rest "
+                               "to speaker notes)"))
+    for pic in m["pictures"]:
+        if pic["median"] < MIN_TEXT_PX:
+            how = (f"{pic['texts']} texts" if pic["kind"] == "svg"
+                   else f"estimated from 10 pt at {pic['dpi']:.0f} dpi")
+            found.append(("small-text", f"{pic['kind']} median text {pic['median']:.1f} px "
+                                        f"(< {MIN_TEXT_PX:g}; {how})"))
+    return found
+
+
+def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS) -> list[Violation]:
+    """Lint one deck (or exported HTML lesson) at `path` in a Playwright `page`."""
+    page.set_viewport_size(VIEWPORT)
+    page.goto(Path(path).resolve().as_uri())
+    name = Path(path).stem
+    is_deck = page.evaluate("() => !!document.querySelector('.reveal .slides')")
+    if not is_deck:
+        page.add_script_tag(content=_HELPERS)
+        lines = page.evaluate("() => window.__lint.assertLines(document.body)")
+        return [Violation(name, 0, "", "assert", line[:90]) for line in lines]
+    page.wait_for_selector("html[data-deck-ready=true]", timeout=20_000)
+    page.add_script_tag(content=_HELPERS)
+    height = page.evaluate("() => Reveal.getConfig().height")
+    found = []
+    for number, (h, v) in enumerate(page.evaluate(_SLIDES), start=1):
+        measured = page.evaluate(_MEASURE, [h, v, height])
+        broken = slide_violations(name, number, f"{h}.{v}", measured)
+        shot = ""
+        if broken and shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            shot = str(shots / f"{name}-{number:02d}.png")
+            page.screenshot(path=shot)
+        found += [Violation(name, number, f"{h}.{v}", rule, detail, shot)
+                  for rule, detail in broken]
+    return found
+
+
+def deck_stats(page, path: Path) -> dict:
+    """Per deck: slides, pictures, slides with speaker notes, smallest median picture text."""
+    page.set_viewport_size(VIEWPORT)
+    page.goto(Path(path).resolve().as_uri())
+    page.wait_for_selector("html[data-deck-ready=true]", timeout=20_000)
+    page.add_script_tag(content=_HELPERS)
+    height = page.evaluate("() => Reveal.getConfig().height")
+    stats = {"slides": 0, "pictures": 0, "notes": 0, "smallest_text_px": None}
+    for h, v in page.evaluate(_SLIDES):
+        measured = page.evaluate(_MEASURE, [h, v, height])
+        stats["slides"] += 1
+        stats["pictures"] += len(measured["pictures"])
+        stats["notes"] += page.evaluate(
+            "() => !!Reveal.getCurrentSlide().querySelector('aside.notes')")
+        for pic in measured["pictures"]:
+            if stats["smallest_text_px"] is None or pic["median"] < stats["smallest_text_px"]:
+                stats["smallest_text_px"] = round(pic["median"], 1)
+    return stats
+
+
+def chromium_executable() -> str:
+    """The system Chromium ($JAXTOUR_CHROMIUM, /usr/bin/chromium, or on PATH)."""
+    import shutil
+
+    wanted = os.environ.get("JAXTOUR_CHROMIUM")
+    for candidate in [wanted] if wanted else ["/usr/bin/chromium", shutil.which("chromium")]:
+        if candidate and Path(candidate).is_file():
+            return candidate
+    sys.exit("slide_lint: no Chromium (Debian: apt install chromium; or set JAXTOUR_CHROMIUM).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pages", nargs="+", type=Path, help="deck or exported lesson .html")
+    parser.add_argument("--stats", action="store_true",
+                        help="also print slides, pictures, notes and smallest text per deck")
+    parser.add_argument("--no-screenshots", action="store_true")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from browser import ARGS
+
+    total = 0
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_executable(), args=ARGS)
+        page = browser.new_page(viewport=VIEWPORT)
+        for path in args.pages:
+            found = lint_page(page, path, None if args.no_screenshots else LINT_SHOTS)
+            for violation in found:
+                print(violation)
+            total += len(found)
+            if args.stats and page.evaluate("() => !!window.Reveal"):
+                print(f"{path.stem}: {deck_stats(page, path)}")
+        browser.close()
+    print(f"{total} violation{'s' if total != 1 else ''} in {len(args.pages)} page"
+          f"{'s' if len(args.pages) != 1 else ''}.")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Every lesson's exercises, generically: each stub fails its check with help and no
+traceback, each solution passes it, the lessons and the registry agree, hints are
+collapsed <details>, and no solution reaches a student's notebook."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jaxtour import _notebooks
+from jaxtour import exercises as ex
+from jaxtour.exercises import _lessons
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
+FOUND = [found for source in LESSONS for found in _lessons.lesson_exercises(source)]
+HINT = re.compile(r"^<details><summary>Hint \d+</summary>.+</details>$", re.DOTALL)
+
+
+def _namespace() -> dict:
+    """What a solution may use: jax, jnp, lax, np, optax (lesson 08) and `check`."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+
+    return {"jax": jax, "jnp": jnp, "lax": jax.lax, "np": np, "optax": optax,
+            "check": ex.check}
+
+
+def _define(code: str, name: str):
+    namespace = _namespace()
+    exec(compile(code, f"<{name}>", "exec"), namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("found", FOUND, ids=lambda f: f.name)
+def test_the_stub_fails_its_check_with_help_and_no_traceback(found):
+    feedback = ex.check(_define(found.stub, found.name), quiet=True)
+    assert not feedback.passed and feedback.kind == "not done", feedback
+    assert f"`{found.name}`" in feedback.message and "Traceback" not in feedback.message
+
+
+@pytest.mark.parametrize("found", FOUND, ids=lambda f: f.name)
+def test_the_solution_passes_its_check(found):
+    assert found.solution is not None, (
+        f"{found.lesson}: `{found.name}` has no cell tagged `solution` defining it")
+    feedback = ex.check(_define(found.solution, found.name), quiet=True)
+    assert feedback.passed, f"{found.lesson}: the solution of {found.name} fails: {feedback}"
+
+
+@pytest.mark.parametrize("found", FOUND, ids=lambda f: f.name)
+def test_each_exercise_has_hints_that_open_one_at_a_time(found):
+    assert found.hints, f"{found.lesson}: `{found.name}` has no markdown cell tagged `hint`"
+    for hint in found.hints:
+        assert HINT.match(hint.strip()), (
+            f"{found.lesson}: a hint of {found.name} is not "
+            f"<details><summary>Hint N</summary>…</details>: {hint!r}")
+
+
+def test_every_registered_exercise_is_set_by_exactly_one_lesson_and_vice_versa():
+    in_lessons = {}
+    for found in FOUND:
+        assert found.name not in in_lessons, (
+            f"{found.name} is set by {in_lessons[found.name]} and by {found.lesson}")
+        in_lessons[found.name] = found.lesson
+    registered = {e.name: e.lesson for e in ex.exercises()}
+    assert in_lessons == registered, (
+        f"lessons set {sorted(in_lessons.items() - registered.items())} that the registry "
+        f"lacks; the registry has {sorted(registered.items() - in_lessons.items())} that no "
+        "lesson sets")
+
+
+@pytest.mark.parametrize("number", [f"{n:02d}" for n in range(1, 9)])
+def test_every_lesson_sets_two_to_four_exercises(number):
+    [source] = [s for s in LESSONS if s.stem.startswith(number)]
+    count = sum(f.lesson == source.stem for f in FOUND)
+    if count == 0:  # the lessons gain their exercises one by one (issue 13)
+        pytest.skip(f"lesson {source.stem} has no exercises yet")
+    assert 2 <= count <= 4, f"lesson {source.stem} sets {count} exercise(s); want 2 to 4"
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_no_solution_reaches_the_students_notebook(source, tmp_path):
+    instructor_path, student_path = _lessons.write_notebooks([source], tmp_path)
+    teacher = nbformat.read(instructor_path, as_version=4)
+    student = nbformat.read(student_path, as_version=4)
+    hidden = [c for c in teacher.cells if {"solution", "check"} & set(_lessons.tags(c))]
+    shown = [c for c in teacher.cells if c not in hidden]
+    # A line only a solution holds (not the stub's `def`, not a line the lesson
+    # shows elsewhere) must not be anywhere in the student's file.
+    elsewhere = {line.strip() for c in shown for line in c.source.splitlines()}
+    text = "\n".join(c.source for c in student.cells) + student_path.read_text()
+    for cell in (c for c in hidden if "solution" in _lessons.tags(c)):
+        for line in cell.source.splitlines():
+            if line.strip() and line.strip() not in elsewhere:
+                assert line.strip() not in text, f"{source.stem}: solution line {line!r}"
+    assert [c.source for c in student.cells] == [c.source for c in shown]
+    hints = [c.source for c in teacher.cells if "hint" in _lessons.tags(c)]
+    assert hints == [c.source for c in student.cells if "hint" in _lessons.tags(c)]
