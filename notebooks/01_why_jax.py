@@ -53,6 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+from jaxtour.exercises import check
 
 
 def best_of(run, repeat=5):
@@ -190,6 +191,39 @@ assert len(eqns) >= 6
 # again only when the call's abstract signature changes (shapes, dtypes, static
 # arguments, ...): lesson 03.
 
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read a jaxpr off its picture
+#
+# Draw `gelu` with `draw_jaxpr(gelu)(x)`. Write `ex_gelu_jaxpr()` returning two numbers
+# read off the picture: (how many equations, how many of them are `mul`).
+
+# %% slideshow={"slide_type": "skip"}
+from jaxtour.viz import draw_jaxpr
+
+draw_jaxpr(gelu)(x)
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_gelu_jaxpr():
+    ...  # your code here: return (equations, muls)
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_gelu_jaxpr():
+    return (10, 4)  # the title says 10 equations; 4 boxes read `mul`
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The picture's title counts the equations for you.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>`x**3` is one box of its own: which primitive is it?</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_gelu_jaxpr)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_gelu_jaxpr, quiet=True).passed
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Measured: eager against `jit`
 #
@@ -264,6 +298,41 @@ assert finished > 10 * returned
 # exist. That is also why a `float(loss)` every training step slows a loop down: Python
 # waits for each step before it queues the next.
 
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: time a call honestly
+#
+# Write `ex_time_call(f, x)`: the seconds one call `f(x)` of a jitted `f` takes,
+# compilation left out, the work included.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_time_call(f, x):
+    ...  # your code here: return seconds, a float
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_time_call(f, x):
+    import time
+
+    f(x).block_until_ready()  # compile (and run) once, untimed
+    start = time.perf_counter()
+    f(x).block_until_ready()  # wait for the work, not only the dispatch
+    return time.perf_counter() - start
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The first call of a jitted function compiles it: make
+# that call before you start the clock.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>`f(x)` returns before the work is done: stop the clock
+# after `f(x).block_until_ready()`.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_time_call)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_time_call, quiet=True).passed
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The same code on a CPU, a GPU or a TPU
 #
@@ -325,6 +394,45 @@ print(f"jax.grad(gelu)(1.0) = {float(dgelu(1.0)):.6f}; finite difference {finite
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert abs(float(dgelu(1.0)) - finite_difference) < 1e-5
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: make a function jit-safe
+#
+# `safe_log` below fails under `jax.jit`. Write `ex_safe_log(x)`: log x where x > 0,
+# 0 elsewhere, elementwise, and traceable by `jax.jit`.
+
+# %% slideshow={"slide_type": "skip"}
+def safe_log(x):  # works on one Python number, not on a traced array
+    if x > 0:
+        return jnp.log(x)
+    return 0.0
+
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_safe_log(x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_safe_log(x):
+    positive = x > 0
+    # log only where x > 0 (1.0 elsewhere, whose log is 0): no nan, no -inf
+    return jnp.where(positive, jnp.log(jnp.where(positive, x, 1.0)), 0.0)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Under `jit`, `x > 0` is a traced array of booleans:
+# Python's `if` cannot ask for its value. `jnp.where(condition, a, b)` chooses per element.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>`jnp.where` computes both branches: `jnp.log` of a
+# negative number is nan and of 0 is -inf, but `where` picks 0.0 there.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_safe_log)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_safe_log, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

@@ -52,6 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+from jaxtour.exercises import check
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `grad(f)` is f′
@@ -240,6 +241,63 @@ from jaxtour.autodiff import draw_vjp
 
 draw_vjp(g, cotangents=u)(x3)
 
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: gradient from `vjp`
+#
+# Write `ex_grad_from_vjp(f, x)` that returns ∇f(x) for a scalar-valued `f`, using only
+# `jax.vjp`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_grad_from_vjp(f, x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_grad_from_vjp(f, x):
+    y, f_vjp = jax.vjp(f, x)
+    return f_vjp(jnp.ones_like(y))[0]  # seed cotangent 1: uᵀJ is the gradient
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>`jax.vjp(f, x)` returns f(x) and a function of the
+# cotangent.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Seed it with 1.0 shaped like f(x); it returns a tuple,
+# one cotangent per input of `f`.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_grad_from_vjp)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_grad_from_vjp, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read a VJP off its picture
+#
+# In the `draw_vjp` picture above, which input of `g` gets the cotangent of largest
+# magnitude? Write `ex_biggest_cotangent()` returning (its index, its value).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_biggest_cotangent():
+    ...  # your code here: return (index, value)
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_biggest_cotangent():
+    return (2, -8.0)  # the gradient boxes read -2.878, 4.479 and -8.0
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The boxes beside the inputs hold uᵀJ, one number per
+# input x[0], x[1], x[2].</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_biggest_cotangent)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_biggest_cotangent, quiet=True).passed
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Jacobians: `jacfwd` and `jacrev`
 #
@@ -262,6 +320,41 @@ assert np.allclose(columns, J_forward)
 # columns. `jax.jacrev` is `vmap` of the VJP over the m basis vectors of the output: one
 # batched backward pass that yields the m rows. A batched pass over n vectors still does
 # about n times one JVP's arithmetic, hence the rule on the next slide.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: a Jacobian from `vmap` of `jvp`
+#
+# Write `ex_jacobian_from_jvp(f, x)`: the m × n Jacobian of f: Rⁿ → Rᵐ at x, one `jax.jvp`
+# per basis vector, batched with `jax.vmap`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_jacobian_from_jvp(f, x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_jacobian_from_jvp(f, x):
+    basis = jnp.eye(x.shape[0], dtype=x.dtype)  # row j: the j-th basis vector
+
+    def push(v):  # one JVP: J v, the column of J along v
+        return jax.jvp(f, (x,), (v,))[1]
+
+    return jax.vmap(push, out_axes=1)(basis)  # columns side by side: m × n
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>`jax.jvp(f, (x,), (v,))[1]` is J·v: with v the j-th
+# basis vector, column j of J.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>`jax.vmap` stacks its results along axis 0 (rows);
+# `out_axes=1` stacks them as columns.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_jacobian_from_jvp)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_jacobian_from_jvp, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Which one is cheaper
