@@ -208,7 +208,7 @@ def ex_gelu_jaxpr():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_gelu_jaxpr():
+def ex_gelu_jaxpr():  # noqa: F811 (the solution replaces the stub)
     return (10, 4)  # the title says 10 equations; 4 boxes read `mul`
 
 
@@ -310,7 +310,7 @@ def ex_time_call(f, x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_time_call(f, x):
+def ex_time_call(f, x):  # noqa: F811 (the solution replaces the stub)
     import time
 
     f(x).block_until_ready()  # compile (and run) once, untimed
@@ -414,7 +414,7 @@ def ex_safe_log(x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_safe_log(x):
+def ex_safe_log(x):  # noqa: F811 (the solution replaces the stub)
     positive = x > 0
     # log only where x > 0 (1.0 elsewhere, whose log is 0): no nan, no -inf
     return jnp.where(positive, jnp.log(jnp.where(positive, x, 1.0)), 0.0)
@@ -422,7 +422,8 @@ def ex_safe_log(x):
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
 # <details><summary>Hint 1</summary>Under `jit`, `x > 0` is a traced array of booleans:
-# Python's `if` cannot ask for its value. `jnp.where(condition, a, b)` chooses per element.</details>
+# Python's `if` cannot ask for its value. `jnp.where(condition, a, b)` chooses per
+# element.</details>
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
 # <details><summary>Hint 2</summary>`jnp.where` computes both branches: `jnp.log` of a

@@ -253,7 +253,7 @@ def ex_grad_from_vjp(f, x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_grad_from_vjp(f, x):
+def ex_grad_from_vjp(f, x):  # noqa: F811 (the solution replaces the stub)
     y, f_vjp = jax.vjp(f, x)
     return f_vjp(jnp.ones_like(y))[0]  # seed cotangent 1: uᵀJ is the gradient
 
@@ -284,7 +284,7 @@ def ex_biggest_cotangent():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_biggest_cotangent():
+def ex_biggest_cotangent():  # noqa: F811 (the solution replaces the stub)
     return (2, -8.0)  # the gradient boxes read -2.878, 4.479 and -8.0
 
 
@@ -333,7 +333,7 @@ def ex_jacobian_from_jvp(f, x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_jacobian_from_jvp(f, x):
+def ex_jacobian_from_jvp(f, x):  # noqa: F811 (the solution replaces the stub)
     basis = jnp.eye(x.shape[0], dtype=x.dtype)  # row j: the j-th basis vector
 
     def push(v):  # one JVP: J v, the column of J along v
