@@ -398,8 +398,8 @@ assert abs(float(dgelu(1.0)) - finite_difference) < 1e-5
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: make a function jit-safe
 #
-# `safe_log` below fails under `jax.jit`. Write `ex_safe_log(x)`: log x where x > 0,
-# 0 elsewhere, elementwise, and traceable by `jax.jit`.
+# A Python `if` on an array fails under `jax.jit`. Write `ex_safe_log(x)`: log x where
+# x > 0, 0 elsewhere, elementwise, and traceable by `jax.jit`.
 
 # %% slideshow={"slide_type": "skip"}
 def safe_log(x):  # works on one Python number, not on a traced array

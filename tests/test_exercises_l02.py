@@ -62,24 +62,28 @@ def test_biggest_cotangent_read_off_the_picture_passes():
 
     from jaxtour.autodiff import draw_vjp
 
+    A = jnp.array([[1.0, -2.0, 0.5], [0.0, 1.0, 3.0]])
+
     def g(x):
-        return jnp.stack([jnp.sin(x[0]) * x[1], jnp.sum(x**2)])
+        return jnp.sin(A @ x)
 
     x3, u = jnp.array([0.5, -1.0, 2.0]), jnp.array([1.0, -2.0])
     picture = draw_vjp(g, cotangents=u)(x3)
-    assert "-8" in picture.source  # the box the student reads: input 2's cotangent
-    pulled = u @ np.asarray([[np.cos(0.5) * -1.0, np.sin(0.5), 0.0], [1.0, -2.0, 4.0]])
+    assert "-2.17]" in picture.source  # the box the student reads: the cotangent of x
+    # the oracle by hand, in float64: uᵀJ = Aᵀ (u ⊙ cos(Ax))
+    a64 = np.asarray(A, np.float64)
+    pulled = a64.T @ (np.asarray(u) * np.cos(a64 @ np.asarray(x3, np.float64)))
     index = int(np.argmax(np.abs(pulled)))
     code = f"def ex_biggest_cotangent():\n    return ({index}, {pulled[index]:.2f})"
     assert feedback(code, "ex_biggest_cotangent").passed
 
 
 @pytest.mark.parametrize("returned, words", [
-    ("(3, -8.0)", ["counts from 1"]),
-    ("(2, 8.0)", ["sign"]),
-    ("(1, 4.48)", ["not the one with the largest"]),
-    ("(2, -7.0)", ["not the value in its box"]),
-    ("-8.0", ["return a pair"]),
+    ("(3, -2.17)", ["counts from 1"]),
+    ("(2, 2.17)", ["sign"]),
+    ("(1, 1.31)", ["not the one with the largest"]),
+    ("(2, -2.5)", ["not the value in its box"]),
+    ("-2.17", ["return a pair"]),
 ])
 def test_biggest_cotangent_mistakes_get_their_words(returned, words):
     result = feedback(f"def ex_biggest_cotangent():\n    return {returned}",

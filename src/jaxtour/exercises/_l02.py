@@ -114,10 +114,17 @@ register(Exercise(
 
 # --- ex_biggest_cotangent: read draw_vjp ------------------------------------------------
 
+_A = jnp.array([[1.0, -2.0, 0.5], [0.0, 1.0, 3.0]], jnp.float32)
+
+
+def _sin_of_matmul(x):  # the lesson's g for draw_vjp: R³ → R²
+    return jnp.sin(_A @ x)
+
+
 def _check_biggest_cotangent(fn: Callable) -> None:
     x3 = jnp.array([0.5, -1.0, 2.0], jnp.float32)
     u = jnp.array([1.0, -2.0], jnp.float32)
-    (pulled,) = jax.vjp(_g, x3)[1](u)
+    (pulled,) = jax.vjp(_sin_of_matmul, x3)[1](u)
     index = int(jnp.argmax(jnp.abs(pulled)))
     value = float(pulled[index])
     answer = fn()
@@ -128,7 +135,8 @@ def _check_biggest_cotangent(fn: Callable) -> None:
         raise Wrong(f"input {got_index} counts from 1: Python (and `x3[i]`) counts from 0.")
     if got_index != index:
         raise Wrong(f"input {got_index} is not the one with the largest cotangent in the "
-                    "picture: compare the magnitudes of the three gradient boxes.")
+                    "picture: compare the magnitudes of the three numbers in the box "
+                    "\"cotangent of x\".")
     if np.isclose(got_value, -value, atol=0.01):
         raise Wrong(f"the index is right, but the sign is not: the box shows {value:.2f}; "
                     "the cotangent is signed.")
