@@ -245,8 +245,8 @@ np.testing.assert_allclose(gelu_jit(x), gelu(x), rtol=1e-5, atol=1e-6)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Every timing ends with `block_until_ready()`: the next slide shows why. The speed-up
-# comes from fusion (one pass over memory instead of about ten) and from dispatching one
-# compiled program instead of one operation at a time.
+# comes from fusion (one pass over memory instead of one per operation) and from
+# dispatching one compiled program instead of one operation at a time.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Asynchronous dispatch: why naive timers lie
@@ -357,7 +357,7 @@ np.testing.assert_allclose(np.asarray(y), gelu_numpy(x64), rtol=1e-5, atol=1e-6)
 # %% [markdown] slideshow={"slide_type": "notes"}
 # On a Colab TPU runtime (a TPU v5e-1, one device) or a GPU the same cells run there,
 # unchanged. The result agrees with float64 NumPy to float32's precision: GELU has no
-# matmul, so no device rounds it more coarsely.
+# matmul, so the default matmul precision does not enter.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where JAX sits: the autodiff landscape
@@ -377,8 +377,9 @@ assert landscape.svg().lstrip().startswith("<?xml")
 # way: **trace pure functions** into jaxprs, transform them (`grad`, `vmap`), and compile
 # them with XLA. TensorFlow 1 built a static graph run op by op (XLA was opt-in);
 # PyTorch records a tape as Python runs. Their second versions met in the middle:
-# TensorFlow 2 is eager by default with `tf.function` graphs, and PyTorch 2 compiles
-# whole graphs with `torch.compile` and has JAX-like `grad` and `vmap` in `torch.func`.
+# TensorFlow 2 is eager by default with `tf.function` graphs, and PyTorch 2 compiles the
+# graphs `torch.compile` captures from Python and has JAX-like `grad` and `vmap` in
+# `torch.func`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A derivative, checked

@@ -210,8 +210,8 @@ draw_jvp(s)((1.0,), (1.0,))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Every primal value travels with a tangent, computed in the same sweep; nothing is saved
-# for later, so forward mode needs no residuals. One JVP gives one column of the Jacobian
-# (here a 1 × 1 one: f′(1) · v).
+# for later, so forward mode needs no residuals. One JVP gives J·v, one column of the
+# Jacobian when v is a basis vector (for s, a 1 × 1 Jacobian: s′(1)·v).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `vjp`: reverse mode, for any output
@@ -435,7 +435,8 @@ assert x.grad == 4.0
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Every `+` and `*` on a tracked `Value` adds a node, and `backward()` walks the nodes in
 # reverse: the same f′(1) = 4, but the 13 nodes are recorded again on every call and
-# Python walks them every time. JAX under `jit` traces f **once** to a jaxpr, transforms
+# Python walks them every time. (PyTorch records and walks its graph in C++, but it too
+# records it anew on every call, one node per operation.) JAX under `jit` traces f **once** to a jaxpr, transforms
 # it (`grad`) and compiles it: later calls run compiled code with no tape. (Without `jit`,
 # `jax.grad(f)(x)` traces f again on every call.)
 
@@ -493,7 +494,7 @@ assert tape_10 > 5 * jax_10
 # %% [markdown] slideshow={"slide_type": "notes"}
 # What the numbers measure: one derivative per Python call, the same work for both. The
 # tape's time is Python recording 7 nodes per step forward and walking them backward, so
-# it grows about tenfold with ten times the steps; the compiled gradient's time is mostly
+# it grows with the steps (more than tenfold here); the compiled gradient's time is mostly
 # dispatch, flat in the number of steps, because XLA runs the whole derivative as one
 # program. The trace counter shows the mechanism: `f_steps` ran once per tape call but
 # only once under `jax.jit` (the check cell counts). Vectorising is a separate win:
