@@ -436,9 +436,9 @@ assert x.grad == 4.0
 # Every `+` and `*` on a tracked `Value` adds a node, and `backward()` walks the nodes in
 # reverse: the same f′(1) = 4, but the 13 nodes are recorded again on every call and
 # Python walks them every time. (PyTorch records and walks its graph in C++, but it too
-# records it anew on every call, one node per operation.) JAX under `jit` traces f **once** to a jaxpr, transforms
-# it (`grad`) and compiles it: later calls run compiled code with no tape. (Without `jit`,
-# `jax.grad(f)(x)` traces f again on every call.)
+# records it anew on every call, one node per operation.) JAX under `jit` traces f
+# **once** to a jaxpr, transforms it (`grad`) and compiles it: later calls run compiled
+# code with no tape. (Without `jit`, `jax.grad(f)(x)` traces f again on every call.)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Like with like: one point per call
