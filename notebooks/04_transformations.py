@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -20,42 +20,45 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/04_transformations.ipynb)
 #
-# A JAX transformation takes a function and returns a new function. You will see:
+# - **`vmap`**: write it for one example, run it on a batch
+# - **`jit`**: why a Python `if` fails under it, and the fix
+# - **composition**: `jit(vmap(grad(loss)))`, per-example gradients
+# - **pytrees**, **pure functions**, **explicit random keys**
+# - **control flow** under `jit` and `grad`, and `custom_jvp`
 #
-# - **`vmap`**: write a function for one example, run it on a batch (`in_axes`);
-# - **`jit`** on the `relu` example: why a Python `if` fails under it, and the fix;
-# - **composition**: `jit(vmap(grad(loss)))` gives per-example gradients in one call;
-# - **pytrees**: lists, dicts and your own classes as arguments, and `jax.tree`;
-# - why JAX wants **pure functions** and **explicit random keys**.
+# *About 45 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
 import importlib.util
 
 if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jaxtour
 
 print(jaxtour.describe_devices())
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## `vmap`: write it for one example, run it on a batch
-#
-# `predict` knows nothing about batches: it takes one example `x` of 3 features.
-# `jax.vmap` makes a version that takes many; `in_axes` says which arguments carry the
-# batch (`0`: along their first axis) and which are shared (`None`).
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+import dataclasses
 
-# %%
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
+from jaxtour.exercises import check
+from jaxtour.viz import compare_stages, draw_jaxpr
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## `vmap`: write it for one example, run it on a batch
+#
+# `in_axes`: `0` batches an argument along its first axis, `None` shares it.
+
+# %%
 def predict(w, b, x):
     """One example: w f32[3], b f32[], x f32[3] -> f32[]."""
-    # sum(w * x) rather than a dot: exact float32 on every backend (a TPU runs dots in bf16)
     return jnp.tanh(jnp.sum(w * x) + b)
 
 
@@ -65,45 +68,63 @@ xs = jax.random.normal(key_x, (8, 3))  # a batch of 8 examples
 predict_batch = jax.vmap(predict, in_axes=(None, None, 0))
 ys = predict_batch(w, b, xs)
 print(ys.shape)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert ys.shape == (8,)
 np.testing.assert_allclose(ys, jnp.stack([predict(w, b, x) for x in xs]), rtol=1e-6)
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `predict` knows nothing about batches: it takes one example `x` of 3 features.
+# `jax.vmap` makes a version that takes many. It uses `sum(w * x)` rather than a dot
+# product so that the comparison with a Python loop is exact float32 on every backend: at
+# *default* precision a float32 matrix product runs as one bfloat16 pass on a TPU and in
+# TF32 on Ampere-or-newer NVIDIA GPUs (pass `precision="highest"` for full float32), while
+# elementwise ops and sums stay float32.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### `in_axes`: where the batch is
+# ## `in_axes`: where the batch is
 #
-# Examples stored as columns? Batch along axis 1. Five weight vectors, one input? Batch
-# the weights instead.
+# Examples as columns: axis 1. Five weight vectors, one input: batch the weights.
 
 # %%
 by_columns = jax.vmap(predict, in_axes=(None, None, 1))(w, b, xs.T)
-np.testing.assert_allclose(by_columns, ys, rtol=1e-6)
 
 five_ws = jax.random.normal(key_w, (5, 3))
 five_models = jax.vmap(predict, in_axes=(0, None, None))(five_ws, b, xs[0])
-print(five_models.shape)
+print(by_columns.shape, five_models.shape)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+np.testing.assert_allclose(by_columns, ys, rtol=1e-6)
 assert five_models.shape == (5,)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### No loop: `vmap` rewrites the jaxpr
+# ## No loop: `vmap` rewrites the jaxpr
 #
-# `vmap` does not run `predict` eight times. It traces it once and turns every equation
-# into its batched form: `mul` multiplies all 8 rows at once (a `broadcast_in_dim` first
-# copies the shared `w` to each row), `reduce_sum` sums each row.
+# Traced once; every equation turned into its batched form.
 
 # %%
 one = [e.primitive.name for e in jax.make_jaxpr(predict)(w, b, xs[0]).jaxpr.eqns]
 batch = jax.make_jaxpr(predict_batch)(w, b, xs).jaxpr
 print("one example:", one)
-print("batched:    ", [e.primitive.name for e in batch.eqns], "->", batch.outvars[0].aval)
+print("batched:    ", [e.primitive.name for e in batch.eqns])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert [e.primitive.name for e in batch.eqns if e.primitive.name != "broadcast_in_dim"] == one
 assert not {"while", "scan"} & {e.primitive.name for e in batch.eqns}
+(reshape,) = [e for e in batch.eqns if e.primitive.name == "broadcast_in_dim"]
+assert reshape.outvars[0].aval.shape == (1, 3)  # w is reshaped to [1, 3], not copied 8 times
+assert compare_stages(predict_batch)(w, b, xs).compiled["broadcast"] == 0  # fused, no copy
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `vmap` does not run `predict` eight times. `mul` multiplies all 8 rows at once: the
+# shared `w` is only reshaped to `[1, 3]` (the `broadcast_in_dim`), and `mul` broadcasts
+# it across the rows; no copy of `w` per row is made (XLA fuses the broadcast into the
+# multiply). `reduce_sum` sums each row.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## `jit` and the `relu` example
+# ## `jit` and a Python `if`
 #
-# Written the Python way, with an `if`, `relu` works eagerly but not under `jax.jit`.
-# `jit` traces the function with **abstract** values: `x` is a tracer standing for any
-# `f32[]`, so `x > 0` has no True or False yet.
+# `x` is a tracer standing for any `f32[]`: `x > 0` has no True or False yet.
 
 # %%
 def relu_if(x):
@@ -112,19 +133,24 @@ def relu_if(x):
     return 0.0
 
 
-assert relu_if(3.0) == 3.0 and relu_if(-2.0) == 0.0
 try:
     jax.jit(relu_if)(3.0)
 except jax.errors.TracerBoolConversionError as err:
     message = str(err)
 print(message.splitlines()[0])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert relu_if(3.0) == 3.0 and relu_if(-2.0) == 0.0
 assert message.startswith("Attempted boolean conversion of traced array")
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Written the Python way, with an `if`, `relu` works eagerly but not under `jax.jit`:
+# `jit` traces the function with **abstract** values.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The fix: let JAX choose, not Python
+# ## The fix: let JAX choose, not Python
 #
-# `jnp.where` (or `jnp.maximum`) puts the choice *into* the program, as a `select`
-# equation that runs on the device for every element.
+# `jnp.where` puts the choice *into* the program: a `select_n` equation.
 
 # %%
 def relu(x):
@@ -132,17 +158,18 @@ def relu(x):
 
 
 relu_jit = jax.jit(relu)
+print(relu_jit(jnp.array([-1.0, 2.0])))
+relu_jaxpr = str(jax.make_jaxpr(relu)(3.0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert relu_jit(3.0) == 3.0 and relu_jit(-2.0) == 0.0
 np.testing.assert_array_equal(relu_jit(jnp.array([-1.0, 2.0])), [0.0, 2.0])
-relu_jaxpr = str(jax.make_jaxpr(relu)(3.0))
-print("the jaxpr holds a select_n equation:", "select_n" in relu_jaxpr)
 assert "select_n" in relu_jaxpr
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### `jit` traces once per shape and dtype
+# ## `jit` traces once per abstract signature
 #
-# The Python body runs only while tracing. A list that records each trace shows when:
-# once for `f32[3]`, reused for another `f32[3]`, once more for `f32[5]`.
+# Once for `f32[3]`, reused for another `f32[3]`, once more for `f32[5]`.
 
 # %%
 traces = []
@@ -154,18 +181,23 @@ def relu_counted(x):
     return jnp.maximum(x, 0.0)
 
 
-relu_counted(jnp.ones(3))
-relu_counted(-jnp.ones(3))
-relu_counted(jnp.ones(5))
+for v in (jnp.ones(3), -jnp.ones(3), jnp.ones(5)):
+    relu_counted(v)
 print(traces)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert traces == [(3,), (5,)]
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The Python body runs only while tracing. The cache key is the function object and the
+# arguments' abstract signature: shape, dtype, weak type, pytree structure, the values of
+# static arguments, and with Explicit sharding the sharding (lesson 03 shows them). New
+# values of the same signature never retrace; a new shape does.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Composition: `jit(vmap(grad(loss)))`
 #
-# Read it from the inside out: `grad` makes the derivative of *one* example's loss,
-# `vmap` runs it for every example, `jit` compiles the lot into one program. The result:
-# one gradient per example, which a batched loss alone cannot give.
+# Inside out: `grad` of one example's loss, `vmap` over examples, `jit` the lot.
 
 # %%
 def loss(w, b, x, t):
@@ -177,23 +209,36 @@ targets = jax.random.normal(key_t, (8,))
 per_example_grads = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, None, 0, 0)))
 grads = per_example_grads(w, b, xs, targets)
 print(grads.shape)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert grads.shape == (8, 3)
 one_by_one = jnp.stack([jax.grad(loss)(w, b, x, t) for x, t in zip(xs, targets, strict=True)])
 np.testing.assert_allclose(grads, one_by_one, rtol=1e-5, atol=1e-6)
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The result: one gradient per example, which the gradient of a batched (mean) loss
+# cannot give; it only gives their mean.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Checked two ways
+# ## Checked two ways
 #
-# The mean of the per-example gradients is the gradient of the mean loss; and the first
-# example's gradient matches central finite differences in float64 NumPy.
+# The mean of the per-example gradients is the gradient of the mean loss.
 
 # %%
 def mean_loss(w):
     return jnp.mean(jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, targets))
 
 
+print(grads.mean(axis=0), jax.grad(mean_loss)(w))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 np.testing.assert_allclose(grads.mean(axis=0), jax.grad(mean_loss)(w), rtol=1e-5, atol=1e-6)
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# And the first example's gradient matches central finite differences in float64 NumPy
+# (the cell below, in the notebook).
+
+# %% slideshow={"slide_type": "skip"}
 w64, x64, t64, h = np.asarray(w, np.float64), np.asarray(xs[0], np.float64), float(targets[0]), 1e-6
 
 
@@ -202,13 +247,46 @@ def loss64(w):
 
 
 finite = [(loss64(w64 + h * e) - loss64(w64 - h * e)) / (2 * h) for e in np.eye(3)]
+print(finite)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 np.testing.assert_allclose(grads[0], finite, rtol=1e-4, atol=1e-6)
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: one loss per example
+#
+# Write `ex_per_example_losses(loss, w, b, xs, ts)`: `loss(w, b, x, t)` is one example's
+# loss; return one loss per row of `xs` and `ts`, shape `(n,)`, with `jax.vmap`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_per_example_losses(loss, w, b, xs, ts):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_per_example_losses(loss, w, b, xs, ts):  # noqa: F811
+    return jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, ts)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary><code>in_axes</code> has one entry per argument:
+# <code>0</code> for those with one row per example, <code>None</code> for those all examples
+# share.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>The weights and the bias are shared; the inputs and the
+# targets are batched.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_per_example_losses)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_per_example_losses, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pytrees: nested containers of arrays
 #
-# Real parameters are not one array. JAX accepts any nesting of lists, tuples and dicts
-# (a **pytree**); the arrays at the bottom are its **leaves**. `jax.tree` works on them.
+# Lists, tuples, dicts of arrays: a **pytree**; the arrays are its **leaves**.
 
 # %%
 params = {"layers": [
@@ -218,14 +296,15 @@ params = {"layers": [
 for path, leaf in jax.tree.leaves_with_path(params):
     print(f"{jax.tree_util.keystr(path):<20} {leaf.shape}")
 sizes = jax.tree.map(jnp.size, params)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert len(jax.tree.leaves(params)) == 4
 assert sum(jax.tree.leaves(sizes)) == 3 * 4 + 4 + 4 * 1 + 1
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Gradients come back in the same shape
+# ## Gradients come back in the same shape
 #
-# `grad` of a function of a pytree returns a pytree with the same structure, so an SGD
-# step is one `jax.tree.map`.
+# So an SGD step is one `jax.tree.map`.
 
 # %%
 def network(params, x):
@@ -235,20 +314,18 @@ def network(params, x):
 
 
 param_grads = jax.grad(network)(params, jnp.ones(3))
-assert jax.tree.structure(param_grads) == jax.tree.structure(params)
 stepped = jax.tree.map(lambda p, g: p - 0.1 * g, params, param_grads)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert jax.tree.structure(param_grads) == jax.tree.structure(params)
 assert network(stepped, jnp.ones(3)) < network(params, jnp.ones(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Your own class as a pytree
+# ## Your own class as a pytree
 #
-# Register a dataclass and JAX sees through it. A field marked static is part of the
-# structure (like a dict's keys), not a leaf: it is never traced or differentiated.
+# A static field is part of the structure, not a leaf: never traced or differentiated.
 
 # %%
-import dataclasses
-
-
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass
 class Linear:
@@ -259,8 +336,10 @@ class Linear:
 
 layer = Linear(jnp.ones((3, 2)), jnp.zeros(2))
 leaves, treedef = jax.tree.flatten(layer)
-doubled = jax.tree.unflatten(treedef, [2 * leaf for leaf in leaves])
 print(treedef)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+doubled = jax.tree.unflatten(treedef, [2 * leaf for leaf in leaves])
 assert len(leaves) == 2 and isinstance(doubled, Linear) and doubled.activation == "tanh"
 layer_grads = jax.grad(lambda layer, x: jnp.sum(jnp.tanh(x @ layer.w + layer.b)))(layer, xs[0])
 assert isinstance(layer_grads, Linear) and layer_grads.w.shape == (3, 2)
@@ -268,8 +347,7 @@ assert isinstance(layer_grads, Linear) and layer_grads.w.shape == (3, 2)
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Why pure functions
 #
-# `jit` runs the Python once, to trace, then replays the compiled program. Whatever the
-# function reads that is not an argument is frozen at trace time: here a global.
+# Whatever a jitted function reads that is not an argument is frozen at trace time.
 
 # %%
 scale = 2.0
@@ -280,43 +358,360 @@ def scaled(x):
     return scale * x  # reads a global: baked into the program when traced
 
 
-assert scaled(1.0) == 2.0
+before = scaled(1.0)
 scale = 3.0
 print(f"scale is now {scale}, scaled(1.0) is still {scaled(1.0)}")
-assert scaled(1.0) == 2.0
-
 scaled_pure = jax.jit(lambda x, scale: scale * x)  # pure: everything it uses is an argument
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert before == 2.0
+assert scaled(1.0) == 2.0
 assert scaled_pure(1.0, scale) == 3.0
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Explicit random keys
+# ## Explicit random keys
 #
-# NumPy's generator hides its state and changes it on every call, which a traced, batched
-# or parallel program cannot follow. In JAX the **key** is an argument: the same key
-# gives the same numbers; `split` makes new keys.
+# The key is an argument: the same key, the same numbers; `split` makes new keys.
 
 # %%
 key = jax.random.key(42)
-assert jnp.array_equal(jax.random.normal(key, (3,)), jax.random.normal(key, (3,)))
 key_a, key_b = jax.random.split(key)
-assert not jnp.array_equal(jax.random.normal(key_a, (3,)), jax.random.normal(key_b, (3,)))
-
-rng = np.random.default_rng(42)  # NumPy: same call, different numbers
-assert not np.array_equal(rng.normal(size=3), rng.normal(size=3))
-
+print(jax.random.normal(key, (3,)), jax.random.normal(key, (3,)))
 samples = jax.vmap(lambda k: jax.random.normal(k))(jax.random.split(key, 5))
 print(samples)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert jnp.array_equal(jax.random.normal(key, (3,)), jax.random.normal(key, (3,)))
+assert not jnp.array_equal(jax.random.normal(key_a, (3,)), jax.random.normal(key_b, (3,)))
+rng = np.random.default_rng(42)  # NumPy: same call, different numbers
+assert not np.array_equal(rng.normal(size=3), rng.normal(size=3))
 assert len(set(samples.tolist())) == 5  # one independent sample per key, in one call
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# NumPy's generator hides its state and changes it on every call, which a traced, batched
+# or parallel program cannot follow. In JAX the **key** is an argument. `vmap` over split
+# keys draws one independent sample per key in one call. "The same numbers" holds for one
+# JAX version: JAX promises the distribution, not the exact values, across versions and
+# backends.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Control flow under transformations
+#
+# A Python `for` under `jit` runs at trace time: the loop is **unrolled**.
+
+# %%
+def sin_thrice(x):
+    for _ in range(3):
+        x = jnp.sin(x)
+    return x
+
+
+print(jax.make_jaxpr(sin_thrice)(1.0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+unrolled = [e.primitive.name for e in jax.make_jaxpr(sin_thrice)(1.0).eqns]
+assert unrolled == ["sin", "sin", "sin"]  # three copies, no loop primitive
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Python control flow is fine under `jit` when it depends on things known at trace time
+# (shapes, static arguments, a fixed `range`): it runs once while tracing, and the jaxpr
+# holds its result. A `for` over 1000 steps writes 1000 copies of the body into the
+# program, which then takes long to compile. When the condition depends on a traced
+# *value*, Python cannot decide it at all (the `relu_if` error above). For both cases
+# JAX has control-flow primitives that live inside the program.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `lax.cond`: a branch inside the program
+#
+# Both branches are traced; the device picks one. `grad` goes through.
+
+# %%
+def sin_or_cos(x):
+    return lax.cond(x > 0, jnp.sin, jnp.cos, x)
+
+
+print(jax.grad(sin_or_cos)(1.0), jax.grad(sin_or_cos)(-1.0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+np.testing.assert_allclose(jax.grad(sin_or_cos)(1.0), np.cos(1.0), rtol=1e-6)
+np.testing.assert_allclose(jax.grad(sin_or_cos)(-1.0), -np.sin(-1.0), rtol=1e-6)
+assert "cond" in {e.primitive.name for e in jax.make_jaxpr(jax.jit(sin_or_cos))(1.0).eqns[0]
+                  .params["jaxpr"].eqns}
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `lax.cond` runs one branch when its predicate is one value. Under `vmap` with a batched
+# predicate there is one predicate per example, so JAX runs both branches and picks per
+# element with a `select_n` (checked below), as `jnp.where` does.
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+batched_cond = {e.primitive.name for e in jax.make_jaxpr(jax.vmap(sin_or_cos))(xs[:, 0]).eqns}
+assert "select_n" in batched_cond and "cond" not in batched_cond
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `lax.cond`, drawn
+#
+# A `cond` cluster: one nested jaxpr per branch, and the branch index.
+
+# %%
+draw_jaxpr(sin_or_cos)(1.0)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `lax.scan`: a loop with a carry
+#
+# `scan(f, init, xs)`: `f(carry, x) -> (carry, y)` over the rows of `xs`.
+
+# %%
+def cumulative_sum(xs):
+    def step(total, x):
+        total = total + x
+        return total, total
+
+    return lax.scan(step, 0.0, xs)[1]
+
+
+steps = jnp.arange(5.0)
+print(cumulative_sum(steps), jax.grad(lambda xs: cumulative_sum(xs).sum())(steps))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+np.testing.assert_array_equal(cumulative_sum(jnp.arange(5.0)), np.cumsum(np.arange(5.0)))
+# d/dx_i of sum_j cumsum_j = number of prefixes holding x_i = n - i
+np.testing.assert_array_equal(jax.grad(lambda xs: cumulative_sum(xs).sum())(jnp.arange(5.0)),
+                              [5.0, 4.0, 3.0, 2.0, 1.0])
+backward = jax.make_jaxpr(jax.grad(lambda xs: cumulative_sum(xs).sum()))(steps).eqns
+scans = [e for e in backward if e.primitive.name == "scan"]
+assert [e.params["reverse"] for e in scans] == [False, True]  # the notes: a reversed scan
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `scan` traces the body once, whatever the length, and reverse mode goes through it:
+# the backward pass is another `scan`, run in reverse, over the values the forward one
+# saved. It is the loop to reach for in training code (lesson 06 scans a whole epoch).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `lax.scan`, drawn
+#
+# One body, traced once: the `scan` cluster.
+
+# %%
+draw_jaxpr(cumulative_sum, rankdir="LR")(jnp.arange(5.0))
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "subslide"}
+# ## Your turn: read the scans off the drawing
+#
+# Draw `jax.grad(lambda xs: cumulative_sum(xs).sum())` with `draw_jaxpr`. Write
+# `ex_count_scans()` returning `(scan clusters drawn for cumulative_sum, scan clusters
+# drawn for its gradient)`.
+
+# %% slideshow={"slide_type": "skip"}
+draw_jaxpr(jax.grad(lambda xs: cumulative_sum(xs).sum()))(steps)
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_count_scans():
+    ...  # your code here: return (forward, gradient)
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_count_scans():  # noqa: F811
+    return (1, 2)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>A <code>scan</code> cluster's label starts with
+# <code>scan</code>; the gradient's drawing holds the forward pass too.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Reverse mode runs the loop backwards: look for
+# <code>reverse=True</code>.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_count_scans)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_count_scans, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `while_loop`: forward mode yes, reverse mode no
+#
+# The trip count is unknown until run time, so reverse mode cannot store the trips.
+
+# %%
+def power_by_loop(x, n):
+    return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * x), (0, 1.0))[1]
+
+
+print("jvp:", jax.jvp(lambda x: power_by_loop(x, 3), (2.0,), (1.0,)))
+try:
+    jax.grad(power_by_loop)(2.0, 3)
+except ValueError as err:
+    print("grad:", str(err)[:60])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+value, tangent = jax.jvp(lambda x: power_by_loop(x, 3), (2.0,), (1.0,))
+assert (value, tangent) == (8.0, 12.0)  # x**3 and 3 x**2 at x = 2
+assert jax.jacfwd(power_by_loop)(2.0, 3) == 12.0
+try:
+    jax.grad(power_by_loop)(2.0, 3)
+    raise AssertionError("reverse mode should refuse while_loop")
+except ValueError as err:
+    assert "Reverse-mode differentiation does not work for lax.while_loop" in str(err)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `while_loop` runs until its condition is false, so how many trips it makes is a run-time
+# value. Forward mode (`jvp`, `jacfwd`) carries tangents along with the loop and needs
+# nothing stored. Reverse mode would have to keep every trip's values for the backward
+# pass without knowing how many there are: JAX raises a `ValueError` instead.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `fori_loop`: it depends on the bounds
+#
+# Bounds known at trace time: a `scan`, so `grad` works. Traced bounds: a `while`.
+
+# %%
+def power_fori(x, n):
+    return lax.fori_loop(0, n, lambda i, acc: acc * x, 1.0)
+
+
+print("static n:", jax.make_jaxpr(lambda x: power_fori(x, 3))(2.0).eqns[0].primitive)
+print("grad, static n:", jax.grad(power_fori)(2.0, 3))
+try:
+    jax.jit(jax.grad(power_fori))(2.0, 3)  # under jit, n is traced
+except ValueError as err:
+    print("grad, traced n:", type(err).__name__)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert jax.make_jaxpr(lambda x: power_fori(x, 3))(2.0).eqns[0].primitive.name == "scan"
+assert jax.make_jaxpr(power_fori)(2.0, 3).eqns[0].primitive.name == "while"
+np.testing.assert_allclose(jax.grad(power_fori)(2.0, 3), 12.0)
+try:
+    jax.jit(jax.grad(power_fori))(2.0, 3)
+    raise AssertionError("reverse mode should refuse fori_loop with traced bounds")
+except ValueError as err:
+    assert "fori_loop with dynamic start/stop" in str(err)
+assert jax.jit(jax.jacfwd(power_fori))(2.0, 3) == 12.0  # forward mode goes through
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Which loop does `grad` go through?
+#
+# | written as | under `jit` | `jvp` | `grad` |
+# | --- | --- | --- | --- |
+# | Python `for` / `if` on static values | unrolled | yes | yes |
+# | Python `if` on a traced value | error | — | — |
+# | `lax.cond`, `lax.scan` | one primitive | yes | yes |
+# | `fori_loop`, static bounds | `scan` | yes | yes |
+# | `fori_loop`, traced bounds; `while_loop` | `while` | yes | **no** |
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Every row is checked in the cells above. Where reverse mode is refused, `scan` with a
+# fixed maximum number of steps (and a mask) is the usual way out.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## When autodiff is right but useless: softplus
+#
+# `log(1 + eˣ)` written naively: at x = 100, `exp` overflows, the gradient is `nan`.
+
+# %%
+def softplus_naive(x):
+    return jnp.log1p(jnp.exp(x))
+
+
+print(softplus_naive(100.0), jax.grad(softplus_naive)(100.0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert np.isinf(softplus_naive(100.0)) and np.isnan(jax.grad(softplus_naive)(100.0))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The chain rule through `log1p(exp(x))` computes `exp(x) / (1 + exp(x))`: in float32
+# `exp(100)` is `inf`, and `inf / inf` is `nan`. The true derivative is the sigmoid, about
+# 1 there. Autodiff differentiates the program you wrote, rounding included.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `jax.custom_jvp`: you give the derivative
+#
+# A stable value, and the derivative written as a sigmoid.
+
+# %%
+@jax.custom_jvp
+def softplus(x):
+    return jnp.where(x > 30.0, x, jnp.log1p(jnp.exp(x)))  # past 30, float32 log1p(e^x) is x
+
+
+@softplus.defjvp
+def softplus_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return softplus(x), jax.nn.sigmoid(x) * x_dot
+
+
+print(softplus(100.0), jax.grad(softplus)(100.0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert softplus(100.0) == 100.0 and jax.grad(softplus)(100.0) == 1.0
+xs64, h64 = np.array([-5.0, -1.0, 0.0, 1.0, 5.0, 20.0]), 1e-6
+finite_sp = (np.logaddexp(0, xs64 + h64) - np.logaddexp(0, xs64 - h64)) / (2 * h64)
+np.testing.assert_allclose(jax.vmap(jax.grad(softplus))(jnp.asarray(xs64, jnp.float32)),
+                           finite_sp, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(softplus(jnp.float32(20.0)), np.logaddexp(0, 20.0), rtol=1e-6)
+assert jax.grad(softplus)(-100.0) == 0.0 and not np.isnan(jax.grad(jax.grad(softplus))(100.0))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `custom_jvp` replaces JAX's derivative of `softplus` with the one you give; reverse
+# mode is derived from it (JAX transposes your JVP), so `grad`, `jacfwd` and `vmap` all
+# use it. The `where` in the value alone would not fix the gradient: `grad` of a `where`
+# still runs the backward pass of both sides, and the zero cotangent of the side not taken
+# meets `exp`'s derivative, `inf` at x = 100: `0 · inf` is `nan`. The check above compares
+# the derivative with float64 finite differences of `np.logaddexp(0, x)`.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `custom_jvp`, drawn
+#
+# The jaxpr keeps the original body in a `custom_jvp_call` cluster.
+
+# %%
+draw_jaxpr(softplus, rankdir="LR")(1.0)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert [e.primitive.name for e in jax.make_jaxpr(softplus)(1.0).eqns] == ["custom_jvp_call"]
+where_only = jax.grad(lambda x: jnp.where(x > 30.0, x, jnp.log1p(jnp.exp(x))))(100.0)
+assert np.isnan(where_only)  # the notes' claim: `where` alone keeps the nan gradient
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: a running product with `lax.scan`
+#
+# Write `ex_cumulative_product(xs)`: for `xs` of shape `(n,)`, the running products
+# `[x0, x0·x1, x0·x1·x2, ...]`, as a `lax.scan` (so that `grad` goes through it).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_cumulative_product(xs):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_cumulative_product(xs):  # noqa: F811
+    def step(product, x):
+        product = product * x
+        return product, product
+
+    return lax.scan(step, jnp.ones((), xs.dtype), xs)[1]
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The carry is the product so far; <code>step(carry, x)</code>
+# returns the new carry and the value to stack.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>A product starts from 1. <code>lax.scan</code> returns
+# <code>(final carry, stacked values)</code>: you want the second.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_cumulative_product)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_cumulative_product, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - turned a one-example function into a batched one with `vmap`, chose the batch axis
-#   with `in_axes`, and saw that the batched jaxpr has no loop;
-# - saw a Python `if` fail under `jit` on a tracer, fixed `relu` with `jnp.where`, and
-#   counted one trace per input shape;
-# - composed `jit(vmap(grad(loss)))` into per-example gradients, checked against a loop,
-#   the batched gradient and finite differences;
-# - passed dicts, lists and a registered dataclass as pytrees, and used `jax.tree`;
-# - saw a global frozen into a jitted function, and random numbers made reproducible by
-#   explicit keys.
+# - batched a one-example function with `vmap` and `in_axes`: no loop in the jaxpr;
+# - fixed a Python `if` under `jit` with `jnp.where`; one trace per abstract signature;
+# - composed `jit(vmap(grad(loss)))` into per-example gradients, checked three ways;
+# - used pytrees and `jax.tree`, pure functions and explicit random keys;
+# - put loops and branches in the program (`cond`, `scan`, `fori_loop`, `while_loop`),
+#   saw where `grad` stops, and fixed softplus's `nan` with `custom_jvp`.

@@ -23,7 +23,20 @@ def no_renderer(no_system_dot, monkeypatch):
 
 def test_repr_is_one_line_with_title_and_counts():
     assert repr(Diagram(DOT, "three nodes")) == "Diagram('three nodes', 3 nodes, 2 edges)"
-    assert repr(Diagram("digraph { a -> b }")) == "Diagram('', 0 nodes, 1 edge)"
+    assert repr(Diagram("digraph { a -> b }")) == "Diagram('', 2 nodes, 1 edge)"
+
+
+@pytest.mark.parametrize(("dot", "nodes", "edges"), [
+    ("digraph { a -> b }", 2, 1),  # nodes named only in an edge
+    ("digraph { a -> b -> c; a -> c }", 3, 3),  # a chain is one edge per arrow
+    ('digraph { subgraph cluster_0 { label="f"; x [label="sin"]; y } x -> y }', 2, 1),
+    ('digraph { node [shape=box]; rankdir=LR; "a b" [label=<<b>x</b>>]; "a b" -> c:out }', 2, 1),
+    ("digraph { a -> {b c d} }", 4, 3),  # an edge to a subgraph reaches each of its nodes
+    ("strict graph g { a -- b; b -- a; /* a -> z */ // c\n }", 2, 2),
+    ('digraph { a [label="x -> y; z"] }', 1, 0),  # arrows inside a label are text
+])
+def test_counts_read_the_graph_itself(dot, nodes, edges):
+    assert Diagram(dot).counts == (nodes, edges)
 
 
 def test_source_is_kept_verbatim_and_must_be_text():

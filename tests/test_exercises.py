@@ -5,6 +5,7 @@ import contextlib
 import io
 import sys
 import textwrap
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -33,14 +34,24 @@ def fake():
     _registry._REGISTRY.pop("ex_double", None)
 
 
-def _define(code: str, name: str = "ex_double"):
-    namespace = {"jax": jax, "jnp": jnp, "np": np, "lax": jax.lax}
-    exec(textwrap.dedent(code), namespace)
+def _define(code, name: str = "ex_double"):
+    namespace = {"jax": jax, "jnp": jnp, "np": np, "lax": jax.lax, "X": X}
+    exec(textwrap.dedent(code) if isinstance(code, str) else code, namespace)
     return namespace[name]
 
 
 def _feedback(code: str, **kwargs) -> ex.Feedback:
     return check(_define(code), **kwargs)
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("y = ...\n    return y * 2", "not done yet: a `...` is still in `ex_double` (your function "
+     "raised TypeError: unsupported operand type(s) for *: 'ellipsis' and 'int'); replace it"),
+    ("return (x, ...)[1]", "at x=[1. 2. 3.]: your function returned `...`: replace the `...`"),
+])
+def test_a_dot_dot_dot_left_in_the_code_says_so(fake, body, words):
+    feedback = _feedback(f"def ex_double(x):\n    {body}")
+    assert not feedback.passed and words in feedback.message, feedback.message
 
 
 def test_a_right_answer_passes_with_a_green_tick(fake):
@@ -52,6 +63,7 @@ def test_a_right_answer_passes_with_a_green_tick(fake):
 
 @pytest.mark.parametrize("body", [
     "...  # your code here", "pass", '"""Return 2x."""\n    ...', "raise NotImplementedError",
+    "return ...  # your code here",
 ])
 def test_a_stub_is_not_done_yet_and_says_what_to_do(fake, body):
     feedback = _feedback(f"def ex_double(x):\n    {body}")
@@ -118,6 +130,30 @@ def test_a_student_error_is_a_hint_not_a_traceback(fake, code, kind, words):
     assert not feedback.passed and feedback.kind == kind
     assert words in feedback.message, feedback.message
     assert "Traceback" not in feedback.message and "\n" not in feedback.message
+
+
+def test_an_error_in_checking_the_result_is_not_blamed_on_the_function():
+    # A checker as the kit holds it: code in a file of the jaxtour package.
+    library_file = str(Path(_registry.__file__))
+    checker = _define(compile("def checker(fn):\n    fn(X).undefined_method()\n",
+                              library_file, "exec"), "checker")
+    ex.register(Exercise("ex_odd", "98_fake_lesson", "t", "p", checker))
+    try:
+        odd = check(_define("def ex_odd(x):\n    return 'a string'", "ex_odd"))
+        helper = _define("def helper(x):\n    return x.nope\n", "helper")
+        blamed = check(_with(helper, "def ex_odd(x):\n    return helper(x)"))
+    finally:
+        _registry._REGISTRY.pop("ex_odd")
+    assert odd.message == ("not right yet: checking what your function returned raised "
+                           "AttributeError: 'str' object has no attribute 'undefined_method'")
+    assert blamed.message.startswith("not right yet: your function raised AttributeError")
+
+
+def _with(helper, code: str):
+    """Define ex_odd in a namespace holding `helper`, as if from another notebook cell."""
+    namespace = {"helper": helper, "X": X}
+    exec(compile(code, "<another cell>", "exec"), namespace)
+    return namespace["ex_odd"]
 
 
 def test_check_never_raises_on_what_is_not_an_exercise(fake):
@@ -308,6 +344,11 @@ def test_students_notebooks_drop_solution_and_check_cells_and_keep_hints(tmp_pat
     assert "the secret line" not in student_text and "quiet=True" not in student_text
     assert "<summary>Hint 1</summary>" in student_text and "check(ex_double)" in student_text
     assert "the secret line" in (tmp_path / "build/instructor/98_fake_lesson.ipynb").read_text()
+    # The hint stays a collapsed <details> in exported HTML: no widget, no JavaScript.
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(student)
+    assert "<details><summary>Hint 1</summary>Add it to itself.</details>" in body
 
 
 def test_the_exercises_command_lists_lesson_title_and_what_each_practises(fake, capsys):
@@ -318,6 +359,10 @@ def test_the_exercises_command_lists_lesson_title_and_what_each_practises(fake, 
     assert "returning a jnp array" in out
     assert main(["exercises", "--lesson", "98"]) == 0
     assert "ex_double" in capsys.readouterr().out
+    assert main(["exercises", "--lesson", "98", "--markdown"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "| lesson | exercise | title | practises |", "|---|---|---|---|",
+        "| 98 | `ex_double` | double an array | returning a jnp array |"]
     assert main(["exercises", "--lesson", "96"]) == 0
     assert capsys.readouterr().out == "No exercises in lesson 96 yet.\n"
     assert main(["exercises", "--lesson", "two"]) == 1

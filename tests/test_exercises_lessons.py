@@ -1,6 +1,6 @@
 """Every lesson's exercises, generically: each stub fails its check with help and no
 traceback, each solution passes it, the lessons and the registry agree, hints are
-collapsed <details>, and no solution reaches a student's notebook."""
+collapsed <details>, and no solution reaches a student's notebook or a deck."""
 
 import re
 from pathlib import Path
@@ -57,6 +57,39 @@ def test_each_exercise_has_hints_that_open_one_at_a_time(found):
         assert HINT.match(hint.strip()), (
             f"{found.lesson}: a hint of {found.name} is not "
             f"<details><summary>Hint N</summary>…</details>: {hint!r}")
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_no_solution_stub_or_hint_reaches_the_deck(source):
+    from jaxtour.slides._plan import plan_slides
+
+    lesson = _lessons.read(source)
+    deck = "\n".join(c.source for c in plan_slides(lesson, source.stem).cells)
+    secret = [c for c in lesson.cells if {"solution", "hint"} & set(_lessons.tags(c))
+              or (c.cell_type == "code" and "exercise" in _lessons.tags(c))]
+    elsewhere = {line.strip() for c in lesson.cells if c not in secret
+                 for line in c.source.splitlines()}
+    for cell in secret:
+        for line in cell.source.splitlines():
+            if line.strip() and line.strip() not in elsewhere:
+                assert line.strip() not in deck, f"{source.stem}: the deck shows {line!r}"
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_the_students_notebook_needs_no_solution_to_run(source):
+    # With the stub in place, only `check(ex_…)` may name an exercise in a code cell the
+    # student runs: a teaching cell using the solved function would fail in build/student/.
+    names = [f.name for f in FOUND if f.lesson == source.stem]
+    student = _lessons.student_notebook(_lessons.read(source))
+    for cell in student.cells:
+        if cell.cell_type != "code" or "exercise" in _lessons.tags(cell):
+            continue
+        for name in names:
+            rest = re.sub(rf"^check\({name}\)\s*(#.*)?$", "", cell.source, flags=re.MULTILINE)
+            assert not re.search(rf"\b{name}\b", rest), (
+                f"{source.stem}: a cell students run uses `{name}`, which only the solution "
+                "defines, so build/student/ stops there on Run All; leave trying it to the "
+                f"student (a cell tagged `exercise`) or to the `check` cell:\n{cell.source}")
 
 
 def test_every_registered_exercise_is_set_by_exactly_one_lesson_and_vice_versa():

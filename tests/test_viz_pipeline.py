@@ -17,7 +17,7 @@ from jaxtour.viz import draw_pipeline
 SVG = "{http://www.w3.org/2000/svg}"
 ENTRY_POINTS = ("jax.make_jaxpr(f)(x)", "jax.jit(f).trace(x)", "traced.lower()",
                 "lowered.compile()", "compiled.as_text()", "jax.grad", "jax.vmap",
-                "jax.sharding")
+                "in_shardings=")
 
 
 def rendered(diagram: Diagram) -> tuple[dict[str, int], str]:
@@ -41,9 +41,11 @@ def test_step_one_shows_only_tracing_and_jit():
 
 def test_step_two_names_every_stage_and_the_transformations():
     counts, text = rendered(draw_pipeline(step=2))
-    assert (counts["node"], counts["edge"], counts["cluster"]) == (6, 5, 2)
+    # 5 stages, the transformations, the shardings; 4 road edges, jaxpr <-> transformations,
+    # shardings -> compiled HLO
+    assert (counts["node"], counts["edge"], counts["cluster"]) == (7, 6, 2)
     for word in ("tracing", "lowering", "XLA compiles", "executes", "StableHLO",
-                 "compiled HLO", "transformations", "grad", "vmap", "sharding",
+                 "compiled HLO", "transformations", "grad", "vmap", "shardings",
                  "JAX (Python)", "XLA (compiler)"):
         assert word in text, word
     assert not [entry for entry in ENTRY_POINTS if entry in text]
@@ -51,8 +53,47 @@ def test_step_two_names_every_stage_and_the_transformations():
 
 def test_step_three_adds_the_jax_entry_points():
     counts, text = rendered(draw_pipeline(step=3))
-    assert (counts["node"], counts["edge"], counts["cluster"]) == (6, 5, 2)
+    assert (counts["node"], counts["edge"], counts["cluster"]) == (7, 6, 2)
     assert [entry for entry in ENTRY_POINTS if entry not in text] == []
+
+
+def _edges(diagram: Diagram) -> dict[str, str]:
+    """{"tail->head": the edge's drawn text} of the rendered picture."""
+    root = ET.fromstring(diagram.svg().encode())
+    edges = {}
+    for group in root.iter(f"{SVG}g"):
+        if group.get("class") == "edge":
+            title = group.find(f"{SVG}title").text.replace("&#45;", "-")
+            edges[title] = " ".join(t.text or "" for t in group.iter(f"{SVG}text"))
+    return edges
+
+
+@pytest.mark.parametrize("step", [2, 3])
+def test_sharding_is_drawn_as_annotations_for_xla_not_a_jaxpr_transformation(step):
+    edges = _edges(draw_pipeline(step=step))
+    assert edges["jaxpr->transforms"].strip() == "jaxpr → jaxpr"
+    assert "per-device code" in edges["shardings->hlo"]
+    assert not [name for name in edges if name.startswith("shardings->j")]
+    # what the picture claims: the transformations' node has no sharding in it, and the
+    # jaxpr is the same with and without in_shardings (XLA, not JAX, splits the program)
+    _, text = rendered(draw_pipeline(step=step))
+    transforms = text.split("transformations")[1].split("shardings")[0]
+    assert "shard" not in transforms
+
+
+def test_a_jaxpr_is_the_same_with_and_without_in_shardings():
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((1,), ("d",))
+
+    def layer(x):
+        return jnp.tanh(x @ x.T)
+
+    x = jnp.ones((4, 4))
+    sharded = jax.jit(layer, in_shardings=NamedSharding(mesh, P("d")))
+    assert str(sharded.trace(x).jaxpr) == str(jax.jit(layer).trace(x).jaxpr)
+    assert "sharding" in sharded.lower(x).as_text()  # the annotation is in StableHLO
 
 
 def test_the_default_is_the_complete_diagram_and_a_diagram_at_once():
@@ -85,7 +126,7 @@ def test_annotations_match_what_jax_prints():
         f"pipeline of affine: {eqns} equations, {ops} StableHLO ops, "
         f"{fusions} fusion{'s' * (fusions != 1)} on {platform}")
     counts, text = rendered(diagram)
-    assert (counts["node"], counts["cluster"]) == (6, 2)
+    assert (counts["node"], counts["cluster"]) == (7, 2)
     assert f"{eqns} equations" in text and f"{ops} ops" in text
     assert jax.devices()[0].device_kind in text
 

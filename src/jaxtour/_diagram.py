@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import warnings
 from pathlib import Path
 
-from jaxtour import _render
-
-_NODE = re.compile(r"(?:^|[;{])[ \t]*(\"[^\"]*\"|\w+)[ \t]*(?=\[|;|$)", re.MULTILINE)
-_EDGE = re.compile(r"->|--")
-_KEYWORDS = {"graph", "node", "edge", "subgraph"}
+from jaxtour import _dotgraph, _render
 
 
 class Diagram:
@@ -25,7 +20,7 @@ class Diagram:
     Example:
         >>> d = Diagram('digraph { x -> y }', title="two nodes")
         >>> d
-        Diagram('two nodes', 0 nodes, 1 edge)
+        Diagram('two nodes', 2 nodes, 1 edge)
         >>> d.svg().startswith("<?xml")
         True
     """
@@ -48,9 +43,12 @@ class Diagram:
 
     @property
     def counts(self) -> tuple[int, int]:
-        """(distinct declared nodes, edges) read from the DOT text."""
-        nodes = {m.strip('"') for m in _NODE.findall(self._source)} - _KEYWORDS
-        return len(nodes), len(_EDGE.findall(self._source))
+        """(distinct nodes, edges) of the graph, as Graphviz reads the DOT text.
+
+        A node counts once wherever it is named: declared, only in an edge, inside a
+        subgraph, with attributes or a port.
+        """
+        return _dotgraph.count(self._source)
 
     def svg(self) -> str:
         """Render to SVG text (system `dot` if on PATH, else embedded Graphviz)."""

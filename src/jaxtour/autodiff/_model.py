@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxtour._ir import FlatJaxpr, is_dropvar, is_literal, type_str
+from jaxtour._ir import is_dropvar, is_literal, type_str
+from jaxtour.autodiff._flat import FlatJaxpr
 from jaxtour.autodiff._format import eqn_label
 
 KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")
@@ -93,7 +94,7 @@ def add_lane(graph: ADGraph, flat: FlatJaxpr, lanes, sources: dict,
 
     Args:
         graph: the model to extend.
-        flat: a flattened jaxpr (`_ir.flatten_jaxpr`).
+        flat: a flattened jaxpr (`_flat.flatten_jaxpr`).
         lanes: the lane of the new nodes, or a list with one lane per eqn.
         sources: node ids already holding `flat`'s input vars.
         edge_kind: the kind of edge into an eqn, or a function (eqn, var) -> kind.

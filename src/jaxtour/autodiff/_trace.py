@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from jaxtour._ir import FlatJaxpr, flatten_jaxpr
 from jaxtour.autodiff import _args
+from jaxtour.autodiff._flat import FlatJaxpr, flatten_jaxpr
 
 
 @dataclass

@@ -14,6 +14,8 @@ COLUMNS = (("lesson", 7), ("exercise", 28), ("title", 30), ("practises", 40))
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lesson", metavar="NN",
                         help="only this lesson's exercises (its number, e.g. 02)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print a Markdown table (for a README or a lesson's closing note)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,10 +30,24 @@ def run(args: argparse.Namespace) -> int:
         which = f"lesson {args.lesson.zfill(2)}" if args.lesson else "any lesson"
         print(f"No exercises in {which} yet.")
         return 0
-    print(table([(ex.number, ex.name, ex.title, ex.practises) for ex in chosen]))
+    rows = [(ex.number, ex.name, ex.title, ex.practises) for ex in chosen]
+    if args.markdown:
+        print(markdown_table(rows))
+        return 0
+    print(table(rows))
     print(f"\n{len(chosen)} exercises. In a lesson, write the function, then run "
           "`check(ex_…)` to see what is right or wrong.")
     return 0
+
+
+def markdown_table(rows: list[tuple[str, ...]]) -> str:
+    """`rows` as a Markdown table; the exercise's name in code font."""
+    lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
+             "|" + "---|" * len(COLUMNS)]
+    for number, name, title, practises in rows:
+        cells = (number, f"`{name}`", title, practises)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
 
 
 def table(rows: list[tuple[str, ...]]) -> str:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import functools
 import html
 import io
 import re
+import site
+import sysconfig
+import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from jaxtour.exercises._errors import describe
@@ -22,6 +27,9 @@ _RETURN_OPS = {"LOAD_CONST", "RETURN_CONST"}
 @dataclass(frozen=True)
 class Feedback:
     """What `check` found: shown as a green tick or a red cross with plain words.
+
+    The text form (`repr`) is one line, e.g. "✗ ex_grad_from_vjp: at x=0.5: expected
+    shape (), got (1,)"; Jupyter shows the HTML form. A Feedback is truthy when passed.
 
     Attributes:
         passed: True when the checker found nothing wrong.
@@ -75,23 +83,59 @@ def check(fn: Callable, *, quiet: bool = False) -> Feedback:
             return Feedback(False, exercise, str(err) or "not right yet.", "wrong")
         except NotImplementedError:
             return _not_done(exercise)
+        except (TypeError, AttributeError) as err:
+            if "ellipsis" not in str(err):
+                return _error(fn, exercise, err)
+            return Feedback(False, exercise, f"not done yet: a `...` is still in `{exercise.name}`"
+                            f" ({describe(err)}); replace it with your code.", "not done")
         except Exception as err:  # the student's code raised: a hint, not a traceback
-            return Feedback(False, exercise, f"not right yet: {describe(err)}", "error")
+            return _error(fn, exercise, err)
     return Feedback(True, exercise, f"correct! You practised {exercise.practises}", "passed")
 
 
 def _is_stub(fn: Callable) -> bool:
-    # A body of only `...`, `pass` and a docstring compiles to "return None".
+    # A body of only `...`, `pass` and a docstring compiles to "return None";
+    # `return ...` (a stub that shows it returns something) to "return Ellipsis".
     code = getattr(fn, "__code__", None)
     if code is None:
         return False
     for instruction in dis.get_instructions(code):
         if instruction.opname in _STUB_OPS:
             continue
-        if instruction.opname in _RETURN_OPS and instruction.argval is None:
+        if instruction.opname in _RETURN_OPS and instruction.argval in (None, Ellipsis):
             continue
         return False
     return True
+
+
+def _error(fn: Callable, exercise: Exercise, err: Exception) -> Feedback:
+    culprit = "your function" if _raised_in(fn, err) else "checking what your function returned"
+    return Feedback(False, exercise, f"not right yet: {describe(err, culprit)}", "error")
+
+
+def _raised_in(fn: Callable, err: BaseException) -> bool:
+    """Whether the student's code is in the traceback: `fn`'s own cell or file, or any
+    code that is not a library's (a helper from another notebook cell, say)."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    mine = code.co_filename if code is not None else None
+    for frame, _ in traceback.walk_tb(err.__traceback__):
+        name = frame.f_code.co_filename
+        if name == mine or not name.startswith(_library_roots()):
+            return True
+    return False
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    import jax
+    import numpy
+
+    paths = sysconfig.get_paths()
+    roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
+             *site.getsitepackages(), str(Path(__file__).parents[1])}
+    # Wherever JAX and NumPy are installed (Colab's dist-packages, say) is library code too.
+    roots |= {str(Path(module.__file__).parents[1]) for module in (jax, numpy)}
+    return tuple(sorted(roots))
 
 
 def _not_done(exercise: Exercise) -> Feedback:

@@ -65,8 +65,13 @@ def first_line(err: BaseException, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe(err: BaseException) -> str:
-    """Say what `err`, raised by a student's function, means and what to do about it."""
+def describe(err: BaseException, culprit: str = "your function") -> str:
+    """Say what `err`, raised by a student's function, means and what to do about it.
+
+    Args:
+        err: the exception.
+        culprit: who raised it, in the words of the last resort "<culprit> raised …".
+    """
     for kind, hint in _JAX_ERRORS:
         if isinstance(err, kind):
             return f"{hint}."
@@ -83,7 +88,7 @@ def describe(err: BaseException) -> str:
         re.search(p, message, re.IGNORECASE) for p in _SHAPE_PATTERNS
     ):
         return _SHAPES.format(message=_sentence(message)) + "."
-    return f"your function raised {type(err).__name__}: {message}"
+    return f"{culprit} raised {type(err).__name__}: {message}"
 
 
 def _sentence(text: str) -> str:

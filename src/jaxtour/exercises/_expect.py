@@ -37,6 +37,8 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
         jaxtour.exercises._registry.Wrong: at x=1.5: expected shape (3,), got (3, 1)
     """
     at = f"at {where}: " if where else ""
+    if got is Ellipsis:
+        raise Wrong(f"{at}your function returned `...`: replace the `...` with your code")
     if got is None and want is not None:
         raise Wrong(f"{at}your function returned None: did it forget to `return` its result?")
     if _is_array(want):

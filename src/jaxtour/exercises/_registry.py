@@ -27,7 +27,9 @@ class Exercise:
             `check(fn)` finds the exercise by `fn.__name__`.
         lesson: the lesson's file stem, e.g. "02_close_to_the_math".
         title: a few words for tables and feedback, e.g. "gradient from `vjp`".
-        practises: one line saying what the exercise practises.
+        practises: one line saying what the exercise practises; it completes "You
+            practised …" in the feedback and fills the table of `jaxtour exercises`,
+            e.g. "building `grad` out of `jax.vjp`".
         checker: takes the student's function and returns None when it is right;
             raises `Wrong("plain words")` at the first problem it finds.
     """

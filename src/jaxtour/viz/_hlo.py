@@ -327,7 +327,7 @@ def _result_types(op: _ir.HloOp) -> list[str]:
     n = max(len(op.results), 1)
     if n == 1 or not op.type.startswith("("):
         return [op.type] * n
-    return [t.strip() for t in _ir._split_top(op.type[1:-1])]
+    return [t.strip() for t in _ir.split_top(op.type[1:-1])]
 
 
 def _scalar_constant(op: _ir.HloOp) -> bool:

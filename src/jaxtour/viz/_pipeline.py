@@ -1,8 +1,10 @@
 """`draw_pipeline`: the road from a Python function to the device, for slides.
 
 pure Python function → tracing → jaxpr → lowering → StableHLO → XLA → compiled HLO
-→ CPU/GPU/TPU, with the transformations (`grad`, `vmap`, sharding) turning one jaxpr
-into another. Three progressive versions for slides, or one annotated with the
+→ CPU/GPU/TPU, with the transformations (`grad`, `vmap`) turning one jaxpr into
+another, and shardings beside them: not a transformation (the jaxpr is the same with
+and without them) but annotations that XLA's partitioner turns into per-device code
+and collectives. Three progressive versions for slides, or one annotated with the
 artefacts of *your* function.
 """
 
@@ -25,11 +27,14 @@ COLOURS = {
     "python": "#fff4d6",
     "jax": "#dbe9ff",
     "transform": "#e4f5e1",
+    "sharding": "#f3e6fb",
     "xla": "#fde2e1",
     "device": "#ececec",
 }
 STEPS = (1, 2, 3)
-_JIT_NOTE = "jax.jit(f)(x) runs every step once per input shape and dtype, then reuses the result"
+# A trace is cached per function and abstract signature: shapes, dtypes, weak types,
+# pytree structure, static arguments' values, shardings.
+_JIT_NOTE = "jax.jit(f)(x) runs these steps once per input signature, then reuses the result"
 
 # stage -> (title, what it is, how to look at it (step 3), family)
 _STAGES = {
@@ -50,8 +55,10 @@ _EDGES = {
 _TRANSFORMS = (
     ("grad", "jax.grad", "derivatives"),
     ("vmap", "jax.vmap", "batching"),
-    ("sharding", "jax.sharding", "many devices"),
 )
+# Shardings: (step-2 lines, step-3 lines, the edge into XLA's compile step)
+_SHARDING = (("annotations, not a rewrite",), ("jit(f, in_shardings=...)",),
+             "partitioned:\nper-device code,\ncollectives")
 
 
 def draw_pipeline(
@@ -183,6 +190,8 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
                 sub.node(name, labels[name], fillcolor=COLOURS[family])
             if family == "jax":
                 sub.node("transforms", _transforms_label(step), fillcolor=COLOURS["transform"])
+    graph.node("shardings", _sharding_label(step), fillcolor=COLOURS["sharding"],
+               style="rounded,filled,dashed")
     graph.node("device", labels["device"], fillcolor=COLOURS["device"])
     # Rows: JAX above, XLA below. A row's own edges go inside its rank=same group.
     rows = [graph.subgraph(), graph.subgraph()]
@@ -194,6 +203,14 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
             where.edge(tail, head, label=f" {entry if step == 3 else named} ",
                        fontname=MONO if step == 3 else FONT)
         top.edge("jaxpr", "transforms", label=" jaxpr → jaxpr ", dir="both")
+    # Shardings do not touch the jaxpr: XLA's partitioner (GSPMD/Shardy) reads them.
+    graph.edge("shardings", "hlo", label=f" {_SHARDING[2]} ", style="dashed")
+    # XLA's row starts under Python's, so the picture stays narrow enough for a slide.
+    graph.edge("python", "stablehlo", style="invis", weight="10")
+
+
+def _sharding_label(step: int) -> str:
+    return stage_label("shardings", _SHARDING[0], _SHARDING[1] if step == 3 else ())
 
 
 def _transforms_label(step: int) -> str:

@@ -1,0 +1,74 @@
+"""The one package that knows how JAX's IRs are laid out: jaxprs, StableHLO and compiled HLO.
+
+Everything else in jaxtour reads programs through these names, so a JAX release that
+changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir_*.py`
+say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
+`jax.extend.source_info_util`, and the text that `as_text()` prints.
+
+One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
+`_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
+and XLA's figures). The autodiff flattening lives in `jaxtour.autodiff._flat`.
+"""
+
+from jaxtour._ir._args import check_args, check_callable, describe, function_name, trace
+from jaxtour._ir._hlo import (
+    BOOKKEEPING,
+    Called,
+    HloComputation,
+    HloModule,
+    HloOp,
+    parse_hlo,
+    split_top,
+)
+from jaxtour._ir._jaxpr import (
+    SourceLine,
+    SubJaxpr,
+    count_eqns,
+    dtype_str,
+    important_params,
+    io_names,
+    is_dropvar,
+    is_literal,
+    literal_str,
+    primitive_counts,
+    source_line,
+    sub_jaxprs,
+    type_str,
+    unwrap_jit,
+    walk,
+)
+from jaxtour._ir._stablehlo import parse_stablehlo
+from jaxtour._ir._stages import cost_summary, stablehlo_text
+
+__all__ = [
+    "BOOKKEEPING",
+    "Called",
+    "HloComputation",
+    "HloModule",
+    "HloOp",
+    "SourceLine",
+    "SubJaxpr",
+    "check_args",
+    "check_callable",
+    "cost_summary",
+    "count_eqns",
+    "describe",
+    "dtype_str",
+    "function_name",
+    "important_params",
+    "io_names",
+    "is_dropvar",
+    "is_literal",
+    "literal_str",
+    "parse_hlo",
+    "parse_stablehlo",
+    "primitive_counts",
+    "source_line",
+    "split_top",
+    "stablehlo_text",
+    "sub_jaxprs",
+    "trace",
+    "type_str",
+    "unwrap_jit",
+    "walk",
+]

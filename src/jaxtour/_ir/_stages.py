@@ -1,0 +1,40 @@
+"""Compiled artefacts: the StableHLO text with locations, and XLA's own cost figures."""
+
+from __future__ import annotations
+
+import jax
+
+
+def stablehlo_text(lowered: jax.stages.Lowered) -> str:
+    """StableHLO with locations (source lines, op names) when this JAX can print them."""
+    try:
+        return lowered.as_text(debug_info=True)
+    except TypeError:  # a JAX without the debug_info keyword
+        return lowered.as_text()
+
+
+def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
+    """XLA's own figures: flops, transcendentals, bytes_accessed, temp/argument/output bytes.
+
+    Keys a backend does not report are left out (some report no cost analysis at all).
+    """
+    figures: dict[str, float] = {}
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:  # backends may not implement it
+        cost = None
+    cost = cost[0] if isinstance(cost, list | tuple) and cost else cost
+    for key in ("flops", "transcendentals", "bytes accessed"):
+        if isinstance(cost, dict) and key in cost:
+            figures[key.replace(" ", "_")] = float(cost[key])
+    try:
+        memory = compiled.memory_analysis()
+    except Exception:  # backends may not implement it
+        memory = None
+    for kind in ("temp", "argument", "output"):
+        value = getattr(memory, f"{kind}_size_in_bytes", None)
+        if value is not None:
+            figures[f"{kind}_bytes"] = float(value)
+    return figures
+
+

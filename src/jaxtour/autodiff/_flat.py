@@ -1,0 +1,112 @@
+"""For jaxtour.autodiff: a jaxpr with its `jit` calls inlined, and the value of every var."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jax.extend import core as jex_core
+
+from jaxtour._ir import is_dropvar, is_literal
+
+# For jaxtour.autodiff: a jaxpr with its `jit` calls inlined, and the value of every var.
+
+
+@dataclass
+class FlatEqn:
+    """One eqn of a jaxpr whose `jit` calls are inlined.
+
+    `invars` are canonical atoms: a literal, or the var that computes the value in the
+    flattened program (a sub-jaxpr's invar is replaced by its caller's atom). `scope`
+    names the `jit` calls the eqn sits in, e.g. ``("log_softmax",)``.
+    """
+
+    primitive: str
+    params: dict
+    invars: list
+    outvars: list
+    scope: tuple[str, ...] = ()
+
+
+@dataclass
+class FlatJaxpr:
+    """A jaxpr with its `jit` calls inlined and, when evaluated, every var's value."""
+
+    invars: list
+    constvars: list
+    eqns: list[FlatEqn]
+    outvars: list
+    env: dict = field(default_factory=dict)
+
+    def value(self, atom: Any) -> Any:
+        """The value of a var or literal (None when not evaluated)."""
+        return atom.val if is_literal(atom) else self.env.get(atom)
+
+
+_CALLS = ("jit", "pjit")  # `jit` since JAX 0.7, `pjit` before
+
+
+def flatten_jaxpr(closed: Any, args: list | None = None) -> FlatJaxpr:
+    """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate every var.
+
+    `cond`, `scan`, `while` and custom-derivative calls stay single eqns.
+    """
+    jaxpr = closed.jaxpr
+    flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [])
+    flat.env.update(zip(jaxpr.constvars, closed.consts, strict=True))
+    if args is not None:
+        flat.env.update(evaluate_jaxpr(closed, args))
+    alias: dict = {}
+    _inline(jaxpr, alias, flat, args is not None, ())
+    flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
+    return flat
+
+
+def _canon(alias: dict, atom: Any) -> Any:
+    return atom if is_literal(atom) else alias.get(atom, atom)
+
+
+def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, values: bool, scope: tuple) -> None:
+    for eqn in jaxpr.eqns:
+        invars = [_canon(alias, a) for a in eqn.invars]
+        if eqn.primitive.name not in _CALLS:
+            flat.eqns.append(FlatEqn(eqn.primitive.name, dict(eqn.params), invars,
+                                     list(eqn.outvars), scope))
+            continue
+        inner = eqn.params["jaxpr"]
+        alias.update(zip(inner.jaxpr.invars, invars, strict=True))
+        flat.constvars += inner.jaxpr.constvars
+        flat.env.update(zip(inner.jaxpr.constvars, inner.consts, strict=True))
+        if values:
+            flat.env.update(evaluate_jaxpr(inner, [flat.value(a) for a in invars]))
+        _inline(inner.jaxpr, alias, flat, values, (*scope, eqn.params.get("name", "jit")))
+        for outer, inner_out in zip(eqn.outvars, inner.jaxpr.outvars, strict=True):
+            alias[outer] = _canon(alias, inner_out)
+
+
+def evaluate_jaxpr(closed: Any, args: list) -> dict:
+    """Every var of a ClosedJaxpr (its inputs and each eqn's outputs) mapped to its value.
+
+    Runs the jaxpr once with all its vars as outputs, through the public
+    `jax.extend.core.jaxpr_as_fun`, so the numbers are JAX's own.
+    """
+    jaxpr = closed.jaxpr
+    every = list(dict.fromkeys(
+        v for v in [*jaxpr.invars, *(v for e in jaxpr.eqns for v in e.outvars)]
+        if not is_dropvar(v)))
+    probe = jex_core.ClosedJaxpr(jaxpr.replace(outvars=every), closed.consts)
+    return dict(zip(every, jex_core.jaxpr_as_fun(probe)(*args), strict=True))
+
+
+def depends_on(flat: FlatJaxpr, seeds: Any) -> list[bool]:
+    """For each eqn of `flat`, whether it reads (transitively) any var in `seeds`.
+
+    Seeded with the tangent inputs of a `jax.jvp` jaxpr, this splits the tangent
+    lane (True) from the primal lane (False).
+    """
+    reached, marks = set(seeds), []
+    for eqn in flat.eqns:
+        hit = any(not is_literal(a) and a in reached for a in eqn.invars)
+        reached.update(v for v in eqn.outvars if hit and not is_dropvar(v))
+        marks.append(hit)
+    return marks

@@ -1,0 +1,133 @@
+"""Lesson 04's exercises: `vmap` with `in_axes`, a `lax.scan` loop, and scans read off a drawing."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._registry import Exercise, Wrong, register
+from jaxtour.exercises._tracing import under_jit
+
+LESSON = "04_transformations"
+
+
+def squared_error(w, b, x, t):
+    """One example's loss, as in the lesson: w f32[3], b f32[], x f32[3], t f32[] -> f32[]."""
+    return (jnp.tanh(jnp.sum(w * x) + b) - t) ** 2
+
+
+def _batch(n: int, seed: int = 0):
+    kw, kx, kt = jax.random.split(jax.random.key(seed), 3)
+    return (jax.random.normal(kw, (3,)), jnp.float32(0.5), jax.random.normal(kx, (n, 3)),
+            jax.random.normal(kt, (n,)))
+
+
+def _equations(fn, *args) -> int:
+    return len(jax.make_jaxpr(lambda *a: fn(squared_error, *a))(*args).eqns)
+
+
+def _check_per_example_losses(fn) -> None:
+    w, b, xs, ts = _batch(8)
+    want = jnp.stack([squared_error(w, b, x, t) for x, t in zip(xs, ts, strict=True)])
+    try:
+        got = fn(squared_error, w, b, xs, ts)
+    except ValueError as err:
+        if "vmap" not in str(err):
+            raise
+        raise Wrong("`vmap` tried to map an argument that has no batch axis (w has shape "
+                    "(3,), b is a scalar): in `in_axes`, give the shared arguments `None` "
+                    "and the batched ones 0") from None
+    if np.shape(got) == ():
+        raise Wrong("you returned one number; the task asks for one loss per example, "
+                    "shape (8,) for 8 examples: do not average")
+    expect_close(got, want, where="8 examples")
+    expect_close(under_jit(fn, squared_error, w, b, xs, ts), want, where="8 examples, jitted")
+    if _equations(fn, *_batch(16)) > _equations(fn, w, b, xs, ts):
+        raise Wrong("right values, but your program grows with the batch: a Python loop "
+                    "writes one copy per example. `jax.vmap(loss, in_axes=...)` writes one")
+
+
+register(Exercise(
+    name="ex_per_example_losses", lesson=LESSON, title="`vmap` a per-example loss",
+    practises="`jax.vmap` with `in_axes`: batching some arguments and sharing others",
+    checker=_check_per_example_losses,
+))
+
+
+def _check_cumulative_product(fn) -> None:
+    xs = jnp.array([1.5, -2.0, 0.5, 3.0, 1.0], jnp.float32)
+    got = fn(xs)
+    if np.shape(got) == ():
+        raise Wrong("you returned one number (the last product?); return every running "
+                    "product: `scan`'s second output, the stacked `y`s")
+    if np.shape(got) == xs.shape and np.allclose(got, 0.0):
+        raise Wrong("every running product is 0: a product starts from 1, not 0 "
+                    "(the carry's initial value)")
+    expect_close(got, jnp.asarray(np.cumprod(np.asarray(xs))), where="xs=[1.5, -2, 0.5, 3, 1]")
+    primitives = {e.primitive.name for e in jax.make_jaxpr(fn)(xs).eqns}
+    if "scan" not in primitives:
+        raise Wrong("right values, but there is no `lax.scan` in your program (a Python loop "
+                    "is unrolled; `jnp.cumprod` skips the exercise): write the step "
+                    "function and let `lax.scan` run it")
+    # reverse mode goes through scan: d/dx_i of sum of the running products
+    grad = jax.grad(lambda v: jnp.sum(fn(v)))(xs)
+    want = jax.grad(lambda v: jnp.sum(jnp.cumprod(v)))(xs)
+    expect_close(grad, want, where="the gradient of the products' sum", rtol=1e-4)
+
+
+register(Exercise(
+    name="ex_cumulative_product", lesson=LESSON, title="a running product with `lax.scan`",
+    practises="writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad` "
+              "goes through",
+    checker=_check_cumulative_product,
+))
+
+
+def running_sum(xs):
+    """The lesson's `cumulative_sum`: a scan carrying the total."""
+    def step(total, x):
+        total = total + x
+        return total, total
+
+    return jax.lax.scan(step, 0.0, xs)[1]
+
+
+def scans(jaxpr) -> int:
+    """`scan` equations in a jaxpr, nested ones included (what draw_jaxpr draws as clusters)."""
+    found = 0
+    for eqn in jaxpr.eqns:
+        found += eqn.primitive.name == "scan"
+        for param in eqn.params.values():
+            inner = getattr(param, "jaxpr", None)
+            if inner is not None and hasattr(inner, "eqns"):
+                found += scans(inner)
+    return found
+
+
+def _check_count_scans(fn) -> None:
+    answer = fn()
+    if not isinstance(answer, tuple) or len(answer) != 2:
+        raise Wrong("return a tuple of two whole numbers: (scans drawn for cumulative_sum, "
+                    "scans drawn for its gradient)")
+    steps = jnp.arange(5.0)
+    forward = scans(jax.make_jaxpr(running_sum)(steps).jaxpr)
+    backward = scans(jax.make_jaxpr(jax.grad(lambda v: running_sum(v).sum()))(steps).jaxpr)
+    if answer[0] != forward:
+        raise Wrong(f"cumulative_sum's drawing has {forward} scan cluster: one body, traced "
+                    "once, however long `xs` is")
+    if answer[1] == forward:
+        raise Wrong("look again at the gradient's drawing: besides the forward scan there is "
+                    "a second one, labelled `reverse=True`: the backward pass")
+    if answer[1] != backward:
+        raise Wrong(f"the gradient's drawing has {backward} scan clusters, not {answer[1]}: "
+                    "the forward scan (saving what the backward pass needs) and a reversed one")
+
+
+register(Exercise(
+    name="ex_count_scans", lesson=LESSON, title="scans in a gradient's drawing",
+    practises="reading `draw_jaxpr` clusters: reverse mode through `scan` is a second, "
+              "reversed `scan`",
+    checker=_check_count_scans,
+))

@@ -1,0 +1,139 @@
+"""Lesson 04's exercises: the solutions pass, the stubs say "not done", and the mistakes
+students make (in_axes, averaging, a Python loop, a product from 0, a missed backward scan)
+get the words the checks promise."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtour.exercises import _l04 as l04
+from jaxtour.exercises import check
+
+
+def feedback(fn):
+    result = check(fn, quiet=True)
+    assert "Traceback" not in result.message
+    return result
+
+
+# --- ex_per_example_losses ------------------------------------------------------------------
+def test_per_example_losses_solution_passes():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        return jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, ts)
+
+    assert feedback(ex_per_example_losses).passed
+
+
+def test_per_example_losses_stub_is_not_done():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        ...
+
+    assert feedback(ex_per_example_losses).kind == "not done"
+
+
+def test_per_example_losses_batching_every_argument_is_told_about_in_axes():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        return jax.vmap(loss)(w, b, xs, ts)
+
+    result = feedback(ex_per_example_losses)
+    assert not result.passed and "in_axes" in result.message
+
+
+def test_per_example_losses_averaged_is_told_not_to():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        return jnp.mean(jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, ts))
+
+    result = feedback(ex_per_example_losses)
+    assert not result.passed and "do not average" in result.message
+
+
+def test_per_example_losses_a_python_loop_is_right_but_grows_with_the_batch():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        return jnp.stack([loss(w, b, x, t) for x, t in zip(xs, ts, strict=True)])
+
+    result = feedback(ex_per_example_losses)
+    assert not result.passed and "grows with the batch" in result.message
+
+
+# --- ex_cumulative_product --------------------------------------------------------------------
+def test_cumulative_product_solution_passes_and_matches_numpy():
+    def ex_cumulative_product(xs):
+        def step(product, x):
+            return product * x, product * x
+
+        return jax.lax.scan(step, jnp.ones((), xs.dtype), xs)[1]
+
+    xs = jnp.array([2.0, 3.0, 0.5])
+    np.testing.assert_allclose(ex_cumulative_product(xs), np.cumprod([2.0, 3.0, 0.5]))
+    assert feedback(ex_cumulative_product).passed
+
+
+def test_cumulative_product_stub_is_not_done():
+    def ex_cumulative_product(xs):
+        ...
+
+    assert feedback(ex_cumulative_product).kind == "not done"
+
+
+def test_cumulative_product_from_zero_is_told_a_product_starts_at_one():
+    def ex_cumulative_product(xs):
+        return jax.lax.scan(lambda c, x: (c * x, c * x), jnp.zeros((), xs.dtype), xs)[1]
+
+    result = feedback(ex_cumulative_product)
+    assert not result.passed and "starts from 1" in result.message
+
+
+def test_cumulative_product_returning_the_carry_is_told_to_stack():
+    def ex_cumulative_product(xs):
+        return jax.lax.scan(lambda c, x: (c * x, c * x), jnp.ones((), xs.dtype), xs)[0]
+
+    result = feedback(ex_cumulative_product)
+    assert not result.passed and "every running product" in result.message
+
+
+def test_cumulative_product_without_scan_is_right_but_not_the_exercise():
+    def ex_cumulative_product(xs):
+        return jnp.cumprod(xs)
+
+    result = feedback(ex_cumulative_product)
+    assert not result.passed and "no `lax.scan` in your program" in result.message
+
+
+# --- ex_count_scans -----------------------------------------------------------------------
+def test_the_scan_counts_are_what_jax_makes():
+    steps = jnp.arange(5.0)
+    grad_jaxpr = jax.make_jaxpr(jax.grad(lambda v: l04.running_sum(v).sum()))(steps)
+    reverse = [e.params["reverse"] for e in grad_jaxpr.eqns if e.primitive.name == "scan"]
+    assert reverse == [False, True]
+    assert l04.scans(grad_jaxpr.jaxpr) == 2
+    assert l04.scans(jax.make_jaxpr(l04.running_sum)(steps).jaxpr) == 1
+
+
+def test_count_scans_solution_passes():
+    def ex_count_scans():
+        return (1, 2)
+
+    assert feedback(ex_count_scans).passed
+
+
+def test_count_scans_stub_is_not_done():
+    def ex_count_scans():
+        ...
+
+    assert feedback(ex_count_scans).kind == "not done"
+
+
+def test_count_scans_missing_the_backward_scan_is_pointed_at_reverse():
+    def ex_count_scans():
+        return (1, 1)
+
+    result = feedback(ex_count_scans)
+    assert not result.passed and "reverse=True" in result.message
+
+
+def test_count_scans_one_scan_per_step_is_told_the_body_is_traced_once():
+    def ex_count_scans():
+        return (5, 10)
+
+    result = feedback(ex_count_scans)
+    assert not result.passed and "traced once" in result.message
