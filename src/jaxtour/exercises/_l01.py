@@ -94,7 +94,9 @@ def _seconds(answer, case: str) -> float:
 def _check_time_call(fn: Callable) -> None:
     f, x = _matmul_case()
     work = _fastest_blocked(f, x)
-    timed = _seconds(fn(f, x), "a jitted matmul")
+    # the fastest of a few answers: on a busy machine one dispatch can stall for
+    # milliseconds, but not every one of them
+    timed = min(_seconds(fn(f, x), "a jitted matmul") for _ in range(4))
     if timed < 0.25 * work:
         raise Wrong(
             f"your time for a jitted matmul is {timed * 1e3:.3f} ms, but the work takes "
