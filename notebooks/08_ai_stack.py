@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -16,89 +16,173 @@
 # ---
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# # 08 · The JAX AI stack: what the ecosystem adds
+# # 08 · The JAX AI stack, run for real
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/08_ai_stack.ipynb)
 #
-# JAX gives transformations and a compiler; libraries built on it give the rest. You
-# will see:
+# - **Grain** feeds the MNIST MLP its batches;
+# - **Optax** replaces our hand-written update, with the same weights;
+# - **Flax NNX** trains the same MLP as a Python object, to the same accuracy;
+# - **Orbax** saves it and restores it, bit for bit.
 #
-# - the **JAX AI stack**: the hardware, XLA, JAX, the libraries on JAX, what people build;
-# - the MNIST MLP's hand-written update (lesson 05) rewritten with **Optax**, the
-#   optimiser library, giving the same numbers;
-# - what Optax adds: **Adam**, gradient clipping, a learning-rate schedule, each a
-#   one-line change that leaves the training loop alone.
+# *About 30 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
-# Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
+# Set-up: install jaxtour and the lessons' libraries where they are missing (Colab),
+# then say what JAX runs on.
 import importlib.util
 
-if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+if importlib.util.find_spec("jaxtour") is None or importlib.util.find_spec("flax") is None:
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jaxtour
 
 print(jaxtour.describe_devices())
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## The stack
-#
-# JAX in the middle, XLA below it; above, libraries that all pass pytrees of arrays to
-# pure functions, so they combine with `jit`, `grad`, `vmap` and with each other.
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+import tempfile
+from pathlib import Path
 
-# %% tags=["hide-input"]
-from jaxtour.viz import draw_ai_stack
-
-stack = draw_ai_stack()
-assert all(name in stack.source for name in ("JAX", "XLA", "Optax", "Flax"))
-assert stack.svg().lstrip().startswith("<?xml")
-stack
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## The MLP from lesson 05, trained by hand
-#
-# `jaxtour.mlp.update` is the step we wrote ourselves: a gradient with `jax.grad`, then
-# SGD with momentum as two `jax.tree.map`s (`velocity = momentum * velocity + grad`,
-# `params = params - lr * velocity`). It trains on a slice of MNIST, in batches of 128.
-
-# %%
+import grain
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import orbax.checkpoint as ocp
+from flax import nnx
 
 from jaxtour import paths
-from jaxtour.mlp import LR, MOMENTUM, accuracy, init_params, load_mnist, loss, preprocess, update
+from jaxtour.exercises import check
+from jaxtour.mlp import (
+    LR,
+    MOMENTUM,
+    accuracy,
+    batched_predict,
+    init_params,
+    load_mnist,
+    loss,
+    preprocess,
+    update,
+)
+from jaxtour.viz import draw_ai_stack, draw_jaxpr
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The stack
+#
+# JAX and XLA at the bottom; on top, libraries that pass pytrees of arrays to pure
+# functions, so they combine with `jit`, `grad`, `vmap` and with each other.
+
+# %%
+draw_ai_stack()
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+stack = draw_ai_stack()
+assert all(name in stack.source for name in ("JAX", "XLA", "Optax", "Flax", "Orbax", "Grain"))
+assert stack.svg().lstrip().startswith("<?xml")
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The lesson walks up the stack with the MLP of lessons 05 and 06 (784-512-256-10, ReLU):
+# Grain loads the data, Optax turns gradients into updates, Flax NNX holds the layers,
+# Orbax writes the weights to disk. Each library is optional and replaceable: Equinox
+# instead of Flax, a NumPy loop instead of Grain. The last picture of the lesson is this
+# stack again, marked with what the lesson ran.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The data: MNIST, as in lesson 05
+#
+# The same loader, the same standardised pixels; a slice of the training set so the
+# lesson runs in a minute.
+
+# %%
 mnist = load_mnist(progress=False)
 n_train = 2048 if paths.quick() else 20_000
-x_train = preprocess(mnist.train_images[:n_train])
-y_train = jnp.asarray(mnist.train_labels[:n_train], jnp.int32)
-x_test, y_test = preprocess(mnist.test_images[:2000]), jnp.asarray(mnist.test_labels[:2000])
-batches = [(x_train[i:i + 128], y_train[i:i + 128]) for i in range(0, n_train, 128)]
-print(f"{len(batches)} batches of {batches[0][0].shape}")
-assert batches[0][0].shape == (128, 784)
+images = np.asarray(preprocess(mnist.train_images[:n_train]))
+labels = mnist.train_labels[:n_train].astype(np.int32)
+n_test = 2000 if paths.quick() else 10_000
+x_test = preprocess(mnist.test_images[:n_test])
+y_test = jnp.asarray(mnist.test_labels[:n_test], jnp.int32)
+print(f"train {images.shape}, test {x_test.shape}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### One epoch, by hand
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert images.shape == (n_train, 784) and images.dtype == np.float32
+assert x_test.shape == (n_test, 784) and labels.dtype == np.int32
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Grain: a data pipeline
+#
+# A `MapDataset` is a lazy, indexable recipe: shuffle the indices, look up each example,
+# stack 128 of them. A seed per epoch: a new order each epoch, the same in every run.
+
+# %%
+BATCH, EPOCHS = 128, 2
+
+
+def epoch(seed):
+    return (grain.MapDataset.range(n_train)
+            .shuffle(seed=seed)
+            .map(lambda i: (images[i], labels[i]))
+            .batch(BATCH, drop_remainder=True))
+
+
+print(f"{len(epoch(0))} batches of {BATCH}; {n_train % BATCH} examples left out per epoch")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert len(epoch(0)) == n_train // BATCH
+assert {x.shape for x, _ in epoch(0)} == {(BATCH, 784)}  # one shape: one compiled step
+first_0, first_1 = epoch(0)[0], epoch(1)[0]
+assert np.array_equal(first_0[1], epoch(0)[0][1])  # same seed, same batches
+assert not np.array_equal(first_0[1], first_1[1])  # a new order each epoch
+order = np.asarray(list(grain.MapDataset.range(n_train).shuffle(seed=0)))
+assert np.array_equal(first_0[0], images[order[:BATCH]])  # each image with its own label
+assert np.array_equal(first_0[1], labels[order[:BATCH]])
+seen = np.concatenate([y for _, y in epoch(0)])
+assert len(seen) == n_train - n_train % BATCH
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `drop_remainder=True` leaves out the last, short batch: 20,000 is not a multiple of 128,
+# so the full run's epoch ends with 32 examples. A batch of another shape would make
+# `jax.jit` trace and compile the step a second time, for one step per epoch; dropping
+# it (a different 32 each epoch, since the order changes) keeps one compiled step. Padding
+# the batch with masked examples is the other way out.
+#
+# Grain never loads the whole epoch: `epoch(0)[5]` computes batch 5 alone. For data that
+# does not fit in memory, `grain.MapDataset.source` takes any indexable source (such as
+# ArrayRecord files), and `.to_iter_dataset()` with `.mp_prefetch()` moves the work to
+# worker processes while the accelerator trains.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Pure JAX: the step we wrote in lesson 05
+#
+# `update` is `jax.grad` plus SGD with momentum written as two `jax.tree.map`s. The
+# losses stay on the device; the host waits for them once per epoch.
 
 # %%
 by_hand = jax.jit(update)
 params = init_params(jax.random.key(0))
 velocity = jax.tree.map(jnp.zeros_like, params)
-for x, y in batches:
-    params, velocity, batch_loss = by_hand(params, x, y, velocity)
+for e in range(EPOCHS):
+    losses = []
+    for x, y in epoch(seed=e):
+        params, velocity, batch_loss = by_hand(params, x, y, velocity)
+        losses.append(batch_loss)  # a device array: no waiting here
+    print(f"epoch {e}: loss {float(jnp.mean(jnp.stack(losses))):.3f}")  # one wait
 hand_params = params
-print(f"{len(batches)} steps by hand: test accuracy {float(accuracy(params, x_test, y_test)):.3f}")
+jax_accuracy = float(accuracy(hand_params, x_test, y_test))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert 0.8 < jax_accuracy <= 1.0, jax_accuracy
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `float(batch_loss)` inside the loop would make the host wait for every step before it
+# queues the next one: the asynchronous dispatch of lesson 01 would be lost. Appending
+# the device array costs nothing; `jnp.stack` and one `float` per epoch wait once.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## The same step with Optax
+# ## Optax: an optimiser is two pure functions
 #
-# An Optax optimiser is a pair of pure functions: `init(params)` makes its state (a
-# pytree), `update(grads, state)` turns gradients into updates. `optax.sgd` with momentum
-# is exactly our rule, so from the same start, on the same batches, it lands on the same
-# weights.
+# `init(params)` makes the optimiser's state, a pytree; `update(grads, state, params)`
+# turns gradients into updates. The training step no longer knows the rule.
 
 # %%
 def make_step(optimiser):
@@ -110,77 +194,365 @@ def make_step(optimiser):
     return step
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Same batches, same weights
+# ### One training loop for any optimiser
+
+# %%
+def train(optimiser):
+    step, params = make_step(optimiser), init_params(jax.random.key(0))
+    opt_state, epoch_losses = optimiser.init(params), []
+    for e in range(EPOCHS):
+        losses = []
+        for x, y in epoch(seed=e):
+            params, opt_state, batch_loss = step(params, opt_state, x, y)
+            losses.append(batch_loss)
+        epoch_losses.append(float(jnp.mean(jnp.stack(losses))))
+    return params, opt_state, epoch_losses
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### `optax.sgd` with momentum is our rule
+#
+# Same start, same batches: the same weights as the step written by hand.
 
 # %%
 sgd = optax.sgd(learning_rate=LR, momentum=MOMENTUM)
-step, params = make_step(sgd), init_params(jax.random.key(0))
-opt_state = sgd.init(params)
-for x, y in batches:
-    params, opt_state, batch_loss = step(params, opt_state, x, y)
+sgd_params, _, _ = train(sgd)
+gaps = jax.tree.map(lambda a, b: float(jnp.max(jnp.abs(a - b))), sgd_params, hand_params)
+print(f"largest difference from the weights trained by hand: {max(jax.tree.leaves(gaps)):.1e}")
 
-differences = jax.tree.map(lambda a, b: float(jnp.max(jnp.abs(a - b))), params, hand_params)
-print(f"largest difference from the weights trained by hand: {max(jax.tree.leaves(differences))}")
-jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5),
-             params, hand_params)
+# %% tags=["check"] jupyter={"source_hidden": true}
+_ = jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5),
+                 sgd_params, hand_params)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Optax's momentum (`optax.trace`) keeps `velocity = momentum * velocity + grad` and its
+# update is `-lr * velocity`, which `apply_updates` adds: the same arithmetic as lesson
+# 05's step, so the weights agree to float32 rounding.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## What Optax adds: change the optimiser, keep the loop
+# ## Change the optimiser, keep the loop
 #
-# `train` below never changes: the optimiser is its one argument. Whatever the optimiser,
-# its state is a pytree, made by `init` and threaded through every step.
+# Adam; and gradient clipping chained with AdamW under a warm-up-then-cosine schedule.
 
 # %%
-def train(optimiser, epochs=2):
-    step, params = make_step(optimiser), init_params(jax.random.key(0))
-    opt_state, losses = optimiser.init(params), []
-    for _ in range(epochs):
-        for x, y in batches:
-            params, opt_state, batch_loss = step(params, opt_state, x, y)
-            losses.append(float(batch_loss))
-    return params, opt_state, losses
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Three optimisers, one line each
-#
-# Plain SGD with momentum; Adam; and gradient clipping chained with AdamW under a
-# warm-up-then-cosine learning-rate schedule.
-
-# %%
-total_steps = 2 * len(batches)
+total_steps = EPOCHS * (n_train // BATCH)
 schedule = optax.warmup_cosine_decay_schedule(0.0, 1e-3, total_steps // 10, total_steps)
 optimisers = {
-    "SGD + momentum": sgd,
     "Adam": optax.adam(1e-3),
     "clip + AdamW + schedule": optax.chain(optax.clip_by_global_norm(1.0),
                                            optax.adamw(schedule, weight_decay=1e-4)),
 }
 results = {name: train(optimiser) for name, optimiser in optimisers.items()}
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### All three train
-#
-# Each run starts from the same weights. The loss of its last epoch is below that of its
-# first, and the test accuracy is far above chance (10 %).
-
-# %%
-half = len(batches)
 for name, (trained, _, losses) in results.items():
-    test_accuracy = float(accuracy(trained, x_test, y_test))
-    print(f"{name:<24} loss {np.mean(losses[:half]):.3f} → {np.mean(losses[half:]):.3f}, "
-          f"test accuracy {test_accuracy:.3f}")
-    assert np.mean(losses[half:]) < np.mean(losses[:half]) and test_accuracy > 0.6
+    print(f"{name:<24} loss {losses[0]:.3f} → {losses[-1]:.3f}, "
+          f"test accuracy {float(accuracy(trained, x_test, y_test)):.3f}")
 
+# %% tags=["check"] jupyter={"source_hidden": true}
+for name, (trained, _, losses) in results.items():
+    assert losses[-1] < losses[0], name
+    assert float(accuracy(trained, x_test, y_test)) > 0.6, name
 # Adam's state: two running averages shaped like the parameters, and a step count.
 adam_state = results["Adam"][1]
-assert len(jax.tree.leaves(adam_state)) == 2 * len(jax.tree.leaves(params)) + 1
+assert len(jax.tree.leaves(adam_state)) == 2 * len(jax.tree.leaves(hand_params)) + 1
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Each optimiser's state is a pytree made by `init` and threaded through every step:
+# Adam's holds two running averages shaped like the parameters and a step count, so it
+# can be checkpointed, sharded or inspected like the weights themselves.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: an Optax step
+#
+# Write `ex_optax_step(loss_fn, optimiser, params, opt_state, x, y)` that returns
+# `(new_params, new_opt_state, loss)`: the loss of `params` on `(x, y)` and one step of
+# any Optax optimiser (AdamW included).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_optax_step(loss_fn, optimiser, params, opt_state, x, y):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_optax_step(loss_fn, optimiser, params, opt_state, x, y):  # noqa: F811 (the solution replaces the stub)
+    value, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    updates, opt_state = optimiser.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, value
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Start from <code>make_step</code> above, without the
+# <code>jax.jit</code>.</details>
+# <details><summary>Hint 2</summary>AdamW's weight decay needs the parameters: pass them
+# to <code>optimiser.update</code> as its third argument.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_optax_step)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_optax_step, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Flax NNX: the same MLP as a Python object
+#
+# Layers are attributes; each `nnx.Linear` holds its kernel and bias as `nnx.Param`s.
+
+# %%
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.hidden1 = nnx.Linear(784, 512, rngs=rngs)
+        self.hidden2 = nnx.Linear(512, 256, rngs=rngs)
+        self.output = nnx.Linear(256, 10, rngs=rngs)
+
+    def __call__(self, x):
+        x = jax.nn.relu(self.hidden1(x))
+        x = jax.nn.relu(self.hidden2(x))
+        return self.output(x)
+
+
+model = MLP(nnx.Rngs(0))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Mutable object ↔ pure pytree
+#
+# `jax.grad` and `jax.jit` need pure functions of pytrees. `nnx.split` turns a module into
+# a static graph definition and a pytree of arrays; `nnx.merge` turns them back.
+
+# %%
+graphdef, state = nnx.split(model)
+weights = nnx.to_pure_dict(state)
+print(jax.tree.map(jnp.shape, weights))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert set(weights) == {"hidden1", "hidden2", "output"}
+assert weights["hidden1"]["kernel"].shape == (784, 512)
+assert weights["output"]["bias"].shape == (10,)
+assert len(jax.tree.leaves(state)) == len(jax.tree.leaves(hand_params)) == 6
+assert np.array_equal(nnx.merge(graphdef, state)(x_test[:4]), model(x_test[:4]))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# An NNX module is an ordinary, mutable Python object: `model.hidden1.kernel[...] = w`
+# changes it in place, as a PyTorch module would. JAX's transformations cannot see
+# objects, only pytrees; `nnx.split` / `nnx.merge` are the bridge, and NNX's own
+# transformations (`nnx.jit`, `nnx.grad`, `nnx.value_and_grad`) split the modules they
+# are given, run JAX's transformation on the pure function, and write the new state back
+# into the objects. The kernel is `[in, out]` and the layer computes `x @ kernel + bias`,
+# the same layout as our `params[...]["w"]`.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Start from the pure-JAX weights
+#
+# Flax initialises its own way; to compare like with like, we copy in the weights
+# `init_params(key(0))` gave the pure-JAX run.
+
+# %%
+start = {name: {"kernel": layer["w"], "bias": layer["b"]}
+         for name, layer in init_params(jax.random.key(0)).items()}
+nnx.replace_by_pure_dict(state, start)
+nnx.update(model, state)  # the object changes in place
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+np.testing.assert_array_equal(
+    model(x_test[:8]), batched_predict(init_params(jax.random.key(0)), x_test[:8]))
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: the NNX forward pass, by hand
+#
+# Write `ex_nnx_forward(weights, x)`: the logits `model(x)` computes, from
+# `weights = nnx.to_pure_dict(nnx.state(model))` alone (a dict of dicts of arrays).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_nnx_forward(weights, x):
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_nnx_forward(weights, x):  # noqa: F811 (the solution replaces the stub)
+    for name in ("hidden1", "hidden2"):
+        x = jax.nn.relu(x @ weights[name]["kernel"] + weights[name]["bias"])
+    return x @ weights["output"]["kernel"] + weights["output"]["bias"]
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Print <code>jax.tree.map(jnp.shape, weights)</code>:
+# a kernel is <code>[in, out]</code>.</details>
+# <details><summary>Hint 2</summary>ReLU after each hidden layer, none after the
+# output layer.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_nnx_forward)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_nnx_forward, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Training with NNX
+#
+# `nnx.Optimizer` holds the Optax state next to the model. Under `nnx.jit`, the step
+# changes both objects in place and returns only the loss.
+
+# %%
+optimizer = nnx.Optimizer(model, sgd, wrt=nnx.Param)
+
+
+@nnx.jit
+def nnx_step(model, optimizer, x, y):
+    def batch_loss(model):
+        logits = model(x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+    value, grads = nnx.value_and_grad(batch_loss)(model)
+    optimizer.update(model, grads)
+    return value
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Same batches, same epochs
+
+# %%
+for e in range(EPOCHS):
+    losses = [nnx_step(model, optimizer, x, y) for x, y in epoch(seed=e)]
+    print(f"epoch {e}: loss {float(jnp.mean(jnp.stack(losses))):.3f}")
+
+nnx_accuracy = float(jnp.mean(jnp.argmax(model(x_test), axis=-1) == y_test))
+print(f"test accuracy: Flax NNX {nnx_accuracy:.2%}, pure JAX {jax_accuracy:.2%}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert abs(nnx_accuracy - jax_accuracy) <= 0.005, (nnx_accuracy, jax_accuracy)
+assert optimizer.step[...] == EPOCHS * (n_train // BATCH)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Same data, same order, same epochs, same optimiser and the same starting weights: the
+# two runs do the same arithmetic, in two programs XLA compiled separately, so they
+# agree to float32 rounding and the accuracies match (the check allows 0.5 points).
+# Flax's own initialisation (LeCun normal, where `init_params` uses He for the hidden
+# layers) would start from other weights: a comparison of two different runs, not of
+# two implementations of one.
+#
+# `nnx.jit` walks the objects on every call to split and merge them; on a fast
+# accelerator that Python work can show. The tight-loop form is `nnx.split` once, a
+# `jax.jit` of a pure step on `(graphdef, state)`, and `nnx.merge` at the end.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Orbax: save the trained model
+#
+# A checkpoint is the state pytree, written as files. Saving runs in the background;
+# `wait_until_finished` waits for it.
+
+# %%
+folder = tempfile.TemporaryDirectory()
+checkpoint = Path(folder.name) / "mlp"
+checkpointer = ocp.StandardCheckpointer()
+checkpointer.save(checkpoint, nnx.state(model))
+checkpointer.wait_until_finished()
+print(sorted(path.name for path in checkpoint.iterdir())[:4], "...")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert checkpoint.is_dir() and any(checkpoint.iterdir())
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Restore into an empty model
+#
+# `nnx.eval_shape` builds the model's shapes and dtypes without allocating a weight;
+# Orbax fills that template from disk.
+
+# %%
+abstract = nnx.eval_shape(lambda: MLP(nnx.Rngs(1)))
+graphdef, template = nnx.split(abstract)
+restored = nnx.merge(graphdef, checkpointer.restore(checkpoint, template))
+same = np.array_equal(restored(x_test), model(x_test))
+print(f"restored model gives identical logits: {same}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert same
+_ = jax.tree.map(np.testing.assert_array_equal, nnx.state(restored), nnx.state(model))
+checkpointer.close()
+folder.cleanup()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A module, as JAX sees it
+#
+# A pure function of the state pytree: `nnx.merge` runs while JAX traces, so the jaxpr
+# holds only the arithmetic. Here one layer, `model.hidden1`:
+
+# %%
+layer_def, layer_state = nnx.split(model.hidden1)
+
+
+def layer(w, x):
+    return nnx.merge(layer_def, w)(x)
+
+
+draw_jaxpr(layer)(layer_state, x_test[:8])
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# The whole MLP the same way: the picture the next exercise asks about.
+
+# %% slideshow={"slide_type": "skip"}
+def forward(w, x):
+    return nnx.merge(graphdef, w)(x)
+
+
+draw_jaxpr(forward, max_depth=0)(nnx.state(model), x_test[:8])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+forward_jaxpr = jax.make_jaxpr(forward)(nnx.state(model), x_test[:8])
+assert [e.primitive.name for e in forward_jaxpr.eqns].count("dot_general") == 3
+assert len(forward_jaxpr.jaxpr.invars) == 7  # six weights and the batch
+layer_jaxpr = jax.make_jaxpr(layer)(layer_state, x_test[:8])
+assert [e.primitive.name for e in layer_jaxpr.eqns] == ["dot_general", "reshape", "add"]
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The bias is reshaped to `[1, n]` and broadcast by `add`; nothing is copied. In the
+# whole MLP's picture (`max_depth=0` keeps nested jaxprs closed), `jax.nn.relu` is one
+# `custom_jvp_call` box: it is a `custom_jvp` function, whose derivative at 0 is
+# defined as 0.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read the picture
+#
+# From the jaxpr of the whole MLP's `forward` (in the notebook): how many matrix products
+# (`dot_general`) does one forward pass run, and how many weight arrays does NNX pass in?
+# Write `ex_read_the_jaxpr()` returning `{"dot_general": ..., "weights": ...}`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_read_the_jaxpr():
+    ...  # your code here
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_read_the_jaxpr():  # noqa: F811 (the solution replaces the stub)
+    return {"dot_general": 3, "weights": 6}
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The inputs are the boxes at the top; one of them is
+# the batch <code>x</code>, not a weight.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_read_the_jaxpr)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_read_the_jaxpr, quiet=True).passed
+
+# %% slideshow={"slide_type": "skip"}
+n_linear = sum(isinstance(node, nnx.Linear) for _, node in nnx.iter_graph(model))
+ran = {
+    "Grain": f"Grain: batches of {BATCH}",
+    "Flax": f"Flax NNX: nnx.Linear ×{n_linear}",
+    "Optax": "Optax: SGD, Adam, AdamW",
+    "Orbax": "Orbax: saved, restored",
+    "JAX": "jit · grad · nnx.jit",
+    "XLA": "compiled each step once",
+    "hardware": f"ran on: {jax.default_backend()}",
+}
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The stack, as this lesson ran it
+
+# %%
+draw_ai_stack(ran=ran)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert n_linear == 3
+ran_stack = draw_ai_stack(ran=ran)
+assert all(f"▶ {text}" in ran_stack.source for text in ran.values())
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - drew the JAX AI stack: hardware, XLA, JAX, the libraries built on it, and what is
-#   built with them;
-# - trained the MLP with our hand-written SGD-with-momentum step, then with `optax.sgd`,
-#   and checked that both reach the same weights;
-# - swapped in Adam and a clipped, scheduled AdamW without touching the training loop,
-#   checked that each trains, and saw that an optimiser's state is a pytree too.
+# - fed the MLP from a **Grain** pipeline: shuffled per epoch, full batches only;
+# - replaced the hand-written update with **Optax** (same weights), then Adam and AdamW;
+# - trained the same MLP as a **Flax NNX** module, to the pure-JAX run's accuracy;
+# - saved and restored it with **Orbax**, bit for bit;
+# - kept losses on the device, waiting once per epoch.

@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -20,50 +20,55 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/09_explore.ipynb)
 #
-# The earlier lessons each drew one thing JAX does. `jaxtour.explore` puts them all in one
-# panel, so you can look at a function without writing drawing code. You will see:
+# - the **gallery**: ready examples to start a workshop with no code;
+# - every control is **one library call**, printed under the picture;
+# - what the panel says when a combination **cannot work**;
+# - **your own function** in the panel, down to XLA's fusions.
 #
-# - the **gallery**: ready examples (a cubic, `tanh`, `relu`, the MLP loss, a `scan`, a
-#   `cond`, a factorial loop) to start a workshop with no code;
-# - that every control is **one library call**, printed under the picture, so anything
-#   you find in the panel you can reproduce in a notebook;
-# - what the panel says when a combination **cannot work**, such as `grad` of a function
-#   that returns a vector;
-# - **your own function** in the panel.
+# *About 15 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
 import importlib.util
 
 if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jaxtour
 
 print(jaxtour.describe_devices())
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## The gallery
-#
-# `explore()` with no arguments opens on the gallery's first example, the cubic
-# $x^3 + 2x^2 - 3x + 8$ at $x = 1$, drawn as its jaxpr. Pick another example, tick a
-# transformation (`jit`, `grad`, `jvp`, `vmap` over an axis: they compose as
-# `jit(vmap(jvp(grad(f))))`), choose a view, or turn the picture with ↓ and →.
-
-# %%
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
 import jax
 import jax.numpy as jnp
 
-from jaxtour import explore
-from jaxtour.viz import draw_jaxpr
+from jaxtour import explore, mlp
+from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The gallery
+#
+# `explore()` opens on the gallery's first example, the cubic x³ + 2x² − 3x + 8 at
+# x = 1, drawn as its jaxpr; → turns the picture on its side.
+
+# %%
 gallery = explore()
+gallery.rankdir.value = "LR"
 gallery
 
-# %% [markdown]
-# The picture is exactly what `draw_jaxpr` draws for the same function: the panel calls
-# the library and shows the call underneath.
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The gallery holds ready examples: a cubic, `tanh`, `relu`, the MLP loss, a `scan`, a
+# `cond`, a factorial loop. Pick one, tick a transformation (`jit`, `grad`, `jvp`, `vmap`
+# over an axis: they compose as `jit(vmap(jvp(grad(f))))`), choose a view, or turn the
+# picture with ↓ and →. Every control can also be set from code, which is how this
+# lesson checks what the panel shows.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The panel is the library
+#
+# Under the picture the panel prints the call that drew it; the same call in a notebook
+# draws the same picture.
 
 # %%
 def cubic(x):
@@ -71,119 +76,175 @@ def cubic(x):
 
 
 print(gallery.shown.code)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert gallery.shown.result.title == draw_jaxpr(cubic)(1.0).title == "jaxpr of cubic: 7 equations"
 assert gallery.shown.result.counts == draw_jaxpr(cubic)(1.0).counts  # (nodes, edges)
+assert "rankdir=LR" in gallery.shown.result.source  # turned on its side
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Every control is a library call
+# ## Tick `grad`
 #
-# The controls are attributes you can also set from code, which is how this lesson
-# checks them. Tick `grad` and the panel draws the jaxpr of `jax.grad(cubic)`: the
-# forward computation and, after it, the backward pass JAX derived from it.
+# The panel draws the jaxpr of `jax.grad(cubic)`: the forward computation, then the
+# backward pass JAX derived from it.
 
 # %%
 steps = explore(cubic, 1.0)
+steps.rankdir.value = "LR"
 steps.grad.value = True
 print(steps.shown.code)
-assert steps.shown.result.source == draw_jaxpr(jax.grad(cubic))(1.0).source
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert steps.shown.result.source == draw_jaxpr(jax.grad(cubic), rankdir="LR")(1.0).source
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The jaxpr of `grad(cubic)`
+
+# %% tags=["hide-input"]
 steps
 
-# %% [markdown]
-# Tick `vmap` too and the example is stacked three times along the chosen axis, so the
-# panel draws `vmap(grad(cubic))`: per-example derivatives, every equation now on a
-# `f32[3]`. Going back to a combination you have seen costs nothing: renders are cached.
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Tick `vmap` too
+#
+# The example is stacked three times: `vmap(grad(cubic))` gives per-example derivatives,
+# every equation now on an `f32[3]`.
 
 # %%
 steps.vmap.value = True
 batched = jax.vmap(jax.grad(cubic))(jnp.full(3, 1.0))
-assert steps.shown.result.source == draw_jaxpr(jax.vmap(jax.grad(cubic)))(jnp.full(3, 1.0)).source
-assert jnp.allclose(batched, 4.0)  # f'(1) = 3 + 4 - 3
+print(batched)  # f'(1) = 3 + 4 - 3 = 4, three times
 
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert steps.shown.result.source == draw_jaxpr(
+    jax.vmap(jax.grad(cubic)), rankdir="LR")(jnp.full(3, 1.0)).source
+assert jnp.allclose(batched, 4.0)  # f'(1) = 3 + 4 - 3
 renders = steps.renders
 steps.vmap.value = False
 steps.vmap.value = True
 assert steps.renders == renders  # both combinations came from the cache
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The jaxpr of `vmap(grad(cubic))`
+
+# %% tags=["hide-input"]
+steps
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Going back to a combination you have seen costs nothing: the panel caches its
+# renders, so flipping a control back and forth redraws nothing.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## When a combination cannot work
 #
-# `grad` needs a function that returns one number. Explore your own function on a
-# vector, tick `grad`, and the panel says why it cannot draw that, and what to try,
-# instead of a traceback.
+# `grad` needs a function that returns one number. On a vector-valued function the
+# panel says why, and what to try, instead of a traceback.
 
 # %%
 def softplus(x):
     return jnp.logaddexp(x, 0.0)
 
 
-mine = explore(softplus, jnp.linspace(-2.0, 2.0, 5))
+mine = explore(softplus, jnp.linspace(-1.0, 1.0, 3))
 mine.grad.value = True
 print(mine.shown.message)
-assert "scalar" in mine.shown.message and "tick jvp" in mine.shown.hint
-mine
+print(mine.shown.hint)
 
-# %% [markdown]
-# Forward mode has no such limit: untick `grad`, tick `jvp`, and the panel draws the
-# jaxpr of `jax.jvp(softplus, (x,), (ones,))`, the primal and the tangent side by side.
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert "scalar" in mine.shown.message and "tick jvp" in mine.shown.hint
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Forward mode has no such limit
+#
+# Untick `grad`, tick `jvp`, view the *autodiff graph*: the primal and the tangent of
+# `jax.jvp(softplus, (x,), (ones,))` side by side.
 
 # %%
 mine.grad.value = False
 mine.jvp.value = True
+mine.view.value = "autodiff graph"
+print(mine.shown.code)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert mine.shown.result.title.startswith("jvp of softplus")
+mine.view.value = "jaxpr graph"
 assert mine.shown.result.title.startswith("jaxpr of softplus")
 mine.view.value = "autodiff graph"
-assert mine.shown.result.title.startswith("jvp of softplus")
-mine
 
+# %% [markdown] slideshow={"slide_type": "skip"}
+# ### `jvp(softplus)`: primal and tangent
+#
+# Two lanes, too many boxes for a slide: look at it here, in the notebook.
+
+# %% slideshow={"slide_type": "skip"}
+mine
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Inside XLA: one training step of the MLP
 #
-# The gallery's *MLP step* is `jaxtour.mlp.update`: the loss, its gradient and the SGD
-# update of every weight. Tick `jit` and pick *compiled HLO*: each box is a fusion, a
-# kernel XLA made from several jaxpr equations. *before/after XLA* counts them.
+# The gallery's *MLP step* is `jaxtour.mlp.update`. Tick `jit`, pick *compiled HLO*:
+# each box is a fusion, one kernel XLA made from several jaxpr equations.
 
 # %%
-from jaxtour import mlp
-from jaxtour.viz import compare_stages, draw_hlo
-
-params = mlp.init_params(jax.random.key(0))
-x, y = mlp.example_batch(8)
-
 step = explore()
 step.example.value = "MLP step"
 step.jit.value = True
 step.view.value = "compiled HLO"
-compiled = draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=2)(params, x, y)
+step.depth.value = 0
+print(step.shown.code)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+params = mlp.init_params(jax.random.key(0))
+x, y = mlp.example_batch(8)
+compiled = draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=0)(params, x, y)
 assert step.shown.result.title == compiled.title
-print(compiled.title)
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# ### XLA's fusions, each one box
+#
+# Too many boxes for a slide: look at it here, in the notebook.
+
+# %% slideshow={"slide_type": "skip"}
 step
 
-# %% [markdown]
-# XLA runs far fewer ops than JAX handed it: most of them went into fusions.
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The panel draws the compiled module with every fusion closed (depth 0: one box per
+# kernel), the same as `draw_hlo(jax.jit(mlp.update), stage="compiled",
+# max_depth=0)(params, x, y)`; depth 1 or 2 opens each fusion to show the ops inside,
+# too many for a slide but worth a look in the notebook. Which ops
+# XLA fuses, and how many kernels remain, depends on the backend: a GPU fuses more
+# aggressively than a CPU, so the picture differs from machine to machine.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Before and after XLA
+#
+# *before/after XLA* counts the ops JAX handed to XLA and the ops XLA runs.
 
 # %%
 step.view.value = "before/after XLA"
+print(step.shown.result.headline())
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 comparison = step.shown.result
 assert comparison.rows() == compare_stages(jax.jit(mlp.update))(params, x, y).rows()
 assert comparison.compiled_ops < comparison.stablehlo_ops
-print(comparison.headline())
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Without a kernel
 #
-# Exported to HTML or shown as slides, a notebook has no kernel to redraw the panel; the
-# output then shows the picture the panel had, with a note saying it is static.
+# Exported to HTML or shown as slides, a notebook has no kernel to redraw the panel: the
+# output shows the picture the panel had, with a note that it is static.
 
 # %%
 static = gallery._repr_mimebundle_()["text/html"]
+print("static picture" in static, "<svg" in static)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert "<svg" in static and "static picture" in static
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
 # - opened the explorer on its gallery and on our own functions, with `explore(f, *args)`;
-# - saw that each control is one library call (`draw_jaxpr`, `draw_grad`, ...), printed
-#   under the picture and equal to what the call draws;
-# - composed `grad`, `jvp`, `vmap` and `jit`, and read the panel's message when a
-#   combination (`grad` of a vector-valued function) cannot work;
-# - looked inside XLA at one MLP training step: its fusions, before and after;
-# - checked that exported HTML and slides still show a picture.
+# - saw that each control is one library call, printed under the picture;
+# - composed `grad`, `vmap`, `jvp` and `jit`, and read why `grad` of a vector-valued
+#   function cannot work;
+# - looked inside XLA at one MLP training step, before and after its fusions.

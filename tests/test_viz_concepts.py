@@ -86,22 +86,58 @@ def test_the_landscape_arrows_say_what_changed():
 def test_the_stack_puts_jax_under_every_library():
     diagram = draw_ai_stack()
     groups, text, edges = rendered(diagram)
-    assert len(groups["cluster"]) == 2 and len(groups["node"]) == 10
+    assert len(groups["cluster"]) == 2 and len(groups["node"]) == 11
     for label in ("built with JAX", "libraries built on JAX", "LLMs", "solvers",
-                  "physics simulations", "deep learning", "Flax", "Equinox", "optimisers",
-                  "Optax", "probabilistic programming", "and modelling", "NumPyro",
-                  "BlackJAX", "checkpointing", "Orbax", "JAX", "XLA", "CPU · GPU · TPU"):
+                  "physics simulations", "neural networks", "Flax · Equinox", "optimisers",
+                  "Optax", "checkpoints", "Orbax", "data loading", "Grain", "probabilistic",
+                  "programming", "NumPyro · BlackJAX", "JAX", "XLA", "CPU · GPU · TPU"):
         assert label in text, label
+    assert "▶" not in text  # nothing marked as run
     assert sorted(tail for tail, head in edges if head == "jax") == [
-        f"lib_{i}" for i in range(4)]
+        f"lib_{i}" for i in range(5)]
     assert ("jax", "xla") in edges and ("xla", "hardware") in edges
-    assert len(edges) == 6  # the invisible edges that stack the layers are not drawn
+    assert len(edges) == 7  # the invisible edges that stack the layers are not drawn
+
+
+def _fills(diagram) -> dict[str, str]:
+    """Node id -> its fill colour, read from the SVG."""
+    groups, _, _ = rendered(diagram)
+    return {g.find(f"{SVG}title").text: g.find(f"{SVG}path").get("fill")
+            for g in groups["node"]}
+
+
+def test_the_stack_marks_what_a_lesson_ran_and_greys_out_the_rest():
+    ran = {"Flax": "Flax NNX: nnx.Linear ×3", "Optax": "Optax: sgd + momentum",
+           "Grain": "Grain: batches of 128", "hardware": "ran on: cpu"}
+    diagram = draw_ai_stack(ran=ran)
+    _, text, _ = rendered(diagram)
+    for line in ran.values():
+        assert f"▶ {line}" in text, line
+    assert text.count("▶") == 4
+    fills = _fills(diagram)
+    marked = {"lib_0", "lib_1", "lib_3", "hardware"}  # Flax, Optax, Grain, the hardware
+    assert {node for node, fill in fills.items() if fill == "#b9e6b0"} == marked
+    assert {node for node, fill in fills.items() if fill == "#f4f4f4"} == {
+        "lib_2", "lib_4", "jax", "xla"}  # Orbax, NumPyro/BlackJAX, JAX, XLA: not named
+    assert fills == _fills(draw_ai_stack(ran=ran))  # same input, same picture
+    assert set(_fills(draw_ai_stack()).values()).isdisjoint({"#b9e6b0", "#f4f4f4"})
+
+
+def test_the_stack_rejects_a_piece_it_does_not_have():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"'PyTorch'.*not in the stack.*Flax, Equinox"):
+        draw_ai_stack(ran={"PyTorch": "torch.compile"})
+    with pytest.raises(TypeError, match="must map pieces"):
+        draw_ai_stack(ran=["Flax"])
 
 
 def test_titles_say_what_is_drawn():
     assert draw_autodiff_landscape().title == "the autodiff landscape: 5 frameworks"
     assert draw_ai_stack().title == (
-        "the JAX AI stack: 4 kinds of library, 3 kinds of application")
+        "the JAX AI stack: 5 kinds of library, 3 kinds of application")
+    assert draw_ai_stack(ran={"Grain": "batches", "JAX": "jit"}).title == (
+        "the JAX AI stack as run here: Grain, JAX")
 
 
 def test_every_diagram_the_tour_renders_is_registered_and_parses():

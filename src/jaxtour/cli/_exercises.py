@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 COLUMNS = (("lesson", 7), ("exercise", 28), ("title", 30), ("practises", 40))
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def markdown_table(rows: list[tuple[str, ...]]) -> str:
+def markdown_table(rows: Sequence[tuple[str, ...]]) -> str:
     """`rows` as a Markdown table; the exercise's name in code font."""
     lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
              "|" + "---|" * len(COLUMNS)]
@@ -50,7 +51,7 @@ def markdown_table(rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
+def table(rows: Sequence[tuple[str, ...]]) -> str:
     """`rows` as a plain-text table under COLUMNS' headings; long cells wrap."""
     lines = [_row([name for name, _ in COLUMNS]), _row(["-" * w for _, w in COLUMNS])]
     for row in rows:

@@ -134,7 +134,7 @@ def _library_roots() -> tuple[str, ...]:
     roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
              *site.getsitepackages(), str(Path(__file__).parents[1])}
     # Wherever JAX and NumPy are installed (Colab's dist-packages, say) is library code too.
-    roots |= {str(Path(module.__file__).parents[1]) for module in (jax, numpy)}
+    roots |= {str(Path(module.__file__ or "").parents[1]) for module in (jax, numpy)}
     return tuple(sorted(roots))
 
 

@@ -46,7 +46,7 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
         return
     got_leaves, got_tree = jax.tree.flatten_with_path(got)
     want_leaves, want_tree = jax.tree.flatten_with_path(want)
-    if got_tree != want_tree:
+    if str(got_tree) != str(want_tree):  # the structures, as JAX spells them
         raise Wrong(f"{at}expected {_describe_tree(want)}, got {_describe_tree(got)}")
     for (path, got_leaf), (_, want_leaf) in zip(got_leaves, want_leaves, strict=True):
         name = f"{at}{jax.tree_util.keystr(path)}: " if path else at

@@ -62,8 +62,8 @@ def under_jit(fn: Callable, *args: Any, **jit_kwargs: Any) -> Any:
 
     @functools.wraps(fn)
     def with_fixed(*arrays: Any) -> Any:
-        arrays = iter(arrays)
-        return fn(*(fixed[i] if i in fixed else next(arrays) for i in range(len(args))))
+        rest = iter(arrays)
+        return fn(*(fixed[i] if i in fixed else next(rest) for i in range(len(args))))
 
     try:
         return jax.block_until_ready(jax.jit(with_fixed, **jit_kwargs)(*traced))
@@ -162,7 +162,8 @@ def _fresh(fn: Callable) -> Callable:
 def _watched(fn: Callable) -> dict[str, Callable[[], Any]]:
     """Getters for the globals `fn`'s code names and the variables it closes over."""
     fn = getattr(fn, "__wrapped__", fn)
-    code, getters = getattr(fn, "__code__", None), {}
+    code = getattr(fn, "__code__", None)
+    getters: dict[str, Callable[[], Any]] = {}
     if code is None:
         return getters
     for name in sorted(_names(code)):
@@ -174,7 +175,7 @@ def _watched(fn: Callable) -> dict[str, Callable[[], Any]]:
         except ValueError:  # an empty cell: a variable not assigned yet
             watch = False
         if watch:
-            getters[f"the variable `{name}`"] = lambda cell=cell: cell.cell_contents
+            getters[f"the variable `{name}`"] = functools.partial(getattr, cell, "cell_contents")
     return getters
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import textwrap
+from collections.abc import Mapping
 
 from jaxtour._diagram import Diagram
 from jaxtour.viz._pipeline import FONT
@@ -65,13 +66,18 @@ LANDSCAPE_BORROWED = {("JAX", "PyTorch 2"): "JAX-like transforms"}
 # The JAX AI stack, top to bottom: what is built with JAX, the libraries on it, JAX, XLA.
 BUILT_WITH = ("LLMs", "solvers", "physics simulations")
 LIBRARIES = {
-    "deep learning": ("Flax", "Equinox"),
+    "neural networks": ("Flax", "Equinox"),
     "optimisers": ("Optax",),
-    "probabilistic programming\nand modelling": ("NumPyro", "BlackJAX"),
-    "checkpointing": ("Orbax",),
+    "checkpoints": ("Orbax",),
+    "data loading": ("Grain",),
+    "probabilistic\nprogramming": ("NumPyro", "BlackJAX"),
 }
 JAX_CORE = "jit · grad · vmap · sharding"
 HARDWARE = "CPU · GPU · TPU"
+# The pieces `draw_ai_stack(ran=...)` can annotate: every library, JAX, XLA, the hardware.
+STACK_PIECES = (*(name for names in LIBRARIES.values() for name in names),
+                "JAX", "XLA", "hardware")
+_RAN_FILL, _IDLE_FILL = "#b9e6b0", "#f4f4f4"
 _GREY = "#444444"
 
 
@@ -155,51 +161,96 @@ def _record(text: str) -> str:
     return text
 
 
-def draw_ai_stack() -> Diagram:
+def draw_ai_stack(ran: Mapping[str, str] | None = None) -> Diagram:
     """Draw the JAX AI stack: JAX at the centre, libraries on it, things built with it.
 
-    Top to bottom: what people build with JAX (LLMs, solvers, physics
-    simulations), the libraries built on it (deep learning: Flax, Equinox;
-    optimisers: Optax; probabilistic programming and modelling: NumPyro,
-    BlackJAX; checkpointing: Orbax), JAX itself, then XLA and the hardware.
+    Top to bottom: what people build with JAX (LLMs, solvers, physics simulations),
+    the libraries built on it (neural networks: Flax, Equinox; optimisers: Optax;
+    checkpoints: Orbax; data loading: Grain; probabilistic programming: NumPyro,
+    BlackJAX), JAX itself, then XLA and the hardware.
+
+    Args:
+        ran: what a lesson ran, piece by piece: a library's name (``"Flax"``,
+            ``"Optax"``, ...), ``"JAX"``, ``"XLA"`` or ``"hardware"`` mapped to a short
+            text, e.g. ``{"Optax": "sgd + momentum"}``. Each named piece is drawn
+            highlighted with its text, and the pieces not named are greyed out, so the
+            picture shows the path the lesson took through the stack.
 
     Returns:
         A `Diagram`: two labelled layers above the JAX node, XLA and hardware below.
 
+    Raises:
+        ValueError: `ran` names a piece that is not in the stack; the message lists them.
+
     Example:
         >>> draw_ai_stack()
-        Diagram('the JAX AI stack: 4 kinds of library, 3 kinds of application', 10 nodes, 17 edges)
+        Diagram('the JAX AI stack: 5 kinds of library, 3 kinds of application', 11 nodes, 19 edges)
+        >>> draw_ai_stack(ran={"Optax": "sgd + momentum"}).title
+        'the JAX AI stack as run here: Optax'
     """
     import graphviz
 
+    ran = _check_ran(ran)
     graph = graphviz.Digraph("ai_stack")
-    graph.attr(rankdir="TB", nodesep="0.4", ranksep="0.55", fontname=FONT,
-               label="The JAX AI stack", labelloc="t", fontsize="22")
+    graph.attr(rankdir="TB", nodesep="0.3", ranksep="0.5", fontname=FONT,
+               label="The JAX AI stack" + (": what this lesson ran" if ran else ""),
+               labelloc="t", fontsize="22")
     graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="15",
-               margin="0.2,0.1", color="#666666", penwidth="1.2")
+               margin="0.15,0.1", color="#666666", penwidth="1.2")
     graph.attr("edge", color=_GREY, penwidth="1.4", arrowhead="none")
     _layer(graph, "built", "built with JAX", "#f3e5f5",
            {f"app_{i}": text_label(name) for i, name in enumerate(BUILT_WITH)})
-    _layer(graph, "libraries", "libraries built on JAX", "#e4f5e1", {
-        f"lib_{i}": text_label(*kind.split("\n"), " · ".join(names))
-        for i, (kind, names) in enumerate(LIBRARIES.items())
-    })
-    graph.node("jax", text_label("JAX", JAX_CORE), fillcolor="#cfe3ff", fontsize="22",
-               penwidth="2.5", color="#1a4d8f")
-    graph.node("xla", text_label("XLA", "the compiler"), fillcolor="#fde2e1")
-    graph.node("hardware", text_label(HARDWARE), fillcolor="#ececec")
+    with graph.subgraph(name="cluster_libraries") as layer:
+        layer.attr(label="libraries built on JAX", style="rounded,dashed", color="#888888",
+                   fontsize="15", fontcolor=_GREY)
+        for i, (kind, names) in enumerate(LIBRARIES.items()):
+            _piece(layer, f"lib_{i}", [*kind.split("\n"), " · ".join(names)], names, ran,
+                   "#e4f5e1", width="2.4")
+        _same_rank(layer, [f"lib_{i}" for i in range(len(LIBRARIES))])
+    _piece(graph, "jax", ["JAX", JAX_CORE], ("JAX",), ran, "#cfe3ff", fontsize="22",
+           penwidth="2.5", color="#1a4d8f")
+    _piece(graph, "xla", ["XLA", "the compiler"], ("XLA",), ran, "#fde2e1")
+    _piece(graph, "hardware", [HARDWARE], ("hardware",), ran, "#ececec")
     # Layers stack like a cake: invisible edges keep the applications above the
     # libraries; a line joins each library to JAX.
     for i in range(len(BUILT_WITH)):  # each application above the gap between two libraries
-        for j in (i, i + 1):
+        for j in (i + 1, i + 2):
             graph.edge(f"app_{i}", f"lib_{min(j, len(LIBRARIES) - 1)}", style="invis")
     for i in range(len(LIBRARIES)):
         graph.edge(f"lib_{i}", "jax")
     graph.edge("jax", "xla")
     graph.edge("xla", "hardware")
+    if ran:
+        return Diagram.from_graph(graph, "the JAX AI stack as run here: " + ", ".join(ran))
     return Diagram.from_graph(
         graph, f"the JAX AI stack: {len(LIBRARIES)} kinds of library, "
         f"{len(BUILT_WITH)} kinds of application")
+
+
+def _check_ran(ran: Mapping[str, str] | None) -> dict[str, str]:
+    if ran is None:
+        return {}
+    if not isinstance(ran, Mapping):
+        raise TypeError("`ran` must map pieces of the stack to text, e.g. "
+                        f'{{"Optax": "sgd + momentum"}}; got {type(ran).__name__}.')
+    unknown = [name for name in ran if name not in STACK_PIECES]
+    if unknown:
+        raise ValueError(f"`ran` names {', '.join(map(repr, unknown))}, not in the stack; "
+                         f"the pieces are: {', '.join(STACK_PIECES)}.")
+    return {name: str(text) for name, text in ran.items()}
+
+
+def _piece(graph, node_id: str, lines: list[str], names: tuple[str, ...],
+           ran: dict[str, str], colour: str, **attrs: str) -> None:
+    """One box of the stack; with `ran`, highlighted and annotated, or greyed out."""
+    done = [f"▶ {ran[name]}" for name in names if name in ran]
+    if ran and done:
+        attrs |= {"fillcolor": _RAN_FILL, "penwidth": "2.5", "color": "#1b5e20"}
+    elif ran:
+        attrs |= {"fillcolor": _IDLE_FILL, "fontcolor": "#8a8a8a", "color": "#bbbbbb"}
+    else:
+        attrs.setdefault("fillcolor", colour)
+    graph.node(node_id, text_label(*lines, *done), **attrs)
 
 
 def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> None:
@@ -208,7 +259,11 @@ def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> 
                    fontcolor=_GREY)
         for node_id, node_label in nodes.items():
             layer.node(node_id, node_label, fillcolor=colour, width="3.1")  # equal: symmetric
-        with layer.subgraph() as row:  # left to right in the order given
-            row.attr(rank="same")
-            for tail, head in itertools.pairwise(nodes):
-                row.edge(tail, head, style="invis")
+        _same_rank(layer, list(nodes))
+
+
+def _same_rank(graph, node_ids: list[str]) -> None:
+    with graph.subgraph() as row:  # left to right in the order given
+        row.attr(rank="same")
+        for tail, head in itertools.pairwise(node_ids):
+            row.edge(tail, head, style="invis")
