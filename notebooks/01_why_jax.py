@@ -208,7 +208,7 @@ def ex_gelu_jaxpr():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_gelu_jaxpr():  # noqa: F811 (the solution replaces the stub)
+def ex_gelu_jaxpr():
     return (10, 4)  # the title says 10 equations; 4 boxes read `mul`
 
 
@@ -310,7 +310,7 @@ def ex_time_call(f, x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_time_call(f, x):  # noqa: F811 (the solution replaces the stub)
+def ex_time_call(f, x):
     import time
 
     f(x).block_until_ready()  # compile (and run) once, untimed
@@ -415,7 +415,7 @@ def ex_safe_log(x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_safe_log(x):  # noqa: F811 (the solution replaces the stub)
+def ex_safe_log(x):
     positive = x > 0
     # log only where x > 0 (1.0 elsewhere, whose log is 0): no nan, no -inf
     return jnp.where(positive, jnp.log(jnp.where(positive, x, 1.0)), 0.0)

@@ -265,7 +265,7 @@ def ex_grad_from_vjp(f, x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_grad_from_vjp(f, x):  # noqa: F811 (the solution replaces the stub)
+def ex_grad_from_vjp(f, x):
     y, f_vjp = jax.vjp(f, x)
     return f_vjp(jnp.ones_like(y))[0]  # seed cotangent 1: uᵀJ is the gradient
 
@@ -296,7 +296,7 @@ def ex_biggest_cotangent():
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_biggest_cotangent():  # noqa: F811 (the solution replaces the stub)
+def ex_biggest_cotangent():
     return (2, -2.17)  # the cotangent of x reads [-0.9365, 1.306, -2.17]
 
 
@@ -345,7 +345,7 @@ def ex_jacobian_from_jvp(f, x):
 
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
-def ex_jacobian_from_jvp(f, x):  # noqa: F811 (the solution replaces the stub)
+def ex_jacobian_from_jvp(f, x):
     basis = jnp.eye(x.shape[0], dtype=x.dtype)  # row j: the j-th basis vector
 
     def push(v):  # one JVP: J v, the column of J along v
