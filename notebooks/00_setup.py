@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -20,19 +20,23 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/00_setup.ipynb)
 #
-# Run this lesson first. You will see:
+# - the one set-up cell every lesson starts with
+# - which devices JAX found: a CPU, a GPU or a TPU
+# - your first jaxtour `Diagram`
 #
-# - the one set-up cell every lesson starts with: it installs jaxtour where it is missing
-#   (Colab, a fresh Binder) and does nothing where it is already there;
-# - which devices JAX found: a CPU on a laptop, a GPU, or the eight cores of a Colab TPU;
-# - your first jaxtour `Diagram`: a picture JAX's own tools only print as text.
+# *About 5 minutes.*
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Run this lesson first. The set-up cell installs jaxtour where it is missing (Colab, a
+# fresh Binder) and does nothing where it is already there; then it prints what JAX runs
+# on. Every later lesson opens with the same cell.
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
 import importlib.util
 
 if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jaxtour
@@ -40,18 +44,28 @@ import jaxtour
 print(jaxtour.describe_devices())
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# JAX chooses its backend by itself, TPU first, then GPU, then CPU, so the same notebook
-# uses whatever the runtime offers. On Colab, *Runtime → Change runtime type → TPU* before
-# running gives you eight TPU cores. `jax.devices()` lists them:
+# ## Which devices did JAX find?
+#
+# JAX picks its backend by itself: a GPU if there is one, else a TPU, else the CPU.
 
 # %%
 import jax
 import jax.numpy as jnp
 
 devices = jax.devices()
-print(devices)
+print(jax.default_backend(), devices)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert len(devices) >= 1
 assert jax.default_backend() in ("cpu", "gpu", "tpu")
+assert devices[0].platform == jax.default_backend()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The order, GPU then TPU then CPU, is the priority each backend registers with JAX;
+# `JAX_PLATFORMS=cpu` (set before JAX starts) forces one. On Colab, *Runtime → Change
+# runtime type → TPU* gives a TPU v5e-1 since September 2025: one chip, one JAX device.
+# Eight TPU devices, for lesson 07's parallelism on real hardware, means a Kaggle TPU
+# v5e-8 or a Cloud TPU; without them lesson 07 simulates eight devices on the CPU.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A first computation
@@ -62,22 +76,30 @@ assert jax.default_backend() in ("cpu", "gpu", "tpu")
 x = jnp.arange(5.0)
 y = jnp.sin(x) ** 2 + jnp.cos(x) ** 2
 print(x.dtype, y)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert x.dtype == jnp.float32
 assert jnp.allclose(y, 1.0)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A first Diagram
 #
-# Every jaxtour visualiser returns a `Diagram`. In Jupyter it shows itself as a picture;
-# `.save("name.svg")` writes it for your slides and `.source` is its Graphviz text. This one
-# is the road every JAX program travels, from Python to the device.
+# Every jaxtour visualiser returns a `Diagram`: in Jupyter a picture. This one is the
+# road every JAX program travels, from Python to the device.
 
 # %%
 from jaxtour.viz import draw_pipeline
 
 pipeline = draw_pipeline()
-assert pipeline.svg().lstrip().startswith("<?xml")
 pipeline
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert pipeline.svg().lstrip().startswith("<?xml")
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `.save("name.svg")` writes a `Diagram` for your own slides and `.source` is its Graphviz
+# text. It renders with the system `dot` where there is one and with an embedded
+# WebAssembly Graphviz otherwise, so no picture depends on a system package.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,slideshow,-all
+#     cell_metadata_filter: tags,slideshow,jupyter,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
@@ -20,36 +20,32 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/02_close_to_the_math.ipynb)
 #
-# In JAX a derivative is a function, and you write it the way the maths does:
-# `grad(f)` is f′. You will see:
+# - `grad(f)` is f′, and it nests
+# - **the backward pass drawn**: residuals and cotangents
+# - `jvp` and `vjp`, and the Jacobians `jacfwd` and `jacrev`
+# - how a PyTorch-style tape differs, measured like with like
 #
-# - `grad` of a cubic, checked against the formula and against finite differences;
-# - nested `grad` for higher derivatives, and how each level makes the program bigger;
-# - **the backward pass drawn**: the forward pass, the residuals it saves, and the
-#   cotangents flowing back, with the numbers at the example point;
-# - `jvp` (forward mode) and `vjp` (reverse mode), and the Jacobians they build,
-#   `jacfwd` and `jacrev`, with the rule for which one is cheaper;
-# - `tanh` and its first four derivatives, and how a PyTorch-style tape differs.
+# *About 30 minutes.*
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# In JAX a derivative is a function, and you write it the way the maths does: `grad(f)`
+# is f′. Everything drawn in this lesson is what JAX itself built, and every number is
+# checked against `jax.grad`, finite differences or a formula.
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
 import importlib.util
 
 if importlib.util.find_spec("jaxtour") is None:
-    # %pip install --quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"
+    # %pip install --quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"
     pass
 
 import jaxtour
 
 print(jaxtour.describe_devices())
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## `grad(f)` is f′
-#
-# Take f(x) = x³ + 2x² − 3x + 8. By hand, f′(x) = 3x² + 4x − 3, so f′(1) = 4.
-# `jax.grad(f)` is a new Python function that computes f′:
-
-# %%
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+# %matplotlib inline
 import time
 
 import jax
@@ -57,21 +53,29 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+from jaxtour.exercises import check
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## `grad(f)` is f′
+#
+# f(x) = x³ + 2x² − 3x + 8, so by hand f′(x) = 3x² + 4x − 3 and f′(1) = 4.
 
+# %%
 def f(x):
     return x**3 + 2 * x**2 - 3 * x + 8
 
 
 df = jax.grad(f)
 print("f(1.0) =", f(1.0), "  grad(f)(1.0) =", df(1.0))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert f(1.0) == 8.0
 assert df(1.0) == 4.0
 
-# %% [markdown]
-# It is the derivative everywhere, not just at 1: it matches the formula at any point,
-# and a central finite difference computed in float64 NumPy, an oracle that knows nothing
-# about JAX.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The derivative everywhere, not just at 1
+#
+# Against the formula, and against float64 finite differences that know nothing of JAX:
 
 # %%
 xs = np.linspace(-3.0, 3.0, 13)
@@ -80,16 +84,15 @@ by_jax = np.array([df(float(x)) for x in xs])
 h = 1e-6
 by_differences = (f(xs + h) - f(xs - h)) / (2 * h)  # NumPy float64
 print(np.c_[xs, by_jax, by_hand][::3])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert np.allclose(by_jax, by_hand, rtol=1e-6, atol=1e-5)
 assert np.allclose(by_jax, by_differences, rtol=1e-5, atol=1e-5)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Higher derivatives: `grad(grad(f))`
 #
-# `grad` takes a function and returns a function, so it nests: f″(x) = 6x + 4,
-# f‴(x) = 6, and f⁽⁴⁾ = 0. `derivative_table` nests `jax.grad` and, for each level,
-# counts the eqns in the jaxpr JAX builds: each `grad` differentiates the program the
-# previous one made, so the programs grow.
+# `grad` returns a function, so it nests: f″ = 6x + 4, f‴ = 6, f⁽⁴⁾ = 0.
 
 # %%
 from jaxtour.autodiff import derivative_table
@@ -97,205 +100,422 @@ from jaxtour.autodiff import derivative_table
 table = derivative_table(f, order=4)(1.0)
 table
 
-# %%
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert table.values == [8.0, 4.0, 10.0, 6.0, 0.0]
 assert jax.grad(jax.grad(f))(1.0) == 6 * 1.0 + 4
 assert all(a < b for a, b in zip(table.eqns, table.eqns[1:], strict=False))
-print("eqns per level:", table.eqns)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `derivative_table` nests `jax.grad` and, for each level, counts the equations in the
+# jaxpr JAX builds: each `grad` differentiates the program the previous one made, so the
+# programs grow, even though the maths gets simpler.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What the backward pass is
 #
-# `jax.grad` is reverse mode: `jax.vjp` runs f forward and **saves residuals**, the
-# intermediate values the derivative needs (here 3x² and 2x, and the constants 3 and 2);
-# the backward pass then starts from a seed cotangent 1.0 and multiplies its way back to
-# the input. `draw_grad` draws exactly what JAX built: the jaxpr of the forward pass
-# (left), the residuals (middle), and the jaxpr of the VJP JAX returned (right, drawn
-# upwards), every box with its value at x = 1.
+# `jax.grad` runs f forward, **saves residuals**, then pulls a seed 1.0 back to the input.
+# Here for s(x) = sin(x)·x at x = 1:
 
-# %%
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
 from jaxtour.autodiff import draw_grad, grad_graph
 
+
+def s(x):
+    return jnp.sin(x) * x
+
+
+# %%
+draw_grad(s)(1.0)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+small_graph = grad_graph(s)(1.0)
+assert np.isclose(small_graph.values_of("gradient")[0], float(jnp.sin(1.0) + jnp.cos(1.0)))
+drawn = sorted(map(float, small_graph.values_of("residual")))
+assert np.allclose(drawn, sorted([1.0, np.cos(1.0), np.sin(1.0)]))  # x, cos x, sin x
+assert all(np.isclose(drawn, float(r)).any() for r in jax.tree.leaves(jax.vjp(s, 1.0)[1]))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `draw_grad` draws exactly what JAX built: the jaxpr of the forward pass (left), the
+# residuals (middle: the intermediate values the derivative needs, here x, cos x and
+# sin x), and the jaxpr of the VJP JAX returned (right, drawn upwards from the seed), each
+# box with its value at x = 1. The gradient, sin 1 + cos 1 = 1.382, is the product rule.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# The same picture for the cubic: its residuals are 3x² and 2x and the constants 3 and 2
+# (the picture is too big for a slide: the notebook only).
+
+# %% slideshow={"slide_type": "skip"}
 picture = draw_grad(f)(1.0)
 picture
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "skip"}
 # The gradient the picture shows is `jax.grad`'s, and the residual boxes hold exactly
 # what the VJP object JAX returns carries (it is a pytree whose leaves are its residuals).
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 graph = grad_graph(f)(1.0)
 _, f_vjp = jax.vjp(f, 1.0)
 print(picture.title)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert graph.values_of("gradient") == [4.0]
 assert sorted(map(float, graph.values_of("residual"))) == sorted(
     map(float, jax.tree.leaves(f_vjp))) == [2.0, 2.0, 3.0, 3.0]
 assert picture.svg().lstrip().startswith("<?xml")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### A classifier's loss, drawn the same way
 #
 # The same picture for a small MLP's loss (4 inputs, 8 hidden units, 3 classes): the
 # backward lane holds the transposed matmuls (`dot_general` with the weights swapped),
 # and a gradient for every weight and bias, each beside its parameter.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from jaxtour.mlp import init_params, loss
 
 params = init_params(jax.random.key(0), (4, 8, 3))
 x_batch = jax.random.normal(jax.random.key(1), (5, 4))
 y_batch = jnp.array([0, 2, 1, 1, 0])
 mlp_picture = draw_grad(loss)(params, x_batch, y_batch)
+mlp_picture
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 mlp_graph = grad_graph(loss)(params, x_batch, y_batch)
 expected = jax.tree.leaves(jax.grad(loss)(params, x_batch, y_batch))
 assert all(np.allclose(a, b, rtol=1e-6) for a, b in
            zip(mlp_graph.values_of("gradient"), expected, strict=True))
 assert mlp_graph.primitive_counts("backward")["dot_general"] == 3
-mlp_picture
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `jvp`: forward mode, a tangent beside every value
 #
-# `jax.jvp(f, (x,), (v,))` returns f(x) and f′(x)·v in one forward sweep: every primal
-# value travels with a tangent. With v = 1 the tangent out is f′(1) = 4 again. In the
-# picture the tangent lane (right) reads primal values (orange) but never the reverse.
+# `jax.jvp(f, (x,), (v,))` returns f(x) and f′(x)·v in one forward sweep. With v = 1:
+
+# %%
+primal_out, tangent_out = jax.jvp(f, (1.0,), (1.0,))
+print("jvp:", primal_out, tangent_out)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert (primal_out, tangent_out) == (8.0, 4.0)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The tangent lane, drawn
+#
+# For sin(x)·x: the tangents (right) read the primal values, never the reverse.
 
 # %%
 from jaxtour.autodiff import draw_jvp
 
-primal_out, tangent_out = jax.jvp(f, (1.0,), (1.0,))
-print("jvp:", primal_out, tangent_out)
-assert (primal_out, tangent_out) == (8.0, 4.0)
-draw_jvp(lambda x: jnp.sin(x) * x)((1.0,), (1.0,))
+draw_jvp(s)((1.0,), (1.0,))
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Every primal value travels with a tangent, computed in the same sweep; nothing is saved
+# for later, so forward mode needs no residuals. One JVP gives J·v, one column of the
+# Jacobian when v is a basis vector (for s, a 1 × 1 Jacobian: s′(1)·v).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## `vjp`: reverse mode, for any output
 #
-# `jax.vjp` returns f(x) and a function that pulls a cotangent u back: uᵀ J. For a vector
-# output, `draw_vjp` draws it (where `draw_grad` needs a scalar, like `jax.grad`).
+# `jax.vjp` returns f(x) and a function that pulls a cotangent u back: uᵀJ.
 
 # %%
-from jaxtour.autodiff import draw_vjp
+A = jnp.array([[1.0, -2.0, 0.5], [0.0, 1.0, 3.0]])
 
 
 def g(x):  # R³ → R²
-    return jnp.stack([jnp.sin(x[0]) * x[1], jnp.sum(x**2)])
+    return jnp.sin(A @ x)
 
 
 x3 = jnp.array([0.5, -1.0, 2.0])
 u = jnp.array([1.0, -2.0])
 out, g_vjp = jax.vjp(g, x3)
 (pulled,) = g_vjp(u)
-J = jax.jacrev(g)(x3)
 print("uᵀJ =", pulled)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+J = jax.jacrev(g)(x3)
 assert np.allclose(pulled, u @ J)
+by_hand = np.asarray(A).T @ (np.asarray(u) * np.cos(np.asarray(A) @ np.asarray(x3)))
+assert np.allclose(pulled, by_hand, atol=1e-6)  # Aᵀ (u ⊙ cos(Ax))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The cotangent pulled back, drawn
+#
+# The residuals are A and cos(Ax); the backward pass multiplies by cos(Ax), then by Aᵀ.
+
+# %%
+from jaxtour.autodiff import draw_vjp
+
 draw_vjp(g, cotangents=u)(x3)
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Jacobians: `jacfwd` and `jacrev`, and which one to use
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `draw_vjp` draws a VJP for a vector output (`draw_grad` needs a scalar, like
+# `jax.grad`). Reverse mode saves what the derivative needs, here the matrix A and cos(Ax),
+# and pulls u back through the transposed operations: uᵀJ = Aᵀ(u ⊙ cos(Ax)).
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: gradient from `vjp`
 #
-# A Jacobian of f: Rⁿ → Rᵐ is m × n. `jax.jacfwd` builds it column by column, one JVP
-# per input; `jax.jacrev` row by row, one VJP per output. Both give the same matrix:
+# Write `ex_grad_from_vjp(f, x)` that returns ∇f(x) for a scalar-valued `f`, using only
+# `jax.vjp`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_grad_from_vjp(f, x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_grad_from_vjp(f, x):
+    y, f_vjp = jax.vjp(f, x)
+    return f_vjp(jnp.ones_like(y))[0]  # seed cotangent 1: uᵀJ is the gradient
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>`jax.vjp(f, x)` returns f(x) and a function of the
+# cotangent.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>Seed it with 1.0 shaped like f(x); it returns a tuple,
+# one cotangent per input of `f`.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_grad_from_vjp)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_grad_from_vjp, quiet=True).passed
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: read a VJP off its picture
+#
+# In the `draw_vjp` picture above, which input of `g` gets the cotangent of largest
+# magnitude? Write `ex_biggest_cotangent()` returning (its index, its value).
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_biggest_cotangent():
+    ...  # your code here: return (index, value)
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_biggest_cotangent():
+    return (2, -2.17)  # the cotangent of x reads [-0.9365, 1.306, -2.17]
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>The green box, "cotangent of x", holds uᵀJ: one
+# number per input x[0], x[1], x[2].</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_biggest_cotangent)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_biggest_cotangent, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Jacobians: `jacfwd` and `jacrev`
+#
+# The Jacobian of f: Rⁿ → Rᵐ is m × n. Both build it, and agree:
 
 # %%
 J_forward, J_reverse = jax.jacfwd(g)(x3), jax.jacrev(g)(x3)
 print(J_forward)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert J_forward.shape == (2, 3)
 assert np.allclose(J_forward, J_reverse)
+basis = jnp.eye(3)  # jacfwd = vmap of jvp over the input basis: one batched pass
+columns = jax.vmap(lambda v: jax.jvp(g, (x3,), (v,))[1], out_axes=1)(basis)
+assert np.allclose(columns, J_forward)
 
-# %% [markdown]
-# The cost differs. `mode_costs` compiles both for f(x) = tanh(A sin x) over a sweep of
-# n and m and reads the FLOPs from XLA's `cost_analysis()` (wall times are noisier at
-# these small sizes). Forward mode wins where n < m, reverse mode where n > m: a loss has
-# m = 1, which is why training uses `grad`, reverse mode.
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.jacfwd` pushes forward all n basis vectors of the input at once: it is `vmap` of
+# `jvp` over the rows of the identity, one batched forward pass that yields the n
+# columns. `jax.jacrev` is `vmap` of the VJP over the m basis vectors of the output: one
+# batched backward pass that yields the m rows. A batched pass over n vectors still does
+# about n times one JVP's arithmetic, hence the rule on the next slide.
 
-# %%
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: a Jacobian from `vmap` of `jvp`
+#
+# Write `ex_jacobian_from_jvp(f, x)`: the m × n Jacobian of f: Rⁿ → Rᵐ at x, one `jax.jvp`
+# per basis vector, batched with `jax.vmap`.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_jacobian_from_jvp(f, x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_jacobian_from_jvp(f, x):
+    basis = jnp.eye(x.shape[0], dtype=x.dtype)  # row j: the j-th basis vector
+
+    def push(v):  # one JVP: J v, the column of J along v
+        return jax.jvp(f, (x,), (v,))[1]
+
+    return jax.vmap(push, out_axes=1)(basis)  # columns side by side: m × n
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>`jax.jvp(f, (x,), (v,))[1]` is J·v: with v the j-th
+# basis vector, column j of J.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>`jax.vmap` stacks its results along axis 0 (rows);
+# `out_axes=1` stacks them as columns.</details>
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_jacobian_from_jvp)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_jacobian_from_jvp, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Which one is cheaper
+
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
 from jaxtour.autodiff import mode_costs
 
-costs = mode_costs()
-print(costs)
+# %%
+costs = mode_costs()  # XLA's FLOPs for f: Rⁿ → Rᵐ
 _ = costs.plot()  # Jupyter shows the figure
 
-# %%
+# %% tags=["check"] jupyter={"source_hidden": true}
 for n, m in costs.sizes:
     if n >= 4 * m:
         assert costs.winner(n, m) == "jacrev", (n, m)
     if m >= 4 * n:
         assert costs.winner(n, m) == "jacfwd", (n, m)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `mode_costs` compiles both for f(x) = tanh(A sin x) over a sweep of n inputs and m
+# outputs and reads the FLOPs from XLA's `cost_analysis()` (wall times are noisier at
+# these small sizes). Forward mode wins where n < m, reverse mode where n > m:
+# a loss has m = 1, which is why training uses `grad`, reverse mode.
+
+# %% slideshow={"slide_type": "skip"}
+print(costs)
 print(costs.rule)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## tanh and its first four derivatives
 #
-# The classic plot: each curve is `jax.vmap` of nested `jax.grad`, no formula typed in.
-# tanh′(0) = 1, tanh″(0) = 0, tanh‴(0) = −2, tanh⁽⁴⁾(0) = 0.
+# Each curve is `jax.vmap` of nested `jax.grad`: no formula typed in.
 
 # %%
 from jaxtour.autodiff import nested_grads, plot_derivatives
 
 ax = plot_derivatives(jnp.tanh, order=4)  # Jupyter shows the figure
 
-# %%
+# %% tags=["check"] jupyter={"source_hidden": true}
 at_zero = [float(d(0.0)) for d in nested_grads(jnp.tanh, 4)]
-print(at_zero)
 assert np.allclose(at_zero, [0.0, 1.0, 0.0, -2.0, 0.0], atol=1e-6)
 assert [line.get_label() for line in ax.get_lines()[:2]] == ["tanh(x)", "tanh′(x)"]
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# tanh′(0) = 1, tanh″(0) = 0, tanh‴(0) = −2, tanh⁽⁴⁾(0) = 0: the check cell compares them.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The other way: a tape (a teaching model, not JAX)
 #
-# PyTorch (and micrograd) record a **tape** while the Python runs: every `+` and `*` on
-# a tracked value adds a node, and `backward()` walks the tape in reverse. `Value` below
-# is a 100-line teaching model of that idea. It gets the same f′(1) = 4, but it records
-# its 13 nodes again on every call, and Python walks them every time.
+# PyTorch's eager mode (and micrograd) **record a tape** while the Python runs, then
+# walk it backwards. `tape_grad` is a small model of that idea:
 
 # %%
 from jaxtour.autodiff import Value, tape_grad
 
 value, (gradient,), tape_length = tape_grad(f, 1.0)
 print(f"tape: f(1) = {value}, f'(1) = {gradient}, {tape_length} nodes recorded")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
 assert (value, gradient, tape_length) == (8.0, 4.0, 13)
 x = Value(1.0)
 y = f(x)
 y.backward()
 assert x.grad == 4.0
 
-# %% [markdown]
-# JAX traces f **once** to a jaxpr, transforms that program (`grad`, `vmap`), and
-# compiles it (`jit`); later calls run compiled code with no tape. Over many points:
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Every `+` and `*` on a tracked `Value` adds a node, and `backward()` walks the nodes in
+# reverse: the same f′(1) = 4, but the 13 nodes are recorded again on every call and
+# Python walks them every time. (PyTorch records and walks its graph in C++, but it too
+# records it anew on every call, one node per operation.) JAX under `jit` traces f
+# **once** to a jaxpr, transforms it (`grad`) and compiles it: later calls run compiled
+# code with no tape. (Without `jit`, `jax.grad(f)(x)` traces f again on every call.)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Like with like: one point per call
+#
+# The tape and `jax.jit(jax.grad(f))`, each called once per point, on a short and a
+# ten-times-longer function:
+
+# %% slideshow={"slide_type": "skip"}
+def logistic(x, steps):  # `steps` rounds of the logistic map: 7 tape nodes each
+    for _ in range(steps):
+        x = 2.5 * x * (1 - x)
+    return x
+
+
+points = np.linspace(0.1, 0.9, 100 if paths.quick() else 500).tolist()
+traces = []  # one entry per time JAX traces the function
+
+
+def per_call(grad_of, repeat=5):
+    """Seconds per point of `grad_of(p)` over all points, fastest of `repeat` sweeps."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        results = [grad_of(p) for p in points]
+        jax.block_until_ready(results)
+        best = min(best, (time.perf_counter() - start) / len(points))
+    return best, results
+
 
 # %%
-n_points = 2_000 if paths.quick() else 20_000
-points = np.linspace(-2.0, 2.0, n_points)
-start = time.perf_counter()
-tape_grads = [tape_grad(f, float(p))[1][0] for p in points]
-tape_s = time.perf_counter() - start
+timings = {}
+for steps in (1, 10):
+    def f_steps(x, steps=steps):
+        traces.append(steps)
+        return logistic(x, steps)
+    jax_grad = jax.jit(jax.grad(f_steps))
+    tape_s, tape_grads = per_call(lambda p: tape_grad(f_steps, p)[1][0])
+    jax_s, jax_grads = per_call(jax_grad)
+    timings[steps] = tape_s, jax_s
+    print(f"steps = {steps:2}: tape {tape_s * 1e6:6.1f} µs, jit(grad) {jax_s * 1e6:5.1f} µs")
 
-grad_all = jax.jit(jax.vmap(jax.grad(f)))
-start = time.perf_counter()
-jax_grads = grad_all(points).block_until_ready()  # first call: trace, transform, compile
-first_s = time.perf_counter() - start
-start = time.perf_counter()
-jax_grads = grad_all(points).block_until_ready()
-jax_s = time.perf_counter() - start
-print(f"tape, {n_points} calls:        {tape_s * 1e3:8.1f} ms")
-print(f"JAX, first call (compiles): {first_s * 1e3:8.1f} ms")
-print(f"JAX, next calls:            {jax_s * 1e3:8.3f} ms  ({tape_s / jax_s:.0f}x faster)")
-assert np.allclose(tape_grads, jax_grads, rtol=1e-5, atol=1e-5)
-assert jax_s * 10 < tape_s
+# %% tags=["check"] jupyter={"source_hidden": true}
+# the same derivatives; JAX traced each function once, the tape recorded every call
+assert np.allclose(tape_grads, jax_grads, rtol=1e-4, atol=1e-5)
+assert traces.count(1) == traces.count(10) == 1 + 5 * len(points)
+assert len(traces) == 2 * (1 + 5 * len(points))
+(tape_1, jax_1), (tape_10, jax_10) = timings[1], timings[10]
+assert tape_10 > 4 * tape_1  # the tape's cost grows with the operations it records
+# a compiled call's cost here is dispatch, nearly flat in the op count: it grows far less
+assert tape_10 / tape_1 > 2 * (jax_10 / jax_1)
+assert tape_10 > 5 * jax_10
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# What the numbers measure: one derivative per Python call, the same work for both. The
+# tape's time is Python recording 7 nodes per step forward and walking them backward, so
+# it grows with the steps (more than tenfold here); the compiled gradient's time is mostly
+# dispatch, flat in the number of steps, because XLA runs the whole derivative as one
+# program. The trace counter shows the mechanism: `f_steps` ran once per tape call but
+# only once under `jax.jit` (the check cell counts). Vectorising is a separate win:
+# `jax.vmap(jax.grad(f))` takes all points in one call, as a PyTorch tensor would.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Where this sits: the autodiff landscape
-#
-# Static graphs (TensorFlow 1), dynamic tapes (PyTorch), both (TensorFlow 2), and JAX's
-# transformations of traced programs, each with what it buys and what it costs.
 
-# %%
+# %% tags=["hide-input"]
 from jaxtour.viz import draw_autodiff_landscape
 
 landscape = draw_autodiff_landscape()
-assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX"))
 landscape
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX"))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Static graphs (TensorFlow 1), a tape recorded as Python runs (PyTorch), both (TensorFlow
+# 2), JAX's transformations of traced programs, and PyTorch 2, which compiles graphs
+# captured from Python (`torch.compile`) and has JAX-like `grad` and `vmap` (`torch.func`).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
@@ -303,8 +523,8 @@ landscape
 # - took `grad` of a cubic, got f′(1) = 4, and checked it against the formula and float64
 #   finite differences;
 # - nested `grad` up to f⁽⁴⁾ and saw each level's jaxpr grow;
-# - drew the backward pass JAX builds, its residuals and cotangents, for the cubic and
-#   for an MLP loss, with gradients equal to `jax.grad`'s;
+# - drew the backward pass JAX builds, its residuals and cotangents, with gradients equal
+#   to `jax.grad`'s;
 # - met `jvp` (a tangent beside every value) and `vjp` (a cotangent pulled back), and
-#   `jacfwd`/`jacrev`, measuring that forward mode wins for n < m and reverse for n > m;
-# - plotted tanh and four derivatives, and compared JAX with a PyTorch-style tape.
+#   `jacfwd`/`jacrev`, `vmap` over a basis, forward mode winning for n < m;
+# - plotted tanh and four derivatives, and measured a tape against `jit(grad)` call for call.

@@ -101,7 +101,7 @@ def test_static_arguments_and_dot_output(model, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kind, title", [
-    ("landscape", "the autodiff landscape: 4 approaches"),
+    ("landscape", "the autodiff landscape: 5 frameworks"),
     ("stack", "the JAX AI stack:"),
     ("pipeline", "how JAX runs a function (step 1 of 3)"),
 ])

@@ -6,7 +6,7 @@ from __future__ import annotations
 def describe_devices() -> str:
     """One line per fact: JAX version, default backend, and the devices JAX sees.
 
-    JAX picks the best backend by itself (TPU, then GPU, then CPU), so the same
+    JAX picks the best backend by itself (GPU, then TPU, then CPU), so the same
     lesson uses a Colab TPU or a laptop CPU unchanged; this says which it got.
 
     Example:

@@ -14,39 +14,54 @@ from jaxtour._diagram import Diagram
 from jaxtour.viz._pipeline import FONT
 from jaxtour.viz._style import text_label
 
-# name -> (how it gets derivatives and speed, advantage, disadvantage, colour)
+# name -> (year of first release, how it gets derivatives and speed, advantage,
+# disadvantage, colour). Years: TensorFlow Nov 2015, PyTorch Sep 2016, JAX 2018 (SysML
+# paper Feb, open source Dec), TensorFlow 2.0 Sep 2019, PyTorch 2.0 Mar 2023.
 LANDSCAPE = {
     "TensorFlow 1": (
-        "static graph + XLA",
+        2015,
+        "static graph: per-op kernels, XLA opt-in",
         "the whole program is known before it runs: optimised, exported, deployed anywhere",
         "you build a graph, not Python: sessions, placeholders, tf.cond; hard to debug",
         "#ffe0b2",
     ),
     "PyTorch": (
-        "dynamic graph",
+        2016,
+        "dynamic graph: a tape recorded as Python runs",
         "plain Python: print, a debugger and any control flow work as usual",
-        "a tape is recorded on every call: Python overhead and no whole-program compiler",
+        "op by op, the tape recorded again on every call: Python overhead between kernels",
         "#f8d7da",
     ),
-    "TensorFlow 2": (
-        "dynamic graph + XLA",
-        "eager by default, tf.function and XLA when speed matters",
-        "two semantics, eager and graph, that differ in subtle ways; surprise retracing",
-        "#fff3c4",
-    ),
     "JAX": (
-        "non-standard interpretation + XLA",
-        "grad, vmap and jit are transformations that compose, compiled by XLA everywhere",
+        2018,
+        "trace pure functions, transform, compile (XLA)",
+        "grad, vmap and jit are transformations that compose; one program for CPU, GPU, TPU",
         "functions must be pure: no side effects, static shapes, explicit random keys",
         "#cfe3ff",
     ),
+    "TensorFlow 2": (
+        2019,
+        "eager tape + tf.function graphs",
+        "eager by default; tf.function graphs, and XLA (jit_compile=True) when speed matters",
+        "two semantics, eager and graph, that differ in subtle ways; surprise retracing",
+        "#fff3c4",
+    ),
+    "PyTorch 2": (
+        2023,
+        "eager tape + torch.compile, torch.func",
+        "torch.compile compiles whole graphs of the same Python; torch.func has grad and vmap",
+        "a graph break falls back to eager Python, quietly slower; two modes to debug",
+        "#f3d1e8",
+    ),
 }
-# What each step of the story changed: (tail, head) -> label.
+# Columns, left to right in order of release: the first generation, JAX, the second.
+LANDSCAPE_COLUMNS = (("TensorFlow 1", "PyTorch"), ("JAX",), ("TensorFlow 2", "PyTorch 2"))
+# What each framework's next version changed, (tail, head) -> label; dashed: a borrowing.
 LANDSCAPE_STEPS = {
-    ("TensorFlow 1", "PyTorch"): "run the Python itself",
-    ("PyTorch", "TensorFlow 2"): "compile it again",
-    ("TensorFlow 2", "JAX"): "trace pure functions",
+    ("TensorFlow 1", "TensorFlow 2"): "eager by default",
+    ("PyTorch", "PyTorch 2"): "compile the Python too",
 }
+LANDSCAPE_BORROWED = {("JAX", "PyTorch 2"): "JAX-like transforms"}
 
 # The JAX AI stack, top to bottom: what is built with JAX, the libraries on it, JAX, XLA.
 BUILT_WITH = ("LLMs", "solvers", "physics simulations")
@@ -67,64 +82,75 @@ _GREY = "#444444"
 
 
 def draw_autodiff_landscape() -> Diagram:
-    """Draw four ways frameworks get derivatives and speed out of a program.
+    """Draw how five frameworks get derivatives and speed out of a program.
 
-    Static graph + XLA (TensorFlow 1), dynamic graph (PyTorch), dynamic graph +
-    XLA (TensorFlow 2) and non-standard interpretation + XLA (JAX), each with its
-    advantage (+) and disadvantage (−), linked by what each step changed.
+    Left to right in order of release: TensorFlow 1 (2015, static graph) and
+    PyTorch (2016, a tape recorded as Python runs); JAX (2018, traced pure functions,
+    transformed and compiled by XLA); TensorFlow 2 (2019, eager + `tf.function`) and
+    PyTorch 2 (2023, `torch.compile` and `torch.func`). Each card weighs an
+    advantage (+) against a disadvantage (−); solid arrows say what a framework's next
+    version changed, the dashed one what PyTorch 2 took from JAX.
 
     Returns:
         A `Diagram` with one card per framework.
 
     Example:
         >>> draw_autodiff_landscape()
-        Diagram('the autodiff landscape: 4 approaches', 4 nodes, 3 edges)
+        Diagram('the autodiff landscape: 5 frameworks', 5 nodes, 7 edges)
     """
     import graphviz
 
     graph = graphviz.Digraph("autodiff_landscape")
-    # Left to right, two rows that read like text: TF1 → PyTorch, then TF2 → JAX. (Not
-    # top-down with rank=same rows: Graphviz loses flat edges between record nodes.)
-    graph.attr(rankdir="LR", newrank="true", nodesep="0.7", ranksep="1.4", fontname=FONT,
+    # Left to right: one column per era, so position on the page is time. (Not top-down
+    # with rank=same rows: Graphviz loses flat edges between record nodes.)
+    graph.attr(rankdir="LR", newrank="true", nodesep="0.5", ranksep="0.9", fontname=FONT,
                label=text_label("The autodiff landscape",
-                                "how frameworks get derivatives and speed out of a program"),
+                                "how frameworks get derivatives and speed, "
+                                "left to right in order of release"),
                labelloc="t", fontsize="22")
     # Each card is a record (title | approach | + | −): records need no HTML labels,
     # which the embedded Graphviz cannot draw.
     graph.attr("node", shape="Mrecord", style="filled", fontname=FONT, fontsize="14",
                color="#666666", penwidth="1.2", margin="0.15,0.08")
     graph.attr("edge", fontname=FONT, fontsize="13", color=_GREY, penwidth="1.6")
-    for name, (how, plus, minus, colour) in LANDSCAPE.items():
-        label, fill = _card(name, how, plus, minus, colour)
-        graph.node(_node_id(name), label, fillcolor=fill)
-    for column in (("TensorFlow 1", "TensorFlow 2"), ("PyTorch", "JAX")):
+    for name, (year, how, plus, minus, colour) in LANDSCAPE.items():
+        graph.node(_node_id(name), _card(f"{name} · {year}", how, plus, minus),
+                   fillcolor=colour)
+    for column in LANDSCAPE_COLUMNS:
         with graph.subgraph() as same:
             same.attr(rank="same")
             for name in column:
                 same.node(_node_id(name))
-    for row in (("TensorFlow 1", "PyTorch"), ("TensorFlow 2", "JAX")):
-        graph.edge(_node_id(row[0]), _node_id(row[1]), label=f" {LANDSCAPE_STEPS[row]} ")
-    graph.edge(_node_id("PyTorch"), _node_id("TensorFlow 2"), constraint="false",
-               label=f" {LANDSCAPE_STEPS[('PyTorch', 'TensorFlow 2')]} ")
-    return Diagram.from_graph(graph, f"the autodiff landscape: {len(LANDSCAPE)} approaches")
+    # Invisible edges keep the columns in order, JAX's card between the two rows.
+    for left, right in itertools.pairwise(LANDSCAPE_COLUMNS):
+        for tail, head in itertools.product(left, right):
+            graph.edge(_node_id(tail), _node_id(head), style="invis")
+    for (tail, head), label in LANDSCAPE_STEPS.items():
+        graph.edge(_node_id(tail), _node_id(head), label=f" {label} ")
+    for (tail, head), label in LANDSCAPE_BORROWED.items():
+        graph.edge(_node_id(tail), _node_id(head), label=f" {label} ", style="dashed",
+                   constraint="false")
+    return Diagram.from_graph(
+        graph, f"the autodiff landscape: {len(LANDSCAPE)} frameworks")
 
 
 def _node_id(name: str) -> str:
     return name.lower().replace(" ", "_")
 
 
-def _card(name: str, how: str, plus: str, minus: str, colour: str):
+def _card(title: str, how: str, plus: str, minus: str):
     import graphviz
 
-    width = 36  # characters: equal widths, so the cards line up on a slide
-    fields = [_record(name), _record(how), _wrapped("+ " + plus, width),
+    width = 34  # characters: equal widths, so the cards line up on a slide
+    fields = [_record(title), _wrapped(how, width, indent=""),
+              _wrapped("+ " + plus, width),
               _wrapped("− " + minus, width)]
     # Left to right, a record's top-level fields stack top to bottom: no braces needed.
-    return graphviz.nohtml("|".join(fields)), colour
+    return graphviz.nohtml("|".join(fields))
 
 
-def _wrapped(text: str, width: int) -> str:
-    lines = textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+def _wrapped(text: str, width: int, indent: str = "  ") -> str:
+    lines = textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False)
     return "".join(_record(line) + "\\l" for line in lines)
 
 
