@@ -26,7 +26,7 @@ BINDER = "https://mybinder.org/v2/gh/jaxtour/jaxtour/main?labpath="
 _LINK = re.compile(r"https://(?:colab\.research\.google\.com|mybinder\.org)/[^\s)\"'\]>]+")
 _BADGE_IMAGES = ("https://colab.research.google.com/assets/colab-badge.svg",
                  "https://mybinder.org/badge_logo.svg")
-INSTALL = '--quiet "jaxtour @ git+https://github.com/jaxtour/jaxtour"'
+INSTALL = '--quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"'  # the lessons extra
 
 
 def documents() -> list[Path]:
@@ -104,6 +104,7 @@ job = json.load(sys.stdin)
 shell = InteractiveShell.instance()
 pip_lines = []
 shell.register_magic_function(pip_lines.append, "line", "pip")
+shell.register_magic_function(lambda line: None, "line", "matplotlib")  # no GUI here
 real_find_spec = importlib.util.find_spec
 if job["scenario"] == "missing":
     importlib.util.find_spec = lambda name, *args, **kwargs: (
@@ -118,10 +119,12 @@ print(json.dumps({"error": None if error is None else repr(error),
 
 
 def setup_cell(source: Path) -> str:
+    """The lesson's first code cell: the set-up cell (later `setup` cells only import)."""
     cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
-    tagged = [c for c in cells if "setup" in c.metadata.get("tags", [])]
-    assert len(tagged) == 1, f"{source.stem} needs exactly one cell tagged `setup`"
-    return tagged[0].source
+    first = next(c for c in cells if c.cell_type == "code")
+    assert "setup" in first.metadata.get("tags", []), (
+        f"{source.stem}: the first code cell must be the set-up cell, tagged `setup`")
+    return first.source
 
 
 def run_setup_cell(source: Path, scenario: str) -> dict:
