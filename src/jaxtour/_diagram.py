@@ -10,7 +10,6 @@ from pathlib import Path
 from jaxtour import _dotgraph, _render
 
 
-
 class Diagram:
     """A picture of a graph: DOT source plus a title, shown as SVG in Jupyter.
 
