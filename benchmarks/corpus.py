@@ -39,7 +39,7 @@ def values_vs_jit_grad() -> dict[str, float]:
     """Cold costs on the shard_map loss: jit(grad) and the drawing with values."""
     program = corpus.BY_NAME["shard_map_data_parallel"]
     fn, args = corpus._static(program, program.make_args())
-    fresh = lambda *a: fn(*a)  # noqa: E731 - a new function: nothing cached
+    fresh = lambda *a: fn(*a)
     return {
         "jit_grad_s": _timed(lambda: jax.jit(jax.grad(fresh))(*args)),
         "grad_graph_values_s": _timed(lambda: autodiff.grad_graph(fresh)(*args) and 0),

@@ -110,7 +110,8 @@ def _control_flow(x, n):
 def _mlp_params(sizes, key, dtype=jnp.float32):
     keys = jax.random.split(key, len(sizes) - 1)
     return [{"w": (jax.random.normal(k, (m, n)) / np.sqrt(m)).astype(dtype),
-             "b": jnp.zeros(n, dtype)} for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+             "b": jnp.zeros(n, dtype)}
+            for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)]
 
 
 def _mlp(params, x):
@@ -211,6 +212,7 @@ def _explicit_loss(x, y):
 
 def _data_parallel_args():
     mesh = jax.make_mesh((8,), ("data",))
+    jax.set_mesh(mesh)  # the programs run one after another; each sets the mesh it needs
     params = _mlp_params([16, 32, 32, 4], jax.random.key(11))
     batch = jax.device_put(_batch(64, 16, 4), jax.NamedSharding(mesh, jax.P("data")))
     return params, batch, mesh
@@ -231,7 +233,7 @@ PROGRAMS = [
     Program("pytree_mlp", _mlp_loss,
             lambda: (_mlp_params([6, 8, 3], jax.random.key(1)), _batch(5, 6, 3))),
     Program("dropout_key", _dropout_loss,
-            lambda: (jnp.ones((3, 4)) / 3, jax.random.key(2), jnp.ones((5, 3)))),
+            lambda: (jnp.ones((3, 4)) / 3, jax.random.key(2), jnp.ones((5, 3))), heavy=True),
     Program("vmap_keys", _keys_normal,
             lambda: (jax.random.split(jax.random.key(42), 3), jnp.ones(3)), argnums=1),
     Program("checkpoint", _remat_loss,
@@ -243,7 +245,8 @@ PROGRAMS = [
             skip="" if hasattr(jax, "ref") else "this JAX has no jax.ref"),
     Program("explicit_dot", _explicit_dot, _explicit_args, grad=False, devices=8),
     Program("explicit_loss", _explicit_loss, _explicit_args, argnums=(0, 1), devices=8),
-    Program("shard_map_data_parallel", _data_parallel_loss, _data_parallel_args, devices=8),
+    Program("shard_map_data_parallel", _data_parallel_loss, _data_parallel_args, devices=8,
+            heavy=True),
 ]
 
 BY_NAME = {p.name: p for p in PROGRAMS}
