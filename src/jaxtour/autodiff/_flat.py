@@ -97,9 +97,28 @@ def evaluate_flat(closed: Any, flat: FlatJaxpr, args: list) -> dict:
         v for v in [*flat.invars, *(v for e in flat.eqns for v in e.outvars)]
         if not is_dropvar(v)))
     eqns = [e.eqn.replace(invars=e.invars) for e in flat.eqns]
-    probe = closed.jaxpr.replace(constvars=flat.constvars, eqns=eqns, outvars=every)
-    run = jax.jit(jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, flat.consts)))
-    return dict(zip(every, run(*args), strict=True))
+    probe = closed.jaxpr.replace(constvars=[], invars=[*flat.constvars, *flat.invars],
+                                 eqns=eqns, outvars=every)
+    return dict(zip(every, _compiled(probe)(*flat.consts, *args), strict=True))
+
+
+_CACHE: dict = {}
+_CACHE_SIZE = 32
+
+
+def _compiled(probe: Any) -> Any:
+    """`jax.jit` of the probe jaxpr, reused for a jaxpr that prints the same.
+
+    A drawing retraces `f`, so its jaxpr is a new object each call; its text (types,
+    params, the functions params name) says what it computes. Each entry holds its
+    jaxpr, so the objects named in that text stay alive and their names unique.
+    """
+    key = str(probe)
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = (probe, jax.jit(jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, []))))
+    return _CACHE[key][1]
 
 
 def depends_on(flat: FlatJaxpr, seeds: Any) -> list[bool]:
