@@ -77,8 +77,9 @@ def test_a_tuple_output_is_not_a_scalar():
 
 def test_an_integer_output_cannot_be_differentiated():
     _raises(TypeError, "draw_grad needs f to return a real floating-point scalar; f returned "
-            "i32[]. Return a float (e.g. .astype(jnp.float32)), or use draw_vjp for complex "
-            "outputs.", lambda: draw_grad(lambda x: jnp.int32(3))(1.0))
+            "i32[]. Return a float (e.g. .astype(jnp.float32)); use holomorphic=True for a "
+            "holomorphic complex function, or draw_vjp for other complex outputs.",
+            lambda: draw_grad(lambda x: jnp.int32(3))(1.0))
 
 
 def test_f_must_be_a_function_and_rankdir_a_direction():

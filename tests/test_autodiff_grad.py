@@ -20,7 +20,7 @@ NAMES = sorted(CASES)
 def _graph(name, values=True):
     """Built once per case: the tests only read the model."""
     f, args, argnums = CASES[name]
-    return grad_graph(f, argnums, values)(*args)
+    return grad_graph(f, argnums, values=values)(*args)
 
 
 def _jaxpr_counts(closed) -> Counter:

@@ -10,6 +10,7 @@ import numbers
 from collections.abc import Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._ir import type_str
@@ -73,15 +74,33 @@ def is_array_like(leaf) -> bool:
     return isinstance(leaf, jax.Array | np.ndarray | np.generic | numbers.Number)
 
 
+def is_differentiable(leaf) -> bool:
+    """Whether JAX differentiates `leaf`: an array or number of a floating (or complex)
+    dtype, bfloat16 and float8 included; integers, booleans and PRNG keys are not."""
+    return is_array_like(leaf) and jnp.issubdtype(dtype_of(leaf), jnp.inexact)
+
+
+def dtype_of(leaf):
+    """The dtype JAX gives `leaf` (a key array's extended dtype included)."""
+    return leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+
+
+def is_key(leaf) -> bool:
+    """Whether `leaf` is a typed PRNG key array (`jax.random.key`)."""
+    return hasattr(leaf, "dtype") and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+
+
 def check_differentiable(value, name: str, position: int, who: str,
-                         fix: str = "leave this argument out of `argnums`") -> None:
-    """Every leaf of argument `position` must be a floating-point array or number.
+                         fix: str = "leave this argument out of `argnums`",
+                         holomorphic: bool = False) -> None:
+    """Every leaf of argument `position` must be a floating-point array or number
+    (complex, with `holomorphic`, as `jax.grad` asks).
 
     `fix` ends the message: how to keep a non-float argument out of differentiation.
 
     Raises:
-        TypeError: a leaf is not an array (a string, None, an object) or holds
-            integers or booleans.
+        TypeError: a leaf is not an array (a string, None, an object), is a PRNG key,
+            or holds integers or booleans.
     """
     leaves = jax.tree.leaves(value, is_leaf=_is_none)
     for label, leaf in zip(leaf_names(value, name), leaves, strict=True):
@@ -92,9 +111,19 @@ def check_differentiable(value, name: str, position: int, who: str,
                 f"{where}: it is {what}, not a number or an array. JAX differentiates "
                 f"floating-point arrays only: pass e.g. 1.0 or jnp.array([...]), or {fix}."
             )
-        dtype = np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
-        if not np.issubdtype(dtype, np.inexact):
-            kind = type(leaf).__name__ if isinstance(leaf, numbers.Number) else dtype.name
+        if is_key(leaf):
+            raise TypeError(
+                f"{where}: it is a PRNG key ({leaf.dtype}), and JAX does not differentiate "
+                f"keys (as in jax.grad); {fix}."
+            )
+        if holomorphic and not jnp.issubdtype(dtype_of(leaf), jnp.complexfloating):
+            raise TypeError(
+                f"{where}: holomorphic=True needs complex inputs (as in jax.grad); it holds "
+                f"{np.dtype(dtype_of(leaf)).name} values. Pass x.astype(jnp.complex64)."
+            )
+        if not is_differentiable(leaf):
+            dtype = dtype_of(leaf)
+            kind = type(leaf).__name__ if isinstance(leaf, numbers.Number) else str(dtype)
             raise TypeError(
                 f"{where}: it holds {kind} values, and gradients need floating-point inputs "
                 f"(as in jax.grad). Pass 1.0 rather than 1, or x.astype(jnp.float32); to "
@@ -107,12 +136,13 @@ def _short(leaf) -> str:
     return text if len(text) <= 30 else text[:27] + "..."
 
 
-def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str) -> None:
-    """`draw_grad`, like `jax.grad`, needs `f` to return one real scalar.
+def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str, holomorphic: bool = False) -> None:
+    """`draw_grad`, like `jax.grad`, needs `f` to return one real scalar (a complex one
+    with `holomorphic`).
 
     Raises:
         ValueError: `f` returned a pytree or a non-scalar array.
-        TypeError: `f` returned an integer or complex scalar.
+        TypeError: `f` returned an integer scalar, or a complex one without `holomorphic`.
     """
     leaves = jax.tree.leaves(shape)
     if len(leaves) != 1 or not isinstance(shape, jax.ShapeDtypeStruct) or shape.shape != ():
@@ -124,10 +154,11 @@ def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str) -> None:
             "the backward pass for any output, use draw_vjp(f)(*args); or reduce the "
             "output to a scalar, e.g. draw_grad(lambda x: f(x).sum())(x)."
         )
-    if not np.issubdtype(shape.dtype, np.floating):
+    wanted = jnp.complexfloating if holomorphic else jnp.floating
+    if not jnp.issubdtype(shape.dtype, wanted):
         raise TypeError(
-            f"{who} needs f to return a real floating-point scalar; f returned "
-            f"{type_str(shape)}. Return a float (e.g. .astype(jnp.float32)), or use "
-            "draw_vjp for complex outputs."
+            f"{who} needs f to return a {'complex' if holomorphic else 'real floating-point'} "
+            f"scalar; f returned {type_str(shape)}. Return a float (e.g. "
+            ".astype(jnp.float32)); use holomorphic=True for a holomorphic complex function, "
+            "or draw_vjp for other complex outputs."
         )
-

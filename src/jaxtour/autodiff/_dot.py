@@ -68,7 +68,19 @@ def to_digraph(graph: ADGraph, rankdir: str = "TB") -> graphviz.Digraph:
     for edge in graph.edges:
         _edge(dot, graph, edge)
     _align_ends(dot, graph)
+    for kind in ("input", "fixed", "residual", "gradient", "output"):
+        _wrap(dot, [n.id for n in graph.select(kind)])
     return dot
+
+
+ROW = 8  # terminals of one kind per row: a pytree of 50 leaves wraps instead of widening
+
+
+def _wrap(dot: graphviz.Digraph, ids: list[str]) -> None:
+    """Stack terminals of one kind into rows of `ROW` with invisible edges."""
+    if len(ids) > ROW:
+        for a, b in zip(ids, ids[ROW:], strict=False):
+            dot.edge(a, b, style="invis")
 
 
 def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:

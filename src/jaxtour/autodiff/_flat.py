@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 from jax.extend import core as jex_core
 
 from jaxtour._ir import is_dropvar, is_literal
-
-# For jaxtour.autodiff: a jaxpr with its `jit` calls inlined, and the value of every var.
 
 
 @dataclass
@@ -18,7 +17,8 @@ class FlatEqn:
 
     `invars` are canonical atoms: a literal, or the var that computes the value in the
     flattened program (a sub-jaxpr's invar is replaced by its caller's atom). `scope`
-    names the `jit` calls the eqn sits in, e.g. ``("log_softmax",)``.
+    names the `jit` calls the eqn sits in, e.g. ``("log_softmax",)``. `eqn` is JAX's
+    own eqn, as it stood in its (sub-)jaxpr.
     """
 
     primitive: str
@@ -26,6 +26,7 @@ class FlatEqn:
     invars: list
     outvars: list
     scope: tuple[str, ...] = ()
+    eqn: Any = None
 
 
 @dataclass
@@ -37,6 +38,7 @@ class FlatJaxpr:
     eqns: list[FlatEqn]
     outvars: list
     env: dict = field(default_factory=dict)
+    consts: list = field(default_factory=list)
 
     def value(self, atom: Any) -> Any:
         """The value of a var or literal (None when not evaluated)."""
@@ -49,16 +51,18 @@ _CALLS = ("jit", "pjit")  # `jit` since JAX 0.7, `pjit` before
 def flatten_jaxpr(closed: Any, args: list | None = None) -> FlatJaxpr:
     """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate every var.
 
-    `cond`, `scan`, `while` and custom-derivative calls stay single eqns.
+    `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns.
+    The values come from one compiled run (`evaluate_flat`), not op by op.
     """
     jaxpr = closed.jaxpr
-    flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [])
-    flat.env.update(zip(jaxpr.constvars, closed.consts, strict=True))
-    if args is not None:
-        flat.env.update(evaluate_jaxpr(closed, args))
+    flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
+                     consts=list(closed.consts))
     alias: dict = {}
-    _inline(jaxpr, alias, flat, args is not None, ())
+    _inline(jaxpr, alias, flat, ())
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
+    flat.env.update(zip(flat.constvars, flat.consts, strict=True))
+    if args is not None:
+        flat.env.update(evaluate_flat(closed, flat, args))
     return flat
 
 
@@ -66,36 +70,55 @@ def _canon(alias: dict, atom: Any) -> Any:
     return atom if is_literal(atom) else alias.get(atom, atom)
 
 
-def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, values: bool, scope: tuple) -> None:
+def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
         if eqn.primitive.name not in _CALLS:
             flat.eqns.append(FlatEqn(eqn.primitive.name, dict(eqn.params), invars,
-                                     list(eqn.outvars), scope))
+                                     list(eqn.outvars), scope, eqn))
             continue
         inner = eqn.params["jaxpr"]
         alias.update(zip(inner.jaxpr.invars, invars, strict=True))
         flat.constvars += inner.jaxpr.constvars
-        flat.env.update(zip(inner.jaxpr.constvars, inner.consts, strict=True))
-        if values:
-            flat.env.update(evaluate_jaxpr(inner, [flat.value(a) for a in invars]))
-        _inline(inner.jaxpr, alias, flat, values, (*scope, eqn.params.get("name", "jit")))
+        flat.consts += inner.consts
+        _inline(inner.jaxpr, alias, flat, (*scope, eqn.params.get("name", "jit")))
         for outer, inner_out in zip(eqn.outvars, inner.jaxpr.outvars, strict=True):
             alias[outer] = _canon(alias, inner_out)
 
 
-def evaluate_jaxpr(closed: Any, args: list) -> dict:
-    """Every var of a ClosedJaxpr (its inputs and each eqn's outputs) mapped to its value.
+def evaluate_flat(closed: Any, flat: FlatJaxpr, args: list) -> dict:
+    """Every var of `flat` (its inputs and each eqn's outputs) mapped to its value.
 
-    Runs the jaxpr once with all its vars as outputs, through the public
-    `jax.extend.core.jaxpr_as_fun`, so the numbers are JAX's own.
+    The flattened eqns become one jaxpr whose outputs are all its vars, run once under
+    `jax.jit` through the public `jax.extend.core.jaxpr_as_fun`: one compilation, so
+    the numbers are JAX's own and cost about what the compiled program costs.
     """
-    jaxpr = closed.jaxpr
     every = list(dict.fromkeys(
-        v for v in [*jaxpr.invars, *(v for e in jaxpr.eqns for v in e.outvars)]
+        v for v in [*flat.invars, *(v for e in flat.eqns for v in e.outvars)]
         if not is_dropvar(v)))
-    probe = jex_core.ClosedJaxpr(jaxpr.replace(outvars=every), closed.consts)
-    return dict(zip(every, jex_core.jaxpr_as_fun(probe)(*args), strict=True))
+    eqns = [e.eqn.replace(invars=e.invars) for e in flat.eqns]
+    probe = closed.jaxpr.replace(constvars=[], invars=[*flat.constvars, *flat.invars],
+                                 eqns=eqns, outvars=every)
+    return dict(zip(every, _compiled(probe)(*flat.consts, *args), strict=True))
+
+
+_CACHE: dict = {}
+_CACHE_SIZE = 32
+
+
+def _compiled(probe: Any) -> Any:
+    """`jax.jit` of the probe jaxpr, reused for a jaxpr that prints the same.
+
+    A drawing retraces `f`, so its jaxpr is a new object each call; its text (types,
+    params, the functions params name) says what it computes. Each entry holds its
+    jaxpr, so the objects named in that text stay alive and their names unique.
+    """
+    key = str(probe)
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = (probe, jax.jit(jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, []))))
+    return _CACHE[key][1]
 
 
 def depends_on(flat: FlatJaxpr, seeds: Any) -> list[bool]:

@@ -16,8 +16,8 @@ from jaxtour.viz._style import plural
 WHO = "draw_grad"
 
 
-def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0,
-               values: bool = True) -> Callable[..., ADGraph]:
+def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False,
+               holomorphic: bool = False, *, values: bool = True) -> Callable[..., ADGraph]:
     """As `draw_grad`, but returns the `ADGraph` model instead of its picture.
 
     Example:
@@ -28,8 +28,9 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0,
     nums = callable_and_argnums(f, argnums, WHO)
 
     def build(*args) -> ADGraph:
-        call = prepare(f, args, nums, WHO)
-        trace = trace_vjp(call, None, values, partial(_args.check_scalar_output, who=WHO))
+        call = prepare(f, args, nums, WHO, holomorphic=holomorphic, has_aux=has_aux)
+        trace = trace_vjp(call, None, values, partial(_args.check_scalar_output, who=WHO,
+                                                      holomorphic=holomorphic))
         name = function_name(f)
         graph = reverse_graph(call, trace, values, _grad_labels(name, call))
         graph.title = (f"grad of {name}: {len(trace.forward.eqns)} forward eqns, "
@@ -40,7 +41,8 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0,
     return build
 
 
-def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, values: bool = True,
+def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False,
+              holomorphic: bool = False, *, values: bool = True,
               rankdir: str = "TB") -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.
 
@@ -53,6 +55,10 @@ def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, values: bool = Tr
     Args:
         f: a function returning a real scalar, as for `jax.grad`.
         argnums: which positional arguments to differentiate (an int or a tuple).
+            Other arguments (integers, booleans, PRNG keys, flags) are drawn as fixed.
+        has_aux: `f` returns ``(output, aux)``, as in `jax.grad`; aux is drawn as an
+            output that is not differentiated.
+        holomorphic: as in `jax.grad`: complex inputs and a complex output.
         values: show the numbers at the example point (arrays: type and first entries).
         rankdir: Graphviz direction, "TB" (top to bottom) or "LR".
 
@@ -72,7 +78,7 @@ def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, values: bool = Tr
         'grad of f: 10 forward eqns, 4 residuals, 7 backward eqns'
     """
     check_rankdir(rankdir)
-    build = grad_graph(f, argnums, values)
+    build = grad_graph(f, argnums, has_aux, holomorphic, values=values)
     return lambda *args: to_diagram(build(*args), rankdir)
 
 
@@ -102,9 +108,10 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
         kind = "input" if i < call.n_diff else "fixed"
         sources[var] = add_terminal(graph, f"in{i}", kind, "forward", label, fwd, var, values)
     sources = add_lane(graph, fwd, "forward", sources, "primal", values)
+    n_main = trace.n_out - trace.n_aux
     for k, atom in enumerate(fwd.outvars[:trace.n_out]):
-        out = add_terminal(graph, f"out{k}", "output", "forward", labels["output"], fwd, atom,
-                           values)
+        label = labels["output"] if k < n_main else "aux (not differentiated)"
+        out = add_terminal(graph, f"out{k}", "output", "forward", label, fwd, atom, values)
         _link(graph, sources, atom, out, "primal")
     saved = _add_residuals(graph, trace, sources, values)
     bsources = dict(saved)

@@ -6,10 +6,12 @@ from collections.abc import Callable
 from functools import partial
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._diagram import Diagram
 from jaxtour._ir import is_literal, type_str
+from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import check_rankdir, to_diagram
 from jaxtour.autodiff._flat import depends_on
 from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, reverse_graph
@@ -21,12 +23,14 @@ from jaxtour.viz._style import plural
 _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
 
 
-def vjp_graph(f: Callable, cotangents=None, values: bool = True) -> Callable[..., ADGraph]:
+def vjp_graph(f: Callable, cotangents=None, *, has_aux: bool = False,
+              values: bool = True) -> Callable[..., ADGraph]:
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_vjp")
 
     def build(*primals) -> ADGraph:
-        call = prepare(f, primals, tuple(range(len(primals))), "draw_vjp", _FIX)
+        call = prepare(f, primals, tuple(range(len(primals))), "draw_vjp", _FIX,
+                       strict=False, has_aux=has_aux)
         trace = trace_vjp(call, cotangents, values, partial(_check_like, cotangents, "draw_vjp",
                                                             "cotangents", "f's output"))
         labels = {"seed": "cotangent in", "output": f"{function_name(f)}(…)",
@@ -40,16 +44,19 @@ def vjp_graph(f: Callable, cotangents=None, values: bool = True) -> Callable[...
     return build
 
 
-def draw_vjp(f: Callable, cotangents=None, values: bool = True,
+def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: bool = True,
              rankdir: str = "TB") -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
 
     Works for any output (a vector, a pytree), where `draw_grad` needs a scalar.
 
     Args:
-        f: the function, differentiated in every positional argument (as `jax.vjp`).
+        f: the function, differentiated in every floating-point leaf of its positional
+            arguments (as `jax.vjp`; integer, boolean and key leaves are drawn fixed).
         cotangents: the cotangent fed to the VJP, shaped like `f`'s output; by
-            default ones everywhere (so each input's cotangent sums the Jacobian's rows).
+            default ones everywhere, of the output's type and sharding (so each input's
+            cotangent sums the Jacobian's rows).
+        has_aux: `f` returns ``(output, aux)``, as in `jax.vjp`.
         values: show the numbers at the example point.
         rankdir: Graphviz direction, "TB" or "LR".
 
@@ -66,19 +73,21 @@ def draw_vjp(f: Callable, cotangents=None, values: bool = True,
         'vjp of sin: 2 forward eqns, 1 residual, 1 transposed eqns'
     """
     check_rankdir(rankdir)
-    build = vjp_graph(f, cotangents, values)
+    build = vjp_graph(f, cotangents, has_aux=has_aux, values=values)
     return lambda *primals: to_diagram(build(*primals), rankdir)
 
 
-def jvp_graph(f: Callable, values: bool = True) -> Callable[..., ADGraph]:
+def jvp_graph(f: Callable, *, has_aux: bool = False,
+              values: bool = True) -> Callable[..., ADGraph]:
     """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_jvp")
 
     def build(primals, tangents) -> ADGraph:
         primals, tangents = _check_pair(primals, tangents)
-        call = prepare(f, primals, tuple(range(len(primals))), "draw_jvp", _FIX)
-        flat = trace_jvp(call, tangents, values)
-        graph = forward_mode_graph(call, flat, len(jax.tree.leaves(tangents)), values)
+        call = prepare(f, primals, tuple(range(len(primals))), "draw_jvp", _FIX,
+                       strict=False, has_aux=has_aux)
+        flat, n_aux = trace_jvp(call, _diff_tangents(primals, tangents), values)
+        graph = forward_mode_graph(call, flat, n_aux, values)
         tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
         graph.title = (f"jvp of {function_name(f)}: {len(flat.eqns) - tangent_eqns} primal "
                        f"eqns, {tangent_eqns} tangent eqns")
@@ -87,7 +96,8 @@ def jvp_graph(f: Callable, values: bool = True) -> Callable[..., ADGraph]:
     return build
 
 
-def draw_jvp(f: Callable, values: bool = True, rankdir: str = "TB") -> Callable[..., Diagram]:
+def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
+             rankdir: str = "TB") -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
 
     Forward mode carries a tangent beside every primal value. The picture splits the
@@ -96,7 +106,9 @@ def draw_jvp(f: Callable, values: bool = True, rankdir: str = "TB") -> Callable[
     (like ``cos x`` for ``sin x``) the tangent lane uses.
 
     Args:
-        f: the function, as for `jax.jvp`.
+        f: the function, as for `jax.jvp`. Integer, boolean and key leaves of the
+            primals are drawn fixed; their tangents (float0 in JAX) are not read.
+        has_aux: `f` returns ``(output, aux)``, as in `jax.jvp`.
         values: show the numbers at the example point.
         rankdir: Graphviz direction, "TB" or "LR".
 
@@ -112,15 +124,15 @@ def draw_jvp(f: Callable, values: bool = True, rankdir: str = "TB") -> Callable[
         'jvp of sin: 2 primal eqns, 1 tangent eqns'
     """
     check_rankdir(rankdir)
-    build = jvp_graph(f, values)
+    build = jvp_graph(f, has_aux=has_aux, values=values)
     return lambda primals, tangents: to_diagram(build(primals, tangents), rankdir)
 
 
-def forward_mode_graph(call, flat, n_tangents: int, values: bool) -> ADGraph:
+def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     """The model of forward mode: primal inputs and tangent seeds, two lanes, two outputs."""
     graph = ADGraph()
     n_primal = call.n_diff
-    tangent_vars = flat.invars[n_primal:n_primal + n_tangents]
+    tangent_vars = flat.invars[n_primal:2 * n_primal]
     labels = [*call.labels[:n_primal], *(f"tangent of {n}" for n in call.labels[:n_primal]),
               *call.labels[n_primal:]]
     sources = {}
@@ -139,14 +151,27 @@ def forward_mode_graph(call, flat, n_tangents: int, values: bool) -> ADGraph:
         return "cross" if lane_of[id(eqn)] == "tangent" else "primal"
 
     sources = add_lane(graph, flat, lanes, sources, edge_kind, values)
-    half = len(flat.outvars) // 2
+    half = (len(flat.outvars) - n_aux) // 2
     for k, atom in enumerate(flat.outvars):
-        lane = "primal" if k < half else "tangent"
-        node = add_terminal(graph, f"out{k}", "output", lane,
-                            "f(…)" if k < half else "tangent of f(…)", flat, atom, values)
+        lane = "tangent" if half <= k < 2 * half else "primal"
+        label = ("f(…)" if k < half else "tangent of f(…)" if k < 2 * half
+                 else "aux (not differentiated)")
+        node = add_terminal(graph, f"out{k}", "output", lane, label, flat, atom, values)
         if not is_literal(atom):
             graph.link(sources[atom], node, lane if lane == "tangent" else "primal")
     return graph
+
+
+def _diff_tangents(primals: tuple, tangents: tuple) -> tuple:
+    """The tangent leaves of the differentiated (floating-point) primal leaves."""
+    pairs = zip(jax.tree.leaves(primals, is_leaf=_is_none),
+                jax.tree.leaves(tangents, is_leaf=_is_none), strict=True)
+    return tuple(jnp.asarray(t) for p, t in pairs
+                 if _args.is_differentiable(p))
+
+
+def _is_none(x) -> bool:
+    return x is None
 
 
 def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
@@ -156,6 +181,12 @@ def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
             f"{type(primals).__name__} and {type(tangents).__name__}. For one argument "
             "write draw_jvp(f)((x,), (1.0,))."
         )
+    # None stands for the (float0) tangent of a primal that is not differentiated.
+    if len(tangents) == len(primals):
+        tangents = tuple(
+            jax.tree.map(lambda p: np.zeros(np.shape(p), jax.dtypes.float0), p)
+            if t is None and not any(_args.is_differentiable(x) for x in jax.tree.leaves(p))
+            else t for p, t in zip(primals, tangents, strict=True))
     _check_like(tuple(tangents), "draw_jvp", "tangents", "the primals", tuple(primals))
     return tuple(primals), tuple(tangents)
 

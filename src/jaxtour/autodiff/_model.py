@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._ir import is_dropvar, is_literal, type_str
@@ -131,7 +133,9 @@ def _val(flat: FlatJaxpr, atom, values: bool):
     if not values:
         return None
     value = flat.value(atom)
-    return None if value is None else np.asarray(value)
+    if value is None or jnp.issubdtype(getattr(value, "dtype", float), jax.dtypes.prng_key):
+        return None  # not computed, or a PRNG key (shown by its type alone)
+    return np.asarray(value)
 
 
 def add_terminal(graph: ADGraph, node_id: str, kind: str, lane: str, label: str,

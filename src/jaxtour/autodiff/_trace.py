@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._flat import FlatJaxpr, flatten_jaxpr
@@ -20,51 +21,78 @@ from jaxtour.autodiff._flat import FlatJaxpr, flatten_jaxpr
 
 @dataclass
 class Call:
-    """`f` split into the arguments it is differentiated in and the rest.
+    """`f` split, leaf by leaf, into the values it is differentiated in and the rest.
 
-    `fn(diff, other)` calls `f`; arguments that are not arrays (strings, flags) are
-    bound as they are. `labels` names each leaf of ``(diff, other)``.
+    `fn(diff, other)` calls `f` from two flat tuples of leaves; leaves that are not
+    arrays (strings, flags) are bound as they are. `labels` names each leaf of
+    ``diff + other``; `aux` is whether `f` returns ``(output, aux)``.
     """
 
     fn: Callable
     diff: tuple
     other: tuple
     labels: list[str]
+    aux: bool = False
 
     @property
     def n_diff(self) -> int:
-        return len(jax.tree.leaves(self.diff))
+        return len(self.diff)
 
     def leaves(self) -> list:
-        return jax.tree.leaves((self.diff, self.other))
+        return [*self.diff, *self.other]
 
 
 def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
-            fix: str = "leave this argument out of `argnums`") -> Call:
-    """Check the arguments (`_args`), then split them as `Call` describes.
+            fix: str = "leave this argument out of `argnums`", *, strict: bool = True,
+            holomorphic: bool = False, has_aux: bool = False) -> Call:
+    """Check the arguments (`_args`), then split them into leaves as `Call` describes.
 
-    `fix` says how to keep a non-float argument fixed (`check_differentiable`).
+    With `strict` (as `jax.grad`), every leaf of the arguments in `argnums` must be
+    differentiable; without it (as `jax.vjp` and `jax.jvp`), integer, boolean and key
+    leaves there are kept fixed, as JAX does with its float0 tangents.
 
     Raises:
         ValueError, TypeError: as `_args.resolve_argnums` and `check_differentiable`.
     """
     argnums = _args.resolve_argnums(argnums, len(args), who)
     names = _args.arg_names(f, len(args))
-    for i in argnums:
-        _args.check_differentiable(args[i], names[i], i, who, fix)
-    traced = [i for i in range(len(args)) if i not in argnums
-              and all(_args.is_array_like(leaf) for leaf in jax.tree.leaves(args[i]))]
+    if strict or not any(_args.is_differentiable(leaf) for i in argnums
+                         for leaf in jax.tree.leaves(args[i])):
+        for i in argnums:  # all must be, or (vjp, jvp) at least one: JAX's message then
+            _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
+    flat, trees, diff, other = [], [], [], []
+    for i, arg in enumerate(args):
+        leaves, tree = jax.tree.flatten(arg, is_leaf=_is_none)
+        trees.append(tree)
+        for label, leaf in zip(_args.leaf_names(arg, names[i]), leaves, strict=True):
+            slot = (diff if i in argnums and (strict or _args.is_differentiable(leaf)) else
+                    other if _args.is_array_like(leaf) else None)
+            if slot is not None:
+                slot.append((len(flat), label, _as_jax(leaf)))
+            flat.append(leaf)
 
-    def fn(diff, other):
-        full = list(args)
-        for i, value in [*zip(argnums, diff, strict=True), *zip(traced, other, strict=True)]:
-            full[i] = value
-        return f(*full)
+    def fn(diff_leaves, other_leaves):
+        full = list(flat)
+        for (k, _, _), value in [*zip(diff, diff_leaves, strict=True),
+                                 *zip(other, other_leaves, strict=True)]:
+            full[k] = value
+        rebuilt, start = [], 0
+        for tree in trees:
+            rebuilt.append(jax.tree.unflatten(tree, full[start:start + tree.num_leaves]))
+            start += tree.num_leaves
+        return f(*rebuilt)
 
-    labels = [label for i in (*argnums, *traced) for label in _args.leaf_names(args[i], names[i])]
+    return Call(fn, tuple(v for _, _, v in diff), tuple(v for _, _, v in other),
+                [label for _, label, _ in (*diff, *other)], has_aux)
+
+
+def _is_none(x) -> bool:
+    return x is None
+
+
+def _as_jax(leaf):
     # As JAX sees them: Python numbers become (weakly typed) f32/i32 arrays.
-    diff, other = jax.tree.map(jnp.asarray, ([args[i] for i in argnums], [args[i] for i in traced]))
-    return Call(fn, tuple(diff), tuple(other), labels)
+    return leaf if isinstance(leaf, jax.Array) else jnp.asarray(leaf)
 
 
 @dataclass
@@ -79,6 +107,7 @@ class VJPTrace:
     backward: FlatJaxpr
     n_out: int
     n_res: int
+    n_aux: int = 0
 
 
 def trace_vjp(call: Call, cotangent=None, values: bool = True,
@@ -86,39 +115,61 @@ def trace_vjp(call: Call, cotangent=None, values: bool = True,
     """Trace `jax.vjp` of `call` and the VJP it returns; ones as cotangent by default.
 
     `check_output(shape)` sees the output's `ShapeDtypeStruct` pytree before the
-    backward half is traced, so a bad output is reported as such.
+    backward half is traced, so a bad output is reported as such. With ``call.aux``,
+    `f`'s aux leaves follow its outputs (and count in `n_out`).
     """
     box = {}
 
     def forward(diff, other):
-        out, vjp_fn = jax.vjp(lambda *d: call.fn(d, other), *diff)
-        residuals, box["tree"] = jax.tree.flatten(vjp_fn)
-        return out, residuals
+        got = jax.vjp(lambda *d: call.fn(d, other), *diff, has_aux=call.aux)
+        residuals, box["tree"] = jax.tree.flatten(got[1])
+        box["n_aux"] = len(jax.tree.leaves(got[2])) if call.aux else 0
+        return (got[0], got[2] if call.aux else ()), residuals
 
-    fwd, (out_shape, res_shapes) = jax.make_jaxpr(forward, return_shape=True)(
+    fwd, ((out_shape, _), res_shapes) = jax.make_jaxpr(forward, return_shape=True)(
         call.diff, call.other)
     if check_output is not None:
         check_output(out_shape)
     if cotangent is None:
-        cotangent = jax.tree.map(lambda s: jnp.ones(s.shape, s.dtype), out_shape)
+        cotangent = default_cotangent(out_shape)
 
     def backward(residuals, ct):
         return jax.tree.unflatten(box["tree"], residuals)(ct)
 
     bwd = jax.make_jaxpr(backward)(res_shapes, cotangent)
-    n_out = len(jax.tree.leaves(out_shape))
+    n_out = len(jax.tree.leaves(out_shape)) + box["n_aux"]
     fwd_flat = flatten_jaxpr(fwd, call.leaves() if values else None)
     res_values = [fwd_flat.value(v) for v in fwd_flat.outvars[n_out:]]
     bwd_args = [*res_values, *jax.tree.leaves(cotangent)] if values else None
-    return VJPTrace(fwd_flat, flatten_jaxpr(bwd, bwd_args), n_out, len(res_shapes))
+    return VJPTrace(fwd_flat, flatten_jaxpr(bwd, bwd_args), n_out, len(res_shapes),
+                    box["n_aux"])
 
 
-def trace_jvp(call: Call, tangents: tuple, values: bool = True) -> FlatJaxpr:
-    """The flattened jaxpr of ``jax.jvp``: ``(primals, tangents, other) -> (out, out_dot)``."""
+def default_cotangent(out_shape):
+    """Ones shaped like each output, of its type and sharding (float0 zeros for an
+    integer, boolean or key output, as `jax.vjp` asks)."""
+    def ones(s):
+        if not jnp.issubdtype(s.dtype, jnp.inexact):
+            return np.zeros(s.shape, jax.dtypes.float0)
+        sharding = getattr(s, "sharding", None)
+        if sharding is None or not any(getattr(sharding, "spec", None) or ()):
+            return jnp.ones(s.shape, s.dtype)
+        # An explicitly sharded output: the cotangent must carry the same sharding.
+        return jax.jit(lambda: jax.lax.full(s.shape, 1, s.dtype, sharding=sharding))()
+
+    return jax.tree.map(ones, out_shape)
+
+
+def trace_jvp(call: Call, tangents: tuple, values: bool = True) -> tuple[FlatJaxpr, int]:
+    """The flattened jaxpr of ``jax.jvp``: ``(primals, tangents, other) -> (out, out_dot,
+    aux)``, and how many aux leaves it ends with.
+
+    `tangents` holds one leaf per differentiated leaf (``call.diff``).
+    """
 
     def jvp(primals, tangents, other):
-        return jax.jvp(lambda *p: call.fn(p, other), primals, tangents)
+        return jax.jvp(lambda *p: call.fn(p, other), primals, tangents, has_aux=call.aux)
 
-    closed = jax.make_jaxpr(jvp)(call.diff, tangents, call.other)
-    args = jax.tree.leaves((call.diff, tangents, call.other)) if values else None
-    return flatten_jaxpr(closed, args)
+    closed, shapes = jax.make_jaxpr(jvp, return_shape=True)(call.diff, tangents, call.other)
+    args = [*call.diff, *tangents, *call.other] if values else None
+    return flatten_jaxpr(closed, args), len(jax.tree.leaves(shapes[2])) if call.aux else 0

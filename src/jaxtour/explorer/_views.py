@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxtour.explorer._compose import Composed, Transforms, stack
 
@@ -145,11 +146,18 @@ def autodiff_graph(request: Request) -> Shown:
         fn, args, label = jax.vmap(fn, in_axes=axis), stack(args, axis), f"vmap({label})"
     kwargs = {"rankdir": request.options.rankdir}
     if transforms.jvp:
-        tangents = jax.tree.map(jnp.ones_like, args)
+        tangents = jax.tree.map(_ones_tangent, args)
         diagram = autodiff.draw_jvp(fn, **kwargs)(args, tangents)
         return Shown(diagram, f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})(args, ones)")
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
     return Shown(getattr(autodiff, draw)(fn, **kwargs)(*args), _code(draw, kwargs, label))
+
+
+def _ones_tangent(x):
+    """Ones for a floating-point leaf; JAX's float0 zeros for an integer, bool or key."""
+    if jnp.issubdtype(jnp.result_type(x) if not hasattr(x, "dtype") else x.dtype, jnp.inexact):
+        return jnp.ones_like(x)
+    return np.zeros(np.shape(x), jax.dtypes.float0)
 
 
 def _scalar_output(fn: Callable, args: tuple) -> bool:

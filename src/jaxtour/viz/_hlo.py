@@ -10,6 +10,7 @@ from typing import Any
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour.viz import _style
+from jaxtour.viz._jaxpr import style_rows
 from jaxtour.viz._style import plural
 
 WHO = "draw_hlo"
@@ -174,7 +175,7 @@ class _Builder(_style.Canvas):
         names = names if len(names) == len(entry.params) else []
         env: dict = {}
         with self.graph.subgraph(name="inputs") as g:
-            g.attr(rank="source")
+            style_rows(g, [f"in{i}" for i in range(len(entry.params))], "source")
             for i, (param, kind) in enumerate(itertools.zip_longest(entry.params,
                                                                      entry.param_types)):
                 label = names[i] if names else _param_name(entry, param, i)
@@ -189,7 +190,7 @@ class _Builder(_style.Canvas):
             returned = root.operands
         paths = list(result_paths or ())
         with self.graph.subgraph(name="outputs") as g:
-            g.attr(rank="sink")
+            style_rows(g, [f"out{i}" for i in range(len(returned))], "sink")
             for i, value in enumerate(returned):
                 kind = next((k for _, k in env.get(value, ())), "")
                 label = paths[i] if len(paths) == len(returned) else f"out{i}"

@@ -154,8 +154,9 @@ class _Builder(_style.Canvas):
     def inputs(self, closed_jaxpr: Any) -> dict:
         jaxpr, env = closed_jaxpr.jaxpr, {}
         names = _names(_ir.io_names(jaxpr)[0], len(jaxpr.invars), "in")
+        ids = [f"in{i}" for i in range(len(jaxpr.invars))]
         with self.graph.subgraph(name="inputs") as g:
-            g.attr(rank="source")
+            style_rows(g, ids, "source")
             for i, var in enumerate(jaxpr.invars):
                 g.node(f"in{i}", _style.text_label(names[i], _ir.type_str(var.aval)),
                        **_style.INPUT)
@@ -169,7 +170,7 @@ class _Builder(_style.Canvas):
     def outputs(self, jaxpr: Any, env: dict) -> None:
         names = _names(_ir.io_names(jaxpr)[1], len(jaxpr.outvars), "out")
         with self.graph.subgraph(name="outputs") as g:
-            g.attr(rank="sink")
+            style_rows(g, [f"out{i}" for i in range(len(jaxpr.outvars))], "sink")
             for i, atom in enumerate(jaxpr.outvars):
                 value = _ir.literal_str(atom) if _ir.is_literal(atom) else ""
                 g.node(f"out{i}", _style.text_label(names[i], _ir.type_str(atom.aval), value),
@@ -310,6 +311,19 @@ class _Builder(_style.Canvas):
             summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
             self.graph.node(f"group{i}", _style.text_label(
                 head, f"{sum(counts.values())} equations: {summary}"), **_style.node_attrs(top))
+
+
+ROW = 8  # inputs or outputs per row: a pytree of 50 leaves wraps instead of widening
+
+
+def style_rows(g: Any, ids: list[str], rank: str) -> None:
+    """One row (`rank`) for a few terminals; more wrap into rows of `ROW`, stacked by
+    invisible edges, so a pytree of many leaves keeps the picture slide-wide."""
+    if len(ids) <= ROW:
+        g.attr(rank=rank)
+        return
+    for a, b in zip(ids, ids[ROW:], strict=False):
+        g.edge(a, b, style="invis")
 
 
 def _names(names: Any, n: int, prefix: str) -> list[str]:

@@ -318,7 +318,10 @@ def _shorten(line: str, width: int) -> str:
 def _devices(compiled) -> list:
     import jax
 
-    shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+    try:
+        shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+    except ValueError:  # JAX cannot report them (a step that mutates jax.ref Refs)
+        shardings = jax.tree.leaves(compiled.input_shardings)
     devices = {d for s in shardings for d in s.device_set}
     return sorted(devices, key=lambda d: d.id) or jax.devices()[:1]
 
