@@ -439,9 +439,9 @@ assert check(ex_safe_log, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - saw that JAX arrays are float32 by default: half NumPy's bytes, faster, about 7 digits
-#   for elementwise work, and that a matmul's default precision depends on the device;
-# - compiled a function with `jax.jit` and measured the speed-up over running it eagerly;
-# - timed a call with and without `block_until_ready()`: JAX dispatches asynchronously;
-# - checked that the same code ran on this machine's device and matched float64 NumPy;
-# - placed JAX in the autodiff landscape and checked a first `jax.grad`.
+# - saw float32 by default (about 7 digits elementwise; a matmul's precision depends on
+#   the device);
+# - measured `jax.jit` against eager execution;
+# - timed honestly with `block_until_ready()`: dispatch is asynchronous;
+# - ran the same code on this device, matching float64 NumPy;
+# - placed JAX in the autodiff landscape.

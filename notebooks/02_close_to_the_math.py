@@ -520,11 +520,8 @@ assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX")
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - took `grad` of a cubic, got f′(1) = 4, and checked it against the formula and float64
-#   finite differences;
-# - nested `grad` up to f⁽⁴⁾ and saw each level's jaxpr grow;
-# - drew the backward pass JAX builds, its residuals and cotangents, with gradients equal
-#   to `jax.grad`'s;
-# - met `jvp` (a tangent beside every value) and `vjp` (a cotangent pulled back), and
-#   `jacfwd`/`jacrev`, `vmap` over a basis, forward mode winning for n < m;
-# - plotted tanh and four derivatives, and measured a tape against `jit(grad)` call for call.
+# - took `grad` of a cubic (f′(1) = 4, checked by finite differences);
+# - nested `grad` up to f⁽⁴⁾;
+# - drew the backward pass: residuals and cotangents;
+# - met `jvp` and `vjp`, and `jacfwd`/`jacrev` as `vmap` over a basis;
+# - measured a tape against `jit(grad)`, call for call.
