@@ -16,7 +16,7 @@ VENV_NEWEST   := .venv-newest
 
 help:
 	@echo "make tour   set up .venv and run the jaxtour tour (writes build/)"
-	@echo "make test   set up .venv and run lint + the whole test suite"
+	@echo "make test   set up .venv and run lint, type check and the whole test suite"
 	@echo "make test-latest  the test suite on the newest JAX, pinned in requirements-latest.lock"
 	@echo "make test-newest  the test suite on whatever JAX is newest today, unpinned (maintainers)"
 	@echo "make lock   re-resolve both lock files (needs uv and network; maintainers only)"
@@ -44,6 +44,7 @@ tour: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 test-latest: $(STAMP_LATEST)
@@ -59,6 +60,7 @@ test-newest:
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py

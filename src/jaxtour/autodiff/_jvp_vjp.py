@@ -199,7 +199,7 @@ def _check_like(given, who: str, what: str, like_what: str, like) -> None:
     """
     if given is None:
         return
-    same = jax.tree.structure(given) == jax.tree.structure(like) and all(
+    same = str(jax.tree.structure(given)) == str(jax.tree.structure(like)) and all(
         np.shape(a) == tuple(b.shape if hasattr(b, "shape") else np.shape(b))
         for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(like), strict=True))
     if not same:

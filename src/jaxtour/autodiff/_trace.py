@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -60,7 +61,10 @@ def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
                          for leaf in jax.tree.leaves(args[i])):
         for i in argnums:  # all must be, or (vjp, jvp) at least one: JAX's message then
             _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
-    flat, trees, diff, other = [], [], [], []
+    flat: list[Any] = []
+    trees: list[Any] = []
+    diff: list[Any] = []
+    other: list[Any] = []
     for i, arg in enumerate(args):
         leaves, tree = jax.tree.flatten(arg, is_leaf=_is_none)
         trees.append(tree)

@@ -89,7 +89,8 @@ def jaxpr_graph(request: Request) -> Shown:
 
     fn, args, label = request.composed
     options = request.options
-    kwargs = {"max_depth": options.depth, "group_by": "source" if options.group else None,
+    kwargs: dict[str, Any] = {"max_depth": options.depth,
+                              "group_by": "source" if options.group else None,
               "rankdir": options.rankdir}
     return Shown(draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label))
 
@@ -117,7 +118,8 @@ def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
 
         fn, args, label = request.composed
         options = request.options
-        kwargs = {"stage": stage, "max_depth": options.depth, "rankdir": options.rankdir}
+        kwargs: dict[str, Any] = {"stage": stage, "max_depth": options.depth,
+                                  "rankdir": options.rankdir}
         return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label))
 
     return draw
@@ -144,7 +146,7 @@ def autodiff_graph(request: Request) -> Shown:
     if transforms.vmap is not None:
         axis = transforms.vmap
         fn, args, label = jax.vmap(fn, in_axes=axis), stack(args, axis), f"vmap({label})"
-    kwargs = {"rankdir": request.options.rankdir}
+    kwargs: dict[str, Any] = {"rankdir": request.options.rankdir}
     if transforms.jvp:
         tangents = jax.tree.map(_ones_tangent, args)
         diagram = autodiff.draw_jvp(fn, **kwargs)(args, tangents)

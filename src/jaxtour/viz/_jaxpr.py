@@ -56,7 +56,7 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    options = {"rankdir": rankdir, "max_depth": max_depth, "group_by": group_by,
+    options: dict[str, Any] = {"rankdir": rankdir, "max_depth": max_depth, "group_by": group_by,
                "max_eqns": max_eqns, "edge_labels": edge_labels}
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
