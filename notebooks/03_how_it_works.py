@@ -668,7 +668,7 @@ assert check(ex_fewer_kernels, quiet=True).passed
 #
 # - printed a **tracer** and read the **jaxpr** it recorded, as text and drawn;
 # - met the **pitfalls**: one trace per abstract signature, baked-in globals, Python
-#   `while`/`if` on a tracer, and `lax.fori_loop` as the fix;
+#   `if` on a tracer;
 # - followed the **pipeline** from Python to the device, and saw shardings are
 #   annotations for XLA, not a jaxpr rewrite;
 # - compared **StableHLO with compiled HLO** and saw XLA fuse many ops into few kernels.

@@ -465,8 +465,7 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 # ## In this notebook we:
 #
 # - checked a float64 NumPy twin against JAX: one step agrees to float32 precision;
-# - climbed the speed ladder and split its gains: float32, the matmul library (about
-#   equal on a quiet CPU), fusion of the rest, dispatch (hidden on a CPU, decisive for
-#   tiny steps and on a GPU);
+# - split the speed ladder's gains: float32, the matmul library, fusion, dispatch
+#   (hidden on a CPU, decisive for tiny steps and on a GPU);
 # - trained both to the same test accuracy, although their weights drift apart fast;
 # - saw that float32 rounding stays far below SGD's own sampling noise.

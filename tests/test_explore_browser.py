@@ -42,10 +42,14 @@ _PANEL = """() => {
                    : null,
           static: !!document.querySelector('.jaxtour-explore-static')};
 }"""
-# True once every code cell has run (its prompt shows a number, not `*` or nothing).
+# True once every code cell has run: each has an execution count in the notebook's model
+# (a check cell's input is collapsed, so its prompt is not on the page to read).
 _ALL_RAN = """() => {
-  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+  const cells = window.jupyterapp.shell.currentWidget?.content?.model?.cells;
+  if (!cells) return false;
+  const all = Array.from({length: cells.length}, (_, i) => cells.get(i));
+  const code = all.filter(c => c.type === 'code');
+  return code.length > 0 && code.every(c => Number.isInteger(c.executionCount));
 }"""
 # What cells wrote to stderr: tracebacks show up here.
 _STDERR = """() => [...document.querySelectorAll(
@@ -162,7 +166,8 @@ def test_changing_a_control_redraws_the_svg_in_jupyterlab(chromium, lab):
             assert not errors, f"a cell failed in JupyterLab: {errors[0][-2000:]}"
             assert before and before["svg"], "the explorer's panel shows no SVG"
             assert not before["static"], "JupyterLab showed the static fallback, not the widget"
-            panel.locator(".jaxtour-explorer-rankdir button", has_text="→").click()
+            # The direction not chosen now (ipywidgets marks the chosen one mod-active).
+            panel.locator(".jaxtour-explorer-rankdir button:not(.mod-active)").first.click()
             page.wait_for_function(
                 f"before => ({_PANEL})()?.svg && ({_PANEL})().svg !== before",
                 arg=before["svg"], timeout=RERENDER_S * 1000)
@@ -171,6 +176,7 @@ def test_changing_a_control_redraws_the_svg_in_jupyterlab(chromium, lab):
         finally:
             browser.close()
     assert 'class="graph"' in after["svg"]
-    # ↓ drew the jaxpr top to bottom (taller than wide); → draws it left to right.
+    # One direction draws the jaxpr wider than tall (→), the other taller than wide (↓):
+    # the click turned the picture's shape round.
     (w0, h0), (w1, h1) = before["box"], after["box"]
-    assert h0 > w0 and w1 > h1, (before["box"], after["box"])
+    assert (w0 > h0) != (w1 > h1), (before["box"], after["box"])

@@ -58,7 +58,7 @@ _TRANSFORMS = (
 )
 # Shardings: (step-2 lines, step-3 lines, the edge into XLA's compile step)
 _SHARDING = (("annotations, not a rewrite",), ("jit(f, in_shardings=...)",),
-             "partitioned:\nper-device code,\ncollectives")
+             ("partitioned:", "per-device code,", "collectives"))
 
 
 @overload
@@ -216,7 +216,7 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
                        fontname=MONO if step == 3 else FONT)
         top.edge("jaxpr", "transforms", label=" jaxpr → jaxpr ", dir="both")
     # Shardings do not touch the jaxpr: XLA's partitioner (GSPMD/Shardy) reads them.
-    graph.edge("shardings", "hlo", label=f" {_SHARDING[2]} ", style="dashed")
+    graph.edge("shardings", "hlo", label=text_label(*_SHARDING[2]), style="dashed")
     # XLA's row starts under Python's, so the picture stays narrow enough for a slide.
     graph.edge("python", "stablehlo", style="invis", weight="10")
 
