@@ -21,8 +21,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README_LAPTOP_LINE = 'pip install "jaxtour[notebook]"'
-NOT_COPIED = (".git", ".venv", "build", "dist", "__pycache__", "*.egg-info", ".pytest_cache",
-              ".ruff_cache", ".ipynb_checkpoints", "data", ".whl", ".mnist", ".exp")
+# Not copied anywhere in the tree, and (ROOT_ONLY) not at the checkout's top: the vendored
+# reveal.js has a dist/ of its own that the wheel must ship.
+NOT_COPIED = (".git", ".venv", ".venv-latest", ".venv-newest", "__pycache__", "*.egg-info",
+              ".pytest_cache", ".ruff_cache", ".mypy_cache", ".ipynb_checkpoints")
+ROOT_ONLY = ("build", "dist", "data", ".whl", ".mnist", ".exp")
+
+
+def _not_copied(folder: str, names: list[str]) -> set[str]:
+    ignored = set(shutil.ignore_patterns(*NOT_COPIED)(folder, names))
+    if Path(folder).resolve() == ROOT:
+        ignored |= set(names) & set(ROOT_ONLY)
+    return ignored
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
@@ -80,7 +90,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
         pytest.skip("no Python 3.12 or 3.13 found (PATH or pyenv)")
     top = tmp_path_factory.mktemp("install")
     source = top / "checkout"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+    shutil.copytree(ROOT, source, ignore=_not_copied, symlinks=True)
     venv = top / "venv"
     _ok(_run([python, "-m", "venv", str(venv)], top, os.environ))
     env = _env(venv)
@@ -130,6 +140,9 @@ def test_wheel_and_sdist_hold_what_users_and_tests_need(built):
     for stem in LESSONS:
         assert f"jaxtour/lessons/{stem}.py" in wheel and f"jaxtour/lessons/{stem}.ipynb" in wheel
     assert "jaxtour/__main__.py" in wheel
+    assets = ROOT / "src" / "jaxtour" / "slides" / "assets"
+    for path in (p for p in assets.rglob("*") if p.is_file()):  # reveal.js/dist/ too
+        assert f"jaxtour/slides/assets/{path.relative_to(assets).as_posix()}" in wheel, path
     with tarfile.open(built["sdist"]) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
     for needed in ("LICENSE", "conftest.py", "tests/conftest.py", "tests/mirrors.py",

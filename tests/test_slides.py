@@ -419,3 +419,26 @@ def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(tmp_path,
     build_slides([lesson, other], tmp_path / "slides", ASSETS)
     index = (tmp_path / "slides" / "index.html").read_text()
     assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["double x", "its own"]
+
+
+def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    import nbformat
+
+    from jaxtour.cli import _slides
+
+    executed = tmp_path / "notebooks"
+    executed.mkdir()
+    lesson = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 01 · Demo\n\n- one idea\n\n*About 5 minutes.*"),
+        nbformat.v4.new_markdown_cell("## In this notebook we:\n\n- printed nothing"),
+    ])
+    nbformat.write(lesson, executed / "01_demo.ipynb")
+    monkeypatch.setenv("JAXTOUR_CHROMIUM", "/bin/false")  # a "browser" that never prints
+    written = _slides.tour_step(argparse.Namespace(assets=None), tmp_path)
+    assert "warning: no PDF handouts" in capsys.readouterr().err
+    assert (tmp_path / "slides" / "01_demo.html").is_file()
+    assert (tmp_path / "slides" / "index.html").is_file()
+    assert not list((tmp_path / "slides").glob("*.pdf")) and not any(
+        p.suffix == ".pdf" for p in written)

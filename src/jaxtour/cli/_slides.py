@@ -67,6 +67,15 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     if not handouts:
         print("note: no Chromium or Chrome found, so no PDF handouts (Debian: apt install "
               "chromium; macOS: Google Chrome; or set JAXTOUR_CHROMIUM).", file=sys.stderr)
-    decks = build_slides(executed, out_dir, getattr(args, "assets", None), handouts=handouts)
+    assets = getattr(args, "assets", None)
+    try:
+        decks = build_slides(executed, out_dir, assets, handouts=handouts)
+    except SlidesError as err:
+        if not handouts:
+            raise
+        # Handouts are a bonus of the tour: a browser that fails to print costs the PDFs,
+        # not the decks and their index.
+        print(f"warning: no PDF handouts: {err}", file=sys.stderr)
+        decks = build_slides(executed, out_dir, assets, handouts=False)
     pdfs = [d.handout for d in decks if d.handout]
     return [d.path for d in decks] + pdfs + [out_dir / "index.html", out_dir / "decks.json"]
