@@ -203,7 +203,8 @@ if jax.default_backend() == "cpu":  # the compiled step is matmul-bound
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # On a quiet CPU the two libraries multiply these batch-128 matrices at a similar rate
-# (within a small factor, depending on the JAX and OpenBLAS versions), and the matmuls are most of a compiled step: the network is matmul-bound, and what
+# (within a small factor, depending on the JAX and OpenBLAS versions), and the matmuls
+# are most of a compiled step: the network is matmul-bound, and what
 # XLA wins over NumPy float32 is in the rest, where fusion does in one pass over memory
 # what NumPy does in several. ("The rest" can come out slightly negative: inside one
 # program XLA picks the matmuls' layouts; the control calls them one by one.)
