@@ -64,8 +64,8 @@ def test_the_backward_lane_is_drawn_upwards_and_each_gradient_beside_its_input()
 def test_jvp_and_vjp_pictures_render():
     jvp = draw_jvp(jnp.sin)((0.5,), (1.0,))
     vjp = draw_vjp(jnp.sin)(jnp.arange(3.0))
-    assert jvp.title == "jvp of sin: 2 primal eqns, 1 tangent eqns"
-    assert vjp.title == "vjp of sin: 2 forward eqns, 1 residual, 1 transposed eqns"
+    assert jvp.title == "jvp of sin: 2 primal equations, 1 tangent equation"
+    assert vjp.title == "vjp of sin: 2 forward equations, 1 residual, 1 transposed equation"
     for d in (jvp, vjp):
         ET.fromstring(d.svg().encode())
 

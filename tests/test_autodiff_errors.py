@@ -85,8 +85,9 @@ def test_an_integer_output_cannot_be_differentiated():
 def test_f_must_be_a_function_and_rankdir_a_direction():
     with pytest.raises(TypeError, match=r"^draw_grad needs a function to trace"):
         draw_grad(3.0)
-    _raises(ValueError, "rankdir must be \"TB\" (top to bottom), \"LR\" (left to right), \"BT\" "
-            "or \"RL\"; got 'up'.", lambda: draw_grad(jnp.sin, rankdir="up"))
+    _raises(ValueError, "draw_grad: `rankdir` must be one of \"TB\" (top to bottom), \"LR\" "
+            "(left to right), \"BT\" or \"RL\"; got 'up'.",
+            lambda: draw_grad(jnp.sin, rankdir="up"))
 
 
 def test_draw_jvp_takes_tuples_that_match():

@@ -109,7 +109,7 @@ def test_the_mlp_backward_pass_multiplies_by_transposed_weights():
 
 def test_the_cubic_picture_shows_the_gradient_4_at_1():
     d = draw_grad(cubic)(1.0)
-    assert d.title == "grad of cubic: 10 forward eqns, 4 residuals, 7 backward eqns"
+    assert d.title == "grad of cubic: 10 forward equations, 4 residuals, 7 backward equations"
     assert '[label="∂cubic/∂x\\nf32[] 4.0"' in d.source
     assert grad_graph(cubic)(1.0).values_of("gradient") == [4.0]
 

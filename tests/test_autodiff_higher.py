@@ -39,7 +39,7 @@ def test_the_table_reads_as_text_and_as_markdown():
     assert [line.split()[1] for line in lines[1:]] == rows
     assert [int(line.split()[2]) for line in lines[1:]] == table.eqns
     markdown = table._repr_markdown_().splitlines()
-    assert markdown[2] == "| derivative | value | eqns in its jaxpr |"
+    assert markdown[2] == "| derivative | value | equations in its jaxpr |"
     assert markdown[4] == f"| `cubic(x)` | 8 | {table.eqns[0]} |"
 
 

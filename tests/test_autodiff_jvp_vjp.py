@@ -106,11 +106,11 @@ def test_draw_vjp_seeds_ones_by_default_and_titles_the_transpose():
         np.testing.assert_allclose(got, want, rtol=1e-6)
     d = draw_vjp(_vector_f, rankdir="LR")(*VECTOR_ARGS)
     assert d.title.startswith("vjp of _vector_f: ")
-    assert d.title.endswith(" transposed eqns")
+    assert d.title.endswith(" transposed equations")
     assert "rankdir=LR" in d.source
 
 
 def test_draw_jvp_titles_count_each_lane():
     d = draw_jvp(lambda x: jnp.sin(x) * x)((1.0,), (1.0,))
-    assert d.title == "jvp of f: 3 primal eqns, 4 tangent eqns"
+    assert d.title == "jvp of f: 3 primal equations, 4 tangent equations"
     assert "cluster_primal" in d.source and "cluster_tangent" in d.source

@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxtour import Diagram
-from jaxtour.viz import _style, compare_stages, draw_hlo
+from jaxtour import Diagram, _style
+from jaxtour.viz import compare_stages, draw_hlo
 
 
 def cluster_labels(d: Diagram) -> list[str]:

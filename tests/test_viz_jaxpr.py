@@ -10,8 +10,8 @@ import pytest
 from jax.extend import core as jex_core
 from jax.sharding import PartitionSpec as P
 
-from jaxtour import Diagram
-from jaxtour.viz import _style, draw_jaxpr
+from jaxtour import Diagram, _style
+from jaxtour.viz import draw_jaxpr
 
 
 def nodes(d: Diagram, prefix: str) -> list[str]:
@@ -254,7 +254,8 @@ def test_a_tracer_error_is_jax_own():
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"rankdir": "up"}, r"`rankdir` must be one of TB, LR, BT, RL; got 'up'"),
+    ({"rankdir": "up"}, r"`rankdir` must be one of \"TB\" \(top to bottom\), \"LR\" \(left "
+                        r"to right\), \"BT\" or \"RL\"; got 'up'"),
     ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0 .* got -1"),
     ({"group_by": "line"}, r'`group_by` must be None or "source" .* got \'line\''),
     ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from pathlib import Path
 
 from jaxtour import _dotgraph, _render
+from jaxtour._files import write_atomically
 
 
 class Diagram:
@@ -71,7 +71,7 @@ class Diagram:
                 f"Cannot save a Diagram as {path.name!r}: use a .svg, .dot, .png or .pdf suffix."
             )
         data = self._source.encode() if fmt in ("dot", "gv") else _render.render(self._source, fmt)
-        _write_atomically(path, data)
+        write_atomically(path, data)
         return path
 
     def _repr_svg_(self) -> str | None:
@@ -89,21 +89,3 @@ class Diagram:
             f"{edges} edge{'s' * (edges != 1)})"
         )
 
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved picture is for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

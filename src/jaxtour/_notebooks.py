@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from jaxtour._diagram import _write_atomically
+from jaxtour._files import write_atomically
 
 LESSON_GLOB = "[0-9][0-9]_*.py"
 # Cells the exported HTML lesson leaves out: a lesson's asserts live in cells tagged `check`
@@ -60,9 +60,9 @@ def execute(source: Path, out_dir: Path, timeout: int = 600) -> tuple[Path, Path
     client.execute()
     ipynb = out_dir / f"{source.stem}.ipynb"
     html = out_dir / f"{source.stem}.html"
-    _write_atomically(ipynb, nbformat.writes(notebook).encode())
+    write_atomically(ipynb, nbformat.writes(notebook).encode())
     body, _ = html_exporter().from_notebook_node(notebook)
-    _write_atomically(html, body.encode())
+    write_atomically(html, body.encode())
     return ipynb, html
 
 

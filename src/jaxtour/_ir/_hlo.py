@@ -26,6 +26,11 @@ class Called:
     args: list[str]
 
 
+# XLA's fusion kinds in the words a picture uses: kInput fusions end in a reduction.
+FUSION_KINDS = {"kLoop": "loop", "kInput": "input (reduction)", "kOutput": "output",
+                "kCustom": "custom"}
+
+
 @dataclass
 class HloOp:
     """One op of StableHLO or compiled HLO, dialect prefix dropped (`add`, `fusion`)."""
@@ -41,6 +46,11 @@ class HloOp:
     fusion_kind: str = ""  # kLoop, kInput, kOutput, kCustom
     target: str = ""  # custom-call target
     index: int | None = None  # which element a get-tuple-element takes
+
+    @property
+    def fusion(self) -> str:
+        """What a picture calls this fusion's kind: "loop", "input (reduction)", ..."""
+        return FUSION_KINDS.get(self.fusion_kind, self.fusion_kind)
 
     @property
     def kind(self) -> str:

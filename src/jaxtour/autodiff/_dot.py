@@ -6,10 +6,10 @@ import textwrap
 
 import graphviz
 
+from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour.autodiff._format import format_value
 from jaxtour.autodiff._model import ADGraph, ADNode
-from jaxtour.viz import _style as style
 
 # lane -> (cluster title, fill, border)
 LANES = {  # short: the embedded renderer under-measures text, and clusters do not grow
@@ -25,7 +25,7 @@ SUBTITLES = {
     "tangent": "blue: primal values · purple: tangents · orange dashed: primal values the "
                "tangent lane reads",
 }
-# kind -> node attributes; "op" nodes take their primitive family's colours (viz._style).
+# kind -> node attributes; "op" nodes take their primitive family's colours (jaxtour._style).
 NODES = {
     "input": style.INPUT,
     "fixed": {**style.INPUT, "color": "#7A7A7A", "fillcolor": "#EAEAEA", "style": "rounded,filled"},
@@ -50,7 +50,7 @@ EDGES = {
 
 def to_digraph(graph: ADGraph, rankdir: str = "TB") -> graphviz.Digraph:
     """The Graphviz picture of `graph` (lanes as clusters, residuals between them)."""
-    check_rankdir(rankdir)
+    style.check_rankdir(rankdir, "draw")
     lanes = list(dict.fromkeys(n.lane for n in graph.nodes.values()))
     dot = graphviz.Digraph("autodiff")
     attrs = style.graph_attrs(graph.title, rankdir)
@@ -104,13 +104,6 @@ def _align_ends(dot: graphviz.Digraph, graph: ADGraph) -> None:
         # One line, no node statements: the nodes stay in their clusters, and
         # `Diagram`'s node count stays the number of boxes.
         dot.body.append(f"\t{{rank=same {a} {b}}}\n")
-
-
-def check_rankdir(rankdir: str) -> None:
-    """Raises ValueError unless `rankdir` is a Graphviz direction."""
-    if rankdir not in ("TB", "LR", "BT", "RL"):
-        raise ValueError(f'rankdir must be "TB" (top to bottom), "LR" (left to right), "BT" '
-                         f'or "RL"; got {rankdir!r}.')
 
 
 def _cluster(dot: graphviz.Digraph, name: str, label: str, fill: str, border: str,

@@ -19,7 +19,7 @@ def grad_cubic() -> Diagram:
 
     Example:
         >>> grad_cubic().title
-        'grad of cubic: 10 forward eqns, 4 residuals, 7 backward eqns'
+        'grad of cubic: 10 forward equations, 4 residuals, 7 backward equations'
     """
     from jaxtour.autodiff._grad_graph import draw_grad
 

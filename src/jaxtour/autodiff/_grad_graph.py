@@ -7,11 +7,11 @@ from functools import partial
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
+from jaxtour._style import check_rankdir, plural
 from jaxtour.autodiff import _args
-from jaxtour.autodiff._dot import check_rankdir, to_diagram
+from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
-from jaxtour.viz._style import plural
 
 WHO = "draw_grad"
 
@@ -33,9 +33,9 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = 
                                                       holomorphic=holomorphic))
         name = function_name(f)
         graph = reverse_graph(call, trace, values, _grad_labels(name, call))
-        graph.title = (f"grad of {name}: {len(trace.forward.eqns)} forward eqns, "
+        graph.title = (f"grad of {name}: {plural(len(trace.forward.eqns), 'forward equation')}, "
                        f"{plural(trace.n_res, 'residual')}, "
-                       f"{len(trace.backward.eqns)} backward eqns")
+                       f"{plural(len(trace.backward.eqns), 'backward equation')}")
         return graph
 
     return build
@@ -75,9 +75,9 @@ def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     Example:
         >>> d = draw_grad(lambda x: x**3 + 2*x**2 - 3*x + 8)(1.0)
         >>> d.title
-        'grad of f: 10 forward eqns, 4 residuals, 7 backward eqns'
+        'grad of f: 10 forward equations, 4 residuals, 7 backward equations'
     """
-    check_rankdir(rankdir)
+    check_rankdir(rankdir, WHO)
     build = grad_graph(f, argnums, has_aux, holomorphic, values=values)
     return lambda *args: to_diagram(build(*args), rankdir)
 
@@ -100,7 +100,7 @@ def _grad_labels(name: str, call: Call) -> dict:
 
 
 def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> ADGraph:
-    """The model of reverse mode: inputs, forward eqns, residuals, backward eqns."""
+    """The model of reverse mode: inputs, forward equations, residuals, backward equations."""
     graph = ADGraph()
     fwd, bwd = trace.forward, trace.backward
     sources = {}

@@ -25,7 +25,7 @@ class DerivativeRow:
 
 @dataclass
 class DerivativeTable:
-    """Values of f, f', f'', ... at one point, and how many eqns each jaxpr holds.
+    """Values of f, f', f'', ... at one point, and how many equations each jaxpr holds.
 
     The text form (`repr`) is one row per order; Jupyter shows a Markdown table.
     """
@@ -50,13 +50,14 @@ class DerivativeTable:
     def __repr__(self) -> str:
         head = f"derivatives of {self.name} at x = {self.x:g}"
         width = max(len(s) for s, _, _ in self._lines()) + 7
-        rows = [f"  {f'{s}(x)':<{width}}{v:>12}   {e:>4} eqns" for s, v, e in self._lines()]
+        rows = [f"  {f'{s}(x)':<{width}}{v:>12}   {e:>4} equations" for s, v, e in self._lines()]
         return "\n".join([head, *rows])
 
     def _repr_markdown_(self) -> str:
         rows = [f"| `{s}(x)` | {v} | {e} |" for s, v, e in self._lines()]
         return "\n".join([f"Derivatives of `{self.name}` at x = {self.x:g}", "",
-                          "| derivative | value | eqns in its jaxpr |", "|---|---:|---:|", *rows])
+                          "| derivative | value | equations in its jaxpr |",
+                          "|---|---:|---:|", *rows])
 
 
 def _symbol(name: str, order: int) -> str:

@@ -11,13 +11,13 @@ import numpy as np
 
 from jaxtour._diagram import Diagram
 from jaxtour._ir import is_literal, type_str
+from jaxtour._style import check_rankdir, plural
 from jaxtour.autodiff import _args
-from jaxtour.autodiff._dot import check_rankdir, to_diagram
+from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._flat import depends_on
 from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, reverse_graph
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
-from jaxtour.viz._style import plural
 
 # How to keep an argument out of differentiation where every argument is differentiated.
 _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
@@ -36,9 +36,10 @@ def vjp_graph(f: Callable, cotangents=None, *, has_aux: bool = False,
         labels = {"seed": "cotangent in", "output": f"{function_name(f)}(…)",
                   "gradient": [f"cotangent of {name}" for name in call.labels]}
         graph = reverse_graph(call, trace, values, labels)
-        graph.title = (f"vjp of {function_name(f)}: {len(trace.forward.eqns)} forward eqns, "
+        graph.title = (f"vjp of {function_name(f)}: "
+                       f"{plural(len(trace.forward.eqns), 'forward equation')}, "
                        f"{plural(trace.n_res, 'residual')}, "
-                       f"{len(trace.backward.eqns)} transposed eqns")
+                       f"{plural(len(trace.backward.eqns), 'transposed equation')}")
         return graph
 
     return build
@@ -70,9 +71,9 @@ def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: boo
     Example:
         >>> import jax.numpy as jnp
         >>> draw_vjp(jnp.sin)(jnp.arange(3.0)).title
-        'vjp of sin: 2 forward eqns, 1 residual, 1 transposed eqns'
+        'vjp of sin: 2 forward equations, 1 residual, 1 transposed equation'
     """
-    check_rankdir(rankdir)
+    check_rankdir(rankdir, "draw_vjp")
     build = vjp_graph(f, cotangents, has_aux=has_aux, values=values)
     return lambda *primals: to_diagram(build(*primals), rankdir)
 
@@ -89,8 +90,9 @@ def jvp_graph(f: Callable, *, has_aux: bool = False,
         flat, n_aux = trace_jvp(call, _diff_tangents(primals, tangents), values)
         graph = forward_mode_graph(call, flat, n_aux, values)
         tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
-        graph.title = (f"jvp of {function_name(f)}: {len(flat.eqns) - tangent_eqns} primal "
-                       f"eqns, {tangent_eqns} tangent eqns")
+        graph.title = (f"jvp of {function_name(f)}: "
+                       f"{plural(len(flat.eqns) - tangent_eqns, 'primal equation')}, "
+                       f"{plural(tangent_eqns, 'tangent equation')}")
         return graph
 
     return build
@@ -121,9 +123,9 @@ def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
     Example:
         >>> import jax.numpy as jnp
         >>> draw_jvp(jnp.sin)((1.0,), (1.0,)).title
-        'jvp of sin: 2 primal eqns, 1 tangent eqns'
+        'jvp of sin: 2 primal equations, 1 tangent equation'
     """
-    check_rankdir(rankdir)
+    check_rankdir(rankdir, "draw_jvp")
     build = jvp_graph(f, has_aux=has_aux, values=values)
     return lambda primals, tangents: to_diagram(build(primals, tangents), rankdir)
 

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 def ladder(build_dir: Path, data, **options) -> tuple[dict, list[Path]]:
     """Run the ladder, print its table, write ladder.png and ladder.json under build/mlp."""
-    from jaxtour._diagram import _write_atomically
+    from jaxtour._files import write_atomically
     from jaxtour.mlp import format_ladder, plot_ladder, run_ladder, save_figure
 
     result = run_ladder(data, **options)
@@ -48,7 +48,7 @@ def ladder(build_dir: Path, data, **options) -> tuple[dict, list[Path]]:
     out = build_dir / "mlp"
     picture = save_figure(plot_ladder(result), out / "ladder.png")
     record = out / "ladder.json"
-    _write_atomically(record, json.dumps(result, indent=1).encode())
+    write_atomically(record, json.dumps(result, indent=1).encode())
     return result, [picture, record]
 
 

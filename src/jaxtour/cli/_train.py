@@ -87,14 +87,14 @@ def write_outputs(params, history, build_dir: Path) -> list[Path]:
     """The learning curve (PNG), the params (.npz) and the history (.json) under build/mlp."""
     import json
 
-    from jaxtour._diagram import _write_atomically
+    from jaxtour._files import write_atomically
     from jaxtour.mlp import plot_history, save_figure, save_params
 
     out = build_dir / "mlp"
     curve = save_figure(plot_history(history), out / "learning_curve.png")
     weights = save_params(params, out / "params.npz")
     record = out / "history.json"
-    _write_atomically(record, json.dumps(history.to_dict(), indent=1).encode())
+    write_atomically(record, json.dumps(history.to_dict(), indent=1).encode())
     return [curve, weights, record]
 
 

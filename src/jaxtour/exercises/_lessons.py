@@ -13,7 +13,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxtour._diagram import _write_atomically
+from jaxtour._files import write_atomically
 
 #: Cells a student's notebook leaves out: the solutions, and the asserts that need them.
 STUDENT_DROPS = ("solution", "check")
@@ -58,7 +58,7 @@ def write_notebooks(sources: list[Path], build_dir: Path) -> list[Path]:
         notebook = read(source)
         for folder, version in (("instructor", notebook), ("student", student_notebook(notebook))):
             path = build_dir / folder / f"{source.stem}.ipynb"
-            _write_atomically(path, jupytext.writes(version, fmt="ipynb").encode())
+            write_atomically(path, jupytext.writes(version, fmt="ipynb").encode())
             written.append(path)
     return written
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._diagram import _write_atomically
+from jaxtour._files import write_atomically
 from jaxtour.mlp._model import Params, layer_names
 
 
@@ -29,7 +29,7 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
     buffer = io.BytesIO()
     np.savez(buffer, allow_pickle=False, **arrays)
     path = Path(path)
-    _write_atomically(path, buffer.getvalue())
+    write_atomically(path, buffer.getvalue())
     return path
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxtour._diagram import _write_atomically
+from jaxtour._files import write_atomically
 
 _GOOD, _BAD, _MAIN, _SOFT = "#2a9d8f", "#e63946", "#264653", "#a8dadc"
 
@@ -125,5 +125,5 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     path = Path(path)
     buffer = io.BytesIO()
     fig.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=150)
-    _write_atomically(path, buffer.getvalue())
+    write_atomically(path, buffer.getvalue())
     return path

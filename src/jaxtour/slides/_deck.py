@@ -86,7 +86,7 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
         SlidesError: the lesson cannot become slides, or its deck would fetch something
             from the network.
     """
-    from jaxtour._diagram import _write_atomically
+    from jaxtour._files import write_atomically
 
     source = Path(source)
     notebook = read_notebook(source)
@@ -104,7 +104,7 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
             "(both are embedded in the deck), or remove it from the lesson."
         )
     path = Path(out_dir) / f"{source.stem}.html"
-    _write_atomically(path, html.encode())
+    write_atomically(path, html.encode())
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     return Deck(source.stem, lesson_title(notebook, source.stem), path,
                 count_slides(planned), executed, lesson_minutes(notebook),

@@ -146,7 +146,7 @@ def write_index(decks: list[Deck], out_dir: Path, templates: Path,
     import jinja2
 
     from jaxtour import __version__
-    from jaxtour._diagram import _write_atomically
+    from jaxtour._files import write_atomically
 
     if exercises is not None:
         decks = [dataclasses.replace(d, exercises=tuple(exercises.get(d.name, d.exercises)))
@@ -154,14 +154,14 @@ def write_index(decks: list[Deck], out_dir: Path, templates: Path,
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=True)
     page = env.get_template("index.html.j2").render(decks=decks, version=__version__)
     index = out_dir / "index.html"
-    _write_atomically(index, page.encode())
+    write_atomically(index, page.encode())
     manifest = [
         {"name": d.name, "title": d.title, "file": d.path.name, "slides": d.slides,
          "executed": d.executed, "minutes": d.minutes, "exercises": list(d.exercises),
          "handout": d.handout.name if d.handout else None}
         for d in decks
     ]
-    _write_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=2).encode())
+    write_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=2).encode())
     return index
 
 

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from jaxtour import _ir
-from jaxtour.viz import _style
+from jaxtour import _ir, _style
 
 WHO = "compare_stages"
 MAX_FUSIONS = 40  # listed; the counts above cover all of them
@@ -209,9 +208,7 @@ def _fusion(module: _ir.HloModule, op: _ir.HloOp) -> Fusion:
              for _, o in module.walk(call.computation) if o.opcode not in _ir.BOOKKEEPING]
     primitives = list(dict.fromkeys(o.primitive for o in inner if o.primitive))
     lines = list({o.source[:2]: o.source for o in inner if o.source}.values())
-    kind = {"kLoop": "loop", "kInput": "reduction", "kOutput": "output",
-            "kCustom": "custom"}.get(op.fusion_kind, op.fusion_kind)
-    return Fusion(op.name, kind, collections.Counter(o.opcode for o in inner), primitives,
+    return Fusion(op.name, op.fusion, collections.Counter(o.opcode for o in inner), primitives,
                   sorted(lines, key=lambda line: (line.file, line.line)))
 
 

@@ -7,17 +7,14 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir
+from jaxtour import _ir, _style
 from jaxtour._diagram import Diagram
-from jaxtour.viz import _style
+from jaxtour._style import plural
 from jaxtour.viz._jaxpr import style_rows
-from jaxtour.viz._style import plural
 
 WHO = "draw_hlo"
 STAGES = {"stablehlo": "StableHLO", "compiled": "compiled HLO"}
 _ALIASES = {"lowered": "stablehlo", "hlo": "compiled", "optimized": "compiled"}
-_FUSION_KINDS = {"kLoop": "loop", "kInput": "input (reduction)", "kOutput": "output",
-                 "kCustom": "custom"}
 
 
 def check_stage(stage: Any, who: str = WHO) -> str:
@@ -337,7 +334,7 @@ def _scalar_constant(op: _ir.HloOp) -> bool:
 
 def _cluster_label(op: _ir.HloOp) -> str:
     if op.opcode == "fusion":
-        kind = _FUSION_KINDS.get(op.fusion_kind, op.fusion_kind)
+        kind = op.fusion
         return f"fusion {op.name}  ({kind})" if kind else f"fusion {op.name}"
     callee = next((c.computation for c in op.called if c.role == "callee"), "")
     where = "  " + op.source.where if op.source else ""

@@ -7,13 +7,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir
+from jaxtour import _ir, _style
 from jaxtour._diagram import Diagram
-from jaxtour.viz import _style
-from jaxtour.viz._style import plural
+from jaxtour._style import plural
 
 WHO = "draw_jaxpr"
-RANKDIRS = ("TB", "LR", "BT", "RL")
 
 
 def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
@@ -68,9 +66,7 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
 
 def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
                    max_eqns: int, who: str = WHO, count: str = "max_eqns") -> None:
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"{who}: `rankdir` must be one of {', '.join(RANKDIRS)}; "
-                         f"got {rankdir!r}.")
+    _style.check_rankdir(rankdir, who)
     if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
         raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws every "
                          f"nested part as one node) or None; got {max_depth!r}.")

@@ -18,7 +18,7 @@ from typing import NamedTuple, overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour.viz._style import plural, text_label
+from jaxtour._style import plural, text_label
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"

@@ -22,7 +22,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour.viz._style import plural
+from jaxtour._style import plural
 
 FONT = "Helvetica,Arial,sans-serif"
 # ColorBrewer Set3: twelve light colours that black text reads well on.

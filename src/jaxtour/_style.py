@@ -96,6 +96,16 @@ DEAD = {"style": "rounded,dashed", "fillcolor": "#FFFFFF", "color": "#999999",
         "fontcolor": "#777777"}  # an eqn whose results nothing reads
 
 
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+
+def check_rankdir(rankdir: str, who: str) -> None:
+    """Raises ValueError unless `rankdir` is one of Graphviz's four directions."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(f'{who}: `rankdir` must be one of "TB" (top to bottom), "LR" (left '
+                         f'to right), "BT" or "RL"; got {rankdir!r}.')
+
+
 def plural(n: int, word: str) -> str:
     """``"1 equation"``, ``"2 equations"``: counts in titles and labels read as English."""
     return f"{n} {word}{'s' * (n != 1)}"
