@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.autodiff import _args
-from jaxtour.autodiff._flat import FlatJaxpr, flatten_jaxpr
+from jaxtour._ir._flat import FlatJaxpr, flatten_jaxpr
 
 
 @dataclass

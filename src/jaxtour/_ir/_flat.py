@@ -1,4 +1,4 @@
-"""For jaxtour.autodiff: a jaxpr with its `jit` calls inlined, and the value of every var."""
+"""A jaxpr with its `jit` calls inlined, and the value of every var."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import jax
 from jax.extend import core as jex_core
 
-from jaxtour._ir import is_dropvar, is_literal
+from jaxtour._ir._jaxpr import is_dropvar, is_literal
 
 
 @dataclass
@@ -45,20 +45,26 @@ class FlatJaxpr:
         return atom.val if is_literal(atom) else self.env.get(atom)
 
 
-_CALLS = ("jit", "pjit")  # `jit` since JAX 0.7, `pjit` before
+# The primitives whose eqns `flatten_jaxpr` inlines, and the param holding their jaxpr.
+JIT_CALLS = {"jit": "jaxpr", "pjit": "jaxpr"}  # `jit` since JAX 0.7, `pjit` before
+# Calls whose forward value is their jaxpr's: custom derivatives (their primal) and remat.
+PRIMAL_CALLS = {**JIT_CALLS, "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+                "remat2": "jaxpr", "checkpoint": "jaxpr"}
 
 
-def flatten_jaxpr(closed: Any, args: list | None = None) -> FlatJaxpr:
+def flatten_jaxpr(closed: Any, args: list | None = None,
+                  calls: dict[str, str] = JIT_CALLS) -> FlatJaxpr:
     """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate every var.
 
-    `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns.
-    The values come from one compiled run (`evaluate_flat`), not op by op.
+    `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns,
+    unless `calls` (primitive name to the param holding its jaxpr, e.g. `PRIMAL_CALLS`)
+    names them. The values come from one compiled run (`evaluate_flat`), not op by op.
     """
     jaxpr = closed.jaxpr
     flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
                      consts=list(closed.consts))
     alias: dict = {}
-    _inline(jaxpr, alias, flat, ())
+    _inline(jaxpr, alias, flat, (), calls)
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
     flat.env.update(zip(flat.constvars, flat.consts, strict=True))
     if args is not None:
@@ -70,19 +76,24 @@ def _canon(alias: dict, atom: Any) -> Any:
     return atom if is_literal(atom) else alias.get(atom, atom)
 
 
-def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple) -> None:
+def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
+            calls: dict[str, str]) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
-        if eqn.primitive.name not in _CALLS:
-            flat.eqns.append(FlatEqn(eqn.primitive.name, dict(eqn.params), invars,
+        name = eqn.primitive.name
+        if name not in calls:
+            flat.eqns.append(FlatEqn(name, dict(eqn.params), invars,
                                      list(eqn.outvars), scope, eqn))
             continue
-        inner = eqn.params["jaxpr"]
-        alias.update(zip(inner.jaxpr.invars, invars, strict=True))
-        flat.constvars += inner.jaxpr.constvars
-        flat.consts += inner.consts
-        _inline(inner.jaxpr, alias, flat, (*scope, eqn.params.get("name", "jit")))
-        for outer, inner_out in zip(eqn.outvars, inner.jaxpr.outvars, strict=True):
+        inner = eqn.params[calls[name]]  # a ClosedJaxpr, or an open Jaxpr (remat)
+        body, consts = getattr(inner, "jaxpr", inner), list(getattr(inner, "consts", []))
+        alias.update(zip(body.invars, invars, strict=True))
+        flat.constvars += body.constvars
+        flat.consts += consts
+        label = eqn.params.get("name")
+        label = label if isinstance(label, str) else name
+        _inline(body, alias, flat, (*scope, label), calls)
+        for outer, inner_out in zip(eqn.outvars, body.outvars, strict=True):
             alias[outer] = _canon(alias, inner_out)
 
 
