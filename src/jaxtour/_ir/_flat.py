@@ -53,18 +53,19 @@ PRIMAL_CALLS = {**JIT_CALLS, "custom_jvp_call": "call_jaxpr", "custom_vjp_call":
 
 
 def flatten_jaxpr(closed: Any, args: list | None = None,
-                  calls: dict[str, str] = JIT_CALLS) -> FlatJaxpr:
+                  calls: dict[str, str] = JIT_CALLS, scope: tuple = ()) -> FlatJaxpr:
     """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate every var.
 
     `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns,
     unless `calls` (primitive name to the param holding its jaxpr, e.g. `PRIMAL_CALLS`)
-    names them. The values come from one compiled run (`evaluate_flat`), not op by op.
+    names them. With a `scope` (a name for where this jaxpr sits), every eqn's outputs
+    are fresh vars, so a jaxpr flattened twice defines no var twice. The values come from one compiled run (`evaluate_flat`), not op by op.
     """
     jaxpr = closed.jaxpr
     flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
                      consts=list(closed.consts))
     alias: dict = {}
-    _inline(jaxpr, alias, flat, (), calls)
+    _inline(jaxpr, alias, flat, scope, calls)
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
     flat.env.update(zip(flat.constvars, flat.consts, strict=True))
     if args is not None:
@@ -76,19 +77,32 @@ def _canon(alias: dict, atom: Any) -> Any:
     return atom if is_literal(atom) else alias.get(atom, atom)
 
 
+def _fresh(alias: dict, var: Any) -> Any:
+    """A new var standing for `var` in this inlined copy of a call's jaxpr.
+
+    JAX reuses one traced jaxpr for identical calls (two `jnp.where`s of one type), so
+    inlining it twice would define its vars twice; each copy gets vars of its own.
+    """
+    if is_dropvar(var):
+        return var
+    alias[var] = jex_core.gensym()(var.aval)
+    return alias[var]
+
+
 def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
             calls: dict[str, str]) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
         name = eqn.primitive.name
         if name not in calls:
+            outvars = [_fresh(alias, v) for v in eqn.outvars] if scope else eqn.outvars
             flat.eqns.append(FlatEqn(name, dict(eqn.params), invars,
-                                     list(eqn.outvars), scope, eqn))
+                                     list(outvars), scope, eqn))
             continue
         inner = eqn.params[calls[name]]  # a ClosedJaxpr, or an open Jaxpr (remat)
         body, consts = getattr(inner, "jaxpr", inner), list(getattr(inner, "consts", []))
         alias.update(zip(body.invars, invars, strict=True))
-        flat.constvars += body.constvars
+        flat.constvars += [_fresh(alias, v) for v in body.constvars]
         flat.consts += consts
         label = eqn.params.get("name")
         label = label if isinstance(label, str) else name
@@ -107,7 +121,7 @@ def evaluate_flat(closed: Any, flat: FlatJaxpr, args: list) -> dict:
     every = list(dict.fromkeys(
         v for v in [*flat.invars, *(v for e in flat.eqns for v in e.outvars)]
         if not is_dropvar(v)))
-    eqns = [e.eqn.replace(invars=e.invars) for e in flat.eqns]
+    eqns = [e.eqn.replace(invars=e.invars, outvars=e.outvars) for e in flat.eqns]
     probe = closed.jaxpr.replace(constvars=[], invars=[*flat.constvars, *flat.invars],
                                  eqns=eqns, outvars=every)
     return dict(zip(every, _compiled(probe)(*flat.consts, *args), strict=True))

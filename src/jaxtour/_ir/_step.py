@@ -123,13 +123,13 @@ def _cond(flat_eqn: FlatEqn, env: dict, run: Stepped,
     branches = flat_eqn.params["branches"]
     index_atom, operands = flat_eqn.invars[0], flat_eqn.invars[1:]
     index = int(np.clip(np.asarray(_read(env, index_atom)), 0, len(branches) - 1))
-    inner = flatten_jaxpr(branches[index], calls=PRIMAL_CALLS)
+    inner = flatten_jaxpr(branches[index], calls=PRIMAL_CALLS,
+                          scope=(*flat_eqn.scope, f"cond branch {index}"))
     alias = dict(zip(inner.invars, operands, strict=True))  # branch inputs: outer atoms
     canon = lambda a: a if is_literal(a) else alias.get(a, a)
     env.update(zip(inner.constvars, inner.consts, strict=True))
     for eqn in inner.eqns:
         eqn.invars = [canon(a) for a in eqn.invars]
-        eqn.scope = (*flat_eqn.scope, f"cond branch {index}", *eqn.scope)
     _run(inner.eqns, env, run, stop)
     results = [canon(v) for v in inner.outvars]
     return [index_atom, *results], [_read(env, v) for v in results]
