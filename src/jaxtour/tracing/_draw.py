@@ -80,8 +80,10 @@ def draw_run(run: Stepped, title: str, *, arg_names: Any = None, rankdir: str = 
                 _loose_inputs(graph, step, made)
             _step_node(canvas, step, made, upto, highlight)
     if only is None and run.outputs:
+        done = upto is None or upto >= len(run.steps) - 1
         for i, (atom, value) in enumerate(zip(run.outvars, run.outputs, strict=True)):
-            graph.node(f"out{i}", _style.text_label(f"out{i}", preview(value)),
+            shown = preview(value) if done else _ir.type_str(np.asarray(value))
+            graph.node(f"out{i}", _style.text_label(f"out{i}", shown),
                        **_style.OUTPUT)
             _connect(canvas, atom, f"out{i}", made)
     canvas.finish()

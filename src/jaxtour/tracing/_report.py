@@ -68,7 +68,7 @@ class RetraceReport:
         head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in _HEAD)
         body = []
         for *cells, why in (self._cells(c) for c in self.rows):
-            text = "<br>".join(f"{escape(w)}" + (f"<br><small style='color:#555'>→ "
+            text = "<br/>".join(f"{escape(w)}" + (f"<br/><small style='color:#555'>→ "
                                                   f"{escape(h)}</small>" if h else "")
                                for w, h in why)
             colour = {"retrace": "#fdecea", "cache hit": "#fff6dc"}.get(cells[2], "")

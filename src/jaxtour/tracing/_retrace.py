@@ -115,12 +115,17 @@ class Retraced:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         frame = sys._getframe(1)
         site = _ir.SourceLine(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-        _ir.check_args(args, kwargs, self.static, WHO)
         names = arg_names(self.fn, len(args))
+        by_name = tuple(i for i, name in enumerate(names) if name in self.static_names)
+        _ir.check_args(args, {k: v for k, v in kwargs.items() if k not in self.static_names},
+                       self.static + by_name, WHO)
         sig = signature(names, args, kwargs, self.static, self.static_names)
         before, timings = self.traces, []
-        listener = lambda event, secs, **_: timings.append(secs) if any(
-            event.endswith(e) for e in _COMPILE_EVENTS) else None
+
+        def listener(event: str, duration_secs: float, **_: str | int) -> None:
+            if event.endswith(_COMPILE_EVENTS):
+                timings.append(duration_secs)
+
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:

@@ -121,7 +121,8 @@ class Steps:
         return self.diagram()._repr_svg_()
 
     def __str__(self) -> str:
-        rows = [f"{s.index:>3}  {s.primitive:<18} {preview(s.outputs[0]) if s.outputs else ''}"
+        rows = [f"{s.index:>3}  {s.primitive:<20} "
+                f"{preview(s.outputs[0]) if s.outputs else ''}"
                 + (f"   {s.line.where}" if s.line else "") for s in self]
         return "\n".join([repr(self), *rows])
 

@@ -1,0 +1,155 @@
+"""explain_retraces: each cause provoked and named, no false retrace, stale reads, errors."""
+
+import dataclasses
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtour.tracing import explain_retraces
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def counting(times: list):
+    """A function that notes each trace itself: an oracle independent of the wrapper."""
+
+    def f(x, n=1):
+        times.append(1)
+        return jax.tree.map(lambda leaf: leaf * n, x)
+
+    return f
+
+
+def test_identical_calls_trace_once_and_report_no_retrace():
+    times = []
+    f = explain_retraces(counting(times))
+    for _ in range(4):
+        f(jnp.ones(3))
+    f(np.ones(3, np.float32))  # another array type, same shape and dtype
+    assert len(times) == f.traces == 1
+    assert [c.event for c in f.calls] == ["first trace"] + ["cache hit"] * 4
+    assert f.retraces == 0 and "0 retraces" in str(f.report)
+
+
+@pytest.mark.parametrize(("first", "second", "kind", "words"), [
+    (jnp.ones(3), jnp.ones(4), "shape", "`x` changed shape: f32[3] → f32[4]"),
+    (jnp.ones(3), jnp.ones(3, jnp.int32), "dtype", "`x` changed dtype: f32[3] → i32[3]"),
+    (1.0, jnp.float32(1.0), "weak type",
+     "`x` was a Python scalar (weakly typed), now an array: f32[] either way"),
+    ([1.0, 2.0], [1.0, 2.0, 3.0], "structure", "`x` was a list of 2, now a list of 3"),
+    ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "structure",
+     "`x` was a dict with keys a, now a dict with keys a, b"),
+])
+def test_each_traced_argument_cause_is_named(first, second, kind, words):
+    times = []
+    f = explain_retraces(counting(times))
+    f(first)
+    f(second)
+    assert len(times) == 2
+    (cause,) = f.calls[-1].causes
+    assert (f.calls[-1].event, cause.kind, cause.words) == ("retrace", kind, words)
+
+
+def test_a_static_value_that_changes_retraces_each_time():
+    times = []
+    f = explain_retraces(counting(times), static_argnums=1)
+    for n in (1, 2, 2, 3):
+        f(jnp.ones(2), n)
+    assert len(times) == f.traces == 3
+    assert [c.causes[0].words for c in f.calls if c.event == "retrace"] == [
+        "static `n` changed value: 1 → 2", "static `n` changed value: 2 → 3"]
+
+
+def test_a_static_object_hashed_by_identity_is_named():
+    class Config:  # no __eq__/__hash__: a new instance is a new cache key
+        scale = 2.0
+
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        scale: float = 2.0
+
+    times = []
+    f = explain_retraces(lambda x, cfg: times.append(1) or x * cfg.scale,
+                         static_argnames="cfg")
+    f(jnp.ones(2), cfg=Config())
+    f(jnp.ones(2), cfg=Config())
+    assert f.calls[-1].causes[0].kind == "static object"
+    f(jnp.ones(2), cfg=Frozen())
+    f(jnp.ones(2), cfg=Frozen())  # equal by value: a cache hit
+    assert f.calls[-1].event == "cache hit" and len(times) == 3
+
+
+def test_a_changed_global_is_a_stale_result_not_a_retrace():
+    global SCALE
+    f = explain_retraces(scaled)
+    first = f(jnp.ones(2))
+    SCALE = 5.0
+    try:
+        second = f(jnp.ones(2))
+    finally:
+        SCALE = 2.0
+    assert f.traces == 1 and np.array_equal(first, second)  # jit kept the old 2.0
+    (stale,) = f.calls[-1].stale
+    assert stale.startswith("`SCALE` changed (2.0 → 5.0) but jit did not retrace")
+    assert "STALE" in str(f.report)
+
+
+def test_a_changed_closure_cell_is_stale_too():
+    offset = jnp.zeros(2)
+    f = explain_retraces(lambda x: x + offset)
+    f(jnp.ones(2))
+    offset = jnp.ones(2)  # the lambda reads the cell
+    f(jnp.ones(2))
+    assert f.calls[-1].stale and f.calls[-1].stale[0].startswith("`offset` changed (f32[2]")
+
+
+def test_call_site_compile_time_and_report_forms():
+    f = explain_retraces(lambda x: jnp.sin(x) * 2)
+    f(jnp.ones(3)); line = Path(__file__).read_text().splitlines().index(  # noqa: E702
+        "    f(jnp.ones(3)); line = Path(__file__).read_text().splitlines().index(  # noqa: E702"
+    ) + 1
+    f(jnp.ones(4))
+    first = f.calls[0]
+    assert first.site.where == f"test_tracing_retrace.py:{line}"
+    assert 0 < first.compile_s <= first.call_s
+    text = str(f.report)
+    assert re.search(r"2 calls, 2 traces \(1 retrace\), 0 cache hits", text)
+    assert "`x` changed shape: f32[3] → f32[4]" in text
+    html = f._repr_html_()
+    table = ET.fromstring(html)  # well-formed
+    assert len(table.findall(".//tr")) == 3  # a header and two traces
+    assert repr(f) == "explain_retraces(<lambda>): 2 calls, 2 traces"
+
+
+def test_results_equal_jit():
+    f = explain_retraces(lambda x, n: jnp.cumsum(x) ** n, static_argnums=1)
+    x = jnp.arange(5.0)
+    assert np.array_equal(f(x, 2), jax.jit(lambda x: jnp.cumsum(x) ** 2)(x))
+
+
+def test_bad_inputs_say_what_to_do():
+    with pytest.raises(TypeError) as err:
+        explain_retraces(3)
+    assert str(err.value) == (
+        "explain_retraces needs a function to trace, as jax.make_jaxpr does; got 3 (int). "
+        "Pass the function itself, then call the result with example arguments: "
+        "explain_retraces(loss)(params, batch).")
+    f = explain_retraces(lambda x, n: x * len(n), static_argnums=1)
+    with pytest.raises(TypeError) as err:
+        f(jnp.ones(2), [1, 2])
+    assert str(err.value) == (
+        "explain_retraces: the static argument `n` is [1, 2] (list), which jax.jit cannot "
+        "hash. Pass a tuple instead of a list (or a frozen dataclass instead of a dict), "
+        "or make it a traced argument.")
+    with pytest.raises(TypeError, match=r"explain_retraces cannot trace args\[0\]: it is "
+                                        r"'a' \(str\)"):
+        explain_retraces(lambda x: x)("a")
