@@ -52,7 +52,8 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
 
     Returns:
-        A function taking `f`'s example arguments and returning a `jaxtour.Diagram`.
+        A function of `f`'s example arguments: it lowers `f` for them (and compiles it,
+        for the "compiled" stage) and returns the `jaxtour.Diagram`.
 
     Raises:
         TypeError: `f` is not callable, or an argument is not something JAX traces.
