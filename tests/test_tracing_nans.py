@@ -1,4 +1,4 @@
-"""find_nans: the right equation and source line, forward and backward; "no NaN"; errors."""
+"""find_nans: the right equation and line, forward and backward; "no NaN"; errors."""
 
 import ast
 import re
@@ -16,8 +16,11 @@ HERE = Path(__file__)
 
 def line_of(code: str) -> int:
     """The line number of the (unique) line of this file holding `code`."""
-    (number,) = [i + 1 for i, text in enumerate(HERE.read_text().splitlines())
-                 if text.strip() == code]
+    (number,) = [
+        i + 1
+        for i, text in enumerate(HERE.read_text().splitlines())
+        if text.strip() == code
+    ]
     return number
 
 
@@ -52,16 +55,20 @@ def test_forward_stops_at_the_inf_then_at_the_nan():
     with np.errstate(invalid="ignore"):  # the float64 oracle: 0 * -inf is NaN there too
         expected = np.isnan(a.astype(np.float64) * b.astype(np.float64))
     assert expected.tolist() == np.isnan(np.asarray(nan.step.outputs[0])).tolist()
-    assert str(nan).startswith(f"first NaN in xlogx: step {nan.step.index}, mul, at "
-                               f"test_tracing_nans.py:{nan.line.line} (xlogx)\n"
-                               "    return jnp.sum(x * jnp.log(x))\n  inputs: f32[3]")
+    assert str(nan).startswith(
+        f"first NaN in xlogx: step {nan.step.index}, mul, at "
+        f"test_tracing_nans.py:{nan.line.line} (xlogx)\n"
+        "    return jnp.sum(x * jnp.log(x))\n  inputs: f32[3]"
+    )
 
 
 def test_backward_pass_names_the_line_that_made_the_gradient_nan():
     assert np.isnan(jax.grad(naive_where)(X)[0])  # the premise
     report = find_nans(jax.grad(naive_where), include_inf=False)(X)
     assert report.step.primitive == "div"  # d log(x) = ct / x: 0 / 0
-    assert report.line.line == line_of("return jnp.sum(jnp.where(x > 0, jnp.log(x), 0.0))")
+    assert report.line.line == line_of(
+        "return jnp.sum(jnp.where(x > 0, jnp.log(x), 0.0))"
+    )
     ct, x = (np.asarray(v) for v in report.step.inputs)
     assert (ct[0], x[0]) == (0.0, 0.0)
     # With Infs too, the forward log(0) = -inf inside the where comes first.
@@ -81,20 +88,26 @@ def test_no_nan_is_said_plainly():
     report = find_nans(jax.grad(double_where))(X)
     assert not report.found and report.step is None and report.line is None
     n = len(report.steps)
-    assert str(report) == (f"no NaN or Inf in double_where: all {n} equations gave "
-                           "finite values.")
+    assert str(report) == (
+        f"no NaN or Inf in double_where: all {n} equations gave finite values."
+    )
     assert repr(report) == "NanReport(no NaN or Inf in double_where)"
     assert report._repr_svg_() is None  # Jupyter shows the sentence
     np.testing.assert_allclose(report.steps.outputs, jax.grad(double_where)(X))
-    with pytest.raises(ValueError, match="found no NaN or Inf in double_where, so there "
-                                         "is nothing to draw"):
+    with pytest.raises(
+        ValueError,
+        match="found no NaN or Inf in double_where, so there is nothing to draw",
+    ):
         report.diagram()
 
 
 def test_the_picture_is_the_neighbourhood():
     report = find_nans(jax.grad(naive_where), include_inf=False)(X)
     d = report.diagram()
-    assert d.title == f"first NaN in naive_where: div at test_tracing_nans.py:{report.line.line}"
+    assert (
+        d.title
+        == f"first NaN in naive_where: div at test_tracing_nans.py:{report.line.line}"
+    )
     drawn = {int(i) for i in re.findall(r"^\s*step(\d+) \[", d.source, re.MULTILINE)}
     assert drawn == report.neighbourhood() and report.step.index in drawn
     assert len(drawn) < len(report.steps)
@@ -107,19 +120,24 @@ def test_bad_inputs():
     with pytest.raises(TypeError) as err:
         find_nans(None)
     assert str(err.value) == (
-        "find_nans needs a function to trace, as jax.make_jaxpr does; got None (NoneType). "
-        "Pass the function itself, then call the result with example arguments: "
-        "find_nans(loss)(params, batch).")
+        "find_nans needs a function to trace, as jax.make_jaxpr does; "
+        "got None (NoneType). Pass the function itself, "
+        "then call the result with example arguments: "
+        "find_nans(loss)(params, batch)."
+    )
     with pytest.raises(TypeError) as err:
         find_nans(jnp.log, include_inf="yes")
-    assert str(err.value) == ("find_nans: `include_inf` must be True (stop at a NaN or an "
-                              "Inf) or False (NaNs only); got 'yes' (str).")
+    assert str(err.value) == (
+        "find_nans: `include_inf` must be True (stop at a NaN or an "
+        "Inf) or False (NaNs only); got 'yes' (str)."
+    )
     with pytest.raises(TypeError) as err:
         find_nans(jnp.log)("x")
     assert str(err.value) == (
-        "find_nans cannot trace args[0]: it is 'x' (str), and JAX traces only arrays and "
-        "numbers (or lists, tuples and dicts of them). Pass an array, or name its position "
-        "in static_argnums= so it is treated as a constant.")
+        "find_nans cannot trace args[0]: it is 'x' (str), and JAX traces only "
+        "arrays and numbers (or lists, tuples and dicts of them). Pass an array, or "
+        "name its position in static_argnums= so it is treated as a constant."
+    )
     # None is an empty pytree, so JAX itself complains; the note names the jaxtour call.
     with pytest.raises(TypeError, match="log requires ndarray or scalar") as err:
         find_nans(jnp.log)(None)
@@ -131,7 +149,12 @@ def test_public_jax_only():
     src = HERE.parents[1] / "src" / "jaxtour"
     for path in [*(src / "tracing").glob("*.py"), *(src / "_ir").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 assert not name.startswith(("jax._src", "jax.core")), (path, name)

@@ -1,4 +1,4 @@
-"""explain_retraces: each cause provoked and named, no false retrace, stale reads, errors."""
+"""explain_retraces: each cause provoked and named, no false retrace, stale reads."""
 
 import dataclasses
 import re
@@ -40,15 +40,36 @@ def test_identical_calls_trace_once_and_report_no_retrace():
     assert f.retraces == 0 and "0 retraces" in str(f.report)
 
 
-@pytest.mark.parametrize(("first", "second", "kind", "words"), [
-    (jnp.ones(3), jnp.ones(4), "shape", "`x` changed shape: f32[3] → f32[4]"),
-    (jnp.ones(3), jnp.ones(3, jnp.int32), "dtype", "`x` changed dtype: f32[3] → i32[3]"),
-    (1.0, jnp.float32(1.0), "weak type",
-     "`x` was a Python scalar (weakly typed), now an array: f32[] either way"),
-    ([1.0, 2.0], [1.0, 2.0, 3.0], "structure", "`x` was a list of 2, now a list of 3"),
-    ({"a": 1.0}, {"a": 1.0, "b": 2.0}, "structure",
-     "`x` was a dict with keys a, now a dict with keys a, b"),
-])
+@pytest.mark.parametrize(
+    ("first", "second", "kind", "words"),
+    [
+        (jnp.ones(3), jnp.ones(4), "shape", "`x` changed shape: f32[3] → f32[4]"),
+        (
+            jnp.ones(3),
+            jnp.ones(3, jnp.int32),
+            "dtype",
+            "`x` changed dtype: f32[3] → i32[3]",
+        ),
+        (
+            1.0,
+            jnp.float32(1.0),
+            "weak type",
+            "`x` was a Python scalar (weakly typed), now an array: f32[] either way",
+        ),
+        (
+            [1.0, 2.0],
+            [1.0, 2.0, 3.0],
+            "structure",
+            "`x` was a list of 2, now a list of 3",
+        ),
+        (
+            {"a": 1.0},
+            {"a": 1.0, "b": 2.0},
+            "structure",
+            "`x` was a dict with keys a, now a dict with keys a, b",
+        ),
+    ],
+)
 def test_each_traced_argument_cause_is_named(first, second, kind, words):
     times = []
     f = explain_retraces(counting(times))
@@ -66,7 +87,9 @@ def test_a_static_value_that_changes_retraces_each_time():
         f(jnp.ones(2), n)
     assert len(times) == f.traces == 3
     assert [c.causes[0].words for c in f.calls if c.event == "retrace"] == [
-        "static `n` changed value: 1 → 2", "static `n` changed value: 2 → 3"]
+        "static `n` changed value: 1 → 2",
+        "static `n` changed value: 2 → 3",
+    ]
 
 
 def test_a_static_object_hashed_by_identity_is_named():
@@ -78,8 +101,9 @@ def test_a_static_object_hashed_by_identity_is_named():
         scale: float = 2.0
 
     times = []
-    f = explain_retraces(lambda x, cfg: times.append(1) or x * cfg.scale,
-                         static_argnames="cfg")
+    f = explain_retraces(
+        lambda x, cfg: times.append(1) or x * cfg.scale, static_argnames="cfg"
+    )
     f(jnp.ones(2), cfg=Config())
     f(jnp.ones(2), cfg=Config())
     assert f.calls[-1].causes[0].kind == "static object"
@@ -109,14 +133,16 @@ def test_a_changed_closure_cell_is_stale_too():
     f(jnp.ones(2))
     offset = jnp.ones(2)  # the lambda reads the cell
     f(jnp.ones(2))
-    assert f.calls[-1].stale and f.calls[-1].stale[0].startswith("`offset` changed (f32[2]")
+    assert f.calls[-1].stale and f.calls[-1].stale[0].startswith(
+        "`offset` changed (f32[2]"
+    )
 
 
 def test_call_site_compile_time_and_report_forms():
     f = explain_retraces(lambda x: jnp.sin(x) * 2)
-    f(jnp.ones(3)); line = Path(__file__).read_text().splitlines().index(  # noqa: E702
-        "    f(jnp.ones(3)); line = Path(__file__).read_text().splitlines().index(  # noqa: E702"
-    ) + 1
+    f(jnp.ones(3))  # the first call's site
+    lines = Path(__file__).read_text().splitlines()
+    line = lines.index("    f(jnp.ones(3))  # the first call" + "'s site") + 1
     f(jnp.ones(4))
     first = f.calls[0]
     assert first.site.where == f"test_tracing_retrace.py:{line}"
@@ -140,16 +166,22 @@ def test_bad_inputs_say_what_to_do():
     with pytest.raises(TypeError) as err:
         explain_retraces(3)
     assert str(err.value) == (
-        "explain_retraces needs a function to trace, as jax.make_jaxpr does; got 3 (int). "
-        "Pass the function itself, then call the result with example arguments: "
-        "explain_retraces(loss)(params, batch).")
+        "explain_retraces needs a function to trace, as jax.make_jaxpr does; "
+        "got 3 (int). Pass the function itself, "
+        "then call the result with example arguments: "
+        "explain_retraces(loss)(params, batch)."
+    )
     f = explain_retraces(lambda x, n: x * len(n), static_argnums=1)
     with pytest.raises(TypeError) as err:
         f(jnp.ones(2), [1, 2])
     assert str(err.value) == (
-        "explain_retraces: the static argument `n` is [1, 2] (list), which jax.jit cannot "
-        "hash. Pass a tuple instead of a list (or a frozen dataclass instead of a dict), "
-        "or make it a traced argument.")
-    with pytest.raises(TypeError, match=r"explain_retraces cannot trace args\[0\]: it is "
-                                        r"'a' \(str\)"):
+        "explain_retraces: the static argument `n` is [1, 2] (list), which jax.jit "
+        "cannot hash. Pass a tuple instead of a list (or a frozen dataclass instead "
+        "of a dict), or make it a traced argument."
+    )
+    with pytest.raises(
+        TypeError,
+        match=r"explain_retraces cannot trace args\[0\]: it is "
+        r"'a' \(str\)",
+    ):
         explain_retraces(lambda x: x)("a")

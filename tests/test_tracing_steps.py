@@ -1,4 +1,4 @@
-"""step_through: values against jax.jit and a float64 NumPy oracle, nested jaxprs, pictures."""
+"""step_through: values vs jax.jit and a float64 NumPy oracle, nested jaxprs."""
 
 import re
 from pathlib import Path
@@ -29,8 +29,9 @@ def test_final_values_equal_jit_and_the_numpy_oracle(full_float32):
     (dot,) = by_primitive(steps, "dot_general")
     np.testing.assert_allclose(dot.outputs[0], x64 @ w64, rtol=1e-5, atol=1e-6)
     (tanh,) = by_primitive(steps, "tanh")
-    np.testing.assert_allclose(tanh.outputs[0], np.tanh(x64 @ w64 + b64), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        tanh.outputs[0], np.tanh(x64 @ w64 + b64), rtol=1e-5, atol=1e-6
+    )
     assert tanh.line.code == "return jnp.tanh(h).sum()"
     assert [s.index for s in steps] == list(range(len(steps)))
 
@@ -57,12 +58,15 @@ def test_nested_jaxprs_are_stepped_inside_except_loops(flag):
     assert prims.count("scan") == 1 and prims.count("cond") == 1
     (exp,) = by_primitive(steps, "exp")
     assert exp.scope == ("inner",)
-    np.testing.assert_allclose(exp.outputs[0], np.exp(np.asarray(x, np.float64)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        exp.outputs[0], np.exp(np.asarray(x, np.float64)), rtol=1e-6
+    )
     taken = "cond branch 1" if flag else "cond branch 0"  # cond's index: False is 0
     branch = [s for s in steps if taken in s.scope]
     assert [s.primitive for s in branch] == (["sin"] if flag else ["mul"])
-    assert not any("cond branch" in " ".join(s.scope) and s not in branch for s in steps)
+    assert not any(
+        "cond branch" in " ".join(s.scope) and s not in branch for s in steps
+    )
     y = np.exp(np.asarray(x, np.float64)) - 1.0
     y = np.maximum(np.sin(y) if flag else y * 3.0, 0.0)
     (relu,) = by_primitive(steps, "max")
@@ -87,12 +91,19 @@ def test_picture_shows_values_source_lines_and_progress():
     assert full.counts[0] == 2 + 1 + 1 + 1  # 2 steps, 1 legend swatch, input, output
     source = full.source
     assert "f32[2,2] min 1 max 4 mean 2.5" in source
-    line = Path(__file__).read_text().splitlines().index(
-        "    steps = step_through(lambda x: jnp.sin(x) * 2.0)(x)") + 1
+    line = (
+        Path(__file__)
+        .read_text()
+        .splitlines()
+        .index("    steps = step_through(lambda x: jnp.sin(x) * 2.0)(x)")
+        + 1
+    )
     assert f"test_tracing_steps.py:{line}" in source
     half = steps.diagram(upto=0)
     assert half.title.startswith("<lambda>: step 0 of 2, sin at test_tracing_steps.py")
-    after = re.search(r'step1 \[label="([^"]*)"[^\n]*style="rounded,dashed"', half.source)
+    after = re.search(
+        r'step1 \[label="([^"]*)"[^\n]*style="rounded,dashed"', half.source
+    )
     assert after[1] == f"1: mul\\ntest_tracing_steps.py:{line}"  # not run yet: no value
     assert 'out0 [label="out0\\nf32[2,2]"' in half.source
     assert half.svg().lstrip().startswith("<?xml")
@@ -104,12 +115,17 @@ def test_bad_inputs():
     with pytest.raises(TypeError) as err:
         step_through("sin")
     assert str(err.value) == (
-        "step_through needs a function to trace, as jax.make_jaxpr does; got 'sin' (str). "
-        "Pass the function itself, then call the result with example arguments: "
-        "step_through(loss)(params, batch).")
+        "step_through needs a function to trace, as jax.make_jaxpr does; "
+        "got 'sin' (str). Pass the function itself, "
+        "then call the result with example arguments: "
+        "step_through(loss)(params, batch)."
+    )
     with pytest.raises(TypeError) as err:
         step_through(jnp.sin)(jnp.ones(2), "x")
     assert str(err.value).startswith(
-        "step_through cannot trace args[1]: it is 'x' (str), and JAX traces only arrays")
-    with pytest.raises(ValueError, match=r'step_through: `rankdir` must be one of "TB"'):
+        "step_through cannot trace args[1]: it is 'x' (str), and JAX traces only arrays"
+    )
+    with pytest.raises(
+        ValueError, match=r'step_through: `rankdir` must be one of "TB"'
+    ):
         step_through(jnp.sin, rankdir="up")

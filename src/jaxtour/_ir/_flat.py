@@ -47,19 +47,25 @@ class FlatJaxpr:
 
 # The primitives whose eqns `flatten_jaxpr` inlines, and the param holding their jaxpr.
 JIT_CALLS = {"jit": "jaxpr", "pjit": "jaxpr"}  # `jit` since JAX 0.7, `pjit` before
-# Calls whose forward value is their jaxpr's: custom derivatives (their primal) and remat.
-PRIMAL_CALLS = {**JIT_CALLS, "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
-                "remat2": "jaxpr", "checkpoint": "jaxpr"}
+# Calls whose forward value is their jaxpr's: custom derivatives (their primal), remat.
+PRIMAL_CALLS = {
+    **JIT_CALLS,
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "remat2": "jaxpr",
+    "checkpoint": "jaxpr",
+}
 
 
 def flatten_jaxpr(closed: Any, args: list | None = None,
                   calls: dict[str, str] = JIT_CALLS, scope: tuple = ()) -> FlatJaxpr:
-    """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate every var.
+    """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate all.
 
     `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns,
     unless `calls` (primitive name to the param holding its jaxpr, e.g. `PRIMAL_CALLS`)
     names them. With a `scope` (a name for where this jaxpr sits), every eqn's outputs
-    are fresh vars, so a jaxpr flattened twice defines no var twice. The values come from one compiled run (`evaluate_flat`), not op by op.
+    are fresh vars, so a jaxpr flattened twice defines no var twice. The values come
+    from one compiled run (`evaluate_flat`), not op by op.
     """
     jaxpr = closed.jaxpr
     flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
@@ -100,7 +106,8 @@ def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
                                      list(outvars), scope, eqn))
             continue
         inner = eqn.params[calls[name]]  # a ClosedJaxpr, or an open Jaxpr (remat)
-        body, consts = getattr(inner, "jaxpr", inner), list(getattr(inner, "consts", []))
+        body = getattr(inner, "jaxpr", inner)
+        consts = list(getattr(inner, "consts", []))
         alias.update(zip(body.invars, invars, strict=True))
         flat.constvars += [_fresh(alias, v) for v in body.constvars]
         flat.consts += consts
@@ -142,7 +149,8 @@ def _compiled(probe: Any) -> Any:
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = (probe, jax.jit(jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, []))))
+        run = jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, []))
+        _CACHE[key] = (probe, jax.jit(run))
     return _CACHE[key][1]
 
 

@@ -62,15 +62,18 @@ class _Stop(Exception):
         self.step = step
 
 
-def step_jaxpr(closed: Any, args: list,
-               stop: Callable[[Step], bool] | None = None) -> Stepped:
+def step_jaxpr(
+    closed: Any, args: list, stop: Callable[[Step], bool] | None = None
+) -> Stepped:
     """Run the ClosedJaxpr `closed` on flat `args`, one equation at a time.
 
     After each step `stop(step)` is asked; when it says True the run ends there.
     """
     flat = flatten_jaxpr(closed, calls=PRIMAL_CALLS)
-    inputs = [jnp.asarray(a, dtype=v.aval.dtype) for a, v in zip(args, flat.invars,
-                                                                   strict=True)]
+    inputs = [
+        jnp.asarray(a, dtype=v.aval.dtype)
+        for a, v in zip(args, flat.invars, strict=True)
+    ]
     env = dict(zip(flat.invars, inputs, strict=True))
     env.update(zip(flat.constvars, flat.consts, strict=True))
     run = Stepped(flat.invars, inputs, [], flat.outvars)
@@ -87,19 +90,31 @@ def _read(env: dict, atom: Any) -> Any:
     return atom.val if is_literal(atom) else env[atom]
 
 
-def _run(eqns: list[FlatEqn], env: dict, run: Stepped,
-         stop: Callable[[Step], bool] | None) -> None:
+def _run(
+    eqns: list[FlatEqn], env: dict, run: Stepped, stop: Callable[[Step], bool] | None
+) -> None:
     for flat_eqn in eqns:
         invars = flat_eqn.invars
         if flat_eqn.primitive == "cond":
             invars, outvals = _cond(flat_eqn, env, run, stop)
         else:
             outvals = _bind(flat_eqn.eqn, [_read(env, a) for a in invars])
-        env.update((v, x) for v, x in zip(flat_eqn.outvars, outvals, strict=True)
-                   if not is_dropvar(v))
-        step = Step(len(run.steps), flat_eqn.primitive, invars, flat_eqn.outvars,
-                    [_read(env, a) for a in invars], outvals, flat_eqn.scope,
-                    source_line(flat_eqn.eqn), flat_eqn.eqn)
+        env.update(
+            (v, x)
+            for v, x in zip(flat_eqn.outvars, outvals, strict=True)
+            if not is_dropvar(v)
+        )
+        step = Step(
+            len(run.steps),
+            flat_eqn.primitive,
+            invars,
+            flat_eqn.outvars,
+            [_read(env, a) for a in invars],
+            outvals,
+            flat_eqn.scope,
+            source_line(flat_eqn.eqn),
+            flat_eqn.eqn,
+        )
         run.steps.append(step)
         if stop is not None and stop(step):
             raise _Stop(step)
@@ -107,14 +122,17 @@ def _run(eqns: list[FlatEqn], env: dict, run: Stepped,
 
 def _bind(eqn: Any, invals: list) -> list:
     """One equation, run by its primitive as `jax.core.eval_jaxpr` runs it."""
-    params = eqn.primitive.get_bind_params(eqn.params)  # e.g. shard_map's jaxpr to a fun
+    params = eqn.primitive.get_bind_params(
+        eqn.params
+    )  # e.g. shard_map's jaxpr to a fun
     with eqn.ctx.manager:  # the equation's context: compute type, thread resources
         out = eqn.primitive.bind(*invals, **params)
     return list(out) if eqn.primitive.multiple_results else [out]
 
 
-def _cond(flat_eqn: FlatEqn, env: dict, run: Stepped,
-          stop: Callable[[Step], bool] | None) -> tuple[list, list]:
+def _cond(
+    flat_eqn: FlatEqn, env: dict, run: Stepped, stop: Callable[[Step], bool] | None
+) -> tuple[list, list]:
     """Step the branch the index picks; its steps come before the cond's own step.
 
     Returns the cond step's inputs (the index, then the branch's results, so the
@@ -123,8 +141,11 @@ def _cond(flat_eqn: FlatEqn, env: dict, run: Stepped,
     branches = flat_eqn.params["branches"]
     index_atom, operands = flat_eqn.invars[0], flat_eqn.invars[1:]
     index = int(np.clip(np.asarray(_read(env, index_atom)), 0, len(branches) - 1))
-    inner = flatten_jaxpr(branches[index], calls=PRIMAL_CALLS,
-                          scope=(*flat_eqn.scope, f"cond branch {index}"))
+    inner = flatten_jaxpr(
+        branches[index],
+        calls=PRIMAL_CALLS,
+        scope=(*flat_eqn.scope, f"cond branch {index}"),
+    )
     alias = dict(zip(inner.invars, operands, strict=True))  # branch inputs: outer atoms
     canon = lambda a: a if is_literal(a) else alias.get(a, a)
     env.update(zip(inner.constvars, inner.consts, strict=True))

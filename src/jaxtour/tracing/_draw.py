@@ -1,4 +1,4 @@
-"""Pictures of a stepped run: each equation a node showing its value and its source line.
+"""Pictures of a stepped run: each equation a node with its value and its source line.
 
 Styled as `draw_jaxpr` draws jaxprs (one palette, `jaxtour._style`): inputs white,
 outputs dark, equations coloured by primitive family, calls and the taken `cond`
@@ -36,18 +36,33 @@ def preview(value: Any) -> str:
     if array.size == 0 or array.dtype.kind not in "biufc":
         return head
     if array.dtype.kind == "b":
-        return f"{head} = {bool(array.item())}" if array.size == 1 else \
-            f"{head} {int(array.sum())} True"
+        return (
+            f"{head} = {bool(array.item())}"
+            if array.size == 1
+            else f"{head} {int(array.sum())} True"
+        )
     if array.size == 1:
         return f"{head} = {_number(array.item())}"
     if array.dtype.kind == "c":
         return head
     numbers = array.astype(np.float64)
     finite = numbers[np.isfinite(numbers)]
-    parts = [f"min {_number(finite.min())} max {_number(finite.max())} "
-             f"mean {_number(finite.mean())}"] if finite.size else []
-    parts += [f"{n} {what}" for n, what in ((int(np.isnan(numbers).sum()), "NaN"),
-                                             (int(np.isinf(numbers).sum()), "Inf")) if n]
+    parts = (
+        [
+            f"min {_number(finite.min())} max {_number(finite.max())} "
+            f"mean {_number(finite.mean())}"
+        ]
+        if finite.size
+        else []
+    )
+    parts += [
+        f"{n} {what}"
+        for n, what in (
+            (int(np.isnan(numbers).sum()), "NaN"),
+            (int(np.isinf(numbers).sum()), "Inf"),
+        )
+        if n
+    ]
     return f"{head} {', '.join(parts)}"
 
 
@@ -55,24 +70,38 @@ def _number(x: Any) -> str:
     return f"{x:.3g}" if isinstance(x, float | np.floating) else str(x)
 
 
-def draw_run(run: Stepped, title: str, *, arg_names: Any = None, rankdir: str = "TB",
-             only: set[int] | None = None, highlight: int | None = None,
-             upto: int | None = None, subtitle: str = "") -> Diagram:
+def draw_run(
+    run: Stepped,
+    title: str,
+    *,
+    arg_names: Any = None,
+    rankdir: str = "TB",
+    only: set[int] | None = None,
+    highlight: int | None = None,
+    upto: int | None = None,
+    subtitle: str = "",
+) -> Diagram:
     """The steps of `run` (those in `only`, or all) as a `Diagram`.
 
     Steps after `upto` are drawn dashed, without values; `highlight` gets a red frame.
     """
     import graphviz
 
-    graph = graphviz.Digraph(name="steps", graph_attr=_style.graph_attrs(title, rankdir, subtitle),
-                             node_attr=_style.NODE, edge_attr=_style.EDGE)
+    graph = graphviz.Digraph(
+        name="steps",
+        graph_attr=_style.graph_attrs(title, rankdir, subtitle),
+        node_attr=_style.NODE,
+        edge_attr=_style.EDGE,
+    )
     canvas = _style.Canvas(graph, labels=False)
     made: dict = {}  # var -> node that made it
     names = list(arg_names or ())
     for i, (var, value) in enumerate(zip(run.invars, run.inputs, strict=True)):
         name = names[i] if i < len(names) and names[i] else f"in{i}"
         if only is None or _reads(run, only, var):
-            graph.node(f"in{i}", _style.text_label(name, preview(value)), **_style.INPUT)
+            graph.node(
+                f"in{i}", _style.text_label(name, preview(value)), **_style.INPUT
+            )
             made[var] = f"in{i}"
     for step in run.steps:
         if only is None or step.index in only:
@@ -83,8 +112,7 @@ def draw_run(run: Stepped, title: str, *, arg_names: Any = None, rankdir: str = 
         done = upto is None or upto >= len(run.steps) - 1
         for i, (atom, value) in enumerate(zip(run.outvars, run.outputs, strict=True)):
             shown = preview(value) if done else _ir.type_str(np.asarray(value))
-            graph.node(f"out{i}", _style.text_label(f"out{i}", shown),
-                       **_style.OUTPUT)
+            graph.node(f"out{i}", _style.text_label(f"out{i}", shown), **_style.OUTPUT)
             _connect(canvas, atom, f"out{i}", made)
     canvas.finish()
     return Diagram.from_graph(graph, title)
@@ -95,24 +123,37 @@ def _loose_inputs(graph: Any, step: Any, made: dict) -> None:
     for atom, value in zip(step.invars, step.inputs, strict=True):
         if not _ir.is_literal(atom) and atom not in made:
             node = made[atom] = f"value{len(made)}"
-            graph.node(node, _style.text_label(preview(value)), shape="plaintext",
-                       fontsize="12", style="solid")
+            graph.node(
+                node,
+                _style.text_label(preview(value)),
+                shape="plaintext",
+                fontsize="12",
+                style="solid",
+            )
 
 
 def _reads(run: Stepped, only: set[int], var: Any) -> bool:
     return any(var in step.invars for step in run.steps if step.index in only)
 
 
-def _step_node(canvas: _style.Canvas, step: Any, made: dict, upto: int | None,
-               highlight: int | None) -> None:
+def _step_node(
+    canvas: _style.Canvas,
+    step: Any,
+    made: dict,
+    upto: int | None,
+    highlight: int | None,
+) -> None:
     node = f"step{step.index}"
     ran = upto is None or step.index <= upto
     value = preview(step.outputs[0]) if ran and step.outputs else ""
     more = f" (+{len(step.outputs) - 1} more)" if ran and len(step.outputs) > 1 else ""
     line = step.line.where if step.line else ""
     label = _style.text_label(f"{step.index}: {step.primitive}", value + more, line)
-    attrs = {**_style.node_attrs(step.primitive), **({} if ran else _style.DEAD),
-             **(HIGHLIGHT if step.index == highlight else {})}
+    attrs = {
+        **_style.node_attrs(step.primitive),
+        **({} if ran else _style.DEAD),
+        **(HIGHLIGHT if step.index == highlight else {}),
+    }
     tooltip = f"{step.line}  {step.line.code}" if step.line else step.primitive
     with _clusters(canvas, step.scope) as g:
         g.node(node, label, tooltip=tooltip, **attrs)
@@ -136,7 +177,7 @@ def _clusters(canvas: _style.Canvas, scope: tuple[str, ...]) -> Iterator[Any]:
     with contextlib.ExitStack() as stack:
         g = canvas.graph
         for depth in range(len(scope)):
-            name = ids.setdefault(scope[:depth + 1], canvas.new_id("cluster_"))
+            name = ids.setdefault(scope[: depth + 1], canvas.new_id("cluster_"))
             g = stack.enter_context(g.subgraph(name=name))
             g.attr(label=scope[depth], **_style.NESTED)
         yield g

@@ -1,4 +1,4 @@
-"""`find_nans`: the first equation that makes a NaN (or an Inf), and the line that wrote it."""
+"""`find_nans`: the first equation that makes a NaN (or an Inf), and its source line."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from jaxtour.tracing._steps import Steps, run_steps
 WHO = "find_nans"
 
 
-def find_nans(f: Callable, *, include_inf: bool = True,
-              static_argnums: int | tuple[int, ...] = ()) -> Callable[..., NanReport]:
+def find_nans(
+    f: Callable, *, include_inf: bool = True, static_argnums: int | tuple[int, ...] = ()
+) -> Callable[..., NanReport]:
     """As `jax_debug_nans`, but it names the equation and draws where the NaN came from.
 
     `f` runs one equation at a time (`step_through`) and stops at the first equation
@@ -51,14 +52,24 @@ def find_nans(f: Callable, *, include_inf: bool = True,
     """
     _ir.check_callable(f, WHO)
     if not isinstance(include_inf, bool):
-        raise TypeError(f"{WHO}: `include_inf` must be True (stop at a NaN or an Inf) or "
-                        f"False (NaNs only); got {_ir.describe(include_inf)}.")
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        raise TypeError(
+            f"{WHO}: `include_inf` must be True (stop at a NaN or an Inf) or "
+            f"False (NaNs only); got {_ir.describe(include_inf)}."
+        )
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
     bad = _bad_values(include_inf)
 
     def find(*args: Any, **kwargs: Any) -> NanReport:
-        steps = run_steps(f, args, kwargs, static, WHO,
-                          stop=lambda step: any(bad(v) for v in step.outputs))
+        steps = run_steps(
+            f,
+            args,
+            kwargs,
+            static,
+            WHO,
+            stop=lambda step: any(bad(v) for v in step.outputs),
+        )
         return NanReport(steps, include_inf)
 
     return find
@@ -69,7 +80,9 @@ def _bad_values(include_inf: bool) -> Callable[[Any], bool]:
         array = np.asarray(value)
         if array.dtype.kind not in "fc":
             return False
-        return bool(np.any(~np.isfinite(array)) if include_inf else np.any(np.isnan(array)))
+        return bool(
+            np.any(~np.isfinite(array)) if include_inf else np.any(np.isnan(array))
+        )
 
     return bad
 
@@ -96,49 +109,73 @@ class NanReport:
         maker = {v: s.index for s in self.steps for v in s.outvars}
         keep, frontier = {self.step.index}, [self.step]
         for _ in range(back):
-            found = {maker[a] for s in frontier for a in s.invars
-                     if not _ir.is_literal(a) and a in maker}
+            found = {
+                maker[a]
+                for s in frontier
+                for a in s.invars
+                if not _ir.is_literal(a) and a in maker
+            }
             frontier = [self.steps[i] for i in sorted(found - keep)]
             keep |= found
         return keep
 
     def diagram(self, back: int = 2) -> Diagram:
-        """The equation that made the first NaN (framed red), its inputs and their makers."""
+        """The step that made the first NaN (framed red), its inputs, their makers."""
         if self.step is None:
-            raise ValueError(f"{WHO} found no {self.what} in {self.steps.name}, so there "
-                             "is nothing to draw; `str(report)` says so in words.")
+            raise ValueError(
+                f"{WHO} found no {self.what} in {self.steps.name}, so there "
+                "is nothing to draw; `str(report)` says so in words."
+            )
         where = f" at {self.line.where}" if self.line else ""
-        title = f"first {self._kind()} in {self.steps.name}: {self.step.primitive}{where}"
-        return self.steps.diagram(highlight=self.step.index, only=self.neighbourhood(back),
-                                  title=title, subtitle=self.line.code if self.line else "")
+        title = (
+            f"first {self._kind()} in {self.steps.name}: {self.step.primitive}{where}"
+        )
+        return self.steps.diagram(
+            highlight=self.step.index,
+            only=self.neighbourhood(back),
+            title=title,
+            subtitle=self.line.code if self.line else "",
+        )
 
     def _kind(self) -> str:
         out = [np.asarray(v) for v in self.step.outputs] if self.step else []
-        return "NaN" if any(np.isnan(a).any() for a in out if a.dtype.kind in "fc") \
+        return (
+            "NaN"
+            if any(np.isnan(a).any() for a in out if a.dtype.kind in "fc")
             else "Inf"
+        )
 
     def _repr_svg_(self) -> str | None:
         return self.diagram()._repr_svg_() if self.found else None
 
     def __str__(self) -> str:
         if self.step is None:
-            return (f"no {self.what} in {self.steps.name}: all "
-                    f"{plural(len(self.steps), 'equation')} gave finite values.")
+            return (
+                f"no {self.what} in {self.steps.name}: all "
+                f"{plural(len(self.steps), 'equation')} gave finite values."
+            )
         step, where = self.step, f"{self.line}" if self.line else "no source line"
         code = f"\n    {self.line.code}" if self.line and self.line.code else ""
-        inputs = "; ".join(_atom(a, v) for a, v in zip(step.invars, step.inputs,
-                                                       strict=True))
-        return (f"first {self._kind()} in {self.steps.name}: step {step.index}, "
-                f"{step.primitive}, at {where}{code}\n"
-                f"  inputs: {inputs}\n  result: {preview(step.outputs[0])}")
+        inputs = "; ".join(
+            _atom(a, v) for a, v in zip(step.invars, step.inputs, strict=True)
+        )
+        return (
+            f"first {self._kind()} in {self.steps.name}: step {step.index}, "
+            f"{step.primitive}, at {where}{code}\n"
+            f"  inputs: {inputs}\n  result: {preview(step.outputs[0])}"
+        )
 
     def __repr__(self) -> str:
         if self.step is None:
             return f"NanReport(no {self.what} in {self.steps.name})"
         where = f" at {self.line.where}" if self.line else ""
-        return f"NanReport(first {self._kind()}: step {self.step.index}, " \
-               f"{self.step.primitive}{where})"
+        return (
+            f"NanReport(first {self._kind()}: step {self.step.index}, "
+            f"{self.step.primitive}{where})"
+        )
 
 
 def _atom(atom: Any, value: Any) -> str:
-    return f"{_ir.literal_str(atom)} (literal)" if _ir.is_literal(atom) else preview(value)
+    return (
+        f"{_ir.literal_str(atom)} (literal)" if _ir.is_literal(atom) else preview(value)
+    )

@@ -1,4 +1,4 @@
-"""The retrace table: one row per call that traced (or read a stale value), text and HTML."""
+"""The retrace table: a row per call that traced (or read a stale value); text, HTML."""
 
 from __future__ import annotations
 
@@ -29,9 +29,12 @@ class RetraceReport:
         """One line: calls, traces, retraces, cache hits and the compile time spent."""
         hits = len(self.calls) - self.traces
         spent = sum(c.compile_s for c in self.calls)
-        return (f"explain_retraces({self.name}): {plural(len(self.calls), 'call')}, "
-                f"{plural(self.traces, 'trace')} ({plural(max(self.traces - 1, 0), 'retrace')})"
-                f", {plural(hits, 'cache hit')}; {_ms(spent)} tracing and compiling")
+        retraces = plural(max(self.traces - 1, 0), "retrace")
+        return (
+            f"explain_retraces({self.name}): {plural(len(self.calls), 'call')}, "
+            f"{plural(self.traces, 'trace')} ({retraces}), "
+            f"{plural(hits, 'cache hit')}; {_ms(spent)} tracing and compiling"
+        )
 
     def _cells(self, call: Any) -> tuple[str, str, str, str, list[tuple[str, str]]]:
         """(call, where, what, compile, [(why, hint), ...]) for one row."""
@@ -39,7 +42,8 @@ class RetraceReport:
             why = [("first call: traced and compiled", "")]
         elif call.event == "retrace":
             why = [(c.words, c.hint) for c in call.causes] or [
-                ("the arguments changed in a way jaxtour does not name", "")]
+                ("the arguments changed in a way jaxtour does not name", "")
+            ]
         else:
             why = [("STALE: " + s, "pass it as an argument") for s in call.stale]
         where = call.site.where if call.site else ""
@@ -48,9 +52,12 @@ class RetraceReport:
 
     def __str__(self) -> str:
         rows = [self._cells(c) for c in self.rows]
-        widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(_HEAD[:4])]
-        line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths,
-                                                                   strict=False))
+        widths = [
+            max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(_HEAD[:4])
+        ]
+        line = lambda cells: "  ".join(
+            c.ljust(w) for c, w in zip(cells, widths, strict=False)
+        )
         out = [self.summary, line(_HEAD[:4]) + "  why"]
         for *cells, why in rows:
             pad = " " * len(line(["" for _ in widths]))
@@ -61,23 +68,31 @@ class RetraceReport:
         return "\n".join(out)
 
     def __repr__(self) -> str:
-        return f"RetraceReport({self.name!r}: {plural(len(self.calls), 'call')}, " \
-               f"{plural(self.traces, 'trace')})"
+        return (
+            f"RetraceReport({self.name!r}: {plural(len(self.calls), 'call')}, "
+            f"{plural(self.traces, 'trace')})"
+        )
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th style='{_CELL}'>{h}</th>" for h in _HEAD)
         body = []
         for *cells, why in (self._cells(c) for c in self.rows):
-            text = "<br/>".join(f"{escape(w)}" + (f"<br/><small style='color:#555'>→ "
-                                                  f"{escape(h)}</small>" if h else "")
-                               for w, h in why)
+            text = "<br/>".join(
+                f"{escape(w)}"
+                + (f"<br/><small style='color:#555'>→ {escape(h)}</small>" if h else "")
+                for w, h in why
+            )
             colour = {"retrace": "#fdecea", "cache hit": "#fff6dc"}.get(cells[2], "")
             style = f" style='background:{colour}'" if colour else ""
-            body.append(f"<tr{style}>" + "".join(f"<td style='{_CELL}'>{escape(c)}</td>"
-                                                 for c in cells)
-                        + f"<td style='{_CELL}'>{text}</td></tr>")
-        return (f"<div class='jaxtour-retraces'><b>{escape(self.summary)}</b>"
-                f"<table><tr>{head}</tr>{''.join(body)}</table></div>")
+            body.append(
+                f"<tr{style}>"
+                + "".join(f"<td style='{_CELL}'>{escape(c)}</td>" for c in cells)
+                + f"<td style='{_CELL}'>{text}</td></tr>"
+            )
+        return (
+            f"<div class='jaxtour-retraces'><b>{escape(self.summary)}</b>"
+            f"<table><tr>{head}</tr>{''.join(body)}</table></div>"
+        )
 
 
 def _ms(seconds: float) -> str:

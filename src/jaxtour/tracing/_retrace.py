@@ -1,4 +1,4 @@
-"""`explain_retraces`: `jax.jit` that says, call by call, whether it traced again and why."""
+"""`explain_retraces`: `jax.jit` that says, call by call, if it traced again and why."""
 
 from __future__ import annotations
 
@@ -18,13 +18,16 @@ from jaxtour.tracing._signature import (
     arg_names,
     differences,
     signature,
-    watched,
 )
+from jaxtour.tracing._watched import watched
 
 WHO = "explain_retraces"
 # JAX's own timings of a compilation (jax.monitoring, public): trace, lower, compile.
-_COMPILE_EVENTS = ("jaxpr_trace_duration", "jaxpr_to_mlir_module_duration",
-                   "backend_compile_duration")
+_COMPILE_EVENTS = (
+    "jaxpr_trace_duration",
+    "jaxpr_to_mlir_module_duration",
+    "backend_compile_duration",
+)
 
 
 class Call(NamedTuple):
@@ -40,9 +43,13 @@ class Call(NamedTuple):
     call_s: float
 
 
-def explain_retraces(f: Callable, *, static_argnums: int | tuple[int, ...] = (),
-                     static_argnames: str | tuple[str, ...] = ()) -> Retraced:
-    """As `jax.jit(f)`, but each call is recorded, and a call that traces again says why.
+def explain_retraces(
+    f: Callable,
+    *,
+    static_argnums: int | tuple[int, ...] = (),
+    static_argnames: str | tuple[str, ...] = (),
+) -> Retraced:
+    """As `jax.jit(f)`, but each call is recorded and a call that traces again says why.
 
     Each call's signature (the pytree structure of the traced arguments, each leaf's
     shape, dtype and weak type, each static argument's value or identity) is kept; a
@@ -69,7 +76,8 @@ def explain_retraces(f: Callable, *, static_argnums: int | tuple[int, ...] = (),
     Example:
         >>> import jax.numpy as jnp
         >>> scaled = explain_retraces(lambda x, n: x * n, static_argnums=1)
-        >>> _ = scaled(jnp.ones(3), 2); _ = scaled(jnp.ones(3), 2); _ = scaled(jnp.ones(3), 3)
+        >>> for n in (2, 2, 3):
+        ...     _ = scaled(jnp.ones(3), n)
         >>> scaled.traces, [c.event for c in scaled.calls]
         (2, ['first trace', 'cache hit', 'retrace'])
         >>> scaled.calls[-1].causes[0].words
@@ -86,8 +94,12 @@ def _tuple(value: Any) -> tuple:
 class Retraced:
     """A jitted function that records its calls (made by `explain_retraces`)."""
 
-    def __init__(self, f: Callable, static_argnums: tuple[int, ...],
-                 static_argnames: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        f: Callable,
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+    ) -> None:
         self.fn, self.name = f, _ir.function_name(f)
         self.static, self.static_names = static_argnums, static_argnames
         self.traces = 0
@@ -99,8 +111,9 @@ class Retraced:
             self.traces += 1  # runs only while jit traces: a Python side effect
             return f(*args, **kwargs)
 
-        self._jitted = jax.jit(counted, static_argnums=static_argnums,
-                               static_argnames=static_argnames)
+        self._jitted = jax.jit(
+            counted, static_argnums=static_argnums, static_argnames=static_argnames
+        )
 
     @property
     def retraces(self) -> int:
@@ -114,11 +127,17 @@ class Retraced:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         frame = sys._getframe(1)
-        site = _ir.SourceLine(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        site = _ir.SourceLine(
+            frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+        )
         names = arg_names(self.fn, len(args))
         by_name = tuple(i for i, name in enumerate(names) if name in self.static_names)
-        _ir.check_args(args, {k: v for k, v in kwargs.items() if k not in self.static_names},
-                       self.static + by_name, WHO)
+        _ir.check_args(
+            args,
+            {k: v for k, v in kwargs.items() if k not in self.static_names},
+            self.static + by_name,
+            WHO,
+        )
         sig = signature(names, args, kwargs, self.static, self.static_names)
         before, timings = self.traces, []
 
@@ -133,28 +152,41 @@ class Retraced:
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
-        self.calls.append(self._record(sig, self.traces > before, site, sum(timings), took))
+        self.calls.append(
+            self._record(sig, self.traces > before, site, sum(timings), took)
+        )
         return out
 
-    def _record(self, sig: Signature, traced: bool, site: Any, compile_s: float,
-                call_s: float) -> Call:
+    def _record(
+        self, sig: Signature, traced: bool, site: Any, compile_s: float, call_s: float
+    ) -> Call:
         now, causes, stale = watched(self.fn), [], []
         if not traced:
             event = "cache hit"
             then = self._seen.get(sig, next(reversed(self._seen.values()), now))
-            stale = [f"`{name}` changed ({then[name]} → {now[name]}) but jit did not "
-                     "retrace: this call used the value from when it was traced"
-                     for name in now if name in then and now[name] != then[name]]
+            stale = [
+                f"`{name}` changed ({then[name]} → {now[name]}) but jit did not "
+                "retrace: this call used the value from when it was traced"
+                for name in now
+                if name in then and now[name] != then[name]
+            ]
         elif not self._seen:
             event = "first trace"
         elif sig in self._seen:
             event = "retrace"
-            causes = [Cause("cache", "the same signature as an earlier call: JAX's cache "
-                            "no longer held it (jax.clear_caches() or a changed config)",
-                            "")]
+            causes = [
+                Cause(
+                    "cache",
+                    "the same signature as an earlier call: JAX's cache "
+                    "no longer held it (jax.clear_caches() or a changed config)",
+                    "",
+                )
+            ]
         else:
             event = "retrace"
-            causes = min((differences(sig, old) for old in reversed(self._seen)), key=len)
+            causes = min(
+                (differences(sig, old) for old in reversed(self._seen)), key=len
+            )
         if traced:
             self._seen[sig] = now
         return Call(len(self.calls) + 1, site, event, causes, stale, compile_s, call_s)
@@ -166,5 +198,7 @@ class Retraced:
         return str(self.report)
 
     def __repr__(self) -> str:
-        return (f"explain_retraces({self.name}): {len(self.calls)} calls, "
-                f"{self.traces} traces")
+        return (
+            f"explain_retraces({self.name}): {len(self.calls)} calls, "
+            f"{self.traces} traces"
+        )

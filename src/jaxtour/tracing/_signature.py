@@ -1,21 +1,16 @@
-"""What `jax.jit` keys its cache on, recorded per call, and the difference in plain words.
+"""What `jax.jit` keys its cache on, recorded per call, and differences in plain words.
 
 A call's `Signature`: the pytree structure of its traced arguments, each leaf's shape,
 dtype and weak type, and each static argument's value (or, for an object hashed by
 identity, its id). `differences(new, old)` names what changed, with what to do.
-`watched(f)` fingerprints the globals and closed-over values `f` reads: jit does not
-key on those, so a change there is a stale result, not a retrace.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import types
 from typing import Any, NamedTuple
 
 import jax
-import numpy as np
 
 from jaxtour import _ir
 
@@ -48,7 +43,8 @@ class Signature(NamedTuple):
 class Cause(NamedTuple):
     """One difference between two calls, in words, and what to do about it."""
 
-    kind: str  # "structure", "shape", "dtype", "weak type", "static value", "static object"
+    # "structure", "shape", "dtype", "weak type", "static value" or "static object"
+    kind: str
     words: str
     hint: str
 
@@ -59,13 +55,19 @@ def arg_names(f: Any, n: int) -> list[str]:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         params = []
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                   p.POSITIONAL_OR_KEYWORD)]
+    names = [
+        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
 
 
-def signature(names: list[str], args: tuple, kwargs: dict,
-              static: tuple[int, ...], static_names: tuple[str, ...]) -> Signature:
+def signature(
+    names: list[str],
+    args: tuple,
+    kwargs: dict,
+    static: tuple[int, ...],
+    static_names: tuple[str, ...],
+) -> Signature:
     """The `Signature` of one call (`names`: one per positional argument)."""
     named = {**dict(zip(names, args, strict=True)), **kwargs}
     is_static = {names[i] for i in static if i < len(names)} | set(static_names)
@@ -77,8 +79,13 @@ def signature(names: list[str], args: tuple, kwargs: dict,
         trees.append((name, _structure(value), str(jax.tree.structure(value))))
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             aval = jax.typeof(leaf)
-            leaves.append(Leaf(name + jax.tree_util.keystr(path), _ir.type_str(aval),
-                               bool(getattr(aval, "weak_type", False))))
+            leaves.append(
+                Leaf(
+                    name + jax.tree_util.keystr(path),
+                    _ir.type_str(aval),
+                    bool(getattr(aval, "weak_type", False)),
+                )
+            )
     return Signature(tuple(trees), tuple(leaves), tuple(statics))
 
 
@@ -89,10 +96,15 @@ def _static(name: str, value: Any) -> Static:
         raise TypeError(
             f"explain_retraces: the static argument `{name}` is {_ir.describe(value)}, "
             "which jax.jit cannot hash. Pass a tuple instead of a list (or a frozen "
-            "dataclass instead of a dict), or make it a traced argument.") from None
+            "dataclass instead of a dict), or make it a traced argument."
+        ) from None
     by_identity = type(value).__hash__ is object.__hash__
-    return Static(name, _ir.describe(value, 30).rsplit(" (", 1)[0],
-                  id(value) if by_identity else value, by_identity)
+    return Static(
+        name,
+        _ir.describe(value, 30).rsplit(" (", 1)[0],
+        id(value) if by_identity else value,
+        by_identity,
+    )
 
 
 def _structure(value: Any) -> str:
@@ -103,42 +115,72 @@ def _structure(value: Any) -> str:
         return f"a dict with keys {', '.join(map(str, value))}"
     leaves = jax.tree.leaves(value)
     if len(leaves) == 1 and leaves[0] is value:
-        return "a Python number" if isinstance(value, int | float | complex) else "an array"
+        return (
+            "a Python number"
+            if isinstance(value, int | float | complex)
+            else "an array"
+        )
     return f"{type(value).__name__} ({jax.tree.structure(value)})"
 
 
 def differences(new: Signature, old: Signature) -> list[Cause]:
     """What changed from `old` to `new`, most structural first."""
-    causes = [Cause("structure", f"`{name}` was {old_s}, now {new_s}",
-                    "pass one array (jnp.asarray) instead of a list of numbers, or keep "
-                    "the structure fixed")
-              for (name, new_s, new_t), (_, old_s, old_t) in zip(new.trees, old.trees,
-                                                                 strict=False)
-              if new_t != old_t]
+    causes = [
+        Cause(
+            "structure",
+            f"`{name}` was {old_s}, now {new_s}",
+            "pass one array (jnp.asarray) instead of a list of numbers, or keep "
+            "the structure fixed",
+        )
+        for (name, new_s, new_t), (_, old_s, old_t) in zip(
+            new.trees, old.trees, strict=False
+        )
+        if new_t != old_t
+    ]
     if [t[0] for t in new.trees] != [t[0] for t in old.trees]:
-        causes.append(Cause("structure", "the traced arguments are not the same ones "
-                            "(a keyword argument added or dropped)",
-                            "call with the same arguments each time"))
+        causes.append(
+            Cause(
+                "structure",
+                "the traced arguments are not the same ones "
+                "(a keyword argument added or dropped)",
+                "call with the same arguments each time",
+            )
+        )
     if not causes and len(new.leaves) == len(old.leaves):
-        causes += [c for a, b in zip(new.leaves, old.leaves, strict=True)
-                   if (c := _leaf_cause(a, b))]
-    causes += [c for a, b in zip(new.statics, old.statics, strict=False)
-               if (c := _static_cause(a, b))]
+        causes += [
+            c
+            for a, b in zip(new.leaves, old.leaves, strict=True)
+            if (c := _leaf_cause(a, b))
+        ]
+    causes += [
+        c
+        for a, b in zip(new.statics, old.statics, strict=False)
+        if (c := _static_cause(a, b))
+    ]
     return causes
 
 
 def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
     if new.type.split("[")[0] != old.type.split("[")[0]:
-        return Cause("dtype", f"`{new.path}` changed dtype: {old.type} → {new.type}",
-                     "pass the same dtype every call (1.0, not 1)")
+        return Cause(
+            "dtype",
+            f"`{new.path}` changed dtype: {old.type} → {new.type}",
+            "pass the same dtype every call (1.0, not 1)",
+        )
     if new.type != old.type:
-        return Cause("shape", f"`{new.path}` changed shape: {old.type} → {new.type}",
-                     "jit compiles once per shape: pad to a few fixed sizes")
+        return Cause(
+            "shape",
+            f"`{new.path}` changed shape: {old.type} → {new.type}",
+            "jit compiles once per shape: pad to a few fixed sizes",
+        )
     if new.weak != old.weak:
         what = lambda weak: "a Python scalar (weakly typed)" if weak else "an array"
-        return Cause("weak type", f"`{new.path}` was {what(old.weak)}, now "
-                     f"{what(new.weak)}: {new.type} either way",
-                     "pass the same kind each call: always an array, or always a number")
+        return Cause(
+            "weak type",
+            f"`{new.path}` was {what(old.weak)}, now "
+            f"{what(new.weak)}: {new.type} either way",
+            "pass the same kind each call: always an array, or always a number",
+        )
     return None
 
 
@@ -146,58 +188,15 @@ def _static_cause(new: Static, old: Static) -> Cause | None:
     if new.key is old.key or (not new.by_identity and new.key == old.key):
         return None
     if new.by_identity:
-        return Cause("static object", f"static `{new.path}` is a new object, hashed by "
-                     f"identity ({new.shown})", "give its class __eq__ and __hash__ "
-                     "by value (a frozen dataclass), or reuse one object")
-    return Cause("static value", f"static `{new.path}` changed value: {old.shown} → "
-                 f"{new.shown}", "each new value compiles anew: make it a traced "
-                 "argument unless it sets a shape or a Python branch")
-
-
-def watched(f: Any) -> dict[str, str]:
-    """Fingerprints of the globals and closed-over values `f`'s code reads."""
-    f = inspect.unwrap(getattr(f, "func", f))
-    code = getattr(f, "__code__", None)
-    if code is None:
-        return {}
-    found: dict[str, Any] = {}
-    scope = getattr(f, "__globals__", {})
-    for name in _names(code):
-        if name in scope:
-            found[name] = scope[name]
-    cells = zip(code.co_freevars, getattr(f, "__closure__", None) or (), strict=False)
-    for name, cell in cells:
-        try:
-            found[name] = cell.cell_contents
-        except ValueError:  # a cell not yet filled
-            continue
-    return {k: fp for k, v in found.items() if (fp := _fingerprint(v)) is not None}
-
-
-def _names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:  # lambdas and comprehensions inside f
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
-
-
-def _fingerprint(value: Any) -> str | None:
-    """A value's content in a short string; None for what cannot change meaning
-    (modules, functions, classes)."""
-    if isinstance(value, types.ModuleType | types.FunctionType | type
-                  | types.BuiltinFunctionType):
-        return None
-    if isinstance(value, bool | int | float | complex | str | bytes | type(None)):
-        return repr(value)
-    if isinstance(value, jax.Array | np.ndarray):
-        if value.size > 2**20:  # hashing megabytes each call would cost more than the call
-            return f"{_ir.type_str(value)} object {id(value)}"
-        array = np.asarray(value)
-        digest = hashlib.sha1(array.tobytes()).hexdigest()[:8]
-        return f"{_ir.type_str(array)} #{digest}"
-    if isinstance(value, tuple | list) and len(value) <= 16:
-        parts = [p for v in value if (p := _fingerprint(v)) is not None]
-        return f"{type(value).__name__}({', '.join(parts)})" \
-            if len(parts) == len(value) else None
-    return None
+        return Cause(
+            "static object",
+            f"static `{new.path}` is a new object, hashed by identity ({new.shown})",
+            "give its class __eq__ and __hash__ "
+            "by value (a frozen dataclass), or reuse one object",
+        )
+    return Cause(
+        "static value",
+        f"static `{new.path}` changed value: {old.shown} → {new.shown}",
+        "each new value compiles anew: make it a traced "
+        "argument unless it sets a shape or a Python branch",
+    )

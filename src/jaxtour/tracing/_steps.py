@@ -17,8 +17,9 @@ WHO = "step_through"
 MAX_STEPS = 80  # a picture past this many steps shows a window of them
 
 
-def step_through(f: Callable, *, static_argnums: int | tuple[int, ...] = (),
-                 rankdir: str = "TB") -> Callable[..., Steps]:
+def step_through(
+    f: Callable, *, static_argnums: int | tuple[int, ...] = (), rankdir: str = "TB"
+) -> Callable[..., Steps]:
     """As `jax.jit(f)(*args)`, but one equation at a time, with every value kept.
 
     `f` is traced to a jaxpr, and each equation runs by its own primitive (as
@@ -45,12 +46,14 @@ def step_through(f: Callable, *, static_argnums: int | tuple[int, ...] = (),
         >>> steps = step_through(lambda x: jnp.sin(x) * 2.0)(jnp.array([0.0, 1.0]))
         >>> [step.primitive for step in steps]
         ['sin', 'mul']
-        >>> steps[-1].outputs[0].tolist() == (jnp.sin(jnp.array([0.0, 1.0])) * 2).tolist()
+        >>> steps[-1].outputs[0].tolist() == (jnp.sin(jnp.arange(2.0)) * 2).tolist()
         True
     """
     _ir.check_callable(f, WHO)
     _style.check_rankdir(rankdir, WHO)
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
 
     def run(*args: Any, **kwargs: Any) -> Steps:
         return run_steps(f, args, kwargs, static, WHO, rankdir=rankdir)
@@ -58,15 +61,27 @@ def step_through(f: Callable, *, static_argnums: int | tuple[int, ...] = (),
     return run
 
 
-def run_steps(f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...], who: str,
-              stop: Callable[[Step], bool] | None = None, rankdir: str = "TB") -> Steps:
+def run_steps(
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    static: tuple[int, ...],
+    who: str,
+    stop: Callable[[Step], bool] | None = None,
+    rankdir: str = "TB",
+) -> Steps:
     """Trace `f` (checked, as every jaxtour call does) and step its jaxpr."""
     traced = _ir.trace(f, args, kwargs, who=who, static_argnums=static)
     dynamic = tuple(a for i, a in enumerate(args) if i not in static)
     closed = _ir.unwrap_jit(traced.jaxpr)
     run = step_jaxpr(closed, jax.tree.leaves((dynamic, kwargs)), stop)
-    return Steps(run, _ir.function_name(f), _ir.io_names(closed.jaxpr)[0],
-                 jax.tree.structure(traced.out_info), rankdir)
+    return Steps(
+        run,
+        _ir.function_name(f),
+        _ir.io_names(closed.jaxpr)[0],
+        jax.tree.structure(traced.out_info),
+        rankdir,
+    )
 
 
 class Steps:
@@ -76,8 +91,14 @@ class Steps:
     `f`'s results; `diagram(upto=k)` draws the run as it stood after step k.
     """
 
-    def __init__(self, run: Stepped, name: str, arg_names: Any, out_tree: Any,
-                 rankdir: str = "TB") -> None:
+    def __init__(
+        self,
+        run: Stepped,
+        name: str,
+        arg_names: Any,
+        out_tree: Any,
+        rankdir: str = "TB",
+    ) -> None:
         self.run, self.name, self.arg_names = run, name, arg_names
         self.out_tree, self.rankdir = out_tree, rankdir
 
@@ -97,36 +118,57 @@ class Steps:
             return None
         return jax.tree.unflatten(self.out_tree, self.run.outputs)
 
-    def diagram(self, upto: int | None = None, highlight: int | None = None,
-                only: set[int] | None = None, title: str = "",
-                subtitle: str = "") -> Diagram:
+    def diagram(
+        self,
+        upto: int | None = None,
+        highlight: int | None = None,
+        only: set[int] | None = None,
+        title: str = "",
+        subtitle: str = "",
+    ) -> Diagram:
         """The run as a picture; steps after `upto` dashed, `highlight` framed red."""
         focus = highlight if highlight is not None else upto
         if only is None and len(self) > MAX_STEPS:
             start = max(0, min((focus or 0) - MAX_STEPS // 2, len(self) - MAX_STEPS))
             only = set(range(start, start + MAX_STEPS))
-            title = title or (f"{self.name}: steps {start}–{start + MAX_STEPS - 1} of "
-                              f"{len(self)}")
+            title = title or (
+                f"{self.name}: steps {start}–{start + MAX_STEPS - 1} of {len(self)}"
+            )
         if not title:
             title = f"{self.name} step by step: {plural(len(self), 'equation')}"
             if upto is not None and 0 <= upto < len(self):
                 step = self[upto]
                 where = f" at {step.line.where}" if step.line else ""
-                title = f"{self.name}: step {upto} of {len(self)}, {step.primitive}{where}"
-        return draw_run(self.run, title, arg_names=self.arg_names, rankdir=self.rankdir,
-                        only=only, highlight=highlight if highlight is not None else upto,
-                        upto=upto, subtitle=subtitle)
+                title = (
+                    f"{self.name}: step {upto} of {len(self)}, {step.primitive}{where}"
+                )
+        return draw_run(
+            self.run,
+            title,
+            arg_names=self.arg_names,
+            rankdir=self.rankdir,
+            only=only,
+            highlight=highlight if highlight is not None else upto,
+            upto=upto,
+            subtitle=subtitle,
+        )
 
     def _repr_svg_(self) -> str | None:
         return self.diagram()._repr_svg_()
 
     def __str__(self) -> str:
-        rows = [f"{s.index:>3}  {s.primitive:<20} "
-                f"{preview(s.outputs[0]) if s.outputs else ''}"
-                + (f"   {s.line.where}" if s.line else "") for s in self]
+        rows = [
+            f"{s.index:>3}  {s.primitive:<20} "
+            f"{preview(s.outputs[0]) if s.outputs else ''}"
+            + (f"   {s.line.where}" if s.line else "")
+            for s in self
+        ]
         return "\n".join([repr(self), *rows])
 
     def __repr__(self) -> str:
-        ran = "stopped early" if self.run.stopped is not None else \
-            plural(len(self.run.outputs), "output")
+        ran = (
+            "stopped early"
+            if self.run.stopped is not None
+            else plural(len(self.run.outputs), "output")
+        )
         return f"Steps({self.name!r}: {plural(len(self), 'step')}, {ran})"
