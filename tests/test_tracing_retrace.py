@@ -40,6 +40,25 @@ def test_identical_calls_trace_once_and_report_no_retrace():
     assert f.retraces == 0 and "0 retraces" in str(f.report)
 
 
+def test_leaves_that_change_alike_are_one_cause_against_the_closest_call():
+    f = explain_retraces(lambda xs, n: sum(xs) * n, static_argnums=1)
+    f([1.0, 2.0], 2)
+    f([1.0, 2.0, 3.0], 3)
+    f([1, 2, 3], 3)  # against the call before: one change (int items), not two
+    (cause,) = f.calls[-1].causes
+    assert (cause.kind, cause.words) == (
+        "dtype",
+        "`xs[0]`, `xs[1]`, `xs[2]` changed dtype: f32[] → i32[]",
+    )
+    f(list(range(5)), 3)
+    f([1.0] * 5, 3)
+    (cause,) = f.calls[-1].causes
+    assert (
+        cause.words
+        == "`xs[0]`, `xs[1]`, `xs[2]` and 2 more changed dtype: i32[] → f32[]"
+    )
+
+
 @pytest.mark.parametrize(
     ("first", "second", "kind", "words"),
     [

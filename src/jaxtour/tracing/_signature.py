@@ -147,11 +147,7 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
             )
         )
     if not causes and len(new.leaves) == len(old.leaves):
-        causes += [
-            c
-            for a, b in zip(new.leaves, old.leaves, strict=True)
-            if (c := _leaf_cause(a, b))
-        ]
+        causes += _leaf_causes(new.leaves, old.leaves)
     causes += [
         c
         for a, b in zip(new.statics, old.statics, strict=False)
@@ -160,25 +156,44 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
     return causes
 
 
+def _leaf_causes(new: tuple[Leaf, ...], old: tuple[Leaf, ...]) -> list[Cause]:
+    """One cause per kind of change: three list items that all changed dtype the same
+    way are one cause naming the three, so the closest earlier call is the one with the
+    fewest kinds of change."""
+    groups: dict[Cause, list[str]] = {}
+    for a, b in zip(new, old, strict=True):
+        if (cause := _leaf_cause(a, b)) is not None:
+            groups.setdefault(cause, []).append(a.path)
+    merged = []
+    for cause, paths in groups.items():
+        names = ", ".join(f"`{p}`" for p in paths[:3])
+        names += f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        words = (
+            cause.words if len(paths) == 1 else cause.words.replace("\0 was", "\0 were")
+        )
+        merged.append(cause._replace(words=words.replace("\0", names)))
+    return merged
+
+
 def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
+    """What changed in one leaf; where its name goes, a NUL for `_leaf_causes`."""
     if new.type.split("[")[0] != old.type.split("[")[0]:
         return Cause(
             "dtype",
-            f"`{new.path}` changed dtype: {old.type} → {new.type}",
+            f"\0 changed dtype: {old.type} → {new.type}",
             "pass the same dtype every call (1.0, not 1)",
         )
     if new.type != old.type:
         return Cause(
             "shape",
-            f"`{new.path}` changed shape: {old.type} → {new.type}",
+            f"\0 changed shape: {old.type} → {new.type}",
             "jit compiles once per shape: pad to a few fixed sizes",
         )
     if new.weak != old.weak:
         what = lambda weak: "a Python scalar (weakly typed)" if weak else "an array"
         return Cause(
             "weak type",
-            f"`{new.path}` was {what(old.weak)}, now "
-            f"{what(new.weak)}: {new.type} either way",
+            f"\0 was {what(old.weak)}, now {what(new.weak)}: {new.type} either way",
             "pass the same kind each call: always an array, or always a number",
         )
     return None
