@@ -277,8 +277,6 @@ assert static_traces == [2, 3]  # a static argument's value is part of the signa
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Why did it trace again? Ask `explain_retraces`
-#
-# It is `jax.jit` that keeps each call's signature and names what changed.
 
 # %%
 def total(xs, n):
@@ -291,7 +289,7 @@ total_jit([1.0, 2.0], 2)       # the same signature: a cache hit
 total_jit([1.0, 2.0, 3.0], 2)  # a list argument that grew
 total_jit([1.0, 2.0, 3.0], 3)  # a static Python number that changed
 total_jit([1, 2, 3], 3)        # Python ints, not floats
-total_jit.report
+print(total_jit.report)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 calls = total_jit.calls
@@ -305,7 +303,8 @@ assert total_jit.traces == 4 and all(c.compile_s > 0 for c in calls if c.causes)
 assert calls[2].site.line == calls[1].site.line + 1  # each row names its call's line
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `explain_retraces` records what `jit` keys its cache on (the pytree structure, each
+# `explain_retraces(f)` is `jax.jit(f)` that keeps each call's signature and names what
+# changed. It records what `jit` keys its cache on (the pytree structure, each
 # leaf's shape, dtype and weak type, each static argument's value) and compares a call
 # that traced again with the closest earlier one. The compile column is JAX's own
 # timing of tracing, lowering and compiling, read through `jax.monitoring`. JAX has
@@ -364,7 +363,7 @@ scaled_seen = explain_retraces(scaled)
 scaled_seen(1.0)
 scale = 3.0
 scaled_seen(1.0)  # a cache hit that used scale = 2.0
-scaled_seen.report
+print(scaled_seen.report)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert [c.event for c in scaled_seen.calls] == ["first trace", "cache hit"]

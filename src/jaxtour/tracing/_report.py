@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
 from html import escape
 from typing import Any
 
 from jaxtour._style import plural
 
 _HEAD = ("call", "where", "what", "compile", "why")
+WIDTH = 88  # characters of the text table: a slide's code box, a terminal
 _CELL = "padding:2px 10px;text-align:left;vertical-align:top"
 
 
@@ -16,7 +18,8 @@ class RetraceReport:
 
     Cache hits are counted in the summary line; they get a row of their own only when
     they read a global or closed-over value that has changed since the trace (a stale
-    result). `str(report)` is the table as text; in a notebook it shows as HTML.
+    result). `str(report)` is the table as text, at most 88 characters wide (what a
+    slide's output box shows); in a notebook it shows as HTML.
     """
 
     def __init__(self, name: str, calls: list[Any]) -> None:
@@ -31,7 +34,7 @@ class RetraceReport:
         spent = sum(c.compile_s for c in self.calls)
         retraces = plural(max(self.traces - 1, 0), "retrace")
         return (
-            f"explain_retraces({self.name}): {plural(len(self.calls), 'call')}, "
+            f"{self.name}: {plural(len(self.calls), 'call')}, "
             f"{plural(self.traces, 'trace')} ({retraces}), "
             f"{plural(hits, 'cache hit')}; {_ms(spent)} tracing and compiling"
         )
@@ -58,13 +61,22 @@ class RetraceReport:
         line = lambda cells: "  ".join(
             c.ljust(w) for c, w in zip(cells, widths, strict=False)
         )
-        out = [self.summary, line(_HEAD[:4]) + "  why"]
+        pad = " " * (len(line(["" for _ in widths])) + 2)
+        room = max(WIDTH - len(pad), 30)
+        head, _, spent = self.summary.partition("; ")
+        out = (
+            [f"{head}; {spent}"] if len(self.summary) <= WIDTH else [head + ";", spent]
+        )
+        out.append(line(_HEAD[:4]) + "  why")
         for *cells, why in rows:
-            pad = " " * len(line(["" for _ in widths]))
             for i, (words, hint) in enumerate(why):
-                out.append((line(cells) if i == 0 else pad) + "  " + words)
+                text = _wrap(words, room) or [""]
                 if hint:
-                    out.append(pad + "    → " + hint)
+                    text += _wrap(
+                        hint, room, initial_indent="→ ", subsequent_indent="  "
+                    )
+                first = (line(cells) + "  ") if i == 0 else pad
+                out += [first + text[0], *(pad + t for t in text[1:])]
         return "\n".join(out)
 
     def __repr__(self) -> str:
@@ -97,3 +109,16 @@ class RetraceReport:
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms" if seconds >= 0.001 else f"{seconds * 1e3:.2f} ms"
+
+
+def _wrap(
+    text: str, width: int, initial_indent: str = "", subsequent_indent: str = ""
+) -> list[str]:
+    """`textwrap.wrap`, never breaking around an arrow ("2 → 3" stays on one line)."""
+    lines = textwrap.wrap(
+        text.replace(" → ", "\u00a0→\u00a0"),
+        width,
+        initial_indent=initial_indent,
+        subsequent_indent=subsequent_indent,
+    )
+    return [line.replace("\u00a0", " ") for line in lines]

@@ -212,6 +212,6 @@ def _static_cause(new: Static, old: Static) -> Cause | None:
     return Cause(
         "static value",
         f"static `{new.path}` changed value: {old.shown} → {new.shown}",
-        "each new value compiles anew: make it a traced "
-        "argument unless it sets a shape or a Python branch",
+        "each new value compiles anew: pass it traced unless it sets a shape or a "
+        "Python branch",
     )
