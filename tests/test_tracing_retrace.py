@@ -131,6 +131,26 @@ def test_a_static_object_hashed_by_identity_is_named():
     assert f.calls[-1].event == "cache hit" and len(times) == 3
 
 
+def test_a_new_closure_passed_as_a_static_function_is_named():
+    apply = explain_retraces(lambda fn, x: fn(x), static_argnums=0)
+    for k in (1.0, 2.0):
+        apply(lambda v, k=k: v * k, jnp.ones(2))  # a new lambda each call
+    square = lambda v: v**2
+    apply(square, jnp.ones(2))
+    apply(square, jnp.ones(2))  # the same object: a cache hit
+    assert [c.event for c in apply.calls] == [
+        "first trace",
+        "retrace",
+        "retrace",
+        "cache hit",
+    ]
+    for call in apply.calls[1:3]:
+        (cause,) = call.causes
+        assert cause.kind == "static object"
+        assert cause.words.startswith("static `fn` is a new function (<function ")
+        assert cause.hint.startswith("define the function once")
+
+
 def test_a_changed_global_is_a_stale_result_not_a_retrace():
     global SCALE
     f = explain_retraces(scaled)

@@ -200,8 +200,15 @@ def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
 
 
 def _static_cause(new: Static, old: Static) -> Cause | None:
-    if new.key is old.key or (not new.by_identity and new.key == old.key):
+    if new.by_identity == old.by_identity and new.key == old.key:
         return None
+    if new.by_identity and new.shown.startswith("<function"):
+        return Cause(
+            "static object",
+            f"static `{new.path}` is a new function ({new.shown}): a lambda or a "
+            "closure made anew is a new cache key",
+            "define the function once, outside the loop, and pass that same object",
+        )
     if new.by_identity:
         return Cause(
             "static object",
