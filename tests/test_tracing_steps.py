@@ -111,6 +111,21 @@ def test_picture_shows_values_source_lines_and_progress():
     assert str(steps).splitlines()[1].split()[:2] == ["0", "sin"]
 
 
+def test_a_2d_value_gets_a_heatmap_of_its_blocks():
+    x = np.arange(24.0).reshape(4, 6)  # rows rise by 6, columns by 1
+    steps = step_through(lambda x: x * 2.0)(jnp.asarray(x, jnp.float32))
+    # An independent oracle: 3 x 6 block means of 2x, scaled from min to max, 4 levels.
+    bands = [b.mean(axis=0) for b in np.array_split(2 * x, 3, axis=0)]
+    means = np.stack(bands)
+    levels = np.minimum(((means - means.min()) / np.ptp(means) * 4).astype(int), 3)
+    expected = ["".join("░▒▓█"[k] for k in row) for row in levels]
+    assert expected[0][0] == "░" and expected[-1][-1] == "█"
+    label = re.search(r'step0 \[label="([^"]*)"', steps.diagram().source)[1]
+    assert label.split("\\n")[2:5] == expected
+    vector = step_through(lambda v: v * 2.0)(jnp.ones(5))
+    assert not re.search("[░▒▓█]", vector.diagram().source)  # 1-D: no heatmap
+
+
 def test_bad_inputs():
     with pytest.raises(TypeError) as err:
         step_through("sin")

@@ -66,6 +66,39 @@ def preview(value: Any) -> str:
     return f"{head} {', '.join(parts)}"
 
 
+SHADES = "░▒▓█"  # low to high; block characters share one width, so rows line up
+
+
+def heatmap(value: Any, rows: int = 3, cols: int = 8) -> list[str]:
+    """A 2-D real array as at most `rows` lines of `cols` shades (block means, scaled
+    from the array's min to its max); `×` marks a block with a NaN or Inf. Empty for
+    anything that is not a 2-D real array of at least 2 x 2.
+
+    Example:
+        >>> heatmap(np.arange(4.0).reshape(2, 2))
+        ['░▒', '▓█']
+    """
+    array = np.asarray(value)
+    if array.ndim != 2 or min(array.shape) < 2 or array.dtype.kind not in "biuf":
+        return []
+    numbers = array.astype(np.float64)
+    blocks = [
+        [np.mean(b) for b in np.array_split(band, min(cols, array.shape[1]), axis=1)]
+        for band in np.array_split(numbers, min(rows, array.shape[0]), axis=0)
+    ]
+    finite = [v for row in blocks for v in row if np.isfinite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    span = high - low
+
+    def shade(v: float) -> str:
+        if not np.isfinite(v):
+            return "×"
+        level = int((v - low) / span * len(SHADES)) if span else len(SHADES) // 2
+        return SHADES[min(level, len(SHADES) - 1)]
+
+    return ["".join(shade(v) for v in row) for row in blocks]
+
+
 def _number(x: Any) -> str:
     return f"{x:.3g}" if isinstance(x, float | np.floating) else str(x)
 
@@ -148,7 +181,10 @@ def _step_node(
     value = preview(step.outputs[0]) if ran and step.outputs else ""
     more = f" (+{len(step.outputs) - 1} more)" if ran and len(step.outputs) > 1 else ""
     line = step.line.where if step.line else ""
-    label = _style.text_label(f"{step.index}: {step.primitive}", value + more, line)
+    shades = heatmap(step.outputs[0]) if ran and step.outputs else []
+    label = _style.text_label(
+        f"{step.index}: {step.primitive}", value + more, *shades, line
+    )
     attrs = {
         **_style.node_attrs(step.primitive),
         **({} if ran else _style.DEAD),

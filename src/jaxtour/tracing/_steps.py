@@ -36,7 +36,8 @@ def step_through(
     Returns:
         A function taking `f`'s example arguments and returning `Steps`: a sequence of
         `Step`s (primitive, input and output values, source line) whose picture shows
-        each equation with a preview of its value and the line of Python that made it.
+        each equation with a preview of its value (type, min, max, mean; a small
+        heatmap for a 2-D value) and the line of Python that made it.
 
     Raises:
         TypeError: `f` is not callable, or an argument is not something JAX traces.
