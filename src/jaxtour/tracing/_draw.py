@@ -83,7 +83,7 @@ def heatmap(value: Any, rows: int = 3, cols: int = 8) -> list[str]:
         return []
     numbers = array.astype(np.float64)
     blocks = [
-        [np.mean(b) for b in np.array_split(band, min(cols, array.shape[1]), axis=1)]
+        [float(b.mean()) for b in np.array_split(band, min(cols, array.shape[1]), 1)]
         for band in np.array_split(numbers, min(rows, array.shape[0]), axis=0)
     ]
     finite = [v for row in blocks for v in row if np.isfinite(v)]
