@@ -39,7 +39,7 @@ def preview(value: Any) -> str:
         return (
             f"{head} = {bool(array.item())}"
             if array.size == 1
-            else f"{head} {int(array.sum())} True"
+            else f"{head} {int(array.sum())} of {array.size} True"
         )
     if array.size == 1:
         return f"{head} = {_number(array.item())}"
