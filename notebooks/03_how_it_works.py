@@ -26,7 +26,7 @@
 # - the **pipeline** from Python to the device, stage by stage
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
 #
-# *About 35 minutes.*
+# *About 40 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
