@@ -60,6 +60,11 @@ def explain_retraces(
     identity. Globals and closed-over values that `f` reads are fingerprinted too: jit
     does not watch them, so a changed one is reported as a stale result, not a retrace.
 
+    JAX's own explanation is the config flag `jax_explain_cache_misses`, which logs a
+    message per cache miss; this wrapper makes the same comparison from public pieces
+    (`jax.tree.structure`, `jax.typeof`, the static arguments' hashes) so that it can
+    keep a table, time each trace and see stale reads that the flag cannot.
+
     Args:
         f: the function to jit.
         static_argnums: as in `jax.jit`.
