@@ -106,6 +106,21 @@ def check_rankdir(rankdir: str, who: str) -> None:
                          f'to right), "BT" or "RL"; got {rankdir!r}.')
 
 
+def check_max_depth(max_depth: int | None, who: str) -> None:
+    """Raises ValueError unless `max_depth` is a whole number >= 0 or None."""
+    if max_depth is not None and (isinstance(max_depth, bool) or
+                                  not isinstance(max_depth, int) or max_depth < 0):
+        raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws "
+                         f"every nested part as one node) or None; got {max_depth!r}.")
+
+
+def check_count(value: int, name: str, who: str) -> None:
+    """Raises ValueError unless `value` (option `name`) is a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{who}: `{name}` must be a positive whole number; "
+                         f"got {value!r}.")
+
+
 def plural(n: int, word: str) -> str:
     """``"1 equation"``, ``"2 equations"``: counts in titles and labels read as English."""
     return f"{n} {word}{'s' * (n != 1)}"

@@ -27,6 +27,7 @@ class FlatEqn:
     outvars: list
     scope: tuple[str, ...] = ()
     eqn: Any = None
+    calls: tuple[int, ...] = ()  # one number per `jit` call in `scope`: which call
 
 
 @dataclass
@@ -39,6 +40,7 @@ class FlatJaxpr:
     outvars: list
     env: dict = field(default_factory=dict)
     consts: list = field(default_factory=list)
+    n_calls: int = 0
 
     def value(self, atom: Any) -> Any:
         """The value of a var or literal (None when not evaluated)."""
@@ -58,7 +60,7 @@ def flatten_jaxpr(closed: Any, args: list | None = None) -> FlatJaxpr:
     flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
                      consts=list(closed.consts))
     alias: dict = {}
-    _inline(jaxpr, alias, flat, ())
+    _inline(jaxpr, alias, flat, (), ())
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
     flat.env.update(zip(flat.constvars, flat.consts, strict=True))
     if args is not None:
@@ -70,18 +72,21 @@ def _canon(alias: dict, atom: Any) -> Any:
     return atom if is_literal(atom) else alias.get(atom, atom)
 
 
-def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple) -> None:
+def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
+            calls: tuple) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
         if eqn.primitive.name not in _CALLS:
             flat.eqns.append(FlatEqn(eqn.primitive.name, dict(eqn.params), invars,
-                                     list(eqn.outvars), scope, eqn))
+                                     list(eqn.outvars), scope, eqn, calls))
             continue
         inner = eqn.params["jaxpr"]
         alias.update(zip(inner.jaxpr.invars, invars, strict=True))
         flat.constvars += inner.jaxpr.constvars
         flat.consts += inner.consts
-        _inline(inner.jaxpr, alias, flat, (*scope, eqn.params.get("name", "jit")))
+        flat.n_calls += 1
+        _inline(inner.jaxpr, alias, flat, (*scope, eqn.params.get("name", "jit")),
+                (*calls, flat.n_calls))
         for outer, inner_out in zip(eqn.outvars, inner.jaxpr.outvars, strict=True):
             alias[outer] = _canon(alias, inner_out)
 

@@ -67,15 +67,11 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
 def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
                    max_eqns: int, who: str = WHO, count: str = "max_eqns") -> None:
     _style.check_rankdir(rankdir, who)
-    if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
-        raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws every "
-                         f"nested part as one node) or None; got {max_depth!r}.")
+    _style.check_max_depth(max_depth, who)
     if group_by not in (None, "source"):
         raise ValueError(f'{who}: `group_by` must be None or "source" (cluster equations by '
                          f"the line of Python that produced them); got {group_by!r}.")
-    if not isinstance(max_eqns, int) or max_eqns < 1:
-        raise ValueError(f"{who}: `{count}` must be a positive whole number; "
-                         f"got {max_eqns!r}.")
+    _style.check_count(max_eqns, count, who)
 
 
 def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
