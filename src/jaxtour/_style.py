@@ -197,15 +197,18 @@ class Canvas:
         self.ids = itertools.count()
         self.edges: dict[tuple[str, str], str] = {}
         self.families: set[str] = set()
+        self.folded: set[str] = set()  # nodes standing for many values: edges unlabelled
 
     def new_id(self, prefix: str) -> str:
         """A node or cluster id never used before: `eqn7`, `cluster_8`."""
         return f"{prefix}{next(self.ids)}"
 
     def edge(self, src: str, dst: str, label: str = "") -> None:
-        """Remember an edge (self-loops dropped); the first label given wins."""
+        """Remember an edge (self-loops dropped); the first label given wins, and an
+        edge to or from a folded node has none (its values have many types)."""
         if src != dst:
-            self.edges.setdefault((src, dst), label)
+            folded = src in self.folded or dst in self.folded
+            self.edges.setdefault((src, dst), "" if folded else label)
 
     @contextlib.contextmanager
     def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True) -> Iterator[Any]:

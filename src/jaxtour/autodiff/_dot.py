@@ -8,13 +8,15 @@ import graphviz
 
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
+from jaxtour._terminals import place_rows
 from jaxtour.autodiff._fold import fold
 from jaxtour.autodiff._format import format_value
 from jaxtour.autodiff._model import ADGraph, ADNode
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
 # draw_jaxpr), one node per source line past 150 drawn equations.
-FOLD_DEFAULTS = {"expand_pytrees": None, "max_depth": 2, "max_eqns": 150}
+FOLD_DEFAULTS = {"expand_pytrees": None, "max_depth": style.MAX_DEPTH,
+                 "max_eqns": 150}
 # lane -> (cluster title, fill, border)
 LANES = {  # short: the embedded renderer under-measures text, and clusters do not grow
     "forward": ("forward pass ↓", "#F7FAFF", "#3A7BC8"),
@@ -78,18 +80,8 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
         _edge(dot, graph, edge)
     _align_ends(dot, graph, rep)
     for kind in ("input", "fixed", "residual", "gradient", "output"):
-        _wrap(dot, [n.id for n in graph.select(kind)])
+        place_rows(dot, [n.id for n in graph.select(kind)], None)
     return dot
-
-
-ROW = 8  # terminals of one kind per row: a pytree of 50 leaves wraps instead of widening
-
-
-def _wrap(dot: graphviz.Digraph, ids: list[str]) -> None:
-    """Stack terminals of one kind into rows of `ROW` with invisible edges."""
-    if len(ids) > ROW:
-        for a, b in zip(ids, ids[ROW:], strict=False):
-            dot.edge(a, b, style="invis")
 
 
 def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:

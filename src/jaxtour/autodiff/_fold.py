@@ -13,16 +13,15 @@ import collections
 from collections.abc import Callable
 
 from jaxtour._style import plural
+from jaxtour._terminals import FOLDED, fold_limit
 from jaxtour.autodiff._model import ADEdge, ADGraph, ADNode
-
-ROW = 8  # a pytree of more leaves than this is one node unless `expand_pytrees`
 
 
 def fold(graph: ADGraph, *, expand_pytrees: bool | None, max_depth: int | None,
          max_eqns: int) -> tuple[ADGraph, dict[str, str]]:
     """The folded picture's model, and each node's id -> the id drawn for it."""
     keys = _pytree_keys(graph, expand_pytrees)
-    how = ["pytrees as one node each"] if keys else []
+    how = [FOLDED] if keys else []
     ops = graph.select("op")
     op_key: Callable[[ADNode], tuple | None] = lambda n: _scope_key(n, max_depth)
     if _count(ops, op_key) > max_eqns:
@@ -48,7 +47,7 @@ def _pytree_keys(graph: ADGraph, expand: bool | None) -> dict[str, tuple]:
     for node in graph.nodes.values():
         if node.group and node.kind != "op":
             members[(node.kind, node.lane, node.group)].append(node.id)
-    limit = 1 if expand is False else ROW
+    limit = fold_limit(expand)
     return {i: ("tree", *key) for key, ids in members.items() if len(ids) > limit
             for i in ids}
 

@@ -7,7 +7,14 @@ from functools import partial
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._style import check_count, check_max_depth, check_rankdir, plural
+from jaxtour._style import (
+    MAX_DEPTH,
+    check_count,
+    check_max_depth,
+    check_rankdir,
+    plural,
+)
+from jaxtour._terminals import check_expand
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
@@ -43,7 +50,7 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = 
 
 def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False,
               holomorphic: bool = False, *, values: bool = True, rankdir: str = "TB",
-              max_depth: int | None = 2, max_eqns: int = 150,
+              max_depth: int | None = MAX_DEPTH, max_eqns: int = 150,
               expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.
 
@@ -100,9 +107,7 @@ def fold_options(who: str, rankdir: str, max_depth: int | None, max_eqns: int,
     check_rankdir(rankdir, who)
     check_max_depth(max_depth, who)
     check_count(max_eqns, "max_eqns", who)
-    if expand_pytrees not in (None, True, False):
-        raise ValueError(f"{who}: `expand_pytrees` must be None (fold pytrees of more "
-                         f"than 8 leaves), True or False; got {expand_pytrees!r}.")
+    check_expand(expand_pytrees, who)
     return {"rankdir": rankdir, "max_depth": max_depth, "max_eqns": max_eqns,
             "expand_pytrees": expand_pytrees}
 

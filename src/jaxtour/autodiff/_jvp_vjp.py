@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxtour._diagram import Diagram
 from jaxtour._ir import is_literal, type_str
-from jaxtour._style import plural
+from jaxtour._style import MAX_DEPTH, plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._flat import depends_on
@@ -52,7 +52,8 @@ def vjp_graph(f: Callable, cotangents=None, *, has_aux: bool = False,
 
 
 def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: bool = True,
-             rankdir: str = "TB", max_depth: int | None = 2, max_eqns: int = 150,
+             rankdir: str = "TB", max_depth: int | None = MAX_DEPTH,
+             max_eqns: int = 150,
              expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
 
@@ -108,7 +109,8 @@ def jvp_graph(f: Callable, *, has_aux: bool = False,
 
 
 def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
-             rankdir: str = "TB", max_depth: int | None = 2, max_eqns: int = 150,
+             rankdir: str = "TB", max_depth: int | None = MAX_DEPTH,
+             max_eqns: int = 150,
              expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
 
