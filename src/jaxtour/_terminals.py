@@ -104,12 +104,12 @@ def add_terminals(canvas: Any, g: Any, names: list[str], types: list[str], *,
     return ids
 
 
-def place_rows(g: Any, ids: list[str], rank: str | None) -> None:
-    """One row (`rank`) for a few terminals; more wrap into rows of `ROW`, stacked by
-    invisible edges, so many terminals keep the picture slide-wide."""
-    if len(ids) <= ROW:
+def place_rows(g: Any, ids: list[str], rank: str | None, per_row: int = ROW) -> None:
+    """One row (`rank`) for a few terminals; more wrap into rows of `per_row`, stacked
+    by invisible edges, so many terminals keep the picture slide-wide."""
+    if len(ids) <= per_row:
         if rank:
             g.attr(rank=rank)
         return
-    for a, b in zip(ids, ids[ROW:], strict=False):
+    for a, b in zip(ids, ids[per_row:], strict=False):
         g.edge(a, b, style="invis")

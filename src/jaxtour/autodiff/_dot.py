@@ -8,7 +8,7 @@ import graphviz
 
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
-from jaxtour._terminals import place_rows
+from jaxtour._terminals import ROW, place_rows
 from jaxtour.autodiff._fold import fold
 from jaxtour.autodiff._format import format_value
 from jaxtour.autodiff._model import ADGraph, ADNode
@@ -80,7 +80,9 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
         _edge(dot, graph, edge)
     _align_ends(dot, graph, rep)
     for kind in ("input", "fixed", "residual", "gradient", "output"):
-        place_rows(dot, [n.id for n in graph.select(kind)], None)
+        # Lanes share the width: terminals wrap at half a row, residuals at a row.
+        place_rows(dot, [n.id for n in graph.select(kind)], None,
+                   per_row=ROW if kind == "residual" else ROW // 2)
     return dot
 
 

@@ -13,7 +13,7 @@ import collections
 from collections.abc import Callable
 
 from jaxtour._style import plural
-from jaxtour._terminals import FOLDED, fold_limit
+from jaxtour._terminals import FOLDED, ROW, fold_limit
 from jaxtour.autodiff._model import ADEdge, ADGraph, ADNode
 
 
@@ -32,8 +32,11 @@ def fold(graph: ADGraph, *, expand_pytrees: bool | None, max_depth: int | None,
     elif _count(ops, op_key) < len(ops):
         how.append("nested jit calls as one node each")
     keys.update({n.id: k for n in ops if (k := op_key(n)) is not None})
-    if op_key is _line_key:
-        keys.update(_residual_keys(graph, keys))
+    if op_key is _line_key or len(graph.select("residual")) > ROW:
+        saved = _residual_keys(graph, keys)
+        keys.update(saved)
+        if op_key is not _line_key and len(set(saved.values())) < len(saved):
+            how.append("residuals by what saves them")
     folded, rep = _merge(graph, keys)
     if how:
         folded.title += f" (collapsed: {'; '.join(how)})"
@@ -67,11 +70,12 @@ def _count(ops: list[ADNode], key: Callable) -> int:
 
 
 def _residual_keys(graph: ADGraph, keys: dict) -> dict[str, tuple]:
-    """Residuals folded with the source line that saves them."""
+    """Residuals folded by what saves them (an equation, its source line, an input);
+    constants, saved by nothing, fold together."""
     made = {e.dst: e.src for e in graph.edges if e.kind == "residual"
             and graph.nodes[e.dst].kind == "residual"}
-    return {n.id: ("residuals", keys.get(made.get(n.id, ""), n.id))
-            for n in graph.select("residual")}
+    return {n.id: ("residuals", keys.get(made[n.id], made[n.id]) if n.id in made
+                   else "constants") for n in graph.select("residual")}
 
 
 def _merge(graph: ADGraph, keys: dict) -> tuple[ADGraph, dict[str, str]]:
@@ -99,7 +103,8 @@ def _folded_node(key: tuple, members: list[ADNode]) -> ADNode:
         return ADNode(head.id, head.kind, head.lane, head.group, [plural(n, "array")],
                       [None])
     if key[0] == "residuals":
-        return ADNode(head.id, "residual", head.lane, plural(n, "residual"))
+        what = " (constants)" if key[1] == "constants" else ""
+        return ADNode(head.id, "residual", head.lane, plural(n, "residual") + what)
     counts = collections.Counter(m.primitive for m in members)
     top = ", ".join(f"{p}×{c}" for p, c in counts.most_common(3))
     name = (key[2][-1][1] if key[0] == "call" else head.source or head.primitive)

@@ -178,7 +178,7 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
     fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")
-    parts.append("scalar constants not drawn")
+    parts.append("scalar constants (and their broadcasts) not drawn")
     return " · ".join(parts)
 
 
@@ -231,7 +231,7 @@ class _Builder(_style.Canvas):
         kinds = _result_types(op)
         if op.opcode in ("parameter", "return"):
             return
-        if op.opcode in ("tuple", "get-tuple-element") or _scalar_constant(op):
+        if op.opcode in ("tuple", "get-tuple-element") or _constant(op, env):
             self.see_through(op, env)  # bookkeeping, not computation: no node
             return
         called = [c for c in op.called if c.computation in self.module.computations]
@@ -256,7 +256,7 @@ class _Builder(_style.Canvas):
         members: dict[Any, collections.Counter] = {}
         for op in entry.ops:
             if op.opcode in ("parameter", "return", "tuple", "get-tuple-element") \
-                    or _scalar_constant(op):
+                    or _constant(op, env):
                 self.see_through(op, env)
                 continue
             key = op.source[:2] if op.source else None
@@ -353,6 +353,14 @@ def _result_types(op: _ir.HloOp) -> list[str]:
 
 def _scalar_constant(op: _ir.HloOp) -> bool:
     return op.opcode == "constant" and op.type.endswith("[]")
+
+
+def _constant(op: _ir.HloOp, env: Any) -> bool:
+    """A scalar constant, or a broadcast of one (an array of one repeated number): the
+    polynomial coefficients of `erf_inv` would otherwise be a row of 20 nodes."""
+    return _scalar_constant(op) or (
+        op.opcode in ("broadcast", "broadcast_in_dim") and bool(op.operands)
+        and not any(env.get(v) for v in op.operands))
 
 
 def _cluster_label(op: _ir.HloOp) -> str:
