@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from jaxtour import _terminals
 from jaxtour.viz import draw_hlo, draw_jaxpr
 
 PARAMS = [{"w": jnp.full((2, 2), 0.1 * (i + 1)), "b": jnp.zeros(2)} for i in range(6)]
@@ -77,3 +78,13 @@ def test_a_dict_is_named_by_its_keys_and_false_folds_small_pytrees():
 def test_expand_pytrees_must_be_a_bool_or_none(draw):
     with pytest.raises(ValueError, match=r"`expand_pytrees` must be None .* got 'all'"):
         draw(jnp.sin, expand_pytrees="all")
+
+
+@pytest.mark.parametrize(("name", "tree"), [
+    ("params[0]['w']", "params"), ("result[0][3]['b']", "result[0]"),
+    ("result['loss']", "result"), ("state.step", "state"), ("x", "x"),
+    # HLO's own parameter names (when JAX's do not match) are not paths
+    ("Arg_0.1", "Arg_0.1"), ("parameter.12", "parameter.12"),
+])
+def test_the_pytree_of_a_leaf_is_its_argument_or_result_element(name, tree):
+    assert _terminals.pytree_of(name) == tree

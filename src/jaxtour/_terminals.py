@@ -20,7 +20,8 @@ FOLDED = "pytrees as one node each"  # what a title says when one was folded
 
 # The pytree a leaf belongs to: the argument (`params` of `params[0]['w']`), or the
 # element of a result tuple (`result[0]` of `result[0]['w']`), else the whole result.
-_HEAD = re.compile(r"^(result\[\d+\]|[^\[.]+)")
+# A name that is no path (HLO's `Arg_0.1`) is a pytree of its own.
+_HEAD = re.compile(r"^(result\[\d+\]|[A-Za-z_]\w*)(?=\[|\.[A-Za-z_]|$)")
 _FIRST_KEY = re.compile(r"^(?:\[(\d+)\]|\['([^']*)'\]|\.(\w+))")
 
 
