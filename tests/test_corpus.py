@@ -50,8 +50,9 @@ def test_a_train_step_on_a_state_of_50_arrays_fits_a_slide():
 
     program = corpus.BY_NAME["train_step_50"]
     args = program.make_args()
-    for draw in (viz.draw_jaxpr(program.fn), viz.draw_hlo(program.fn, stage="stablehlo"),
-                 viz.draw_hlo(program.fn)):
+    drawers = (viz.draw_jaxpr(program.fn), viz.draw_hlo(program.fn, stage="stablehlo"),
+               viz.draw_hlo(program.fn))
+    for draw in drawers:
         diagram = draw(*args)
         assert "pytrees as one node each" in diagram.title
         assert diagram.counts[0] < 40, diagram.title

@@ -135,14 +135,15 @@ def test_jupyter_sees_exactly_one_rich_mime_type():
 
 
 def test_a_layout_graphviz_cannot_route_is_drawn_with_straight_edges(monkeypatch):
-    # Graphviz 2.43 loses some curved edges between clusters; the picture must still come.
+    # Graphviz 2.43 loses some curved edges between clusters: the picture still comes.
     seen = []
 
     def fussy(source, fmt):
         seen.append(source)
         if "splines=line" not in source:
-            raise ValueError("Graphviz `dot` rejected the diagram: Error: in routesplines, "
-                             "Pshortestpath failed\nError: lost grad1 in1 edge")
+            raise ValueError("Graphviz `dot` rejected the diagram: Error: in "
+                             "routesplines, Pshortestpath failed\n"
+                             "Error: lost grad1 in1 edge")
         return b"<svg/>"
 
     monkeypatch.setattr(_render, "_render_system", fussy)

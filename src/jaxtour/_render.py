@@ -101,7 +101,8 @@ def _render_cached(source: str, fmt: str, which: str) -> bytes:
         return draw(source.rstrip()[:-1] + "\tsplines=line\n}\n", fmt)
 
 
-_ROUTING_FAILED = re.compile(r"Pshortestpath failed|lost \S+ \S+ edge|triangulation failed")
+_ROUTING_FAILED = re.compile(
+    r"Pshortestpath failed|lost \S+ \S+ edge|triangulation failed")
 
 
 def _render_system(source: str, fmt: str) -> bytes:

@@ -197,7 +197,7 @@ class Canvas:
         self.ids = itertools.count()
         self.edges: dict[tuple[str, str], str] = {}
         self.families: set[str] = set()
-        self.folded: set[str] = set()  # nodes standing for many values: edges unlabelled
+        self.folded: set[str] = set()  # nodes for many values: edges unlabelled
 
     def new_id(self, prefix: str) -> str:
         """A node or cluster id never used before: `eqn7`, `cluster_8`."""

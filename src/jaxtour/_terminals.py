@@ -26,7 +26,7 @@ _FIRST_KEY = re.compile(r"^(?:\[(\d+)\]|\['([^']*)'\]|\.(\w+))")
 
 
 def check_expand(expand: bool | None, who: str) -> None:
-    """Raises ValueError unless `expand` (the option `expand_pytrees`) is None or a bool."""
+    """Raises ValueError unless `expand` (option `expand_pytrees`) is None or a bool."""
     if expand is not None and not isinstance(expand, bool):
         raise ValueError(f"{who}: `expand_pytrees` must be None (fold pytrees of more "
                          f"than {ROW} leaves into one node), True (draw every leaf) or "
@@ -45,7 +45,8 @@ def pytree_of(name: str) -> str:
 
 
 def group_terminals(names: list[str], expand: bool | None) -> list[list[int]]:
-    """Terminal indices in order, grouped: one group per folded pytree, else one each."""
+    """Terminal indices in order, grouped: one group per folded pytree, else one
+    each."""
     members: dict[str, list[int]] = {}
     for i, name in enumerate(names):
         members.setdefault(pytree_of(name), []).append(i)
