@@ -192,3 +192,17 @@ def test_the_mlp_training_step_is_drawn_open_with_every_fusion_boxed():
     assert "collapsed" not in d.title
     n = compare_stages(update)(*args).compiled["fusion"]
     assert len([label for label in cluster_labels(d) if label.startswith("fusion ")]) == n
+
+
+def test_sharding_constraints_are_short_boxes_under_an_explicit_mesh():
+    # Under `jax.set_mesh` JAX follows every op with a constraint: each a small box
+    # (its type only), the op above it says where in the source it comes from.
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.ones(4), jax.P("x"))
+        lowered = jax.jit(lambda x: jnp.sin(x) * 2).lower(x).as_text()
+        d = draw_hlo(lambda x: jnp.sin(x) * 2, stage="stablehlo")(x)
+    oracle = lowered.count("sdy.sharding_constraint")
+    boxes = [label for label in op_labels(d) if "sharding_constraint" in label]
+    assert oracle >= 1 and len(boxes) == oracle
+    assert all(label == "sharding_constraint\\nf32[4]" for label in boxes), boxes

@@ -241,7 +241,8 @@ class _Builder(_style.Canvas):
         node = self.new_id("op")
         closed_fusion = {"fillcolor": _style.FUSION["fillcolor"], "color": _style.FUSION["color"],
                          "penwidth": "2"} if op.opcode == "fusion" else {}
-        g.node(node, _style.text_label(op.opcode, *_details(op, called, self.module)),
+        g.node(node, _style.text_label(op.opcode.removeprefix("sdy."),
+                                      *_details(op, called, self.module)),
                tooltip=op.op_name or op.opcode, **{**_style.node_attrs(op.kind),
                                                    **closed_fusion})
         if not closed_fusion:
@@ -380,6 +381,8 @@ def _details(op: _ir.HloOp, called: list, module: _ir.HloModule) -> list[str]:
         inner = sum(1 for c in called for _, o in module.walk(c.computation)
                     if o.opcode not in _ir.BOOKKEEPING)
         lines.append(f"{inner} ops inside")
+    if op.opcode == "sdy.sharding_constraint":
+        return lines  # it follows the op it constrains: that op's line says where
     where = op.source.where if op.source else ""
     origin = op.primitive if op.primitive and op.primitive != op.opcode else ""
     lines.append(" · ".join(x for x in (where, origin and f"from {origin}") if x))
