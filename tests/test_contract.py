@@ -14,7 +14,8 @@ POSITIONAL = {"draw_grad": ["f", "argnums", "has_aux", "holomorphic"],
 DRAWERS = {name: getattr(module, name) for module in (viz, autodiff)
            for name in module.__all__ if name.startswith(("draw_", "compare_"))}
 SHARED = {"rankdir": "TB", "max_depth": _style.MAX_DEPTH, "values": True,
-          "static_argnums": (), "has_aux": False, "edge_labels": None}
+          "static_argnums": (), "has_aux": False, "edge_labels": None,
+          "expand_pytrees": None}
 
 
 def test_every_visualiser_is_covered():

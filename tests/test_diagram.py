@@ -132,3 +132,28 @@ def test_save_svg_writes_parseable_xml_and_unknown_suffix_is_refused(tmp_path):
 def test_jupyter_sees_exactly_one_rich_mime_type():
     rich = [name for name in dir(Diagram) if name.startswith("_repr_") and name.endswith("_")]
     assert rich == ["_repr_svg_"]
+
+
+def test_a_layout_graphviz_cannot_route_is_drawn_with_straight_edges(monkeypatch):
+    # Graphviz 2.43 loses some curved edges between clusters: the picture still comes.
+    seen = []
+
+    def fussy(source, fmt):
+        seen.append(source)
+        if "splines=line" not in source:
+            raise ValueError("Graphviz `dot` rejected the diagram: Error: in "
+                             "routesplines, Pshortestpath failed\n"
+                             "Error: lost grad1 in1 edge")
+        return b"<svg/>"
+
+    monkeypatch.setattr(_render, "_render_system", fussy)
+    source = "digraph g {\n\ta -> b\n}\n"
+    assert _render._render_cached(source, "svg", "system") == b"<svg/>"
+    assert seen[1] == "digraph g {\n\ta -> b\n\tsplines=line\n}\n"
+
+    def broken(source, fmt):
+        raise ValueError("Graphviz `dot` rejected the diagram: syntax error in line 1")
+
+    monkeypatch.setattr(_render, "_render_system", broken)
+    with pytest.raises(ValueError, match="syntax error"):
+        _render._render_cached("digraph h {\n}\n", "svg", "system")

@@ -298,3 +298,20 @@ def test_the_mlp_examples_load_from_jaxtour_mlp():
     assert panel.shown.result.source == draw_jaxpr(mlp.loss)(params, x, y).source
     panel.example.value = "MLP step"
     assert panel.shown.result.title == draw_jaxpr(mlp.update)(params, x, y).title
+
+
+@pytest.mark.skipif(not hasattr(jax, "ref"), reason="this JAX has no jax.ref")
+def test_vmap_over_a_step_that_writes_refs_batches_the_refs():
+    def step(state):
+        state["w"][...] += 1.0
+        return state["w"][...].sum()
+
+    panel = explore(step, {"w": jax.ref.new_ref(jnp.ones(3))})
+    panel.vmap.value = True
+    assert not isinstance(panel.shown, _html.Problem), panel.shown
+    batch = {"w": jax.ref.new_ref(jnp.ones((3, 3)))}  # 3 copies along axis 0
+    expected = draw_jaxpr(jax.vmap(step))(batch)
+    assert panel.shown.result.source == expected.source
+    (stacked,) = stack(({"w": jax.ref.new_ref(jnp.arange(3.0))},), 1)
+    assert isinstance(stacked["w"], jax.ref.Ref)
+    assert jnp.array_equal(stacked["w"][...], jnp.stack([jnp.arange(3.0)] * 3, axis=1))

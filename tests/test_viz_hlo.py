@@ -76,8 +76,15 @@ def test_nodes_carry_source_lines_and_jaxpr_primitives():
 
 def test_stablehlo_stage_draws_ops_before_fusion():
     lowered_text = jax.jit(layer).lower(W, XS).as_text()
+    constants = set(re.findall(r"(%\w+) = stablehlo\.constant", lowered_text))
+    # a broadcast of a constant is a constant array too: not drawn
+    broadcasts = [line for line in lowered_text.splitlines()
+                  if re.search(r"= stablehlo\.broadcast_in_dim (%\w+)", line)]
+    folded = [b for b in broadcasts
+              if re.search(r"broadcast_in_dim (%\w+)", b)[1] in constants]
     oracle = sum(1 for line in lowered_text.splitlines()
-                 if re.search(r"= stablehlo\.(?!constant)", line))
+                 if re.search(r"= stablehlo\.(?!constant)", line)) - len(folded)
+    assert len(folded) == 2  # `* 2.0` and `+ 1.0`
     d = draw_hlo(layer, stage="stablehlo")(W, XS)
     assert d.title.startswith("StableHLO of layer")
     assert not [label for label in cluster_labels(d) if label.startswith("fusion")]
@@ -185,3 +192,17 @@ def test_the_mlp_training_step_is_drawn_open_with_every_fusion_boxed():
     assert "collapsed" not in d.title
     n = compare_stages(update)(*args).compiled["fusion"]
     assert len([label for label in cluster_labels(d) if label.startswith("fusion ")]) == n
+
+
+def test_sharding_constraints_are_short_boxes_under_an_explicit_mesh():
+    # Under `jax.set_mesh` JAX follows every op with a constraint: each a small box
+    # (its type only), the op above it says where in the source it comes from.
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.ones(4), jax.P("x"))
+        lowered = jax.jit(lambda x: jnp.sin(x) * 2).lower(x).as_text()
+        d = draw_hlo(lambda x: jnp.sin(x) * 2, stage="stablehlo")(x)
+    oracle = lowered.count("sdy.sharding_constraint")
+    boxes = [label for label in op_labels(d) if "sharding_constraint" in label]
+    assert oracle >= 1 and len(boxes) == oracle
+    assert all(label == "sharding_constraint\\nf32[4]" for label in boxes), boxes

@@ -90,9 +90,19 @@ def render(source: str, fmt: str = "svg") -> bytes:
 
 @functools.lru_cache(maxsize=256)
 def _render_cached(source: str, fmt: str, which: str) -> bytes:
-    if which == "system":
-        return _render_system(source, fmt)
-    return _render_embedded(source, fmt)
+    draw = _render_system if which == "system" else _render_embedded
+    try:
+        return draw(source, fmt)
+    except ValueError as err:
+        # Graphviz (2.43 at least) sometimes cannot route a curved edge between
+        # clusters ("lost … edge", "Pshortestpath failed"): draw straight edges then.
+        if not _ROUTING_FAILED.search(str(err)) or not source.rstrip().endswith("}"):
+            raise
+        return draw(source.rstrip()[:-1] + "\tsplines=line\n}\n", fmt)
+
+
+_ROUTING_FAILED = re.compile(
+    r"Pshortestpath failed|lost \S+ \S+ edge|triangulation failed")
 
 
 def _render_system(source: str, fmt: str) -> bytes:

@@ -107,6 +107,21 @@ def check_rankdir(rankdir: str, who: str) -> None:
                          f'to right), "BT" or "RL"; got {rankdir!r}.')
 
 
+def check_max_depth(max_depth: int | None, who: str) -> None:
+    """Raises ValueError unless `max_depth` is a whole number >= 0 or None."""
+    if max_depth is not None and (isinstance(max_depth, bool) or
+                                  not isinstance(max_depth, int) or max_depth < 0):
+        raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws "
+                         f"every nested part as one node) or None; got {max_depth!r}.")
+
+
+def check_count(value: int, name: str, who: str) -> None:
+    """Raises ValueError unless `value` (option `name`) is a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{who}: `{name}` must be a positive whole number; "
+                         f"got {value!r}.")
+
+
 def plural(n: int, word: str) -> str:
     """``"1 equation"``, ``"2 equations"``: counts in titles and labels read as English."""
     return f"{n} {word}{'s' * (n != 1)}"
@@ -182,15 +197,18 @@ class Canvas:
         self.ids = itertools.count()
         self.edges: dict[tuple[str, str], str] = {}
         self.families: set[str] = set()
+        self.folded: set[str] = set()  # nodes for many values: edges unlabelled
 
     def new_id(self, prefix: str) -> str:
         """A node or cluster id never used before: `eqn7`, `cluster_8`."""
         return f"{prefix}{next(self.ids)}"
 
     def edge(self, src: str, dst: str, label: str = "") -> None:
-        """Remember an edge (self-loops dropped); the first label given wins."""
+        """Remember an edge (self-loops dropped); the first label given wins, and an
+        edge to or from a folded node has none (its values have many types)."""
         if src != dst:
-            self.edges.setdefault((src, dst), label)
+            folded = src in self.folded or dst in self.folded
+            self.edges.setdefault((src, dst), "" if folded else label)
 
     @contextlib.contextmanager
     def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True) -> Iterator[Any]:
@@ -203,7 +221,11 @@ class Canvas:
             yield c
 
     def finish(self) -> None:
-        """Draw the remembered edges and a legend of the families used."""
+        """Draw the remembered edges and a legend of the families used. Edges of a
+        folded node do not pull the layout (50 of them fan out from one box: as
+        constraints they skew the picture and slow Graphviz tenfold)."""
         for (src, dst), label in self.edges.items():
-            self.graph.edge(src, dst, label=label if self.labels and label else None)
+            loose = src in self.folded or dst in self.folded
+            self.graph.edge(src, dst, label=label if self.labels and label else None,
+                            constraint="false" if loose else None)
         add_legend(self.graph, self.families)

@@ -27,6 +27,7 @@ class FlatEqn:
     outvars: list
     scope: tuple[str, ...] = ()
     eqn: Any = None
+    call_ids: tuple[int, ...] = ()  # one number per call in `scope`: which call
 
 
 @dataclass
@@ -39,6 +40,7 @@ class FlatJaxpr:
     outvars: list
     env: dict = field(default_factory=dict)
     consts: list = field(default_factory=list)
+    n_calls: int = 0
 
     def value(self, atom: Any) -> Any:
         """The value of a var or literal (None when not evaluated)."""
@@ -71,7 +73,7 @@ def flatten_jaxpr(closed: Any, args: list | None = None,
     flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
                      consts=list(closed.consts))
     alias: dict = {}
-    _inline(jaxpr, alias, flat, scope, calls)
+    _inline(jaxpr, alias, flat, scope, calls, ())
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
     flat.env.update(zip(flat.constvars, flat.consts, strict=True))
     if args is not None:
@@ -96,14 +98,14 @@ def _fresh(alias: dict, var: Any) -> Any:
 
 
 def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
-            calls: dict[str, str]) -> None:
+            calls: dict[str, str], call_ids: tuple) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
         name = eqn.primitive.name
         if name not in calls:
             outvars = [_fresh(alias, v) for v in eqn.outvars] if scope else eqn.outvars
             flat.eqns.append(FlatEqn(name, dict(eqn.params), invars,
-                                     list(outvars), scope, eqn))
+                                     list(outvars), scope, eqn, call_ids))
             continue
         inner = eqn.params[calls[name]]  # a ClosedJaxpr, or an open Jaxpr (remat)
         body = getattr(inner, "jaxpr", inner)
@@ -113,7 +115,8 @@ def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
         flat.consts += consts
         label = eqn.params.get("name")
         label = label if isinstance(label, str) else name
-        _inline(body, alias, flat, (*scope, label), calls)
+        flat.n_calls += 1
+        _inline(body, alias, flat, (*scope, label), calls, (*call_ids, flat.n_calls))
         for outer, inner_out in zip(eqn.outvars, body.outvars, strict=True):
             alias[outer] = _canon(alias, inner_out)
 

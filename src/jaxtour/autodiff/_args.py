@@ -65,6 +65,16 @@ def leaf_names(value, name: str) -> list[str]:
     return [name + jax.tree_util.keystr(path) for path, _ in paths]
 
 
+def tree_name(value, name: str) -> str:
+    """What a folded picture calls a pytree argument: ``params · list of 3 dicts``."""
+    kind = type(value).__name__
+    if isinstance(value, list | tuple | dict) and value:
+        inner = {type(v).__name__ for v in (value.values() if isinstance(value, dict)
+                                            else value)}
+        kind += f" of {len(value)}" + (f" {inner.pop()}s" if len(inner) == 1 else "")
+    return f"{name} · {kind}"
+
+
 def _is_none(x) -> bool:
     return x is None
 

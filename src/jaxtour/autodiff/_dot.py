@@ -8,9 +8,15 @@ import graphviz
 
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
+from jaxtour._terminals import ROW, place_rows
+from jaxtour.autodiff._fold import fold
 from jaxtour.autodiff._format import format_value
 from jaxtour.autodiff._model import ADGraph, ADNode
 
+# Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
+# draw_jaxpr), one node per source line past 150 drawn equations.
+FOLD_DEFAULTS = {"expand_pytrees": None, "max_depth": style.MAX_DEPTH,
+                 "max_eqns": 150}
 # lane -> (cluster title, fill, border)
 LANES = {  # short: the embedded renderer under-measures text, and clusters do not grow
     "forward": ("forward pass ↓", "#F7FAFF", "#3A7BC8"),
@@ -48,9 +54,14 @@ EDGES = {
 }
 
 
-def to_digraph(graph: ADGraph, rankdir: str = "TB") -> graphviz.Digraph:
-    """The Graphviz picture of `graph` (lanes as clusters, residuals between them)."""
+def to_digraph(graph: ADGraph, rankdir: str = "TB", **fold_options) -> graphviz.Digraph:
+    """The Graphviz picture of `graph` (lanes as clusters, residuals between them),
+    folded as `_fold.fold` says (`expand_pytrees`, `max_depth`, `max_eqns`)."""
     style.check_rankdir(rankdir, "draw")
+    return _draw(*fold(graph, **{**FOLD_DEFAULTS, **fold_options}), rankdir)
+
+
+def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     lanes = list(dict.fromkeys(n.lane for n in graph.nodes.values()))
     dot = graphviz.Digraph("autodiff")
     attrs = style.graph_attrs(graph.title, rankdir)
@@ -67,20 +78,12 @@ def to_digraph(graph: ADGraph, rankdir: str = "TB") -> graphviz.Digraph:
             _cluster(dot, "residuals", *RESIDUALS, graph.select("residual"))
     for edge in graph.edges:
         _edge(dot, graph, edge)
-    _align_ends(dot, graph)
+    _align_ends(dot, graph, rep)
     for kind in ("input", "fixed", "residual", "gradient", "output"):
-        _wrap(dot, [n.id for n in graph.select(kind)])
+        # Lanes share the width: terminals wrap at half a row, residuals at a row.
+        place_rows(dot, [n.id for n in graph.select(kind)], None,
+                   per_row=ROW if kind == "residual" else ROW // 2)
     return dot
-
-
-ROW = 8  # terminals of one kind per row: a pytree of 50 leaves wraps instead of widening
-
-
-def _wrap(dot: graphviz.Digraph, ids: list[str]) -> None:
-    """Stack terminals of one kind into rows of `ROW` with invisible edges."""
-    if len(ids) > ROW:
-        for a, b in zip(ids, ids[ROW:], strict=False):
-            dot.edge(a, b, style="invis")
 
 
 def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:
@@ -96,11 +99,12 @@ def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:
         dot.edge(edge.src, edge.dst, **attrs)
 
 
-def _align_ends(dot: graphviz.Digraph, graph: ADGraph) -> None:
-    pairs = [(f"in{k}", n.id) for k, n in enumerate(graph.select("gradient"))]
+def _align_ends(dot: graphviz.Digraph, graph: ADGraph, rep: dict) -> None:
+    grads = sorted((i for i in rep if i.startswith("grad")), key=lambda i: int(i[4:]))
+    pairs = [(rep[f"in{k}"], rep[g]) for k, g in enumerate(grads)]
     pairs += [(o.id, s.id) for o, s in zip(graph.select("output", "forward"),
                                            graph.select("seed", "backward"), strict=False)]
-    for a, b in pairs:
+    for a, b in dict.fromkeys(pairs):
         # One line, no node statements: the nodes stay in their clusters, and
         # `Diagram`'s node count stays the number of boxes.
         dot.body.append(f"\t{{rank=same {a} {b}}}\n")
@@ -128,6 +132,7 @@ def node_label(node: ADNode) -> str:
     return "\\n".join(line.replace("\\", "\\\\") for line in lines)
 
 
-def to_diagram(graph: ADGraph, rankdir: str = "TB") -> Diagram:
+def to_diagram(graph: ADGraph, rankdir: str = "TB", **fold_options) -> Diagram:
     """As `to_digraph`, wrapped in the `Diagram` every jaxtour visualiser returns."""
-    return Diagram.from_graph(to_digraph(graph, rankdir), graph.title)
+    folded, rep = fold(graph, **{**FOLD_DEFAULTS, **fold_options})
+    return Diagram.from_graph(_draw(folded, rep, rankdir), folded.title)

@@ -7,7 +7,14 @@ from functools import partial
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._style import check_rankdir, plural
+from jaxtour._style import (
+    MAX_DEPTH,
+    check_count,
+    check_max_depth,
+    check_rankdir,
+    plural,
+)
+from jaxtour._terminals import check_expand
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
@@ -42,8 +49,9 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = 
 
 
 def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False,
-              holomorphic: bool = False, *, values: bool = True,
-              rankdir: str = "TB") -> Callable[..., Diagram]:
+              holomorphic: bool = False, *, values: bool = True, rankdir: str = "TB",
+              max_depth: int | None = MAX_DEPTH, max_eqns: int = 150,
+              expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.
 
     One picture of reverse mode at the example point: the forward pass (the jaxpr of
@@ -61,6 +69,8 @@ def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
         holomorphic: as in `jax.grad`: complex inputs and a complex output.
         values: show the numbers at the example point (arrays: type and first entries).
         rankdir: Graphviz direction, "TB" (top to bottom) or "LR".
+        max_depth, max_eqns, expand_pytrees: how a big program folds to fit a slide;
+            see `fold_options`.
 
     Returns:
         A function of `f`'s example arguments returning a `Diagram`; the gradient it
@@ -77,9 +87,29 @@ def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
         >>> d.title
         'grad of f: 10 forward equations, 4 residuals, 7 backward equations'
     """
-    check_rankdir(rankdir, WHO)
+    options = fold_options(WHO, rankdir, max_depth, max_eqns, expand_pytrees)
     build = grad_graph(f, argnums, has_aux, holomorphic, values=values)
-    return lambda *args: to_diagram(build(*args), rankdir)
+    return lambda *args: to_diagram(build(*args), **options)
+
+
+def fold_options(who: str, rankdir: str, max_depth: int | None, max_eqns: int,
+                 expand_pytrees: bool | None) -> dict:
+    """Check the display options the autodiff drawers share; returns them as a dict.
+
+    - `max_depth`: `jit` calls nested deeper than this are one node each, naming the
+      call and its equations (as `draw_jaxpr`; 0 closes every call, None opens all).
+    - `max_eqns`: past this many drawn equations, every `jit` call is closed, then
+      each line of source is one node (with the residuals it saves); the title says so.
+    - `expand_pytrees`: None draws a pytree of more than 8 leaves (an argument, its
+      gradient, the output) as one node naming its structure and leaf count; True
+      draws every leaf, False folds every pytree of two leaves or more.
+    """
+    check_rankdir(rankdir, who)
+    check_max_depth(max_depth, who)
+    check_count(max_eqns, "max_eqns", who)
+    check_expand(expand_pytrees, who)
+    return {"rankdir": rankdir, "max_depth": max_depth, "max_eqns": max_eqns,
+            "expand_pytrees": expand_pytrees}
 
 
 def function_name(f: Callable) -> str:
@@ -96,33 +126,37 @@ def callable_and_argnums(f, argnums, who: str) -> tuple[int, ...]:
 
 def _grad_labels(name: str, call: Call) -> dict:
     return {"seed": f"seed ∂{name}/∂{name}", "output": f"{name}(…)",
-            "gradient": [f"∂{name}/∂{label}" for label in call.labels[:call.n_diff]]}
+            "gradient": [f"∂{name}/∂{label}" for label in call.labels[:call.n_diff]],
+            "of": f"∂{name}/∂"}
 
 
 def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> ADGraph:
     """The model of reverse mode: inputs, forward equations, residuals, backward equations."""
     graph = ADGraph()
     fwd, bwd = trace.forward, trace.backward
+    groups = call.groups or [""] * len(call.labels)
     sources = {}
     for i, (var, label) in enumerate(zip(fwd.invars, call.labels, strict=True)):
         kind = "input" if i < call.n_diff else "fixed"
-        sources[var] = add_terminal(graph, f"in{i}", kind, "forward", label, fwd, var, values)
+        sources[var] = add_terminal(graph, f"in{i}", kind, "forward", label, fwd, var,
+                                    values, groups[i])
     sources = add_lane(graph, fwd, "forward", sources, "primal", values)
     n_main = trace.n_out - trace.n_aux
     for k, atom in enumerate(fwd.outvars[:trace.n_out]):
         label = labels["output"] if k < n_main else "aux (not differentiated)"
-        out = add_terminal(graph, f"out{k}", "output", "forward", label, fwd, atom, values)
+        out = add_terminal(graph, f"out{k}", "output", "forward", label, fwd, atom,
+                           values, label)
         _link(graph, sources, atom, out, "primal")
     saved = _add_residuals(graph, trace, sources, values)
     bsources = dict(saved)
     for k, var in enumerate(bwd.invars[trace.n_res:]):
         bsources[var] = add_terminal(graph, f"seed{k}", "seed", "backward", labels["seed"],
-                                     bwd, var, values)
+                                     bwd, var, values, labels["seed"])
     bsources = add_lane(graph, bwd, "backward", bsources,
                         lambda eqn, var: "residual" if var in saved else "cotangent", values)
     for k, atom in enumerate(bwd.outvars):
         node = add_terminal(graph, f"grad{k}", "gradient", "backward", labels["gradient"][k],
-                            bwd, atom, values)
+                            bwd, atom, values, groups[k] and labels["of"] + groups[k])
         _link(graph, bsources, atom, node, "cotangent")
         graph.link(node, f"in{k}", "link")
     return graph

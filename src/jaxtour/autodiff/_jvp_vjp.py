@@ -12,10 +12,15 @@ import numpy as np
 from jaxtour._diagram import Diagram
 from jaxtour._ir import is_literal, type_str
 from jaxtour._ir._flat import depends_on
-from jaxtour._style import check_rankdir, plural
+from jaxtour._style import MAX_DEPTH, plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import to_diagram
-from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, reverse_graph
+from jaxtour.autodiff._grad_graph import (
+    callable_and_argnums,
+    fold_options,
+    function_name,
+    reverse_graph,
+)
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
 
@@ -34,7 +39,8 @@ def vjp_graph(f: Callable, cotangents=None, *, has_aux: bool = False,
         trace = trace_vjp(call, cotangents, values, partial(_check_like, cotangents, "draw_vjp",
                                                             "cotangents", "f's output"))
         labels = {"seed": "cotangent in", "output": f"{function_name(f)}(…)",
-                  "gradient": [f"cotangent of {name}" for name in call.labels]}
+                  "gradient": [f"cotangent of {name}" for name in call.labels],
+                  "of": "cotangent of "}
         graph = reverse_graph(call, trace, values, labels)
         graph.title = (f"vjp of {function_name(f)}: "
                        f"{plural(len(trace.forward.eqns), 'forward equation')}, "
@@ -46,7 +52,9 @@ def vjp_graph(f: Callable, cotangents=None, *, has_aux: bool = False,
 
 
 def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: bool = True,
-             rankdir: str = "TB") -> Callable[..., Diagram]:
+             rankdir: str = "TB", max_depth: int | None = MAX_DEPTH,
+             max_eqns: int = 150,
+             expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
 
     Works for any output (a vector, a pytree), where `draw_grad` needs a scalar.
@@ -60,6 +68,8 @@ def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: boo
         has_aux: `f` returns ``(output, aux)``, as in `jax.vjp`.
         values: show the numbers at the example point.
         rankdir: Graphviz direction, "TB" or "LR".
+        max_depth, max_eqns, expand_pytrees: how a big program folds to fit a slide,
+            as in `draw_grad`.
 
     Returns:
         A function of `f`'s example primals returning a `Diagram`.
@@ -73,9 +83,9 @@ def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: boo
         >>> draw_vjp(jnp.sin)(jnp.arange(3.0)).title
         'vjp of sin: 2 forward equations, 1 residual, 1 transposed equation'
     """
-    check_rankdir(rankdir, "draw_vjp")
+    options = fold_options("draw_vjp", rankdir, max_depth, max_eqns, expand_pytrees)
     build = vjp_graph(f, cotangents, has_aux=has_aux, values=values)
-    return lambda *primals: to_diagram(build(*primals), rankdir)
+    return lambda *primals: to_diagram(build(*primals), **options)
 
 
 def jvp_graph(f: Callable, *, has_aux: bool = False,
@@ -99,7 +109,9 @@ def jvp_graph(f: Callable, *, has_aux: bool = False,
 
 
 def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
-             rankdir: str = "TB") -> Callable[..., Diagram]:
+             rankdir: str = "TB", max_depth: int | None = MAX_DEPTH,
+             max_eqns: int = 150,
+             expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
 
     Forward mode carries a tangent beside every primal value. The picture splits the
@@ -113,6 +125,8 @@ def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
         has_aux: `f` returns ``(output, aux)``, as in `jax.jvp`.
         values: show the numbers at the example point.
         rankdir: Graphviz direction, "TB" or "LR".
+        max_depth, max_eqns, expand_pytrees: how a big program folds to fit a slide,
+            as in `draw_grad`.
 
     Returns:
         A function ``(primals, tangents) -> Diagram``, both tuples as in `jax.jvp`.
@@ -125,9 +139,9 @@ def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
         >>> draw_jvp(jnp.sin)((1.0,), (1.0,)).title
         'jvp of sin: 2 primal equations, 1 tangent equation'
     """
-    check_rankdir(rankdir, "draw_jvp")
+    options = fold_options("draw_jvp", rankdir, max_depth, max_eqns, expand_pytrees)
     build = jvp_graph(f, has_aux=has_aux, values=values)
-    return lambda primals, tangents: to_diagram(build(primals, tangents), rankdir)
+    return lambda primals, tangents: to_diagram(build(primals, tangents), **options)
 
 
 def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
@@ -137,11 +151,15 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     tangent_vars = flat.invars[n_primal:2 * n_primal]
     labels = [*call.labels[:n_primal], *(f"tangent of {n}" for n in call.labels[:n_primal]),
               *call.labels[n_primal:]]
+    groups = call.groups or [""] * len(call.labels)
+    groups = [*groups[:n_primal], *(g and f"tangent of {g}" for g in groups[:n_primal]),
+              *groups[n_primal:]]
     sources = {}
     for i, (var, label) in enumerate(zip(flat.invars, labels, strict=True)):
         kind, lane = ("seed", "tangent") if var in tangent_vars else (
             ("input" if i < n_primal else "fixed"), "primal")
-        sources[var] = add_terminal(graph, f"in{i}", kind, lane, label, flat, var, values)
+        sources[var] = add_terminal(graph, f"in{i}", kind, lane, label, flat, var,
+                                    values, groups[i])
     lanes = ["tangent" if hit else "primal" for hit in depends_on(flat, tangent_vars)]
     tangent = {v for e, lane in zip(flat.eqns, lanes, strict=True) if lane == "tangent"
                for v in e.outvars} | set(tangent_vars)
@@ -158,7 +176,8 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
         lane = "tangent" if half <= k < 2 * half else "primal"
         label = ("f(…)" if k < half else "tangent of f(…)" if k < 2 * half
                  else "aux (not differentiated)")
-        node = add_terminal(graph, f"out{k}", "output", lane, label, flat, atom, values)
+        node = add_terminal(graph, f"out{k}", "output", lane, label, flat, atom, values,
+                            label)
         if not is_literal(atom):
             graph.link(sources[atom], node, lane if lane == "tangent" else "primal")
     return graph

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import is_dropvar, is_literal, type_str
+from jaxtour._ir import is_dropvar, is_literal, source_line, type_str
 from jaxtour._ir._flat import FlatJaxpr
 from jaxtour.autodiff._format import eqn_label
 
@@ -34,6 +34,9 @@ class ADNode:
         avals: one JAX type per output (``f32[3]``).
         values: one NumPy value per output, or None where not computed.
         primitive: the jaxpr primitive for "op" nodes, else "".
+        scope: for "op" nodes, the `jit` calls the eqn sits in, as (number, name) pairs.
+        source: for "op" nodes, the user's line that produced it ("loss.py:12"), or "".
+        group: for terminals, what a folded picture calls the pytree of the leaf.
     """
 
     id: str
@@ -43,6 +46,9 @@ class ADNode:
     avals: list = field(default_factory=list)
     values: list = field(default_factory=list)
     primitive: str = ""
+    scope: tuple = ()
+    source: str = ""
+    group: str = ""
 
     @property
     def value(self):
@@ -121,8 +127,10 @@ def _eqn_node(node_id: str, eqn, lane: str, flat: FlatJaxpr, values: bool) -> AD
     literals = [np.asarray(a.val) if is_literal(a) else None for a in eqn.invars]
     label = eqn_label(eqn.primitive, eqn.params, literals)
     outs = [None if is_dropvar(v) else _val(flat, v, values) for v in eqn.outvars]
+    line = source_line(eqn.eqn) if eqn.eqn is not None else None
     return ADNode(node_id, "op", lane, label, [_aval(v) for v in eqn.outvars], outs,
-                  eqn.primitive)
+                  eqn.primitive, tuple(zip(eqn.call_ids, eqn.scope, strict=True)),
+                  line.where if line else "")
 
 
 def _aval(atom) -> str:
@@ -139,7 +147,8 @@ def _val(flat: FlatJaxpr, atom, values: bool):
 
 
 def add_terminal(graph: ADGraph, node_id: str, kind: str, lane: str, label: str,
-                 flat: FlatJaxpr, atom, values: bool) -> str:
-    """A named end of a lane (input, output, residual, seed, gradient) for one atom."""
+                 flat: FlatJaxpr, atom, values: bool, group: str = "") -> str:
+    """A named end of a lane (input, output, residual, seed, gradient) for one atom;
+    `group` names the pytree it is a leaf of (see `ADNode`)."""
     return graph.add(ADNode(node_id, kind, lane, label, [_aval(atom)],
-                            [_val(flat, atom, values)]))
+                            [_val(flat, atom, values)], group=group))

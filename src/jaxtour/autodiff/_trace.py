@@ -34,6 +34,7 @@ class Call:
     other: tuple
     labels: list[str]
     aux: bool = False
+    groups: list[str] | None = None  # per leaf: its argument (`_args.tree_name`)
 
     @property
     def n_diff(self) -> int:
@@ -72,12 +73,13 @@ def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
             slot = (diff if i in argnums and (strict or _args.is_differentiable(leaf)) else
                     other if _args.is_array_like(leaf) else None)
             if slot is not None:
-                slot.append((len(flat), label, _as_jax(leaf)))
+                slot.append((len(flat), label, _as_jax(leaf),
+                             _args.tree_name(arg, names[i])))
             flat.append(leaf)
 
     def fn(diff_leaves, other_leaves):
         full = list(flat)
-        for (k, _, _), value in [*zip(diff, diff_leaves, strict=True),
+        for (k, *_), value in [*zip(diff, diff_leaves, strict=True),
                                  *zip(other, other_leaves, strict=True)]:
             full[k] = value
         rebuilt, start = [], 0
@@ -86,8 +88,9 @@ def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
             start += tree.num_leaves
         return f(*rebuilt)
 
-    return Call(fn, tuple(v for _, _, v in diff), tuple(v for _, _, v in other),
-                [label for _, label, _ in (*diff, *other)], has_aux)
+    return Call(fn, tuple(s[2] for s in diff), tuple(s[2] for s in other),
+                [s[1] for s in (*diff, *other)], has_aux,
+                [s[3] for s in (*diff, *other)])
 
 
 def _is_none(x) -> bool:

@@ -118,4 +118,17 @@ def stack(args: tuple, axis: int) -> tuple:
                 f"which has {ndim} dimension{'s' * (ndim != 1)}: the batch axis can be "
                 f"0 to {ndim}. Choose a smaller axis, or axis 0."
             )
-    return jax.tree.map(lambda x: jnp.stack([jnp.asarray(x)] * BATCH, axis=axis), args)
+    return jax.tree.map(lambda x: _stacked(x, axis), args)
+
+
+def _stacked(x: Any, axis: int) -> Any:
+    # A `jax.ref` Ref (mutable state) is batched as a Ref of the stacked values: `vmap`
+    # maps over Refs as over arrays, and the step can still write to it.
+    if _is_ref(x):
+        return jax.ref.new_ref(jnp.stack([x[...]] * BATCH, axis=axis))
+    return jnp.stack([jnp.asarray(x)] * BATCH, axis=axis)
+
+
+def _is_ref(x: Any) -> bool:
+    ref = getattr(jax, "ref", None)
+    return ref is not None and isinstance(x, ref.Ref)

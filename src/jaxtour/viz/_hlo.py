@@ -7,10 +7,9 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir, _style
+from jaxtour import _ir, _style, _terminals
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural
-from jaxtour.viz._jaxpr import style_rows
 
 WHO = "draw_hlo"
 STAGES = {"stablehlo": "StableHLO", "compiled": "compiled HLO"}
@@ -28,9 +27,10 @@ def check_stage(stage: Any, who: str = WHO) -> str:
 
 
 def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
-             max_depth: int | None = _style.MAX_DEPTH, max_ops: int = 200,
+             max_depth: int | None = _style.MAX_DEPTH, max_ops: int = 150,
              edge_labels: bool | None = None,
-             static_argnums: int | tuple[int, ...] = ()) -> Callable[..., Diagram]:
+             static_argnums: int | tuple[int, ...] = (),
+             expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.jit(f).lower(*args)` (then `.compile()`), but the result is a picture.
 
     With `stage="stablehlo"` you see what JAX hands XLA: one op per small step, nested
@@ -50,6 +50,8 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
             title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 ops.
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        expand_pytrees: as in `draw_jaxpr` (None: a pytree of more than 8 arrays is
+            one node).
 
     Returns:
         A function of `f`'s example arguments: it lowers `f` for them (and compiles it,
@@ -70,6 +72,7 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
     _ir.check_callable(f, WHO)
     stage = check_stage(stage)
     _check_options(rankdir, max_depth, None, max_ops, who=WHO, count="max_ops")
+    _terminals.check_expand(expand_pytrees, WHO)
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
@@ -83,7 +86,7 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
             module, figures = _ir.parse_hlo(compiled.as_text()), _ir.cost_summary(compiled)
         return hlo_diagram(module, _ir.function_name(f), figures=figures, names=names,
                            rankdir=rankdir, max_depth=max_depth, max_ops=max_ops,
-                           edge_labels=edge_labels)
+                           edge_labels=edge_labels, expand_pytrees=expand_pytrees)
 
     return draw
 
@@ -91,7 +94,8 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
 def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None = None,
                 names: tuple = (None, None), rankdir: str = "TB",
                 max_depth: int | None = _style.MAX_DEPTH,
-                max_ops: int = 200, edge_labels: bool | None = None) -> Diagram:
+                max_ops: int = 150, edge_labels: bool | None = None,
+                expand_pytrees: bool | None = None) -> Diagram:
     """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does."""
     import graphviz
     import jax
@@ -106,30 +110,54 @@ def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None 
     collectives = sum(n for op, n in module.op_counts().items()
                       if _style.family(op) == "collective" and not op.endswith("-done"))
     title += f", {plural(collectives, 'collective')}" if collectives else ""
-    drawn, grouped = _drawn(module, max_depth), False
+    drawn, grouped, how = _drawn(module, max_depth), False, []
     if drawn > max_ops and max_depth != 0:
         max_depth, drawn = 0, _drawn(module, 0)
     if drawn > max_ops:
         grouped, lines = True, {op.source[:2] if op.source else None
                                 for op in module.computations[module.entry].ops}
         drawn = len(lines)
-        title += f" (collapsed: one node per source line, {len(lines)} lines)"
+        how.append(f"one node per source line, {len(lines)} lines")
     elif max_depth == 0 and _drawn(module, None) > _drawn(module, 0):
-        title += " (collapsed: fusions and calls closed)"
+        how.append("fusions and calls closed")
+    entry = module.computations[module.entry]
+    ins, outs = _terminal_names(entry, _returned(module, entry), names)
+    if _terminals.folds([ins, outs], expand_pytrees):
+        how.append(_terminals.FOLDED)
+    title += f" (collapsed: {'; '.join(how)})" if how else ""
     graph = graphviz.Digraph(name="hlo", graph_attr=_style.graph_attrs(
         title, rankdir, summary(module, figures or {})), node_attr=_style.NODE,
         edge_attr=_style.EDGE)
     builder = _Builder(graph, module, max_depth,
-                       edge_labels if edge_labels is not None else drawn <= 60)
-    entry = module.computations[module.entry]
-    env = builder.inputs(entry, names[0])
+                       edge_labels if edge_labels is not None else drawn <= 60,
+                       expand_pytrees)
+    env = builder.inputs(entry, ins)
     if grouped:
         builder.groups(entry, env)
     else:
         builder.computation(graph, entry, env, 0)
-    builder.outputs(entry, env, names[1])
+    builder.outputs(entry, env, outs)
     builder.finish()
     return Diagram.from_graph(graph, title)
+
+
+def _returned(module: _ir.HloModule, entry: _ir.HloComputation) -> list[str]:
+    """The values the entry returns: a compiled module's root tuple, unpacked."""
+    root = next((op for op in entry.ops if op.name in entry.returns), None)
+    if module.dialect == "hlo" and root is not None and root.opcode == "tuple":
+        return list(root.operands)
+    return list(entry.returns)
+
+
+def _terminal_names(entry: _ir.HloComputation, returned: list[str],
+                    names: tuple) -> tuple[list[str], list[str]]:
+    """The inputs' and outputs' names: JAX's where they match the module, else HLO's."""
+    ins, outs = (list(n or ()) for n in names)
+    if len(ins) != len(entry.params):
+        ins = [_param_name(entry, param, i) for i, param in enumerate(entry.params)]
+    if len(outs) != len(returned):
+        outs = [f"out{i}" for i in range(len(returned))]
+    return ins, outs
 
 
 def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:
@@ -150,7 +178,7 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
     fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")
-    parts.append("scalar constants not drawn")
+    parts.append("scalar constants (and their broadcasts) not drawn")
     return " · ".join(parts)
 
 
@@ -165,38 +193,30 @@ class _Builder(_style.Canvas):
     """Ops become nodes as they are met; fusions, loops, branches and calls clusters."""
 
     def __init__(self, graph: Any, module: _ir.HloModule, max_depth: int | None,
-                 labels: bool) -> None:
+                 labels: bool, expand: bool | None = None) -> None:
         super().__init__(graph, labels)
-        self.module, self.max_depth = module, max_depth
+        self.module, self.max_depth, self.expand = module, max_depth, expand
         self.parts: dict[str, list] = {}  # tuple-shaped HLO value -> producers of each element
 
-    def inputs(self, entry: _ir.HloComputation, arg_names: Any) -> dict:
-        names = list(arg_names or ())
-        names = names if len(names) == len(entry.params) else []
-        env: dict = {}
+    def inputs(self, entry: _ir.HloComputation, names: list[str]) -> dict:
+        kinds = [kind or "" for _, kind in itertools.zip_longest(entry.params,
+                                                                 entry.param_types)]
         with self.graph.subgraph(name="inputs") as g:
-            style_rows(g, [f"in{i}" for i in range(len(entry.params))], "source")
-            for i, (param, kind) in enumerate(itertools.zip_longest(entry.params,
-                                                                     entry.param_types)):
-                label = names[i] if names else _param_name(entry, param, i)
-                g.node(f"in{i}", _style.text_label(label, kind or ""), **_style.INPUT)
-                env[param] = [(f"in{i}", kind or "")]
-        return env
+            ids = _terminals.add_terminals(
+                self, g, names, kinds,
+                prefix="in", rank="source", attrs=_style.INPUT, expand=self.expand)
+        return {param: [(node, kind)]
+                for param, node, kind in zip(entry.params, ids, kinds, strict=True)}
 
-    def outputs(self, entry: _ir.HloComputation, env: dict, result_paths: Any) -> None:
-        returned = entry.returns
-        root = next((op for op in entry.ops if op.name in returned), None)
-        if self.module.dialect == "hlo" and root is not None and root.opcode == "tuple":
-            returned = root.operands
-        paths = list(result_paths or ())
+    def outputs(self, entry: _ir.HloComputation, env: dict, paths: list[str]) -> None:
+        returned = _returned(self.module, entry)
+        kinds = [next((k for _, k in env.get(value, ())), "") for value in returned]
         with self.graph.subgraph(name="outputs") as g:
-            style_rows(g, [f"out{i}" for i in range(len(returned))], "sink")
-            for i, value in enumerate(returned):
-                kind = next((k for _, k in env.get(value, ())), "")
-                label = paths[i] if len(paths) == len(returned) else f"out{i}"
-                g.node(f"out{i}", _style.text_label(label, kind),
-                       **_style.OUTPUT)
-                self.connect(value, f"out{i}", env)
+            ids = _terminals.add_terminals(
+                self, g, paths, kinds,
+                prefix="out", rank="sink", attrs=_style.OUTPUT, expand=self.expand)
+        for value, node in zip(returned, ids, strict=True):
+            self.connect(value, node, env)
 
     def connect(self, value: str, dst: str, env: Any) -> None:
         for src, kind in env.get(value, ()):
@@ -211,7 +231,7 @@ class _Builder(_style.Canvas):
         kinds = _result_types(op)
         if op.opcode in ("parameter", "return"):
             return
-        if op.opcode in ("tuple", "get-tuple-element") or _scalar_constant(op):
+        if op.opcode in ("tuple", "get-tuple-element") or _constant(op, env):
             self.see_through(op, env)  # bookkeeping, not computation: no node
             return
         called = [c for c in op.called if c.computation in self.module.computations]
@@ -221,7 +241,8 @@ class _Builder(_style.Canvas):
         node = self.new_id("op")
         closed_fusion = {"fillcolor": _style.FUSION["fillcolor"], "color": _style.FUSION["color"],
                          "penwidth": "2"} if op.opcode == "fusion" else {}
-        g.node(node, _style.text_label(op.opcode, *_details(op, called, self.module)),
+        g.node(node, _style.text_label(op.opcode.removeprefix("sdy."),
+                                      *_details(op, called, self.module)),
                tooltip=op.op_name or op.opcode, **{**_style.node_attrs(op.kind),
                                                    **closed_fusion})
         if not closed_fusion:
@@ -236,7 +257,7 @@ class _Builder(_style.Canvas):
         members: dict[Any, collections.Counter] = {}
         for op in entry.ops:
             if op.opcode in ("parameter", "return", "tuple", "get-tuple-element") \
-                    or _scalar_constant(op):
+                    or _constant(op, env):
                 self.see_through(op, env)
                 continue
             key = op.source[:2] if op.source else None
@@ -335,6 +356,14 @@ def _scalar_constant(op: _ir.HloOp) -> bool:
     return op.opcode == "constant" and op.type.endswith("[]")
 
 
+def _constant(op: _ir.HloOp, env: Any) -> bool:
+    """A scalar constant, or a broadcast of one (an array of one repeated number): the
+    polynomial coefficients of `erf_inv` would otherwise be a row of 20 nodes."""
+    return _scalar_constant(op) or (
+        op.opcode in ("broadcast", "broadcast_in_dim") and bool(op.operands)
+        and not any(env.get(v) for v in op.operands))
+
+
 def _cluster_label(op: _ir.HloOp) -> str:
     if op.opcode == "fusion":
         kind = op.fusion
@@ -352,6 +381,8 @@ def _details(op: _ir.HloOp, called: list, module: _ir.HloModule) -> list[str]:
         inner = sum(1 for c in called for _, o in module.walk(c.computation)
                     if o.opcode not in _ir.BOOKKEEPING)
         lines.append(f"{inner} ops inside")
+    if op.opcode == "sdy.sharding_constraint":
+        return lines  # it follows the op it constrains: that op's line says where
     where = op.source.where if op.source else ""
     origin = op.primitive if op.primitive and op.primitive != op.opcode else ""
     lines.append(" · ".join(x for x in (where, origin and f"from {origin}") if x))

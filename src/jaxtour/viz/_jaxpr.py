@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir, _style
+from jaxtour import _ir, _style, _terminals
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural
 
@@ -18,7 +18,8 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
                max_depth: int | None = _style.MAX_DEPTH,
                group_by: str | None = None, max_eqns: int = 150,
                edge_labels: bool | None = None,
-               static_argnums: int | tuple[int, ...] = ()) -> Callable[..., Diagram]:
+               static_argnums: int | tuple[int, ...] = (),
+               expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
     """As `jax.make_jaxpr`, but the result is a picture of the jaxpr.
 
     Inputs are labelled with their names, shapes and dtypes; each equation is one node
@@ -38,6 +39,9 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
             first, then one node per source line) and the title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 equations.
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        expand_pytrees: None draws an argument or result pytree of more than 8 arrays
+            as one node naming its shape and leaf count; True draws every leaf, False
+            folds every pytree of two leaves or more.
 
     Returns:
         A function taking `f`'s example arguments and returning a `jaxtour.Diagram`.
@@ -54,9 +58,11 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
     """
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
+    _terminals.check_expand(expand_pytrees, WHO)
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     options: dict[str, Any] = {"rankdir": rankdir, "max_depth": max_depth, "group_by": group_by,
-               "max_eqns": max_eqns, "edge_labels": edge_labels}
+               "max_eqns": max_eqns, "edge_labels": edge_labels,
+               "expand_pytrees": expand_pytrees}
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
         traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
@@ -68,20 +74,17 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
 def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
                    max_eqns: int, who: str = WHO, count: str = "max_eqns") -> None:
     _style.check_rankdir(rankdir, who)
-    if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
-        raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws every "
-                         f"nested part as one node) or None; got {max_depth!r}.")
+    _style.check_max_depth(max_depth, who)
     if group_by not in (None, "source"):
         raise ValueError(f'{who}: `group_by` must be None or "source" (cluster equations by '
                          f"the line of Python that produced them); got {group_by!r}.")
-    if not isinstance(max_eqns, int) or max_eqns < 1:
-        raise ValueError(f"{who}: `{count}` must be a positive whole number; "
-                         f"got {max_eqns!r}.")
+    _style.check_count(max_eqns, count, who)
 
 
 def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
                   max_depth: int | None = _style.MAX_DEPTH, group_by: str | None = None,
-                  max_eqns: int = 150, edge_labels: bool | None = None) -> Diagram:
+                  max_eqns: int = 150, edge_labels: bool | None = None,
+                  expand_pytrees: bool | None = None) -> Diagram:
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
     import graphviz
 
@@ -89,19 +92,24 @@ def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
     title = f"jaxpr of {name}: {plural(total, 'equation')}"
     depth, chunk, how = _plan(jaxpr, max_depth, max_eqns)
+    names = [_names(n, len(v), p) for n, v, p in zip(
+        _ir.io_names(jaxpr), (jaxpr.invars, jaxpr.outvars), ("in", "out"), strict=True)]
+    folded = _terminals.FOLDED if _terminals.folds(names, expand_pytrees) else ""
+    how = "; ".join(filter(None, [how, folded]))
     if how:
         title += f" (collapsed: {how})"
     graph = graphviz.Digraph(name="jaxpr", graph_attr=_style.graph_attrs(
         title, rankdir, _subtitle(jaxpr, total)), node_attr=_style.NODE, edge_attr=_style.EDGE)
     drawn = _drawn(jaxpr, depth) if chunk is None else len(jaxpr.eqns) // max(chunk, 1)
     labels = edge_labels if edge_labels is not None else drawn <= 60
-    builder = _Builder(graph, max_depth=depth, group_by=group_by, labels=labels)
-    env = builder.inputs(closed_jaxpr)
+    builder = _Builder(graph, max_depth=depth, group_by=group_by, labels=labels,
+                       expand=expand_pytrees)
+    env = builder.inputs(closed_jaxpr, names[0])
     if chunk is None:
         builder.block(graph, jaxpr, env, 0)
     else:
         builder.groups(jaxpr, env, chunk)
-    builder.outputs(jaxpr, env)
+    builder.outputs(jaxpr, env, names[1])
     builder.finish()
     return Diagram.from_graph(graph, title)
 
@@ -144,35 +152,36 @@ class _Builder(_style.Canvas):
     """Equations become nodes as they are met; nested jaxprs become clusters."""
 
     def __init__(self, graph: Any, *, max_depth: int | None, group_by: str | None,
-                 labels: bool) -> None:
+                 labels: bool, expand: bool | None = None) -> None:
         super().__init__(graph, labels)
-        self.max_depth, self.group_by = max_depth, group_by
+        self.max_depth, self.group_by, self.expand = max_depth, group_by, expand
 
-    def inputs(self, closed_jaxpr: Any) -> dict:
+    def inputs(self, closed_jaxpr: Any, names: list[str]) -> dict:
         jaxpr, env = closed_jaxpr.jaxpr, {}
-        names = _names(_ir.io_names(jaxpr)[0], len(jaxpr.invars), "in")
-        ids = [f"in{i}" for i in range(len(jaxpr.invars))]
+        types = [_ir.type_str(var.aval) for var in jaxpr.invars]
         with self.graph.subgraph(name="inputs") as g:
-            style_rows(g, ids, "source")
-            for i, var in enumerate(jaxpr.invars):
-                g.node(f"in{i}", _style.text_label(names[i], _ir.type_str(var.aval)),
-                       **_style.INPUT)
-                env[var] = [f"in{i}"]
+            ids = _terminals.add_terminals(
+                self, g, names, types,
+                prefix="in", rank="source", attrs=_style.INPUT, expand=self.expand)
+            for var, node in zip(jaxpr.invars, ids, strict=True):
+                env[var] = [node]
             for i, var in enumerate(jaxpr.constvars):
                 g.node(f"const{i}", _style.text_label("const", _ir.type_str(var.aval)),
                        **{**_style.INPUT, "style": "rounded,dashed"})
                 env[var] = [f"const{i}"]
         return env
 
-    def outputs(self, jaxpr: Any, env: dict) -> None:
-        names = _names(_ir.io_names(jaxpr)[1], len(jaxpr.outvars), "out")
+    def outputs(self, jaxpr: Any, env: dict, names: list[str]) -> None:
+        types = [_ir.type_str(atom.aval) for atom in jaxpr.outvars]
+        labels = [_style.text_label(name, kind, _ir.literal_str(atom)
+                                    if _ir.is_literal(atom) else "")
+                  for name, kind, atom in zip(names, types, jaxpr.outvars, strict=True)]
         with self.graph.subgraph(name="outputs") as g:
-            style_rows(g, [f"out{i}" for i in range(len(jaxpr.outvars))], "sink")
-            for i, atom in enumerate(jaxpr.outvars):
-                value = _ir.literal_str(atom) if _ir.is_literal(atom) else ""
-                g.node(f"out{i}", _style.text_label(names[i], _ir.type_str(atom.aval), value),
-                       **_style.OUTPUT)
-                self.connect(atom, f"out{i}", env)
+            ids = _terminals.add_terminals(
+                self, g, names, types, prefix="out", rank="sink", labels=labels,
+                attrs=_style.OUTPUT, expand=self.expand)
+        for atom, node in zip(jaxpr.outvars, ids, strict=True):
+            self.connect(atom, node, env)
 
     def connect(self, atom: Any, dst: str, env: dict) -> None:
         if not _ir.is_literal(atom):
@@ -308,19 +317,6 @@ class _Builder(_style.Canvas):
             summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
             self.graph.node(f"group{i}", _style.text_label(
                 head, f"{sum(counts.values())} equations: {summary}"), **_style.node_attrs(top))
-
-
-ROW = 8  # inputs or outputs per row: a pytree of 50 leaves wraps instead of widening
-
-
-def style_rows(g: Any, ids: list[str], rank: str) -> None:
-    """One row (`rank`) for a few terminals; more wrap into rows of `ROW`, stacked by
-    invisible edges, so a pytree of many leaves keeps the picture slide-wide."""
-    if len(ids) <= ROW:
-        g.attr(rank=rank)
-        return
-    for a, b in zip(ids, ids[ROW:], strict=False):
-        g.edge(a, b, style="invis")
 
 
 def _names(names: Any, n: int, prefix: str) -> list[str]:
