@@ -21,22 +21,35 @@ from jaxtour import mlp
 from jaxtour.mlp import _multiprocess
 from jaxtour.mlp._download import FILES
 
-SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
-needs_mnist = pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),
-                                 reason="MNIST is not in $JAXTOUR_DATA")
+SHARED = Path(
+    os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
+)
+needs_mnist = pytest.mark.skipif(
+    not all((SHARED / f.name).is_file() for f in FILES),
+    reason="MNIST is not in $JAXTOUR_DATA",
+)
 RUN = dict(epochs=2, batch_size=64, train_size=2048, test_size=1000, seed=0)
 STOP_BOUND = 10.0  # seconds from a kill (or Ctrl-C) to the launcher's exit
 
 
 @pytest.fixture(scope="module")
 def two():
-    return mlp.train_multiprocess(str(SHARED), processes=2, devices_per_process=2,
-                                  details=True, echo=False, timeout=300, **RUN)
+    return mlp.train_multiprocess(
+        str(SHARED),
+        processes=2,
+        devices_per_process=2,
+        details=True,
+        echo=False,
+        timeout=300,
+        **RUN,
+    )
 
 
 @needs_mnist
 def test_two_processes_follow_the_single_device_run(two):
-    data = mlp.load_mnist(SHARED, mirrors=[]).subset(RUN["train_size"], RUN["test_size"])
+    data = mlp.load_mnist(SHARED, mirrors=[]).subset(
+        RUN["train_size"], RUN["test_size"]
+    )
     _, one = mlp.train(data, epochs=2, batch_size=64, seed=0, progress=False)
     many = two.history
     assert len(many.batch_loss) == len(one.batch_loss) == 2 * 2048 // 64
@@ -59,15 +72,21 @@ def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
 def test_the_batch_layout_is_coloured_by_process(two):
     picture = two.sharding
     assert picture.title == "f32[64,784] on 4 devices: 4 blocks"
-    fills = {line.split('fillcolor="')[1].split('"')[0] for line in picture.source.splitlines()
-             if line.strip().startswith("device") and "fillcolor" in line}
+    fills = {
+        line.split('fillcolor="')[1].split('"')[0]
+        for line in picture.source.splitlines()
+        if line.strip().startswith("device") and "fillcolor" in line
+    }
     assert len(fills) == 2  # 4 devices, 2 colours: one per process
     assert "process 0: CPU 0–1" in picture.source and "process 1" in picture.source
 
 
 @needs_mnist
 def test_only_process_0_speaks_unless_asked(two):
-    assert [line.split()[:2] for line in two.log] == [["epoch", "1/2"], ["epoch", "2/2"]]
+    assert [line.split()[:2] for line in two.log] == [
+        ["epoch", "1/2"],
+        ["epoch", "2/2"],
+    ]
 
 
 def test_a_taken_port_is_a_clear_error_and_starts_nothing():
@@ -76,7 +95,9 @@ def test_a_taken_port_is_a_clear_error_and_starts_nothing():
         taken.listen()
         port = taken.getsockname()[1]
         start = time.monotonic()
-        with pytest.raises(mlp.PortInUseError, match=f"Port {port} on 127.0.0.1 is in use"):
+        with pytest.raises(
+            mlp.PortInUseError, match=f"Port {port} on 127.0.0.1 is in use"
+        ):
             mlp.train_multiprocess(str(SHARED), port=port, epochs=1)
         assert time.monotonic() - start < 5
     assert _multiprocess.free_port(port) == port  # free again, and reported as such
@@ -91,11 +112,29 @@ def test_a_bad_layout_is_refused_before_anything_starts():
 
 def _launch(port: int) -> subprocess.Popen:
     """`jaxtour train --processes 2`, long enough to be stopped mid-run."""
-    command = [sys.executable, "-m", "jaxtour.cli", "train", "--processes", "2",
-               "--devices-per-process", "2", "--epochs", "200", "--batch-size", "64",
-               "--train-size", "2048", "--port", str(port), "--build-dir", "/nonexistent"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "jaxtour.cli",
+        "train",
+        "--processes",
+        "2",
+        "--devices-per-process",
+        "2",
+        "--epochs",
+        "200",
+        "--batch-size",
+        "64",
+        "--train-size",
+        "2048",
+        "--port",
+        str(port),
+        "--build-dir",
+        "/nonexistent",
+    ]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _workers(port: int) -> dict[int, int]:
@@ -154,14 +193,33 @@ def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
 @needs_mnist
 def test_without_the_launcher_a_worker_gives_up_on_a_dead_peer_after_the_heartbeat():
     port = _multiprocess.free_port()
-    command = [sys.executable, "-m", "jaxtour.mlp._worker", f"--coordinator=127.0.0.1:{port}",
-               "--processes=2", "--devices=1", "--heartbeat=3", "--epochs=200",
-               "--batch-size=64", "--train-size=2048", "--lr=0.05", "--momentum=0.9",
-               "--seed=0", f"--data-dir={SHARED}"]
+    command = [
+        sys.executable,
+        "-m",
+        "jaxtour.mlp._worker",
+        f"--coordinator=127.0.0.1:{port}",
+        "--processes=2",
+        "--devices=1",
+        "--heartbeat=3",
+        "--epochs=200",
+        "--batch-size=64",
+        "--train-size=2048",
+        "--lr=0.05",
+        "--momentum=0.9",
+        "--seed=0",
+        f"--data-dir={SHARED}",
+    ]
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    first, second = (subprocess.Popen([*command, f"--process-id={i}"], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True) for i in (0, 1))
+    first, second = (
+        subprocess.Popen(
+            [*command, f"--process-id={i}"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in (0, 1)
+    )
     try:
         _wait_for_training(first)
         start = time.monotonic()
@@ -175,4 +233,6 @@ def test_without_the_launcher_a_worker_gives_up_on_a_dead_peer_after_the_heartbe
     print(f"heartbeat: the survivor exited {took:.2f} s after its peer's death")
     assert code != 0
     assert took < 3 + STOP_BOUND
-    assert "distributed service detected fatal errors" in output or "unhealthy" in output
+    assert (
+        "distributed service detected fatal errors" in output or "unhealthy" in output
+    )

@@ -31,9 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
     group = parser.add_argument_group(
-        "several JAX processes", "data-parallel over N local processes, as over N hosts")
+        "several JAX processes",
+        "data-parallel over N local processes, as over N hosts")
     group.add_argument("--processes", type=int, metavar="N",
-                       help="start N JAX processes joined by jax.distributed.initialize")
+                       help="start N JAX processes, joined by "
+                            "jax.distributed.initialize")
     group.add_argument("--devices-per-process", type=int, default=4, metavar="M",
                        help="simulated CPU devices in each process (4)")
     group.add_argument("--port", type=int,
@@ -83,7 +85,8 @@ def run_processes(args: argparse.Namespace) -> int:
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
-    for path in write_outputs(None, result.history, args.build_dir or paths.build_dir()):
+    build_dir = args.build_dir or paths.build_dir()
+    for path in write_outputs(None, result.history, build_dir):
         print(f"wrote {path}")
     _print_summary(result.history)
     return 0
