@@ -32,16 +32,18 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--heartbeat", type=int, default=10, help="seconds to declare a peer dead"
     )
-    for name, kind in [
-        ("epochs", int),
-        ("batch-size", int),
-        ("lr", float),
-        ("momentum", float),
-        ("seed", int),
-        ("train-size", int),
-        ("test-size", int),
+    from jaxtour.mlp._model import LR, MOMENTUM
+
+    for name, kind, default in [
+        ("epochs", int, 10),
+        ("batch-size", int, 128),
+        ("lr", float, LR),
+        ("momentum", float, MOMENTUM),
+        ("seed", int, 0),
+        ("train-size", int, None),  # all
+        ("test-size", int, None),
     ]:
-        p.add_argument(f"--{name}", type=kind)
+        p.add_argument(f"--{name}", type=kind, default=default)
     p.add_argument("--data-dir")
     p.add_argument("--details", action="store_true", help="add the HLO and the layout")
     p.add_argument("--watch-stdin", action="store_true", help="exit when stdin closes")
@@ -117,7 +119,8 @@ def train(args: argparse.Namespace) -> dict:
     )
     history = _train.History(
         compile_seconds=compile_s,
-        device=f"{count} processes × {jax.local_device_count()} cpu",
+        device=f"{count} processes × {jax.local_device_count()} "
+        f"{_train.describe(jax.local_devices()[0])}",
     )
     local = jax.local_devices()[0]
     evals = [
