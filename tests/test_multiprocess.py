@@ -20,6 +20,7 @@ import pytest
 from jaxtour import mlp
 from jaxtour.mlp import _multiprocess
 from jaxtour.mlp._download import FILES
+from jaxtour.mlp._train import UNROLL
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
@@ -64,7 +65,7 @@ def test_two_processes_follow_the_single_device_run(two):
 def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
     assert len(two.mesh) == 2 and [len(ids) for ids in two.mesh] == [2, 2]
     assert not set(two.mesh[0]) & set(two.mesh[1])
-    assert two.all_reduces == mlp.UNROLL  # one per step, as in one process
+    assert two.all_reduces == two.unroll == UNROLL  # one per step, as in one process
     assert "all-reduce(" in two.all_reduce_line
 
 

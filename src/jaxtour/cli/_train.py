@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.processes is not None:
         return run_processes(args)
-    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, resolve_device, train
+    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, train
+    from jaxtour.mlp._train import resolve_device
 
     epochs, train_size = sizes(args)
     try:
@@ -125,7 +126,8 @@ def write_outputs(params, history, build_dir: Path) -> list[Path]:
     import json
 
     from jaxtour._files import write_atomically
-    from jaxtour.mlp import plot_history, save_figure, save_params
+    from jaxtour.mlp import plot_history, save_params
+    from jaxtour.mlp._plots import save_figure
 
     out = build_dir / "mlp"
     curve = save_figure(plot_history(history), out / "learning_curve.png")

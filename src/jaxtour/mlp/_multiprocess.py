@@ -37,7 +37,8 @@ class MultiprocessRun:
     mesh: list[list[int]]  # the device ids of each process, in mesh order
     log: list[str] = field(default_factory=list)  # the lines shown (process 0's)
     all_reduces: int | None = None  # in the compiled epoch (details=True)
-    all_reduce_line: str = ""
+    all_reduce_line: str = ""  # the first all-reduce's HLO line
+    unroll: int | None = None  # scan steps per trip round the compiled loop
     sharding: Diagram | None = None  # a batch's layout, devices coloured by process
     seconds: float = 0.0  # wall time, from launch to the last exit
 
@@ -169,6 +170,7 @@ def _result(lines: list[str], seconds: float) -> MultiprocessRun:
         log=[line for line in lines if not line.startswith(RESULT)],
         all_reduces=out.get("all_reduces"),
         all_reduce_line=out.get("all_reduce_line", ""),
+        unroll=out.get("unroll"),
         sharding=Diagram(sharding["source"], sharding["title"]) if sharding else None,
         seconds=seconds,
     )

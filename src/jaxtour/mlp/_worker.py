@@ -204,7 +204,7 @@ def _details(mesh, compiled, batch_size: int) -> dict:
     import jax.numpy as jnp
 
     from jaxtour import _ir
-    from jaxtour.mlp import _parallel
+    from jaxtour.mlp import _parallel, _train
     from jaxtour.viz import draw_sharding
 
     text = compiled.as_text()
@@ -217,6 +217,7 @@ def _details(mesh, compiled, batch_size: int) -> dict:
     return {
         "all_reduces": sum(v for k, v in counts.items() if k.startswith("all-reduce")),
         "all_reduce_line": lines[0] if lines else "",
+        "unroll": _train.UNROLL,
         "sharding": {"source": picture.source, "title": picture.title},
     }
 
