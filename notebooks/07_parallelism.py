@@ -737,10 +737,10 @@ assert two.history.device == "2 processes × 4 cpu"
 # `jax.distributed.initialize(coordinator_address="127.0.0.1:PORT", num_processes=2,
 # process_id=i)`, builds one mesh over `jax.devices()` (all 8), computes the same
 # shuffle, and hands its half of each batch to
-# `jax.make_array_from_process_local_data`, which assembles the global batch without
-# copying the other half anywhere. Between processes the CPU backend runs its
+# `jax.make_array_from_process_local_data`, which assembles the global batch from
+# the halves: no process ever holds the whole batch. Between processes the CPU backend runs its
 # collectives over TCP with Gloo, jaxlib's default CPU collectives implementation
-# (`jax_cpu_collectives_implementation`; "mpi" is the other choice). The launcher
+# (`jax_cpu_collectives_implementation`; "mpi" is the other one offered). The launcher
 # watches its children: when one dies it stops the others, and each worker gives up on
 # a silent peer after a heartbeat timeout. These are CPU processes whatever
 # accelerator this notebook has.
@@ -769,16 +769,18 @@ assert "process 1:" in two.sharding.source
 # so its sum takes in both processes' devices.
 
 # %%
-result_types = two.all_reduce_line.split(" all-reduce(")[0].split(" = ", 1)[1]
-groups = re.search(r"replica_groups=(\S+(?: \{[^}]*\})?)", two.all_reduce_line)
 print(f"{two.all_reduces} all-reduces per trip round the loop ({two.unroll} steps)")
-print("adds:", result_types[:70], "...")
-print("over:", groups.group(1) if groups else "?")
+print("adds:", ", ".join(two.all_reduce_shapes))
+print("over:", two.all_reduce_groups)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert two.all_reduces == two.unroll == 4  # one per step, as in one process
-assert "f32[512,784]" in result_types  # the first layer's gradient among them
-assert groups is not None
+assert "f32[512,784]" in two.all_reduce_shapes  # the first layer's gradient among them
+assert len(two.all_reduce_shapes) == 6  # every weight and bias: one all-reduce a step
+groups = two.all_reduce_groups
+every_id = sorted(i for ids in two.mesh for i in ids)
+assert ("'axis_0'=8" in groups or "[1,8]<=[8]" in groups  # the whole 8-device axis
+        or sorted(map(int, re.findall(r"\d+", groups))) == every_id)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The program is the one a single process compiles for 8 devices: XLA does not know or

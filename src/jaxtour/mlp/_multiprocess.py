@@ -13,6 +13,7 @@ exits when the launcher's end of its stdin closes. Nothing is written to disk.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -41,6 +42,19 @@ class MultiprocessRun:
     unroll: int | None = None  # scan steps per trip round the compiled loop
     sharding: Diagram | None = None  # a batch's layout, devices coloured by process
     seconds: float = 0.0  # wall time, from launch to the last exit
+
+    @property
+    def all_reduce_shapes(self) -> list[str]:
+        """What the first all-reduce adds up, e.g. ``["f32[512]", "f32[512,784]"]``."""
+        head = self.all_reduce_line.partition(" all-reduce(")[0].partition(" = ")[2]
+        return re.findall(r"[a-z]+\d*\[[\d,]*\]", head)
+
+    @property
+    def all_reduce_groups(self) -> str:
+        """The first all-reduce's ``replica_groups``: which devices add together
+        (a mesh axis, or lists of device ids, as this JAX version writes it)."""
+        found = re.search(r"replica_groups=(.*?)(?:, [a-z_]+=|$)", self.all_reduce_line)
+        return found.group(1) if found else ""
 
 
 def free_port(port: int | None = None) -> int:
