@@ -737,9 +737,9 @@ assert two.history.device == "2 processes × 4 cpu"
 # `jax.distributed.initialize(coordinator_address="127.0.0.1:PORT", num_processes=2,
 # process_id=i)`, builds one mesh over `jax.devices()` (all 8), computes the same
 # shuffle, and hands its half of each batch to
-# `jax.make_array_from_process_local_data`, which assembles the global batch from
-# the halves: no process ever holds the whole batch. Between processes the CPU backend runs its
-# collectives over TCP with Gloo, jaxlib's default CPU collectives implementation
+# `jax.make_array_from_process_local_data`, which makes one global batch of the two
+# halves: no process's devices hold the whole batch. Between processes the CPU backend
+# runs its collectives over TCP with Gloo, jaxlib's default CPU collectives
 # (`jax_cpu_collectives_implementation`; "mpi" is the other one offered). The launcher
 # watches its children: when one dies it stops the others, and each worker gives up on
 # a silent peer after a heartbeat timeout. These are CPU processes whatever
@@ -798,7 +798,8 @@ assert ("'axis_0'=8" in groups or "[1,8]<=[8]" in groups  # the whole 8-device a
 _, one_process = mlp.train_data_parallel(small, devices=jax.devices("cpu"),
                                          progress=False, **settings_small)
 for name, run in [("1 process ", one_process), ("2 processes", two.history)]:
-    print(f"{name}: accuracy {run.test_accuracy[-1]:.3f}, losses {np.round(run.loss, 4)}")
+    losses = np.round(run.loss, 4)
+    print(f"{name}: accuracy {run.test_accuracy[-1]:.3f}, losses {losses}")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 np.testing.assert_allclose(two.history.batch_loss[:10], one_process.batch_loss[:10],
@@ -814,19 +815,20 @@ assert len(two.history.batch_loss) == len(one_process.batch_loss) == 2 * 2048 //
 # `jax.distributed.initialize()` with no arguments finds the others.
 #
 # ```sh
-# gcloud compute tpus tpu-vm ssh my-pod --zone=us-central2-b --worker=all \
-#   --command="python -m jaxtour.mlp._worker --epochs=10 --batch-size=128"
-# srun --nodes=2 --ntasks-per-node=1 --gpus-per-task=8 \
-#   python -m jaxtour.mlp._worker --epochs=10 --batch-size=128
+# gcloud compute tpus tpu-vm ssh my-slice --zone=ZONE --worker=all \
+#   --command="python -m jaxtour.mlp._worker --epochs=10"    # a TPU pod slice
+# srun --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 \
+#   python -m jaxtour.mlp._worker --epochs=10                # SLURM: a process per GPU
 # ```
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Without `--coordinator`, the worker calls `jax.distributed.initialize()` with no
 # arguments: on a TPU VM pod slice it reads the slice's metadata, under SLURM the job's
-# variables (one task per host, or per GPU). The devices then are the TPU chips or the
-# GPUs, not simulated CPU devices, and the collectives run over the TPU interconnect or
-# NCCL. `docs/multiprocess.md` has the commands in full. `jaxtour train --processes 2`
-# runs the local version from a terminal.
+# variables (JAX then expects one process per GPU, each seeing its node's GPUs). The
+# devices then are TPU chips or GPUs, not simulated CPU devices, and the collectives run
+# over the TPU interconnect or NCCL. None of this was run here: `docs/multiprocess.md`
+# gives the commands in full and says what was tested (local CPU processes) and what
+# was not. `jaxtour train --processes 2` runs the local version from a terminal.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: shard a batch

@@ -20,6 +20,12 @@ import sys
 import threading
 import time
 
+NO_CLUSTER = (
+    "No cluster to join: jax.distributed.initialize() found no TPU pod slice, SLURM "
+    "or Open MPI job ({err}). Run this under srun or mpirun, or on every host of a "
+    "TPU slice; elsewhere pass --coordinator HOST:PORT --processes N --process-id I. "
+    "On one machine, `jaxtour train --processes N` starts the processes for you."
+)
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
@@ -57,7 +63,10 @@ def start(args: argparse.Namespace) -> None:
     if args.devices:
         jax.config.update("jax_num_cpu_devices", args.devices)
     if args.coordinator == "auto":
-        jax.distributed.initialize()  # Cloud TPU, SLURM, Open MPI: detected
+        try:
+            jax.distributed.initialize()  # Cloud TPU, SLURM, Open MPI: detected
+        except ValueError as err:  # e.g. "coordinator_address should be defined."
+            raise SystemExit(NO_CLUSTER.format(err=err)) from None
         return
     jax.distributed.initialize(
         coordinator_address=args.coordinator,
@@ -80,21 +89,15 @@ def train(args: argparse.Namespace) -> dict:
     from jaxtour.mlp._data import load_mnist
     from jaxtour.mlp._model import init_params
 
-    mesh = _parallel.data_mesh(
-        jax.devices()
-    )  # every process's devices, in process order
+    mesh = _parallel.data_mesh(jax.devices())  # every process's, in process order
     rank, count = jax.process_index(), jax.process_count()
     _parallel.check_batch_size(args.batch_size, mesh.size)
     data = load_mnist(args.data_dir, progress=False).subset(
         args.train_size, args.test_size
     )
-    images, labels = (
-        np.asarray(data.train_images),
-        np.asarray(data.train_labels, np.int32),
-    )
-    init_key, shuffle_key = jr.split(
-        jr.key(args.seed)
-    )  # as `train`: same start, shuffles
+    images = np.asarray(data.train_images)
+    labels = np.asarray(data.train_labels, np.int32)
+    init_key, shuffle_key = jr.split(jr.key(args.seed))  # as `train`: same start
     rep = _parallel.replicated(mesh)
     params = jax.tree.map(lambda a: _global(np.asarray(a), rep), init_params(init_key))
     velocity = jax.tree.map(lambda a: _global(np.zeros_like(a), rep), params)
@@ -102,11 +105,8 @@ def train(args: argparse.Namespace) -> dict:
     width = args.batch_size // count  # this process's share of every batch
 
     def local_epoch(epoch: int):  # only this process's slice of every batch
-        order = np.asarray(
-            _train.batch_indices(
-                jr.fold_in(shuffle_key, epoch), len(images), args.batch_size
-            )
-        )
+        key = jr.fold_in(shuffle_key, epoch)
+        order = np.asarray(_train.batch_indices(key, len(images), args.batch_size))
         mine = order[:, rank * width : (rank + 1) * width]
         shape = (order.shape[0], args.batch_size)
         return [
@@ -114,9 +114,7 @@ def train(args: argparse.Namespace) -> dict:
             for a in (images, labels)
         ]
 
-    run_epoch, compile_s = _compile(
-        mesh, split, args, params, velocity, *local_epoch(0)
-    )
+    run_epoch, compile_s = _compile(mesh, split, args, params, velocity, *local_epoch(0))
     history = _train.History(
         compile_seconds=compile_s,
         device=f"{count} processes × {jax.local_device_count()} "
