@@ -67,6 +67,26 @@ def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
     assert not set(two.mesh[0]) & set(two.mesh[1])
     assert two.all_reduces == two.unroll == UNROLL  # one per step, as in one process
     assert "all-reduce(" in two.all_reduce_line
+    assert two.all_reduce_group_size == 4  # each sum spans both processes' devices
+    assert len(two.all_reduce_shapes) == 6 and "f32[512,784]" in two.all_reduce_shapes
+
+
+@pytest.mark.parametrize(
+    "groups, size",
+    [
+        ("replica_groups=mesh['axis_0'=8,'axis_1'=1] {'axis_0'}", 8),  # JAX 0.10
+        ("replica_groups=mesh['batch'=4,'model'=2] {'batch','model'}", 8),
+        ("replica_groups=mesh['batch'=4,'model'=2] {'model'}", 2),
+        ("replica_groups=[2,4]<=[8]", 4),
+        ("replica_groups={{0,1,2},{3,4,5}}", 3),
+        ("to_apply=%add", None),
+    ],
+)
+def test_the_all_reduce_groups_are_read_in_each_way_xla_writes_them(groups, size):
+    line = f"%a = (f32[512]{{0}}, f32[10]{{0}}) all-reduce(%x, %y), {groups}, to_apply=%r"
+    run = mlp.MultiprocessRun(history=None, mesh=[], all_reduce_line=line)
+    assert run.all_reduce_group_size == size
+    assert run.all_reduce_shapes == ["f32[512]", "f32[10]"]
 
 
 @needs_mnist

@@ -13,6 +13,7 @@ exits when the launcher's end of its stdin closes. Nothing is written to disk.
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import sys
@@ -55,6 +56,21 @@ class MultiprocessRun:
         (a mesh axis, or lists of device ids, as this JAX version writes it)."""
         found = re.search(r"replica_groups=(.*?)(?:, [a-z_]+=|$)", self.all_reduce_line)
         return found.group(1) if found else ""
+
+    @property
+    def all_reduce_group_size(self) -> int | None:
+        """How many devices each group of the first all-reduce adds together, read
+        from `all_reduce_groups` in any of the three ways XLA writes it; None if none."""
+        groups = self.all_reduce_groups
+        if groups.startswith("mesh["):  # mesh['x'=4,'y'=2] {'x'}: the axes reduced
+            shape, _, over = groups.partition("]")
+            sizes = dict(re.findall(r"'(\w+)'=(\d+)", shape))
+            return math.prod(int(sizes[a]) for a in re.findall(r"'(\w+)'", over))
+        if iota := re.match(r"\[\d+,(\d+)\]<=", groups):  # [groups,size]<=[n]
+            return int(iota.group(1))
+        if groups.startswith("{{"):  # {{0,1,2,3},{4,5,6,7}}: the ids of each group
+            return len(groups[2:].partition("}")[0].split(","))
+        return None
 
 
 def free_port(port: int | None = None) -> int:

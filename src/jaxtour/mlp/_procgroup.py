@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -19,7 +20,9 @@ import time
 
 POLL = 0.05  # seconds between looks at the children
 RESULT = "JAXTOUR_RESULT "  # the line that carries process 0's result
-CHATTER = ("[Gloo]",)  # lines not worth showing: Gloo's connection messages
+# Lines not worth showing: Gloo's connection messages ("[Gloo] Rank 0 is connected to
+# 7 peer ranks. ..."), whose prefix the worker's threads sometimes split off the rest.
+CHATTER = re.compile(r"\[Gloo\]|is connected to \d+ peer ranks")
 
 
 class MultiprocessError(RuntimeError):
@@ -62,7 +65,7 @@ class Group:
         for raw in proc.stdout:
             line = raw.rstrip("\n")
             self.tails[rank].append(line)
-            if not show or line.startswith(CHATTER):  # Gloo's connection chatter
+            if not show or CHATTER.search(line):
                 continue
             line = f"[process {rank}] {line}" if log_all else line
             self.shown.append(line)
@@ -124,7 +127,8 @@ class Group:
         tail = [
             line
             for line in self.tails[rank]
-            if line.strip() and not line.lstrip().startswith(("@", *CHATTER))
+            if line.strip() and not line.lstrip().startswith("@")
+            and not CHATTER.search(line)
         ]
         said = "\n".join(f"  {line}" for line in tail[-6:]) or "  (no output)"
         return (
