@@ -131,6 +131,19 @@ def test_a_bad_layout_is_refused_before_anything_starts():
         mlp.train_multiprocess(processes=0)
 
 
+@needs_mnist
+def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
+    start = time.monotonic()
+    with pytest.raises(mlp.MultiprocessError) as raised:
+        mlp.train_multiprocess(str(SHARED), devices_per_process=1, timeout=2, **RUN)
+    took = time.monotonic() - start
+    assert str(raised.value).startswith(
+        "The 2 processes did not finish within the timeout ("
+    )
+    assert str(raised.value).endswith("s); stopped them all.")
+    assert 2 <= took < 2 + STOP_BOUND
+
+
 def _launch(port: int) -> subprocess.Popen:
     """`jaxtour train --processes 2`, long enough to be stopped mid-run."""
     command = [
