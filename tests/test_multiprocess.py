@@ -132,6 +132,24 @@ def test_a_bad_layout_is_refused_before_anything_starts():
 
 
 @needs_mnist
+def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
+    from jaxtour.cli import main
+
+    assert main(["train", "--processes", "3", "--batch-size", "128"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "jaxtour train: error: `batch_size` 128 does not split evenly over 12 devices"
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        code = main(["train", "--processes=2", f"--port={port}", f"--data-dir={SHARED}"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"jaxtour train: error: Port {port} on 127.0.0.1 is in use" in err
+
+
+@needs_mnist
 def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
     start = time.monotonic()
     with pytest.raises(mlp.MultiprocessError) as raised:
