@@ -761,6 +761,13 @@ device_fills = {line.split('fillcolor="')[1].split('"')[0]
                 if line.strip().startswith("device") and "fillcolor" in line}
 assert len(device_fills) == 2  # one colour per process
 assert "process 1:" in two.sharding.source
+assert two.mesh == [[0, 1, 2, 3], [2048, 2049, 2050, 2051]]  # ids: as the notes say
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.devices()` in either process lists all 8 devices, in the same order; each
+# process can compute only on its own 4 (`jax.local_devices()`). Device ids are global:
+# here process 1's CPU devices are numbered from 2048, not 4. The mesh puts the devices
+# in process order, so each process's half of the batch sits on its own devices.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The all-reduce crosses processes
