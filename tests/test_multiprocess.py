@@ -83,7 +83,7 @@ def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
     ],
 )
 def test_the_all_reduce_groups_are_read_in_each_way_xla_writes_them(groups, size):
-    line = f"%a = (f32[512]{{0}}, f32[10]{{0}}) all-reduce(%x, %y), {groups}, to_apply=%r"
+    line = f"%a = (f32[512]{{0}}, f32[10]{{0}}) all-reduce(%x, %y), {groups}, x=%c"
     run = mlp.MultiprocessRun(history=None, mesh=[], all_reduce_line=line)
     assert run.all_reduce_group_size == size
     assert run.all_reduce_shapes == ["f32[512]", "f32[10]"]
@@ -104,10 +104,33 @@ def test_the_batch_layout_is_coloured_by_process(two):
 
 @needs_mnist
 def test_only_process_0_speaks_unless_asked(two):
-    assert [line.split()[:2] for line in two.log] == [
+    assert two.log[0] == "process 0 of 2: 2 of 4 devices"  # every process says it
+    assert [line.split()[:2] for line in two.log[1:]] == [
         ["epoch", "1/2"],
         ["epoch", "2/2"],
     ]
+
+
+@needs_mnist
+def test_log_all_shows_every_process_s_lines_marked_with_its_index():
+    run = mlp.train_multiprocess(
+        str(SHARED),
+        processes=2,
+        devices_per_process=1,
+        epochs=1,
+        batch_size=64,
+        train_size=256,
+        test_size=100,
+        echo=False,
+        log_all=True,
+        timeout=300,
+    )
+    assert sorted(line for line in run.log if " of 2: " in line) == [
+        "[process 0] process 0 of 2: 1 of 2 devices",
+        "[process 1] process 1 of 2: 1 of 2 devices",
+    ]
+    epochs = [line for line in run.log if " epoch " in line]  # process 0 only
+    assert len(epochs) == 1 and epochs[0].startswith("[process 0] epoch  1/1")
 
 
 def test_a_taken_port_is_a_clear_error_and_starts_nothing():
@@ -143,7 +166,8 @@ def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        code = main(["train", "--processes=2", f"--port={port}", f"--data-dir={SHARED}"])
+        options = ["--processes=2", f"--port={port}", f"--data-dir={SHARED}"]
+        code = main(["train", *options])
     err = capsys.readouterr().err
     assert code == 1
     assert f"jaxtour train: error: Port {port} on 127.0.0.1 is in use" in err

@@ -54,13 +54,14 @@ class MultiprocessRun:
     def all_reduce_groups(self) -> str:
         """The first all-reduce's ``replica_groups``: which devices add together
         (a mesh axis, or lists of device ids, as this JAX version writes it)."""
-        found = re.search(r"replica_groups=(.*?)(?:, [a-z_]+=|$)", self.all_reduce_line)
+        line = self.all_reduce_line
+        found = re.search(r"replica_groups=(.*?)(?:, [a-z_]+=|$)", line)
         return found.group(1) if found else ""
 
     @property
     def all_reduce_group_size(self) -> int | None:
         """How many devices each group of the first all-reduce adds together, read
-        from `all_reduce_groups` in any of the three ways XLA writes it; None if none."""
+        from `all_reduce_groups` in any of the three ways XLA writes it, or None."""
         groups = self.all_reduce_groups
         if groups.startswith("mesh["):  # mesh['x'=4,'y'=2] {'x'}: the axes reduced
             shape, _, over = groups.partition("]")

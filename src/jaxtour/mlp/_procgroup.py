@@ -67,7 +67,8 @@ class Group:
             self.tails[rank].append(line)
             if not show or CHATTER.search(line):
                 continue
-            line = f"[process {rank}] {line}" if log_all else line
+            if log_all and not line.startswith(RESULT):  # the result stays unmarked
+                line = f"[process {rank}] {line}"
             self.shown.append(line)
             if echo and not line.startswith(RESULT):
                 print(line, flush=True)

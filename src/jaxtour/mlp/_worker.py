@@ -92,6 +92,8 @@ def train(args: argparse.Namespace) -> dict:
     mesh = _parallel.data_mesh(jax.devices())  # every process's, in process order
     rank, count = jax.process_index(), jax.process_count()
     _parallel.check_batch_size(args.batch_size, mesh.size)
+    n_local = jax.local_device_count()
+    print(f"process {rank} of {count}: {n_local} of {mesh.size} devices", flush=True)
     data = load_mnist(args.data_dir, progress=False).subset(
         args.train_size, args.test_size
     )
@@ -114,13 +116,11 @@ def train(args: argparse.Namespace) -> dict:
             for a in (images, labels)
         ]
 
-    run_epoch, compile_s = _compile(mesh, split, args, params, velocity, *local_epoch(0))
-    history = _train.History(
-        compile_seconds=compile_s,
-        device=f"{count} processes × {jax.local_device_count()} "
-        f"{_train.describe(jax.local_devices()[0])}",
-    )
+    first = local_epoch(0)
+    run_epoch, compile_s = _compile(mesh, split, args, params, velocity, *first)
     local = jax.local_devices()[0]
+    kind = f"{count} processes × {n_local} {_train.describe(local)}"
+    history = _train.History(compile_seconds=compile_s, device=kind)
     evals = [
         jax.device_put(s, local)
         for s in [
