@@ -203,7 +203,7 @@ def main() -> None:
     parser.add_argument("--counts", type=int, nargs="+", default=list(COUNTS),
                         help="simulated CPU device counts (1 2 4 8); 1 is always run")
     parser.add_argument("--layouts", nargs="*", default=list(LAYOUTS),
-                        help="processes x devices to run as JAX processes (1x8 2x4 4x2)")
+                        help="processes x devices, as JAX processes (1x8 2x4 4x2)")
     parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)

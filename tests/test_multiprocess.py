@@ -177,7 +177,9 @@ def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
 def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
     start = time.monotonic()
     with pytest.raises(mlp.MultiprocessError) as raised:
-        mlp.train_multiprocess(str(SHARED), devices_per_process=1, timeout=2, **RUN)
+        mlp.train_multiprocess(
+            str(SHARED), devices_per_process=1, timeout=2, echo=False, **RUN
+        )
     took = time.monotonic() - start
     assert str(raised.value).startswith(
         "The 2 processes did not finish within the timeout ("
