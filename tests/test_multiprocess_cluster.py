@@ -1,4 +1,4 @@
-"""The cluster path of the multi-process worker: `jax.distributed.initialize()` with no
+"""The cluster path, `jaxtour train --cluster`: `jax.distributed.initialize()` with no
 arguments, as on a TPU pod slice or under `srun`.
 
 No cluster is reachable here, so the SLURM case is simulated: two local workers get the
@@ -8,6 +8,7 @@ each process's index from them. The oracle is the launcher's run with explicit
 arguments: same seed and data, the same losses.
 """
 
+import json
 import os
 import random
 import subprocess
@@ -20,14 +21,14 @@ import pytest
 from jaxtour import mlp
 from jaxtour.mlp import _multiprocess
 from jaxtour.mlp._download import FILES
-from jaxtour.mlp._procgroup import RESULT
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
 )
-RUN = ["--epochs=1", "--batch-size=64", "--train-size=1024", "--test-size=500"]
+RUN = ["--epochs=1", "--batch-size=64", "--train-size=1024"]
 SLURM_PORTS = 61440  # JAX's SlurmCluster: port = SLURM_JOB_ID % 4096 + 61440
 WORKER = [sys.executable, "-m", "jaxtour.mlp._worker"]
+CLUSTER = [sys.executable, "-m", "jaxtour.cli", "train", "--cluster"]
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -36,15 +37,29 @@ def _env(**extra: str) -> dict[str, str]:
     return env | {"JAX_PLATFORMS": "cpu"} | extra
 
 
-def test_outside_a_cluster_the_worker_says_what_to_do():
+@pytest.mark.parametrize("command", [WORKER, CLUSTER], ids=["worker", "cli"])
+def test_outside_a_cluster_it_says_what_to_do(command):
     proc = subprocess.run(
-        [*WORKER, *RUN], env=_env(), capture_output=True, text=True, timeout=120
+        [*command, *RUN], env=_env(), capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 1
-    assert proc.stderr.startswith("No cluster to join: jax.distributed.initialize()")
+    prefix = "jaxtour train: error: " if command == CLUSTER else ""
+    assert proc.stderr.startswith(
+        prefix + "No cluster to join: jax.distributed.initialize() found no TPU pod "
+        "slice, SLURM or Open MPI job (coordinator_address should be defined.)."
+    )
     assert "--coordinator HOST:PORT --processes N --process-id I" in proc.stderr
-    assert "jaxtour train --processes N" in proc.stderr
+    assert "`jaxtour train --processes N` starts the processes" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_cluster_and_processes_together_are_refused(capsys):
+    from jaxtour.cli import main
+
+    assert main(["train", "--cluster", "--processes", "2"]) == 1
+    assert "--processes starts local processes and --cluster joins a cluster's" in (
+        capsys.readouterr().err
+    )
 
 
 def _free_slurm_job_id() -> int:
@@ -62,7 +77,7 @@ def _free_slurm_job_id() -> int:
     not all((SHARED / f.name).is_file() for f in FILES),
     reason="MNIST is not in $JAXTOUR_DATA",
 )
-def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone():
+def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone(tmp_path):
     job = _free_slurm_job_id()
     slurm = dict(
         SLURM_JOB_ID=str(job),
@@ -70,7 +85,13 @@ def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone():
         SLURM_NTASKS="2",
         SLURM_STEP_NUM_NODES="1",
     )
-    command = [*WORKER, "--devices=2", f"--data-dir={SHARED}", *RUN]  # no coordinator
+    command = [
+        *CLUSTER,
+        "--devices-per-process=2",
+        f"--data-dir={SHARED}",
+        f"--build-dir={tmp_path}",
+        *RUN,
+    ]
     procs = [
         subprocess.Popen(
             command,
@@ -89,11 +110,11 @@ def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone():
             proc.kill()
             proc.wait()
     assert [proc.returncode for proc in procs] == [0, 0], outputs[0][-2000:]
-    results = [line for line in outputs[0].splitlines() if line.startswith(RESULT)]
-    assert not any(line.startswith(RESULT) for line in outputs[1].splitlines())
-    slurm_run = _multiprocess._result(results, 0.0)
-    assert [len(ids) for ids in slurm_run.mesh] == [2, 2]  # 2 processes joined
-    assert slurm_run.history.device == "2 processes × 2 cpu"
+    assert "process 0 of 2: 2 of 4 devices" in outputs[0]  # JAX found both tasks
+    assert "process 1 of 2: 2 of 4 devices" in outputs[1]
+    assert "wrote " in outputs[0] and "wrote " not in outputs[1]  # process 0 reports
+    record = json.loads((tmp_path / "mlp" / "history.json").read_text())
+    assert record["device"] == "2 processes × 2 cpu"
     launched = mlp.train_multiprocess(
         str(SHARED),
         processes=2,
@@ -101,10 +122,9 @@ def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone():
         epochs=1,
         batch_size=64,
         train_size=1024,
-        test_size=500,
         echo=False,
         timeout=240,
     )
     np.testing.assert_allclose(
-        slurm_run.history.batch_loss, launched.history.batch_loss, rtol=1e-5
+        record["batch_loss"], launched.history.batch_loss, rtol=1e-5
     )

@@ -29,6 +29,19 @@ class MultiprocessError(RuntimeError):
     """A process of a multi-process run failed; the others were stopped."""
 
 
+class NoClusterError(RuntimeError):
+    """`jax.distributed.initialize()` found no cluster to join."""
+
+
+NO_CLUSTER = (
+    "No cluster to join: jax.distributed.initialize() found no TPU pod slice, SLURM "
+    "or Open MPI job ({err}). Run this under srun or mpirun, or on every host of a "
+    "TPU slice; elsewhere start `python -m jaxtour.mlp._worker --coordinator "
+    "HOST:PORT --processes N --process-id I` on each host. On one machine, "
+    "`jaxtour train --processes N` starts the processes for you."
+)
+
+
 class Group:
     """The worker processes, their output read by threads, watched until all exit."""
 

@@ -20,12 +20,8 @@ import sys
 import threading
 import time
 
-NO_CLUSTER = (
-    "No cluster to join: jax.distributed.initialize() found no TPU pod slice, SLURM "
-    "or Open MPI job ({err}). Run this under srun or mpirun, or on every host of a "
-    "TPU slice; elsewhere pass --coordinator HOST:PORT --processes N --process-id I. "
-    "On one machine, `jaxtour train --processes N` starts the processes for you."
-)
+from jaxtour.mlp._procgroup import NO_CLUSTER, NoClusterError
+
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
@@ -66,7 +62,7 @@ def start(args: argparse.Namespace) -> None:
         try:
             jax.distributed.initialize()  # Cloud TPU, SLURM, Open MPI: detected
         except ValueError as err:  # e.g. "coordinator_address should be defined."
-            raise SystemExit(NO_CLUSTER.format(err=err)) from None
+            raise NoClusterError(NO_CLUSTER.format(err=err)) from None
         return
     jax.distributed.initialize(
         coordinator_address=args.coordinator,
@@ -234,7 +230,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     if args.watch_stdin:
         _watch_stdin()
-    start(args)
+    try:
+        start(args)
+    except NoClusterError as err:
+        raise SystemExit(str(err)) from None
     out = train(args)
     import jax
 
