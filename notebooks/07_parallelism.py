@@ -817,23 +817,24 @@ assert len(two.history.batch_loss) == len(one_process.batch_loss) == 2 * 2048 //
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The same script on a real cluster
 #
-# Nothing changes in the training code: each host runs the worker, and
+# Nothing changes in the training code: every process runs the same command, and
 # `jax.distributed.initialize()` with no arguments finds the others.
 #
 # ```sh
 # gcloud compute tpus tpu-vm ssh my-slice --zone=ZONE --worker=all \
-#   --command="python -m jaxtour.mlp._worker --epochs=10"    # a TPU pod slice
+#   --command="jaxtour train --cluster --epochs=10"    # a TPU pod slice
 # srun --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 \
-#   python -m jaxtour.mlp._worker --epochs=10                # SLURM: a process per GPU
+#   jaxtour train --cluster --epochs=10                # SLURM: a process per GPU
 # ```
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Without `--coordinator`, the worker calls `jax.distributed.initialize()` with no
+# With `--cluster`, each process calls `jax.distributed.initialize()` with no
 # arguments: on a TPU VM pod slice it reads the slice's metadata, under SLURM the job's
 # variables (JAX then expects one process per GPU, each seeing its node's GPUs). The
 # devices then are TPU chips or GPUs, not simulated CPU devices, and the collectives run
-# over the TPU interconnect or NCCL. None of this was run here: `docs/multiprocess.md`
-# gives the commands in full and says what was tested (local CPU processes) and what
+# over the TPU interconnect or NCCL. No TPU slice or GPU cluster was used to write
+# this: `docs/multiprocess.md` gives the commands in full and says what was tested
+# (local CPU processes, and SLURM's variables set by hand for two local tasks) and what
 # was not. `jaxtour train --processes 2` runs the local version from a terminal.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
