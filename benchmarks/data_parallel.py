@@ -7,6 +7,13 @@ training (`jaxtour.mlp.compile_epoch`, no mesh), measured in the 1-device proces
 row prints its ratio to it. When JAX sees a GPU, one more process measures single-GPU
 training; otherwise that row says "not measured".
 
+Then the same global mesh of 8 devices split over JAX processes: 1×8, 2×4 and 4×2
+(processes × devices per process), each a `jaxtour.mlp.train_multiprocess` run (local
+processes joined by `jax.distributed.initialize`, Gloo collectives between them). Their
+epochs also build each process's slice of every batch on the host
+(`jax.make_array_from_process_local_data`), so their baseline is the 1×8 run of the
+same code; the ratio to the single-process 8-device row is printed too.
+
 Simulated CPU devices share the same cores, so the CPU curve is a teaching figure (what
 sharding and the all-reduce cost when the devices are not really parallel), not a speed
 claim.
@@ -18,7 +25,9 @@ Smoke test (seconds):
 
 Prints one line per process, then the table, then (last line) a JSON object:
 {"batch_size": 128, "steps_per_epoch": ..., "rows": [{"name", "devices", "steps_per_s",
-"ratio", "compile_s"}, ...], "gpu": {...} or null}.
+"ratio", "compile_s"}, ...], "gpu": {...} or null, "processes": [{"layout", "processes",
+"devices_per_process", "steps_per_s", "ratio", "ratio_in_process", "compile_s",
+"wall_s"}, ...]}.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import sys
 import time
 
 COUNTS = (1, 2, 4, 8)
+LAYOUTS = ("1x8", "2x4", "4x2")  # processes x devices per process
 
 
 def worker(args: argparse.Namespace) -> dict:
@@ -144,6 +154,47 @@ def _row(measured: dict, base: dict) -> dict:
             "ratio": measured["steps_per_s"] / base["steps_per_s"]}
 
 
+def multiprocess(layouts: list[str], args: argparse.Namespace) -> list[dict]:
+    """Steps/s of `train_multiprocess` for each "PxD" layout: the median epoch after
+    the first (which compiles nothing, but warms the caches)."""
+    import numpy as np
+
+    from jaxtour import mlp
+
+    found = []
+    for layout in layouts:
+        processes, devices = (int(n) for n in layout.split("x"))
+        run = mlp.train_multiprocess(
+            args.data_dir, processes=processes, devices_per_process=devices,
+            epochs=args.rounds + 1, batch_size=args.batch_size,
+            train_size=args.train_size, echo=False, timeout=1800)
+        steps = len(run.history.batch_loss) // (args.rounds + 1)
+        epoch_s = float(np.median(run.history.epoch_seconds[1:]))
+        found.append({"layout": layout, "processes": processes,
+                      "devices_per_process": devices, "steps_per_s": steps / epoch_s,
+                      "compile_s": run.history.compile_seconds, "wall_s": run.seconds})
+        print(f"{layout}: {steps / epoch_s:.1f} steps/s", flush=True)
+    return found
+
+
+def process_table(found: list[dict], in_process: dict | None) -> None:
+    """Ratios to the 1-process run of the same code, and to the in-process mesh."""
+    if not found:
+        return
+    base = next((f for f in found if f["processes"] == 1), found[0])
+    print(f"\n{'processes x devices':22} {'steps/s':>9} {'vs ' + base['layout']:>9} "
+          f"{'vs in-process':>14} {'compile s':>10}")
+    for f in found:
+        f["ratio"] = f["steps_per_s"] / base["steps_per_s"]
+        same = in_process and f["processes"] * f["devices_per_process"] == in_process[
+            "devices"]
+        f["ratio_in_process"] = (f["steps_per_s"] / in_process["steps_per_s"]
+                                 if same else None)
+        versus = f"{f['ratio_in_process']:13.2f}x" if same else f"{'-':>14}"
+        print(f"{f['layout']:22} {f['steps_per_s']:9.1f} {f['ratio']:8.2f}x {versus} "
+              f"{f['compile_s']:10.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed epochs; median (3)")
@@ -151,6 +202,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128, help="global batch (128)")
     parser.add_argument("--counts", type=int, nargs="+", default=list(COUNTS),
                         help="simulated CPU device counts (1 2 4 8); 1 is always run")
+    parser.add_argument("--layouts", nargs="*", default=list(LAYOUTS),
+                        help="processes x devices, as JAX processes (1x8 2x4 4x2)")
     parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)
@@ -168,9 +221,13 @@ def main() -> None:
                   f"{result['parallel']['steps_per_s']:.1f} steps/s (data-parallel)", flush=True)
     gpu = run(1, "gpu", args) if gpu_present() else None
     summary = table(results, gpu)
+    found = multiprocess(args.layouts, args)
+    eight = next((r for r in summary["rows"]
+                  if r["devices"] == 8 and "simulated" in r["name"]), None)
+    process_table(found, eight)
     print(json.dumps({"batch_size": args.batch_size,
                       "steps_per_epoch": results[0]["steps_per_epoch"], **summary,
-                      "gpu": gpu}))
+                      "gpu": gpu, "processes": found}))
 
 
 if __name__ == "__main__":

@@ -24,9 +24,10 @@
 # - the MNIST MLP's step in JAX's three sharding modes: **Auto**, **Explicit**, **Manual**;
 # - why `shard_map` needs **`pcast`**, in numbers;
 # - a **2-D mesh** (data × model) and the collectives it costs;
-# - data-parallel training that follows the single-device run.
+# - data-parallel training that follows the single-device run;
+# - **two JAX processes**, one mesh: the multi-host set-up, on a laptop.
 #
-# *About 40 minutes.*
+# *About 45 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab); ask for 8 simulated CPU devices.
@@ -692,11 +693,10 @@ assert f"Use {8 * n} or {9 * n} (a multiple of {n})" in message
 # devices, each count in its own process, and a GPU when there is one.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Beyond one machine
+# ## From one machine to many
 #
-# A TPU pod slice or a GPU cluster runs one Python process per host, each starting with
-# `jax.distributed.initialize()`. Then `jax.devices()` lists every host's devices, and
-# the same code runs unchanged, the collectives crossing the network.
+# A TPU pod slice or a GPU cluster runs **one Python process per host**, each starting
+# with `jax.distributed.initialize()`. This notebook is one process:
 
 # %%
 print(f"process {jax.process_index()} of {jax.process_count()}, "
@@ -706,10 +706,136 @@ print(f"process {jax.process_index()} of {jax.process_count()}, "
 assert jax.process_count() == 1 and jax.process_index() == 0
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `jax.distributed.initialize()` finds the other processes (on Cloud TPU, SLURM, or from
-# arguments). `jax.local_devices()` lists this host's devices; a mesh over `jax.devices()`
-# spans the machines. Each process loads only its own part of the data and hands it over
-# with `jax.make_array_from_process_local_data`. Here there is one process.
+# `jax.distributed.initialize()` joins the processes: on Cloud TPU, SLURM or Open MPI it
+# finds the others by itself; elsewhere it takes a coordinator's address, the number of
+# processes and this one's index. Then `jax.devices()` lists every process's devices,
+# `jax.local_devices()` this one's, and a mesh over `jax.devices()` spans the machines.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Two JAX processes on this machine
+#
+# `mlp.train_multiprocess` starts 2 Python processes, 4 CPU devices each, joined at a
+# coordinator on 127.0.0.1. Each feeds **only its half** of every batch.
+
+# %%
+small = data.subset(2048, 1000)
+settings_small = dict(epochs=2, batch_size=64, seed=0)
+two = mlp.train_multiprocess(processes=2, devices_per_process=4, details=True,
+                             echo=False, train_size=2048, test_size=1000,
+                             **settings_small)
+print("\n".join(two.log))  # process 0's output; the others stay quiet
+print("device ids of each process:", two.mesh)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert [len(ids) for ids in two.mesh] == [4, 4]
+assert not set(two.mesh[0]) & set(two.mesh[1])  # two processes, eight devices
+assert two.log[0] == "process 0 of 2: 4 of 8 devices", two.log  # process 1's: not shown
+epochs = [line.split()[:2] for line in two.log[1:]]
+assert epochs == [["epoch", "1/2"], ["epoch", "2/2"]]  # then process 0's epochs only
+assert two.history.device == "2 processes × 4 cpu"
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Each process runs the same script (`python -m jaxtour.mlp._worker`): it calls
+# `jax.distributed.initialize(coordinator_address="127.0.0.1:PORT", num_processes=2,
+# process_id=i)`, builds one mesh over `jax.devices()` (all 8), computes the same
+# shuffle, and hands its half of each batch to
+# `jax.make_array_from_process_local_data`, which makes one global batch of the two
+# halves: no process's devices hold the whole batch. Between processes the CPU backend
+# runs its collectives over TCP with Gloo, jaxlib's default CPU collectives
+# (`jax_cpu_collectives_implementation`; "mpi" is the other one offered). The launcher
+# watches its children: when one dies it stops the others, and each worker gives up on
+# a silent peer after a heartbeat timeout. These are CPU processes whatever
+# accelerator this notebook has.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### One mesh across two processes
+#
+# The global batch `f32[64, 784]` on the 8-device mesh, each device coloured by the
+# process it belongs to.
+
+# %%
+two.sharding
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert two.sharding.title == "f32[64,784] on 8 devices: 8 blocks"
+device_fills = {line.split('fillcolor="')[1].split('"')[0]
+                for line in two.sharding.source.splitlines()
+                if line.strip().startswith("device") and "fillcolor" in line}
+assert len(device_fills) == 2  # one colour per process
+assert "process 1:" in two.sharding.source
+assert two.mesh == [[0, 1, 2, 3], [2048, 2049, 2050, 2051]]  # ids: as the notes say
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.devices()` in either process lists all 8 devices, in the same order; each
+# process can compute only on its own 4 (`jax.local_devices()`). Device ids are global:
+# here process 1's CPU devices are numbered from 2048, not 4. The mesh puts the devices
+# in process order, so each process's half of the batch sits on its own devices.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The all-reduce crosses processes
+#
+# Process 0's compiled epoch: the gradients' all-reduce runs over the whole mesh axis,
+# so its sum takes in both processes' devices.
+
+# %%
+print(f"{two.all_reduces} all-reduces per trip round the loop ({two.unroll} steps)")
+print("adds:", ", ".join(two.all_reduce_shapes))
+print("over:", two.all_reduce_groups, f"({two.all_reduce_group_size} devices)")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert two.all_reduces == two.unroll == 4  # one per step, as in one process
+assert "f32[512,784]" in two.all_reduce_shapes  # the first layer's gradient among them
+assert len(two.all_reduce_shapes) == 6  # every weight and bias: one all-reduce a step
+assert two.all_reduce_group_size == 8  # each sum takes in all 8 devices: both processes
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The program is the one a single process compiles for 8 devices: XLA does not know or
+# care that half the devices live in another process. The replica group names the mesh
+# axis (or, in other JAX versions, lists the device ids), and the runtime's collectives
+# (Gloo here; ICI/DCN on TPU, NCCL on GPU) carry the sum between processes. The scan
+# is unrolled 4 steps per loop trip, hence that many all-reduces in its body.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Two processes follow one process
+#
+# The same seed, data and batch in one process, on 8 CPU devices:
+
+# %%
+_, one_process = mlp.train_data_parallel(small, devices=jax.devices("cpu"),
+                                         progress=False, **settings_small)
+for name, run in [("1 process ", one_process), ("2 processes", two.history)]:
+    losses = np.round(run.loss, 4)
+    print(f"{name}: accuracy {run.test_accuracy[-1]:.3f}, losses {losses}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+np.testing.assert_allclose(two.history.batch_loss[:10], one_process.batch_loss[:10],
+                           rtol=1e-4)
+np.testing.assert_allclose(two.history.loss, one_process.loss, rtol=0.05)
+assert abs(two.history.test_accuracy[-1] - one_process.test_accuracy[-1]) <= 0.01
+assert len(two.history.batch_loss) == len(one_process.batch_loss) == 2 * 2048 // 64
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The same script on a real cluster
+#
+# Nothing changes in the training code: every process runs the same command, and
+# `jax.distributed.initialize()` with no arguments finds the others.
+#
+# ```sh
+# gcloud compute tpus tpu-vm ssh my-slice --zone=ZONE --worker=all \
+#   --command="jaxtour train --cluster --epochs=10"    # a TPU pod slice
+# srun --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 \
+#   jaxtour train --cluster --epochs=10                # SLURM: a process per GPU
+# ```
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# With `--cluster`, each process calls `jax.distributed.initialize()` with no
+# arguments: on a TPU VM pod slice it reads the slice's metadata, under SLURM the job's
+# variables (JAX then expects one process per GPU, each seeing its node's GPUs). The
+# devices then are TPU chips or GPUs, not simulated CPU devices, and the collectives run
+# over the TPU interconnect or NCCL. No TPU slice or GPU cluster was used to write
+# this: `docs/multiprocess.md` gives the commands in full and says what was tested
+# (local CPU processes, and SLURM's variables set by hand for two local tasks) and what
+# was not. `jaxtour train --processes 2` runs the local version from a terminal.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: shard a batch
@@ -811,4 +937,5 @@ assert check(ex_count_all_reduces, quiet=True).passed
 # - ran the MLP step in three modes: Auto, Explicit, Manual: one all-reduce each;
 # - saw a `psum` without `pcast` give `n` times the gradient;
 # - split the model too, on a 2-D mesh, and counted its collectives;
-# - trained on every device, following the single-device run.
+# - trained on every device, following the single-device run;
+# - trained over two JAX processes, as over two hosts, with the same result.

@@ -30,9 +30,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fewer epochs and images, as JAXTOUR_QUICK=1 does")
     parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
     parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+    group = parser.add_argument_group(
+        "several JAX processes",
+        "data-parallel over N local processes, as over N hosts")
+    group.add_argument("--processes", type=int, metavar="N",
+                       help="start N JAX processes, joined by "
+                            "jax.distributed.initialize")
+    group.add_argument("--devices-per-process", type=int, metavar="M",
+                       help="simulated CPU devices in each process (4 with "
+                            "--processes; with --cluster, the hardware's devices)")
+    group.add_argument("--cluster", action="store_true",
+                       help="be one process of a TPU pod slice, SLURM or Open MPI "
+                            "job: jax.distributed.initialize() finds the others")
+    group.add_argument("--port", type=int,
+                       help="the coordinator's port on 127.0.0.1 (default: a free one)")
+    group.add_argument("--log-all", action="store_true",
+                       help="show every process's output, not only process 0's")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.processes is not None and args.cluster:
+        raise ValueError("--processes starts local processes and --cluster joins a "
+                         "cluster's: give one of them.")
+    if args.processes is not None:
+        return run_processes(args)
+    if args.cluster:
+        return run_cluster(args)
     from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, train
     from jaxtour.mlp._train import resolve_device
 
@@ -51,6 +74,51 @@ def run(args: argparse.Namespace) -> int:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
     for path in write_outputs(params, history, args.build_dir or paths.build_dir()):
+        print(f"wrote {path}")
+    _print_summary(history)
+    return 0
+
+
+def run_processes(args: argparse.Namespace) -> int:
+    """`--processes N`: the data-parallel run over N local JAX processes."""
+    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, train_multiprocess
+
+    epochs, train_size = sizes(args)
+    try:
+        result = train_multiprocess(
+            args.data_dir, processes=args.processes,
+            devices_per_process=args.devices_per_process or 4, epochs=epochs,
+            batch_size=args.batch_size, lr=LR if args.lr is None else args.lr,
+            momentum=MOMENTUM if args.momentum is None else args.momentum,
+            seed=args.seed, train_size=train_size, port=args.port,
+            log_all=args.log_all)
+    except (ValueError, MnistUnavailableError) as err:
+        print(f"jaxtour train: error: {err}", file=sys.stderr)
+        return 2 if isinstance(err, ValueError) else 1
+    build_dir = args.build_dir or paths.build_dir()
+    for path in write_outputs(None, result.history, build_dir):
+        print(f"wrote {path}")
+    _print_summary(result.history)
+    return 0
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    """`--cluster`: this process is one of a cluster job's; process 0 reports."""
+    import jax
+
+    from jaxtour.mlp import History, _worker
+
+    epochs, train_size = sizes(args)
+    given = dict(epochs=epochs, batch_size=args.batch_size, lr=args.lr,
+                 momentum=args.momentum, seed=args.seed, train_size=train_size,
+                 data_dir=args.data_dir, devices=args.devices_per_process)
+    worker = _worker.parse([f"--{k.replace('_', '-')}={v}"
+                            for k, v in given.items() if v is not None])
+    _worker.start(worker)  # jax.distributed.initialize(): the cluster's variables
+    history = History(**_worker.train(worker)["history"])
+    if jax.process_index() != 0:
+        return 0
+    for path in write_outputs(None, history, args.build_dir or paths.build_dir()):
         print(f"wrote {path}")
     _print_summary(history)
     return 0
@@ -94,10 +162,11 @@ def write_outputs(params, history, build_dir: Path) -> list[Path]:
 
     out = build_dir / "mlp"
     curve = save_figure(plot_history(history), out / "learning_curve.png")
-    weights = save_params(params, out / "params.npz")
+    # a multi-process run's params stay in its processes (None here)
+    weights = [] if params is None else [save_params(params, out / "params.npz")]
     record = out / "history.json"
     write_atomically(record, json.dumps(history.to_dict(), indent=1).encode())
-    return [curve, weights, record]
+    return [curve, *weights, record]
 
 
 def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:

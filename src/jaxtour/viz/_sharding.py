@@ -46,7 +46,7 @@ class Block:
         return "[" + ", ".join(f"{a}:{b}" for a, b in self.index) + "]"
 
 
-def draw_sharding(x) -> Diagram:
+def draw_sharding(x, *, colour_by: str = "device") -> Diagram:
     """Draw how an array is laid out over devices: which device holds which block.
 
     As `jax.debug.visualize_array_sharding`, but a `Diagram` for slides, for any
@@ -58,12 +58,16 @@ def draw_sharding(x) -> Diagram:
     Args:
         x: a `jax.Array`, or a `jax.ShapeDtypeStruct` with a `sharding` (to draw a
             layout without allocating the array).
+        colour_by: ``"device"`` (one colour each) or ``"process"`` (one colour per
+            JAX process, `jax.Device.process_index`: where a multi-process mesh
+            crosses from one host to the next).
 
     Returns:
         A `Diagram` titled with the shape and the number of blocks and copies.
 
     Raises:
         TypeError: `x` has no sharding (a NumPy array, a Python number).
+        ValueError: `colour_by` is neither "device" nor "process".
 
     Example:
         >>> import jax, jax.numpy as jnp
@@ -76,8 +80,11 @@ def draw_sharding(x) -> Diagram:
     sharding, shape, dtype = _check_array(x)
     blocks = blocks_of(sharding, shape)
     devices = {d.id: d for d in sharding.device_set}
-    colours = {i: PALETTE[n % len(PALETTE)] for n, i in enumerate(_device_order(sharding))}
-    graph = _graph(_caption(sharding, shape, dtype, blocks))
+    colours = _colours(sharding, devices, colour_by)
+    caption = _caption(sharding, shape, dtype, blocks)
+    if colour_by == "process":
+        caption += "\n" + _process_text(devices)
+    graph = _graph(caption)
     mesh = _mesh_of(sharding)
     column = _splits_rows(sharding, shape)
     # A 1-D mesh that splits the rows stands beside them; one that splits across goes on top.
@@ -114,6 +121,25 @@ def _check_array(x):
             "jax.device_put(x, NamedSharding(mesh, PartitionSpec('batch')))."
         )
     return sharding, tuple(x.shape), x.dtype
+
+
+def _colours(sharding, devices: dict, colour_by: str) -> dict[int, str]:
+    if colour_by == "process":
+        return {i: PALETTE[d.process_index % len(PALETTE)] for i, d in devices.items()}
+    if colour_by != "device":
+        raise ValueError(
+            f'`colour_by` must be "device" or "process"; got {colour_by!r}.')
+    return {i: PALETTE[n % len(PALETTE)] for n, i in enumerate(_device_order(sharding))}
+
+
+def _process_text(devices: dict) -> str:
+    ids: dict[int, list[int]] = {}
+    for i, device in sorted(devices.items()):
+        ids.setdefault(device.process_index, []).append(i)
+    spans = [_device_name(devices[v[0]]) + (f"–{v[-1]}" if len(v) > 1 else "")
+             for _, v in sorted(ids.items())]
+    return "coloured by process: " + "; ".join(
+        f"process {p}: {span}" for p, span in zip(sorted(ids), spans, strict=True))
 
 
 def _mesh_of(sharding):

@@ -1,0 +1,207 @@
+"""Data-parallel training on several JAX processes of this machine, as on many hosts.
+
+`train_multiprocess` starts N Python processes (`python -m jaxtour.mlp._worker`, the
+same interpreter), each with its own simulated CPU devices, joined by
+`jax.distributed.initialize` around a coordinator on 127.0.0.1. Between processes the
+CPU backend runs its collectives over TCP with Gloo (jaxlib's default
+`jax_cpu_collectives_implementation`, on 0.10 and 0.12 alike). The launcher watches its
+children: when one fails or is killed it stops the others at once, and Ctrl-C stops
+them all; each worker also declares a silent peer dead after `heartbeat` seconds, and
+exits when the launcher's end of its stdin closes. Nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import sys
+from dataclasses import dataclass, field
+
+from jaxtour._diagram import Diagram
+from jaxtour.mlp._model import LR, MOMENTUM
+from jaxtour.mlp._procgroup import RESULT, Group, MultiprocessError
+from jaxtour.mlp._train import History
+
+HOST = "127.0.0.1"
+
+
+class PortInUseError(OSError):
+    """The coordinator's port is taken."""
+
+
+@dataclass
+class MultiprocessRun:
+    """What process 0 of `train_multiprocess` reported."""
+
+    history: History
+    mesh: list[list[int]]  # the device ids of each process, in mesh order
+    log: list[str] = field(default_factory=list)  # the lines shown (process 0's)
+    all_reduces: int | None = None  # in the compiled epoch (details=True)
+    all_reduce_line: str = ""  # the first all-reduce's HLO line
+    unroll: int | None = None  # scan steps per trip round the compiled loop
+    sharding: Diagram | None = None  # a batch's layout, devices coloured by process
+    seconds: float = 0.0  # wall time, from launch to the last exit
+
+    @property
+    def all_reduce_shapes(self) -> list[str]:
+        """What the first all-reduce adds up, e.g. ``["f32[512]", "f32[512,784]"]``."""
+        head = self.all_reduce_line.partition(" all-reduce(")[0].partition(" = ")[2]
+        return re.findall(r"[a-z]+\d*\[[\d,]*\]", head)
+
+    @property
+    def all_reduce_groups(self) -> str:
+        """The first all-reduce's ``replica_groups``: which devices add together
+        (a mesh axis, or lists of device ids, as this JAX version writes it)."""
+        line = self.all_reduce_line
+        found = re.search(r"replica_groups=(.*?)(?:, [a-z_]+=|$)", line)
+        return found.group(1) if found else ""
+
+    @property
+    def all_reduce_group_size(self) -> int | None:
+        """How many devices each group of the first all-reduce adds together, read
+        from `all_reduce_groups` in any of the three ways XLA writes it, or None."""
+        groups = self.all_reduce_groups
+        if groups.startswith("mesh["):  # mesh['x'=4,'y'=2] {'x'}: the axes reduced
+            shape, _, over = groups.partition("]")
+            sizes = dict(re.findall(r"'(\w+)'=(\d+)", shape))
+            return math.prod(int(sizes[a]) for a in re.findall(r"'(\w+)'", over))
+        if iota := re.match(r"\[\d+,(\d+)\]<=", groups):  # [groups,size]<=[n]
+            return int(iota.group(1))
+        if groups.startswith("{{"):  # {{0,1,2,3},{4,5,6,7}}: the ids of each group
+            return len(groups[2:].partition("}")[0].split(","))
+        return None
+
+
+def free_port(port: int | None = None) -> int:
+    """`port` when it is free on 127.0.0.1, or a free one when `port` is None.
+
+    Raises:
+        PortInUseError: `port` is taken.
+    """
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port or 0))
+        except OSError:
+            raise PortInUseError(
+                f"Port {port} on {HOST} is in use (another program, or a run still "
+                "stopping), so the coordinator cannot listen there. Pass another port, "
+                "or none to let jaxtour pick a free one."
+            ) from None
+        return probe.getsockname()[1]
+
+
+def train_multiprocess(
+    data_dir: str | None = None,
+    *,
+    processes: int = 2,
+    devices_per_process: int = 4,
+    epochs: int = 10,
+    batch_size: int = 128,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+    seed: int = 0,
+    train_size: int | None = None,
+    test_size: int | None = None,
+    port: int | None = None,
+    heartbeat: int = 10,
+    timeout: float | None = None,
+    echo: bool = True,
+    log_all: bool = False,
+    details: bool = False,
+) -> MultiprocessRun:
+    """As `train_data_parallel`, but over `processes` JAX processes on this machine.
+
+    Each process has `devices_per_process` simulated CPU devices and loads only its
+    slice of every batch; one mesh spans them all, so a global batch of `batch_size`
+    is split over ``processes * devices_per_process`` devices, in process order. Same
+    seed, same shuffles: the losses follow `train_data_parallel`'s.
+
+    Args:
+        data_dir: the MNIST folder (default: $JAXTOUR_DATA or the cache).
+        processes, devices_per_process: the layout, e.g. 2 × 4.
+        epochs, batch_size, lr, momentum, seed: as `train`.
+        train_size, test_size: train and test on the first N images only.
+        port: the coordinator's port on 127.0.0.1; None picks a free one.
+        heartbeat: seconds after which the workers declare a silent peer dead.
+        timeout: seconds the whole run may take; None waits.
+        echo: print process 0's lines as they come; `log_all`: every process's.
+        details: also report the compiled epoch's all-reduces and a batch's layout.
+
+    Returns:
+        a `MultiprocessRun`: process 0's `History`, the mesh and what was printed.
+
+    Raises:
+        ValueError: a bad layout, or a batch that does not split over the devices.
+        PortInUseError: `port` is taken.
+        MultiprocessError: a process failed (the message says which and its last
+            output) or the run took longer than `timeout`; the others were stopped.
+    """
+    from jaxtour.mlp._data import load_mnist
+    from jaxtour.mlp._parallel import check_batch_size
+
+    if processes < 1 or devices_per_process < 1:
+        raise ValueError(
+            f"`processes` and `devices_per_process` must be >= 1; got "
+            f"{processes} and {devices_per_process}."
+        )
+    check_batch_size(batch_size, processes * devices_per_process)
+    load_mnist(data_dir, progress=False)  # download once here, not N times at once
+    address = f"{HOST}:{free_port(port)}"
+    options = [
+        f"--{k.replace('_', '-')}={v}"
+        for k, v in dict(
+            coordinator=address,
+            processes=processes,
+            devices=devices_per_process,
+            heartbeat=heartbeat,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            momentum=momentum,
+            seed=seed,
+            train_size=train_size,
+            test_size=test_size,
+            data_dir=data_dir,
+        ).items()
+        if v is not None
+    ]
+    options += ["--watch-stdin"] + (["--details"] if details else [])
+    group = Group(
+        [
+            [
+                sys.executable,
+                "-u",
+                "-m",
+                "jaxtour.mlp._worker",
+                *options,
+                f"--process-id={i}",
+            ]
+            for i in range(processes)
+        ],
+        echo,
+        log_all,
+    )
+    lines = group.wait(timeout)
+    return _result(lines, group.seconds)
+
+
+def _result(lines: list[str], seconds: float) -> MultiprocessRun:
+    found = [line[len(RESULT) :] for line in lines if line.startswith(RESULT)]
+    if not found:
+        raise MultiprocessError(
+            "Process 0 exited without a result: " + "\n".join(lines[-10:])
+        )
+    out = json.loads(found[-1])
+    sharding = out.get("sharding")
+    return MultiprocessRun(
+        history=History(**out["history"]),
+        mesh=out["mesh"],
+        log=[line for line in lines if not line.startswith(RESULT)],
+        all_reduces=out.get("all_reduces"),
+        all_reduce_line=out.get("all_reduce_line", ""),
+        unroll=out.get("unroll"),
+        sharding=Diagram(sharding["source"], sharding["title"]) if sharding else None,
+        seconds=seconds,
+    )

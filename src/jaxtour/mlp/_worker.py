@@ -1,0 +1,247 @@
+"""One process of a multi-process data-parallel run: ``python -m jaxtour.mlp._worker``.
+
+Every process runs this same script (SPMD across processes, as on a TPU pod slice or a
+SLURM job): it joins the others with `jax.distributed.initialize`, builds one mesh over
+every process's devices, and feeds in only its own slice of each batch
+(`jax.make_array_from_process_local_data`). The params are replicated; the all-reduce
+that adds the gradients crosses processes. Process 0 prints each epoch and, last, one
+line ``JAXTOUR_RESULT {json}`` that `train_multiprocess` reads.
+
+With ``--coordinator auto``, `jax.distributed.initialize()` gets no arguments and
+detects the cluster it runs in (Cloud TPU, SLURM, Open MPI); the rest is unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+from jaxtour.mlp._procgroup import NO_CLUSTER, NoClusterError
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
+    p.add_argument(
+        "--coordinator", default="auto", help="host:port, or auto (a cluster)"
+    )
+    p.add_argument("--processes", type=int)
+    p.add_argument("--process-id", type=int)
+    p.add_argument("--devices", type=int, help="simulated CPU devices in this process")
+    p.add_argument(
+        "--heartbeat", type=int, default=10, help="seconds to declare a peer dead"
+    )
+    from jaxtour.mlp._model import LR, MOMENTUM
+
+    for name, kind, default in [
+        ("epochs", int, 10),
+        ("batch-size", int, 128),
+        ("lr", float, LR),
+        ("momentum", float, MOMENTUM),
+        ("seed", int, 0),
+        ("train-size", int, None),  # all
+        ("test-size", int, None),
+    ]:
+        p.add_argument(f"--{name}", type=kind, default=default)
+    p.add_argument("--data-dir")
+    p.add_argument("--details", action="store_true", help="add the HLO and the layout")
+    p.add_argument("--watch-stdin", action="store_true", help="exit when stdin closes")
+    return p.parse_args(argv)
+
+
+def start(args: argparse.Namespace) -> None:
+    """Join the other processes; before this JAX must not have computed anything."""
+    import jax
+
+    if args.devices:
+        jax.config.update("jax_num_cpu_devices", args.devices)
+    if args.coordinator == "auto":
+        try:
+            jax.distributed.initialize()  # Cloud TPU, SLURM, Open MPI: detected
+        except ValueError as err:  # e.g. "coordinator_address should be defined."
+            raise NoClusterError(NO_CLUSTER.format(err=err)) from None
+        return
+    jax.distributed.initialize(
+        coordinator_address=args.coordinator,
+        num_processes=args.processes,
+        process_id=args.process_id,
+        initialization_timeout=60,
+        heartbeat_timeout_seconds=args.heartbeat,
+    )
+
+
+def train(args: argparse.Namespace) -> dict:
+    """Train as `train_data_parallel` does, over every process's devices."""
+    import jax
+    import jax.random as jr
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from jaxtour.mlp import _parallel, _train
+    from jaxtour.mlp._data import load_mnist
+    from jaxtour.mlp._model import init_params
+
+    mesh = _parallel.data_mesh(jax.devices())  # every process's, in process order
+    rank, count = jax.process_index(), jax.process_count()
+    _parallel.check_batch_size(args.batch_size, mesh.size)
+    n_local = jax.local_device_count()
+    print(f"process {rank} of {count}: {n_local} of {mesh.size} devices", flush=True)
+    data = load_mnist(args.data_dir, progress=False).subset(
+        args.train_size, args.test_size
+    )
+    images = np.asarray(data.train_images)
+    labels = np.asarray(data.train_labels, np.int32)
+    init_key, shuffle_key = jr.split(jr.key(args.seed))  # as `train`: same start
+    rep = _parallel.replicated(mesh)
+    params = jax.tree.map(lambda a: _global(np.asarray(a), rep), init_params(init_key))
+    velocity = jax.tree.map(lambda a: _global(np.zeros_like(a), rep), params)
+    split = NamedSharding(mesh, P(None, _parallel.AXIS))  # [step, batch]: batch split
+    width = args.batch_size // count  # this process's share of every batch
+
+    def local_epoch(epoch: int):  # only this process's slice of every batch
+        key = jr.fold_in(shuffle_key, epoch)
+        order = np.asarray(_train.batch_indices(key, len(images), args.batch_size))
+        mine = order[:, rank * width : (rank + 1) * width]
+        shape = (order.shape[0], args.batch_size)
+        return [
+            jax.make_array_from_process_local_data(split, a[mine], shape + a.shape[1:])
+            for a in (images, labels)
+        ]
+
+    first = local_epoch(0)
+    run_epoch, compile_s = _compile(mesh, split, args, params, velocity, *first)
+    local = jax.local_devices()[0]
+    kind = f"{count} processes × {n_local} {_train.describe(local)}"
+    history = _train.History(compile_seconds=compile_s, device=kind)
+    evals = [
+        jax.device_put(s, local)
+        for s in [
+            (images[: _train.TRAIN_EVAL_SIZE], labels[: _train.TRAIN_EVAL_SIZE]),
+            (np.asarray(data.test_images), np.asarray(data.test_labels, np.int32)),
+        ]
+    ]
+    for epoch in range(args.epochs):
+        begin = time.perf_counter()
+        params, velocity, losses = run_epoch(params, velocity, *local_epoch(epoch))
+        losses = np.asarray(losses.addressable_data(0))  # waits for the epoch
+        history.epoch_seconds.append(time.perf_counter() - begin)
+        history.batch_loss += losses.tolist()
+        history.loss.append(float(losses.mean()))
+        if rank == 0:  # accuracy on this process's first device, as `train` measures it
+            mine = jax.tree.map(lambda a: a.addressable_data(0), params)
+            for record, (x, y) in zip(
+                [history.train_accuracy, history.test_accuracy], evals, strict=True
+            ):
+                record.append(float(_train.evaluate(mine, x, y)))
+            print(
+                f"epoch {epoch + 1:>2}/{args.epochs}  loss {history.loss[-1]:.4f}  "
+                f"test {history.test_accuracy[-1]:.4f}  "
+                f"{history.epoch_seconds[-1]:.2f} s",
+                flush=True,
+            )
+    out = {"history": history.to_dict(), "steps": len(history.batch_loss)}
+    out["mesh"] = [
+        [d.id for d in mesh.devices.flat if d.process_index == p] for p in range(count)
+    ]
+    if args.details and rank == 0:
+        out |= _details(mesh, run_epoch, args.batch_size)
+    return out
+
+
+def _global(host, sharding):
+    """A replicated global array from the same host value in every process."""
+    import jax
+
+    return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+
+
+def _compile(mesh, split, args, params, velocity, xs, ys):
+    import jax
+
+    from jaxtour.mlp import _parallel, _train
+    from jaxtour.mlp._model import preprocess, update
+
+    step_split = _parallel.batch_sharded(mesh)
+    hyper = dict(lr=args.lr, momentum=args.momentum)
+
+    def epoch(params, velocity, xs, ys):
+        def step(carry, batch):  # as `train_epoch_sharded`'s step
+            (params, velocity), (x, y) = carry, batch
+            x, y = (jax.lax.with_sharding_constraint(a, step_split) for a in (x, y))
+            params, velocity, loss = update(params, preprocess(x), y, velocity, **hyper)
+            return (params, velocity), loss
+
+        (params, velocity), losses = jax.lax.scan(
+            step, (params, velocity), (xs, ys), unroll=_train.UNROLL
+        )
+        return params, velocity, losses
+
+    rep = _parallel.replicated(mesh)
+    jitted = jax.jit(
+        epoch,
+        in_shardings=(rep, rep, split, split),
+        out_shardings=(rep, rep, rep),
+        donate_argnums=(0, 1),
+    )
+    begin = time.perf_counter()
+    compiled = jitted.lower(params, velocity, xs, ys).compile()
+    return compiled, time.perf_counter() - begin
+
+
+def _details(mesh, compiled, batch_size: int) -> dict:
+    """For the lesson: the all-reduces in the compiled epoch, a batch's layout."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtour import _ir
+    from jaxtour.mlp import _parallel, _train
+    from jaxtour.viz import draw_sharding
+
+    text = compiled.as_text()
+    lines = [line.strip() for line in text.splitlines() if " all-reduce" in line]
+    batch = jax.ShapeDtypeStruct(
+        (batch_size, 784), jnp.float32, sharding=_parallel.batch_sharded(mesh)
+    )
+    picture = draw_sharding(batch, colour_by="process")
+    counts = _ir.parse_hlo(text).op_counts()
+    return {
+        "all_reduces": sum(v for k, v in counts.items() if k.startswith("all-reduce")),
+        "all_reduce_line": lines[0] if lines else "",
+        "unroll": _train.UNROLL,
+        "sharding": {"source": picture.source, "title": picture.title},
+    }
+
+
+def _watch_stdin() -> None:
+    """Exit when the launcher goes away (its end of our stdin closes): no orphans."""
+
+    def watch():
+        sys.stdin.read()
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    if args.watch_stdin:
+        _watch_stdin()
+    try:
+        start(args)
+    except NoClusterError as err:
+        raise SystemExit(str(err)) from None
+    out = train(args)
+    import jax
+
+    from jaxtour.mlp._procgroup import RESULT
+
+    if jax.process_index() == 0:
+        print(RESULT + json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

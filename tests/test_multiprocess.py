@@ -1,0 +1,316 @@
+"""Data-parallel training over several local JAX processes, and how it fails.
+
+The oracle for the numbers is single-device training (`mlp.train`) in this process,
+same seed and data. Every run is bounded (`timeout=` on each wait), so a hang fails
+the test instead of blocking CI. Real MNIST (a 2048-image subset) is used, as the
+workers load it themselves.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxtour import mlp
+from jaxtour.mlp import _multiprocess
+from jaxtour.mlp._download import FILES
+from jaxtour.mlp._train import UNROLL
+
+SHARED = Path(
+    os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
+)
+needs_mnist = pytest.mark.skipif(
+    not all((SHARED / f.name).is_file() for f in FILES),
+    reason="MNIST is not in $JAXTOUR_DATA",
+)
+RUN = dict(epochs=2, batch_size=64, train_size=2048, test_size=1000, seed=0)
+STOP_BOUND = 10.0  # seconds from a kill (or Ctrl-C) to the launcher's exit
+
+
+@pytest.fixture(scope="module")
+def two():
+    return mlp.train_multiprocess(
+        str(SHARED),
+        processes=2,
+        devices_per_process=2,
+        details=True,
+        echo=False,
+        timeout=300,
+        **RUN,
+    )
+
+
+@needs_mnist
+def test_two_processes_follow_the_single_device_run(two):
+    data = mlp.load_mnist(SHARED, mirrors=[]).subset(
+        RUN["train_size"], RUN["test_size"]
+    )
+    _, one = mlp.train(data, epochs=2, batch_size=64, seed=0, progress=False)
+    many = two.history
+    assert len(many.batch_loss) == len(one.batch_loss) == 2 * 2048 // 64
+    np.testing.assert_allclose(many.batch_loss[:10], one.batch_loss[:10], rtol=1e-4)
+    np.testing.assert_allclose(many.loss, one.loss, rtol=0.05)
+    assert abs(many.test_accuracy[-1] - one.test_accuracy[-1]) <= 0.01
+    assert one.batch_loss[0] > 2 * one.batch_loss[-1]  # a real trajectory: it learned
+    assert many.device == "2 processes × 2 cpu"
+
+
+@needs_mnist
+def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
+    assert len(two.mesh) == 2 and [len(ids) for ids in two.mesh] == [2, 2]
+    assert not set(two.mesh[0]) & set(two.mesh[1])
+    assert two.all_reduces == two.unroll == UNROLL  # one per step, as in one process
+    assert "all-reduce(" in two.all_reduce_line
+    assert two.all_reduce_group_size == 4  # each sum spans both processes' devices
+    assert len(two.all_reduce_shapes) == 6 and "f32[512,784]" in two.all_reduce_shapes
+
+
+@pytest.mark.parametrize(
+    "groups, size",
+    [
+        ("replica_groups=mesh['axis_0'=8,'axis_1'=1] {'axis_0'}", 8),  # JAX 0.10
+        ("replica_groups=mesh['batch'=4,'model'=2] {'batch','model'}", 8),
+        ("replica_groups=mesh['batch'=4,'model'=2] {'model'}", 2),
+        ("replica_groups=[2,4]<=[8]", 4),
+        ("replica_groups={{0,1,2},{3,4,5}}", 3),
+        ("to_apply=%add", None),
+    ],
+)
+def test_the_all_reduce_groups_are_read_in_each_way_xla_writes_them(groups, size):
+    line = f"%a = (f32[512]{{0}}, f32[10]{{0}}) all-reduce(%x, %y), {groups}, x=%c"
+    run = mlp.MultiprocessRun(history=None, mesh=[], all_reduce_line=line)
+    assert run.all_reduce_group_size == size
+    assert run.all_reduce_shapes == ["f32[512]", "f32[10]"]
+
+
+@needs_mnist
+def test_the_batch_layout_is_coloured_by_process(two):
+    picture = two.sharding
+    assert picture.title == "f32[64,784] on 4 devices: 4 blocks"
+    fills = {
+        line.split('fillcolor="')[1].split('"')[0]
+        for line in picture.source.splitlines()
+        if line.strip().startswith("device") and "fillcolor" in line
+    }
+    assert len(fills) == 2  # 4 devices, 2 colours: one per process
+    assert "process 0: CPU 0–1" in picture.source and "process 1" in picture.source
+
+
+@needs_mnist
+def test_only_process_0_speaks_unless_asked(two):
+    assert two.log[0] == "process 0 of 2: 2 of 4 devices"  # every process says it
+    assert [line.split()[:2] for line in two.log[1:]] == [
+        ["epoch", "1/2"],
+        ["epoch", "2/2"],
+    ]
+
+
+@needs_mnist
+def test_log_all_shows_every_process_s_lines_marked_with_its_index():
+    run = mlp.train_multiprocess(
+        str(SHARED),
+        processes=2,
+        devices_per_process=1,
+        epochs=1,
+        batch_size=64,
+        train_size=256,
+        test_size=100,
+        echo=False,
+        log_all=True,
+        timeout=300,
+    )
+    assert sorted(line for line in run.log if " of 2: " in line) == [
+        "[process 0] process 0 of 2: 1 of 2 devices",
+        "[process 1] process 1 of 2: 1 of 2 devices",
+    ]
+    epochs = [line for line in run.log if " epoch " in line]  # process 0 only
+    assert len(epochs) == 1 and epochs[0].startswith("[process 0] epoch  1/1")
+
+
+def test_a_taken_port_is_a_clear_error_and_starts_nothing():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        start = time.monotonic()
+        with pytest.raises(
+            mlp.PortInUseError, match=f"Port {port} on 127.0.0.1 is in use"
+        ):
+            mlp.train_multiprocess(str(SHARED), port=port, epochs=1)
+        assert time.monotonic() - start < 5
+    assert _multiprocess.free_port(port) == port  # free again, and reported as such
+
+
+def test_a_bad_layout_is_refused_before_anything_starts():
+    with pytest.raises(ValueError, match="Use 120 or 132"):
+        mlp.train_multiprocess(processes=3, devices_per_process=4, batch_size=128)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        mlp.train_multiprocess(processes=0)
+
+
+@needs_mnist
+def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
+    from jaxtour.cli import main
+
+    assert main(["train", "--processes", "3", "--batch-size", "128"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "jaxtour train: error: `batch_size` 128 does not split evenly over 12 devices"
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        options = ["--processes=2", f"--port={port}", f"--data-dir={SHARED}"]
+        code = main(["train", *options])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"jaxtour train: error: Port {port} on 127.0.0.1 is in use" in err
+
+
+@needs_mnist
+def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
+    start = time.monotonic()
+    with pytest.raises(mlp.MultiprocessError) as raised:
+        mlp.train_multiprocess(
+            str(SHARED), devices_per_process=1, timeout=2, echo=False, **RUN
+        )
+    took = time.monotonic() - start
+    assert str(raised.value).startswith(
+        "The 2 processes did not finish within the timeout ("
+    )
+    assert str(raised.value).endswith("s); stopped them all.")
+    assert 2 <= took < 2 + STOP_BOUND
+
+
+def _launch(port: int) -> subprocess.Popen:
+    """`jaxtour train --processes 2`, long enough to be stopped mid-run."""
+    command = [
+        sys.executable,
+        "-m",
+        "jaxtour.cli",
+        "train",
+        "--processes",
+        "2",
+        "--devices-per-process",
+        "2",
+        "--epochs",
+        "200",
+        "--batch-size",
+        "64",
+        "--train-size",
+        "2048",
+        "--port",
+        str(port),
+        "--build-dir",
+        "/nonexistent",
+    ]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _workers(port: int) -> dict[int, int]:
+    """{process id: pid} of the live workers of the run on `port`, read from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().decode().split("\0")
+        except (OSError, ValueError):
+            continue
+        if f"--coordinator=127.0.0.1:{port}" in args and "jaxtour.mlp._worker" in args:
+            rank = next(a for a in args if a.startswith("--process-id="))
+            found[int(rank.split("=")[1])] = int(entry.name)
+    return found
+
+
+def _wait_for_training(launcher: subprocess.Popen) -> None:
+    line = launcher.stdout.readline()  # process 0's first epoch: all are training
+    deadline = time.monotonic() + 240
+    while not line.startswith("epoch") and time.monotonic() < deadline:
+        assert line, f"the launcher ended early: {launcher.stderr.read()[-2000:]}"
+        line = launcher.stdout.readline()
+
+
+@needs_mnist
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("stop", ["kill a worker", "Ctrl-C"])
+def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
+    port = _multiprocess.free_port()
+    launcher = _launch(port)
+    try:
+        _wait_for_training(launcher)
+        workers = _workers(port)
+        assert sorted(workers) == [0, 1]
+        start = time.monotonic()
+        if stop == "Ctrl-C":
+            launcher.send_signal(signal.SIGINT)
+        else:
+            os.kill(workers[1], signal.SIGKILL)
+        code = launcher.wait(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        launcher.kill()
+    stderr = launcher.stderr.read()
+    print(f"{stop}: the launcher exited {took:.2f} s later")  # the figure, with -s
+    assert took < STOP_BOUND
+    assert _workers(port) == {}  # no orphans
+    if stop == "Ctrl-C":
+        assert code == 130 and "interrupted" in stderr
+    else:
+        assert code == 1
+        assert "Process 1 of 2 was killed by SIGKILL" in stderr
+        assert "stopped the other 1" in stderr
+
+
+@needs_mnist
+def test_without_the_launcher_a_worker_gives_up_on_a_dead_peer_after_the_heartbeat():
+    port = _multiprocess.free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "jaxtour.mlp._worker",
+        f"--coordinator=127.0.0.1:{port}",
+        "--processes=2",
+        "--devices=1",
+        "--heartbeat=3",
+        "--epochs=200",
+        "--batch-size=64",
+        "--train-size=2048",
+        "--lr=0.05",
+        "--momentum=0.9",
+        "--seed=0",
+        f"--data-dir={SHARED}",
+    ]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    first, second = (
+        subprocess.Popen(
+            [*command, f"--process-id={i}"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in (0, 1)
+    )
+    try:
+        _wait_for_training(first)
+        start = time.monotonic()
+        second.kill()
+        code = first.wait(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        first.kill(), second.kill()
+        first.wait(), second.wait()
+    output = first.stdout.read()
+    print(f"heartbeat: the survivor exited {took:.2f} s after its peer's death")
+    assert code != 0
+    assert took < 3 + STOP_BOUND
+    assert (
+        "distributed service detected fatal errors" in output or "unhealthy" in output
+    )
