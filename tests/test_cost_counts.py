@@ -110,8 +110,8 @@ def test_backend_without_cost_analysis(monkeypatch):
 def test_bad_input_messages():
     with pytest.raises(TypeError, match=r"^cost_table needs a function to trace"):
         cost_table(3)
-    with pytest.raises(ValueError, match='^`group_by` must be None .one row per equation. '
-                       'or "source"'):
+    with pytest.raises(ValueError, match=r'^`group_by` must be None .one row per equation. '
+                       r'or "source"'):
         cost_table(jnp.sin, group_by="line")
 
     def not_jittable(x):
