@@ -54,7 +54,7 @@ def _visualisers(program: corpus.Program) -> dict:
     fn, args = corpus._static(program, program.make_args())
     calls = {
         "draw_jaxpr": lambda: viz.draw_jaxpr(fn)(*args),
-        "draw_hlo_stablehlo": lambda: viz.draw_hlo(fn, "stablehlo")(*args),
+        "draw_hlo_stablehlo": lambda: viz.draw_hlo(fn, stage="stablehlo")(*args),
         "draw_hlo_compiled": lambda: viz.draw_hlo(fn)(*args),
         "draw_pipeline": lambda: viz.draw_pipeline(fn)(*args),
     }

@@ -24,7 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from jaxtour.mlp import VARIANTS, format_ladder, load_mnist, run_ladder
+from jaxtour.mlp import format_ladder, load_mnist, run_ladder
+from jaxtour.mlp._ladder import VARIANTS
 
 
 def main() -> None:

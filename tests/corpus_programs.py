@@ -292,7 +292,7 @@ def check(program: Program, render: bool = True) -> dict:
     fn, args = _static(program, program.make_args())
     drawings = {
         "draw_jaxpr": lambda: viz.draw_jaxpr(fn)(*args),
-        "draw_hlo_stablehlo": lambda: viz.draw_hlo(fn, "stablehlo")(*args),
+        "draw_hlo_stablehlo": lambda: viz.draw_hlo(fn, stage="stablehlo")(*args),
         "draw_hlo_compiled": lambda: viz.draw_hlo(fn)(*args),
         "draw_pipeline": lambda: viz.draw_pipeline(fn)(*args),
     }

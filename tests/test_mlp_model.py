@@ -15,12 +15,12 @@ from jaxtour.mlp import (
     init_params,
     load_params,
     loss,
-    matmul_flops,
     predict,
     preprocess,
     save_params,
     update,
 )
+from jaxtour.mlp._ladder import matmul_flops
 
 pytestmark = pytest.mark.usefixtures("full_float32")  # float64 oracles, on any backend
 

@@ -16,9 +16,6 @@ import pytest
 
 from jaxtour.cli import main
 from jaxtour.mlp import (
-    FILES,
-    UNROLL,
-    VARIANTS,
     History,
     batch_indices,
     compile_epoch,
@@ -27,16 +24,16 @@ from jaxtour.mlp import (
     init_params,
     load_mnist,
     load_params,
-    matmul_flops,
     plot_ladder,
     preprocess,
-    resolve_device,
     run_ladder,
     train,
     train_epoch,
     update,
 )
-from jaxtour.mlp._ladder import _step_matmuls
+from jaxtour.mlp._download import FILES
+from jaxtour.mlp._ladder import VARIANTS, _step_matmuls, matmul_flops
+from jaxtour.mlp._train import UNROLL, resolve_device
 
 SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
 needs_mnist = pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from jaxtour.mlp import (
-    FILES,
     NumpyTwin,
     batch_indices,
     compile_epoch,
@@ -23,6 +22,7 @@ from jaxtour.mlp import (
     preprocess,
     update,
 )
+from jaxtour.mlp._download import FILES
 
 SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
 pytestmark = [pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),

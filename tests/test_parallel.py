@@ -14,6 +14,7 @@ from devices import run_with_devices
 
 from jaxtour import mlp
 from jaxtour.mlp import _parallel as par
+from jaxtour.mlp._train import UNROLL
 
 SIZES = (784, 32, 10)  # small, so that compiling is quick; the program is the same
 
@@ -47,6 +48,7 @@ import jax, jax.numpy as jnp, jax.random as jr
 import numpy as np
 from jaxtour import _ir, mlp
 from jaxtour.mlp import _parallel as par
+from jaxtour.mlp._train import UNROLL
 
 SIZES = (784, 32, 10)
 data = fake_mnist(1024, 256)
@@ -149,8 +151,8 @@ def test_the_compiled_data_parallel_step_adds_gradients_with_an_all_reduce(eight
     # XLA combines the gradients (and the loss) into ONE all-reduce; no gathers of data
     assert hlo["jit"] == {"all-reduce": 1}
     assert hlo["shard_map"] == {"all-reduce": 1}
-    # inside the scan's loop body: one per step, mlp.UNROLL steps per trip round the loop
-    assert hlo["epoch"] == {"all-reduce": mlp.UNROLL}
+    # inside the scan's loop body: one per step, UNROLL steps per trip round the loop
+    assert hlo["epoch"] == {"all-reduce": UNROLL}
 
 
 def test_draw_hlo_shows_the_all_reduce_of_the_data_parallel_step_in_red(eight):
@@ -218,7 +220,6 @@ def test_data_mesh_refuses_what_it_cannot_use():
 
 
 def test_on_one_device_the_step_is_update():
-    from jaxtour import mlp
 
     params, velocity, x, y = fake_step_inputs(SIZES, 16)  # noqa: F821 (from exec above)
     step = par.data_parallel_update(par.data_mesh(1), lr=0.1, momentum=0.5)

@@ -105,3 +105,14 @@ def test_bad_input_is_named_and_the_functions_error_propagates():
 
     with pytest.raises(RuntimeError, match="no luck"):
         compare_stages(fails)(1.0)
+
+
+def test_save_writes_the_page_or_the_text_and_refuses_other_suffixes(tmp_path):
+    comparison = compare_stages(jnp.tanh)(jnp.ones(4))
+    page = comparison.save(tmp_path / "tanh.html").read_text()
+    assert page.startswith("<!doctype html>") and comparison._repr_html_() in page
+    assert (comparison.save(tmp_path / "tanh.txt").read_text()) == str(comparison) + "\n"
+    with pytest.raises(ValueError, match=r"compare_stages: save\(\) writes \.html, \.txt or "
+                       r"\.md; got 'tanh\.svg'"):
+        comparison.save(tmp_path / "tanh.svg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tanh.html", "tanh.txt"]

@@ -97,6 +97,7 @@ DEAD = {"style": "rounded,dashed", "fillcolor": "#FFFFFF", "color": "#999999",
 
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
+MAX_DEPTH = 2  # every drawer opens two levels of nesting (calls, loops, fusions) by default
 
 
 def check_rankdir(rankdir: str, who: str) -> None:

@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
 def ladder(build_dir: Path, data, **options) -> tuple[dict, list[Path]]:
     """Run the ladder, print its table, write ladder.png and ladder.json under build/mlp."""
     from jaxtour._files import write_atomically
-    from jaxtour.mlp import format_ladder, plot_ladder, run_ladder, save_figure
+    from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
+    from jaxtour.mlp._plots import save_figure
 
     result = run_ladder(data, **options)
     print(format_ladder(result))

@@ -33,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, resolve_device, train
+    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, train
+    from jaxtour.mlp._train import resolve_device
 
     epochs, train_size = sizes(args)
     try:
@@ -88,7 +89,8 @@ def write_outputs(params, history, build_dir: Path) -> list[Path]:
     import json
 
     from jaxtour._files import write_atomically
-    from jaxtour.mlp import plot_history, save_figure, save_params
+    from jaxtour.mlp import plot_history, save_params
+    from jaxtour.mlp._plots import save_figure
 
     out = build_dir / "mlp"
     curve = save_figure(plot_history(history), out / "learning_curve.png")

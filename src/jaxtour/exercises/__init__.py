@@ -11,8 +11,10 @@ A lesson module looks like this (`practises` completes "You practised …")::
     import jax
     import jax.numpy as jnp
 
-    from jaxtour.exercises import Exercise, Wrong, expect_close, register, under_jit
+    from jaxtour.exercises import Wrong, checks, expect_close, under_jit
 
+    @checks("02_close_to_the_math", "ex_grad_from_vjp", title="gradient from `vjp`",
+            practises="building `grad` out of `jax.vjp`")
     def _check_grad_from_vjp(fn):
         for x in (0.5, -2.0):
             x = jnp.float32(x)
@@ -20,11 +22,6 @@ A lesson module looks like this (`practises` completes "You practised …")::
         if "grad" in fn.__code__.co_names:
             raise Wrong("this works, but uses `jax.grad`: the task is to use only `jax.vjp`")
         under_jit(fn, jnp.sin, jnp.float32(1.0))  # Python `if` on a tracer -> Wrong
-
-    register(Exercise(
-        name="ex_grad_from_vjp", lesson="02_close_to_the_math", title="gradient from `vjp`",
-        practises="building `grad` out of `jax.vjp`", checker=_check_grad_from_vjp,
-    ))
 
 Checkers raise `Wrong` with plain words at the first problem; anything else the
 student's code raises is turned into a hint by `check`, so checkers need not catch.
@@ -37,7 +34,15 @@ import re as _re
 from jaxtour.exercises._check import Feedback, check
 from jaxtour.exercises._errors import describe
 from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._registry import Exercise, Wrong, exercises, find, for_lesson, register
+from jaxtour.exercises._registry import (
+    Exercise,
+    Wrong,
+    checks,
+    exercises,
+    find,
+    for_lesson,
+    register,
+)
 from jaxtour.exercises._tracing import (
     Counted,
     count_traces,
@@ -47,9 +52,22 @@ from jaxtour.exercises._tracing import (
 )
 
 __all__ = [
-    "Counted", "Exercise", "Feedback", "Wrong", "check", "count_traces", "describe",
-    "exercises", "expect_close", "expect_no_retrace", "find", "for_lesson", "register",
-    "side_effect_under_jit", "under_jit",
+    "Counted",
+    "Exercise",
+    "Feedback",
+    "Wrong",
+    "check",
+    "checks",
+    "count_traces",
+    "describe",
+    "exercises",
+    "expect_close",
+    "expect_no_retrace",
+    "find",
+    "for_lesson",
+    "register",
+    "side_effect_under_jit",
+    "under_jit",
 ]
 
 

@@ -53,6 +53,13 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
         _expect_leaf_close(got_leaf, np.asarray(want_leaf), name, rtol, atol, check_dtype)
 
 
+def expect_pair(answer: Any, *, of: str) -> tuple[Any, Any]:
+    """`answer` if it is a tuple of two; else `Wrong` asking for "a tuple of two `of`"."""
+    if not isinstance(answer, tuple) or len(answer) != 2:
+        raise Wrong(f"return a tuple of two {of}")
+    return answer
+
+
 def _describe_tree(tree: Any) -> str:
     if isinstance(tree, dict):
         return f"a dict with keys {sorted(map(str, tree))}"

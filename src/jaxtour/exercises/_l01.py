@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._registry import Exercise, Wrong, register
+from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._tracing import under_jit
 
 LESSON = "01_why_jax"
@@ -24,6 +24,8 @@ LESSON = "01_why_jax"
 
 # --- ex_safe_log: Python control flow replaced by jnp.where ------------------------------
 
+@checks(LESSON, "ex_safe_log", title="a jit-safe logarithm",
+        practises="replacing a Python `if` on an array with `jnp.where`, so `jax.jit` can trace it")
 def _check_safe_log(fn: Callable) -> None:
     # a scalar first: a Python `if` on it under jit -> Wrong, in plain words
     _expect_log(under_jit(fn, jnp.float32(-1.0)), jnp.float32(-1.0))
@@ -49,12 +51,6 @@ def _expect_log(got, x: jax.Array) -> None:
                     "`jnp.where(x > 0, ..., 0.0)`.")
     expect_close(got, want, where=where)
 
-
-register(Exercise(
-    name="ex_safe_log", lesson=LESSON, title="a jit-safe logarithm",
-    practises="replacing a Python `if` on an array with `jnp.where`, so `jax.jit` can trace it",
-    checker=_check_safe_log,
-))
 
 
 # --- ex_time_call: block_until_ready, and compile before timing --------------------------
@@ -91,6 +87,9 @@ def _seconds(answer, case: str) -> float:
     return float(answer)
 
 
+@checks(LESSON, "ex_time_call", title="time a jitted call honestly",
+        practises="timing JAX code: compile first, then stop the clock after "
+                  "`.block_until_ready()`")
 def _check_time_call(fn: Callable) -> None:
     f, x = _matmul_case()
     work = _fastest_blocked(f, x)
@@ -117,13 +116,6 @@ def _check_time_call(fn: Callable) -> None:
             "start the clock.")
 
 
-register(Exercise(
-    name="ex_time_call", lesson=LESSON, title="time a jitted call honestly",
-    practises="timing JAX code: compile first, then stop the clock after "
-              "`.block_until_ready()`",
-    checker=_check_time_call,
-))
-
 
 # --- ex_gelu_jaxpr: read a count off draw_jaxpr -----------------------------------------
 
@@ -131,6 +123,8 @@ def _gelu(x):
     return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi) * (x + 0.044715 * x**3)))
 
 
+@checks(LESSON, "ex_gelu_jaxpr", title="read gelu's jaxpr off its picture",
+        practises="reading a jaxpr drawn by `draw_jaxpr`: one box per primitive JAX traced")
 def _check_gelu_jaxpr(fn: Callable) -> None:
     names = [e.primitive.name for e in jax.make_jaxpr(_gelu)(jnp.ones(4)).jaxpr.eqns]
     want = (len(names), names.count("mul"))
@@ -152,10 +146,3 @@ def _check_gelu_jaxpr(fn: Callable) -> None:
             f"than {equations} equations: count every box between the input and the "
             "output, `convert_element_type` and `sqrt` of a constant included (the "
             "picture's title says how many).")
-
-
-register(Exercise(
-    name="ex_gelu_jaxpr", lesson=LESSON, title="read gelu's jaxpr off its picture",
-    practises="reading a jaxpr drawn by `draw_jaxpr`: one box per primitive JAX traced",
-    checker=_check_gelu_jaxpr,
-))

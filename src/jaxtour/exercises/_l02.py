@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._registry import Exercise, Wrong, register
+from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._tracing import under_jit
 
 LESSON = "02_close_to_the_math"
@@ -47,6 +47,8 @@ def _sum_of_squares(x):
     return jnp.sum(x**2)
 
 
+@checks(LESSON, "ex_grad_from_vjp", title="gradient from `vjp`",
+        practises="building `grad` from `jax.vjp`: reverse mode with a seed cotangent of 1")
 def _check_grad_from_vjp(fn: Callable) -> None:
     cases = [(jnp.sin, jnp.float32(0.5), "f = sin, x = 0.5"),
              (_sum_of_squares, jnp.array([1.0, -2.0, 3.0], jnp.float32),
@@ -65,12 +67,6 @@ def _check_grad_from_vjp(fn: Callable) -> None:
                  where="f = sin, x = 1.0 under jax.jit")
 
 
-register(Exercise(
-    name="ex_grad_from_vjp", lesson=LESSON, title="gradient from `vjp`",
-    practises="building `grad` from `jax.vjp`: reverse mode with a seed cotangent of 1",
-    checker=_check_grad_from_vjp,
-))
-
 
 # --- ex_jacobian_from_jvp ---------------------------------------------------------------
 
@@ -82,6 +78,8 @@ def _h(x):  # R² → R⁴
     return jnp.concatenate([jnp.tanh(x), x[0] * x[1] * jnp.ones(2)])
 
 
+@checks(LESSON, "ex_jacobian_from_jvp", title="a Jacobian from `vmap` of `jvp`",
+        practises="forward mode by hand: `jax.vmap` of `jax.jvp` over a basis is `jax.jacfwd`")
 def _check_jacobian_from_jvp(fn: Callable) -> None:
     _forbid(fn, {"jacfwd": "`jax.jvp` and `jax.vmap`", "jacrev": "`jax.jvp` and `jax.vmap`",
                  "jacobian": "`jax.jvp` and `jax.vmap`"}, "")
@@ -105,12 +103,6 @@ def _check_jacobian_from_jvp(fn: Callable) -> None:
                     "use `jax.vmap` over the basis, so they run as one batched pass.")
 
 
-register(Exercise(
-    name="ex_jacobian_from_jvp", lesson=LESSON, title="a Jacobian from `vmap` of `jvp`",
-    practises="forward mode by hand: `jax.vmap` of `jax.jvp` over a basis is `jax.jacfwd`",
-    checker=_check_jacobian_from_jvp,
-))
-
 
 # --- ex_biggest_cotangent: read draw_vjp ------------------------------------------------
 
@@ -121,6 +113,9 @@ def _sin_of_matmul(x):  # the lesson's g for draw_vjp: R³ → R²
     return jnp.sin(_A @ x)
 
 
+@checks(LESSON, "ex_biggest_cotangent", title="read a VJP off its picture",
+        practises="reading `draw_vjp`: the cotangent uᵀJ that reverse mode pulls back "
+                  "to each input")
 def _check_biggest_cotangent(fn: Callable) -> None:
     x3 = jnp.array([0.5, -1.0, 2.0], jnp.float32)
     u = jnp.array([1.0, -2.0], jnp.float32)
@@ -143,10 +138,3 @@ def _check_biggest_cotangent(fn: Callable) -> None:
     if not np.isclose(got_value, value, atol=0.01):
         raise Wrong(f"the index is right, but {got_value} is not the value in its box "
                     "(to two decimals).")
-
-
-register(Exercise(
-    name="ex_biggest_cotangent", lesson=LESSON, title="read a VJP off its picture",
-    practises="reading `draw_vjp`: the cotangent uᵀJ that reverse mode pulls back to each input",
-    checker=_check_biggest_cotangent,
-))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._registry import Exercise, Wrong, register
+from jaxtour.exercises._expect import expect_close, expect_pair
+from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._tracing import side_effect_under_jit, under_jit
 
 LESSON = "03_how_it_works"
@@ -17,6 +17,9 @@ def leaky_relu_reference(x):
     return jnp.where(x > 0, x, 0.1 * x)
 
 
+@checks(LESSON, "ex_leaky_relu", title="make a function jit-safe",
+        practises="removing a side effect and a Python `if` on a tracer so that `jax.jit` "
+                  "runs a function the same way on every call")
 def _check_leaky_relu(fn) -> None:
     for x in (2.0, -3.0, 0.0):
         x = jnp.float32(x)
@@ -27,13 +30,6 @@ def _check_leaky_relu(fn) -> None:
     expect_close(got, leaky_relu_reference(xs), where="x=[-2, -0.5, 0, 1.5] under jax.jit")
     side_effect_under_jit(fn, xs, hint="Counting calls is not the function's job: drop it.")
 
-
-register(Exercise(
-    name="ex_leaky_relu", lesson=LESSON, title="make a function jit-safe",
-    practises="removing a side effect and a Python `if` on a tracer so that `jax.jit` "
-              "runs a function the same way on every call",
-    checker=_check_leaky_relu,
-))
 
 # The two programs of the fusion exercise; the lesson defines the same two.
 
@@ -58,11 +54,12 @@ def kernels(f, x) -> int:
 _NAMES = {"a": "program_a", "program_a": "program_a", "b": "program_b", "program_b": "program_b"}
 
 
+@checks(LESSON, "ex_fewer_kernels", title="which program fuses into fewer kernels",
+        practises="reading fusions off `draw_hlo(..., stage=\"compiled\")` and `compare_stages`, "
+                  "and spotting the op that breaks a fusion")
 def _check_fewer_kernels(fn) -> None:
-    answer = fn()
-    if not isinstance(answer, tuple) or len(answer) != 2:
-        raise Wrong("return a tuple of two strings: the program with fewer kernels "
-                    '(e.g. "program_a") and the op that splits the other one (e.g. "tanh")')
+    answer = expect_pair(fn(), of='strings: the program with fewer kernels (e.g. '
+                         '"program_a") and the op that splits the other one (e.g. "tanh")')
     program, splitter = (str(part).strip().lower() for part in answer)
     x = jnp.linspace(-1.0, 1.0, 1000)
     counts = {name: kernels(f, x) for name, f in (("program_a", program_a),
@@ -82,11 +79,3 @@ def _check_fewer_kernels(fn) -> None:
     if "sort" not in splitter:
         raise Wrong(f"`{splitter}` is not in program_b's compiled drawing outside a fusion: "
                     "look for the op that stands alone between the boxes")
-
-
-register(Exercise(
-    name="ex_fewer_kernels", lesson=LESSON, title="which program fuses into fewer kernels",
-    practises="reading fusions off `draw_hlo(..., stage=\"compiled\")` and `compare_stages`, "
-              "and spotting the op that breaks a fusion",
-    checker=_check_fewer_kernels,
-))

@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._registry import Exercise, Wrong, register
+from jaxtour.exercises._expect import expect_close, expect_pair
+from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._tracing import under_jit
 
 LESSON = "04_transformations"
@@ -28,6 +28,8 @@ def _equations(fn, *args) -> int:
     return len(jax.make_jaxpr(lambda *a: fn(squared_error, *a))(*args).eqns)
 
 
+@checks(LESSON, "ex_per_example_losses", title="`vmap` a per-example loss",
+        practises="`jax.vmap` with `in_axes`: batching some arguments and sharing others")
 def _check_per_example_losses(fn) -> None:
     w, b, xs, ts = _batch(8)
     want = jnp.stack([squared_error(w, b, x, t) for x, t in zip(xs, ts, strict=True)])
@@ -49,13 +51,10 @@ def _check_per_example_losses(fn) -> None:
                     "writes one copy per example. `jax.vmap(loss, in_axes=...)` writes one")
 
 
-register(Exercise(
-    name="ex_per_example_losses", lesson=LESSON, title="`vmap` a per-example loss",
-    practises="`jax.vmap` with `in_axes`: batching some arguments and sharing others",
-    checker=_check_per_example_losses,
-))
 
-
+@checks(LESSON, "ex_cumulative_product", title="a running product with `lax.scan`",
+        practises="writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad` "
+                  "goes through")
 def _check_cumulative_product(fn) -> None:
     xs = jnp.array([1.5, -2.0, 0.5, 3.0, 1.0], jnp.float32)
     got = fn(xs)
@@ -76,13 +75,6 @@ def _check_cumulative_product(fn) -> None:
     want = jax.grad(lambda v: jnp.sum(jnp.cumprod(v)))(xs)
     expect_close(grad, want, where="the gradient of the products' sum", rtol=1e-4)
 
-
-register(Exercise(
-    name="ex_cumulative_product", lesson=LESSON, title="a running product with `lax.scan`",
-    practises="writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad` "
-              "goes through",
-    checker=_check_cumulative_product,
-))
 
 
 def running_sum(xs):
@@ -106,12 +98,13 @@ def scans(jaxpr) -> int:
     return found
 
 
+@checks(LESSON, "ex_count_scans", title="scans in a gradient's drawing",
+        practises="reading `draw_jaxpr` clusters: reverse mode through `scan` is a second, "
+                  "reversed `scan`")
 def _check_count_scans(fn) -> None:
-    answer = fn()
-    if not isinstance(answer, tuple) or len(answer) != 2:
-        raise Wrong("return a tuple of two whole numbers: (scans drawn for cumulative_sum, "
-                    "scans drawn for its gradient)")
     steps = jnp.arange(5.0)
+    answer = expect_pair(fn(), of="whole numbers: (scans drawn for cumulative_sum, "
+                         "scans drawn for its gradient)")
     forward = scans(jax.make_jaxpr(running_sum)(steps).jaxpr)
     backward = scans(jax.make_jaxpr(jax.grad(lambda v: running_sum(v).sum()))(steps).jaxpr)
     if answer[0] != forward:
@@ -123,11 +116,3 @@ def _check_count_scans(fn) -> None:
     if answer[1] != backward:
         raise Wrong(f"the gradient's drawing has {backward} scan clusters, not {answer[1]}: "
                     "the forward scan (saving what the backward pass needs) and a reversed one")
-
-
-register(Exercise(
-    name="ex_count_scans", lesson=LESSON, title="scans in a gradient's drawing",
-    practises="reading `draw_jaxpr` clusters: reverse mode through `scan` is a second, "
-              "reversed `scan`",
-    checker=_check_count_scans,
-))

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Exercise, Wrong, expect_close, register
+from jaxtour.exercises import Wrong, checks, expect_close
 
 LESSON = "05_mnist_mlp"
 
@@ -27,6 +27,8 @@ def _problem(batch: int, seed: int = 0):
     return params, images, labels
 
 
+@checks(LESSON, "ex_losses_per_digit", title="per-example losses with `vmap`",
+        practises="batching a one-example function with `jax.vmap` and the right `in_axes`")
 def _check_losses_per_digit(fn):
     for batch in (4, 1):
         params, images, labels = _problem(batch, seed=batch)
@@ -48,6 +50,8 @@ def _check_losses_per_digit(fn):
                     "`jax.vmap`, not with a Python loop over the examples")
 
 
+@checks(LESSON, "ex_accuracy", title="accuracy of a batch",
+        practises="reducing logits to a prediction with `argmax` over the right axis")
 def _check_accuracy(fn):
     rng = np.random.default_rng(5)
     for batch, classes in ((6, 6), (10, 4)):  # 6x6: argmax over the wrong axis still fits
@@ -95,6 +99,8 @@ def _first_dot_shape(jaxpr) -> tuple[int, ...] | None:
     return None
 
 
+@checks(LESSON, "ex_first_matmul_shape", title="a shape read off the jaxpr",
+        practises="reading a drawn jaxpr: what `vmap` does to the shapes of `predict`")
 def _check_first_matmul_shape(fn):
     from jaxtour.mlp import SIZES, batched_predict, init_params
 
@@ -119,20 +125,3 @@ def _check_first_matmul_shape(fn):
             raise Wrong(f"{got}: the axes are the wrong way round; the batch axis comes first")
         raise Wrong(f"for a batch of {batch} the first `dot_general` makes {want}, got {got}"
                     + (" (is the batch size taken from the argument?)" if batch != 8 else ""))
-
-
-register(Exercise(
-    name="ex_losses_per_digit", lesson=LESSON, title="per-example losses with `vmap`",
-    practises="batching a one-example function with `jax.vmap` and the right `in_axes`",
-    checker=_check_losses_per_digit,
-))
-register(Exercise(
-    name="ex_accuracy", lesson=LESSON, title="accuracy of a batch",
-    practises="reducing logits to a prediction with `argmax` over the right axis",
-    checker=_check_accuracy,
-))
-register(Exercise(
-    name="ex_first_matmul_shape", lesson=LESSON, title="a shape read off the jaxpr",
-    practises="reading a drawn jaxpr: what `vmap` does to the shapes of `predict`",
-    checker=_check_first_matmul_shape,
-))

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Exercise, Wrong, register
+from jaxtour.exercises import Wrong, checks
 
 LESSON = "06_jax_vs_numpy"
 
@@ -31,6 +31,9 @@ def _cases():
     ]
 
 
+@checks(LESSON, "ex_agrees", title="float32 against a float64 oracle",
+        practises="comparing a float32 result with a float64 oracle at float32's precision, "
+                  "against the array's scale")
 def _check_agrees(fn):
     for name, actual, expected, right in _cases():
         got = fn(actual, expected)
@@ -70,6 +73,8 @@ def _count_dots(jaxpr) -> int:
     return count
 
 
+@checks(LESSON, "ex_matmuls_per_step", title="matmuls in a step, from the jaxpr",
+        practises="reading a training step's jaxpr: which matmuls the backward pass makes")
 def _check_matmuls_per_step(fn):
     from jaxtour.mlp import init_params, update
 
@@ -93,16 +98,3 @@ def _check_matmuls_per_step(fn):
             raise Wrong(f"{got} is the forward pass only: `update` also takes the gradient")
         raise Wrong(f"for {layers} layer{'s' * (layers != 1)} a step makes {want} "
                     f"`dot_general`s, got {got}")
-
-
-register(Exercise(
-    name="ex_agrees", lesson=LESSON, title="float32 against a float64 oracle",
-    practises="comparing a float32 result with a float64 oracle at float32's precision, "
-              "against the array's scale",
-    checker=_check_agrees,
-))
-register(Exercise(
-    name="ex_matmuls_per_step", lesson=LESSON, title="matmuls in a step, from the jaxpr",
-    practises="reading a training step's jaxpr: which matmuls the backward pass makes",
-    checker=_check_matmuls_per_step,
-))

@@ -19,7 +19,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxtour.exercises._registry import Exercise, Wrong, register
+from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "07_parallelism"
 AXIS = "batch"
@@ -40,6 +40,8 @@ def _spec(sharding: NamedSharding) -> tuple:
     return tuple(entries)
 
 
+@checks(LESSON, "ex_batch_sharding", title="shard a batch over the mesh",
+        practises="choosing the `PartitionSpec` that splits a batch over a mesh axis")
 def _check_batch_sharding(fn) -> None:
     devices = lesson_devices()
     mesh = jax.make_mesh((len(devices),), (AXIS,), devices=devices)
@@ -67,6 +69,9 @@ def _check_batch_sharding(fn) -> None:
         raise Wrong(f"each device should hold 8 whole images; they hold {sorted(rows)}.")
 
 
+@checks(LESSON, "ex_global_mean", title="a global mean in `shard_map`",
+        practises="per-device code with a collective: `lax.psum` turns local sums into a "
+                  "global mean")
 def _check_global_mean(fn) -> None:
     for n_devices in (4, 2):  # a hard-coded device count is right for one of them only
         slices = jnp.arange(n_devices * 6, dtype=jnp.float32).reshape(n_devices, 6) ** 1.5
@@ -138,6 +143,8 @@ def _count_with_simulated_devices(n_devices: int = 8) -> int:
     return int(proc.stdout.split()[-1])
 
 
+@checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`",
+        practises="reading the collectives of a compiled program off its drawing")
 def _check_count_all_reduces(fn) -> None:
     got = fn()
     if isinstance(got, bool) or not isinstance(got, int | np.integer):
@@ -155,21 +162,3 @@ def _check_count_all_reduces(fn) -> None:
         raise Wrong("2: the loss does not need an all-reduce of its own; XLA sends it with "
                     "the gradients. Count the red boxes.")
     raise Wrong(f"{got} is not what the drawing shows: count the red boxes (collectives).")
-
-
-register(Exercise(
-    name="ex_batch_sharding", lesson=LESSON, title="shard a batch over the mesh",
-    practises="choosing the `PartitionSpec` that splits a batch over a mesh axis",
-    checker=_check_batch_sharding,
-))
-register(Exercise(
-    name="ex_global_mean", lesson=LESSON, title="a global mean in `shard_map`",
-    practises="per-device code with a collective: `lax.psum` turns local sums into a "
-              "global mean",
-    checker=_check_global_mean,
-))
-register(Exercise(
-    name="ex_count_all_reduces", lesson=LESSON, title="all-reduces off `draw_hlo`",
-    practises="reading the collectives of a compiled program off its drawing",
-    checker=_check_count_all_reduces,
-))

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Exercise, Wrong, expect_close, register
+from jaxtour.exercises import Wrong, checks, expect_close
 
 LESSON = "08_ai_stack"
 _WIDTHS = (6, 5, 4, 3)  # a small MLP: the same structure as the lesson's, cheap to check
@@ -35,6 +35,9 @@ def _oracle_step(optimiser, params, opt_state, x, y):
     return optax.apply_updates(params, updates), new_state, value, updates
 
 
+@checks(LESSON, "ex_optax_step", title="an Optax training step",
+        practises="a training step with any Optax optimiser: `value_and_grad`, "
+                  "`optimiser.update` with the parameters, `optax.apply_updates`")
 def _check_optax_step(fn):
     import optax
 
@@ -134,6 +137,9 @@ def _linear(weights, name, x):
     return x @ weights[name]["kernel"] + weights[name]["bias"]
 
 
+@checks(LESSON, "ex_nnx_forward", title="the NNX forward pass by hand",
+        practises="reading a Flax NNX module's state as a plain pytree and computing its "
+                  "forward pass with `jax.numpy`")
 def _check_nnx_forward(fn):
     for seed in (0, 1):
         model, weights = _TinyMLP.build(seed)
@@ -152,6 +158,9 @@ def _check_nnx_forward(fn):
         expect_close(got, want, where=where, rtol=1e-5, atol=1e-5)
 
 
+@checks(LESSON, "ex_read_the_jaxpr", title="read the forward pass's jaxpr",
+        practises="reading a jaxpr drawing: the matrix products and the inputs NNX hands to "
+                  "a pure function")
 def _check_read_the_jaxpr(fn):
     answer = fn()
     if not isinstance(answer, dict) or set(answer) != {"dot_general", "weights"}:
@@ -184,23 +193,3 @@ def _counted_forward_jaxpr() -> tuple[int, int]:
         state, jnp.zeros((2, _WIDTHS[0])))
     products = [e.primitive.name for e in jaxpr.eqns].count("dot_general")
     return products, len(jaxpr.jaxpr.invars) - 1
-
-
-register(Exercise(
-    name="ex_optax_step", lesson=LESSON, title="an Optax training step",
-    practises="a training step with any Optax optimiser: `value_and_grad`, "
-    "`optimiser.update` with the parameters, `optax.apply_updates`",
-    checker=_check_optax_step,
-))
-register(Exercise(
-    name="ex_nnx_forward", lesson=LESSON, title="the NNX forward pass by hand",
-    practises="reading a Flax NNX module's state as a plain pytree and computing its "
-    "forward pass with `jax.numpy`",
-    checker=_check_nnx_forward,
-))
-register(Exercise(
-    name="ex_read_the_jaxpr", lesson=LESSON, title="read the forward pass's jaxpr",
-    practises="reading a jaxpr drawing: the matrix products and the inputs NNX hands to "
-    "a pure function",
-    checker=_check_read_the_jaxpr,
-))

@@ -85,6 +85,20 @@ def register(exercise: Exercise) -> Exercise:
     return exercise
 
 
+def checks(lesson: str, name: str, *, title: str, practises: str
+           ) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
+    """Register the decorated checker as the exercise `name` of `lesson`.
+
+    The same as ``register(Exercise(name, lesson, title, practises, checker))``, written
+    above the checker it registers.
+    """
+    def decorate(checker: Callable[[Callable], None]) -> Callable[[Callable], None]:
+        register(Exercise(name, lesson, title, practises, checker))
+        return checker
+
+    return decorate
+
+
 def exercises() -> list[Exercise]:
     """Every registered exercise, in lesson order (then in the order registered)."""
     order = {name: i for i, name in enumerate(_REGISTRY)}

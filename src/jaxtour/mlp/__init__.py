@@ -1,9 +1,13 @@
-"""The MNIST MLP: real data, trained with one jitted scan per epoch, and its NumPy twin."""
+"""The MNIST MLP: real data, trained with one jitted scan per epoch, and its NumPy twin.
+
+The names here are what a lesson or a user calls; the machinery behind them (file lists,
+the ladder's variants, device resolution) stays in the private modules.
+"""
 
 from jaxtour.mlp._checkpoint import load_params, save_params
-from jaxtour.mlp._data import Mnist, MnistFormatError, MnistUnavailableError, load_mnist, read_idx
-from jaxtour.mlp._download import FILES, MIRRORS, Budget
-from jaxtour.mlp._ladder import VARIANTS, format_ladder, matmul_flops, matmul_rate, run_ladder
+from jaxtour.mlp._data import Mnist, MnistFormatError, MnistUnavailableError, load_mnist
+from jaxtour.mlp._download import MIRRORS, Budget
+from jaxtour.mlp._ladder import format_ladder, run_ladder
 from jaxtour.mlp._model import (
     LR,
     MOMENTUM,
@@ -19,14 +23,12 @@ from jaxtour.mlp._model import (
     update,
 )
 from jaxtour.mlp._numpy_twin import NumpyTwin
-from jaxtour.mlp._plots import plot_history, plot_ladder, plot_predictions, save_figure
+from jaxtour.mlp._plots import plot_history, plot_ladder, plot_predictions
 from jaxtour.mlp._train import (
-    UNROLL,
     History,
     batch_indices,
     compile_epoch,
     evaluate,
-    resolve_device,
     train,
     train_epoch,
 )
@@ -35,13 +37,10 @@ from jaxtour.mlp._train import (
 numpy_twin = NumpyTwin
 
 __all__ = [
-    "FILES",
     "LR",
     "MIRRORS",
     "MOMENTUM",
     "SIZES",
-    "UNROLL",
-    "VARIANTS",
     "Budget",
     "History",
     "Mnist",
@@ -60,18 +59,13 @@ __all__ = [
     "load_mnist",
     "load_params",
     "loss",
-    "matmul_flops",
-    "matmul_rate",
     "numpy_twin",
     "plot_history",
     "plot_ladder",
     "plot_predictions",
     "predict",
     "preprocess",
-    "read_idx",
-    "resolve_device",
     "run_ladder",
-    "save_figure",
     "save_params",
     "train",
     "train_epoch",
@@ -80,7 +74,6 @@ __all__ = [
 
 # Data parallelism: the same training over every local device (mlp/_parallel.py).
 from jaxtour.mlp._parallel import (  # noqa: E402
-    check_batch_size,
     data_mesh,
     data_parallel_update,
     psum_update,
@@ -88,7 +81,6 @@ from jaxtour.mlp._parallel import (  # noqa: E402
 )
 
 __all__ += [
-    "check_batch_size",
     "data_mesh",
     "data_parallel_update",
     "psum_update",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import collections
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from jaxtour import _ir, _style
+from jaxtour._files import write_atomically
 
 WHO = "compare_stages"
 MAX_FUSIONS = 40  # listed; the counts above cover all of them
@@ -201,6 +204,25 @@ class StageComparison:
             html.append(f"<p style='margin:4px 0'>XLA's figures: "
                         f"{escape(self.figures_line())}</p>")
         return "".join(html) + "</div>"
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the comparison as a web page (.html) or as text (.txt, .md); return the path.
+
+        Raises:
+            ValueError: the suffix is neither.
+        """
+        path = Path(path)
+        if path.suffix not in (".html", ".txt", ".md"):
+            raise ValueError(f"{WHO}: save() writes .html, .txt or .md; got {path.name!r}. "
+                             "Pick one of those suffixes (a drawing's .svg/.png are for "
+                             "Diagram.save).")
+        if path.suffix == ".html":
+            text = (f"<!doctype html><meta charset='utf-8'><title>{escape(self.name)}"
+                    f"</title>\n{self._repr_html_()}\n")
+        else:
+            text = str(self) + "\n"
+        write_atomically(path, text.encode())
+        return path
 
 
 def _fusion(module: _ir.HloModule, op: _ir.HloOp) -> Fusion:

@@ -161,7 +161,7 @@ def _record(text: str) -> str:
     return text
 
 
-def draw_ai_stack(ran: Mapping[str, str] | None = None) -> Diagram:
+def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
     """Draw the JAX AI stack: JAX at the centre, libraries on it, things built with it.
 
     Top to bottom: what people build with JAX (LLMs, solvers, physics simulations),

@@ -27,8 +27,9 @@ def check_stage(stage: Any, who: str = WHO) -> str:
     return stage
 
 
-def draw_hlo(f: Callable, stage: str = "compiled", *, rankdir: str = "TB",
-             max_depth: int | None = 3, max_ops: int = 200, edge_labels: bool | None = None,
+def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
+             max_depth: int | None = _style.MAX_DEPTH, max_ops: int = 200,
+             edge_labels: bool | None = None,
              static_argnums: int | tuple[int, ...] = ()) -> Callable[..., Diagram]:
     """As `jax.jit(f).lower(*args)` (then `.compile()`), but the result is a picture.
 
@@ -51,7 +52,8 @@ def draw_hlo(f: Callable, stage: str = "compiled", *, rankdir: str = "TB",
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
 
     Returns:
-        A function taking `f`'s example arguments and returning a `jaxtour.Diagram`.
+        A function of `f`'s example arguments: it lowers `f` for them (and compiles it,
+        for the "compiled" stage) and returns the `jaxtour.Diagram`.
 
     Raises:
         TypeError: `f` is not callable, or an argument is not something JAX traces.
@@ -87,7 +89,8 @@ def draw_hlo(f: Callable, stage: str = "compiled", *, rankdir: str = "TB",
 
 
 def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None = None,
-                names: tuple = (None, None), rankdir: str = "TB", max_depth: int | None = 2,
+                names: tuple = (None, None), rankdir: str = "TB",
+                max_depth: int | None = _style.MAX_DEPTH,
                 max_ops: int = 200, edge_labels: bool | None = None) -> Diagram:
     """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does."""
     import graphviz

@@ -14,7 +14,8 @@ from jaxtour._style import plural
 WHO = "draw_jaxpr"
 
 
-def draw_jaxpr(f: Callable, *, rankdir: str = "TB", max_depth: int | None = 2,
+def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
+               max_depth: int | None = _style.MAX_DEPTH,
                group_by: str | None = None, max_eqns: int = 150,
                edge_labels: bool | None = None,
                static_argnums: int | tuple[int, ...] = ()) -> Callable[..., Diagram]:
@@ -79,7 +80,7 @@ def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
 
 
 def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
-                  max_depth: int | None = 2, group_by: str | None = None,
+                  max_depth: int | None = _style.MAX_DEPTH, group_by: str | None = None,
                   max_eqns: int = 150, edge_labels: bool | None = None) -> Diagram:
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
     import graphviz

@@ -1,0 +1,37 @@
+"""The visualiser contract (CONTRIBUTING): `draw_*(f, <what JAX takes positionally>, *,
+display options)`; the same option has the same default everywhere."""
+
+import inspect
+
+import pytest
+
+from jaxtour import _style, autodiff, viz
+
+# What JAX itself takes positionally beside `f` (jax.grad(f, argnums, has_aux,
+# holomorphic); jax.vjp's cotangents come with the call, so draw_vjp takes them early).
+POSITIONAL = {"draw_grad": ["f", "argnums", "has_aux", "holomorphic"],
+              "draw_vjp": ["f", "cotangents"], "draw_sharding": ["x"]}
+DRAWERS = {name: getattr(module, name) for module in (viz, autodiff)
+           for name in module.__all__ if name.startswith(("draw_", "compare_"))}
+SHARED = {"rankdir": "TB", "max_depth": _style.MAX_DEPTH, "values": True,
+          "static_argnums": (), "has_aux": False, "edge_labels": None}
+
+
+def test_every_visualiser_is_covered():
+    assert {"draw_jaxpr", "draw_hlo", "draw_grad", "draw_jvp", "draw_vjp", "draw_pipeline",
+            "compare_stages", "draw_ai_stack"} <= set(DRAWERS)
+
+
+@pytest.mark.parametrize("name", sorted(DRAWERS))
+def test_display_options_are_keyword_only(name):
+    parameters = inspect.signature(DRAWERS[name]).parameters.values()
+    positional = [p.name for p in parameters if p.kind is not p.KEYWORD_ONLY]
+    assert positional == POSITIONAL.get(name, ["f"] if "f" in positional else [])
+
+
+@pytest.mark.parametrize("name", sorted(DRAWERS))
+def test_the_same_option_has_the_same_default(name):
+    parameters = inspect.signature(DRAWERS[name]).parameters
+    for option, default in SHARED.items():
+        if option in parameters:
+            assert parameters[option].default == default, (name, option)
