@@ -113,12 +113,17 @@ def _draw(roof: Roofline) -> Any:
             label=f"ops with no FLOPs: pure data movement ({len(off)})",
         )
     counted = {r.name: r.flops or 0.0 for r in table.ops}
-    for p in sorted(on, key=lambda p: -counted[p.name])[:LABELLED]:
+    spots: dict[str, list[Point]] = {}  # ops at one spot share one label
+    for p in sorted(on, key=lambda p: -counted[p.name]):
+        spots.setdefault(f"{p.intensity:.2g}", []).append(p)
+    labelled = sorted(list(spots.values())[:LABELLED], key=lambda g: g[0].intensity)
+    for i, group in enumerate(labelled):  # neighbours alternate below and above
+        p, more = group[0], len(group) - 1
         ax.annotate(
-            p.name,
+            p.name + (f" (+{more})" if more else ""),
             (p.intensity, p.flops_per_s),
             textcoords="offset points",
-            xytext=(6, -12),
+            xytext=(6, -14 if i % 2 == 0 else 8),
             fontsize=11,
             color=_OP,
         )
@@ -175,7 +180,9 @@ def draw_roofline(
         compiled = traced.lower().compile()
         table = build(_ir.function_name(f), traced, compiled)
         dynamic = [a for i, a in enumerate(args) if i not in statics]
-        seconds = best_seconds(lambda: compiled(*dynamic, **kwargs), repeats=3)
+        seconds = best_seconds(
+            lambda: compiled(*dynamic, **kwargs), repeats=3, budget=0.25
+        )
         return Roofline(table, peaks or device_peaks(), seconds)
 
     return draw
