@@ -218,6 +218,37 @@ if jax.default_backend() == "cpu":  # the compiled step is matmul-bound
 # numbers per SIMD instruction. On a GPU or TPU the matmuls themselves are the gain.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## Both on this machine's roofline
+#
+# The same FLOPs; NumPy moves more bytes: no fusion, and float64 doubles each one.
+
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+from jaxtour.cost import draw_roofline
+
+# %%
+roof = draw_roofline(update)(params, x, y)  # the jitted step, batch 128
+unfused_bytes = sum(row.bytes for row in roof.table.equations)  # one pass per equation
+numpy_s = {name: ladder["spread_s"][name][0] / ladder["steps_per_epoch"]
+           for name in ("numpy-f32", "numpy-f64")}  # fastest round, per step
+roof.add("NumPy float32", roof.table.flops / unfused_bytes,
+         roof.table.flops / numpy_s["numpy-f32"])
+roof.add("NumPy float64", roof.table.flops / (2 * unfused_bytes),
+         roof.table.flops / numpy_s["numpy-f64"])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert x.shape[0] == 128 and unfused_bytes > roof.table.bytes  # fusion saves traffic
+float32_intensity = roof.table.flops / unfused_bytes
+assert roof.table.flops / (2 * unfused_bytes) < float32_intensity < roof.table.intensity
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The diamonds are the NumPy rungs, placed by the kit's count: the step's FLOPs over the
+# bytes its jaxpr would move equation by equation, which is how NumPy runs it (each
+# operation reads its operands from memory and writes its result back), doubled for
+# float64. Their height is their measured rate (the fastest ladder round). Float64 also
+# lowers the roof itself: a SIMD instruction holds half as many float64 numbers, so a
+# CPU's float64 matmul peak is about half its float32 one; the roof drawn is float32's.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Dispatch: where a scan beats a Python loop
 #
 # Each call of a jitted function from Python costs some microseconds to dispatch. A tiny
@@ -471,4 +502,5 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 # - split the speed ladder's gains: float32, the matmul library, fusion, dispatch
 #   (hidden on a CPU, decisive for tiny steps and on a GPU);
 # - trained both to the same test accuracy, although their weights drift apart fast;
+# - placed JAX and NumPy on this machine's roofline: fused bytes vs unfused float64;
 # - saw that float32 rounding stays far below SGD's own sampling noise.

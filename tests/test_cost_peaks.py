@@ -98,3 +98,16 @@ def test_roofline_bad_input():
     with pytest.raises(TypeError, match=r"^draw_roofline cannot trace args\[0\]: it is "
                        r"'a' \(str\)"):
         draw_roofline(jnp.sin, peaks=FAKE)("a")
+
+
+def test_roofline_marks_another_program():
+    roof = draw_roofline(lambda a, b: a @ b, peaks=FAKE)(jnp.ones((64, 64)), jnp.ones((64, 64)))
+    before = len(roof.figure.axes[0].collections)
+    assert roof.add("NumPy float64", 0.01, 1e6) is roof
+    ax = roof.figure.axes[0]
+    assert len(ax.collections) == before + 1
+    assert "NumPy float64" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert ax.get_xlim()[0] <= 0.01 / 3 and ax.get_ylim()[0] <= 1e6 / 3  # in view
+    with pytest.raises(ValueError, match=r"^Roofline.add needs a positive intensity and "
+                       r"rate; got 0 FLOP/B and 1000000.0 FLOP/s.$"):
+        roof.add("nothing", 0, 1e6)

@@ -60,6 +60,34 @@ class Roofline(Plot):
         """Measured FLOP/s as a fraction of the matmul peak."""
         return self.flops_per_s / self.peaks.flops_per_s
 
+    def add(self, label: str, intensity: float, flops_per_s: float) -> Roofline:
+        """Mark another measured program (e.g. a NumPy twin) on the same axes.
+
+        Args:
+            label: the legend's name for it.
+            intensity: its FLOPs per byte moved.
+            flops_per_s: its measured rate.
+
+        Returns:
+            This `Roofline`, redrawn with the extra point (Jupyter shows it).
+
+        Raises:
+            ValueError: intensity or rate is not a positive number.
+        """
+        if not (intensity > 0 and flops_per_s > 0):
+            raise ValueError(
+                f"Roofline.add needs a positive intensity and rate; got "
+                f"{intensity!r} FLOP/B and {flops_per_s!r} FLOP/s."
+            )
+        ax = self.figure.axes[0]
+        ax.scatter([intensity], [flops_per_s], marker="D", s=110, zorder=4, label=label)
+        low, high = ax.get_xlim()
+        ax.set_xlim(min(low, intensity / 3), max(high, intensity * 3))
+        bottom, top = ax.get_ylim()
+        ax.set_ylim(min(bottom, flops_per_s / 3), top)
+        ax.legend(loc="lower right", fontsize=10)
+        return self
+
     @property
     def bound(self) -> str:
         """`memory` when the intensity is left of the ridge, else `compute`."""
