@@ -653,7 +653,7 @@ print("XLA's cost_analysis():", {k: f"{v:.3g}" for k, v in ledger.xla.items()})
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 batch = x.shape[0]
-weights = sum(m * n for m, n in zip(mlp.SIZES[:-1], mlp.SIZES[1:]))
+weights = sum(m * n for m, n in zip(mlp.SIZES[:-1], mlp.SIZES[1:], strict=True))
 # a multiply and an add per weight and example: forward, weight gradients, and the
 # gradients flowing back to the hidden layers (not to the input)
 matmul_flops = 2 * batch * (2 * weights + weights - mlp.SIZES[0] * mlp.SIZES[1])
