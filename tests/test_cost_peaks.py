@@ -111,3 +111,15 @@ def test_roofline_marks_another_program():
     with pytest.raises(ValueError, match=r"^Roofline.add needs a positive intensity and "
                        r"rate; got 0 FLOP/B and 1000000.0 FLOP/s.$"):
         roof.add("nothing", 0, 1e6)
+
+
+def test_a_program_above_the_roof_says_the_roof_is_stale():
+    slow = Peaks("cpu:cpu", 1e3, 1e3)  # a roof any real program outruns
+    roof = draw_roofline(lambda a, b: a @ b, peaks=slow)(jnp.ones((64, 64)), jnp.ones((64, 64)))
+    assert roof.above_roof and roof.flops_per_s > 1e3
+    assert roof.title.endswith("; above the measured roof: the peaks were measured at a "
+                               "busier moment or the data sat in cache; "
+                               "device_peaks(refresh=True) measures again")
+    assert roof.figure.axes[0].get_ylim()[1] >= roof.flops_per_s  # the star is in view
+    assert not draw_roofline(lambda a, b: a @ b, peaks=FAKE)(
+        jnp.ones((2, 2)), jnp.ones((2, 2))).above_roof  # 16 FLOPs: slower than 50 GFLOP/s

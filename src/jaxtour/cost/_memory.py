@@ -1,7 +1,7 @@
 """`grad_memory`: what `grad` keeps from the forward pass; what `jax.checkpoint` trades.
 
 Residual bytes are the arrays `jax.vjp`'s backward function holds (the forward values
-the backward pass reads), the inputs themselves left out. FLOPs are those of
+the backward pass reads), the inputs themselves left out, read from a trace. FLOPs are those of
 `grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of the compiled
 program (XLA may merge a recomputed forward back into the first one when nothing
 stands between them); XLA's memory analysis adds the compiled temporary buffers
@@ -163,22 +163,32 @@ def grad_memory(
     return report
 
 
+def residuals(g: Callable, args: tuple) -> list[Any]:
+    """The avals of what `jax.vjp(g, *args)`'s backward function holds, inputs left out.
+
+    Traced, not run: the backward function is a pytree whose leaves are the residuals,
+    so they are the outputs of a jaxpr returning it; an output that is one of the
+    jaxpr's inputs is an argument passed through, and a literal is no buffer.
+    """
+    jaxpr = jax.make_jaxpr(lambda *a: jax.vjp(g, *a)[1])(*args).jaxpr
+    inputs = {id(var) for var in jaxpr.invars}
+    return [
+        var.aval
+        for var in jaxpr.outvars
+        if id(var) not in inputs and not hasattr(var, "val")  # a Literal has .val
+    ]
+
+
 def _measure(f: Callable, name: str, args: tuple) -> Policy:
     g = _policy(f, name)
-    _, backward = jax.vjp(g, *args)
-    inputs = {id(leaf) for leaf in jax.tree.leaves(args)}
-    kept = [
-        leaf
-        for leaf in jax.tree.leaves(backward)
-        if id(leaf) not in inputs and hasattr(leaf, "nbytes")
-    ]
+    kept = residuals(g, args)
     traced = jax.jit(jax.grad(g)).trace(*args)
     compiled = traced.lower().compile()
     table = build(name, traced, compiled)
     flops = sum(row.flops or 0.0 for row in table.equations)
     return Policy(
         name,
-        float(sum(leaf.nbytes for leaf in kept)),
+        float(sum(aval.size * aval.dtype.itemsize for aval in kept)),
         len(kept),
         flops,
         table.flops,

@@ -15,6 +15,10 @@ from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
 LABELLED = 6  # the ops with most FLOPs get their name written beside them
+ABOVE = (
+    "above the measured roof: the peaks were measured at a busier moment or the data "
+    "sat in cache; device_peaks(refresh=True) measures again"
+)
 
 
 class Point(NamedTuple):
@@ -48,6 +52,8 @@ class Roofline(Plot):
             f"FLOP/B, {rate:.3g} GFLOP/s measured "
             f"({100 * self.fraction:.2g} % of peak)"
         )
+        if self.above_roof:
+            title += f"; {ABOVE}"
         super().__init__(_draw(self), title)
 
     @property
@@ -87,6 +93,11 @@ class Roofline(Plot):
         ax.set_ylim(min(bottom, flops_per_s / 3), top)
         ax.legend(loc="lower right", fontsize=10)
         return self
+
+    @property
+    def above_roof(self) -> bool:
+        """The program ran faster than the measured roof allows: the roof is stale."""
+        return self.flops_per_s > self.peaks.attainable(self.table.intensity)
 
     @property
     def bound(self) -> str:
@@ -162,11 +173,13 @@ def _draw(roof: Roofline) -> Any:
         s=260,
         color=_PROGRAM,
         zorder=4,
-        label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)",
+        label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
+        + (" - above the roof: measure the peaks again" if roof.above_roof else ""),
     )
     ax.set_xlim(low, high)
     ax.set_ylim(
-        min(peaks.bytes_per_s * low, roof.flops_per_s) / 3, peaks.flops_per_s * 3
+        min(peaks.bytes_per_s * low, roof.flops_per_s) / 3,
+        max(peaks.flops_per_s, roof.flops_per_s) * 3,
     )
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log scale)", fontsize=12)
     ax.set_ylabel("FLOP/s (log scale)", fontsize=12)
