@@ -773,9 +773,8 @@ assert check(ex_fewer_kernels, quiet=True).passed
 # ## In this notebook we:
 #
 # - printed a **tracer** and read the **jaxpr** it recorded, as text and drawn;
-# - met the **pitfalls**: one trace per abstract signature, baked-in globals, Python
-#   `if` on a tracer;
-# - followed the **pipeline** from Python to the device, and saw shardings are
-#   annotations for XLA, not a jaxpr rewrite;
-# - compared **StableHLO with compiled HLO** and saw XLA fuse many ops into few kernels.
+# - met the **pitfalls**: one trace per signature, baked-in globals, Python `if`;
+# - followed the **pipeline** from Python to the device; shardings are annotations
+#   for XLA, not a jaxpr rewrite;
+# - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
 # - counted the step's **FLOPs and bytes** and placed it on this device's **roofline**.

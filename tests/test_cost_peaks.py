@@ -106,7 +106,8 @@ def test_roofline_marks_another_program():
     assert roof.add("NumPy float64", 0.01, 1e6) is roof
     ax = roof.figure.axes[0]
     assert len(ax.collections) == before + 1
-    assert "NumPy float64" in [t.get_text() for t in ax.get_legend().get_texts()]
+    (legend,) = roof.figure.legends  # one, redrawn
+    assert "NumPy float64" in [t.get_text() for t in legend.get_texts()]
     assert ax.get_xlim()[0] <= 0.01 / 3 and ax.get_ylim()[0] <= 1e6 / 3  # in view
     with pytest.raises(ValueError, match=r"^Roofline.add needs a positive intensity and "
                        r"rate; got 0 FLOP/B and 1000000.0 FLOP/s.$"):

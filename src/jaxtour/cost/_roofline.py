@@ -91,7 +91,7 @@ class Roofline(Plot):
         ax.set_xlim(min(low, intensity / 3), max(high, intensity * 3))
         bottom, top = ax.get_ylim()
         ax.set_ylim(min(bottom, flops_per_s / 3), top)
-        ax.legend(loc="lower right", fontsize=10)
+        _legend(self.figure)
         return self
 
     @property
@@ -107,7 +107,7 @@ class Roofline(Plot):
 
 def _draw(roof: Roofline) -> Any:
     peaks, table = roof.peaks, roof.table
-    fig = figure(9, 5.2)
+    fig = figure(7.6, 5.4)
     ax = fig.subplots()
     shown = [p.intensity for p in roof.points if p.intensity > 0] + [table.intensity]
     low = min(min(shown), peaks.ridge) / 10
@@ -155,7 +155,12 @@ def _draw(roof: Roofline) -> Any:
     spots: dict[str, list[Point]] = {}  # ops at one spot share one label
     for p in sorted(on, key=lambda p: -counted[p.name]):
         spots.setdefault(f"{p.intensity:.2g}", []).append(p)
-    labelled = sorted(list(spots.values())[:LABELLED], key=lambda g: g[0].intensity)
+    chosen: list[list[Point]] = []  # the busiest spots, none within 1.6x of another
+    for group in spots.values():
+        near = [abs(np.log(group[0].intensity / g[0].intensity)) for g in chosen]
+        if len(chosen) < LABELLED and all(d > np.log(1.6) for d in near):
+            chosen.append(group)
+    labelled = sorted(chosen, key=lambda g: g[0].intensity)
     for i, group in enumerate(labelled):  # neighbours alternate below and above
         p, more = group[0], len(group) - 1
         ax.annotate(
@@ -174,7 +179,7 @@ def _draw(roof: Roofline) -> Any:
         color=_PROGRAM,
         zorder=4,
         label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
-        + (" - above the roof: measure the peaks again" if roof.above_roof else ""),
+        + (", above the roof" if roof.above_roof else ""),
     )
     ax.set_xlim(low, high)
     ax.set_ylim(
@@ -190,8 +195,15 @@ def _draw(roof: Roofline) -> Any:
     )
     ax.tick_params(labelsize=11)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(loc="lower right", fontsize=10)
+    _legend(fig)
     return fig
+
+
+def _legend(fig: Any) -> None:
+    """One legend below the axes, out of the points' way (redrawn when one is added)."""
+    for old in list(fig.legends):
+        old.remove()
+    fig.legend(loc="outside lower center", ncols=2, fontsize=10)
 
 
 def draw_roofline(
