@@ -706,13 +706,20 @@ assert intensity[8] < 4 and intensity[128] < 40  # far below a GPU's ridge (~150
 # %%
 batch_128 = mlp.example_batch(128)
 roof = draw_roofline(mlp.update)(params, *batch_128)
-roof
+print(roof.peaks)
+print(f"the step: {roof.table.intensity:.3g} FLOP/B, {roof.flops_per_s / 1e9:.3g} GFLOP/s")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 fusions_128 = {fusion.name for fusion in compare_stages(mlp.update)(params, *batch_128).fusions}
 assert fusions_128 and fusions_128 <= {point.name for point in roof.points}  # all drawn
 assert roof.bound == ("memory" if roof.table.intensity < roof.peaks.ridge else "compute")
 assert roof.peaks.flops_per_s > 1e8 and roof.peaks.bytes_per_s > 1e8
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The roofline, drawn
+
+# %%
+roof
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `device_peaks()` times a large float32 matmul and an in-place `x + 1` over 256 MiB,

@@ -230,15 +230,23 @@ roof = draw_roofline(update)(params, x, y)  # the jitted step, batch 128
 unfused_bytes = sum(row.bytes for row in roof.table.equations)  # one pass per equation
 numpy_s = {name: ladder["spread_s"][name][0] / ladder["steps_per_epoch"]
            for name in ("numpy-f32", "numpy-f64")}  # fastest round, per step
-roof.add("NumPy float32", roof.table.flops / unfused_bytes,
-         roof.table.flops / numpy_s["numpy-f32"])
-roof.add("NumPy float64", roof.table.flops / (2 * unfused_bytes),
-         roof.table.flops / numpy_s["numpy-f64"])
+for name, width in (("numpy-f32", 1), ("numpy-f64", 2)):  # float64: twice the bytes
+    per_byte = roof.table.flops / (width * unfused_bytes)
+    rate = roof.table.flops / numpy_s[name]
+    roof.add(name, per_byte, rate)
+    print(f"{name}: {per_byte:.3g} FLOP/B, {rate / 1e9:.3g} GFLOP/s")
+print(f"jax-jit: {roof.table.intensity:.3g} FLOP/B, {roof.flops_per_s / 1e9:.3g} GFLOP/s")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert x.shape[0] == 128 and unfused_bytes > roof.table.bytes  # fusion saves traffic
 float32_intensity = roof.table.flops / unfused_bytes
 assert roof.table.flops / (2 * unfused_bytes) < float32_intensity < roof.table.intensity
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The roofline, drawn
+
+# %%
+roof
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The diamonds are the NumPy rungs, placed by the kit's count: the step's FLOPs over the
@@ -501,6 +509,6 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 # - checked a float64 NumPy twin against JAX: one step agrees to float32 precision;
 # - split the speed ladder's gains: float32, the matmul library, fusion, dispatch
 #   (hidden on a CPU, decisive for tiny steps and on a GPU);
-# - trained both to the same test accuracy, although their weights drift apart fast;
-# - placed JAX and NumPy on this machine's roofline: fused bytes vs unfused float64;
-# - saw that float32 rounding stays far below SGD's own sampling noise.
+# - trained both to the same accuracy, though their weights drift apart fast;
+# - placed JAX and NumPy on this machine's roofline;
+# - saw float32 rounding stay far below SGD's own noise.
