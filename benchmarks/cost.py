@@ -89,16 +89,35 @@ def main() -> None:
     print(f"measured in {measure_s:.2f} s; cached call {cached_s * 1e6:.0f} us\n")
 
     steps = step_figures(params, options.batches, peaks)
-    head = ["batch", "FLOPs kit", "FLOPs XLA", "bytes kit", "bytes XLA", "FLOP/B",
-            "ms", "GFLOP/s", "of peak", "bound"]
+    head = [
+        "batch",
+        "FLOPs kit",
+        "FLOPs XLA",
+        "bytes kit",
+        "bytes XLA",
+        "FLOP/B",
+        "ms",
+        "GFLOP/s",
+        "of peak",
+        "bound",
+    ]
     widths = [6, 11, 11, 11, 11, 7, 8, 8, 8, 8]
     print(row(head, widths))
     for f in steps:
         xla_flops = "-" if f["xla_flops"] is None else f"{f['xla_flops']:.4g}"
         xla_bytes = "-" if f["xla_bytes"] is None else f"{f['xla_bytes']:.4g}"
-        cells = [f["batch"], f"{f['kit_flops']:.4g}", xla_flops, f"{f['kit_bytes']:.4g}",
-                 xla_bytes, f"{f['intensity']:.3g}", f"{f['seconds'] * 1e3:.3g}",
-                 f"{f['gflops_per_s']:.3g}", f"{100 * f['of_peak']:.0f} %", f["bound"]]
+        cells = [
+            f["batch"],
+            f"{f['kit_flops']:.4g}",
+            xla_flops,
+            f"{f['kit_bytes']:.4g}",
+            xla_bytes,
+            f"{f['intensity']:.3g}",
+            f"{f['seconds'] * 1e3:.3g}",
+            f"{f['gflops_per_s']:.3g}",
+            f"{100 * f['of_peak']:.0f} %",
+            f["bound"],
+        ]
         print(row(cells, widths))
 
     x, y = example_batch(128)
@@ -122,15 +141,25 @@ def main() -> None:
         verdict = "ok" if seconds < TARGET_S else f"over the {TARGET_S:.0f} s target"
         print(f"{name:<32} {seconds:6.3f} s  {verdict}")
 
-    print(json.dumps({
-        "device": str(jax.devices()[0]), "jax": jax.__version__,
-        "peaks": {"flops_per_s": peaks.flops_per_s, "bytes_per_s": peaks.bytes_per_s,
-                  "measure_s": measure_s, "cached_s": cached_s},
-        "steps": steps,
-        "fusion": {"gelu": gelu.saving, "update": step.saving},
-        "grad_memory": [p._asdict() for p in memory.policies],
-        "warm_s": timings,
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "device": str(jax.devices()[0]),
+                "jax": jax.__version__,
+                "peaks": {
+                    "flops_per_s": peaks.flops_per_s,
+                    "bytes_per_s": peaks.bytes_per_s,
+                    "measure_s": measure_s,
+                    "cached_s": cached_s,
+                },
+                "steps": steps,
+                "fusion": {"gelu": gelu.saving, "update": step.saving},
+                "grad_memory": [p._asdict() for p in memory.policies],
+                "warm_s": timings,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -78,7 +78,10 @@ def test_counts_agree_with_cost_analysis_on_the_mlp_step():
     assert not table.not_counted
     # the jaxpr asks for the same matmuls: 2 * 128 * (784*512 + 512*256 + 256*10) * 3
     matmuls = sum(r.flops for r in table.equations if r.name == "dot_general")
-    assert matmuls == 2 * 128 * (784 * 512 + 512 * 256 + 256 * 10) * 3 - 2 * 784 * 512 * 128
+    assert (
+        matmuls
+        == 2 * 128 * (784 * 512 + 512 * 256 + 256 * 10) * 3 - 2 * 784 * 512 * 128
+    )
 
 
 def test_unknown_primitive_is_not_counted_never_zero():
@@ -86,8 +89,10 @@ def test_unknown_primitive_is_not_counted_never_zero():
     (row,) = [r for r in table.equations if r.name == "sort"]
     assert row.flops is None
     assert "sort" in table.not_counted
-    assert f"{NOT_COUNTED.capitalize()} (the rules do not know them, so totals are " \
+    assert (
+        f"{NOT_COUNTED.capitalize()} (the rules do not know them, so totals are "
         "lower bounds): sort" in str(table)
+    )
 
 
 def test_fusion_saves_traffic():
@@ -103,15 +108,20 @@ def test_backend_without_cost_analysis(monkeypatch):
     monkeypatch.setattr(jax.stages.Compiled, "cost_analysis", missing)
     table = cost_table(lambda x: x * 2)(jnp.ones(3))
     assert table.xla == {} and table.flops == 3
-    assert (f"XLA gives no cost_analysis() on {jax.default_backend()}: only the kit's "
-            "own counts are shown.") in table.notes()
+    assert (
+        f"XLA gives no cost_analysis() on {jax.default_backend()}: only the kit's "
+        "own counts are shown."
+    ) in table.notes()
 
 
 def test_bad_input_messages():
     with pytest.raises(TypeError, match=r"^cost_table needs a function to trace"):
         cost_table(3)
-    with pytest.raises(ValueError, match=r'^`group_by` must be None .one row per equation. '
-                       r'or "source"'):
+    with pytest.raises(
+        ValueError,
+        match=r"^`group_by` must be None .one row per equation. "
+        r'or "source"',
+    ):
         cost_table(jnp.sin, group_by="line")
 
     def not_jittable(x):
@@ -119,11 +129,16 @@ def test_bad_input_messages():
 
     with pytest.raises(jax.errors.ConcretizationTypeError) as info:
         cost_table(not_jittable)(jnp.ones(()))
-    assert "(raised while cost_table traced not_jittable(f32[]))" in info.value.__notes__
+    assert (
+        "(raised while cost_table traced not_jittable(f32[]))" in info.value.__notes__
+    )
 
 
 def test_hlo_rules_read_dot_and_reduce_window():
-    compiled = jax.jit(lambda a, b: (a @ b).sum()).lower(jnp.ones((6, 4)),
-                                                        jnp.ones((4, 3))).compile()
+    compiled = (
+        jax.jit(lambda a, b: (a @ b).sum())
+        .lower(jnp.ones((6, 4)), jnp.ones((4, 3)))
+        .compile()
+    )
     rows = _ir.hlo_counts(_ir.parse_hlo(compiled.as_text()))
     assert sum(c.flops for _, c in rows) == 2 * 6 * 3 * 4 + 6 * 3 - 1

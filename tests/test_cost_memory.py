@@ -46,15 +46,35 @@ def test_backend_without_memory_analysis(monkeypatch):
     assert all(p.temp_bytes is None for p in result.policies)
     assert result.notes() == [
         f"XLA gives no memory_analysis() on {jax.default_backend()}: temporary buffers "
-        "are not shown; the residual bytes come from jax.vjp and hold on every backend."]
+        "are not shown; the residual bytes come from jax.vjp and hold on every backend."
+    ]
 
 
 def test_bad_input_messages():
-    with pytest.raises(ValueError, match=r"^'keep_all' is not a policy in "
-                       r"jax.checkpoint_policies; use 'no checkpoint' or one of: "):
+    with pytest.raises(
+        ValueError,
+        match=r"^'keep_all' is not a policy in "
+        r"jax.checkpoint_policies; use 'no checkpoint' or one of: ",
+    ):
         grad_memory(jnp.sum, policies=["keep_all"])
-    with pytest.raises(TypeError, match=r"^grad_memory needs f to return a scalar, as "
-                       r"jax.grad does; sin returns "):
+    with pytest.raises(
+        TypeError,
+        match=r"^grad_memory needs f to return a scalar, as "
+        r"jax.grad does; sin returns ",
+    ):
         grad_memory(jnp.sin)(jnp.ones(3))
     with pytest.raises(KeyError, match="'offload' was not measured; measured: "):
-        grad_memory(jnp.sum, policies=["nothing_saveable"])(jnp.ones(3)).policy("offload")
+        grad_memory(jnp.sum, policies=["nothing_saveable"])(jnp.ones(3)).policy(
+            "offload"
+        )
+
+
+def test_compiled_flops_show_what_xla_did_with_the_recomputation(report):
+    default, nothing = report.policy("no checkpoint"), report.policy("nothing_saveable")
+    # the jaxpr asks for the forward twice; the compiled program never does less than one
+    # forward and backward, and never more than the jaxpr asks
+    assert default.compiled_flops <= nothing.compiled_flops <= nothing.flops * 1.01
+    if jax.default_backend() == "cpu":
+        # the CPU compiler merges the recomputed forward back into the first one for
+        # this loss checkpointed whole (the module docstring says so): same FLOPs
+        assert nothing.compiled_flops == pytest.approx(default.compiled_flops, rel=0.01)

@@ -52,12 +52,17 @@ def test_peaks_are_measured_once_then_cached(cache, measured, monkeypatch):
 def test_corrupt_cache_is_measured_again_and_rewritten(cache, measured, text):
     (cache / "peaks.json").write_text(text)
     assert device_peaks() == FAKE and len(measured) == 1
-    assert json.loads((cache / "peaks.json").read_text())["cpu:cpu"]["bytes_per_s"] == 10e9
+    assert (
+        json.loads((cache / "peaks.json").read_text())["cpu:cpu"]["bytes_per_s"] == 10e9
+    )
 
 
 def test_bad_device_message():
-    with pytest.raises(TypeError, match=r"^device_peaks needs a jax.Device .e.g. "
-                       r"jax.devices\(\)\[0\]. or None; got str.$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^device_peaks needs a jax.Device .e.g. "
+        r"jax.devices\(\)\[0\]. or None; got str.$",
+    ):
         device_peaks("gpu")
 
 
@@ -81,7 +86,9 @@ def test_roofline_holds_every_fusion(tmp_path):
     fusions = {op.name for op in _ir.parse_hlo(compiled.as_text()).fusions()}
     assert fusions <= {p.name for p in roof.points}
     for point in roof.points:
-        assert point.flops_per_s == min(FAKE.flops_per_s, FAKE.bytes_per_s * point.intensity)
+        assert point.flops_per_s == min(
+            FAKE.flops_per_s, FAKE.bytes_per_s * point.intensity
+        )
     assert roof.table.intensity == roof.table.flops / roof.table.bytes
     assert roof.bound == ("memory" if roof.table.intensity < 5 else "compute")
     assert roof.title.startswith("Roofline of update on cpu:cpu: ")
@@ -95,13 +102,18 @@ def test_roofline_holds_every_fusion(tmp_path):
 def test_roofline_bad_input():
     with pytest.raises(TypeError, match=r"^draw_roofline needs a function to trace"):
         draw_roofline(None)
-    with pytest.raises(TypeError, match=r"^draw_roofline cannot trace args\[0\]: it is "
-                       r"'a' \(str\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"^draw_roofline cannot trace args\[0\]: it is "
+        r"'a' \(str\)",
+    ):
         draw_roofline(jnp.sin, peaks=FAKE)("a")
 
 
 def test_roofline_marks_another_program():
-    roof = draw_roofline(lambda a, b: a @ b, peaks=FAKE)(jnp.ones((64, 64)), jnp.ones((64, 64)))
+    roof = draw_roofline(lambda a, b: a @ b, peaks=FAKE)(
+        jnp.ones((64, 64)), jnp.ones((64, 64))
+    )
     before = len(roof.figure.axes[0].collections)
     assert roof.add("NumPy float64", 0.01, 1e6) is roof
     ax = roof.figure.axes[0]
@@ -109,18 +121,26 @@ def test_roofline_marks_another_program():
     (legend,) = roof.figure.legends  # one, redrawn
     assert "NumPy float64" in [t.get_text() for t in legend.get_texts()]
     assert ax.get_xlim()[0] <= 0.01 / 3 and ax.get_ylim()[0] <= 1e6 / 3  # in view
-    with pytest.raises(ValueError, match=r"^Roofline.add needs a positive intensity and "
-                       r"rate; got 0 FLOP/B and 1000000.0 FLOP/s.$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Roofline.add needs a positive intensity and "
+        r"rate; got 0 FLOP/B and 1000000.0 FLOP/s.$",
+    ):
         roof.add("nothing", 0, 1e6)
 
 
 def test_a_program_above_the_roof_says_the_roof_is_stale():
     slow = Peaks("cpu:cpu", 1e3, 1e3)  # a roof any real program outruns
-    roof = draw_roofline(lambda a, b: a @ b, peaks=slow)(jnp.ones((64, 64)), jnp.ones((64, 64)))
+    roof = draw_roofline(lambda a, b: a @ b, peaks=slow)(
+        jnp.ones((64, 64)), jnp.ones((64, 64))
+    )
     assert roof.above_roof and roof.flops_per_s > 1e3
-    assert roof.title.endswith("; above the measured roof: the peaks were measured at a "
-                               "busier moment or the data sat in cache; "
-                               "device_peaks(refresh=True) measures again")
+    assert roof.title.endswith(
+        "; above the measured roof: the peaks were measured at a "
+        "busier moment or the data sat in cache; "
+        "device_peaks(refresh=True) measures again"
+    )
     assert roof.figure.axes[0].get_ylim()[1] >= roof.flops_per_s  # the star is in view
     assert not draw_roofline(lambda a, b: a @ b, peaks=FAKE)(
-        jnp.ones((2, 2)), jnp.ones((2, 2))).above_roof  # 16 FLOPs: slower than 50 GFLOP/s
+        jnp.ones((2, 2)), jnp.ones((2, 2))
+    ).above_roof  # 16 FLOPs: slower than 50 GFLOP/s

@@ -1,11 +1,11 @@
 """`grad_memory`: what `grad` keeps from the forward pass; what `jax.checkpoint` trades.
 
 Residual bytes are the arrays `jax.vjp`'s backward function holds (the forward values
-the backward pass reads), the inputs themselves left out, read from a trace. FLOPs are those of
-`grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of the compiled
-program (XLA may merge a recomputed forward back into the first one when nothing
-stands between them); XLA's memory analysis adds the compiled temporary buffers
-where the backend gives one.
+the backward pass reads), the inputs themselves left out, read from a trace. FLOPs are
+those of `grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of the
+compiled program: XLA may merge a recomputed forward pass back into the first one (on
+a CPU it does for a small loss checkpointed whole), undoing the trade. XLA's memory
+analysis adds the compiled temporary buffers where the backend gives one.
 """
 
 from __future__ import annotations

@@ -114,9 +114,7 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def best_seconds(
-    fn: Any, *args: Any, repeats: int = 5, budget: float = 0.0
-) -> float:
+def best_seconds(fn: Any, *args: Any, repeats: int = 5, budget: float = 0.0) -> float:
     """The fastest of at least `repeats` timed calls (more while within `budget` s)."""
     jax.block_until_ready(fn(*args))
     best, spent, runs = float("inf"), 0.0, 0
@@ -140,7 +138,7 @@ def measure(device: jax.Device) -> Peaks:
 
 
 def _bandwidth(device: jax.Device, elements: int) -> float:
-    """Bytes/s of `x + 1` written over its own buffer: each byte read once, written once."""
+    """Bytes/s of `x + 1` written over its own buffer: each byte read once, written."""
     step = jax.jit(lambda v: v + 1, donate_argnums=0)
     state = [jax.device_put(jnp.zeros((elements,), jnp.float32), device)]
 
