@@ -37,8 +37,13 @@ class Row:
 
 
 def total(rows: list[Row]) -> tuple[float, float, float]:
-    flops = sum(r.flops or 0.0 for r in rows)
-    return flops, sum(r.transcendentals for r in rows), sum(r.bytes for r in rows)
+    """Sums of FLOPs (not-counted rows add 0), transcendentals and bytes, as floats."""
+    flops = float(sum(r.flops or 0.0 for r in rows))
+    return (
+        flops,
+        float(sum(r.transcendentals for r in rows)),
+        float(sum(r.bytes for r in rows)),
+    )
 
 
 @dataclass
