@@ -144,3 +144,15 @@ def test_a_program_above_the_roof_says_the_roof_is_stale():
     assert not draw_roofline(lambda a, b: a @ b, peaks=FAKE)(
         jnp.ones((2, 2)), jnp.ones((2, 2))
     ).above_roof  # 16 FLOPs: slower than 50 GFLOP/s
+
+
+def test_an_unwritable_cache_warns_and_keeps_the_peaks_in_memory(
+    tmp_path, monkeypatch, measured
+):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("JAXTOUR_CACHE", str(blocker / "jaxtour"))  # cannot be made
+    monkeypatch.setattr(_peaks, "_MEMORY", {})
+    with pytest.warns(UserWarning, match=r"^device_peaks could not write its cache "):
+        assert device_peaks() == FAKE
+    assert device_peaks() == FAKE and len(measured) == 1  # from memory

@@ -102,7 +102,15 @@ def device_peaks(device: jax.Device | None = None, *, refresh: bool = False) -> 
     _MEMORY[key] = peaks
     stored = _read(cache_dir() / "peaks.json")
     stored[key] = {"flops_per_s": peaks.flops_per_s, "bytes_per_s": peaks.bytes_per_s}
-    write_atomically(cache_dir() / "peaks.json", json.dumps(stored, indent=1).encode())
+    try:
+        write_atomically(cache_dir() / "peaks.json", json.dumps(stored).encode())
+    except OSError as error:  # a read-only home: the figures stay in memory only
+        warnings.warn(
+            f"device_peaks could not write its cache ({error}); the peaks are kept "
+            "for this session only. Set JAXTOUR_CACHE to a writable folder to keep "
+            "them.",
+            stacklevel=2,
+        )
     return peaks
 
 
