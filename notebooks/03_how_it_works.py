@@ -22,10 +22,11 @@
 #
 # - what a **tracer** is, and the **jaxpr** it records
 # - the **pure-function pitfalls**: a `print` that runs once, a baked-in global, a Python `if`
+# - **why a function traced again**, in words: `explain_retraces`
 # - the **pipeline** from Python to the device, stage by stage
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
 #
-# *About 35 minutes.*
+# *About 40 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -50,6 +51,7 @@ from jax import lax
 from jaxtour import mlp
 from jaxtour.cost import cost_table, draw_roofline, fusion_traffic
 from jaxtour.exercises import check
+from jaxtour.tracing import explain_retraces
 from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr, draw_pipeline
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -275,6 +277,42 @@ for n in (2, 2, 3):
 assert static_traces == [2, 3]  # a static argument's value is part of the signature
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Why did it trace again? Ask `explain_retraces`
+
+# %%
+def total(xs, n):
+    return sum(xs) * n  # Python's sum over a list: one add per item
+
+
+total_jit = explain_retraces(total, static_argnums=1)
+total_jit([1.0, 2.0], 2)
+total_jit([1.0, 2.0], 2)       # the same signature: a cache hit
+total_jit([1.0, 2.0, 3.0], 2)  # a list argument that grew
+total_jit([1.0, 2.0, 3.0], 3)  # a static Python number that changed
+total_jit([1, 2, 3], 3)        # Python ints, not floats
+print(total_jit.report)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+calls = total_jit.calls
+assert [c.event for c in calls] == ["first trace", "cache hit"] + ["retrace"] * 3
+assert [[cause.kind for cause in c.causes] for c in calls[2:]] == [
+    ["structure"], ["static value"], ["dtype"]]
+assert calls[2].causes[0].words == "`xs` was a list of 2, now a list of 3"
+assert calls[3].causes[0].words == "static `n` changed value: 2 → 3"
+assert calls[4].causes[0].words.endswith("changed dtype: f32[] → i32[]")
+assert total_jit.traces == 4 and all(c.compile_s > 0 for c in calls if c.causes)
+assert calls[2].site.line == calls[1].site.line + 1  # each row names its call's line
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `explain_retraces(f)` is `jax.jit(f)` that keeps each call's signature and names what
+# changed. It records what `jit` keys its cache on (the pytree structure, each
+# leaf's shape, dtype and weak type, each static argument's value) and compares a call
+# that traced again with the closest earlier one. The compile column is JAX's own
+# timing of tracing, lowering and compiling, read through `jax.monitoring`. JAX has
+# the same diagnosis built in as log messages:
+# `jax.config.update("jax_explain_cache_misses", True)`.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Printing at run time: `jax.debug.print`
 #
 # It becomes part of the program, so it runs on every call.
@@ -314,6 +352,24 @@ print("jit:", scaled_jit(1.0), " python:", scaled(1.0))
 assert first == 2.0
 assert scaled_jit(1.0) == 2.0  # still the old value: baked in at trace time
 assert scaled(1.0) == 3.0
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `explain_retraces` sees the stale global
+#
+# `jit` does not watch globals, so no retrace: the table says the answer is stale.
+
+# %%
+scale = 2.0
+scaled_seen = explain_retraces(scaled)
+scaled_seen(1.0)
+scale = 3.0
+scaled_seen(1.0)  # a cache hit that used scale = 2.0
+print(scaled_seen.report)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert [c.event for c in scaled_seen.calls] == ["first trace", "cache hit"]
+assert scaled_seen.traces == 1 and scaled_seen(1.0) == 2.0
+assert scaled_seen.calls[1].stale[0].startswith("`scale` changed (2.0 → 3.0) but jit did")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## The fix: everything a function reads is an argument
@@ -780,7 +836,8 @@ assert check(ex_fewer_kernels, quiet=True).passed
 # ## In this notebook we:
 #
 # - printed a **tracer** and read the **jaxpr** it recorded, as text and drawn;
-# - met the **pitfalls**: one trace per signature, baked-in globals, Python `if`;
+# - met the **pitfalls**: retraces (`explain_retraces` says why), baked-in globals,
+#   Python `if`;
 # - followed the **pipeline** from Python to the device; shardings are annotations
 #   for XLA, not a jaxpr rewrite;
 # - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;

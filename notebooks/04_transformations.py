@@ -25,8 +25,9 @@
 # - **composition**: `jit(vmap(grad(loss)))`, per-example gradients
 # - **pytrees**, **pure functions**, **explicit random keys**
 # - **control flow** under `jit` and `grad`, and `custom_jvp`
+# - **where a `nan` comes from**: every value of a run, the first `nan` found
 #
-# *About 45 minutes.*
+# *About 50 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -49,6 +50,7 @@ import numpy as np
 from jax import lax
 
 from jaxtour.exercises import check
+from jaxtour.tracing import find_nans, step_through
 from jaxtour.viz import compare_stages, draw_jaxpr
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -672,6 +674,99 @@ assert [e.primitive.name for e in jax.make_jaxpr(softplus)(1.0).eqns] == ["custo
 where_only = jax.grad(lambda x: jnp.where(x > 30.0, x, jnp.log1p(jnp.exp(x))))(100.0)
 assert np.isnan(where_only)  # the notes' claim: `where` alone keeps the nan gradient
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Every value of a run: `step_through`
+#
+# It runs the jaxpr one equation at a time, with JAX's own primitives, and keeps each
+# value and the line that made it.
+
+# %%
+def norm(x):
+    squares = jnp.sum(x**2)
+    return jnp.sqrt(squares)
+
+
+steps = step_through(norm)(jnp.array([3.0, 4.0]))
+steps
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert [s.primitive for s in steps] == ["integer_pow", "reduce_sum", "sqrt"]
+assert steps[-1].outputs[0] == jax.jit(norm)(jnp.array([3.0, 4.0])) == 5.0
+np.testing.assert_array_equal(steps[0].outputs[0], np.array([3.0, 4.0]) ** 2)
+assert [s.line.code for s in steps] == ["squares = jnp.sum(x**2)"] * 2 + [
+    "return jnp.sqrt(squares)"]
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `step_through(f)(*args)` traces `f` to a jaxpr and evaluates it as JAX's own
+# `eval_jaxpr` does, one primitive at a time on concrete arrays, so nothing is hidden
+# inside `jit`. Nested `jit` calls, `custom_jvp`/`custom_vjp` functions and
+# `checkpoint` are stepped inside; a `cond` steps into the branch it takes; `scan` and
+# `while_loop` run as one step. Each node shows the value's type, its min, max and mean,
+# and the source line.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## A `nan` gradient: `find_nans`
+#
+# `norm` is fine at zero, its gradient is not. `find_nans` steps through `grad(norm)` and
+# stops at the first `nan` or `inf`.
+
+# %%
+print(norm(jnp.zeros(2)), jax.grad(norm)(jnp.zeros(2)))
+report = find_nans(jax.grad(norm))(jnp.zeros(2))
+print(report)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert norm(jnp.zeros(2)) == 0.0 and np.isnan(jax.grad(norm)(jnp.zeros(2))).all()
+assert report.found and report.step.primitive == "div"
+assert report.line.code == "return jnp.sqrt(squares)"
+assert np.isposinf(report.step.outputs[0])  # sqrt's derivative at 0: 0.5 / sqrt(0)
+first_nan = find_nans(jax.grad(norm), include_inf=False)(jnp.zeros(2))
+assert first_nan.step.primitive == "mul" and first_nan.step.index > report.step.index
+assert first_nan.line.code == "squares = jnp.sum(x**2)"  # where inf meets 2·x = 0
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## The first `inf`, drawn
+#
+# Framed red: the equation, with the values that flowed into it.
+
+# %%
+report
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The backward pass of `sqrt` multiplies the incoming cotangent by `0.5 / sqrt(x)`: at
+# `x = 0` that is `inf`. The backward pass of `x**2` then multiplies by `2·x = 0`, and
+# `0 · inf` is `nan`. For the backward pass, pass the gradient function itself:
+# `find_nans(jax.grad(f))`. Its jaxpr holds the forward and backward equations, and each
+# backward equation carries the line of the forward operation it differentiates. JAX's
+# own switch, `jax.config.update("jax_debug_nans", True)`, raises an error at the first
+# `nan` instead.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## The fix: the double `where`
+#
+# Keep zero out of `sqrt` itself. A single `where` after `sqrt` is not enough: `grad`
+# still goes through the branch not taken (as with softplus).
+
+# %%
+def norm_safe(x):
+    squares = jnp.sum(x**2)
+    nonzero = squares > 0
+    safe = jnp.where(nonzero, squares, 1.0)  # sqrt never sees a zero
+    return jnp.where(nonzero, jnp.sqrt(safe), 0.0)
+
+
+print(jax.grad(norm_safe)(jnp.zeros(2)), jax.grad(norm_safe)(jnp.array([3.0, 4.0])))
+print(find_nans(jax.grad(norm_safe))(jnp.zeros(2)))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+np.testing.assert_array_equal(jax.grad(norm_safe)(jnp.zeros(2)), [0.0, 0.0])
+x64 = np.array([3.0, 4.0])
+np.testing.assert_allclose(jax.grad(norm_safe)(jnp.asarray(x64, jnp.float32)),
+                           x64 / np.linalg.norm(x64), rtol=1e-6)  # float64 oracle
+assert not find_nans(jax.grad(norm_safe))(jnp.zeros(2)).found
+one_where = lambda x: jnp.where(jnp.sum(x**2) > 0, jnp.sqrt(jnp.sum(x**2)), 0.0)
+assert np.isnan(jax.grad(one_where)(jnp.zeros(2))).all()  # the claim: one is not enough
+
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: a running product with `lax.scan`
 #
@@ -709,9 +804,10 @@ assert check(ex_cumulative_product, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - batched a one-example function with `vmap` and `in_axes`: no loop in the jaxpr;
+# - batched a one-example function with `vmap`: no loop in the jaxpr;
 # - fixed a Python `if` under `jit` with `jnp.where`; one trace per abstract signature;
-# - composed `jit(vmap(grad(loss)))` into per-example gradients, checked three ways;
-# - used pytrees and `jax.tree`, pure functions and explicit random keys;
-# - put loops and branches in the program (`cond`, `scan`, `fori_loop`, `while_loop`),
-#   saw where `grad` stops, and fixed softplus's `nan` with `custom_jvp`.
+# - composed `jit(vmap(grad(loss)))` into per-example gradients;
+# - used pytrees, pure functions and explicit random keys;
+# - put loops and branches in the program, saw where `grad` stops, fixed softplus with
+#   `custom_jvp`;
+# - found a `nan` gradient's first `inf` and fixed it with a double `where`.

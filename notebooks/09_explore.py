@@ -44,6 +44,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxtour import explore, mlp
+from jaxtour.tracing import step_through
 from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -177,6 +178,38 @@ mine.view.value = "autodiff graph"
 
 # %% slideshow={"slide_type": "skip"}
 mine
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Step through, value by value
+#
+# The *step through* view runs the function one equation at a time; the `step` slider
+# walks the equations in order.
+
+# %%
+mine.jvp.value = False
+mine.view.value = "step through"
+mine.step.value = 2  # the run after step 2: later steps dashed
+print(mine.shown.code)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+xs = jnp.linspace(-1.0, 1.0, 3)
+assert mine.shown.result.source == step_through(softplus)(xs).diagram(upto=2).source
+assert mine.step.max == len(step_through(softplus)(xs)) - 1 and not mine.step.disabled
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# ### `softplus` after step 2
+#
+# `jnp.logaddexp` is a `custom_jvp` of ten equations, too many boxes for a slide: look at
+# it here, in the notebook, and move the slider.
+
+# %% slideshow={"slide_type": "skip"}
+mine
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The view is `step_through(f)(*args).diagram(upto=k)` (lesson 04): each equation
+# evaluated by JAX's own primitive, its value previewed, the step chosen framed red. The
+# run is made once; moving the slider only redraws.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Inside XLA: one training step of the MLP
 #

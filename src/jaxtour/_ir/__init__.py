@@ -7,8 +7,9 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 
 One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
-and XLA's figures), `_cost` (FLOPs and bytes per equation and per compiled op).
-The autodiff flattening lives in `jaxtour.autodiff._flat`.
+and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
+`_step` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
+`_cost` (FLOPs and bytes per equation and per compiled op).
 """
 
 from jaxtour._ir._args import check_args, check_callable, describe, function_name, trace

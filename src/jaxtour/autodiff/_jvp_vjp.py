@@ -11,10 +11,10 @@ import numpy as np
 
 from jaxtour._diagram import Diagram
 from jaxtour._ir import is_literal, type_str
+from jaxtour._ir._flat import depends_on
 from jaxtour._style import check_rankdir, plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._dot import to_diagram
-from jaxtour.autodiff._flat import depends_on
 from jaxtour.autodiff._grad_graph import callable_and_argnums, function_name, reverse_graph
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._ir import is_dropvar, is_literal, type_str
-from jaxtour.autodiff._flat import FlatJaxpr
+from jaxtour._ir._flat import FlatJaxpr
 from jaxtour.autodiff._format import eqn_label
 
 KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")

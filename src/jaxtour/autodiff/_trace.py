@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtour._ir._flat import FlatJaxpr, flatten_jaxpr
 from jaxtour.autodiff import _args
-from jaxtour.autodiff._flat import FlatJaxpr, flatten_jaxpr
 
 
 @dataclass

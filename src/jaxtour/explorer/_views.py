@@ -29,11 +29,13 @@ class Subject(NamedTuple):
 
 @dataclass(frozen=True)
 class Options:
-    """Drawing options, defaulting as `draw_jaxpr` does: depth, grouping, direction."""
+    """Drawing options, defaulting as `draw_jaxpr` does: depth, grouping, direction;
+    `step` is the step-through view's step (-1: the whole run)."""
 
     depth: int | None = 2
     group: bool = False
     rankdir: str = "TB"
+    step: int = -1
 
 
 class Text(NamedTuple):
@@ -205,6 +207,12 @@ def _amount(key: str, value: float) -> str:
     return f"{value:,.0f} B" if unit == "B" else f"{value:,.1f} {unit}"
 
 
+def _stepping() -> Any:
+    from jaxtour.explorer import _stepping  # imports this module: loaded on first use
+
+    return _stepping
+
+
 GRAPH_OPTIONS = frozenset({"depth", "group", "rankdir"})
 HLO_OPTIONS = frozenset({"depth", "rankdir"})
 VIEWS: dict[str, View] = {
@@ -217,5 +225,7 @@ VIEWS: dict[str, View] = {
     "autodiff graph": View("autodiff graph", frozenset({"rankdir"}), autodiff_graph),
     "cost and memory": View("cost and memory", frozenset(), cost_and_memory),
     "cost": View("cost (FLOPs and bytes per op)", frozenset(), cost_ledger),
+    "step through": View("step through", frozenset({"rankdir", "step"}),
+                         lambda request: _stepping().step_view(request)),
 }
 DEFAULT_VIEW = "jaxpr graph"

@@ -26,7 +26,8 @@ class Explorer(widgets.VBox):
     """One function through every JAX lens; built by `jaxtour.explore`.
 
     Attributes (controls you can also set from Python): `example`, `jit`, `grad`,
-    `jvp`, `vmap`, `axis`, `view`, `depth`, `group`, `rankdir`. `shown` is what the
+    `jvp`, `vmap`, `axis`, `view`, `depth`, `group`, `rankdir`, `step` (the step
+    through view's slider: -1 shows the whole run). `shown` is what the
     panel shows now (a `Shown` holding the library's result, or a `Problem`).
     """
 
@@ -64,15 +65,17 @@ class Explorer(widgets.VBox):
         self.rankdir = widgets.ToggleButtons(options=[("↓", "TB"), ("→", "LR")],
                                              tooltips=["top to bottom", "left to right"],
                                              style={"button_width": "40px"})
+        self.step = widgets.IntSlider(value=-1, min=-1, max=0, description="step",
+                                      tooltip="-1: the whole run")
         self.status = widgets.HTML()
         self.output = widgets.HTML()
         for name in ("example", "jit", "grad", "jvp", "vmap", "axis", "view", "depth",
-                     "group", "rankdir", "output"):
+                     "group", "rankdir", "step", "output"):
             getattr(self, name).add_class(f"jaxtour-explorer-{name}")
 
     def _controls(self) -> list[widgets.ValueWidget]:
         return [self.example, self.jit, self.grad, self.jvp, self.vmap, self.axis, self.view,
-                self.depth, self.group, self.rankdir]
+                self.depth, self.group, self.rankdir, self.step]
 
     def _layout(self) -> list[widgets.Widget]:
         row = lambda *children: widgets.HBox(children, layout=widgets.Layout(
@@ -81,7 +84,7 @@ class Explorer(widgets.VBox):
             row(self.example, self.about),
             row(widgets.Label("transform:"), self.jit, self.grad, self.jvp, self.vmap,
                 self.axis),
-            row(self.view, self.depth, self.group, self.rankdir, self.status),
+            row(self.view, self.depth, self.group, self.rankdir, self.step, self.status),
             self.output,
         ]
 
@@ -101,6 +104,7 @@ class Explorer(widgets.VBox):
             self.depth.value if "depth" in reads else default.depth,
             self.group.value if "group" in reads else default.group,
             self.rankdir.value if "rankdir" in reads else default.rankdir,
+            self.step.value if "step" in reads else default.step,
         )
 
     @property
@@ -149,6 +153,8 @@ class Explorer(widgets.VBox):
             self._cache[key] = self._draw()
             self.renders += 1
         took = "from cache" if cached else f"{time.perf_counter() - start:.2f} s"
+        if "step" in VIEWS[self.view.value].options:
+            self._size_step_slider()
         self.status.value = f"<small>{took}</small>"
         self.output.value = self._cache[key][1]
 
@@ -160,6 +166,15 @@ class Explorer(widgets.VBox):
         except Exception as err:  # shown in the panel: a bad combination is not a crash
             problem = _html.explain(err, self._safe_label(), view.label)
             return problem, _html.panel(problem)
+
+    def _size_step_slider(self) -> None:
+        """The slider ends at the run's last step (the run is kept: this costs nothing)."""
+        from jaxtour.explorer import _stepping
+
+        if not isinstance(self.shown, Shown):
+            return
+        request = Request(self.subject, self.transforms, self.composed, self.options)
+        self.step.max = _stepping.last_step(request)
 
     def _safe_label(self) -> str:
         try:
@@ -173,6 +188,8 @@ class Explorer(widgets.VBox):
         self.depth.disabled = "depth" not in reads
         self.group.disabled = "group" not in reads
         self.rankdir.disabled = "rankdir" not in reads
+        self.step.disabled = "step" not in reads
+        self.step.layout.display = None if "step" in reads else "none"
         self.about.value = f"<small>{_about(self.example.value)}</small>"
 
     # --- without a kernel --------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""For jaxtour.autodiff: a jaxpr with its `jit` calls inlined, and the value of every var."""
+"""A jaxpr with its `jit` calls inlined, and the value of every var."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import jax
 from jax.extend import core as jex_core
 
-from jaxtour._ir import is_dropvar, is_literal
+from jaxtour._ir._jaxpr import is_dropvar, is_literal
 
 
 @dataclass
@@ -45,20 +45,33 @@ class FlatJaxpr:
         return atom.val if is_literal(atom) else self.env.get(atom)
 
 
-_CALLS = ("jit", "pjit")  # `jit` since JAX 0.7, `pjit` before
+# The primitives whose eqns `flatten_jaxpr` inlines, and the param holding their jaxpr.
+JIT_CALLS = {"jit": "jaxpr", "pjit": "jaxpr"}  # `jit` since JAX 0.7, `pjit` before
+# Calls whose forward value is their jaxpr's: custom derivatives (their primal), remat.
+PRIMAL_CALLS = {
+    **JIT_CALLS,
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "remat2": "jaxpr",
+    "checkpoint": "jaxpr",
+}
 
 
-def flatten_jaxpr(closed: Any, args: list | None = None) -> FlatJaxpr:
-    """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate every var.
+def flatten_jaxpr(closed: Any, args: list | None = None,
+                  calls: dict[str, str] = JIT_CALLS, scope: tuple = ()) -> FlatJaxpr:
+    """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate all.
 
-    `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns.
-    The values come from one compiled run (`evaluate_flat`), not op by op.
+    `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns,
+    unless `calls` (primitive name to the param holding its jaxpr, e.g. `PRIMAL_CALLS`)
+    names them. With a `scope` (a name for where this jaxpr sits), every eqn's outputs
+    are fresh vars, so a jaxpr flattened twice defines no var twice. The values come
+    from one compiled run (`evaluate_flat`), not op by op.
     """
     jaxpr = closed.jaxpr
     flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
                      consts=list(closed.consts))
     alias: dict = {}
-    _inline(jaxpr, alias, flat, ())
+    _inline(jaxpr, alias, flat, scope, calls)
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
     flat.env.update(zip(flat.constvars, flat.consts, strict=True))
     if args is not None:
@@ -70,19 +83,38 @@ def _canon(alias: dict, atom: Any) -> Any:
     return atom if is_literal(atom) else alias.get(atom, atom)
 
 
-def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple) -> None:
+def _fresh(alias: dict, var: Any) -> Any:
+    """A new var standing for `var` in this inlined copy of a call's jaxpr.
+
+    JAX reuses one traced jaxpr for identical calls (two `jnp.where`s of one type), so
+    inlining it twice would define its vars twice; each copy gets vars of its own.
+    """
+    if is_dropvar(var):
+        return var
+    alias[var] = jex_core.gensym()(var.aval)
+    return alias[var]
+
+
+def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
+            calls: dict[str, str]) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
-        if eqn.primitive.name not in _CALLS:
-            flat.eqns.append(FlatEqn(eqn.primitive.name, dict(eqn.params), invars,
-                                     list(eqn.outvars), scope, eqn))
+        name = eqn.primitive.name
+        if name not in calls:
+            outvars = [_fresh(alias, v) for v in eqn.outvars] if scope else eqn.outvars
+            flat.eqns.append(FlatEqn(name, dict(eqn.params), invars,
+                                     list(outvars), scope, eqn))
             continue
-        inner = eqn.params["jaxpr"]
-        alias.update(zip(inner.jaxpr.invars, invars, strict=True))
-        flat.constvars += inner.jaxpr.constvars
-        flat.consts += inner.consts
-        _inline(inner.jaxpr, alias, flat, (*scope, eqn.params.get("name", "jit")))
-        for outer, inner_out in zip(eqn.outvars, inner.jaxpr.outvars, strict=True):
+        inner = eqn.params[calls[name]]  # a ClosedJaxpr, or an open Jaxpr (remat)
+        body = getattr(inner, "jaxpr", inner)
+        consts = list(getattr(inner, "consts", []))
+        alias.update(zip(body.invars, invars, strict=True))
+        flat.constvars += [_fresh(alias, v) for v in body.constvars]
+        flat.consts += consts
+        label = eqn.params.get("name")
+        label = label if isinstance(label, str) else name
+        _inline(body, alias, flat, (*scope, label), calls)
+        for outer, inner_out in zip(eqn.outvars, body.outvars, strict=True):
             alias[outer] = _canon(alias, inner_out)
 
 
@@ -96,7 +128,7 @@ def evaluate_flat(closed: Any, flat: FlatJaxpr, args: list) -> dict:
     every = list(dict.fromkeys(
         v for v in [*flat.invars, *(v for e in flat.eqns for v in e.outvars)]
         if not is_dropvar(v)))
-    eqns = [e.eqn.replace(invars=e.invars) for e in flat.eqns]
+    eqns = [e.eqn.replace(invars=e.invars, outvars=e.outvars) for e in flat.eqns]
     probe = closed.jaxpr.replace(constvars=[], invars=[*flat.constvars, *flat.invars],
                                  eqns=eqns, outvars=every)
     return dict(zip(every, _compiled(probe)(*flat.consts, *args), strict=True))
@@ -117,7 +149,8 @@ def _compiled(probe: Any) -> Any:
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = (probe, jax.jit(jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, []))))
+        run = jex_core.jaxpr_as_fun(jex_core.ClosedJaxpr(probe, []))
+        _CACHE[key] = (probe, jax.jit(run))
     return _CACHE[key][1]
 
 

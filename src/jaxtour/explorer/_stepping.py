@@ -1,0 +1,47 @@
+"""The explorer's "step through" view: `step_through`'s picture, one step at a time.
+
+The run is made once per composed function (`step_through` evaluates every equation
+with JAX's primitives) and kept, so moving the step slider only draws again: the picture
+shows the steps up to the chosen one with their values, frames that step in red, and
+dashes the steps still to come.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jaxtour.explorer._views import Request, Shown
+from jaxtour.tracing import Steps, step_through
+
+KEEP = 8  # runs kept: one per composed function recently stepped through
+_RUNS: dict[int, tuple[Callable, Steps]] = {}  # id(fn) -> (fn, kept alive; its run)
+
+
+def run_of(fn: Callable, args: tuple) -> Steps:
+    """`step_through(fn)(*args)`, made once per function object and then reused."""
+    kept = _RUNS.get(id(fn))
+    if kept is None or kept[0] is not fn:
+        if len(_RUNS) >= KEEP:
+            _RUNS.pop(next(iter(_RUNS)))
+        kept = _RUNS[id(fn)] = (fn, step_through(fn)(*args))
+    return kept[1]
+
+
+def last_step(request: Request) -> int:
+    """The index of the composed function's last step (what the slider's end is)."""
+    fn, args, _ = request.composed
+    return max(len(run_of(fn, args)) - 1, 0)
+
+
+def step_view(request: Request) -> Shown:
+    """The run drawn as it stood after the slider's step (`-1`: the whole run)."""
+    fn, args, label = request.composed
+    run = run_of(fn, args)
+    options = request.options
+    steps = Steps(run.run, run.name, run.arg_names, run.out_tree, options.rankdir)
+    upto: Any = None if options.step < 0 else min(options.step, len(steps) - 1)
+    code = f"step_through({label}, rankdir={options.rankdir!r})(*args)"
+    if upto is None:
+        return Shown(steps.diagram(), code)
+    return Shown(steps.diagram(upto=upto), f"{code}.diagram(upto={upto})")

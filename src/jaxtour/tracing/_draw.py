@@ -1,0 +1,219 @@
+"""Pictures of a stepped run: each equation a node with its value and its source line.
+
+Styled as `draw_jaxpr` draws jaxprs (one palette, `jaxtour._style`): inputs white,
+outputs dark, equations coloured by primitive family, calls and the taken `cond`
+branch as clusters. A step can be highlighted (the NaN, the slider's position), steps
+after a point shown as not yet run, or only a neighbourhood drawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from jaxtour import _ir, _style
+from jaxtour._diagram import Diagram
+from jaxtour._ir._step import Stepped
+
+HIGHLIGHT = {"color": "#C0282D", "penwidth": "3.5", "style": "rounded,filled,bold"}
+
+
+def preview(value: Any) -> str:
+    """A value in one short line: ``f32[3] min -1 max 2 mean 0.3``, ``f32[] = 0.693``.
+
+    NaNs and Infs are counted and left out of min/max/mean.
+
+    Example:
+        >>> import numpy as np
+        >>> preview(np.array([1.0, np.nan, 3.0], np.float32))
+        'f32[3] min 1 max 3 mean 2, 1 NaN'
+    """
+    array = np.asarray(value)
+    head = _ir.type_str(array)
+    if array.size == 0 or array.dtype.kind not in "biufc":
+        return head
+    if array.dtype.kind == "b":
+        return (
+            f"{head} = {bool(array.item())}"
+            if array.size == 1
+            else f"{head} {int(array.sum())} of {array.size} True"
+        )
+    if array.size == 1:
+        return f"{head} = {_number(array.item())}"
+    if array.dtype.kind == "c":
+        return head
+    numbers = array.astype(np.float64)
+    finite = numbers[np.isfinite(numbers)]
+    parts = (
+        [
+            f"min {_number(finite.min())} max {_number(finite.max())} "
+            f"mean {_number(finite.mean())}"
+        ]
+        if finite.size
+        else []
+    )
+    parts += [
+        f"{n} {what}"
+        for n, what in (
+            (int(np.isnan(numbers).sum()), "NaN"),
+            (int(np.isinf(numbers).sum()), "Inf"),
+        )
+        if n
+    ]
+    return f"{head} {', '.join(parts)}"
+
+
+SHADES = "░▒▓█"  # low to high; block characters share one width, so rows line up
+
+
+def heatmap(value: Any, rows: int = 3, cols: int = 8) -> list[str]:
+    """A 2-D real array as at most `rows` lines of `cols` shades (block means, scaled
+    from the array's min to its max); `×` marks a block with a NaN or Inf. Empty for
+    anything that is not a 2-D real array of at least 2 x 2.
+
+    Example:
+        >>> heatmap(np.arange(4.0).reshape(2, 2))
+        ['░▒', '▓█']
+    """
+    array = np.asarray(value)
+    if array.ndim != 2 or min(array.shape) < 2 or array.dtype.kind not in "biuf":
+        return []
+    numbers = array.astype(np.float64)
+    blocks = [
+        [float(b.mean()) for b in np.array_split(band, min(cols, array.shape[1]), 1)]
+        for band in np.array_split(numbers, min(rows, array.shape[0]), axis=0)
+    ]
+    finite = [v for row in blocks for v in row if np.isfinite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    span = high - low
+
+    def shade(v: float) -> str:
+        if not np.isfinite(v):
+            return "×"
+        level = int((v - low) / span * len(SHADES)) if span else len(SHADES) // 2
+        return SHADES[min(level, len(SHADES) - 1)]
+
+    return ["".join(shade(v) for v in row) for row in blocks]
+
+
+def _number(x: Any) -> str:
+    return f"{x:.3g}" if isinstance(x, float | np.floating) else str(x)
+
+
+def draw_run(
+    run: Stepped,
+    title: str,
+    *,
+    arg_names: Any = None,
+    rankdir: str = "TB",
+    only: set[int] | None = None,
+    highlight: int | None = None,
+    upto: int | None = None,
+    subtitle: str = "",
+) -> Diagram:
+    """The steps of `run` (those in `only`, or all) as a `Diagram`.
+
+    Steps after `upto` are drawn dashed, without values; `highlight` gets a red frame.
+    """
+    import graphviz
+
+    graph = graphviz.Digraph(
+        name="steps",
+        graph_attr=_style.graph_attrs(title, rankdir, subtitle),
+        node_attr=_style.NODE,
+        edge_attr=_style.EDGE,
+    )
+    canvas = _style.Canvas(graph, labels=False)
+    made: dict = {}  # var -> node that made it
+    names = list(arg_names or ())
+    for i, (var, value) in enumerate(zip(run.invars, run.inputs, strict=True)):
+        name = names[i] if i < len(names) and names[i] else f"in{i}"
+        if only is None or _reads(run, only, var):
+            graph.node(
+                f"in{i}", _style.text_label(name, preview(value)), **_style.INPUT
+            )
+            made[var] = f"in{i}"
+    for step in run.steps:
+        if only is None or step.index in only:
+            if only is not None:
+                _loose_inputs(graph, step, made)
+            _step_node(canvas, step, made, upto, highlight)
+    if only is None and run.outputs:
+        done = upto is None or upto >= len(run.steps) - 1
+        for i, (atom, value) in enumerate(zip(run.outvars, run.outputs, strict=True)):
+            shown = preview(value) if done else _ir.type_str(np.asarray(value))
+            graph.node(f"out{i}", _style.text_label(f"out{i}", shown), **_style.OUTPUT)
+            _connect(canvas, atom, f"out{i}", made)
+    canvas.finish()
+    return Diagram.from_graph(graph, title)
+
+
+def _loose_inputs(graph: Any, step: Any, made: dict) -> None:
+    """Values a drawn step reads from steps not drawn: small nodes with their values."""
+    for atom, value in zip(step.invars, step.inputs, strict=True):
+        if not _ir.is_literal(atom) and atom not in made:
+            node = made[atom] = f"value{len(made)}"
+            graph.node(
+                node,
+                _style.text_label(preview(value)),
+                shape="plaintext",
+                fontsize="12",
+                style="solid",
+            )
+
+
+def _reads(run: Stepped, only: set[int], var: Any) -> bool:
+    return any(var in step.invars for step in run.steps if step.index in only)
+
+
+def _step_node(
+    canvas: _style.Canvas,
+    step: Any,
+    made: dict,
+    upto: int | None,
+    highlight: int | None,
+) -> None:
+    node = f"step{step.index}"
+    ran = upto is None or step.index <= upto
+    value = preview(step.outputs[0]) if ran and step.outputs else ""
+    more = f" (+{len(step.outputs) - 1} more)" if ran and len(step.outputs) > 1 else ""
+    line = step.line.where if step.line else ""
+    shades = heatmap(step.outputs[0]) if ran and step.outputs else []
+    label = _style.text_label(
+        f"{step.index}: {step.primitive}", value + more, *shades, line
+    )
+    attrs = {
+        **_style.node_attrs(step.primitive),
+        **({} if ran else _style.DEAD),
+        **(HIGHLIGHT if step.index == highlight else {}),
+    }
+    tooltip = f"{step.line}  {step.line.code}" if step.line else step.primitive
+    with _clusters(canvas, step.scope) as g:
+        g.node(node, label, tooltip=tooltip, **attrs)
+    canvas.families.add(_style.family(step.primitive))
+    for atom in step.invars:
+        _connect(canvas, atom, node, made)
+    for var in step.outvars:
+        made[var] = node
+
+
+def _connect(canvas: _style.Canvas, atom: Any, dst: str, made: dict) -> None:
+    if not _ir.is_literal(atom) and atom in made:
+        canvas.edge(made[atom], dst)
+
+
+@contextlib.contextmanager
+def _clusters(canvas: _style.Canvas, scope: tuple[str, ...]) -> Iterator[Any]:
+    """Nested clusters for a scope such as ("loss", "cond branch 1"), reopened by name
+    (Graphviz merges subgraphs of one name), so the steps of one call share them."""
+    ids: dict = canvas.__dict__.setdefault("scope_ids", {})
+    with contextlib.ExitStack() as stack:
+        g = canvas.graph
+        for depth in range(len(scope)):
+            name = ids.setdefault(scope[: depth + 1], canvas.new_id("cluster_"))
+            g = stack.enter_context(g.subgraph(name=name))
+            g.attr(label=scope[depth], **_style.NESTED)
+        yield g

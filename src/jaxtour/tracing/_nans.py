@@ -1,0 +1,181 @@
+"""`find_nans`: the first equation that makes a NaN (or an Inf), and its source line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from jaxtour import _ir
+from jaxtour._diagram import Diagram
+from jaxtour._ir._step import Step
+from jaxtour._style import plural
+from jaxtour.tracing._draw import preview
+from jaxtour.tracing._steps import Steps, run_steps
+
+WHO = "find_nans"
+
+
+def find_nans(
+    f: Callable, *, include_inf: bool = True, static_argnums: int | tuple[int, ...] = ()
+) -> Callable[..., NanReport]:
+    """As `jax_debug_nans`, but it names the equation and draws where the NaN came from.
+
+    `f` runs one equation at a time (`step_through`) and stops at the first equation
+    whose result holds a NaN (or, with `include_inf`, an Inf). For the backward pass,
+    pass the gradient function itself, `find_nans(jax.grad(loss))`: its jaxpr holds the
+    forward and the backward equations, and each backward equation carries the source
+    line of the forward operation it differentiates.
+
+    Args:
+        f: the function to run; `jax.grad(f)` (or any transformation of it) for the
+            backward pass.
+        include_inf: also stop at an Inf (True), or at NaNs only (False: an Inf that a
+            later `where` discards is then no finding).
+        static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+
+    Returns:
+        A function taking `f`'s example arguments and returning a `NanReport`: its text
+        names the equation, its inputs' values and the source line, and its picture
+        draws that neighbourhood; it says "no NaN" when every value is finite.
+
+    Raises:
+        TypeError: `f` is not callable, `include_inf` is not a bool, or an argument is
+            not something JAX traces.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> report = find_nans(lambda x: x * jnp.log(x), include_inf=False)(0.0)
+        >>> report.step.primitive, report.found
+        ('mul', True)
+    """
+    _ir.check_callable(f, WHO)
+    if not isinstance(include_inf, bool):
+        raise TypeError(
+            f"{WHO}: `include_inf` must be True (stop at a NaN or an Inf) or "
+            f"False (NaNs only); got {_ir.describe(include_inf)}."
+        )
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
+    bad = _bad_values(include_inf)
+
+    def find(*args: Any, **kwargs: Any) -> NanReport:
+        steps = run_steps(
+            f,
+            args,
+            kwargs,
+            static,
+            WHO,
+            stop=lambda step: any(bad(v) for v in step.outputs),
+        )
+        return NanReport(steps, include_inf)
+
+    return find
+
+
+def _bad_values(include_inf: bool) -> Callable[[Any], bool]:
+    def bad(value: Any) -> bool:
+        array = np.asarray(value)
+        if array.dtype.kind not in "fc":
+            return False
+        return bool(
+            np.any(~np.isfinite(array)) if include_inf else np.any(np.isnan(array))
+        )
+
+    return bad
+
+
+class NanReport:
+    """Where the first NaN (or Inf) came from, or that there was none.
+
+    `found` says whether one was; `step` is the `Step` that made it (None if not
+    found), `line` its source line, `steps` the run up to there. Its text is the
+    finding in words; in Jupyter it shows the neighbourhood of that equation.
+    """
+
+    def __init__(self, steps: Steps, include_inf: bool = True) -> None:
+        self.steps, self.include_inf = steps, include_inf
+        self.step: Step | None = steps.run.stopped
+        self.found = self.step is not None
+        self.line = self.step.line if self.step is not None else None
+        self.what = "NaN or Inf" if include_inf else "NaN"
+
+    def neighbourhood(self, back: int = 2) -> set[int]:
+        """The step and the steps that made its inputs, `back` levels up."""
+        if self.step is None:
+            return set()
+        maker = {v: s.index for s in self.steps for v in s.outvars}
+        keep, frontier = {self.step.index}, [self.step]
+        for _ in range(back):
+            found = {
+                maker[a]
+                for s in frontier
+                for a in s.invars
+                if not _ir.is_literal(a) and a in maker
+            }
+            frontier = [self.steps[i] for i in sorted(found - keep)]
+            keep |= found
+        return keep
+
+    def diagram(self, back: int = 2) -> Diagram:
+        """The step that made the first NaN (framed red), its inputs, their makers."""
+        if self.step is None:
+            raise ValueError(
+                f"{WHO} found no {self.what} in {self.steps.name}, so there "
+                "is nothing to draw; `str(report)` says so in words."
+            )
+        where = f" at {self.line.where}" if self.line else ""
+        title = (
+            f"first {self._kind()} in {self.steps.name}: {self.step.primitive}{where}"
+        )
+        return self.steps.diagram(
+            highlight=self.step.index,
+            only=self.neighbourhood(back),
+            title=title,
+            subtitle=self.line.code if self.line else "",
+        )
+
+    def _kind(self) -> str:
+        out = [np.asarray(v) for v in self.step.outputs] if self.step else []
+        return (
+            "NaN"
+            if any(np.isnan(a).any() for a in out if a.dtype.kind in "fc")
+            else "Inf"
+        )
+
+    def _repr_svg_(self) -> str | None:
+        return self.diagram()._repr_svg_() if self.found else None
+
+    def __str__(self) -> str:
+        if self.step is None:
+            return (
+                f"no {self.what} in {self.steps.name}: all "
+                f"{plural(len(self.steps), 'equation')} gave finite values."
+            )
+        step, where = self.step, f"{self.line}" if self.line else "no source line"
+        code = f"\n    {self.line.code}" if self.line and self.line.code else ""
+        inputs = "; ".join(
+            _atom(a, v) for a, v in zip(step.invars, step.inputs, strict=True)
+        )
+        return (
+            f"first {self._kind()} in {self.steps.name}: step {step.index}, "
+            f"{step.primitive}, at {where}{code}\n"
+            f"  inputs: {inputs}\n  result: {preview(step.outputs[0])}"
+        )
+
+    def __repr__(self) -> str:
+        if self.step is None:
+            return f"NanReport(no {self.what} in {self.steps.name})"
+        where = f" at {self.line.where}" if self.line else ""
+        return (
+            f"NanReport(first {self._kind()}: step {self.step.index}, "
+            f"{self.step.primitive}{where})"
+        )
+
+
+def _atom(atom: Any, value: Any) -> str:
+    return (
+        f"{_ir.literal_str(atom)} (literal)" if _ir.is_literal(atom) else preview(value)
+    )

@@ -1,0 +1,209 @@
+"""`explain_retraces`: `jax.jit` that says, call by call, if it traced again and why."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+
+from jaxtour import _ir
+from jaxtour.tracing._report import RetraceReport
+from jaxtour.tracing._signature import (
+    Cause,
+    Signature,
+    arg_names,
+    differences,
+    signature,
+)
+from jaxtour.tracing._watched import watched
+
+WHO = "explain_retraces"
+# JAX's own timings of a compilation (jax.monitoring, public): trace, lower, compile.
+_COMPILE_EVENTS = (
+    "jaxpr_trace_duration",
+    "jaxpr_to_mlir_module_duration",
+    "backend_compile_duration",
+)
+
+
+class Call(NamedTuple):
+    """One call: where from, what jit did ("first trace", "retrace", "cache hit"),
+    why (`causes`), what it read that jit ignores (`stale`), and its costs."""
+
+    number: int
+    site: _ir.SourceLine | None
+    event: str
+    causes: list[Cause]
+    stale: list[str]
+    compile_s: float
+    call_s: float
+
+
+def explain_retraces(
+    f: Callable,
+    *,
+    static_argnums: int | tuple[int, ...] = (),
+    static_argnames: str | tuple[str, ...] = (),
+) -> Retraced:
+    """As `jax.jit(f)`, but each call is recorded and a call that traces again says why.
+
+    Each call's signature (the pytree structure of the traced arguments, each leaf's
+    shape, dtype and weak type, each static argument's value or identity) is kept; a
+    side effect in the traced Python counts the traces, and `jax.monitoring` times the
+    trace and compilation. A retrace is compared with the closest earlier signature and
+    its cause named: a changed shape, dtype or weak type, a changed pytree structure
+    (a list that grew), a static argument's new value or a new object hashed by
+    identity. Globals and closed-over values that `f` reads are fingerprinted too: jit
+    does not watch them, so a changed one is reported as a stale result, not a retrace.
+
+    JAX's own explanation is the config flag `jax_explain_cache_misses`, which logs a
+    message per cache miss; this wrapper makes the same comparison from public pieces
+    (`jax.tree.structure`, `jax.typeof`, the static arguments' hashes) so that it can
+    keep a table, time each trace and see stale reads that the flag cannot.
+
+    Args:
+        f: the function to jit.
+        static_argnums: as in `jax.jit`.
+        static_argnames: as in `jax.jit`.
+
+    Returns:
+        A `Retraced` function: call it as `jax.jit(f)`; `.report` (also what a notebook
+        shows for it) is the table of traces; `.traces` counts them.
+
+    Raises:
+        TypeError: `f` is not callable; at a call, an argument JAX cannot trace or a
+            static argument it cannot hash.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> scaled = explain_retraces(lambda x, n: x * n, static_argnums=1)
+        >>> for n in (2, 2, 3):
+        ...     _ = scaled(jnp.ones(3), n)
+        >>> scaled.traces, [c.event for c in scaled.calls]
+        (2, ['first trace', 'cache hit', 'retrace'])
+        >>> scaled.calls[-1].causes[0].words
+        'static `n` changed value: 2 → 3'
+    """
+    _ir.check_callable(f, WHO)
+    return Retraced(f, _tuple(static_argnums), _tuple(static_argnames))
+
+
+def _tuple(value: Any) -> tuple:
+    return (value,) if isinstance(value, int | str) else tuple(value)
+
+
+class Retraced:
+    """A jitted function that records its calls (made by `explain_retraces`)."""
+
+    def __init__(
+        self,
+        f: Callable,
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+    ) -> None:
+        self.fn, self.name = f, _ir.function_name(f)
+        self.static, self.static_names = static_argnums, static_argnames
+        self.traces = 0
+        self.calls: list[Call] = []
+        self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
+
+        @functools.wraps(f)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.traces += 1  # runs only while jit traces: a Python side effect
+            return f(*args, **kwargs)
+
+        self._jitted = jax.jit(
+            counted, static_argnums=static_argnums, static_argnames=static_argnames
+        )
+
+    @property
+    def retraces(self) -> int:
+        """Traces after the first."""
+        return max(self.traces - 1, 0)
+
+    @property
+    def report(self) -> RetraceReport:
+        """The table of this function's traces (and stale reads)."""
+        return RetraceReport(self.name, self.calls)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        frame = sys._getframe(1)
+        site = _ir.SourceLine(
+            frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+        )
+        names = arg_names(self.fn, len(args))
+        by_name = tuple(i for i, name in enumerate(names) if name in self.static_names)
+        _ir.check_args(
+            args,
+            {k: v for k, v in kwargs.items() if k not in self.static_names},
+            self.static + by_name,
+            WHO,
+        )
+        sig = signature(names, args, kwargs, self.static, self.static_names)
+        before, timings = self.traces, []
+
+        def listener(event: str, duration_secs: float, **_: str | int) -> None:
+            if event.endswith(_COMPILE_EVENTS):
+                timings.append(duration_secs)
+
+        jax.monitoring.register_event_duration_secs_listener(listener)
+        start = time.perf_counter()
+        try:
+            out = jax.block_until_ready(self._jitted(*args, **kwargs))
+        finally:
+            jax.monitoring.unregister_event_duration_listener(listener)
+        took = time.perf_counter() - start
+        self.calls.append(
+            self._record(sig, self.traces > before, site, sum(timings), took)
+        )
+        return out
+
+    def _record(
+        self, sig: Signature, traced: bool, site: Any, compile_s: float, call_s: float
+    ) -> Call:
+        now, causes, stale = watched(self.fn), [], []
+        if not traced:
+            event = "cache hit"
+            then = self._seen.get(sig, next(reversed(self._seen.values()), now))
+            stale = [
+                f"`{name}` changed ({then[name]} → {now[name]}) but jit did not "
+                "retrace: this call used the value from when it was traced"
+                for name in now
+                if name in then and now[name] != then[name]
+            ]
+        elif not self._seen:
+            event = "first trace"
+        elif sig in self._seen:
+            event = "retrace"
+            causes = [
+                Cause(
+                    "cache",
+                    "the same signature as an earlier call: JAX's cache "
+                    "no longer held it (jax.clear_caches() or a changed config)",
+                    "",
+                )
+            ]
+        else:
+            event = "retrace"
+            causes = min(
+                (differences(sig, old) for old in reversed(self._seen)), key=len
+            )
+        if traced:
+            self._seen[sig] = now
+        return Call(len(self.calls) + 1, site, event, causes, stale, compile_s, call_s)
+
+    def _repr_html_(self) -> str:
+        return self.report._repr_html_()
+
+    def __str__(self) -> str:
+        return str(self.report)
+
+    def __repr__(self) -> str:
+        return (
+            f"explain_retraces({self.name}): {len(self.calls)} calls, "
+            f"{self.traces} traces"
+        )

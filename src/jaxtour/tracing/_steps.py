@@ -1,0 +1,175 @@
+"""`step_through`: a function's jaxpr run one equation at a time, every value kept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+
+from jaxtour import _ir, _style
+from jaxtour._diagram import Diagram
+from jaxtour._ir._step import Step, Stepped, step_jaxpr
+from jaxtour._style import plural
+from jaxtour.tracing._draw import draw_run, preview
+
+WHO = "step_through"
+MAX_STEPS = 80  # a picture past this many steps shows a window of them
+
+
+def step_through(
+    f: Callable, *, static_argnums: int | tuple[int, ...] = (), rankdir: str = "TB"
+) -> Callable[..., Steps]:
+    """As `jax.jit(f)(*args)`, but one equation at a time, with every value kept.
+
+    `f` is traced to a jaxpr, and each equation runs by its own primitive (as
+    `jax.core.eval_jaxpr` runs them), on concrete arrays, so every intermediate value
+    can be read. `jit` calls, `custom_jvp`/`custom_vjp` functions (their primal) and
+    `jax.checkpoint` are stepped inside; a `cond` steps inside the branch its index
+    picks; `scan`, `while` and `shard_map` each run as one step.
+
+    Args:
+        f: the function to run (a `jax.jit`-wrapped one is stepped as its body).
+        static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        rankdir: "TB" (top to bottom) or "LR" for the picture.
+
+    Returns:
+        A function taking `f`'s example arguments and returning `Steps`: a sequence of
+        `Step`s (primitive, input and output values, source line) whose picture shows
+        each equation with a preview of its value (type, min, max, mean; a small
+        heatmap for a 2-D value) and the line of Python that made it.
+
+    Raises:
+        TypeError: `f` is not callable, or an argument is not something JAX traces.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> steps = step_through(lambda x: jnp.sin(x) * 2.0)(jnp.array([0.0, 1.0]))
+        >>> [step.primitive for step in steps]
+        ['sin', 'mul']
+        >>> steps[-1].outputs[0].tolist() == (jnp.sin(jnp.arange(2.0)) * 2).tolist()
+        True
+    """
+    _ir.check_callable(f, WHO)
+    _style.check_rankdir(rankdir, WHO)
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
+
+    def run(*args: Any, **kwargs: Any) -> Steps:
+        return run_steps(f, args, kwargs, static, WHO, rankdir=rankdir)
+
+    return run
+
+
+def run_steps(
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    static: tuple[int, ...],
+    who: str,
+    stop: Callable[[Step], bool] | None = None,
+    rankdir: str = "TB",
+) -> Steps:
+    """Trace `f` (checked, as every jaxtour call does) and step its jaxpr."""
+    traced = _ir.trace(f, args, kwargs, who=who, static_argnums=static)
+    dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+    closed = _ir.unwrap_jit(traced.jaxpr)
+    run = step_jaxpr(closed, jax.tree.leaves((dynamic, kwargs)), stop)
+    return Steps(
+        run,
+        _ir.function_name(f),
+        _ir.io_names(closed.jaxpr)[0],
+        jax.tree.structure(traced.out_info),
+        rankdir,
+    )
+
+
+class Steps:
+    """The equations of one run, in the order they ran; shown as a picture.
+
+    Index it (`steps[3]`, `steps[-1]`) or loop over it for `Step`s; `outputs` holds
+    `f`'s results; `diagram(upto=k)` draws the run as it stood after step k.
+    """
+
+    def __init__(
+        self,
+        run: Stepped,
+        name: str,
+        arg_names: Any,
+        out_tree: Any,
+        rankdir: str = "TB",
+    ) -> None:
+        self.run, self.name, self.arg_names = run, name, arg_names
+        self.out_tree, self.rankdir = out_tree, rankdir
+
+    def __len__(self) -> int:
+        return len(self.run.steps)
+
+    def __getitem__(self, index: int) -> Step:
+        return self.run.steps[index]
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.run.steps)
+
+    @property
+    def outputs(self) -> Any:
+        """`f`'s results as `f` returns them (None when the run stopped early)."""
+        if self.run.stopped is not None:
+            return None
+        return jax.tree.unflatten(self.out_tree, self.run.outputs)
+
+    def diagram(
+        self,
+        upto: int | None = None,
+        highlight: int | None = None,
+        only: set[int] | None = None,
+        title: str = "",
+        subtitle: str = "",
+    ) -> Diagram:
+        """The run as a picture; steps after `upto` dashed, `highlight` framed red."""
+        focus = highlight if highlight is not None else upto
+        if only is None and len(self) > MAX_STEPS:
+            start = max(0, min((focus or 0) - MAX_STEPS // 2, len(self) - MAX_STEPS))
+            only = set(range(start, start + MAX_STEPS))
+            title = title or (
+                f"{self.name}: steps {start}–{start + MAX_STEPS - 1} of {len(self)}"
+            )
+        if not title:
+            title = f"{self.name} step by step: {plural(len(self), 'equation')}"
+            if upto is not None and 0 <= upto < len(self):
+                step = self[upto]
+                where = f" at {step.line.where}" if step.line else ""
+                title = (
+                    f"{self.name}: step {upto} of {len(self)}, {step.primitive}{where}"
+                )
+        return draw_run(
+            self.run,
+            title,
+            arg_names=self.arg_names,
+            rankdir=self.rankdir,
+            only=only,
+            highlight=highlight if highlight is not None else upto,
+            upto=upto,
+            subtitle=subtitle,
+        )
+
+    def _repr_svg_(self) -> str | None:
+        return self.diagram()._repr_svg_()
+
+    def __str__(self) -> str:
+        rows = [
+            f"{s.index:>3}  {s.primitive:<20} "
+            f"{preview(s.outputs[0]) if s.outputs else ''}"
+            + (f"   {s.line.where}" if s.line else "")
+            for s in self
+        ]
+        return "\n".join([repr(self), *rows])
+
+    def __repr__(self) -> str:
+        ran = (
+            "stopped early"
+            if self.run.stopped is not None
+            else plural(len(self.run.outputs), "output")
+        )
+        return f"Steps({self.name!r}: {plural(len(self), 'step')}, {ran})"

@@ -1,0 +1,160 @@
+"""find_nans: the right equation and line, forward and backward; "no NaN"; errors."""
+
+import ast
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtour.tracing import find_nans
+
+HERE = Path(__file__)
+
+
+def line_of(code: str) -> int:
+    """The line number of the (unique) line of this file holding `code`."""
+    (number,) = [
+        i + 1
+        for i, text in enumerate(HERE.read_text().splitlines())
+        if text.strip() == code
+    ]
+    return number
+
+
+def xlogx(x):
+    return jnp.sum(x * jnp.log(x))
+
+
+def naive_where(x):
+    return jnp.sum(jnp.where(x > 0, jnp.log(x), 0.0))
+
+
+def double_where(x):
+    ok = x > 0
+    return jnp.sum(jnp.where(ok, jnp.log(jnp.where(ok, x, 1.0)), 0.0))
+
+
+def root(x):
+    return jnp.sum(jnp.sqrt(x))
+
+
+X = jnp.array([0.0, 1.0, 2.0])
+
+
+def test_forward_stops_at_the_inf_then_at_the_nan():
+    inf = find_nans(xlogx)(X)
+    assert (inf.found, inf.step.primitive) == (True, "log")
+    assert inf.line.line == line_of("return jnp.sum(x * jnp.log(x))")
+    assert np.isneginf(np.asarray(inf.step.outputs[0])[0])
+    nan = find_nans(xlogx, include_inf=False)(X)
+    assert nan.step.primitive == "mul" and nan.line == inf.line
+    a, b = (np.asarray(v) for v in nan.step.inputs)
+    with np.errstate(invalid="ignore"):  # the float64 oracle: 0 * -inf is NaN there too
+        expected = np.isnan(a.astype(np.float64) * b.astype(np.float64))
+    assert expected.tolist() == np.isnan(np.asarray(nan.step.outputs[0])).tolist()
+    assert str(nan).startswith(
+        f"first NaN in xlogx: step {nan.step.index}, mul, at "
+        f"test_tracing_nans.py:{nan.line.line} (xlogx)\n"
+        "    return jnp.sum(x * jnp.log(x))\n  inputs: f32[3]"
+    )
+
+
+def test_backward_pass_names_the_line_that_made_the_gradient_nan():
+    assert np.isnan(jax.grad(naive_where)(X)[0])  # the premise
+    report = find_nans(jax.grad(naive_where), include_inf=False)(X)
+    assert report.step.primitive == "div"  # d log(x) = ct / x: 0 / 0
+    assert report.line.line == line_of(
+        "return jnp.sum(jnp.where(x > 0, jnp.log(x), 0.0))"
+    )
+    ct, x = (np.asarray(v) for v in report.step.inputs)
+    assert (ct[0], x[0]) == (0.0, 0.0)
+    # With Infs too, the forward log(0) = -inf inside the where comes first.
+    assert find_nans(jax.grad(naive_where))(X).step.primitive == "log"
+
+
+def test_backward_inf_of_sqrt_at_zero():
+    assert np.isinf(jax.grad(root)(X)[0])
+    report = find_nans(jax.grad(root))(X)
+    assert report.line.line == line_of("return jnp.sum(jnp.sqrt(x))")
+    assert not np.all(np.isfinite(np.asarray(report.step.outputs[0])))
+    assert report._kind() == "Inf"
+
+
+def test_no_nan_is_said_plainly():
+    assert np.all(np.isfinite(jax.grad(double_where)(X)))
+    report = find_nans(jax.grad(double_where))(X)
+    assert not report.found and report.step is None and report.line is None
+    n = len(report.steps)
+    assert str(report) == (
+        f"no NaN or Inf in double_where: all {n} equations gave finite values."
+    )
+    assert repr(report) == "NanReport(no NaN or Inf in double_where)"
+    assert report._repr_svg_() is None  # Jupyter shows the sentence
+    np.testing.assert_allclose(report.steps.outputs, jax.grad(double_where)(X))
+    with pytest.raises(
+        ValueError,
+        match="found no NaN or Inf in double_where, so there is nothing to draw",
+    ):
+        report.diagram()
+
+
+def test_the_picture_is_the_neighbourhood():
+    report = find_nans(jax.grad(naive_where), include_inf=False)(X)
+    d = report.diagram()
+    assert (
+        d.title
+        == f"first NaN in naive_where: div at test_tracing_nans.py:{report.line.line}"
+    )
+    drawn = {int(i) for i in re.findall(r"^\s*step(\d+) \[", d.source, re.MULTILINE)}
+    assert drawn == report.neighbourhood() and report.step.index in drawn
+    assert len(drawn) < len(report.steps)
+    assert re.search(rf'step{report.step.index} \[[^\n]*color="#C0282D"', d.source)
+    assert "1 NaN" in d.source and "return jnp.sum(jnp.where(x &gt; 0" not in d.source
+    assert d.svg().lstrip().startswith("<?xml")
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError) as err:
+        find_nans(None)
+    assert str(err.value) == (
+        "find_nans needs a function to trace, as jax.make_jaxpr does; "
+        "got None (NoneType). Pass the function itself, "
+        "then call the result with example arguments: "
+        "find_nans(loss)(params, batch)."
+    )
+    with pytest.raises(TypeError) as err:
+        find_nans(jnp.log, include_inf="yes")
+    assert str(err.value) == (
+        "find_nans: `include_inf` must be True (stop at a NaN or an "
+        "Inf) or False (NaNs only); got 'yes' (str)."
+    )
+    with pytest.raises(TypeError) as err:
+        find_nans(jnp.log)("x")
+    assert str(err.value) == (
+        "find_nans cannot trace args[0]: it is 'x' (str), and JAX traces only "
+        "arrays and numbers (or lists, tuples and dicts of them). Pass an array, or "
+        "name its position in static_argnums= so it is treated as a constant."
+    )
+    # None is an empty pytree, so JAX itself complains; the note names the jaxtour call.
+    with pytest.raises(TypeError, match="log requires ndarray or scalar") as err:
+        find_nans(jnp.log)(None)
+    assert "(raised while find_nans traced log(NoneType))" in err.value.__notes__
+
+
+def test_public_jax_only():
+    """No module of the tracing lens or of _ir imports jax._src or jax.core."""
+    src = HERE.parents[1] / "src" / "jaxtour"
+    for path in [*(src / "tracing").glob("*.py"), *(src / "_ir").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                assert not name.startswith(("jax._src", "jax.core")), (path, name)
