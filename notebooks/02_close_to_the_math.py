@@ -23,9 +23,10 @@
 # - `grad(f)` is f′, and it nests
 # - **the backward pass drawn**: residuals and cotangents
 # - `jvp` and `vjp`, and the Jacobians `jacfwd` and `jacrev`
+# - the **memory of `grad`**, and what `jax.checkpoint` trades for it
 # - how a PyTorch-style tape differs, measured like with like
 #
-# *About 30 minutes.*
+# *About 35 minutes.*
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # In JAX a derivative is a function, and you write it the way the maths does: `grad(f)`

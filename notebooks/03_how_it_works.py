@@ -25,8 +25,9 @@
 # - **why a function traced again**, in words: `explain_retraces`
 # - the **pipeline** from Python to the device, stage by stage
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
+# - **FLOPs, bytes**, a measured **roofline**
 #
-# *About 40 minutes.*
+# *About 45 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.

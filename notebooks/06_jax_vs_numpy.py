@@ -25,9 +25,10 @@
 # - that one step of a float64 NumPy twin and of JAX agree to float32 precision;
 # - the **speed ladder**, and which part of each gain is float32, the matmul library,
 #   dispatch or fusion;
+# - both on a measured **roofline**;
 # - why float32 and float64 weights drift far apart, yet classify equally well.
 #
-# *About 25 minutes.*
+# *About 30 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
