@@ -23,9 +23,10 @@
 # - `grad(f)` is f′, and it nests
 # - **the backward pass drawn**: residuals and cotangents
 # - `jvp` and `vjp`, and the Jacobians `jacfwd` and `jacrev`
+# - the **memory of `grad`**, and what `jax.checkpoint` trades for it
 # - how a PyTorch-style tape differs, measured like with like
 #
-# *About 30 minutes.*
+# *About 35 minutes.*
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # In JAX a derivative is a function, and you write it the way the maths does: `grad(f)`
@@ -396,6 +397,57 @@ print(costs)
 print(costs.rule)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## What `grad` keeps: the residuals
+#
+# The backward pass reads values from the forward pass: the residuals, held in memory in
+# between. `jax.checkpoint` keeps fewer of them and computes the rest again.
+
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+from jaxtour.cost import grad_memory
+from jaxtour.mlp import example_batch
+
+# %%
+mnist_params = init_params(jax.random.key(0))  # 784 → 512 → 256 → 10
+images, labels = example_batch(128)
+memory = grad_memory(loss)(mnist_params, images, labels)
+for p in memory.policies:
+    print(f"{p.name:<17} {p.residual_bytes / 1e3:6.0f} kB kept, {p.flops / 1e6:4.0f} MFLOP")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+default, dots, nothing = (memory.policy(name) for name in
+                          ("no checkpoint", "dots_saveable", "nothing_saveable"))
+assert nothing.residual_bytes < dots.residual_bytes < default.residual_bytes
+assert nothing.residuals == 0  # nothing saved: only the inputs are kept
+assert default.residual_bytes >= 4 * 128 * (512 + 256)  # the hidden activations, float32
+forward_matmuls = 2 * 128 * (784 * 512 + 512 * 256 + 256 * 10)
+assert abs(nothing.flops - default.flops - forward_matmuls) < 0.01 * forward_matmuls
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `grad_memory` calls `jax.vjp` and weighs the arrays its backward function holds (the
+# inputs left out), and counts the FLOPs of `grad(f)`'s jaxpr under each policy. By
+# default JAX keeps the activations of every layer; `dots_saveable` keeps only the
+# matmul outputs and recomputes the cheap elementwise ops; `nothing_saveable` keeps
+# nothing and runs the forward pass again inside the backward pass: three matmuls more.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### `jax.checkpoint` trades memory for FLOPs
+
+# %%
+memory.plot()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# These are JAX's numbers: what `jax.vjp` holds between the passes, and what the jaxpr
+# asks XLA to compute. Inside one `jit`, XLA has the last word; the notebook prints the
+# compiled program's FLOPs and temporary buffers below. Where they come out equal for
+# every policy, XLA merged the recomputed forward pass back into the first one and kept
+# the residuals after all (this course's CPU does so for this small loss, checkpointed
+# whole). The trade pays in big models, each layer checkpointed, where the residuals of
+# every layer would not fit in memory at once.
+
+# %% slideshow={"slide_type": "skip"}
+print(memory)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## tanh and its first four derivatives
 #
 # Each curve is `jax.vmap` of nested `jax.grad`: no formula typed in.
@@ -528,4 +580,5 @@ assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX")
 # - nested `grad` up to f⁽⁴⁾;
 # - drew the backward pass: residuals and cotangents;
 # - met `jvp` and `vjp`, and `jacfwd`/`jacrev` as `vmap` over a basis;
+# - weighed what `grad` keeps, and what `jax.checkpoint` trades for it;
 # - measured a tape against `jit(grad)`, call for call.

@@ -25,8 +25,9 @@
 # - **why a function traced again**, in words: `explain_retraces`
 # - the **pipeline** from Python to the device, stage by stage
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
+# - **FLOPs, bytes**, a measured **roofline**
 #
-# *About 40 minutes.*
+# *About 45 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -49,6 +50,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxtour import mlp
+from jaxtour.cost import cost_table, draw_roofline, fusion_traffic
 from jaxtour.exercises import check
 from jaxtour.tracing import explain_retraces
 from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr, draw_pipeline
@@ -671,6 +673,118 @@ if step_xla.platform == "cpu":
 # %% slideshow={"slide_type": "skip"}
 step_xla
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## What fusion saves, in bytes
+#
+# GELU alone is a chain of elementwise equations. Unfused, each one reads its inputs
+# from memory and writes its result back; fused, the chain reads once and writes once.
+
+# %%
+activations = jnp.ones((128, 512))
+gelu_traffic = fusion_traffic(jax.nn.gelu)(activations)
+gelu_traffic
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+array_bytes = activations.size * 4  # one float32 array of the activations' shape
+assert gelu_traffic.fused_bytes == 2 * array_bytes  # one fusion: read x, write gelu(x)
+assert gelu_traffic.equations >= 5 and gelu_traffic.ops == 1
+assert gelu_traffic.unfused_bytes >= 2 * gelu_traffic.equations * array_bytes * 0.5
+assert gelu_traffic.saving > 4
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `fusion_traffic` counts, from shapes and dtypes, the bytes each jaxpr equation would
+# read and write if it ran on its own (as NumPy runs each operation), and the bytes each
+# compiled op reads and writes (a fusion counts once: the values inside it stay in
+# registers). The ratio is what XLA's fusion saves on memory traffic, which is what an
+# elementwise chain is limited by. The FLOPs are the same either way.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The training step's ledger
+#
+# `cost_table` counts FLOPs and bytes of every op, and sets XLA's own figures beside them.
+
+# %%
+ledger = cost_table(mlp.update)(params, x, y)
+print(repr(ledger))
+print("XLA's cost_analysis():", {k: f"{v:.3g}" for k, v in ledger.xla.items()})
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+batch = x.shape[0]
+weights = sum(m * n for m, n in zip(mlp.SIZES[:-1], mlp.SIZES[1:], strict=True))
+# a multiply and an add per weight and example: forward, weight gradients, and the
+# gradients flowing back to the hidden layers (not to the input)
+matmul_flops = 2 * batch * (2 * weights + weights - mlp.SIZES[0] * mlp.SIZES[1])
+# the rest is elementwise: a few FLOPs per weight for the momentum update, a few per
+# activation for bias, ReLU and softmax; under 10 % of the step even at batch 8
+assert matmul_flops <= ledger.flops <= 1.1 * matmul_flops
+if "flops" in ledger.xla:  # where XLA counts, the two counts agree within 1 %
+    assert abs(ledger.flops / ledger.xla["flops"] - 1) < 0.01
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The matrix products are almost all the FLOPs: two per weight and example forward,
+# two for the weight gradients, two for the gradients flowing back to the hidden layers.
+# The kit counts from shapes by its own rules and shows XLA's `cost_analysis()` beside
+# them where the backend gives one; the notebook prints the whole ledger below, op by op,
+# with the reasons where the two counts part. An op the rules do not know reads
+# "not counted", never zero.
+
+# %% slideshow={"slide_type": "skip"}
+print(ledger)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Intensity: FLOPs per byte grows with the batch
+#
+# Every step reads and writes all the weights; the FLOPs grow with the batch.
+
+# %%
+intensity = {}
+for size in (8, 128, 2048):
+    batch_x, batch_y = mlp.example_batch(size)
+    intensity[size] = cost_table(mlp.update)(params, batch_x, batch_y).intensity
+    print(f"batch {size:>4}: {intensity[size]:5.1f} FLOP per byte")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert intensity[8] < intensity[128] < intensity[2048]
+assert intensity[8] < 4 and intensity[128] < 40  # far below a GPU's ridge (~150)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Arithmetic intensity is FLOPs over bytes moved. A device turns bytes into FLOPs at a
+# fixed best ratio, its *ridge*: below it the program waits on memory, above it on
+# arithmetic. An H100's data sheet gives about 495 TFLOP/s for dense TF32 matmuls (JAX's
+# default for float32 there) and 3.35 TB/s of HBM3: a ridge near 150 FLOP/B. The MLP step
+# at batch 128 sits near 20, far to its left, so it cannot fill such a GPU; it has too
+# little work per byte (and per kernel launch). A CPU's ridge is a few FLOP/B.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The step on this device's roofline
+#
+# The roof is measured here (cached): peak matmul rate, memory bandwidth.
+
+# %%
+batch_128 = mlp.example_batch(128)
+roof = draw_roofline(mlp.update)(params, *batch_128)
+print(roof.peaks)
+print(f"the step: {roof.table.intensity:.3g} FLOP/B, {roof.flops_per_s / 1e9:.3g} GFLOP/s")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+fusions_128 = {fusion.name for fusion in compare_stages(mlp.update)(params, *batch_128).fusions}
+assert fusions_128 and fusions_128 <= {point.name for point in roof.points}  # all drawn
+assert roof.bound == ("memory" if roof.table.intensity < roof.peaks.ridge else "compute")
+assert roof.peaks.flops_per_s > 1e8 and roof.peaks.bytes_per_s > 1e8
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The roofline, drawn
+
+# %%
+roof
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `device_peaks()` times a large float32 matmul and an in-place `x + 1` over 256 MiB,
+# a few seconds the first time, then cached per kind of device. Each dot is one compiled
+# op at the rate the roof allows its intensity; the star is the whole step, timed. Left
+# of the dotted ridge a program waits on memory, right of it on arithmetic; how far the
+# star sits below the roof is time lost to neither (launches, small ops, a busy machine).
+
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: which program fuses into fewer kernels?
 #
@@ -724,7 +838,8 @@ assert check(ex_fewer_kernels, quiet=True).passed
 #
 # - printed a **tracer** and read the **jaxpr** it recorded, as text and drawn;
 # - met the **pitfalls**: retraces (`explain_retraces` says why), baked-in globals,
-#   Python `if` on a tracer;
-# - followed the **pipeline** from Python to the device, and saw shardings are
-#   annotations for XLA, not a jaxpr rewrite;
-# - compared **StableHLO with compiled HLO** and saw XLA fuse many ops into few kernels.
+#   Python `if`;
+# - followed the **pipeline** from Python to the device; shardings are annotations
+#   for XLA, not a jaxpr rewrite;
+# - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
+# - counted the step's **FLOPs and bytes** and placed it on this device's **roofline**.

@@ -25,9 +25,10 @@
 # - that one step of a float64 NumPy twin and of JAX agree to float32 precision;
 # - the **speed ladder**, and which part of each gain is float32, the matmul library,
 #   dispatch or fusion;
+# - both on a measured **roofline**;
 # - why float32 and float64 weights drift far apart, yet classify equally well.
 #
-# *About 25 minutes.*
+# *About 30 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -216,6 +217,45 @@ if jax.default_backend() == "cpu":  # the compiled step is matmul-bound
 # therefore use each rung's fastest round, the one least disturbed by the rest of the
 # machine. `numpy-f64` against `numpy-f32` is the number format: half the bytes, twice the
 # numbers per SIMD instruction. On a GPU or TPU the matmuls themselves are the gain.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Both on this machine's roofline
+#
+# The same FLOPs; NumPy moves more bytes: no fusion, and float64 doubles each one.
+
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+from jaxtour.cost import draw_roofline
+
+# %%
+roof = draw_roofline(update)(params, x, y)  # the jitted step, batch 128
+unfused_bytes = sum(row.bytes for row in roof.table.equations)  # one pass per equation
+numpy_s = {name: ladder["spread_s"][name][0] / ladder["steps_per_epoch"]
+           for name in ("numpy-f32", "numpy-f64")}  # fastest round, per step
+for name, width in (("numpy-f32", 1), ("numpy-f64", 2)):  # float64: twice the bytes
+    per_byte = roof.table.flops / (width * unfused_bytes)
+    rate = roof.table.flops / numpy_s[name]
+    roof.add(name, per_byte, rate)
+    print(f"{name}: {per_byte:.3g} FLOP/B, {rate / 1e9:.3g} GFLOP/s")
+print(f"jax-jit: {roof.table.intensity:.3g} FLOP/B, {roof.flops_per_s / 1e9:.3g} GFLOP/s")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert x.shape[0] == 128 and unfused_bytes > roof.table.bytes  # fusion saves traffic
+float32_intensity = roof.table.flops / unfused_bytes
+assert roof.table.flops / (2 * unfused_bytes) < float32_intensity < roof.table.intensity
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The roofline, drawn
+
+# %%
+roof
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The diamonds are the NumPy rungs, placed by the kit's count: the step's FLOPs over the
+# bytes its jaxpr would move equation by equation, which is how NumPy runs it (each
+# operation reads its operands from memory and writes its result back), doubled for
+# float64. Their height is their measured rate (the fastest ladder round). Float64 also
+# lowers the roof itself: a SIMD instruction holds half as many float64 numbers, so a
+# CPU's float64 matmul peak is about half its float32 one; the roof drawn is float32's.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Dispatch: where a scan beats a Python loop
@@ -470,5 +510,6 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 # - checked a float64 NumPy twin against JAX: one step agrees to float32 precision;
 # - split the speed ladder's gains: float32, the matmul library, fusion, dispatch
 #   (hidden on a CPU, decisive for tiny steps and on a GPU);
-# - trained both to the same test accuracy, although their weights drift apart fast;
-# - saw that float32 rounding stays far below SGD's own sampling noise.
+# - trained both to the same accuracy, though their weights drift apart fast;
+# - placed JAX and NumPy on this machine's roofline;
+# - saw float32 rounding stay far below SGD's own noise.

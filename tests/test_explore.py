@@ -118,6 +118,16 @@ def test_cost_and_memory_are_xlas_own_figures(panel):
     assert "<table" in panel.output.value
 
 
+def test_cost_view_is_the_ledger(panel):
+    from jaxtour.cost import cost_table
+
+    panel.view.value = "cost"
+    expected = cost_table(cubic)(1.0)
+    assert repr(panel.shown.result) == repr(expected)
+    assert panel.shown.code == "cost_table(cubic)(*args)"
+    assert "<table>" in panel.output.value and "FLOP/B" in panel.output.value
+
+
 def test_options_a_view_does_not_read_are_disabled_and_do_not_redraw(panel):
     panel.view.value = "jaxpr text"
     assert panel.depth.disabled and panel.group.disabled and panel.rankdir.disabled

@@ -8,10 +8,12 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
-`_step` (a jaxpr evaluated equation by equation, as the tracing lens shows it).
+`_step` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
+`_cost` (FLOPs and bytes per equation and per compiled op).
 """
 
 from jaxtour._ir._args import check_args, check_callable, describe, function_name, trace
+from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
     Called,
@@ -44,6 +46,7 @@ from jaxtour._ir._stages import cost_summary, stablehlo_text
 __all__ = [
     "BOOKKEEPING",
     "Called",
+    "Count",
     "HloComputation",
     "HloModule",
     "HloOp",
@@ -55,11 +58,15 @@ __all__ = [
     "count_eqns",
     "describe",
     "dtype_str",
+    "eqn_count",
     "function_name",
+    "hlo_bytes",
+    "hlo_counts",
     "important_params",
     "io_names",
     "is_dropvar",
     "is_literal",
+    "jaxpr_counts",
     "literal_str",
     "parse_hlo",
     "parse_stablehlo",

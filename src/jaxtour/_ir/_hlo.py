@@ -46,6 +46,7 @@ class HloOp:
     fusion_kind: str = ""  # kLoop, kInput, kOutput, kCustom
     target: str = ""  # custom-call target
     index: int | None = None  # which element a get-tuple-element takes
+    attrs: str = ""  # the text after the operands (dims, window), metadata dropped
 
     @property
     def fusion(self) -> str:
@@ -201,6 +202,7 @@ def _hlo_op(line: str, match: re.Match, computation: HloComputation) -> tuple[Hl
     op.op_name = _unescape(attr(meta, r'op_name="((?:[^"\\]|\\.)*)"'))
     if file := attr(meta, r'source_file="((?:[^"\\]|\\.)*)"'):
         op.source = SourceLine(file, int(attr(meta, r"source_line=(\d+)") or 0))
+    op.attrs = rest.split("metadata={")[0]
     op.fusion_kind = attr(rest, r"\bkind=(k\w+)")
     op.target = attr(rest, r'custom_call_target="([^"]*)"')
     if opcode == "get-tuple-element":

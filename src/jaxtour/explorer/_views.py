@@ -180,6 +180,13 @@ def cost_and_memory(request: Request) -> Shown:
     return Shown(Table(title, rows), f"{_jitted(label)}.lower(*args).compile().cost_analysis()")
 
 
+def cost_ledger(request: Request) -> Shown:
+    from jaxtour.cost import cost_table
+
+    fn, args, label = request.composed
+    return Shown(cost_table(fn)(*args), _code("cost_table", {}, label))
+
+
 _FIGURES = {
     "flops": "floating-point operations",
     "transcendentals": "transcendental functions (exp, tanh, ...)",
@@ -217,6 +224,7 @@ VIEWS: dict[str, View] = {
     "before/after XLA": View("before/after XLA", frozenset(), before_after),
     "autodiff graph": View("autodiff graph", frozenset({"rankdir"}), autodiff_graph),
     "cost and memory": View("cost and memory", frozenset(), cost_and_memory),
+    "cost": View("cost (FLOPs and bytes per op)", frozenset(), cost_ledger),
     "step through": View("step through", frozenset({"rankdir", "step"}),
                          lambda request: _stepping().step_view(request)),
 }

@@ -1,0 +1,36 @@
+"""The cost lens: FLOPs, bytes, rooflines and the memory of `grad`, on your own device.
+
+`cost_table(f)(*args)` counts each equation and compiled op beside XLA's own
+`cost_analysis()`; `device_peaks()` measures the device's matmul rate and memory
+bandwidth (cached); `draw_roofline(f)(*args)` places the program on that roof;
+`fusion_traffic(f)(*args)` puts a number on what fusion saves; `grad_memory(f)(*args)`
+shows what `jax.checkpoint` policies trade.
+"""
+
+from jaxtour.cost._fusion import FusionTraffic, fusion_traffic
+from jaxtour.cost._ledger import NOT_COUNTED, CostTable, Row
+from jaxtour.cost._memory import POLICIES, GradMemory, Policy, grad_memory
+from jaxtour.cost._peaks import Peaks, cache_dir, device_peaks
+from jaxtour.cost._plot import Plot
+from jaxtour.cost._roofline import Point, Roofline, draw_roofline
+from jaxtour.cost._table import cost_table
+
+__all__ = [
+    "NOT_COUNTED",
+    "POLICIES",
+    "CostTable",
+    "FusionTraffic",
+    "GradMemory",
+    "Peaks",
+    "Plot",
+    "Point",
+    "Policy",
+    "Roofline",
+    "Row",
+    "cache_dir",
+    "cost_table",
+    "device_peaks",
+    "draw_roofline",
+    "fusion_traffic",
+    "grad_memory",
+]

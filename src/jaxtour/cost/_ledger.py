@@ -1,0 +1,211 @@
+"""`CostTable`: the ledger of one program, its totals and why the columns differ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+NOT_COUNTED = "not counted"
+
+
+def si(value: float | None, unit: str = "") -> str:
+    """`1.37 G` style numbers; None reads "not counted"."""
+    if value is None:
+        return NOT_COUNTED
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}".rstrip()
+
+
+@dataclass
+class Row:
+    """One line of the ledger: a jaxpr equation (or source line) or a compiled op."""
+
+    name: str
+    where: str
+    flops: float | None
+    transcendentals: float
+    bytes: float
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOPs per byte moved; None when not counted or nothing moves."""
+        return (
+            self.flops / self.bytes if self.flops is not None and self.bytes else None
+        )
+
+
+def total(rows: list[Row]) -> tuple[float, float, float]:
+    """Sums of FLOPs (not-counted rows add 0), transcendentals and bytes, as floats."""
+    flops = float(sum(r.flops or 0.0 for r in rows))
+    return (
+        flops,
+        float(sum(r.transcendentals for r in rows)),
+        float(sum(r.bytes for r in rows)),
+    )
+
+
+@dataclass
+class CostTable:
+    """The ledger of one program: the kit's counts per equation and per op, and XLA's.
+
+    `equations` are the jaxpr's (what you wrote, every equation reading and writing
+    memory); `ops` are the compiled program's (after XLA fused them). `xla` holds
+    `compiled.cost_analysis()`'s figures when the backend gives them ({} otherwise).
+    """
+
+    name: str
+    backend: str
+    equations: list[Row]
+    ops: list[Row]
+    xla: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def flops(self) -> float:
+        """FLOPs of the compiled program, by the kit's rules (not-counted ops add 0)."""
+        return total(self.ops)[0]
+
+    @property
+    def bytes(self) -> float:
+        """Bytes the compiled program moves: each op's operands and results."""
+        return total(self.ops)[2]
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per byte of the compiled program: where it sits on a roofline."""
+        return self.flops / self.bytes if self.bytes else 0.0
+
+    @property
+    def not_counted(self) -> list[str]:
+        """Primitives and ops the rules do not know, each once."""
+        names = [r.name for r in self.equations + self.ops if r.flops is None]
+        return list(dict.fromkeys(names))
+
+    def notes(self) -> list[str]:
+        """Why the columns differ, in words."""
+        eq, op = total(self.equations), total(self.ops)
+        notes = [
+            f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} if each read "
+            f"and wrote memory; the compiled program moves {si(op[2], 'B')}."
+        ]
+        if self.not_counted:
+            notes.append(
+                f"{NOT_COUNTED.capitalize()} (the rules do not know them, so "
+                f"totals are lower bounds): {', '.join(self.not_counted)}."
+            )
+        if not self.xla:
+            notes.append(
+                f"XLA gives no cost_analysis() on {self.backend}: only the "
+                "kit's own counts are shown."
+            )
+            return notes
+        notes.append(
+            _compare(
+                "FLOPs",
+                op[0],
+                self.xla.get("flops"),
+                "XLA counts a multiply-add as 2 flops as the kit does; a "
+                "convolution's padded positions and a reduction's "
+                "comparator ops are where the counts part",
+            )
+        )
+        notes.append(
+            _compare(
+                "bytes",
+                op[2],
+                self.xla.get("bytes_accessed"),
+                "XLA reads a fusion operand used only in part (a slice) "
+                "by the bytes it touches",
+                "B",
+            )
+        )
+        return notes
+
+    def rows(self) -> list[list[str]]:
+        """The compiled ops as text: op, kind, FLOPs, transc., bytes, FLOP/B."""
+        return [
+            [
+                r.name,
+                r.where,
+                si(r.flops),
+                si(r.transcendentals),
+                si(r.bytes, "B"),
+                "-" if r.intensity is None else f"{r.intensity:.3g}",
+            ]
+            for r in self.ops
+        ]
+
+    def __repr__(self) -> str:
+        return (
+            f"CostTable({self.name!r}: {len(self.equations)} equations, "
+            f"{len(self.ops)} compiled ops, {si(self.flops)}FLOP, "
+            f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B)"
+        )
+
+    def __str__(self) -> str:
+        eq, op = total(self.equations), total(self.ops)
+        head = ["", "FLOPs", "transcendentals", "bytes"]
+        body = [
+            ["jaxpr (kit)", si(eq[0]), si(eq[1]), si(eq[2], "B")],
+            ["compiled (kit)", si(op[0]), si(op[1]), si(op[2], "B")],
+        ]
+        if self.xla:
+            body.append(
+                [
+                    "compiled (XLA)",
+                    si(self.xla.get("flops")),
+                    si(self.xla.get("transcendentals", 0.0)),
+                    si(self.xla.get("bytes_accessed"), "B"),
+                ]
+            )
+        ops = _text(
+            ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"], self.rows()
+        )
+        return "\n".join(
+            [
+                f"Cost of {self.name} on {self.backend}",
+                _text(head, body),
+                "",
+                ops,
+                "",
+                *self.notes(),
+            ]
+        )
+
+    def _repr_html_(self) -> str:
+        cells = "".join(
+            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.rows()
+        )
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in ("op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B")
+        )
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes())
+        return (
+            f"<div><b>{escape(repr(self))}</b><table>{head}{cells}</table>"
+            f"<ul>{notes}</ul></div>"
+        )
+
+
+def _compare(
+    what: str, ours: float, xla: float | None, why: str, unit: str = ""
+) -> str:
+    if xla is None:
+        return f"XLA reports no {what} here."
+    if ours == xla:
+        return f"{what}: the kit's count equals XLA's ({si(xla, unit)})."
+    gap = abs(ours - xla) / max(xla, 1.0)
+    return (
+        f"{what}: kit {si(ours, unit)}, XLA {si(xla, unit)} "
+        f"({100 * gap:.2g} % apart): {why}."
+    )
+
+
+def _text(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=True)]
+    return "\n".join(
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [head, *rows]
+    )

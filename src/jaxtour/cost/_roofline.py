@@ -1,0 +1,241 @@
+"""`draw_roofline`: each compiled op of a program against the device's measured roof."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from jaxtour import _ir
+from jaxtour.cost._ledger import CostTable
+from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
+from jaxtour.cost._plot import Plot, figure
+from jaxtour.cost._table import build
+
+_ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
+LABELLED = 6  # the ops with most FLOPs get their name written beside them
+ABOVE = (
+    "above the measured roof: the peaks were measured at a busier moment or the data "
+    "sat in cache; device_peaks(refresh=True) measures again"
+)
+
+
+class Point(NamedTuple):
+    """One op on the roofline: its intensity and the FLOP/s the roof allows it."""
+
+    name: str
+    intensity: float  # FLOP per byte
+    flops_per_s: float
+
+
+class Roofline(Plot):
+    """The roofline plot, with the numbers behind it.
+
+    Attributes:
+        table: the program's `CostTable`.
+        peaks: the device's measured `Peaks`.
+        points: one `Point` per compiled op, at the rate its intensity allows.
+        seconds: the whole program's measured time per call (best of a few).
+    """
+
+    def __init__(self, table: CostTable, peaks: Peaks, seconds: float) -> None:
+        self.table, self.peaks, self.seconds = table, peaks, seconds
+        self.points = [
+            Point(r.name, r.intensity or 0.0, peaks.attainable(r.intensity or 0))
+            for r in table.ops
+            if r.flops is not None
+        ]
+        rate = self.flops_per_s / 1e9
+        title = (
+            f"Roofline of {table.name} on {peaks.device}: {table.intensity:.3g} "
+            f"FLOP/B, {rate:.3g} GFLOP/s measured "
+            f"({100 * self.fraction:.2g} % of peak)"
+        )
+        if self.above_roof:
+            title += f"; {ABOVE}"
+        super().__init__(_draw(self), title)
+
+    @property
+    def flops_per_s(self) -> float:
+        """The whole program's FLOPs (kit's count) over its measured time."""
+        return self.table.flops / self.seconds if self.seconds else 0.0
+
+    @property
+    def fraction(self) -> float:
+        """Measured FLOP/s as a fraction of the matmul peak."""
+        return self.flops_per_s / self.peaks.flops_per_s
+
+    def add(self, label: str, intensity: float, flops_per_s: float) -> Roofline:
+        """Mark another measured program (e.g. a NumPy twin) on the same axes.
+
+        Args:
+            label: the legend's name for it.
+            intensity: its FLOPs per byte moved.
+            flops_per_s: its measured rate.
+
+        Returns:
+            This `Roofline`, redrawn with the extra point (Jupyter shows it).
+
+        Raises:
+            ValueError: intensity or rate is not a positive number.
+        """
+        if not (intensity > 0 and flops_per_s > 0):
+            raise ValueError(
+                f"Roofline.add needs a positive intensity and rate; got "
+                f"{intensity!r} FLOP/B and {flops_per_s!r} FLOP/s."
+            )
+        ax = self.figure.axes[0]
+        ax.scatter([intensity], [flops_per_s], marker="D", s=110, zorder=4, label=label)
+        low, high = ax.get_xlim()
+        ax.set_xlim(min(low, intensity / 3), max(high, intensity * 3))
+        bottom, top = ax.get_ylim()
+        ax.set_ylim(min(bottom, flops_per_s / 3), top)
+        _legend(self.figure)
+        return self
+
+    @property
+    def above_roof(self) -> bool:
+        """The program ran faster than the measured roof allows: the roof is stale."""
+        return self.flops_per_s > self.peaks.attainable(self.table.intensity)
+
+    @property
+    def bound(self) -> str:
+        """`memory` when the intensity is left of the ridge, else `compute`."""
+        return "memory" if self.table.intensity < self.peaks.ridge else "compute"
+
+
+def _draw(roof: Roofline) -> Any:
+    peaks, table = roof.peaks, roof.table
+    fig = figure(7.6, 5.4)
+    ax = fig.subplots()
+    shown = [p.intensity for p in roof.points if p.intensity > 0] + [table.intensity]
+    low = min(min(shown), peaks.ridge) / 10
+    high = max(max(shown), peaks.ridge) * 10
+    x = np.geomspace(low, high, 200)
+    ax.loglog(
+        x,
+        np.minimum(peaks.flops_per_s, peaks.bytes_per_s * x),
+        color=_ROOF,
+        lw=2,
+        label=f"roof: {peaks.bytes_per_s / 1e9:.3g} GB/s x intensity, capped at "
+        f"{peaks.flops_per_s / 1e9:.3g} GFLOP/s",
+    )
+    ax.axvline(peaks.ridge, color=_ROOF, ls=":", lw=1)
+    ax.text(
+        peaks.ridge * 1.1,
+        peaks.flops_per_s / 30,
+        f"ridge {peaks.ridge:.3g} FLOP/B",
+        color=_ROOF,
+        fontsize=12,
+    )
+    on, off = (
+        [p for p in roof.points if p.intensity > 0],
+        [p for p in roof.points if p.intensity <= 0],
+    )
+    ax.scatter(
+        [p.intensity for p in on],
+        [p.flops_per_s for p in on],
+        s=60,
+        color=_OP,
+        zorder=3,
+        label=f"compiled ops at their ceiling ({len(on)})",
+    )
+    if off:
+        ax.scatter(
+            [low] * len(off),
+            [peaks.bytes_per_s * low] * len(off),
+            marker=">",
+            s=60,
+            color=_ZERO,
+            zorder=3,
+            label=f"ops with no FLOPs: pure data movement ({len(off)})",
+        )
+    counted = {r.name: r.flops or 0.0 for r in table.ops}
+    spots: dict[str, list[Point]] = {}  # ops at one spot share one label
+    for p in sorted(on, key=lambda p: -counted[p.name]):
+        spots.setdefault(f"{p.intensity:.2g}", []).append(p)
+    chosen: list[list[Point]] = []  # the busiest spots, none within 1.6x of another
+    for group in spots.values():
+        near = [abs(np.log(group[0].intensity / g[0].intensity)) for g in chosen]
+        if len(chosen) < LABELLED and all(d > np.log(1.6) for d in near):
+            chosen.append(group)
+    labelled = sorted(chosen, key=lambda g: g[0].intensity)
+    for i, group in enumerate(labelled):  # neighbours alternate below and above
+        p, more = group[0], len(group) - 1
+        ax.annotate(
+            p.name + (f" (+{more})" if more else ""),
+            (p.intensity, p.flops_per_s),
+            textcoords="offset points",
+            xytext=(6, -14 if i % 2 == 0 else 8),
+            fontsize=11,
+            color=_OP,
+        )
+    ax.scatter(
+        [table.intensity],
+        [roof.flops_per_s],
+        marker="*",
+        s=260,
+        color=_PROGRAM,
+        zorder=4,
+        label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
+        + (", above the roof" if roof.above_roof else ""),
+    )
+    ax.set_xlim(low, high)
+    ax.set_ylim(
+        min(peaks.bytes_per_s * low, roof.flops_per_s) / 3,
+        max(peaks.flops_per_s, roof.flops_per_s) * 3,
+    )
+    ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log scale)", fontsize=12)
+    ax.set_ylabel("FLOP/s (log scale)", fontsize=12)
+    ax.set_title(
+        f"{table.name} on {peaks.device}: {table.intensity:.3g} FLOP/B, "
+        f"{roof.bound}-bound here",
+        fontsize=13,
+    )
+    ax.tick_params(labelsize=11)
+    ax.grid(alpha=0.3, which="both")
+    _legend(fig)
+    return fig
+
+
+def _legend(fig: Any) -> None:
+    """One legend below the axes, out of the points' way (redrawn when one is added)."""
+    for old in list(fig.legends):
+        old.remove()
+    fig.legend(loc="outside lower center", ncols=2, fontsize=10)
+
+
+def draw_roofline(
+    f: Callable,
+    *,
+    peaks: Peaks | None = None,
+    static_argnums: int | tuple[int, ...] = (),
+) -> Callable[..., Roofline]:
+    """Place `f`'s compiled ops and the whole program on this device's roofline.
+
+    Each compiled op (a fusion counts once) sits at its arithmetic intensity, at the
+    rate the roof allows it; the whole program is timed and shown at its measured rate.
+
+    Args:
+        f: the function; it is compiled with `jax.jit` and run a few times.
+        peaks: the roof; None measures it (`device_peaks()`, cached after the first).
+        static_argnums: as `jax.jit`'s.
+
+    Returns:
+        A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
+    """
+    _ir.check_callable(f, "draw_roofline")
+    statics = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+
+    def draw(*args: Any, **kwargs: Any) -> Roofline:
+        traced = _ir.trace(f, args, kwargs, who="draw_roofline", static_argnums=statics)
+        compiled = traced.lower().compile()
+        table = build(_ir.function_name(f), traced, compiled)
+        dynamic = [a for i, a in enumerate(args) if i not in statics]
+        seconds = best_seconds(
+            lambda: compiled(*dynamic, **kwargs), repeats=3, budget=0.25
+        )
+        return Roofline(table, peaks or device_peaks(), seconds)
+
+    return draw

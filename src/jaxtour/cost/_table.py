@@ -1,0 +1,112 @@
+"""`cost_table`: FLOPs and bytes per jaxpr equation and compiled op, beside XLA's."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from typing import Any
+
+from jaxtour import _ir
+from jaxtour._ir import _cost
+from jaxtour.cost._ledger import CostTable, Row, total
+
+
+def equation_rows(jaxpr: Any, group_by: str | None) -> list[Row]:
+    """The kit's rows for a jaxpr's equations, or summed per source line."""
+    rows = []
+    for _, eqn, count, times in _cost.jaxpr_counts(jaxpr):
+        line = _ir.source_line(eqn)
+        flops = None if count.flops is None else count.flops * times
+        rows.append(
+            Row(
+                eqn.primitive.name,
+                line.where if line else "",
+                flops,
+                count.transcendentals * times,
+                count.bytes * times,
+            )
+        )
+    if group_by != "source":
+        return rows
+    grouped: dict[str, list[Row]] = collections.defaultdict(list)
+    for row in rows:
+        grouped[row.where or "(no source line)"].append(row)
+    return [
+        Row(
+            ", ".join(dict.fromkeys(r.name for r in group)),
+            where,
+            None if any(r.flops is None for r in group) else total(group)[0],
+            *total(group)[1:],
+        )
+        for where, group in grouped.items()
+    ]
+
+
+def cost_table(
+    f: Callable,
+    *,
+    group_by: str | None = None,
+    static_argnums: int | tuple[int, ...] = (),
+) -> Callable[..., CostTable]:
+    """As `jax.jit(f).lower(*args).compile().cost_analysis()`, but per op, with reasons.
+
+    Args:
+        f: the function to cost; it is traced and compiled with `jax.jit`.
+        group_by: None (one row per equation) or "source" (one per line of your code).
+        static_argnums: as `jax.jit`'s.
+
+    Returns:
+        A function of `f`'s example arguments returning a `CostTable`.
+
+    Raises:
+        ValueError: `group_by` is neither None nor "source".
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> table = cost_table(lambda a, b: a @ b)(jnp.ones((4, 3)), jnp.ones((3, 2)))
+        >>> table.flops  # 2 * 4 * 2 * 3: a multiply and an add per term
+        48.0
+    """
+    _ir.check_callable(f, "cost_table")
+    if group_by not in (None, "source"):
+        raise ValueError(
+            f'`group_by` must be None (one row per equation) or "source" '
+            f"(one row per line of your code); got {group_by!r}."
+        )
+    statics = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+
+    def table(*args: Any, **kwargs: Any) -> CostTable:
+        traced = _ir.trace(f, args, kwargs, who="cost_table", static_argnums=statics)
+        compiled = traced.lower().compile()
+        return build(_ir.function_name(f), traced, compiled, group_by)
+
+    return table
+
+
+def build(
+    name: str, traced: Any, compiled: Any, group_by: str | None = None
+) -> CostTable:
+    """The ledger of an already traced and compiled program."""
+    import jax
+
+    jaxpr = _ir.unwrap_jit(traced.jaxpr).jaxpr
+    module = _ir.parse_hlo(compiled.as_text())
+    ops = [
+        Row(
+            op.name,
+            op.fusion or (op.source.where if op.source else op.kind),
+            count.flops,
+            count.transcendentals,
+            count.bytes,
+        )
+        for op, count in _cost.hlo_counts(module)
+    ]
+    figures = _ir.cost_summary(compiled)
+    xla = {
+        k: v
+        for k, v in figures.items()
+        if k in ("flops", "transcendentals", "bytes_accessed")
+    }
+    return CostTable(
+        name, jax.default_backend(), equation_rows(jaxpr, group_by), ops, xla
+    )

@@ -1,0 +1,80 @@
+"""The memory of grad, and what jax.checkpoint policies trade, on the MLP loss."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxtour import mlp
+from jaxtour.cost import grad_memory
+
+
+@pytest.fixture(scope="module")
+def report():
+    params, (x, y) = mlp.init_params(jax.random.key(0)), mlp.example_batch(64)
+    return grad_memory(mlp.loss)(params, x, y)
+
+
+def test_nothing_saveable_keeps_less_and_computes_more(report):
+    default, dots = report.policy("no checkpoint"), report.policy("dots_saveable")
+    nothing = report.policy("nothing_saveable")
+    assert nothing.residual_bytes < dots.residual_bytes < default.residual_bytes
+    assert nothing.flops > default.flops
+    # nothing saved: the forward's three matmuls run again, 2 * 64 * (784*512 +
+    # 512*256 + 256*10) FLOPs more
+    extra = 2 * 64 * (784 * 512 + 512 * 256 + 256 * 10)
+    assert nothing.flops - default.flops == pytest.approx(extra, rel=0.01)
+
+
+def test_residuals_are_the_arrays_the_backward_pass_reads(report):
+    # default: among them the hidden activations f32[64, 512] and f32[64, 256]
+    assert report.policy("no checkpoint").residual_bytes >= 4 * 64 * (512 + 256)
+    assert report.policy("nothing_saveable").residuals == 0
+
+
+def test_plot_and_text(report):
+    text = str(report)
+    assert text.startswith("Memory of grad(loss) on ")
+    assert "nothing_saveable" in text
+    plot = report.plot()
+    assert plot.title == "memory vs FLOPs of grad(loss), 3 policies"
+    assert plot.png().startswith(b"\x89PNG")
+
+
+def test_backend_without_memory_analysis(monkeypatch):
+    monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", lambda self: None)
+    result = grad_memory(lambda x: jnp.sum(jnp.sin(x)))(jnp.ones(3))
+    assert all(p.temp_bytes is None for p in result.policies)
+    assert result.notes() == [
+        f"XLA gives no memory_analysis() on {jax.default_backend()}: temporary buffers "
+        "are not shown; the residual bytes come from jax.vjp and hold on every backend."
+    ]
+
+
+def test_bad_input_messages():
+    with pytest.raises(
+        ValueError,
+        match=r"^'keep_all' is not a policy in "
+        r"jax.checkpoint_policies; use 'no checkpoint' or one of: ",
+    ):
+        grad_memory(jnp.sum, policies=["keep_all"])
+    with pytest.raises(
+        TypeError,
+        match=r"^grad_memory needs f to return a scalar, as "
+        r"jax.grad does; sin returns ",
+    ):
+        grad_memory(jnp.sin)(jnp.ones(3))
+    with pytest.raises(KeyError, match="'offload' was not measured; measured: "):
+        grad_memory(jnp.sum, policies=["nothing_saveable"])(jnp.ones(3)).policy(
+            "offload"
+        )
+
+
+def test_compiled_flops_show_what_xla_did_with_the_recomputation(report):
+    default, nothing = report.policy("no checkpoint"), report.policy("nothing_saveable")
+    # the jaxpr asks for the forward twice; the compiled program never does less than one
+    # forward and backward, and never more than the jaxpr asks
+    assert default.compiled_flops <= nothing.compiled_flops <= nothing.flops * 1.01
+    if jax.default_backend() == "cpu":
+        # the CPU compiler merges the recomputed forward back into the first one for
+        # this loss checkpointed whole (the module docstring says so): same FLOPs
+        assert nothing.compiled_flops == pytest.approx(default.compiled_flops, rel=0.01)
