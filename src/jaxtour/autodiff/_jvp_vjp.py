@@ -123,10 +123,8 @@ def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
         f: the function, as for `jax.jvp`. Integer, boolean and key leaves of the
             primals are drawn fixed; their tangents (float0 in JAX) are not read.
         has_aux: `f` returns ``(output, aux)``, as in `jax.jvp`.
-        values: show the numbers at the example point.
-        rankdir: Graphviz direction, "TB" or "LR".
-        max_depth, max_eqns, expand_pytrees: how a big program folds to fit a slide,
-            as in `draw_grad`.
+        values, rankdir, max_depth, max_eqns, expand_pytrees: the numbers shown, the
+            Graphviz direction and how a big program folds, as in `draw_vjp`.
 
     Returns:
         A function ``(primals, tangents) -> Diagram``, both tuples as in `jax.jvp`.
