@@ -44,17 +44,27 @@ def call_to_svg(args: tuple) -> dict[str, float]:
     done = time.perf_counter()
     if not svg.lstrip().startswith("<?xml"):
         raise RuntimeError("the renderer returned something other than SVG")
-    return {"total_s": done - start, "model_s": built - start, "draw_s": done - built,
-            "nodes": len(graph.nodes)}
+    return {
+        "total_s": done - start,
+        "model_s": built - start,
+        "draw_s": done - built,
+        "nodes": len(graph.nodes),
+    }
 
 
 def measure(renderer: str, args: tuple, repeat: int) -> dict:
     os.environ[_render.RENDERER_VARIABLE] = renderer
     first = call_to_svg(args)
     warm = [call_to_svg(args) for _ in range(repeat)]
-    median = {k: statistics.median(w[k] for w in warm) for k in ("total_s", "model_s", "draw_s")}
-    return {"first_s": first["total_s"], **{f"warm_{k}": v for k, v in median.items()},
-            "nodes": first["nodes"]}
+    median = {
+        k: statistics.median(w[k] for w in warm)
+        for k in ("total_s", "model_s", "draw_s")
+    }
+    return {
+        "first_s": first["total_s"],
+        **{f"warm_{k}": v for k, v in median.items()},
+        "nodes": first["nodes"],
+    }
 
 
 def main() -> None:
@@ -62,8 +72,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--sizes", default="784,512,256,10", help="layer widths")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--tiny", action="store_true",
-                        help="smoke test: sizes 16,8,4, batch 4, one repeat")
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="smoke test: sizes 16,8,4, batch 4, one repeat",
+    )
     opts = parser.parse_args()
     sizes = (16, 8, 4) if opts.tiny else tuple(int(s) for s in opts.sizes.split(","))
     batch, repeat = (4, 1) if opts.tiny else (opts.batch, opts.repeat)
@@ -73,15 +86,28 @@ def main() -> None:
     for renderer in renderers:
         r = results[renderer] = measure(renderer, args, repeat)
         verdict = "meets" if r["warm_total_s"] < TARGET_S else "MISSES"
-        print(f"{renderer:9s} MLP {'-'.join(map(str, sizes))}, batch {batch}, {r['nodes']} "
-              f"nodes: first {r['first_s']:.2f} s, warm {r['warm_total_s']:.3f} s (model "
-              f"{r['warm_model_s']:.3f} s + draw {r['warm_draw_s']:.3f} s): {verdict} the "
-              f"{TARGET_S} s target")
+        print(
+            f"{renderer:9s} MLP {'-'.join(map(str, sizes))}, batch {batch}, {r['nodes']} "
+            f"nodes: first {r['first_s']:.2f} s, warm {r['warm_total_s']:.3f} s (model "
+            f"{r['warm_model_s']:.3f} s + draw {r['warm_draw_s']:.3f} s): {verdict} the "
+            f"{TARGET_S} s target"
+        )
     if "system" not in results:
         print("system    no `dot` on PATH: not measured")
-    print(json.dumps({"sizes": sizes, "batch": batch, "repeat": repeat,
-                      "jax": jax.__version__, "backend": jax.default_backend(),
-                      "target_s": TARGET_S, "results": results}, indent=2))
+    print(
+        json.dumps(
+            {
+                "sizes": sizes,
+                "batch": batch,
+                "repeat": repeat,
+                "jax": jax.__version__,
+                "backend": jax.default_backend(),
+                "target_s": TARGET_S,
+                "results": results,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -44,9 +44,12 @@ def values_vs_jit_grad() -> dict[str, float]:
         "jit_grad_s": _timed(lambda: jax.jit(jax.grad(fresh))(*args)),
         "grad_graph_values_s": _timed(lambda: autodiff.grad_graph(fresh)(*args) and 0),
         "grad_graph_no_values_s": _timed(
-            lambda: autodiff.grad_graph(fresh, values=False)(*args) and 0),
+            lambda: autodiff.grad_graph(fresh, values=False)(*args) and 0
+        ),
         # Then warm: the same jaxpr again reuses the compiled evaluation.
-        "draw_grad_svg_warm_s": _timed(lambda: autodiff.draw_grad(fresh)(*args).svg() and 0),
+        "draw_grad_svg_warm_s": _timed(
+            lambda: autodiff.draw_grad(fresh)(*args).svg() and 0
+        ),
     }
 
 
@@ -79,20 +82,26 @@ def warm_and_width(program: corpus.Program, repeat: int) -> dict:
             start = time.perf_counter()
             svg = call().svg()
             times.append(time.perf_counter() - start)
-        rows[name] = {"warm_s": round(statistics.median(times), 3),
-                      "width_px": round(corpus.svg_width_px(svg))}
+        rows[name] = {
+            "warm_s": round(statistics.median(times), 3),
+            "width_px": round(corpus.svg_width_px(svg)),
+        }
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", default="", help="comma-separated names (default all)")
+    parser.add_argument(
+        "--programs", default="", help="comma-separated names (default all)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     opts = parser.parse_args()
     head = values_vs_jit_grad()
-    print("shard_map data-parallel loss, cold: "
-          + "  ".join(f"{k} {v:.2f}" for k, v in head.items())
-          + f"  ratio {head['grad_graph_values_s'] / head['jit_grad_s']:.2f}x")
+    print(
+        "shard_map data-parallel loss, cold: "
+        + "  ".join(f"{k} {v:.2f}" for k, v in head.items())
+        + f"  ratio {head['grad_graph_values_s'] / head['jit_grad_s']:.2f}x"
+    )
     wanted = set(filter(None, opts.programs.split(",")))
     table = {}
     for program in corpus.PROGRAMS:
@@ -100,8 +109,10 @@ def main() -> None:
             continue
         table[program.name] = warm_and_width(program, opts.repeat)
         for name, row in table[program.name].items():
-            print(f"{program.name:26} {name:20} {row['warm_s']:7.3f} s {row['width_px']:7} px",
-                  flush=True)
+            print(
+                f"{program.name:26} {name:20} {row['warm_s']:7.3f} s {row['width_px']:7} px",
+                flush=True,
+            )
     print(json.dumps({"values_vs_jit_grad": head, "programs": table}))
 
 

@@ -56,27 +56,37 @@ def worker(args: argparse.Namespace) -> dict:
     from jaxtour.mlp import _parallel
 
     data = mlp.load_mnist(args.data_dir, progress=False).subset(args.train_size)
-    images, labels = np.asarray(data.train_images), np.asarray(data.train_labels, np.int32)
+    images, labels = (
+        np.asarray(data.train_images),
+        np.asarray(data.train_labels, np.int32),
+    )
     # on the host: each run places its own copy (its epoch donates, i.e. deletes, it)
     params = jax.tree.map(np.asarray, mlp.init_params(jr.key(0)))
     key = jr.key(1)
     hyper = dict(batch_size=args.batch_size)
     found = jax.devices(args.platform)[: args.devices]
-    result = {"devices": len(found), "platform": args.platform,
-              "device_kind": found[0].device_kind,
-              "steps_per_epoch": len(images) // args.batch_size}
+    result = {
+        "devices": len(found),
+        "platform": args.platform,
+        "device_kind": found[0].device_kind,
+        "steps_per_epoch": len(images) // args.batch_size,
+    }
     if args.devices == 1:  # the baseline: single-device training, no mesh
         place = lambda tree: jax.device_put(tree, found[0])
-        epoch, compile_s = mlp.compile_epoch(*place((params, _zeros(params), images, labels)),
-                                             key, **hyper)
+        epoch, compile_s = mlp.compile_epoch(
+            *place((params, _zeros(params), images, labels)), key, **hyper
+        )
         result["single"] = _time(epoch, place, params, images, labels, key, args.rounds)
         result["single"]["compile_s"] = compile_s
     if args.platform == "cpu":
         mesh = _parallel.data_mesh(found)
         place = lambda tree: jax.device_put(tree, _parallel.replicated(mesh))
         epoch, compile_s = _parallel.compile_epoch_sharded(
-            mesh, *place((params, _zeros(params), images, labels)), key, **hyper)
-        result["parallel"] = _time(epoch, place, params, images, labels, key, args.rounds)
+            mesh, *place((params, _zeros(params), images, labels)), key, **hyper
+        )
+        result["parallel"] = _time(
+            epoch, place, params, images, labels, key, args.rounds
+        )
         result["parallel"]["compile_s"] = compile_s
     return result
 
@@ -98,19 +108,34 @@ def _time(epoch, place, params, images, labels, key, rounds: int) -> dict:
     seconds = []
     for r in range(rounds + 1):
         start = time.perf_counter()
-        params, velocity, losses = epoch(params, velocity, images, labels, jr.fold_in(key, r))
+        params, velocity, losses = epoch(
+            params, velocity, images, labels, jr.fold_in(key, r)
+        )
         losses.block_until_ready()
         seconds.append(time.perf_counter() - start)
     epoch_s = float(np.median(seconds[1:]))
-    return {"epoch_s": epoch_s, "steps_per_s": len(np.asarray(losses)) / epoch_s,
-            "final_loss": float(np.asarray(losses)[-1])}
+    return {
+        "epoch_s": epoch_s,
+        "steps_per_s": len(np.asarray(losses)) / epoch_s,
+        "final_loss": float(np.asarray(losses)[-1]),
+    }
 
 
 def run(count: int, platform: str, args: argparse.Namespace) -> dict | None:
     """Run one worker process; its last stdout line is its JSON result."""
-    command = [sys.executable, __file__, "--worker", "--devices", str(count),
-               "--platform", platform, "--rounds", str(args.rounds),
-               "--batch-size", str(args.batch_size)]
+    command = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--devices",
+        str(count),
+        "--platform",
+        platform,
+        "--rounds",
+        str(args.rounds),
+        "--batch-size",
+        str(args.batch_size),
+    ]
     command += ["--train-size", str(args.train_size)] if args.train_size else []
     command += ["--data-dir", args.data_dir] if args.data_dir else []
     env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
@@ -126,32 +151,54 @@ def gpu_present() -> bool:
     """Whether JAX sees a GPU, asked in a throwaway process (this one never starts JAX)."""
     probe = "import jax; jax.devices('gpu')"  # raises RuntimeError when there is none
     env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True,
-                          env=env).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, env=env
+        ).returncode
+        == 0
+    )
 
 
 def table(results: list[dict], gpu: dict | None) -> dict:
     """Rows with ratios to single-device CPU training, printed and returned."""
     base = next(r["single"] for r in results if "single" in r)
-    rows = [{"name": "1 CPU device, no mesh (baseline)", "devices": 1, **_row(base, base)}]
-    rows += [{"name": f"{r['devices']} simulated CPU device{'s' * (r['devices'] > 1)}, "
-                      "data-parallel",
-              "devices": r["devices"], **_row(r["parallel"], base)} for r in results]
+    rows = [
+        {"name": "1 CPU device, no mesh (baseline)", "devices": 1, **_row(base, base)}
+    ]
+    rows += [
+        {
+            "name": f"{r['devices']} simulated CPU device{'s' * (r['devices'] > 1)}, "
+            "data-parallel",
+            "devices": r["devices"],
+            **_row(r["parallel"], base),
+        }
+        for r in results
+    ]
     if gpu is not None:
-        rows.append({"name": f"1 GPU ({gpu['device_kind']}), no mesh", "devices": 1,
-                     **_row(gpu["single"], base)})
+        rows.append(
+            {
+                "name": f"1 GPU ({gpu['device_kind']}), no mesh",
+                "devices": 1,
+                **_row(gpu["single"], base),
+            }
+        )
     print(f"\n{'':46} {'steps/s':>9} {'vs 1 CPU':>9} {'compile s':>10}")
     for row in rows:
-        print(f"{row['name']:46} {row['steps_per_s']:9.1f} {row['ratio']:8.2f}x "
-              f"{row['compile_s']:10.2f}")
+        print(
+            f"{row['name']:46} {row['steps_per_s']:9.1f} {row['ratio']:8.2f}x "
+            f"{row['compile_s']:10.2f}"
+        )
     if gpu is None:
         print(f"{'1 GPU':46} {'not measured (no GPU here)':>30}")
     return {"rows": rows}
 
 
 def _row(measured: dict, base: dict) -> dict:
-    return {"steps_per_s": measured["steps_per_s"], "compile_s": measured["compile_s"],
-            "ratio": measured["steps_per_s"] / base["steps_per_s"]}
+    return {
+        "steps_per_s": measured["steps_per_s"],
+        "compile_s": measured["compile_s"],
+        "ratio": measured["steps_per_s"] / base["steps_per_s"],
+    }
 
 
 def multiprocess(layouts: list[str], args: argparse.Namespace) -> list[dict]:
@@ -165,14 +212,27 @@ def multiprocess(layouts: list[str], args: argparse.Namespace) -> list[dict]:
     for layout in layouts:
         processes, devices = (int(n) for n in layout.split("x"))
         run = mlp.train_multiprocess(
-            args.data_dir, processes=processes, devices_per_process=devices,
-            epochs=args.rounds + 1, batch_size=args.batch_size,
-            train_size=args.train_size, echo=False, timeout=1800)
+            args.data_dir,
+            processes=processes,
+            devices_per_process=devices,
+            epochs=args.rounds + 1,
+            batch_size=args.batch_size,
+            train_size=args.train_size,
+            echo=False,
+            timeout=1800,
+        )
         steps = len(run.history.batch_loss) // (args.rounds + 1)
         epoch_s = float(np.median(run.history.epoch_seconds[1:]))
-        found.append({"layout": layout, "processes": processes,
-                      "devices_per_process": devices, "steps_per_s": steps / epoch_s,
-                      "compile_s": run.history.compile_seconds, "wall_s": run.seconds})
+        found.append(
+            {
+                "layout": layout,
+                "processes": processes,
+                "devices_per_process": devices,
+                "steps_per_s": steps / epoch_s,
+                "compile_s": run.history.compile_seconds,
+                "wall_s": run.seconds,
+            }
+        )
         print(f"{layout}: {steps / epoch_s:.1f} steps/s", flush=True)
     return found
 
@@ -182,29 +242,53 @@ def process_table(found: list[dict], in_process: dict | None) -> None:
     if not found:
         return
     base = next((f for f in found if f["processes"] == 1), found[0])
-    print(f"\n{'processes x devices':22} {'steps/s':>9} {'vs ' + base['layout']:>9} "
-          f"{'vs in-process':>14} {'compile s':>10}")
+    print(
+        f"\n{'processes x devices':22} {'steps/s':>9} {'vs ' + base['layout']:>9} "
+        f"{'vs in-process':>14} {'compile s':>10}"
+    )
     for f in found:
         f["ratio"] = f["steps_per_s"] / base["steps_per_s"]
-        same = in_process and f["processes"] * f["devices_per_process"] == in_process[
-            "devices"]
-        f["ratio_in_process"] = (f["steps_per_s"] / in_process["steps_per_s"]
-                                 if same else None)
+        same = (
+            in_process
+            and f["processes"] * f["devices_per_process"] == in_process["devices"]
+        )
+        f["ratio_in_process"] = (
+            f["steps_per_s"] / in_process["steps_per_s"] if same else None
+        )
         versus = f"{f['ratio_in_process']:13.2f}x" if same else f"{'-':>14}"
-        print(f"{f['layout']:22} {f['steps_per_s']:9.1f} {f['ratio']:8.2f}x {versus} "
-              f"{f['compile_s']:10.2f}")
+        print(
+            f"{f['layout']:22} {f['steps_per_s']:9.1f} {f['ratio']:8.2f}x {versus} "
+            f"{f['compile_s']:10.2f}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="timed epochs; median (3)")
-    parser.add_argument("--train-size", type=int, help="train on the first N images only")
-    parser.add_argument("--batch-size", type=int, default=128, help="global batch (128)")
-    parser.add_argument("--counts", type=int, nargs="+", default=list(COUNTS),
-                        help="simulated CPU device counts (1 2 4 8); 1 is always run")
-    parser.add_argument("--layouts", nargs="*", default=list(LAYOUTS),
-                        help="processes x devices, as JAX processes (1x8 2x4 4x2)")
-    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="timed epochs; median (3)"
+    )
+    parser.add_argument(
+        "--train-size", type=int, help="train on the first N images only"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=128, help="global batch (128)"
+    )
+    parser.add_argument(
+        "--counts",
+        type=int,
+        nargs="+",
+        default=list(COUNTS),
+        help="simulated CPU device counts (1 2 4 8); 1 is always run",
+    )
+    parser.add_argument(
+        "--layouts",
+        nargs="*",
+        default=list(LAYOUTS),
+        help="processes x devices, as JAX processes (1x8 2x4 4x2)",
+    )
+    parser.add_argument(
+        "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--platform", default="cpu", help=argparse.SUPPRESS)
@@ -217,17 +301,30 @@ def main() -> None:
         result = run(count, "cpu", args)
         if result is not None:
             results.append(result)
-            print(f"{count} simulated CPU device{'s' * (count > 1)}: "
-                  f"{result['parallel']['steps_per_s']:.1f} steps/s (data-parallel)", flush=True)
+            print(
+                f"{count} simulated CPU device{'s' * (count > 1)}: "
+                f"{result['parallel']['steps_per_s']:.1f} steps/s (data-parallel)",
+                flush=True,
+            )
     gpu = run(1, "gpu", args) if gpu_present() else None
     summary = table(results, gpu)
     found = multiprocess(args.layouts, args)
-    eight = next((r for r in summary["rows"]
-                  if r["devices"] == 8 and "simulated" in r["name"]), None)
+    eight = next(
+        (r for r in summary["rows"] if r["devices"] == 8 and "simulated" in r["name"]),
+        None,
+    )
     process_table(found, eight)
-    print(json.dumps({"batch_size": args.batch_size,
-                      "steps_per_epoch": results[0]["steps_per_epoch"], **summary,
-                      "gpu": gpu, "processes": found}))
+    print(
+        json.dumps(
+            {
+                "batch_size": args.batch_size,
+                "steps_per_epoch": results[0]["steps_per_epoch"],
+                **summary,
+                "gpu": gpu,
+                "processes": found,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

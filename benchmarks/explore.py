@@ -41,35 +41,55 @@ def time_view(panel, view: str, first: float | None = None) -> dict:
         getattr(panel, control).value = value
         changes.append(time.perf_counter() - start)
         if panel.renders != renders + 1:
-            raise RuntimeError(f"{control}={value!r} did not redraw: the figure would be wrong")
+            raise RuntimeError(
+                f"{control}={value!r} did not redraw: the figure would be wrong"
+            )
     panel.rankdir.value, panel.depth.value = "TB", 2  # back to the defaults
-    return {"first_s": first, "median_s": statistics.median(changes), "max_s": max(changes)}
+    return {
+        "first_s": first,
+        "median_s": statistics.median(changes),
+        "max_s": max(changes),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="fresh panels, medians (5)")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="fresh panels, medians (5)"
+    )
     args = parser.parse_args()
     runs: dict[str, list[dict]] = {view: [] for view in VIEWS}
     for _ in range(args.repeat):
         panel = explore()
-        start = time.perf_counter()  # the panel opens on the jaxpr graph: its first show
+        start = (
+            time.perf_counter()
+        )  # the panel opens on the jaxpr graph: its first show
         panel.example.value = "MLP step"
         panel.jit.value = True
         opened = time.perf_counter() - start
         for view in VIEWS:
-            runs[view].append(time_view(panel, view, opened if view == VIEWS[0] else None))
-    result = {"renderer": _render.renderer("svg"), "repeat": args.repeat, "target_s": TARGET_S}
+            runs[view].append(
+                time_view(panel, view, opened if view == VIEWS[0] else None)
+            )
+    result = {
+        "renderer": _render.renderer("svg"),
+        "repeat": args.repeat,
+        "target_s": TARGET_S,
+    }
     for view, rows in runs.items():
         worst = max(r["max_s"] for r in rows)
-        figures = {"first_s": rows[0]["first_s"],
-                   "median_s": statistics.median(r["median_s"] for r in rows),
-                   "max_s": worst}
+        figures = {
+            "first_s": rows[0]["first_s"],
+            "median_s": statistics.median(r["median_s"] for r in rows),
+            "max_s": worst,
+        }
         result[view] = figures
         verdict = "meets" if worst < TARGET_S else "MISSES"
-        print(f"{view:<13} first show {figures['first_s']:.2f} s; a change: median "
-              f"{figures['median_s']:.3f} s, worst {worst:.3f} s: {verdict} the {TARGET_S} s "
-              "target")
+        print(
+            f"{view:<13} first show {figures['first_s']:.2f} s; a change: median "
+            f"{figures['median_s']:.3f} s, worst {worst:.3f} s: {verdict} the {TARGET_S} s "
+            "target"
+        )
     print(json.dumps(result))
 
 

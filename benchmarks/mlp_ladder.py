@@ -30,18 +30,38 @@ from jaxtour.mlp._ladder import VARIANTS
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds; medians reported (3)")
-    parser.add_argument("--train-size", type=int, help="time epochs of the first N images only")
-    parser.add_argument("--eager-steps", type=int, default=40,
-                        help="steps timed for JAX without jit, scaled to an epoch (40)")
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    parser.add_argument("--no-control", action="store_true",
-                        help="skip the one-matmul control (the step's matmuls alone)")
-    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds; medians reported (3)"
+    )
+    parser.add_argument(
+        "--train-size", type=int, help="time epochs of the first N images only"
+    )
+    parser.add_argument(
+        "--eager-steps",
+        type=int,
+        default=40,
+        help="steps timed for JAX without jit, scaled to an epoch (40)",
+    )
+    parser.add_argument(
+        "--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS)
+    )
+    parser.add_argument(
+        "--no-control",
+        action="store_true",
+        help="skip the one-matmul control (the step's matmuls alone)",
+    )
+    parser.add_argument(
+        "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
+    )
     args = parser.parse_args()
-    result = run_ladder(load_mnist(args.data_dir), rounds=args.rounds,
-                        train_size=args.train_size, eager_steps=args.eager_steps,
-                        variants=tuple(args.variants), control=not args.no_control)
+    result = run_ladder(
+        load_mnist(args.data_dir),
+        rounds=args.rounds,
+        train_size=args.train_size,
+        eager_steps=args.eager_steps,
+        variants=tuple(args.variants),
+        control=not args.no_control,
+    )
     print(format_ladder(result))
     print(json.dumps(result))
 

@@ -17,10 +17,15 @@ from jaxtour import Diagram, _render
 
 def layered_graph(nodes: int) -> Diagram:
     """A jaxpr-like DAG: `nodes` boxes in layers of 8, each fed by two of the layer above."""
-    lines = ["digraph {", "rankdir=TB; node [shape=box, style=filled, fillcolor=lightblue];"]
+    lines = [
+        "digraph {",
+        "rankdir=TB; node [shape=box, style=filled, fillcolor=lightblue];",
+    ]
     lines += [f'n{i} [label="eqn {i}: add f32[128,256]"];' for i in range(nodes)]
-    lines += [f"n{i - 8} -> n{i}; n{i - 7 if i % 8 != 7 else i - 15} -> n{i};"
-              for i in range(8, nodes)]
+    lines += [
+        f"n{i - 8} -> n{i}; n{i - 7 if i % 8 != 7 else i - 15} -> n{i};"
+        for i in range(8, nodes)
+    ]
     lines.append("}")
     return Diagram("\n".join(lines), f"{nodes} nodes")
 
@@ -51,8 +56,10 @@ def main() -> None:
     for which in paths:
         results[which] = time_path(which, diagram, args.repeat)
         r = results[which]
-        print(f"{which:9s} {args.nodes} nodes: first {r['first_s']:.3f} s, "
-              f"warm {r['warm_s']:.3f} s, cached {r['cached_s'] * 1e6:.0f} µs")
+        print(
+            f"{which:9s} {args.nodes} nodes: first {r['first_s']:.3f} s, "
+            f"warm {r['warm_s']:.3f} s, cached {r['cached_s'] * 1e6:.0f} µs"
+        )
     if "system" not in results:
         print("system    no `dot` on PATH: not measured")
     if len(results) == 2:

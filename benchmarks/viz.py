@@ -69,45 +69,81 @@ def call_to_svg(draw, args: tuple) -> dict[str, float]:
     if not svg.lstrip().startswith("<?xml"):
         raise RuntimeError("the renderer returned something other than SVG")
     nodes, _ = diagram.counts
-    return {"total_s": done - start, "build_s": built - start, "render_s": done - built,
-            "nodes": nodes, "title": diagram.title}
+    return {
+        "total_s": done - start,
+        "build_s": built - start,
+        "render_s": done - built,
+        "nodes": nodes,
+        "title": diagram.title,
+    }
 
 
 def measure(renderer: str, draw, args: tuple, repeat: int) -> dict:
     os.environ[_render.RENDERER_VARIABLE] = renderer
     first = call_to_svg(draw, args)
     warm = [call_to_svg(draw, args) for _ in range(repeat)]
-    median = {k: statistics.median(w[k] for w in warm) for k in ("total_s", "build_s",
-                                                                  "render_s")}
-    return {"first_s": first["total_s"], **{f"warm_{k}": v for k, v in median.items()},
-            "nodes": first["nodes"], "title": first["title"]}
+    median = {
+        k: statistics.median(w[k] for w in warm)
+        for k in ("total_s", "build_s", "render_s")
+    }
+    return {
+        "first_s": first["total_s"],
+        **{f"warm_{k}": v for k, v in median.items()},
+        "nodes": first["nodes"],
+        "title": first["title"],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--sizes", default="784,512,256,10", help="layer widths")
-    parser.add_argument("--blocks", type=int, default=100,
-                        help="blocks of 10 equations in the synthetic program")
+    parser.add_argument(
+        "--blocks",
+        type=int,
+        default=100,
+        help="blocks of 10 equations in the synthetic program",
+    )
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--tiny", action="store_true",
-                        help="smoke test: sizes 16,8,10, batch 4, 10 blocks, one repeat")
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="smoke test: sizes 16,8,10, batch 4, 10 blocks, one repeat",
+    )
     opts = parser.parse_args()
     sizes = (16, 8, 10) if opts.tiny else tuple(int(s) for s in opts.sizes.split(","))
-    batch, blocks, repeat = (4, 10, 1) if opts.tiny else (opts.batch, opts.blocks, opts.repeat)
+    batch, blocks, repeat = (
+        (4, 10, 1) if opts.tiny else (opts.batch, opts.blocks, opts.repeat)
+    )
     renderers = ["embedded"] + (["system"] if _render.system_dot() else [])
     results: dict = {}
     for name, (draw, args) in cases(sizes, batch, blocks).items():
         for renderer in renderers:
-            r = results.setdefault(name, {})[renderer] = measure(renderer, draw, args, repeat)
+            r = results.setdefault(name, {})[renderer] = measure(
+                renderer, draw, args, repeat
+            )
             verdict = "meets" if r["warm_total_s"] < TARGETS_S[name] else "MISSES"
-            print(f"{name:17s} {renderer:9s} {r['nodes']:4d} nodes: first {r['first_s']:.2f} s, "
-                  f"warm {r['warm_total_s']:.3f} s (build {r['warm_build_s']:.3f} s + render "
-                  f"{r['warm_render_s']:.3f} s): {verdict} the {TARGETS_S[name]} s target"
-                  f"  [{r['title']}]")
-    print(json.dumps({"jax": jax.__version__, "backend": jax.default_backend(),
-                      "sizes": sizes, "batch": batch, "blocks": blocks, "repeat": repeat,
-                      "targets_s": TARGETS_S, "results": results}, indent=1))
+            print(
+                f"{name:17s} {renderer:9s} {r['nodes']:4d} nodes: first {r['first_s']:.2f} s, "
+                f"warm {r['warm_total_s']:.3f} s (build {r['warm_build_s']:.3f} s + render "
+                f"{r['warm_render_s']:.3f} s): {verdict} the {TARGETS_S[name]} s target"
+                f"  [{r['title']}]"
+            )
+    print(
+        json.dumps(
+            {
+                "jax": jax.__version__,
+                "backend": jax.default_backend(),
+                "sizes": sizes,
+                "batch": batch,
+                "blocks": blocks,
+                "repeat": repeat,
+                "targets_s": TARGETS_S,
+                "results": results,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

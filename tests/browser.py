@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = "/usr/bin/chromium"
 # Headless, and quiet: no background requests that a closed network would refuse.
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
 ]
 SCREENSHOTS = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots"
 

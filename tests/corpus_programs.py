@@ -45,6 +45,7 @@ class Program:
 
 # --- the autodiff cookbook: logistic regression -------------------------------------------
 
+
 def _logistic_loss(W, b, inputs, targets):
     preds = jax.nn.sigmoid(inputs @ W + b)
     label_probs = preds * targets + (1 - preds) * (1 - targets)
@@ -54,11 +55,16 @@ def _logistic_loss(W, b, inputs, targets):
 def _logistic_args():
     k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
     inputs = jax.random.normal(k1, (4, 3))
-    return (jax.random.normal(k2, (3,)), jax.random.normal(k3, ()), inputs,
-            jnp.array([1.0, 1.0, 0.0, 1.0]))
+    return (
+        jax.random.normal(k2, (3,)),
+        jax.random.normal(k3, ()),
+        inputs,
+        jnp.array([1.0, 1.0, 0.0, 1.0]),
+    )
 
 
 # --- custom derivative rules ---------------------------------------------------------------
+
 
 @jax.custom_jvp
 def _softplus(x):
@@ -93,6 +99,7 @@ def _custom_rules(x):
 
 # --- control flow --------------------------------------------------------------------------
 
+
 def _control_flow(x, n):
     y = jax.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)
     y = jax.lax.fori_loop(0, 3, lambda i, v: v * 0.9 + jnp.tanh(v), y)
@@ -107,11 +114,16 @@ def _control_flow(x, n):
 
 # --- pytrees -------------------------------------------------------------------------------
 
+
 def _mlp_params(sizes, key, dtype=jnp.float32):
     keys = jax.random.split(key, len(sizes) - 1)
-    return [{"w": (jax.random.normal(k, (m, n)) / np.sqrt(m)).astype(dtype),
-             "b": jnp.zeros(n, dtype)}
-            for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)]
+    return [
+        {
+            "w": (jax.random.normal(k, (m, n)) / np.sqrt(m)).astype(dtype),
+            "b": jnp.zeros(n, dtype),
+        }
+        for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)
+    ]
 
 
 def _mlp(params, x):
@@ -133,6 +145,7 @@ def _batch(n, d, classes, dtype=jnp.float32):
 
 # --- random keys: dropout with a key argument ---------------------------------------------
 
+
 def _dropout_loss(w, key, x):
     h = jnp.tanh(x @ w)
     keep = jax.random.bernoulli(key, 0.8, h.shape)
@@ -146,6 +159,7 @@ def _keys_normal(keys, x):
 
 # --- jax.checkpoint ------------------------------------------------------------------------
 
+
 def _remat_loss(ws, x):
     layer = jax.checkpoint(lambda w, h: jnp.sin(h @ w))
     for w in ws:
@@ -155,8 +169,11 @@ def _remat_loss(ws, x):
 
 # --- a training step on a pytree state of ~50 arrays --------------------------------------
 
+
 def _big_state():
-    params = _mlp_params([8] + [8] * 24 + [4], jax.random.key(3))  # 25 layers: 50 arrays
+    params = _mlp_params(
+        [8] + [8] * 24 + [4], jax.random.key(3)
+    )  # 25 layers: 50 arrays
     return params, _batch(16, 8, 4)
 
 
@@ -168,9 +185,12 @@ def _train_step(params, batch):
 
 # --- a bfloat16 model ----------------------------------------------------------------------
 
+
 def _bf16_args():
-    return (_mlp_params([16, 32, 8], jax.random.key(5), jnp.bfloat16),
-            _batch(8, 16, 8, jnp.bfloat16))
+    return (
+        _mlp_params([16, 32, 8], jax.random.key(5), jnp.bfloat16),
+        _batch(8, 16, 8, jnp.bfloat16),
+    )
 
 
 def _bf16_loss(params, batch):
@@ -178,6 +198,7 @@ def _bf16_loss(params, batch):
 
 
 # --- Refs (jax.ref) ------------------------------------------------------------------------
+
 
 def _ref_step(state):
     state["w"][...] += 1.0
@@ -190,8 +211,10 @@ def _ref_args():
 
 # --- sharding (8 devices) ------------------------------------------------------------------
 
+
 def _explicit_mesh():
     from jax.sharding import AxisType
+
     return jax.make_mesh((4, 2), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
 
 
@@ -212,7 +235,9 @@ def _explicit_loss(x, y):
 
 def _data_parallel_args():
     mesh = jax.make_mesh((8,), ("data",))
-    jax.set_mesh(mesh)  # the programs run one after another; each sets the mesh it needs
+    jax.set_mesh(
+        mesh
+    )  # the programs run one after another; each sets the mesh it needs
     params = _mlp_params([16, 32, 32, 4], jax.random.key(11))
     batch = jax.device_put(_batch(64, 16, 4), jax.NamedSharding(mesh, jax.P("data")))
     return params, batch, mesh
@@ -222,31 +247,65 @@ def _data_parallel_loss(params, batch, mesh):
     def local(params, batch):
         return jax.lax.pmean(_mlp_loss(params, batch), "data")
 
-    return jax.shard_map(local, mesh=mesh, in_specs=(jax.P(), jax.P("data")),
-                         out_specs=jax.P())(params, batch)
+    return jax.shard_map(
+        local, mesh=mesh, in_specs=(jax.P(), jax.P("data")), out_specs=jax.P()
+    )(params, batch)
 
 
 PROGRAMS = [
     Program("cookbook_logistic", _logistic_loss, _logistic_args, argnums=(0, 1)),
-    Program("custom_jvp_vjp", _custom_rules, lambda: (jnp.linspace(-1.0, 1.0, 4),), jvp=False),
+    Program(
+        "custom_jvp_vjp",
+        _custom_rules,
+        lambda: (jnp.linspace(-1.0, 1.0, 4),),
+        jvp=False,
+    ),
     Program("control_flow", _control_flow, lambda: (jnp.linspace(0.1, 0.5, 3), 2)),
-    Program("pytree_mlp", _mlp_loss,
-            lambda: (_mlp_params([6, 8, 3], jax.random.key(1)), _batch(5, 6, 3))),
-    Program("dropout_key", _dropout_loss,
-            lambda: (jnp.ones((3, 4)) / 3, jax.random.key(2), jnp.ones((5, 3))), heavy=True),
-    Program("vmap_keys", _keys_normal,
-            lambda: (jax.random.split(jax.random.key(42), 3), jnp.ones(3)), argnums=1),
-    Program("checkpoint", _remat_loss,
-            lambda: ([jnp.eye(4) * 0.5, jnp.ones((4, 4)) / 4], jnp.arange(4.0))),
-    Program("train_step_50", _train_step, _big_state, grad=False, jvp=False, heavy=True),
+    Program(
+        "pytree_mlp",
+        _mlp_loss,
+        lambda: (_mlp_params([6, 8, 3], jax.random.key(1)), _batch(5, 6, 3)),
+    ),
+    Program(
+        "dropout_key",
+        _dropout_loss,
+        lambda: (jnp.ones((3, 4)) / 3, jax.random.key(2), jnp.ones((5, 3))),
+        heavy=True,
+    ),
+    Program(
+        "vmap_keys",
+        _keys_normal,
+        lambda: (jax.random.split(jax.random.key(42), 3), jnp.ones(3)),
+        argnums=1,
+    ),
+    Program(
+        "checkpoint",
+        _remat_loss,
+        lambda: ([jnp.eye(4) * 0.5, jnp.ones((4, 4)) / 4], jnp.arange(4.0)),
+    ),
+    Program(
+        "train_step_50", _train_step, _big_state, grad=False, jvp=False, heavy=True
+    ),
     Program("train_loss_50", _mlp_loss, _big_state, heavy=True),
     Program("bf16_model", _bf16_loss, _bf16_args),
-    Program("ref_step", _ref_step, _ref_args, grad=False, vjp=False, jvp=False,
-            skip="" if hasattr(jax, "ref") else "this JAX has no jax.ref"),
+    Program(
+        "ref_step",
+        _ref_step,
+        _ref_args,
+        grad=False,
+        vjp=False,
+        jvp=False,
+        skip="" if hasattr(jax, "ref") else "this JAX has no jax.ref",
+    ),
     Program("explicit_dot", _explicit_dot, _explicit_args, grad=False, devices=8),
     Program("explicit_loss", _explicit_loss, _explicit_args, argnums=(0, 1), devices=8),
-    Program("shard_map_data_parallel", _data_parallel_loss, _data_parallel_args, devices=8,
-            heavy=True),
+    Program(
+        "shard_map_data_parallel",
+        _data_parallel_loss,
+        _data_parallel_args,
+        devices=8,
+        heavy=True,
+    ),
 ]
 
 BY_NAME = {p.name: p for p in PROGRAMS}
@@ -277,8 +336,11 @@ def _static(program: Program, args: tuple) -> tuple[Callable, tuple]:
 
 
 def _close(shown, expected) -> None:
-    expected = [np.asarray(e, np.float64) for e in jax.tree.leaves(expected)
-                if jnp.issubdtype(e.dtype, jnp.inexact)]
+    expected = [
+        np.asarray(e, np.float64)
+        for e in jax.tree.leaves(expected)
+        if jnp.issubdtype(e.dtype, jnp.inexact)
+    ]
     assert len(shown) == len(expected), (len(shown), len(expected))
     for a, b in zip(shown, expected, strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float64), b, rtol=2e-2, atol=1e-5)
@@ -320,8 +382,14 @@ def check(program: Program, render: bool = True) -> dict:
 
 
 def _ones(out):
-    return jax.tree.map(lambda o: jnp.ones_like(o) if jnp.issubdtype(o.dtype, jnp.inexact)
-                        else np.zeros(o.shape, jax.dtypes.float0), out)
+    return jax.tree.map(
+        lambda o: (
+            jnp.ones_like(o)
+            if jnp.issubdtype(o.dtype, jnp.inexact)
+            else np.zeros(o.shape, jax.dtypes.float0)
+        ),
+        out,
+    )
 
 
 def _tangent(x):
@@ -329,4 +397,3 @@ def _tangent(x):
     if jnp.issubdtype(x.dtype, jnp.inexact):
         return jnp.ones_like(x)
     return np.zeros(x.shape, jax.dtypes.float0)
-

@@ -16,7 +16,12 @@ def run_with_devices(code: str, n_devices: int = 8) -> dict:
     printed line is JSON, returned decoded."""
     prelude = f"import jax\njax.config.update('jax_num_cpu_devices', {n_devices})\n"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])

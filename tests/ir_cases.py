@@ -13,7 +13,9 @@ from jaxtour import _ir
 def line_of(marker: str, module: str = __name__) -> int:
     """The line of `module` (default: this file) that holds `marker` (in a comment)."""
     lines = inspect.getsource(sys.modules[module]).splitlines()
-    return next(i for i, line in enumerate(lines, 1) if marker in line and "line_of" not in line)
+    return next(
+        i for i, line in enumerate(lines, 1) if marker in line and "line_of" not in line
+    )
 
 
 def control_flow(x, y):
@@ -30,8 +32,10 @@ ARGS = (jnp.arange(4.0), 1.0)
 
 def oracle_count(jaxpr) -> int:
     """Eqns in `jaxpr` and every nested jaxpr, by JAX's own walk of eqn params."""
-    return sum(1 + sum(oracle_count(sub) for sub in jex_core.jaxprs_in_params(e.params))
-               for e in jaxpr.eqns)
+    return sum(
+        1 + sum(oracle_count(sub) for sub in jex_core.jaxprs_in_params(e.params))
+        for e in jaxpr.eqns
+    )
 
 
 def eqn(jaxpr, name):

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from jaxtour.mlp._download import FILES
 
-SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
+SHARED = Path(
+    os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
+)
 NAMES = [f.name for f in FILES]
 HAVE_MNIST = all((SHARED / n).is_file() for n in NAMES)
 
@@ -26,7 +28,15 @@ HAVE_MNIST = all((SHARED / n).is_file() for n in NAMES)
 #   stall        reads the request and never answers
 #   slow-headers answers one byte of its status line every `interval` seconds
 #   slow         sends 64 KiB every `interval` seconds
-MODES = ("good", "wrong-bytes", "truncating", "trickle", "stall", "slow", "slow-headers")
+MODES = (
+    "good",
+    "wrong-bytes",
+    "truncating",
+    "trickle",
+    "stall",
+    "slow",
+    "slow-headers",
+)
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -88,10 +98,14 @@ class Mirrors:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
         hits = []
-        handler = type("H", (_Handler,), {"mode": mode, "interval": interval,
-                                          "stop": self.stop, "hits": hits})
+        handler = type(
+            "H",
+            (_Handler,),
+            {"mode": mode, "interval": interval, "stop": self.stop, "hits": hits},
+        )
         server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(handler, directory=str(self.root)))
+            ("127.0.0.1", 0), functools.partial(handler, directory=str(self.root))
+        )
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         self.servers.append(server)
@@ -131,10 +145,19 @@ def load_command(folder: Path, mirrors: list[str], **budget: float) -> list[str]
     return [sys.executable, "-c", _LOAD, json.dumps([str(folder), mirrors, budget])]
 
 
-def load_in_process(folder: Path, mirrors: list[str], timeout: float, prefix: tuple = (),
-                    **budget: float) -> tuple[subprocess.CompletedProcess, float]:
+def load_in_process(
+    folder: Path,
+    mirrors: list[str],
+    timeout: float,
+    prefix: tuple = (),
+    **budget: float,
+) -> tuple[subprocess.CompletedProcess, float]:
     """Run `load_command` to its end (killed after `timeout` s); (result, seconds taken)."""
     start = time.monotonic()
-    result = subprocess.run([*prefix, *load_command(folder, mirrors, **budget)],
-                            capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        [*prefix, *load_command(folder, mirrors, **budget)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return result, time.monotonic() - start

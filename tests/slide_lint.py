@@ -1,6 +1,8 @@
-"""Slide lint: walk every slide of a deck at 1280x720 in Chromium and report what a room can't read.
+"""Slide lint: walk every slide of a deck at 1280x720 in Chromium; report what a room
+can't read.
 
-By hand, on decks or exported HTML lessons (Chromium at /usr/bin/chromium or $JAXTOUR_CHROMIUM)::
+By hand, on decks or exported HTML lessons (Chromium at /usr/bin/chromium or
+$JAXTOUR_CHROMIUM)::
 
     python tests/slide_lint.py build/slides/03_how_it_works.html [more.html ...]
 
@@ -45,7 +47,9 @@ VIEWPORT = {"width": 1280, "height": 720}
 MAX_WORDS = 70
 MIN_TEXT_PX = 12.0
 ROOT = Path(__file__).resolve().parent.parent
-LINT_SHOTS = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots" / "lint"
+LINT_SHOTS = (
+    Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots" / "lint"
+)
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,8 @@ class Violation:
 # Shared helpers injected into the page: code lines, prose words, picture text heights.
 _HELPERS = r"""
 window.__lint = {
-  SKIP: 'pre, .jp-CodeCell .jp-InputArea, svg, img, aside.notes, script, style, .jp-InputPrompt, '
-        + '.jp-OutputPrompt, .slide-number',
+  SKIP: 'pre, .jp-CodeCell .jp-InputArea, svg, img, aside.notes, script, style, '
+        + '.jp-InputPrompt, .jp-OutputPrompt, .slide-number',
   assertLines(root) {
     const lines = [];
     root.querySelectorAll('.jp-InputArea pre, pre code, .highlight pre').forEach(pre => {
@@ -86,7 +90,9 @@ window.__lint = {
       const el = node.parentElement;
       if (!el || el.closest(this.SKIP)) continue;
       if (!el.checkVisibility({visibilityProperty: true})) continue;
-      node.textContent.split(/\s+/).forEach(w => { if (/[\p{L}\p{N}]/u.test(w)) words.push(w); });
+      node.textContent.split(/\s+/).forEach(w => {
+        if (/[\p{L}\p{N}]/u.test(w)) words.push(w);
+      });
     }
     return words;
   },
@@ -178,17 +184,22 @@ _MEASURE = """async ([h, v, height]) => {
     words: L.proseWords(slide).length,
     pictures: L.pictures(slide),
     tracebacks: L.tracebacks(slide),
-    title: (slide.querySelector('h1, h2, h3') || {textContent: ''}).textContent.trim().slice(0, 60),
+    title: (slide.querySelector('h1, h2, h3') || {textContent: ''})
+      .textContent.trim().slice(0, 60),
     scale: scale,
   };
 }"""
 
 
-def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[str, str]]:
+def slide_violations(
+    name: str, number: int, where: str, m: dict
+) -> list[tuple[str, str]]:
     """The (rule, detail) pairs a slide's measurements `m` break."""
     found = []
     if m["content"] > m["height"] + 1 or m["scrolled"]:
-        found.append(("scrolls", f"content {m['content']} px tall on a {m['height']} px slide"))
+        found.append(
+            ("scrolls", f"content {m['content']} px tall on a {m['height']} px slide")
+        )
     for box in m["boxes"]:
         found.append(("scrolls", f"a box on the slide scrolls or clips: {box}"))
     for line in m["asserts"]:
@@ -196,19 +207,33 @@ def slide_violations(name: str, number: int, where: str, m: dict) -> list[tuple[
     for line in m["tracebacks"]:
         found.append(("traceback", line))
     if m["words"] > MAX_WORDS:
-        found.append(("prose", f"{m['words']} words of prose (at most {MAX_WORDS}; move the rest "
-                               "to speaker notes)"))
+        found.append(
+            (
+                "prose",
+                f"{m['words']} words of prose (at most {MAX_WORDS}; move the rest "
+                "to speaker notes)",
+            )
+        )
     for pic in m["pictures"]:
         if pic["median"] < MIN_TEXT_PX:
-            how = (f"{pic['texts']} texts" if pic["kind"] == "svg"
-                   else f"estimated from 10 pt at {pic['dpi']:.0f} dpi")
-            found.append(("small-text", f"{pic['kind']} median text {pic['median']:.1f} px "
-                                        f"(< {MIN_TEXT_PX:g}; {how})"))
+            how = (
+                f"{pic['texts']} texts"
+                if pic["kind"] == "svg"
+                else f"estimated from 10 pt at {pic['dpi']:.0f} dpi"
+            )
+            found.append(
+                (
+                    "small-text",
+                    f"{pic['kind']} median text {pic['median']:.1f} px "
+                    f"(< {MIN_TEXT_PX:g}; {how})",
+                )
+            )
     return found
 
 
-def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS,
-              every_slide: bool = False) -> list[Violation]:
+def lint_page(
+    page, path: Path, shots: Path | None = LINT_SHOTS, every_slide: bool = False
+) -> list[Violation]:
     """Lint one deck (or exported HTML lesson) at `path` in a Playwright `page`.
 
     Saves a screenshot of each failing slide under `shots` (of every slide with
@@ -234,8 +259,10 @@ def lint_page(page, path: Path, shots: Path | None = LINT_SHOTS,
             shots.mkdir(parents=True, exist_ok=True)
             shot = str(shots / f"{name}-{number:02d}.png")
             page.screenshot(path=shot)
-        found += [Violation(name, number, f"{h}.{v}", rule, detail, shot)
-                  for rule, detail in broken]
+        found += [
+            Violation(name, number, f"{h}.{v}", rule, detail, shot)
+            for rule, detail in broken
+        ]
     return found
 
 
@@ -252,9 +279,13 @@ def deck_stats(page, path: Path) -> dict:
         stats["slides"] += 1
         stats["pictures"] += len(measured["pictures"])
         stats["notes"] += page.evaluate(
-            "() => !!Reveal.getCurrentSlide().querySelector('aside.notes')")
+            "() => !!Reveal.getCurrentSlide().querySelector('aside.notes')"
+        )
         for pic in measured["pictures"]:
-            if stats["smallest_text_px"] is None or pic["median"] < stats["smallest_text_px"]:
+            if (
+                stats["smallest_text_px"] is None
+                or pic["median"] < stats["smallest_text_px"]
+            ):
                 stats["smallest_text_px"] = round(pic["median"], 1)
     return stats
 
@@ -268,12 +299,20 @@ def chromium_executable() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pages", nargs="+", type=Path, help="deck or exported lesson .html")
-    parser.add_argument("--stats", action="store_true",
-                        help="also print slides, pictures, notes and smallest text per deck")
+    parser.add_argument(
+        "pages", nargs="+", type=Path, help="deck or exported lesson .html"
+    )
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="also print slides, pictures, notes and smallest text per deck",
+    )
     parser.add_argument("--no-screenshots", action="store_true")
-    parser.add_argument("--every-slide", action="store_true",
-                        help="save a screenshot of every slide, not only the failing ones")
+    parser.add_argument(
+        "--every-slide",
+        action="store_true",
+        help="save a screenshot of every slide, not only the failing ones",
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -282,19 +321,27 @@ def main(argv: list[str] | None = None) -> int:
 
     total = 0
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_executable(), args=ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable(), args=ARGS
+        )
         page = browser.new_page(viewport=VIEWPORT)
         for path in args.pages:
-            found = lint_page(page, path, None if args.no_screenshots else LINT_SHOTS,
-                              args.every_slide)
+            found = lint_page(
+                page,
+                path,
+                None if args.no_screenshots else LINT_SHOTS,
+                args.every_slide,
+            )
             for violation in found:
                 print(violation)
             total += len(found)
             if args.stats and page.evaluate("() => !!window.Reveal"):
                 print(f"{path.stem}: {deck_stats(page, path)}")
         browser.close()
-    print(f"{total} violation{'s' if total != 1 else ''} in {len(args.pages)} page"
-          f"{'s' if len(args.pages) != 1 else ''}.")
+    print(
+        f"{total} violation{'s' if total != 1 else ''} in {len(args.pages)} page"
+        f"{'s' if len(args.pages) != 1 else ''}."
+    )
     return 1 if total else 0
 
 

@@ -23,8 +23,12 @@ def mlp_loss(params, images, labels):
 
 def _mlp_args():
     k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
-    params = {"w1": jax.random.normal(k1, (4, 8)) * 0.5, "b1": jnp.full((8,), 0.1),
-              "w2": jax.random.normal(k2, (8, 3)) * 0.5, "b2": jnp.zeros(3)}
+    params = {
+        "w1": jax.random.normal(k1, (4, 8)) * 0.5,
+        "b1": jnp.full((8,), 0.1),
+        "w2": jax.random.normal(k2, (8, 3)) * 0.5,
+        "b2": jnp.zeros(3),
+    }
     images = jax.random.normal(k3, (5, 4))
     return params, images, jnp.array([0, 2, 1, 1, 0])
 
@@ -40,21 +44,33 @@ def _scan_power(x):
 CASES = {
     "cubic": (cubic, (1.3,), 0),
     "sin_times_x": (lambda x: jnp.sin(x) * x, (0.7,), 0),
-    "array_exp_tanh": (lambda x: jnp.sum(jnp.exp(-(x**2)) * jnp.tanh(x)),
-                       (jnp.array([0.3, -1.2, 2.0]),), 0),
-    "where": (lambda x: jnp.sum(jnp.where(x > 0, x**2, -3 * x)),
-              (jnp.array([1.5, -0.5, 0.25]),), 0),
+    "array_exp_tanh": (
+        lambda x: jnp.sum(jnp.exp(-(x**2)) * jnp.tanh(x)),
+        (jnp.array([0.3, -1.2, 2.0]),),
+        0,
+    ),
+    "where": (
+        lambda x: jnp.sum(jnp.where(x > 0, x**2, -3 * x)),
+        (jnp.array([1.5, -0.5, 0.25]),),
+        0,
+    ),
     "cond_true": (lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x) * x, (0.6,), 0),
     "cond_false": (lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x) * x, (-0.6,), 0),
     "scan": (_scan_power, (0.7,), 0),
     "relu": (lambda x: jnp.sum(jax.nn.relu(x) ** 2), (jnp.array([1.5, -0.5, 0.3]),), 0),
     "gelu": (lambda x: jnp.sum(jax.nn.gelu(x) * x), (jnp.array([1.0, -2.0, 0.4]),), 0),
-    "log_softmax": (lambda x: jax.nn.log_softmax(x)[1], (jnp.array([1.0, -2.0, 3.0]),), 0),
+    "log_softmax": (
+        lambda x: jax.nn.log_softmax(x)[1],
+        (jnp.array([1.0, -2.0, 3.0]),),
+        0,
+    ),
     "two_args": (lambda x, y: x * jnp.sin(y) + y**2, (0.5, 1.5), (0, 1)),
     "second_arg_only": (lambda x, y: x * jnp.sin(y) + y**2, (0.5, 1.5), 1),
-    "matvec": (lambda w, x: jnp.sum(jnp.tanh(w @ x)),
-               (jnp.arange(12.0).reshape(3, 4) / 10 - 0.5, jnp.array([0.3, -0.1, 0.8, 0.2])),
-               (0, 1)),
+    "matvec": (
+        lambda w, x: jnp.sum(jnp.tanh(w @ x)),
+        (jnp.arange(12.0).reshape(3, 4) / 10 - 0.5, jnp.array([0.3, -0.1, 0.8, 0.2])),
+        (0, 1),
+    ),
     "mlp": (mlp_loss, _mlp_args(), 0),
 }
 
@@ -92,8 +108,9 @@ def directional_fd(f, args, argnums, direction, h=1e-6):
         v = jax.tree.map(_to64, direction)
 
         def along(t):
-            return np.asarray(g(*jax.tree.map(lambda x, d: x + t * d, diff, v)),
-                              dtype=np.float64)
+            return np.asarray(
+                g(*jax.tree.map(lambda x, d: x + t * d, diff, v)), dtype=np.float64
+            )
 
         return (along(h) - along(-h)) / (2 * h)
 
@@ -101,12 +118,16 @@ def directional_fd(f, args, argnums, direction, h=1e-6):
 def random_like(tree, seed=0):
     leaves, treedef = jax.tree.flatten(tree)
     rng = np.random.default_rng(seed)
-    return jax.tree.unflatten(treedef, [rng.standard_normal(np.shape(x)) for x in leaves])
+    return jax.tree.unflatten(
+        treedef, [rng.standard_normal(np.shape(x)) for x in leaves]
+    )
 
 
 def dot(a, b):
-    return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
-               for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
+    return sum(
+        float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
+        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    )
 
 
 def test_the_oracle_differentiates_a_known_function():
@@ -121,7 +142,13 @@ def test_the_cases_cover_what_the_issue_lists():
     import inspect
 
     sources = " ".join(inspect.getsource(f) for f, _, _ in CASES.values())
-    for feature in ("jnp.where", "lax.cond", "lax.scan", "jax.nn.relu", "jax.nn.gelu",
-                    "log_softmax"):
+    for feature in (
+        "jnp.where",
+        "lax.cond",
+        "lax.scan",
+        "jax.nn.relu",
+        "jax.nn.gelu",
+        "log_softmax",
+    ):
         assert feature in sources, feature
     assert len(CASES) >= 12

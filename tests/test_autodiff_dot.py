@@ -10,13 +10,22 @@ from test_autodiff_cases import CASES, cubic
 from jaxtour import Diagram, _render
 from jaxtour.autodiff import draw_grad, draw_jvp, draw_vjp, grad_graph
 
-RENDERERS = ["embedded", pytest.param("system", marks=pytest.mark.skipif(
-    shutil.which("dot") is None, reason="no system Graphviz `dot` on PATH"))]
+RENDERERS = [
+    "embedded",
+    pytest.param(
+        "system",
+        marks=pytest.mark.skipif(
+            shutil.which("dot") is None, reason="no system Graphviz `dot` on PATH"
+        ),
+    ),
+]
 
 
 def _svg_texts(svg: str) -> list[str]:
     root = ET.fromstring(svg.encode())
-    return ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    return [
+        "".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")
+    ]
 
 
 @pytest.mark.parametrize("renderer", RENDERERS)
@@ -38,7 +47,9 @@ def test_every_case_renders_with_one_box_per_model_node(name):
     # rows of many terminals wrap with invisible edges: not the model's
     nodes, edges = d.counts
     assert (nodes, edges - d.source.count("style=invis")) == (
-        len(graph.nodes), len(graph.edges))
+        len(graph.nodes),
+        len(graph.edges),
+    )
     for node in graph.nodes.values():
         assert f'\t{node.id} [label="{node.label}' in d.source
     ET.fromstring(d.svg().encode())
@@ -68,7 +79,10 @@ def test_jvp_and_vjp_pictures_render():
     jvp = draw_jvp(jnp.sin)((0.5,), (1.0,))
     vjp = draw_vjp(jnp.sin)(jnp.arange(3.0))
     assert jvp.title == "jvp of sin: 2 primal equations, 1 tangent equation"
-    assert vjp.title == "vjp of sin: 2 forward equations, 1 residual, 1 transposed equation"
+    assert (
+        vjp.title
+        == "vjp of sin: 2 forward equations, 1 residual, 1 transposed equation"
+    )
     for d in (jvp, vjp):
         ET.fromstring(d.svg().encode())
 

@@ -14,8 +14,10 @@ from jaxtour.autodiff import (
     mode_costs,
 )
 
-INT_FIX = ("Pass 1.0 rather than 1, or x.astype(jnp.float32); to keep an integer argument "
-           "fixed, leave this argument out of `argnums`.")
+INT_FIX = (
+    "Pass 1.0 rather than 1, or x.astype(jnp.float32); to keep an integer argument "
+    "fixed, leave this argument out of `argnums`."
+)
 
 
 def _raises(error, message, call):
@@ -24,99 +26,153 @@ def _raises(error, message, call):
 
 
 def test_an_integer_input_is_not_differentiable():
-    _raises(TypeError, "draw_grad cannot differentiate with respect to argument 0 (`x`): it "
-            "holds int values, and gradients need floating-point inputs (as in jax.grad). "
-            + INT_FIX, lambda: draw_grad(lambda x: x * 2.0)(1))
+    _raises(
+        TypeError,
+        "draw_grad cannot differentiate with respect to argument 0 (`x`): it "
+        "holds int values, and gradients need floating-point inputs (as in jax.grad). "
+        + INT_FIX,
+        lambda: draw_grad(lambda x: x * 2.0)(1),
+    )
 
 
 def test_an_integer_array_names_its_dtype_and_pytree_path():
-    _raises(TypeError, "draw_grad cannot differentiate with respect to argument 0 "
-            "(`params['n']`): it holds int32 values, and gradients need floating-point inputs "
-            "(as in jax.grad). " + INT_FIX,
-            lambda: draw_grad(lambda params: params["w"].sum())(
-                {"w": jnp.ones(2), "n": jnp.arange(3)}))
+    _raises(
+        TypeError,
+        "draw_grad cannot differentiate with respect to argument 0 "
+        "(`params['n']`): it holds int32 values, and gradients need floating-point inputs "
+        "(as in jax.grad). " + INT_FIX,
+        lambda: draw_grad(lambda params: params["w"].sum())(
+            {"w": jnp.ones(2), "n": jnp.arange(3)}
+        ),
+    )
 
 
 def test_a_string_input_is_not_differentiable():
-    _raises(TypeError, "draw_grad cannot differentiate with respect to argument 1 (`mode`): "
-            "it is a str ('fast'), not a number or an array. JAX differentiates floating-point "
-            "arrays only: pass e.g. 1.0 or jnp.array([...]), or leave this argument out of "
-            "`argnums`.", lambda: draw_grad(lambda x, mode: x, argnums=1)(1.0, "fast"))
+    _raises(
+        TypeError,
+        "draw_grad cannot differentiate with respect to argument 1 (`mode`): "
+        "it is a str ('fast'), not a number or an array. JAX differentiates floating-point "
+        "arrays only: pass e.g. 1.0 or jnp.array([...]), or leave this argument out of "
+        "`argnums`.",
+        lambda: draw_grad(lambda x, mode: x, argnums=1)(1.0, "fast"),
+    )
 
 
 def test_a_string_left_out_of_argnums_is_passed_through():
-    graph = grad_graph(lambda x, mode: x**2 if mode == "square" else x, argnums=0)(3.0, "square")
+    graph = grad_graph(lambda x, mode: x**2 if mode == "square" else x, argnums=0)(
+        3.0, "square"
+    )
     assert graph.values_of("gradient") == [6.0]
 
 
 def test_argnums_out_of_range():
-    _raises(ValueError, "draw_grad: argnums=2 is out of range: f was called with 2 positional "
-            "arguments (valid positions: 0..1). Pass the example arguments in the call, e.g. "
-            "draw_grad(f, argnums=1)(x, y).",
-            lambda: draw_grad(lambda x, y: x * y, argnums=2)(1.0, 2.0))
+    _raises(
+        ValueError,
+        "draw_grad: argnums=2 is out of range: f was called with 2 positional "
+        "arguments (valid positions: 0..1). Pass the example arguments in the call, e.g. "
+        "draw_grad(f, argnums=1)(x, y).",
+        lambda: draw_grad(lambda x, y: x * y, argnums=2)(1.0, 2.0),
+    )
 
 
 def test_argnums_that_are_not_ints_fail_when_configured():
-    message = ("draw_grad: `argnums` must be an int or a tuple of ints naming the positional "
-               "arguments to differentiate, as in jax.grad; got {}.")
+    message = (
+        "draw_grad: `argnums` must be an int or a tuple of ints naming the positional "
+        "arguments to differentiate, as in jax.grad; got {}."
+    )
     _raises(TypeError, message.format("'0'"), lambda: draw_grad(jnp.sin, argnums="0"))
-    _raises(TypeError, message.format("(0, 1.0)"), lambda: draw_grad(jnp.sin, argnums=(0, 1.0)))
+    _raises(
+        TypeError,
+        message.format("(0, 1.0)"),
+        lambda: draw_grad(jnp.sin, argnums=(0, 1.0)),
+    )
 
 
 def test_a_non_scalar_output_points_to_draw_vjp_or_a_sum():
-    _raises(ValueError, "draw_grad needs f to return a scalar, as jax.grad does; f returned "
-            "f32[3]. To draw the backward pass for any output, use draw_vjp(f)(*args); or "
-            "reduce the output to a scalar, e.g. draw_grad(lambda x: f(x).sum())(x).",
-            lambda: draw_grad(jnp.sin)(jnp.ones(3)))
+    _raises(
+        ValueError,
+        "draw_grad needs f to return a scalar, as jax.grad does; f returned "
+        "f32[3]. To draw the backward pass for any output, use draw_vjp(f)(*args); or "
+        "reduce the output to a scalar, e.g. draw_grad(lambda x: f(x).sum())(x).",
+        lambda: draw_grad(jnp.sin)(jnp.ones(3)),
+    )
 
 
 def test_a_tuple_output_is_not_a_scalar():
-    with pytest.raises(ValueError, match=r"f returned a tuple \(f32\[\], f32\[\]\)\. .*draw_vjp"):
+    with pytest.raises(
+        ValueError, match=r"f returned a tuple \(f32\[\], f32\[\]\)\. .*draw_vjp"
+    ):
         draw_grad(lambda x: (x, x))(1.0)
 
 
 def test_an_integer_output_cannot_be_differentiated():
-    _raises(TypeError, "draw_grad needs f to return a real floating-point scalar; f returned "
-            "i32[]. Return a float (e.g. .astype(jnp.float32)); use holomorphic=True for a "
-            "holomorphic complex function, or draw_vjp for other complex outputs.",
-            lambda: draw_grad(lambda x: jnp.int32(3))(1.0))
+    _raises(
+        TypeError,
+        "draw_grad needs f to return a real floating-point scalar; f returned "
+        "i32[]. Return a float (e.g. .astype(jnp.float32)); use holomorphic=True for a "
+        "holomorphic complex function, or draw_vjp for other complex outputs.",
+        lambda: draw_grad(lambda x: jnp.int32(3))(1.0),
+    )
 
 
 def test_f_must_be_a_function_and_rankdir_a_direction():
     with pytest.raises(TypeError, match=r"^draw_grad needs a function to trace"):
         draw_grad(3.0)
-    _raises(ValueError, "draw_grad: `rankdir` must be one of \"TB\" (top to bottom), \"LR\" "
-            "(left to right), \"BT\" or \"RL\"; got 'up'.",
-            lambda: draw_grad(jnp.sin, rankdir="up"))
+    _raises(
+        ValueError,
+        'draw_grad: `rankdir` must be one of "TB" (top to bottom), "LR" '
+        '(left to right), "BT" or "RL"; got \'up\'.',
+        lambda: draw_grad(jnp.sin, rankdir="up"),
+    )
 
 
 def test_draw_jvp_takes_tuples_that_match():
-    _raises(TypeError, "draw_jvp(f)(primals, tangents) takes two tuples, as jax.jvp does; got "
-            "float and float. For one argument write draw_jvp(f)((x,), (1.0,)).",
-            lambda: draw_jvp(jnp.sin)(1.0, 1.0))
-    _raises(TypeError, "draw_jvp: tangents must match the primals in structure and shape; "
-            "expected f32[3], got f32[2].",
-            lambda: draw_jvp(jnp.sin)((jnp.ones(3),), (jnp.ones(2),)))
+    _raises(
+        TypeError,
+        "draw_jvp(f)(primals, tangents) takes two tuples, as jax.jvp does; got "
+        "float and float. For one argument write draw_jvp(f)((x,), (1.0,)).",
+        lambda: draw_jvp(jnp.sin)(1.0, 1.0),
+    )
+    _raises(
+        TypeError,
+        "draw_jvp: tangents must match the primals in structure and shape; "
+        "expected f32[3], got f32[2].",
+        lambda: draw_jvp(jnp.sin)((jnp.ones(3),), (jnp.ones(2),)),
+    )
 
 
 def test_draw_vjp_checks_its_cotangent_and_its_primals():
-    _raises(TypeError, "draw_vjp: cotangents must match f's output in structure and shape; "
-            "expected f32[3], got f32[2].",
-            lambda: draw_vjp(jnp.sin, cotangents=jnp.ones(2))(jnp.ones(3)))
+    _raises(
+        TypeError,
+        "draw_vjp: cotangents must match f's output in structure and shape; "
+        "expected f32[3], got f32[2].",
+        lambda: draw_vjp(jnp.sin, cotangents=jnp.ones(2))(jnp.ones(3)),
+    )
     with pytest.raises(TypeError, match=r"it holds int values.*close over it"):
         draw_vjp(jnp.sin)(3)
 
 
 def test_derivative_table_needs_an_order_and_a_real_point():
-    _raises(ValueError, "derivative_table: `order` must be a positive int (1 for f′, 4 for f′ "
-            "to f⁽⁴⁾); got 0.", lambda: derivative_table(jnp.sin, order=0))
-    _raises(TypeError, "derivative_table needs the point x to be a real number such as 1.0 "
-            "(floats: gradients need them); got 2 (int).", lambda: derivative_table(jnp.sin)(2))
+    _raises(
+        ValueError,
+        "derivative_table: `order` must be a positive int (1 for f′, 4 for f′ "
+        "to f⁽⁴⁾); got 0.",
+        lambda: derivative_table(jnp.sin, order=0),
+    )
+    _raises(
+        TypeError,
+        "derivative_table needs the point x to be a real number such as 1.0 "
+        "(floats: gradients need them); got 2 (int).",
+        lambda: derivative_table(jnp.sin)(2),
+    )
     with pytest.raises(TypeError, match=r"x has shape \(2,\).*jax\.jacfwd"):
         derivative_table(jnp.sin)(jnp.ones(2))
 
 
 def test_mode_costs_checks_each_member_of_the_family():
-    _raises(TypeError, "mode_costs: f_family(3, 2) must return a function from f32[3] to "
-            "f32[2]; it returned f32[1].",
-            lambda: mode_costs(lambda n, m: (lambda x: x[:1]), sizes=[(3, 2)]))
+    _raises(
+        TypeError,
+        "mode_costs: f_family(3, 2) must return a function from f32[3] to "
+        "f32[2]; it returned f32[1].",
+        lambda: mode_costs(lambda n, m: lambda x: x[:1], sizes=[(3, 2)]),
+    )

@@ -85,8 +85,9 @@ def test_past_max_eqns_each_source_line_is_one_node():
     assert "one node per source line" in lines.title
     assert lines.counts[0] < full.counts[0] / 2
     here = "test_autodiff_fold.py:"
-    assert any(label.startswith(here) and " equations: " in label
-               for label in _labels(lines))
+    assert any(
+        label.startswith(here) and " equations: " in label for label in _labels(lines)
+    )
     assert any(re.fullmatch(r"\d+ residuals", label) for label in _labels(lines))
 
 
@@ -107,12 +108,15 @@ def test_past_eight_residuals_those_saved_by_one_node_fold():
     assert "residuals by what saves them" in closed.title
 
 
-@pytest.mark.parametrize(("option", "message"), [
-    ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0"),
-    ({"max_depth": True}, r"`max_depth` must be a whole number >= 0"),
-    ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
-    ({"expand_pytrees": "yes"}, r"`expand_pytrees` must be None .* got 'yes'"),
-])
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0"),
+        ({"max_depth": True}, r"`max_depth` must be a whole number >= 0"),
+        ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
+        ({"expand_pytrees": "yes"}, r"`expand_pytrees` must be None .* got 'yes'"),
+    ],
+)
 def test_bad_fold_options_are_refused_at_configure_time(option, message):
     for draw in (draw_grad, draw_vjp, draw_jvp):
         with pytest.raises(ValueError, match=message):

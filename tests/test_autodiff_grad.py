@@ -102,21 +102,30 @@ def test_the_mlp_backward_pass_multiplies_by_transposed_weights():
     assert graph.primitive_counts("forward")["dot_general"] == 2
     assert graph.primitive_counts("backward")["dot_general"] == 3
     labels = [n.label for n in graph.select("gradient")]
-    assert labels == ["∂mlp_loss/∂params['b1']", "∂mlp_loss/∂params['b2']",
-                      "∂mlp_loss/∂params['w1']", "∂mlp_loss/∂params['w2']"]
-    assert [n.kind for n in graph.select(lane="forward")][:6] == ["input"] * 4 + ["fixed"] * 2
+    assert labels == [
+        "∂mlp_loss/∂params['b1']",
+        "∂mlp_loss/∂params['b2']",
+        "∂mlp_loss/∂params['w1']",
+        "∂mlp_loss/∂params['w2']",
+    ]
+    assert [n.kind for n in graph.select(lane="forward")][:6] == ["input"] * 4 + [
+        "fixed"
+    ] * 2
 
 
 def test_the_cubic_picture_shows_the_gradient_4_at_1():
     d = draw_grad(cubic)(1.0)
-    assert d.title == "grad of cubic: 10 forward equations, 4 residuals, 7 backward equations"
+    assert (
+        d.title
+        == "grad of cubic: 10 forward equations, 4 residuals, 7 backward equations"
+    )
     assert '[label="∂cubic/∂x\\nf32[] 4.0"' in d.source
     assert grad_graph(cubic)(1.0).values_of("gradient") == [4.0]
 
 
 def test_arrays_show_their_type_and_first_entries():
     d = draw_grad(lambda x: jnp.sum(x**2))(jnp.arange(5.0))
-    assert "\\nf32[5] [0.0, 2.0, 4.0, …]\"" in d.source
+    assert '\\nf32[5] [0.0, 2.0, 4.0, …]"' in d.source
 
 
 def test_without_values_nodes_show_types_only():

@@ -35,7 +35,11 @@ def test_the_table_reads_as_text_and_as_markdown():
     rows = [f"{row.value:.6g}" for row in table.rows]
     lines = repr(table).splitlines()
     assert lines[0] == "derivatives of cubic at x = 1"
-    assert [line.split()[0] for line in lines[1:]] == ["cubic(x)", "cubic′(x)", "cubic′′(x)"]
+    assert [line.split()[0] for line in lines[1:]] == [
+        "cubic(x)",
+        "cubic′(x)",
+        "cubic′′(x)",
+    ]
     assert [line.split()[1] for line in lines[1:]] == rows
     assert [int(line.split()[2]) for line in lines[1:]] == table.eqns
     markdown = table._repr_markdown_().splitlines()
@@ -57,7 +61,12 @@ def test_the_tanh_plot_draws_tanh_and_its_four_derivatives():
     ax = plot_derivatives(jnp.tanh, order=4, xs=np.linspace(-4, 4, 81))
     lines = ax.get_lines()[:5]
     assert [line.get_label() for line in lines] == [
-        "tanh(x)", "tanh′(x)", "tanh′′(x)", "tanh′′′(x)", "tanh⁽⁴⁾(x)"]
+        "tanh(x)",
+        "tanh′(x)",
+        "tanh′′(x)",
+        "tanh′′′(x)",
+        "tanh⁽⁴⁾(x)",
+    ]
     xs = lines[0].get_xdata()
     for line, expected in zip(lines, _tanh_derivatives(xs, 4), strict=True):
         np.testing.assert_allclose(line.get_ydata(), expected, atol=2e-5)

@@ -16,10 +16,15 @@ JVP_NAMES = sorted(n for n in CASES if n != "second_arg_only")
 def _primals_and_tangents(name):
     f, args, _ = CASES[name]
     primals = tuple(jax.tree.map(jnp.asarray, args))
-    argnums = tuple(i for i, a in enumerate(primals)
-                    if all(jnp.issubdtype(x.dtype, jnp.floating) for x in jax.tree.leaves(a)))
+    argnums = tuple(
+        i
+        for i, a in enumerate(primals)
+        if all(jnp.issubdtype(x.dtype, jnp.floating) for x in jax.tree.leaves(a))
+    )
     g, diff = split(f, primals, argnums)
-    tangents = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), random_like(diff, seed=3))
+    tangents = jax.tree.map(
+        lambda x: jnp.asarray(x, jnp.float32), random_like(diff, seed=3)
+    )
     return g, diff, tangents, argnums
 
 
@@ -37,18 +42,23 @@ def test_draw_jvp_shows_jax_jvp_and_jvp_agrees_with_finite_differences(name):
     assert float(out_dot) == pytest.approx(float(fd), rel=2e-4, abs=2e-5)
 
 
-@pytest.mark.parametrize("name", ["sin_times_x", "where", "cond_true", "scan", "gelu", "mlp"])
+@pytest.mark.parametrize(
+    "name", ["sin_times_x", "where", "cond_true", "scan", "gelu", "mlp"]
+)
 def test_the_primal_lane_never_reads_a_tangent(name):
     # Independent check of the lane split: with NaN tangents, every primal-lane value
     # is unchanged, and the tangent lane's output is not.
     g, diff, tangents, _ = _primals_and_tangents(name)
     nans = jax.tree.map(lambda t: jnp.full_like(t, jnp.nan), tangents)
     clean, poisoned = jvp_graph(g)(diff, tangents), jvp_graph(g)(diff, nans)
-    primal_ids = [n.id for n in clean.select(lane="primal") if n.kind in ("op", "output")]
+    primal_ids = [
+        n.id for n in clean.select(lane="primal") if n.kind in ("op", "output")
+    ]
     assert primal_ids
     for node_id in primal_ids:
-        for a, b in zip(clean.nodes[node_id].values, poisoned.nodes[node_id].values,
-                        strict=True):
+        for a, b in zip(
+            clean.nodes[node_id].values, poisoned.nodes[node_id].values, strict=True
+        ):
             np.testing.assert_array_equal(a, b)
     assert np.isnan(poisoned.select("output", lane="tangent")[0].value).any()
     assert all(e.kind in ("primal",) for e in clean.edges if e.dst in primal_ids)
@@ -60,14 +70,18 @@ def test_jvp_of_sin_uses_cos_from_the_primal_lane():
     assert graph.primitive_counts("tangent") == {"mul": 1}
     kinds = {e.kind for e in graph.edges}
     assert "cross" in kinds  # cos x, read by the tangent lane
-    assert graph.select("output", lane="tangent")[0].value == pytest.approx(2 * np.cos(0.5))
+    assert graph.select("output", lane="tangent")[0].value == pytest.approx(
+        2 * np.cos(0.5)
+    )
 
 
 @pytest.mark.parametrize("name", JVP_NAMES)
 def test_draw_vjp_shows_jax_vjp_and_vjp_agrees_with_finite_differences(name):
     g, diff, direction, argnums = _primals_and_tangents(name)
     out, vjp_fn = jax.vjp(g, *diff)
-    cotangent = jax.tree.map(lambda c: jnp.asarray(c, jnp.float32), random_like(out, seed=5))
+    cotangent = jax.tree.map(
+        lambda c: jnp.asarray(c, jnp.float32), random_like(out, seed=5)
+    )
     graph = vjp_graph(g, cotangents=cotangent)(*diff)
     expected = jax.tree.leaves(vjp_fn(cotangent))
     for got, want in zip(graph.values_of("gradient"), expected, strict=True):
@@ -75,7 +89,9 @@ def test_draw_vjp_shows_jax_vjp_and_vjp_agrees_with_finite_differences(name):
     # (Jᵀ c)·v = c·(J v), with J v from float64 central differences.
     f, args, _ = CASES[name]
     fd = directional_fd(f, args, argnums, direction)
-    assert dot(expected, direction) == pytest.approx(dot(cotangent, fd), rel=2e-4, abs=2e-5)
+    assert dot(expected, direction) == pytest.approx(
+        dot(cotangent, fd), rel=2e-4, abs=2e-5
+    )
 
 
 def _vector_f(x, y):
@@ -95,7 +111,9 @@ def test_draw_vjp_shows_jax_vjp_for_a_vector_output():
     # (Jᵀ c)·v = c·(J v), with J v from float64 central differences.
     direction = random_like(VECTOR_ARGS, seed=1)
     fd = directional_fd(_vector_f, VECTOR_ARGS, (0, 1), direction)
-    assert dot(expected, direction) == pytest.approx(float(np.dot(cotangent, fd)), rel=2e-4)
+    assert dot(expected, direction) == pytest.approx(
+        float(np.dot(cotangent, fd)), rel=2e-4
+    )
 
 
 def test_draw_vjp_seeds_ones_by_default_and_titles_the_transpose():

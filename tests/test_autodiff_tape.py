@@ -21,12 +21,14 @@ def _mixed(x, y, sin, exp, tanh):
 
 def test_the_tape_handles_two_inputs_and_transcendentals():
     value, grads, length = tape_grad(
-        lambda x, y: _mixed(x, y, Value.sin, Value.exp, Value.tanh), 0.4, -1.1)
+        lambda x, y: _mixed(x, y, Value.sin, Value.exp, Value.tanh), 0.4, -1.1
+    )
     reference = lambda x, y: _mixed(x, y, jnp.sin, jnp.exp, jnp.tanh)
     # JAX computes in float32, the tape in float64: compare at float32 accuracy.
     assert value == pytest.approx(float(reference(0.4, -1.1)), abs=1e-5)
-    assert grads == pytest.approx([float(g) for g in jax.grad(reference, (0, 1))(0.4, -1.1)],
-                                  rel=1e-5)
+    assert grads == pytest.approx(
+        [float(g) for g in jax.grad(reference, (0, 1))(0.4, -1.1)], rel=1e-5
+    )
     assert length > 10
 
 

@@ -7,14 +7,22 @@ import numpy as np
 import pytest
 from devices import run_with_devices
 
-from jaxtour.autodiff import draw_grad, draw_jvp, draw_vjp, grad_graph, jvp_graph, vjp_graph
+from jaxtour.autodiff import (
+    draw_grad,
+    draw_jvp,
+    draw_vjp,
+    grad_graph,
+    jvp_graph,
+    vjp_graph,
+)
 
 
 def _close(shown, expected, rtol=1e-6):
     assert len(shown) == len(jax.tree.leaves(expected))
     for a, b in zip(shown, jax.tree.leaves(expected), strict=True):
-        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64),
-                                   rtol=rtol)
+        np.testing.assert_allclose(
+            np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol
+        )
 
 
 def _keys_loss(k, x):
@@ -24,15 +32,21 @@ def _keys_loss(k, x):
 def test_a_key_argument_is_drawn_fixed_and_the_gradient_matches_jax():
     keys = jax.random.split(jax.random.key(42), 3)
     graph = grad_graph(_keys_loss, argnums=1)(keys, jnp.ones(3))
-    _close(graph.values_of("gradient"), jax.grad(_keys_loss, argnums=1)(keys, jnp.ones(3)))
+    _close(
+        graph.values_of("gradient"), jax.grad(_keys_loss, argnums=1)(keys, jnp.ones(3))
+    )
     fixed = graph.select("fixed")
     assert [n.avals[0] for n in fixed] == ["key<fry>[3]"] and fixed[0].value is None
     assert "key<fry>[3]" in draw_grad(_keys_loss, argnums=1)(keys, jnp.ones(3)).source
 
 
 def test_differentiating_a_key_says_keys_are_not_differentiated():
-    with pytest.raises(TypeError, match=r"it is a PRNG key \(key<fry>\).*leave this argument"):
-        draw_grad(_keys_loss, argnums=0)(jax.random.split(jax.random.key(0), 3), jnp.ones(3))
+    with pytest.raises(
+        TypeError, match=r"it is a PRNG key \(key<fry>\).*leave this argument"
+    ):
+        draw_grad(_keys_loss, argnums=0)(
+            jax.random.split(jax.random.key(0), 3), jnp.ones(3)
+        )
 
 
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float8_e4m3fn])
@@ -72,7 +86,9 @@ def test_vjp_and_jvp_keep_integer_and_key_leaves_fixed():
     assert [n.label for n in graph.select("gradient")] == ["cotangent of state['w']"]
     tangents = ({"w": jnp.ones(3), "step": np.zeros((), jax.dtypes.float0)}, None)
     jgraph = jvp_graph(f)((state, key), tangents)
-    out, out_dot = jax.jvp(f, (state, key), (tangents[0], np.zeros((), jax.dtypes.float0)))
+    out, out_dot = jax.jvp(
+        f, (state, key), (tangents[0], np.zeros((), jax.dtypes.float0))
+    )
     _close([n.value for n in jgraph.select("output")], [out, out_dot])
 
 
@@ -93,7 +109,9 @@ def test_has_aux_draws_aux_as_an_output_that_is_not_differentiated():
     _, out_dot, _ = jax.jvp(loss, (w,), (jnp.ones(3),), has_aux=True)
     _close([jgraph.select("output")[1].value], out_dot)
     assert draw_vjp(loss, has_aux=True)(w).title.startswith("vjp of loss")
-    assert draw_jvp(loss, has_aux=True)((w,), (jnp.ones(3),)).title.startswith("jvp of loss")
+    assert draw_jvp(loss, has_aux=True)((w,), (jnp.ones(3),)).title.startswith(
+        "jvp of loss"
+    )
 
 
 def test_holomorphic_passes_through_as_in_jax_grad():
@@ -102,8 +120,9 @@ def test_holomorphic_passes_through_as_in_jax_grad():
 
     z = jnp.complex64(1.0 + 2.0j)
     graph = grad_graph(f, holomorphic=True)(z)
-    np.testing.assert_allclose(graph.values_of("gradient")[0], jax.grad(f, holomorphic=True)(z),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        graph.values_of("gradient")[0], jax.grad(f, holomorphic=True)(z), rtol=1e-6
+    )
     with pytest.raises(TypeError, match="holomorphic=True needs complex inputs"):
         draw_grad(f, holomorphic=True)(1.0)
 
@@ -126,7 +145,8 @@ def test_sharded_arguments_in_explicit_and_shard_map_modes_draw_with_jax_values(
         def loss(w, xb):
             def local(w, xb):
                 return jax.lax.psum(jnp.sum(jnp.tanh(xb @ w) ** 2), "X")
-            return jax.shard_map(local, in_specs=(jax.P(), jax.P("X")), out_specs=jax.P())(w, xb)
+            specs = dict(in_specs=(jax.P(), jax.P("X")), out_specs=jax.P())
+            return jax.shard_map(local, **specs)(w, xb)
         w = jnp.ones((4, 2)) / 4
         xb = jax.device_put(jnp.arange(32.0).reshape(8, 4) / 32, jax.P("X"))
         g = grad_graph(loss)(w, xb).values_of("gradient")[0]

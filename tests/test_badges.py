@@ -23,41 +23,62 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
 COLAB = "https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/"
 BINDER = "https://mybinder.org/v2/gh/jaxtour/jaxtour/main?labpath="
-_LINK = re.compile(r"https://(?:colab\.research\.google\.com|mybinder\.org)/[^\s)\"'\]>]+")
-_BADGE_IMAGES = ("https://colab.research.google.com/assets/colab-badge.svg",
-                 "https://mybinder.org/badge_logo.svg")
-INSTALL = '--quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"'  # the lessons extra
+_LINK = re.compile(
+    r"https://(?:colab\.research\.google\.com|mybinder\.org)/[^\s)\"'\]>]+"
+)
+_BADGE_IMAGES = (
+    "https://colab.research.google.com/assets/colab-badge.svg",
+    "https://mybinder.org/badge_logo.svg",
+)
+# the lessons extra
+INSTALL = '--quiet "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"'
 
 
 def documents() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
-            *sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.*"))]
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.*")),
+    ]
 
 
 def lesson_of(url: str) -> str:
     """The repository path a Colab or Binder link opens; fails on any other form of link."""
     for prefix in (COLAB, BINDER):
         if url.startswith(prefix):
-            return unquote(url[len(prefix):])
-    raise AssertionError(f"{url} is neither {COLAB}notebooks/NN_topic.ipynb nor "
-                         f"{BINDER}notebooks%2FNN_topic.ipynb")
+            return unquote(url[len(prefix) :])
+    raise AssertionError(
+        f"{url} is neither {COLAB}notebooks/NN_topic.ipynb nor "
+        f"{BINDER}notebooks%2FNN_topic.ipynb"
+    )
 
 
 def readme_row(source: Path) -> str:
     """The README table row a lesson needs (said in the failure message, to copy)."""
     notebook = f"notebooks/{source.stem}.ipynb"
-    title = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+    title = (
+        nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+    )
     title = re.search(r"^#\s+(.+)$", title, re.MULTILINE).group(1).split(":")[0]
-    return (f"| [{title}]({notebook}) | WHAT YOU WILL SEE | [![Open in Colab]({_BADGE_IMAGES[0]})]"
-            f"({COLAB}{notebook}) [![Binder]({_BADGE_IMAGES[1]})]"
-            f"({BINDER}{notebook.replace('/', '%2F')}) |")
+    return (
+        f"| [{title}]({notebook}) | WHAT YOU WILL SEE | [![Open in Colab]({_BADGE_IMAGES[0]})]"
+        f"({COLAB}{notebook}) [![Binder]({_BADGE_IMAGES[1]})]"
+        f"({BINDER}{notebook.replace('/', '%2F')}) |"
+    )
 
 
 def test_lesson_of_reads_both_kinds_of_link_and_rejects_others():
-    assert lesson_of(COLAB + "notebooks/01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
-    assert lesson_of(BINDER + "notebooks%2F01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
+    assert (
+        lesson_of(COLAB + "notebooks/01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
+    )
+    assert (
+        lesson_of(BINDER + "notebooks%2F01_why_jax.ipynb")
+        == "notebooks/01_why_jax.ipynb"
+    )
     with pytest.raises(AssertionError, match="is neither"):
-        lesson_of("https://colab.research.google.com/github/someone/fork/blob/main/x.ipynb")
+        lesson_of(
+            "https://colab.research.google.com/github/someone/fork/blob/main/x.ipynb"
+        )
 
 
 @pytest.mark.parametrize("document", documents(), ids=lambda p: p.name)
@@ -65,28 +86,46 @@ def test_every_badge_opens_a_lesson_that_exists(document):
     links = [u for u in _LINK.findall(document.read_text()) if u not in _BADGE_IMAGES]
     for url in links:
         path = lesson_of(url)
-        assert re.fullmatch(r"notebooks/\d\d_\w+\.ipynb", path), f"{url} opens no lesson"
-        assert (ROOT / path).is_file(), f"{document.name}: {url} opens {path}, which is missing"
-        assert (ROOT / path).with_suffix(".py").is_file(), f"{path} has no py:percent source"
+        assert re.fullmatch(r"notebooks/\d\d_\w+\.ipynb", path), (
+            f"{url} opens no lesson"
+        )
+        assert (ROOT / path).is_file(), (
+            f"{document.name}: {url} opens {path}, which is missing"
+        )
+        assert (ROOT / path).with_suffix(".py").is_file(), (
+            f"{path} has no py:percent source"
+        )
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
-    first = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+    first = (
+        nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+    )
     assert f"{COLAB}notebooks/{source.stem}.ipynb" in first
     assert _BADGE_IMAGES[0] in first
 
 
 def test_the_readme_lists_every_lesson_with_both_badges_in_order():
     readme = (ROOT / "README.md").read_text()
-    start, end = readme.index("<!-- lessons:start -->"), readme.index("<!-- lessons:end -->")
+    start, end = (
+        readme.index("<!-- lessons:start -->"),
+        readme.index("<!-- lessons:end -->"),
+    )
     table = readme[start:end]
     for source in LESSONS:
         notebook = f"notebooks/{source.stem}.ipynb"
-        row = next((line for line in table.splitlines() if f"]({notebook})" in line), None)
+        row = next(
+            (line for line in table.splitlines() if f"]({notebook})" in line), None
+        )
         assert row, f"README has no row for {source.stem}; add:\n{readme_row(source)}"
-        assert f"({COLAB}{notebook})" in row and f"({BINDER}notebooks%2F{source.stem}" in row, (
-            f"README's row for {source.stem} lacks a badge; it should read:\n{readme_row(source)}")
+        assert (
+            f"({COLAB}{notebook})" in row
+            and f"({BINDER}notebooks%2F{source.stem}" in row
+        ), (
+            f"README's row for {source.stem} lacks a badge; it should read:\n"
+            f"{readme_row(source)}"
+        )
     rows = re.findall(r"^\| \[(\d\d) ", table, re.MULTILINE)
     assert rows == [s.stem[:2] for s in LESSONS], "README rows are not in lesson order"
 
@@ -123,14 +162,21 @@ def setup_cell(source: Path) -> str:
     cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
     first = next(c for c in cells if c.cell_type == "code")
     assert "setup" in first.metadata.get("tags", []), (
-        f"{source.stem}: the first code cell must be the set-up cell, tagged `setup`")
+        f"{source.stem}: the first code cell must be the set-up cell, tagged `setup`"
+    )
     return first.source
 
 
 def run_setup_cell(source: Path, scenario: str) -> dict:
     job = json.dumps({"source": setup_cell(source), "scenario": scenario})
-    proc = subprocess.run([sys.executable, "-c", _RUN_SETUP_CELL], input=job, text=True,
-                          capture_output=True, timeout=300, cwd=ROOT / "notebooks")
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_SETUP_CELL],
+        input=job,
+        text=True,
+        capture_output=True,
+        timeout=300,
+        cwd=ROOT / "notebooks",
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -141,11 +187,16 @@ def setup_runs():
     jobs = [(s, scenario) for s in LESSONS for scenario in ("installed", "missing")]
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = pool.map(lambda job: run_setup_cell(*job), jobs)
-        return {(s.stem, scenario): r for (s, scenario), r in zip(jobs, results, strict=True)}
+        return {
+            (s.stem, scenario): r
+            for (s, scenario), r in zip(jobs, results, strict=True)
+        }
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
-def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(setup_runs, source):
+def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
+    setup_runs, source
+):
     run = setup_runs[source.stem, "installed"]
     assert run["error"] is None, run
     assert run["pip"] == [], "the set-up cell must not reinstall jaxtour"
@@ -163,10 +214,13 @@ def test_the_readme_row_of_each_lesson_names_its_exercises():
     from jaxtour import exercises
 
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("<!-- lessons:start -->"):readme.index("<!-- lessons:end -->")]
+    table = readme[
+        readme.index("<!-- lessons:start -->") : readme.index("<!-- lessons:end -->")
+    ]
     for source in LESSONS:
         link = f"(notebooks/{source.stem}.ipynb)"
         row = next(line for line in table.splitlines() if link in line)
         for exercise in exercises.for_lesson(source.stem):
             assert f"`{exercise.name}`" in row, (
-                f"README's row for {source.stem} does not name its exercise {exercise.name}")
+                f"README's row for {source.stem} does not name its exercise {exercise.name}"
+            )

@@ -77,10 +77,16 @@ def executed_lessons(out: Path) -> list[tuple[Path, Path]]:
     """(executed .ipynb, exported .html) of every lesson: fresh tour output, else run here."""
     found = []
     for source in LESSONS:
-        ipynb, html = (BUILD / "notebooks" / f"{source.stem}{s}" for s in (".ipynb", ".html"))
-        fresh = all(p.is_file() and p.stat().st_mtime > source.stat().st_mtime
-                    for p in (ipynb, html))
-        found.append((ipynb, html) if fresh else _notebooks.execute(source, out / "notebooks"))
+        ipynb, html = (
+            BUILD / "notebooks" / f"{source.stem}{s}" for s in (".ipynb", ".html")
+        )
+        fresh = all(
+            p.is_file() and p.stat().st_mtime > source.stat().st_mtime
+            for p in (ipynb, html)
+        )
+        found.append(
+            (ipynb, html) if fresh else _notebooks.execute(source, out / "notebooks")
+        )
     return found
 
 
@@ -90,7 +96,11 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("tour")
     lessons = executed_lessons(out)
     decks = build_slides([ipynb for ipynb, _ in lessons], out / "slides")
-    return {deck.name: deck for deck in decks}, out / "slides", [html for _, html in lessons]
+    return (
+        {deck.name: deck for deck in decks},
+        out / "slides",
+        [html for _, html in lessons],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +109,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=CHROMIUM_ARGS
+        )
         yield launched
         launched.close()
 
@@ -156,8 +168,10 @@ def test_index_links_every_deck_with_its_slide_count(site, offline_page):
     page, log = offline_page
     page.goto((folder / "index.html").as_uri())
     items = page.eval_on_selector_all(
-        "li.deck", "items => items.map(i => [i.dataset.deck, +i.dataset.slides, "
-        "i.querySelector('a').getAttribute('href')])")
+        "li.deck",
+        "items => items.map(i => [i.dataset.deck, +i.dataset.slides, "
+        "i.querySelector('a').getAttribute('href')])",
+    )
     assert items == [[d.name, d.slides, d.path.name] for d in decks.values()]
     assert [d.name for d in decks.values()] == [s.stem for s in LESSONS]
     page.screenshot(path=SCREENSHOTS / "index.png")
@@ -168,7 +182,9 @@ def test_index_links_every_deck_with_its_slide_count(site, offline_page):
 
 
 @pytest.mark.parametrize("name", [s.stem for s in LESSONS])
-def test_deck_opens_offline_with_the_slides_the_builder_counted(site, offline_page, name):
+def test_deck_opens_offline_with_the_slides_the_builder_counted(
+    site, offline_page, name
+):
     decks, _, _ = site
     page, log = offline_page
     open_deck(page, decks[name].path)
@@ -176,7 +192,9 @@ def test_deck_opens_offline_with_the_slides_the_builder_counted(site, offline_pa
     assert page.evaluate("Reveal.isFirstSlide()")
     assert page.inner_text(".reveal .slides section.present h1") == decks[name].title
     assert len(page.evaluate(_WALK)) == decks[name].slides
-    assert left_the_machine(log) == [], "a deck must not fetch anything from the network"
+    assert left_the_machine(log) == [], (
+        "a deck must not fetch anything from the network"
+    )
     assert log["errors"] == []
 
 
@@ -191,16 +209,23 @@ def test_diagram_slide_shows_its_svg(site, offline_page, name):
     assert found, f"no slide of {name} holds an SVG mentioning {marker!r}"
     h, v = found[0]
     page.evaluate(f"Reveal.slide({h}, {v})")
-    page.wait_for_function(f"Reveal.getIndices().h === {h} && Reveal.getIndices().v === {v}")
+    page.wait_for_function(
+        f"Reveal.getIndices().h === {h} && Reveal.getIndices().v === {v}"
+    )
     box = page.evaluate(_MEASURE_SVG, marker)
     page.screenshot(path=SCREENSHOTS / f"{name}-diagram.png")
     assert box["width"] > 100 and box["height"] > 50, box
-    assert box["seen"], f"the diagram on slide {h}.{v} of {name} is hidden or off screen"
-    assert box["bottom"] <= VIEWPORT["height"], f"the diagram of {name} runs off the slide"
+    assert box["seen"], (
+        f"the diagram on slide {h}.{v} of {name} is hidden or off screen"
+    )
+    assert box["bottom"] <= VIEWPORT["height"], (
+        f"the diagram of {name} runs off the slide"
+    )
     assert left_the_machine(log) == [] and log["errors"] == []
 
 
 # --- the slide lint -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", [s.stem for s in LESSONS])
 def test_every_slide_of_every_deck_passes_the_slide_lint(site, offline_page, name):
@@ -210,7 +235,8 @@ def test_every_slide_of_every_deck_passes_the_slide_lint(site, offline_page, nam
     assert not found, (
         f"{len(found)} slide lint violations in {name} (screenshots in {LINT_SHOTS}; run "
         f"`python tests/slide_lint.py {decks[name].path}` by hand):\n"
-        + "\n".join(str(v) for v in found))
+        + "\n".join(str(v) for v in found)
+    )
     assert left_the_machine(log) == []
 
 
@@ -222,11 +248,18 @@ def test_no_exported_html_lesson_shows_an_assert(site, offline_page):
     assert not found, "\n".join(str(v) for v in found)
 
 
-def _svg(font_size: float, texts: int = 12, width: int = 1200, height: int = 300) -> str:
-    words = "".join(f'<text x="{20 + 90 * (i % 12)}" y="{40 + 60 * (i // 12)}" '
-                    f'font-size="{font_size}">node{i}</text>' for i in range(texts))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
-            f'viewBox="0 0 {width} {height}">{words}</svg>')
+def _svg(
+    font_size: float, texts: int = 12, width: int = 1200, height: int = 300
+) -> str:
+    words = "".join(
+        f'<text x="{20 + 90 * (i % 12)}" y="{40 + 60 * (i // 12)}" '
+        f'font-size="{font_size}">node{i}</text>'
+        for i in range(texts)
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
+        f'viewBox="0 0 {width} {height}">{words}</svg>'
+    )
 
 
 def _png(dpi: int) -> str:
@@ -261,17 +294,30 @@ def lint_demo(tmp_path_factory):
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     def slide(title, *cells):
-        return [new_markdown_cell(f"## {title}", metadata={"slideshow": {"slide_type": "slide"}}),
-                *cells]
+        return [
+            new_markdown_cell(
+                f"## {title}", metadata={"slideshow": {"slide_type": "slide"}}
+            ),
+            *cells,
+        ]
 
     error = new_code_cell("1 / 0")
-    error.outputs = [new_output("error", ename="ZeroDivisionError", evalue="division by zero",
-                                traceback=["Traceback (most recent call last):",
-                                           "ZeroDivisionError: division by zero"])]
+    error.outputs = [
+        new_output(
+            "error",
+            ename="ZeroDivisionError",
+            evalue="division by zero",
+            traceback=[
+                "Traceback (most recent call last):",
+                "ZeroDivisionError: division by zero",
+            ],
+        )
+    ]
     prose = " ".join(["word"] * 75)
     wide = new_code_cell("total = " + " + ".join(f"value_{i}" for i in range(40)))
-    notes = new_markdown_cell(" ".join(["spoken"] * 200),
-                              metadata={"slideshow": {"slide_type": "notes"}})
+    notes = new_markdown_cell(
+        " ".join(["spoken"] * 200), metadata={"slideshow": {"slide_type": "notes"}}
+    )
     cells = [
         new_markdown_cell("# 03 · Lint demo\n\n- one thing\n\n*About 5 minutes.*"),
         *slide("Assert", new_code_cell("x = 1\nassert x == 1")),
@@ -280,21 +326,33 @@ def lint_demo(tmp_path_factory):
         *slide("Small diagram", _picture("image/svg+xml", _svg(5))),
         *slide("Traceback", error),
         *slide("Small plot", _picture("image/png", _png(40))),
-        *slide("Fine", new_code_cell("z = 2 * 3"), _picture("image/svg+xml", _svg(30, 6)),
-               notes),
+        *slide(
+            "Fine",
+            new_code_cell("z = 2 * 3"),
+            _picture("image/svg+xml", _svg(30, 6)),
+            notes,
+        ),
         *slide("Fine plot", _picture("image/png", _png(200))),
         *slide("Wide code", wide),
     ]
     out = tmp_path_factory.mktemp("lint")
     nbformat.write(new_notebook(cells=cells), out / "03_lint_demo.ipynb")
     [deck] = build_slides([out / "03_lint_demo.ipynb"], out / "slides")
-    expected = {2: {"assert"}, 3: {"prose"}, 4: {"scrolls"}, 5: {"small-text"},
-                6: {"traceback"}, 7: {"small-text"}, 10: {"scrolls"}}
+    expected = {
+        2: {"assert"},
+        3: {"prose"},
+        4: {"scrolls"},
+        5: {"small-text"},
+        6: {"traceback"},
+        7: {"small-text"},
+        10: {"scrolls"},
+    }
     return deck, expected
 
 
 def test_the_slide_lint_finds_each_fault_on_its_slide_and_nothing_on_good_ones(
-        lint_demo, offline_page, tmp_path):
+    lint_demo, offline_page, tmp_path
+):
     deck, expected = lint_demo
     page, _ = offline_page
     found = lint_page(page, deck.path, tmp_path)
@@ -303,9 +361,12 @@ def test_the_slide_lint_finds_each_fault_on_its_slide_and_nothing_on_good_ones(
         by_slide.setdefault(violation.slide, set()).add(violation.rule)
     assert by_slide == expected, "\n".join(str(v) for v in found)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        f"03_lint_demo-{n:02d}.png" for n in sorted(expected)]
+        f"03_lint_demo-{n:02d}.png" for n in sorted(expected)
+    ]
     small = {v.slide: v.detail for v in found if v.rule == "small-text"}
-    assert "svg median text" in small[5] and "estimated from 10 pt at 40 dpi" in small[7]
+    assert (
+        "svg median text" in small[5] and "estimated from 10 pt at 40 dpi" in small[7]
+    )
     assert next(v.detail for v in found if v.slide == 10).endswith("px to the side")
 
 
@@ -314,8 +375,17 @@ def test_the_slide_lint_runs_by_hand_and_exits_1_on_violations(lint_demo):
     import sys
 
     deck, _ = lint_demo
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "slide_lint.py"), str(deck.path),
-                           "--no-screenshots"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "slide_lint.py"),
+            str(deck.path),
+            "--no-screenshots",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert "03_lint_demo: slide 2 (1.0): assert: assert x == 1" in done.stdout
     assert done.stdout.strip().endswith("violations in 1 page.")
@@ -337,10 +407,15 @@ def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
     import nbformat
     from nbformat.v4 import new_markdown_cell, new_notebook
 
-    cells = [new_markdown_cell("# 03 · Notes demo",
-                               metadata={"slideshow": {"slide_type": "slide"}}),
-             new_markdown_cell("Tell the room about tracers.",
-                               metadata={"slideshow": {"slide_type": "notes"}})]
+    cells = [
+        new_markdown_cell(
+            "# 03 · Notes demo", metadata={"slideshow": {"slide_type": "slide"}}
+        ),
+        new_markdown_cell(
+            "Tell the room about tracers.",
+            metadata={"slideshow": {"slide_type": "notes"}},
+        ),
+    ]
     nbformat.write(new_notebook(cells=cells), tmp_path / "03_notes_demo.ipynb")
     [deck] = build_slides([tmp_path / "03_notes_demo.ipynb"], tmp_path / "slides")
     page, log = offline_page
@@ -352,7 +427,9 @@ def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
     notes = speaker.wait_for_selector(".speaker-controls-notes .value", timeout=15_000)
     speaker.wait_for_function(
         "() => document.querySelector('.speaker-controls-notes .value').textContent"
-        ".includes('tracers')", timeout=15_000)
+        ".includes('tracers')",
+        timeout=15_000,
+    )
     assert "Tell the room about tracers." in notes.inner_text()
     speaker.screenshot(path=SCREENSHOTS / "speaker-view.png")
     assert left_the_machine(log) == [] and log["errors"] == []

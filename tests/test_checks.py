@@ -85,6 +85,7 @@ def read_lesson(path: Path):
 
 # --- the counting, on synthetic lessons -----------------------------------------------------
 
+
 def _lesson(*cells):
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -110,44 +111,59 @@ def test_asserts_are_counted_in_check_cells_and_found_anywhere_else():
 
 def test_a_cell_with_a_magic_still_counts():
     assert count_asserts("%%time\nassert 1 == 1") == 1
-    assert count_asserts('# %pip install x\nif True:\n    %pip install y\nassert True') == 1
+    assert (
+        count_asserts("# %pip install x\nif True:\n    %pip install y\nassert True")
+        == 1
+    )
 
 
 # --- the lessons ----------------------------------------------------------------------------
+
 
 def test_every_lesson_has_a_floor_and_every_floor_a_lesson():
     floor, found = read_floor(), lessons()
     assert sorted(found) == sorted(floor), (
         f"tests/check_floor.json lists {sorted(floor)}, the lessons are {sorted(found)}: add "
-        f"the new lesson (`{UPDATE}` adds it at today's count) or remove a deleted one.")
+        f"the new lesson (`{UPDATE}` adds it at today's count) or remove a deleted one."
+    )
 
 
 @pytest.mark.parametrize("name", sorted(lessons()))
 def test_a_lesson_keeps_its_checks_and_no_teaching_cell_asserts(name):
     notebook = read_lesson(lessons()[name])
     in_checks, stray = lesson_checks(notebook)
-    where = "; ".join(f"cell {i} ({notebook.cells[i].source.strip().splitlines()[0][:50]!r})"
-                      for i in stray)
+    where = "; ".join(
+        f"cell {i} ({notebook.cells[i].source.strip().splitlines()[0][:50]!r})"
+        for i in stray
+    )
     assert not stray, (
         f"{name}: {where} hold an `assert` (cells count from 0). The code a student "
         "reads has none: move each assert into a cell of its own right after, written as "
-        '`# %% tags=["check"] jupyter={"source_hidden": true}`.')
+        '`# %% tags=["check"] jupyter={"source_hidden": true}`.'
+    )
     floor = read_floor().get(name, 0)
     assert in_checks >= floor, (
         f"{name}: {in_checks} asserts in check cells, fewer than its floor {floor} in "
         "tests/check_floor.json. A check was lost: put it back (never weaken or drop one). "
-        "If it went on purpose, lower the floor in the same commit and say why.")
+        "If it went on purpose, lower the floor in the same commit and say why."
+    )
 
 
 def main(argv: list[str]) -> int:
     floor = read_floor() if FLOOR.exists() else {}
-    counts = {name: lesson_checks(read_lesson(path)) for name, path in lessons().items()}
+    counts = {
+        name: lesson_checks(read_lesson(path)) for name, path in lessons().items()
+    }
     for name, (in_checks, stray) in counts.items():
-        print(f"{name}: {in_checks} asserts in check cells (floor {floor.get(name, '-')})"
-              + (f"; asserts outside check cells in code cells {stray}" if stray else ""))
+        print(
+            f"{name}: {in_checks} asserts in check cells (floor {floor.get(name, '-')})"
+            + (f"; asserts outside check cells in code cells {stray}" if stray else "")
+        )
     if argv[1:2] == ["--raise"]:
-        raised = {name: max(floor.get(name, 0), in_checks)
-                  for name, (in_checks, _) in counts.items()}
+        raised = {
+            name: max(floor.get(name, 0), in_checks)
+            for name, (in_checks, _) in counts.items()
+        }
         FLOOR.write_text(json.dumps(raised, indent=2) + "\n")
         print(f"wrote {FLOOR}")
     return 0
@@ -166,7 +182,8 @@ def test_the_exported_html_lesson_leaves_out_check_cells_that_still_ran(tmp_path
         "# %%\nanswer = 6 * 7\nprint('the answer is', answer)\n\n"
         '# %% tags=["check"] jupyter={"source_hidden": true}\n'
         "assert answer == 42\nchecked = True\n\n"
-        "# %%\nprint('checked' if checked else 'not checked')\n")
+        "# %%\nprint('checked' if checked else 'not checked')\n"
+    )
     ipynb, html = _notebooks.execute(source, tmp_path / "out", timeout=120)
     text = html.read_text()
     assert "the answer is 42" in text and "assert" not in text

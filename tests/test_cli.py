@@ -14,10 +14,16 @@ from jaxtour.cli import COMMANDS, main
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def jaxtour(*args: str, env: dict | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def jaxtour(
+    *args: str, env: dict | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "jaxtour.cli", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, cwd=cwd, timeout=600,
+        [sys.executable, "-m", "jaxtour.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        timeout=600,
     )
 
 
@@ -38,11 +44,18 @@ def test_unknown_command_is_a_usage_error(capsys):
 
 def test_doctor_without_system_dot_names_the_embedded_renderer(tmp_path):
     bin_dir = Path(sys.executable).parent  # the venv only: no system `dot` on this PATH
-    result = jaxtour("doctor", "--data-dir", str(tmp_path),
-                     env={"PATH": str(bin_dir), "JAXTOUR_RENDERER": "auto"})
+    result = jaxtour(
+        "doctor",
+        "--data-dir",
+        str(tmp_path),
+        env={"PATH": str(bin_dir), "JAXTOUR_RENDERER": "auto"},
+    )
     assert result.returncode == 0, result.stderr
-    lines = dict(line.split(None, 1) for line in result.stdout.splitlines()
-                 if line.startswith(("jax ", "jaxlib ")))
+    lines = dict(
+        line.split(None, 1)
+        for line in result.stdout.splitlines()
+        if line.startswith(("jax ", "jaxlib "))
+    )
     import jax
 
     assert lines["jax"].strip() == jax.__version__
@@ -54,8 +67,12 @@ def test_doctor_without_system_dot_names_the_embedded_renderer(tmp_path):
 
 
 def test_doctor_finds_mnist_through_the_environment_variable(tmp_path):
-    for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+    for name in (
+        "train-images-idx3-ubyte.gz",
+        "train-labels-idx1-ubyte.gz",
+        "t10k-images-idx3-ubyte.gz",
+        "t10k-labels-idx1-ubyte.gz",
+    ):
         (tmp_path / name).write_bytes(b"")
     result = jaxtour("doctor", env={"JAXTOUR_DATA": str(tmp_path)})
     assert f"mnist folder       {tmp_path} (from $JAXTOUR_DATA)" in result.stdout
@@ -66,10 +83,23 @@ def test_doctor_finds_mnist_through_the_environment_variable(tmp_path):
 def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp_path):
     lessons = tmp_path / "lessons"
     lessons.mkdir()
-    (lessons / "00_setup.py").write_text((ROOT / "notebooks" / "00_setup.py").read_text())
+    (lessons / "00_setup.py").write_text(
+        (ROOT / "notebooks" / "00_setup.py").read_text()
+    )
     build = tmp_path / "build"
-    args = ["tour", "--build-dir", str(build), "--notebooks", str(lessons),
-            "--only", "diagrams", "--only", "notebooks", "--only", "slides"]
+    args = [
+        "tour",
+        "--build-dir",
+        str(build),
+        "--notebooks",
+        str(lessons),
+        "--only",
+        "diagrams",
+        "--only",
+        "notebooks",
+        "--only",
+        "slides",
+    ]
     for _ in range(2):  # re-running is safe: same files, no leftovers
         result = jaxtour(*args, env={"JAXTOUR_QUICK": "1"})
         assert result.returncode == 0, result.stdout + result.stderr
@@ -78,10 +108,16 @@ def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp
     for svg in svgs:
         ET.parse(svg)
     assert sorted(p.name for p in (build / "notebooks").iterdir()) == [
-        "00_setup.html", "00_setup.ipynb"]
+        "00_setup.html",
+        "00_setup.ipynb",
+    ]
     assert sorted(p.name for p in (build / "slides").glob("*.html")) == [
-        "00_setup.html", "index.html"]
-    assert "<svg" in (build / "slides" / "00_setup.html").read_text()  # inline, executed
+        "00_setup.html",
+        "index.html",
+    ]
+    assert (
+        "<svg" in (build / "slides" / "00_setup.html").read_text()
+    )  # inline, executed
     assert not list(build.rglob("*.part"))
     assert "The tour wrote" in result.stdout and "[3/3] slides" in result.stdout
     assert re.search(r"executed 00_setup\.py in \d+\.\d s", result.stdout)
@@ -89,8 +125,15 @@ def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp
 
 
 def test_tour_without_lessons_folder_says_where_it_looked(tmp_path):
-    result = jaxtour("tour", "--only", "notebooks", "--build-dir", str(tmp_path / "b"),
-                     "--notebooks", str(tmp_path / "nowhere"))
+    result = jaxtour(
+        "tour",
+        "--only",
+        "notebooks",
+        "--build-dir",
+        str(tmp_path / "b"),
+        "--notebooks",
+        str(tmp_path / "nowhere"),
+    )
     assert result.returncode != 0
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("jaxtour tour: error: No lessons folder at")
@@ -112,8 +155,13 @@ def test_readme_quick_start_is_two_commands_and_ci_runs_the_second():
 
 
 def test_python_dash_m_jaxtour_is_the_command(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "jaxtour", "--help"], capture_output=True,
-                            text=True, cwd=tmp_path, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "jaxtour", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: jaxtour")
     for name in COMMANDS:
@@ -127,13 +175,18 @@ def test_train_and_compare_sizes_follow_jaxtour_quick(quick, monkeypatch):
     monkeypatch.setenv("JAXTOUR_QUICK", "1" if quick else "0")
     args = build_parser().parse_args(["train"])
     assert _train.sizes(args) == ((2, 12_800) if quick else (10, None))
-    explicit = build_parser().parse_args(["train", "--epochs", "3", "--train-size", "500"])
+    explicit = build_parser().parse_args(
+        ["train", "--epochs", "3", "--train-size", "500"]
+    )
     assert _train.sizes(explicit) == (3, 500)  # what was asked wins, quick or not
     monkeypatch.setenv("JAXTOUR_QUICK", "0")
     assert _train.sizes(build_parser().parse_args(["train", "--quick"])) == (2, 12_800)
     calls = []
-    monkeypatch.setattr(_compare, "ladder", lambda out, data, **options: (calls.append(options)
-                                                                           or ({}, [])))
+    monkeypatch.setattr(
+        _compare,
+        "ladder",
+        lambda out, data, **options: calls.append(options) or ({}, []),
+    )
     monkeypatch.setattr("jaxtour.mlp.load_mnist", lambda *a: None)
     monkeypatch.setenv("JAXTOUR_QUICK", "1" if quick else "0")
     assert main(["compare", "--rounds", "2"]) == 0
@@ -149,26 +202,43 @@ def test_quick_train_runs_two_short_epochs(tmp_path):
     assert (tmp_path / "mlp" / "params.npz").is_file()
 
 
-_HIDE = "import sys; sys.modules.update(dict.fromkeys({names!r})); from jaxtour.cli import main; "
+_HIDE = (
+    "import sys; sys.modules.update(dict.fromkeys({names!r})); "
+    "from jaxtour.cli import main; "
+)
 
 
-@pytest.mark.parametrize(("hidden", "args"), [
-    (["jupytext", "nbformat", "nbconvert", "nbclient"], ["slides"]),
-    (["jupytext", "nbformat", "nbconvert", "nbclient"], ["tour"]),
-    (["nbclient"], ["tour", "--only", "notebooks"]),
-    (["optax"], ["tour"]),
-])
+@pytest.mark.parametrize(
+    ("hidden", "args"),
+    [
+        (["jupytext", "nbformat", "nbconvert", "nbclient"], ["slides"]),
+        (["jupytext", "nbformat", "nbconvert", "nbclient"], ["tour"]),
+        (["nbclient"], ["tour", "--only", "notebooks"]),
+        (["optax"], ["tour"]),
+    ],
+)
 def test_a_missing_extra_is_one_line_naming_it(hidden, args, tmp_path):
-    code = _HIDE.format(names=hidden) + f"sys.exit(main({[*args, '--build-dir', 'b']!r}))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=tmp_path, timeout=120)
+    code = (
+        _HIDE.format(names=hidden) + f"sys.exit(main({[*args, '--build-dir', 'b']!r}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert result.returncode == 1
     assert result.stdout == "" and "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"jaxtour {args[0]}: error: jaxtour {args[0]}")
-    assert line.endswith(""" from the 'notebook' extra: pip install "jaxtour[notebook]\"""")
+    assert line.endswith(
+        """ from the 'notebook' extra: pip install "jaxtour[notebook]\""""
+    )
     assert hidden[0] in line
-    assert not (tmp_path / "b").exists() or not any((tmp_path / "b").iterdir())  # nothing ran
+    assert not (tmp_path / "b").exists() or not any(
+        (tmp_path / "b").iterdir()
+    )  # nothing ran
 
 
 def test_a_missing_module_deep_in_a_command_is_one_line(monkeypatch, capsys):
@@ -180,8 +250,10 @@ def test_a_missing_module_deep_in_a_command_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(_doctor, "run", run)
     assert main(["doctor"]) == 1
     err = capsys.readouterr().err
-    assert err == ("jaxtour doctor: error: nbclient is missing, from the 'notebook' extra: "
-                   'pip install "jaxtour[notebook]"\n')
+    assert err == (
+        "jaxtour doctor: error: nbclient is missing, from the 'notebook' extra: "
+        'pip install "jaxtour[notebook]"\n'
+    )
 
 
 def test_doctor_lists_every_extra(capsys):
@@ -197,7 +269,9 @@ def test_doctor_lists_every_extra(capsys):
         assert state == "present" or state.endswith(f'pip install "jaxtour[{name}]"')
 
 
-def test_a_failing_tour_lists_what_it_wrote_then_the_error(tmp_path, monkeypatch, capsys):
+def test_a_failing_tour_lists_what_it_wrote_then_the_error(
+    tmp_path, monkeypatch, capsys
+):
     from jaxtour.cli import _tour
 
     first = tmp_path / "b" / "first.svg"
@@ -213,7 +287,9 @@ def test_a_failing_tour_lists_what_it_wrote_then_the_error(tmp_path, monkeypatch
     monkeypatch.setattr(_tour, "_load", {"w": write, "f": fail}.get)
     assert main(["tour", "--build-dir", str(tmp_path / "b")]) == 1
     out, err = capsys.readouterr()
-    assert out.endswith(f"The train step failed; the tour had written 1 files:\n  {first}\n")
+    assert out.endswith(
+        f"The train step failed; the tour had written 1 files:\n  {first}\n"
+    )
     assert err.startswith("jaxtour tour: error: lesson 03 failed in cell 7\n")
 
 
@@ -222,8 +298,11 @@ def test_lessons_command_writes_every_lesson_once(tmp_path, capsys):
     assert main(["lessons", str(tmp_path / "mine")]) == 0
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == sources
     assert (tmp_path / "mine" / "05_mnist_mlp.py").read_text() == (
-        ROOT / "notebooks" / "05_mnist_mlp.py").read_text()
-    assert f"wrote {len(sources)} files to {tmp_path / 'mine'}" in capsys.readouterr().out
+        ROOT / "notebooks" / "05_mnist_mlp.py"
+    ).read_text()
+    assert (
+        f"wrote {len(sources)} files to {tmp_path / 'mine'}" in capsys.readouterr().out
+    )
     (tmp_path / "mine" / "00_setup.py").write_text("# my edits")
     assert main(["lessons", str(tmp_path / "mine")]) == 1
     assert "Pass --force to replace them" in capsys.readouterr().err
@@ -238,20 +317,26 @@ def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeyp
     from jaxtour.cli import _tour_steps
 
     monkeypatch.chdir(tmp_path)  # no ./notebooks here
-    sources, written = _tour_steps.lesson_sources(argparse.Namespace(notebooks=None),
-                                                  tmp_path / "build")
+    sources, written = _tour_steps.lesson_sources(
+        argparse.Namespace(notebooks=None), tmp_path / "build"
+    )
     assert [p.name for p in sources] == sorted(
-        p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+        p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py")
+    )
     assert all(p.parent == tmp_path / "build" / "lessons" for p in sources)
     assert written == sources and written is not sources  # the step extends `written`
     from jaxtour import _notebooks
 
-    found = _notebooks.find_notebooks()  # what the exercises step reads: the same lessons
+    found = (
+        _notebooks.find_notebooks()
+    )  # what the exercises step reads: the same lessons
     assert [p.name for p in found] == [p.name for p in sources]
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "00_mine.py").write_text("# %%\n")
     assert _tour_steps.lesson_sources(argparse.Namespace(notebooks=None), tmp_path) == (
-        [Path("notebooks/00_mine.py")], [])
+        [Path("notebooks/00_mine.py")],
+        [],
+    )
 
 
 def test_doctor_warns_about_a_jax_older_than_supported():
@@ -259,4 +344,7 @@ def test_doctor_warns_about_a_jax_older_than_supported():
 
     assert jax_status("0.10.2") == "0.10.2" and jax_status("0.12.0.1") == "0.12.0.1"
     warning = jax_status("0.9.2")
-    assert warning.startswith("0.9.2 - older than 0.10") and 'pip install -U "jax>=0.10"' in warning
+    assert (
+        warning.startswith("0.9.2 - older than 0.10")
+        and 'pip install -U "jax>=0.10"' in warning
+    )

@@ -9,18 +9,39 @@ from jaxtour import _style, autodiff, viz
 
 # What JAX itself takes positionally beside `f` (jax.grad(f, argnums, has_aux,
 # holomorphic); jax.vjp's cotangents come with the call, so draw_vjp takes them early).
-POSITIONAL = {"draw_grad": ["f", "argnums", "has_aux", "holomorphic"],
-              "draw_vjp": ["f", "cotangents"], "draw_sharding": ["x"]}
-DRAWERS = {name: getattr(module, name) for module in (viz, autodiff)
-           for name in module.__all__ if name.startswith(("draw_", "compare_"))}
-SHARED = {"rankdir": "TB", "max_depth": _style.MAX_DEPTH, "values": True,
-          "static_argnums": (), "has_aux": False, "edge_labels": None,
-          "expand_pytrees": None}
+POSITIONAL = {
+    "draw_grad": ["f", "argnums", "has_aux", "holomorphic"],
+    "draw_vjp": ["f", "cotangents"],
+    "draw_sharding": ["x"],
+}
+DRAWERS = {
+    name: getattr(module, name)
+    for module in (viz, autodiff)
+    for name in module.__all__
+    if name.startswith(("draw_", "compare_"))
+}
+SHARED = {
+    "rankdir": "TB",
+    "max_depth": _style.MAX_DEPTH,
+    "values": True,
+    "static_argnums": (),
+    "has_aux": False,
+    "edge_labels": None,
+    "expand_pytrees": None,
+}
 
 
 def test_every_visualiser_is_covered():
-    assert {"draw_jaxpr", "draw_hlo", "draw_grad", "draw_jvp", "draw_vjp", "draw_pipeline",
-            "compare_stages", "draw_ai_stack"} <= set(DRAWERS)
+    assert {
+        "draw_jaxpr",
+        "draw_hlo",
+        "draw_grad",
+        "draw_jvp",
+        "draw_vjp",
+        "draw_pipeline",
+        "compare_stages",
+        "draw_ai_stack",
+    } <= set(DRAWERS)
 
 
 @pytest.mark.parametrize("name", sorted(DRAWERS))

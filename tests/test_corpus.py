@@ -40,8 +40,11 @@ def test_sharded_programs_draw_with_jax_values():
 
 
 def _too_wide(widths: dict, name: str = "") -> dict:
-    return {k: round(v) for k, v in widths.items()
-            if v > (CEILING_PX if (name, k) in KNOWN_WIDE else corpus.MAX_WIDTH_PX)}
+    return {
+        k: round(v)
+        for k, v in widths.items()
+        if v > (CEILING_PX if (name, k) in KNOWN_WIDE else corpus.MAX_WIDTH_PX)
+    }
 
 
 def test_a_train_step_on_a_state_of_50_arrays_fits_a_slide():
@@ -50,8 +53,11 @@ def test_a_train_step_on_a_state_of_50_arrays_fits_a_slide():
 
     program = corpus.BY_NAME["train_step_50"]
     args = program.make_args()
-    drawers = (viz.draw_jaxpr(program.fn), viz.draw_hlo(program.fn, stage="stablehlo"),
-               viz.draw_hlo(program.fn))
+    drawers = (
+        viz.draw_jaxpr(program.fn),
+        viz.draw_hlo(program.fn, stage="stablehlo"),
+        viz.draw_hlo(program.fn),
+    )
     for draw in drawers:
         diagram = draw(*args)
         assert "pytrees as one node each" in diagram.title

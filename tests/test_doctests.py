@@ -9,7 +9,8 @@ import pytest
 import jaxtour
 
 MODULES = sorted(
-    info.name for info in pkgutil.walk_packages(jaxtour.__path__, "jaxtour.")
+    info.name
+    for info in pkgutil.walk_packages(jaxtour.__path__, "jaxtour.")
     if not info.name.endswith("__main__")
 )
 
@@ -17,7 +18,9 @@ MODULES = sorted(
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(
+        module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 

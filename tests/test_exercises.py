@@ -28,8 +28,15 @@ def _fake_checker(fn):
 
 @pytest.fixture
 def fake():
-    exercise = ex.register(Exercise("ex_double", "98_fake_lesson", "double an array",
-                                    "returning a jnp array", _fake_checker))
+    exercise = ex.register(
+        Exercise(
+            "ex_double",
+            "98_fake_lesson",
+            "double an array",
+            "returning a jnp array",
+            _fake_checker,
+        )
+    )
     yield exercise
     _registry._REGISTRY.pop("ex_double", None)
 
@@ -44,11 +51,21 @@ def _feedback(code: str, **kwargs) -> ex.Feedback:
     return check(_define(code), **kwargs)
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ("y = ...\n    return y * 2", "not done yet: a `...` is still in `ex_double` (your function "
-     "raised TypeError: unsupported operand type(s) for *: 'ellipsis' and 'int'); replace it"),
-    ("return (x, ...)[1]", "at x=[1. 2. 3.]: your function returned `...`: replace the `...`"),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (
+            "y = ...\n    return y * 2",
+            "not done yet: a `...` is still in `ex_double` (your function "
+            "raised TypeError: unsupported operand type(s) for *: 'ellipsis' and 'int'); "
+            "replace it",
+        ),
+        (
+            "return (x, ...)[1]",
+            "at x=[1. 2. 3.]: your function returned `...`: replace the `...`",
+        ),
+    ],
+)
 def test_a_dot_dot_dot_left_in_the_code_says_so(fake, body, words):
     feedback = _feedback(f"def ex_double(x):\n    {body}")
     assert not feedback.passed and words in feedback.message, feedback.message
@@ -61,70 +78,147 @@ def test_a_right_answer_passes_with_a_green_tick(fake):
     assert "#1a7f37" in feedback._repr_html_() and "✓" in feedback._repr_html_()
 
 
-@pytest.mark.parametrize("body", [
-    "...  # your code here", "pass", '"""Return 2x."""\n    ...', "raise NotImplementedError",
-    "return ...  # your code here",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "...  # your code here",
+        "pass",
+        '"""Return 2x."""\n    ...',
+        "raise NotImplementedError",
+        "return ...  # your code here",
+    ],
+)
 def test_a_stub_is_not_done_yet_and_says_what_to_do(fake, body):
     feedback = _feedback(f"def ex_double(x):\n    {body}")
     assert not feedback.passed and feedback.kind == "not done"
-    assert feedback.message == ("not done yet: write the body of `ex_double` (double an array) "
-                                "in place of the `...`, run that cell, then run this check again.")
+    assert feedback.message == (
+        "not done yet: write the body of `ex_double` (double an array) "
+        "in place of the `...`, run that cell, then run this check again."
+    )
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ("x = 2 * x", "at x=[1. 2. 3.]: your function returned None: did it forget to `return`"),
-    ("return (2 * x)[:, None]", "at x=[1. 2. 3.]: expected shape (3,), got (3, 1)"),
-    ("return np.asarray(x, dtype=np.float64) * 2",
-     "expected dtype float32, got float64; JAX computes in float32 unless `jax_enable_x64`"),
-    ("return (2 * x).astype(jnp.int32)", "expected dtype float32, got int32; integer inputs"),
-    ("return [2 * v for v in x]", "expected an array, got list [Array(2., dtype=float32), "),
-    ("return [2 * v for v in x]", ": make one array of it with `jnp.array` or `jnp.stack`"),
-    ("return (2 * x,)", "got tuple (Array([2., 4., 6.], dtype=float32),): a tuple holding one "
-                        "array; take the array out with `[0]`"),
-    ("return x * x", "at x=[1. 2. 3.]: got [1. 4. 9.], expected [2. 4. 6.] (first difference "
-                     "at index (0,): 1 vs 2)"),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (
+            "x = 2 * x",
+            "at x=[1. 2. 3.]: your function returned None: did it forget to `return`",
+        ),
+        ("return (2 * x)[:, None]", "at x=[1. 2. 3.]: expected shape (3,), got (3, 1)"),
+        (
+            "return np.asarray(x, dtype=np.float64) * 2",
+            "expected dtype float32, got float64; "
+            "JAX computes in float32 unless `jax_enable_x64`",
+        ),
+        (
+            "return (2 * x).astype(jnp.int32)",
+            "expected dtype float32, got int32; integer inputs",
+        ),
+        (
+            "return [2 * v for v in x]",
+            "expected an array, got list [Array(2., dtype=float32), ",
+        ),
+        (
+            "return [2 * v for v in x]",
+            ": make one array of it with `jnp.array` or `jnp.stack`",
+        ),
+        (
+            "return (2 * x,)",
+            "got tuple (Array([2., 4., 6.], dtype=float32),): a tuple holding one "
+            "array; take the array out with `[0]`",
+        ),
+        (
+            "return x * x",
+            "at x=[1. 2. 3.]: got [1. 4. 9.], expected [2. 4. 6.] (first difference "
+            "at index (0,): 1 vs 2)",
+        ),
+    ],
+)
 def test_a_wrong_result_gets_its_specific_words(fake, body, words):
     feedback = _feedback(f"def ex_double(x):\n    {body}")
     assert not feedback.passed and feedback.kind == "wrong"
     assert words in feedback.message
-    assert "#cf222e" in feedback._repr_html_() and repr(feedback).startswith("✗ ex_double: ")
+    assert "#cf222e" in feedback._repr_html_() and repr(feedback).startswith(
+        "✗ ex_double: "
+    )
 
 
-@pytest.mark.parametrize(("code", "words"), [
-    # Python control flow on a tracer: caught by the checker's under_jit ...
-    ("def ex_double(x):\n    return 2 * x if x.sum() > 0 else -2 * x",
-     "under `jax.jit`: a Python `if`, `while`, `and`/`or`/`not` or `bool()` needed the value"),
-    ("def ex_double(x):\n    return 2 * x * [1.0, 1.0][x[0].astype(int) - 1]",
-     "`int()`, `range()` or a list index needed the value of a traced array"),
-    ("def ex_double(x):\n    return jnp.asarray(np.multiply(x, 2)) + jnp.zeros(x.shape)",
-     "a NumPy function (`np.…`) or `float()` was given a traced array"),
-])
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        # Python control flow on a tracer: caught by the checker's under_jit ...
+        (
+            "def ex_double(x):\n    return 2 * x if x.sum() > 0 else -2 * x",
+            "under `jax.jit`: a Python `if`, `while`, `and`/`or`/`not` or `bool()` "
+            "needed the value",
+        ),
+        (
+            "def ex_double(x):\n    return 2 * x * [1.0, 1.0][x[0].astype(int) - 1]",
+            "`int()`, `range()` or a list index needed the value of a traced array",
+        ),
+        (
+            "def ex_double(x):\n    return jnp.asarray(np.multiply(x, 2)) + jnp.zeros(x.shape)",
+            "a NumPy function (`np.…`) or `float()` was given a traced array",
+        ),
+    ],
+)
 def test_tracer_mistakes_under_jit_are_said_in_plain_words(fake, code, words):
     feedback = _feedback(code)
     assert not feedback.passed and words in feedback.message, feedback.message
     assert "Traceback" not in feedback.message and "https://" not in feedback.message
 
 
-@pytest.mark.parametrize(("code", "kind", "words"), [
-    ("def ex_double(x):\n    return jax.jit(lambda y: 2 * y if y.sum() > 0 else y)(x)", "error",
-     "not right yet: a Python `if`, `while`, `and`/`or`/`not` or `bool()` needed the value"),
-    ("def ex_double(x):\n    return jax.jit(lambda y: y * jnp.ones(y.sum().astype(int)))(x)",
-     "error", "a value that must be known while tracing (a shape, a size"),
-    ("leak = []\ndef ex_double(x):\n    jax.jit(lambda y: leak.append(y) or y)(x)\n"
-     "    return leak[-1] * 2", "error", "a traced value escaped from the function"),
-    ("def ex_double(x):\n    return 2 * jnp.dot(x, jnp.ones(4))", "error",
-     "shapes don't fit: dot_general requires contracting dimensions to have the same shape, "
-     "got (3,) and (4,)."),
-    ("def ex_double(x):\n    return x + jnp.ones(4)", "error", "shapes don't fit: add got "
-     "incompatible shapes for broadcasting: (3,), (4,)."),
-    ("def ex_double(x):\n    return jax.vmap(lambda a, b: a + b)(x, jnp.ones(4))", "error",
-     "`vmap` mapped axes of different sizes: vmap got inconsistent sizes"),
-    ("def ex_double(x):\n    return jax.jit(lambda f, y: f(y))(lambda v: 2 * v, x)", "error",
-     "`jax.jit` was given an argument that is not an array (a function, a string, …)"),
-    ("def ex_double(x):\n    return {}['k']", "error", "your function raised KeyError: 'k'"),
-])
+@pytest.mark.parametrize(
+    ("code", "kind", "words"),
+    [
+        (
+            "def ex_double(x):\n    return jax.jit(lambda y: 2 * y if y.sum() > 0 else y)(x)",
+            "error",
+            "not right yet: a Python `if`, `while`, `and`/`or`/`not` or `bool()` "
+            "needed the value",
+        ),
+        (
+            "def ex_double(x):\n"
+            "    return jax.jit(lambda y: y * jnp.ones(y.sum().astype(int)))(x)",
+            "error",
+            "a value that must be known while tracing (a shape, a size",
+        ),
+        (
+            "leak = []\ndef ex_double(x):\n    jax.jit(lambda y: leak.append(y) or y)(x)\n"
+            "    return leak[-1] * 2",
+            "error",
+            "a traced value escaped from the function",
+        ),
+        (
+            "def ex_double(x):\n    return 2 * jnp.dot(x, jnp.ones(4))",
+            "error",
+            "shapes don't fit: dot_general requires contracting dimensions to have "
+            "the same shape, "
+            "got (3,) and (4,).",
+        ),
+        (
+            "def ex_double(x):\n    return x + jnp.ones(4)",
+            "error",
+            "shapes don't fit: add got "
+            "incompatible shapes for broadcasting: (3,), (4,).",
+        ),
+        (
+            "def ex_double(x):\n    return jax.vmap(lambda a, b: a + b)(x, jnp.ones(4))",
+            "error",
+            "`vmap` mapped axes of different sizes: vmap got inconsistent sizes",
+        ),
+        (
+            "def ex_double(x):\n    return jax.jit(lambda f, y: f(y))(lambda v: 2 * v, x)",
+            "error",
+            "`jax.jit` was given an argument that is not an array (a function, a string, …)",
+        ),
+        (
+            "def ex_double(x):\n    return {}['k']",
+            "error",
+            "your function raised KeyError: 'k'",
+        ),
+    ],
+)
 def test_a_student_error_is_a_hint_not_a_traceback(fake, code, kind, words):
     feedback = _feedback(code)
     assert not feedback.passed and feedback.kind == kind
@@ -135,8 +229,12 @@ def test_a_student_error_is_a_hint_not_a_traceback(fake, code, kind, words):
 def test_an_error_in_checking_the_result_is_not_blamed_on_the_function():
     # A checker as the kit holds it: code in a file of the jaxtour package.
     library_file = str(Path(_registry.__file__))
-    checker = _define(compile("def checker(fn):\n    fn(X).undefined_method()\n",
-                              library_file, "exec"), "checker")
+    checker = _define(
+        compile(
+            "def checker(fn):\n    fn(X).undefined_method()\n", library_file, "exec"
+        ),
+        "checker",
+    )
     ex.register(Exercise("ex_odd", "98_fake_lesson", "t", "p", checker))
     try:
         odd = check(_define("def ex_odd(x):\n    return 'a string'", "ex_odd"))
@@ -144,9 +242,13 @@ def test_an_error_in_checking_the_result_is_not_blamed_on_the_function():
         blamed = check(_with(helper, "def ex_odd(x):\n    return helper(x)"))
     finally:
         _registry._REGISTRY.pop("ex_odd")
-    assert odd.message == ("not right yet: checking what your function returned raised "
-                           "AttributeError: 'str' object has no attribute 'undefined_method'")
-    assert blamed.message.startswith("not right yet: your function raised AttributeError")
+    assert odd.message == (
+        "not right yet: checking what your function returned raised "
+        "AttributeError: 'str' object has no attribute 'undefined_method'"
+    )
+    assert blamed.message.startswith(
+        "not right yet: your function raised AttributeError"
+    )
 
 
 def _with(helper, code: str):
@@ -159,18 +261,26 @@ def _with(helper, code: str):
 def test_check_never_raises_on_what_is_not_an_exercise(fake):
     for thing in (3, None, "ex_double", print, lambda x: x):
         feedback = check(thing)
-        assert not feedback.passed and feedback.kind == "unknown" and feedback.exercise is None
+        assert (
+            not feedback.passed
+            and feedback.kind == "unknown"
+            and feedback.exercise is None
+        )
         assert "`ex_double`" in feedback.message  # it names the exercises there are
     assert "no exercise is called `print`" in check(print).message
     assert "`check` takes the function you wrote" in check(3).message
 
 
 def test_quiet_prints_nothing_and_loud_shows_what_the_student_prints(fake, capsys):
-    ex_double = _define("def ex_double(x):\n    print('hello from the student')\n    return 2 * x")
+    ex_double = _define(
+        "def ex_double(x):\n    print('hello from the student')\n    return 2 * x"
+    )
     assert check(ex_double, quiet=True).passed
     assert capsys.readouterr().out == ""
     assert check(ex_double).passed
-    assert "hello from the student" in capsys.readouterr().out  # no feedback printed either
+    assert (
+        "hello from the student" in capsys.readouterr().out
+    )  # no feedback printed either
     assert "✓" not in capsys.readouterr().out
 
 
@@ -182,19 +292,25 @@ def test_feedback_html_escapes_the_message_and_codes_backticks():
 def test_expect_close_compares_pytrees_by_path():
     want = {"w": jnp.ones((2, 2)), "b": jnp.zeros(2)}
     expect_close({"w": jnp.ones((2, 2)), "b": jnp.zeros(2)}, want)
-    with pytest.raises(Wrong, match=r"expected a dict with keys \['b', 'w'\], got a tuple of 2"):
+    with pytest.raises(
+        Wrong, match=r"expected a dict with keys \['b', 'w'\], got a tuple of 2"
+    ):
         expect_close((jnp.ones((2, 2)), jnp.zeros(2)), want)
     with pytest.raises(Wrong, match=r"^\['b'\]: expected shape \(2,\), got \(2, 1\)$"):
         expect_close({"w": jnp.ones((2, 2)), "b": jnp.zeros((2, 1))}, want)
-    expect_close(2.0, jnp.float32(2.0))  # a Python number is an array of any float dtype
+    expect_close(
+        2.0, jnp.float32(2.0)
+    )  # a Python number is an array of any float dtype
     with pytest.raises(Wrong, match=r"^got 2\.5, expected 2$"):
         expect_close(jnp.float32(2.5), jnp.float32(2.0))
 
 
 def test_side_effect_under_jit_finds_a_list_a_counter_and_a_print():
     cases = {
-        "log = []\ndef f(x):\n    log.append(x)\n    return x": "the global `log` changed on the "
-        "first call only (length 0 → length 1), not on the 2 calls after it",
+        "log = []\ndef f(x):\n    log.append(x)\n    return x": (
+            "the global `log` changed on the first call only (length 0 → length 1), "
+            "not on the 2 calls after it"
+        ),
         "count = 0\ndef f(x):\n    global count\n    count += 1\n    return x": "the global "
         "`count` changed on the first call only (0 → 1)",
         "def f(x):\n    print('x is', x)\n    return x": "`print` ran on the first call only",
@@ -218,7 +334,9 @@ def test_side_effect_under_jit_sees_a_closed_over_counter():
 
         return f
 
-    with pytest.raises(Wrong, match="the variable `calls` changed on the first call only"):
+    with pytest.raises(
+        Wrong, match="the variable `calls` changed on the first call only"
+    ):
         ex.side_effect_under_jit(make(), X, hint="Count outside.")
 
 
@@ -228,9 +346,15 @@ def test_retraces_are_counted_and_reported():
     assert ex.count_traces(scale, [(X, 2), (X, 3)], static_argnums=1) == 2
     assert ex.count_traces(scale, [(X, 2.0), (X[:2], 2.0)]) == 2  # a new shape
     ex.expect_no_retrace(scale, [(X, 2.0), (X, 3.0), (X, 4.0)])
-    with pytest.raises(Wrong, match=r"traced your function again on call 2 of 3.*Pass n as"):
-        ex.expect_no_retrace(scale, [(X, 2), (X, 3), (X, 4)], static_argnums=1,
-                             hint="Pass n as an array.")
+    with pytest.raises(
+        Wrong, match=r"traced your function again on call 2 of 3.*Pass n as"
+    ):
+        ex.expect_no_retrace(
+            scale,
+            [(X, 2), (X, 3), (X, 4)],
+            static_argnums=1,
+            hint="Pass n as an array.",
+        )
 
 
 def test_counted_counts_python_calls_so_traces_under_jit():
@@ -241,8 +365,9 @@ def test_counted_counts_python_calls_so_traces_under_jit():
 
 
 def test_under_jit_returns_the_result_and_says_control_flow_words():
-    np.testing.assert_array_equal(ex.under_jit(lambda x: jnp.where(x > 2, x, 0.0), X),
-                                  [0.0, 0.0, 3.0])
+    np.testing.assert_array_equal(
+        ex.under_jit(lambda x: jnp.where(x > 2, x, 0.0), X), [0.0, 0.0, 3.0]
+    )
     with pytest.raises(Wrong, match=r"^under `jax.jit`: a Python `if`"):
         ex.under_jit(lambda x: x if x > 0 else -x, 1.0)
     assert ex.under_jit(lambda x, n: x * n, X, 2, static_argnums=1).shape == (3,)
@@ -254,27 +379,44 @@ def test_under_jit_returns_the_result_and_says_control_flow_words():
 def test_register_refuses_a_second_exercise_of_the_same_name(fake):
     with pytest.raises(ValueError, match="'ex_double' is already registered"):
         ex.register(Exercise("ex_double", "97_other", "t", "p", lambda fn: None))
-    ex.register(Exercise("ex_double", "98_fake_lesson", "t", "p", _fake_checker))  # a reload
+    ex.register(
+        Exercise("ex_double", "98_fake_lesson", "t", "p", _fake_checker)
+    )  # a reload
 
 
-@pytest.mark.parametrize(("kwargs", "words"), [
-    ({"name": "ex double"}, "must be a Python function name"),
-    ({"lesson": "lesson two"}, "must be a lesson's file stem"),
-    ({"checker": "not callable"}, "checker must be callable"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"name": "ex double"}, "must be a Python function name"),
+        ({"lesson": "lesson two"}, "must be a lesson's file stem"),
+        ({"checker": "not callable"}, "checker must be callable"),
+    ],
+)
 def test_an_exercise_checks_its_fields(kwargs, words):
-    fields = {"name": "ex_a", "lesson": "02_close_to_the_math", "title": "t", "practises": "p",
-              "checker": lambda fn: None, **kwargs}
+    fields = {
+        "name": "ex_a",
+        "lesson": "02_close_to_the_math",
+        "title": "t",
+        "practises": "p",
+        "checker": lambda fn: None,
+        **kwargs,
+    }
     with pytest.raises((ValueError, TypeError), match=words):
         Exercise(**fields)
 
 
 def test_exercises_are_listed_in_lesson_order(fake):
     later = ex.register(Exercise("ex_zz_later", "99_last", "t", "p", lambda fn: None))
-    earlier = ex.register(Exercise("ex_aa_earlier", "00_first", "t", "p", lambda fn: None))
+    earlier = ex.register(
+        Exercise("ex_aa_earlier", "00_first", "t", "p", lambda fn: None)
+    )
     try:
         names = [e.name for e in ex.exercises()]
-        assert names.index("ex_aa_earlier") < names.index("ex_double") < names.index("ex_zz_later")
+        assert (
+            names.index("ex_aa_earlier")
+            < names.index("ex_double")
+            < names.index("ex_zz_later")
+        )
         assert ex.for_lesson("99") == ex.for_lesson("99_last") == [later]
         assert earlier.number == "00"
     finally:
@@ -285,7 +427,8 @@ def test_exercises_are_listed_in_lesson_order(fake):
 def test_lesson_modules_named_lNN_are_imported_and_others_not(tmp_path, monkeypatch):
     (tmp_path / "_l97.py").write_text(
         "from jaxtour.exercises import Exercise, register\n"
-        "register(Exercise('ex_from_l97', '97_found', 't', 'p', lambda fn: None))\n")
+        "register(Exercise('ex_from_l97', '97_found', 't', 'p', lambda fn: None))\n"
+    )
     (tmp_path / "_lxx.py").write_text("raise RuntimeError('must not be imported')\n")
     monkeypatch.setattr(ex, "__path__", [*ex.__path__, str(tmp_path)])
     try:
@@ -296,7 +439,7 @@ def test_lesson_modules_named_lNN_are_imported_and_others_not(tmp_path, monkeypa
         sys.modules.pop("jaxtour.exercises._l97", None)
 
 
-LESSON = '''\
+LESSON = """\
 # %% [markdown]
 # # 98 · Fake
 #
@@ -319,7 +462,7 @@ check(ex_double)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_double, quiet=True).passed
-'''
+"""
 
 
 def test_a_lesson_source_gives_its_exercises_stubs_solutions_and_hints(tmp_path):
@@ -328,22 +471,48 @@ def test_a_lesson_source_gives_its_exercises_stubs_solutions_and_hints(tmp_path)
     [found] = _lessons.lesson_exercises(source)
     assert (found.name, found.lesson) == ("ex_double", "98_fake_lesson")
     assert "..." in found.stub and "the secret line" in found.solution
-    assert found.hints == ["<details><summary>Hint 1</summary>Add it to itself.</details>"]
+    assert found.hints == [
+        "<details><summary>Hint 1</summary>Add it to itself.</details>"
+    ]
 
 
-def test_students_notebooks_drop_solution_and_check_cells_and_keep_hints(tmp_path, capsys):
+def test_students_notebooks_drop_solution_and_check_cells_and_keep_hints(
+    tmp_path, capsys
+):
     lessons = tmp_path / "lessons"
     lessons.mkdir()
     (lessons / "98_fake_lesson.py").write_text(LESSON)
-    assert main(["tour", "--only", "exercises", "--notebooks", str(lessons),
-                 "--build-dir", str(tmp_path / "build")]) == 0
-    student = nbformat.read(tmp_path / "build/student/98_fake_lesson.ipynb", as_version=4)
-    teacher = nbformat.read(tmp_path / "build/instructor/98_fake_lesson.ipynb", as_version=4)
+    assert (
+        main(
+            [
+                "tour",
+                "--only",
+                "exercises",
+                "--notebooks",
+                str(lessons),
+                "--build-dir",
+                str(tmp_path / "build"),
+            ]
+        )
+        == 0
+    )
+    student = nbformat.read(
+        tmp_path / "build/student/98_fake_lesson.ipynb", as_version=4
+    )
+    teacher = nbformat.read(
+        tmp_path / "build/instructor/98_fake_lesson.ipynb", as_version=4
+    )
     assert len(teacher.cells) == len(student.cells) + 2
     student_text = (tmp_path / "build/student/98_fake_lesson.ipynb").read_text()
     assert "the secret line" not in student_text and "quiet=True" not in student_text
-    assert "<summary>Hint 1</summary>" in student_text and "check(ex_double)" in student_text
-    assert "the secret line" in (tmp_path / "build/instructor/98_fake_lesson.ipynb").read_text()
+    assert (
+        "<summary>Hint 1</summary>" in student_text
+        and "check(ex_double)" in student_text
+    )
+    assert (
+        "the secret line"
+        in (tmp_path / "build/instructor/98_fake_lesson.ipynb").read_text()
+    )
     # The hint stays a collapsed <details> in exported HTML: no widget, no JavaScript.
     from nbconvert import HTMLExporter
 
@@ -361,12 +530,17 @@ def test_the_exercises_command_lists_lesson_title_and_what_each_practises(fake, 
     assert "ex_double" in capsys.readouterr().out
     assert main(["exercises", "--lesson", "98", "--markdown"]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "| lesson | exercise | title | practises |", "|---|---|---|---|",
-        "| 98 | `ex_double` | double an array | returning a jnp array |"]
+        "| lesson | exercise | title | practises |",
+        "|---|---|---|---|",
+        "| 98 | `ex_double` | double an array | returning a jnp array |",
+    ]
     assert main(["exercises", "--lesson", "96"]) == 0
     assert capsys.readouterr().out == "No exercises in lesson 96 yet.\n"
     assert main(["exercises", "--lesson", "two"]) == 1
-    assert "--lesson takes a lesson's number such as 02; got 'two'" in capsys.readouterr().err
+    assert (
+        "--lesson takes a lesson's number such as 02; got 'two'"
+        in capsys.readouterr().err
+    )
 
 
 def test_check_swallows_what_the_student_prints_only_when_quiet(fake):

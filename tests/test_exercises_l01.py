@@ -25,28 +25,46 @@ def feedback(code: str, name: str) -> ex.Feedback:
 
 def test_lesson_01_registers_three_exercises():
     assert [e.name for e in ex.for_lesson("01")] == [
-        "ex_safe_log", "ex_time_call", "ex_gelu_jaxpr"]
+        "ex_safe_log",
+        "ex_time_call",
+        "ex_gelu_jaxpr",
+    ]
 
 
 SAFE_LOG = "def ex_safe_log(x):\n    {}"
 
 
-@pytest.mark.parametrize("body", [
-    "return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)",
-    "return jnp.where(x > 0, jnp.log(x), 0.0)",  # right values (its gradient is lesson 02's)
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)",
+        # right values (its gradient is lesson 02's)
+        "return jnp.where(x > 0, jnp.log(x), 0.0)",
+    ],
+)
 def test_safe_log_right_answers_pass(body):
     assert feedback(SAFE_LOG.format(body), "ex_safe_log").passed
 
 
-@pytest.mark.parametrize("body, words", [
-    ("if x > 0:\n        return jnp.log(x)\n    return jnp.zeros_like(x)",
-     ["under `jax.jit`", "`if`"]),
-    ("return jnp.log(jnp.maximum(x, 0.0))", ["at x = -1", "-inf", "of zero", "jnp.where"]),
-    ("return jnp.maximum(jnp.log(x), 0.0)", ["at x = -1", "nan", "a negative number"]),
-    ("return jnp.log(jnp.abs(x))", ["at x = 0", "-inf"]),
-    ("return jnp.where(x > 1, jnp.log(x), 0.0)", ["got", "expected", "0.5"]),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (
+            "if x > 0:\n        return jnp.log(x)\n    return jnp.zeros_like(x)",
+            ["under `jax.jit`", "`if`"],
+        ),
+        (
+            "return jnp.log(jnp.maximum(x, 0.0))",
+            ["at x = -1", "-inf", "of zero", "jnp.where"],
+        ),
+        (
+            "return jnp.maximum(jnp.log(x), 0.0)",
+            ["at x = -1", "nan", "a negative number"],
+        ),
+        ("return jnp.log(jnp.abs(x))", ["at x = 0", "-inf"]),
+        ("return jnp.where(x > 1, jnp.log(x), 0.0)", ["got", "expected", "0.5"]),
+    ],
+)
 def test_safe_log_mistakes_get_their_words(body, words):
     result = feedback(SAFE_LOG.format(body), "ex_safe_log")
     assert not result.passed and "Traceback" not in result.message
@@ -72,11 +90,17 @@ def test_time_call_honest_timer_passes():
     assert feedback(TIME_CALL.format(HONEST), "ex_time_call").passed
 
 
-@pytest.mark.parametrize("body, words", [
-    (NO_BLOCK, ["asynchronous dispatch", "`.block_until_ready()`"]),
-    (NO_WARM_UP, ["counted compilation", "once"]),
-    ("    f(x).block_until_ready()\n    return f'{0.01:.3f} s'", ["return the time in seconds"]),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (NO_BLOCK, ["asynchronous dispatch", "`.block_until_ready()`"]),
+        (NO_WARM_UP, ["counted compilation", "once"]),
+        (
+            "    f(x).block_until_ready()\n    return f'{0.01:.3f} s'",
+            ["return the time in seconds"],
+        ),
+    ],
+)
 def test_time_call_mistakes_get_their_words(body, words):
     result = feedback(TIME_CALL.format(body), "ex_time_call")
     assert not result.passed and result.kind == "wrong", result
@@ -94,21 +118,27 @@ def test_gelu_jaxpr_the_count_read_off_the_picture_passes():
         return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi) * (x + 0.044715 * x**3)))
 
     picture = draw_jaxpr(gelu)(jnp.ones(4))
-    equations = int(picture.title.split(": ")[1].split()[0])  # 'jaxpr of gelu: 10 equations'
+    equations = int(
+        picture.title.split(": ")[1].split()[0]
+    )  # 'jaxpr of gelu: 10 equations'
     labels = re.findall(r'^\s*eqn\d+ \[label="?([a-z_]+)', picture.source, re.MULTILINE)
     muls = labels.count("mul")
-    assert muls == [e.primitive.name for e in jax.make_jaxpr(gelu)(jnp.ones(4)).jaxpr.eqns
-                    ].count("mul")
+    assert muls == [
+        e.primitive.name for e in jax.make_jaxpr(gelu)(jnp.ones(4)).jaxpr.eqns
+    ].count("mul")
     code = f"def ex_gelu_jaxpr():\n    return ({equations}, {muls})"
     assert feedback(code, "ex_gelu_jaxpr").passed
 
 
-@pytest.mark.parametrize("returned, words", [
-    ("(10, 5)", ["`integer_pow`"]),
-    ("(9, 4)", ["number of `mul` boxes is right", "more than 9", "title"]),
-    ("(10, 3)", ["does not show 3 boxes"]),
-    ("10", ["return two whole numbers"]),
-])
+@pytest.mark.parametrize(
+    "returned, words",
+    [
+        ("(10, 5)", ["`integer_pow`"]),
+        ("(9, 4)", ["number of `mul` boxes is right", "more than 9", "title"]),
+        ("(10, 3)", ["does not show 3 boxes"]),
+        ("10", ["return two whole numbers"]),
+    ],
+)
 def test_gelu_jaxpr_mistakes_get_their_words(returned, words):
     result = feedback(f"def ex_gelu_jaxpr():\n    return {returned}", "ex_gelu_jaxpr")
     assert not result.passed and result.kind == "wrong", result

@@ -9,22 +9,30 @@ from jaxtour import exercises as ex
 
 def test_lesson_02_registers_three_exercises():
     assert [e.name for e in ex.for_lesson("02")] == [
-        "ex_grad_from_vjp", "ex_jacobian_from_jvp", "ex_biggest_cotangent"]
+        "ex_grad_from_vjp",
+        "ex_jacobian_from_jvp",
+        "ex_biggest_cotangent",
+    ]
 
 
 GRAD = "def ex_grad_from_vjp(f, x):\n    y, f_vjp = jax.vjp(f, x)\n    return {}"
 
 
 def test_grad_from_vjp_right_answer_passes():
-    assert feedback(GRAD.format("f_vjp(jnp.ones_like(y))[0]"), "ex_grad_from_vjp").passed
+    assert feedback(
+        GRAD.format("f_vjp(jnp.ones_like(y))[0]"), "ex_grad_from_vjp"
+    ).passed
 
 
-@pytest.mark.parametrize("returned, words", [
-    ("f_vjp(jnp.zeros_like(y))[0]", ["all zeros", "seed", "1.0"]),
-    ("f_vjp(jnp.ones_like(y))", ["a tuple holding one array", "[0]"]),
-    ("jax.grad(f)(x)", ["uses `jax.grad`", "`jax.vjp` only"]),
-    ("y", ["got", "expected"]),
-])
+@pytest.mark.parametrize(
+    "returned, words",
+    [
+        ("f_vjp(jnp.zeros_like(y))[0]", ["all zeros", "seed", "1.0"]),
+        ("f_vjp(jnp.ones_like(y))", ["a tuple holding one array", "[0]"]),
+        ("jax.grad(f)(x)", ["uses `jax.grad`", "`jax.vjp` only"]),
+        ("y", ["got", "expected"]),
+    ],
+)
 def test_grad_from_vjp_mistakes_get_their_words(returned, words):
     result = feedback(GRAD.format(returned), "ex_grad_from_vjp")
     assert not result.passed and result.kind == "wrong", result
@@ -43,12 +51,18 @@ def test_jacobian_from_jvp_right_answer_passes():
     assert feedback(code, "ex_jacobian_from_jvp").passed
 
 
-@pytest.mark.parametrize("returned, words", [
-    ("jax.vmap(push)(basis)", ["transpose", "`out_axes=1`"]),
-    ("push(jnp.ones_like(x))", ["one JVP", "`jnp.eye(n)`"]),
-    ("jnp.stack([push(v) for v in basis], axis=1)", ["one at a time", "`jax.vmap`"]),
-    ("jax.jacfwd(f)(x)", ["uses `jax.jacfwd`"]),
-])
+@pytest.mark.parametrize(
+    "returned, words",
+    [
+        ("jax.vmap(push)(basis)", ["transpose", "`out_axes=1`"]),
+        ("push(jnp.ones_like(x))", ["one JVP", "`jnp.eye(n)`"]),
+        (
+            "jnp.stack([push(v) for v in basis], axis=1)",
+            ["one at a time", "`jax.vmap`"],
+        ),
+        ("jax.jacfwd(f)(x)", ["uses `jax.jacfwd`"]),
+    ],
+)
 def test_jacobian_from_jvp_mistakes_get_their_words(returned, words):
     result = feedback(JACOBIAN.format(returned), "ex_jacobian_from_jvp")
     assert not result.passed and result.kind == "wrong", result
@@ -78,16 +92,20 @@ def test_biggest_cotangent_read_off_the_picture_passes():
     assert feedback(code, "ex_biggest_cotangent").passed
 
 
-@pytest.mark.parametrize("returned, words", [
-    ("(3, -2.17)", ["counts from 1"]),
-    ("(2, 2.17)", ["sign"]),
-    ("(1, 1.31)", ["not the one with the largest"]),
-    ("(2, -2.5)", ["not the value in its box"]),
-    ("-2.17", ["return a pair"]),
-])
+@pytest.mark.parametrize(
+    "returned, words",
+    [
+        ("(3, -2.17)", ["counts from 1"]),
+        ("(2, 2.17)", ["sign"]),
+        ("(1, 1.31)", ["not the one with the largest"]),
+        ("(2, -2.5)", ["not the value in its box"]),
+        ("-2.17", ["return a pair"]),
+    ],
+)
 def test_biggest_cotangent_mistakes_get_their_words(returned, words):
-    result = feedback(f"def ex_biggest_cotangent():\n    return {returned}",
-                      "ex_biggest_cotangent")
+    result = feedback(
+        f"def ex_biggest_cotangent():\n    return {returned}", "ex_biggest_cotangent"
+    )
     assert not result.passed and result.kind == "wrong", result
     for word in words:
         assert word in result.message, (word, result.message)

@@ -26,8 +26,7 @@ def test_leaky_relu_solution_passes():
 
 
 def test_leaky_relu_stub_is_not_done():
-    def ex_leaky_relu(x):
-        ...
+    def ex_leaky_relu(x): ...
 
     result = feedback(ex_leaky_relu)
     assert not result.passed and result.kind == "not done"
@@ -93,8 +92,7 @@ def test_fewer_kernels_solution_passes_in_either_spelling():
 
 
 def test_fewer_kernels_stub_is_not_done():
-    def ex_fewer_kernels():
-        ...
+    def ex_fewer_kernels(): ...
 
     assert feedback(ex_fewer_kernels).kind == "not done"
 

@@ -25,8 +25,7 @@ def test_per_example_losses_solution_passes():
 
 
 def test_per_example_losses_stub_is_not_done():
-    def ex_per_example_losses(loss, w, b, xs, ts):
-        ...
+    def ex_per_example_losses(loss, w, b, xs, ts): ...
 
     assert feedback(ex_per_example_losses).kind == "not done"
 
@@ -69,8 +68,7 @@ def test_cumulative_product_solution_passes_and_matches_numpy():
 
 
 def test_cumulative_product_stub_is_not_done():
-    def ex_cumulative_product(xs):
-        ...
+    def ex_cumulative_product(xs): ...
 
     assert feedback(ex_cumulative_product).kind == "not done"
 
@@ -103,7 +101,9 @@ def test_cumulative_product_without_scan_is_right_but_not_the_exercise():
 def test_the_scan_counts_are_what_jax_makes():
     steps = jnp.arange(5.0)
     grad_jaxpr = jax.make_jaxpr(jax.grad(lambda v: l04.running_sum(v).sum()))(steps)
-    reverse = [e.params["reverse"] for e in grad_jaxpr.eqns if e.primitive.name == "scan"]
+    reverse = [
+        e.params["reverse"] for e in grad_jaxpr.eqns if e.primitive.name == "scan"
+    ]
     assert reverse == [False, True]
     assert l04.scans(grad_jaxpr.jaxpr) == 2
     assert l04.scans(jax.make_jaxpr(l04.running_sum)(steps).jaxpr) == 1
@@ -117,8 +117,7 @@ def test_count_scans_solution_passes():
 
 
 def test_count_scans_stub_is_not_done():
-    def ex_count_scans():
-        ...
+    def ex_count_scans(): ...
 
     assert feedback(ex_count_scans).kind == "not done"
 

@@ -22,55 +22,85 @@ def _feedback(code: str):
     return check(_define(code), quiet=True)
 
 
-@pytest.mark.parametrize("code", [
-    """def ex_losses_per_digit(example_loss, params, images, labels):
+@pytest.mark.parametrize(
+    "code",
+    [
+        """def ex_losses_per_digit(example_loss, params, images, labels):
            return jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images, labels)""",
-    """def ex_accuracy(logits, labels):
+        """def ex_accuracy(logits, labels):
            return jnp.mean(jnp.argmax(logits, axis=-1) == labels)""",
-    """def ex_first_matmul_shape(batch):
+        """def ex_first_matmul_shape(batch):
            return (batch, 512)""",
-])
+    ],
+)
 def test_the_right_answers_pass(code):
     feedback = _feedback(code)
     assert feedback.passed, feedback
 
 
-@pytest.mark.parametrize("name", ["ex_losses_per_digit", "ex_accuracy",
-                                  "ex_first_matmul_shape"])
+@pytest.mark.parametrize(
+    "name", ["ex_losses_per_digit", "ex_accuracy", "ex_first_matmul_shape"]
+)
 def test_a_stub_is_not_done(name):
     feedback = _feedback(f"def {name}(*args):\n    ...")
     assert feedback.kind == "not done" and "Traceback" not in feedback.message
 
 
-@pytest.mark.parametrize(("code", "words"), [
-    # vmap's default in_axes=0 maps the weights too
-    ("""def ex_losses_per_digit(example_loss, params, images, labels):
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        # vmap's default in_axes=0 maps the weights too
+        (
+            """def ex_losses_per_digit(example_loss, params, images, labels):
             return jax.vmap(example_loss)(params, images, labels)""",
-     "in_axes=(None, 0, 0)"),
-    # the mean over the batch instead of one loss per example
-    ("""def ex_losses_per_digit(example_loss, params, images, labels):
+            "in_axes=(None, 0, 0)",
+        ),
+        # the mean over the batch instead of one loss per example
+        (
+            """def ex_losses_per_digit(example_loss, params, images, labels):
             return jnp.mean(jax.vmap(example_loss, in_axes=(None, 0, 0))(params, images,
                                                                           labels))""",
-     "one loss per example"),
-    # right values, but a Python loop
-    ("""def ex_losses_per_digit(example_loss, params, images, labels):
+            "one loss per example",
+        ),
+        # right values, but a Python loop
+        (
+            """def ex_losses_per_digit(example_loss, params, images, labels):
             return jnp.stack([example_loss(params, images[i], labels[i])
                               for i in range(len(images))])""",
-     "not with a Python loop"),
-    ("""def ex_accuracy(logits, labels):
-            return jnp.mean(jnp.argmax(logits, axis=0) == labels)""", "axis=-1"),
-    ("""def ex_accuracy(logits, labels):
+            "not with a Python loop",
+        ),
+        (
+            """def ex_accuracy(logits, labels):
+            return jnp.mean(jnp.argmax(logits, axis=0) == labels)""",
+            "axis=-1",
+        ),
+        (
+            """def ex_accuracy(logits, labels):
             return jnp.sum(jnp.argmax(logits, axis=-1) == labels)""",
-     "number of right answers"),
-    ("""def ex_accuracy(logits, labels):
-            return jnp.argmax(logits, axis=-1) == labels""", "one value per example"),
-    ("""def ex_first_matmul_shape(batch):
-            return (512,)""", "one image's shape"),
-    ("""def ex_first_matmul_shape(batch):
-            return (784, 512)""", "INPUT of the first `dot_general`"),
-    ("""def ex_first_matmul_shape(batch):
-            return (8, 512)""", "taken from the argument"),
-])
+            "number of right answers",
+        ),
+        (
+            """def ex_accuracy(logits, labels):
+            return jnp.argmax(logits, axis=-1) == labels""",
+            "one value per example",
+        ),
+        (
+            """def ex_first_matmul_shape(batch):
+            return (512,)""",
+            "one image's shape",
+        ),
+        (
+            """def ex_first_matmul_shape(batch):
+            return (784, 512)""",
+            "INPUT of the first `dot_general`",
+        ),
+        (
+            """def ex_first_matmul_shape(batch):
+            return (8, 512)""",
+            "taken from the argument",
+        ),
+    ],
+)
 def test_each_mistake_gets_its_own_words(code, words):
     feedback = _feedback(code)
     assert not feedback.passed and feedback.kind == "wrong", feedback

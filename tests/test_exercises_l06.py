@@ -18,17 +18,20 @@ def _feedback(code: str):
     return check(namespace[name], quiet=True)
 
 
-@pytest.mark.parametrize("code", [
-    """def ex_agrees(actual, expected):
+@pytest.mark.parametrize(
+    "code",
+    [
+        """def ex_agrees(actual, expected):
            error = np.max(np.abs(np.asarray(actual, np.float64) - expected))
            return bool(error <= 1e-5 * np.max(np.abs(expected)))""",
-    # another tolerance that fits float32 passes too
-    """def ex_agrees(actual, expected):
+        # another tolerance that fits float32 passes too
+        """def ex_agrees(actual, expected):
            return bool(np.allclose(actual, expected, rtol=0,
                                    atol=1e-4 * np.max(np.abs(expected))))""",
-    """def ex_matmuls_per_step(n_layers):
+        """def ex_matmuls_per_step(n_layers):
            return 3 * n_layers - 1""",
-])
+    ],
+)
 def test_the_right_answers_pass(code):
     feedback = _feedback(code)
     assert feedback.passed, feedback
@@ -40,32 +43,60 @@ def test_a_stub_is_not_done(name):
     assert feedback.kind == "not done" and "Traceback" not in feedback.message
 
 
-@pytest.mark.parametrize(("code", "words"), [
-    # float64 expectations: exact equality, or a float64-sized tolerance
-    ("""def ex_agrees(actual, expected):
-            return bool(np.array_equal(actual, expected))""", "float32 keeps about 7 digits"),
-    ("""def ex_agrees(actual, expected):
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        # float64 expectations: exact equality, or a float64-sized tolerance
+        (
+            """def ex_agrees(actual, expected):
+            return bool(np.array_equal(actual, expected))""",
+            "float32 keeps about 7 digits",
+        ),
+        (
+            """def ex_agrees(actual, expected):
             return bool(np.allclose(actual, expected, rtol=1e-12, atol=0))""",
-     "float64-sized tolerance"),
-    # entry by entry, with no absolute tolerance: a running sum crossing zero fails
-    ("""def ex_agrees(actual, expected):
+            "float64-sized tolerance",
+        ),
+        # entry by entry, with no absolute tolerance: a running sum crossing zero fails
+        (
+            """def ex_agrees(actual, expected):
             return bool(np.allclose(actual, expected, rtol=1e-5, atol=0))""",
-     "not entry by entry"),
-    ("""def ex_agrees(actual, expected):
-            return True""", "too loose"),
-    # np.nanmax skips the NaN
-    ("""def ex_agrees(actual, expected):
-            return bool(np.nanmax(np.abs(actual - expected)) <= 1e-5 * np.abs(expected).max())""",
-     "NaN"),
-    ("""def ex_agrees(actual, expected):
-            return np.abs(actual - expected)""", "return True or False"),
-    ("""def ex_matmuls_per_step(n_layers):
-            return 3 * n_layers""", "gradient for the input images"),
-    ("""def ex_matmuls_per_step(n_layers):
-            return 2 * n_layers""", "pass the gradient back"),
-    ("""def ex_matmuls_per_step(n_layers):
-            return n_layers""", "forward pass only"),
-])
+            "not entry by entry",
+        ),
+        (
+            """def ex_agrees(actual, expected):
+            return True""",
+            "too loose",
+        ),
+        # np.nanmax skips the NaN
+        (
+            """def ex_agrees(actual, expected):
+            worst = np.nanmax(np.abs(actual - expected))
+            return bool(worst <= 1e-5 * np.abs(expected).max())""",
+            "NaN",
+        ),
+        (
+            """def ex_agrees(actual, expected):
+            return np.abs(actual - expected)""",
+            "return True or False",
+        ),
+        (
+            """def ex_matmuls_per_step(n_layers):
+            return 3 * n_layers""",
+            "gradient for the input images",
+        ),
+        (
+            """def ex_matmuls_per_step(n_layers):
+            return 2 * n_layers""",
+            "pass the gradient back",
+        ),
+        (
+            """def ex_matmuls_per_step(n_layers):
+            return n_layers""",
+            "forward pass only",
+        ),
+    ],
+)
 def test_each_mistake_gets_its_own_words(code, words):
     feedback = _feedback(code)
     assert not feedback.passed and feedback.kind == "wrong", feedback

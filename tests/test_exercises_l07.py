@@ -14,10 +14,14 @@ from jaxtour.exercises import check, for_lesson
 
 def test_lesson_07_registers_three_exercises():
     assert [ex.name for ex in for_lesson("07")] == [
-        "ex_batch_sharding", "ex_global_mean", "ex_count_all_reduces"]
+        "ex_batch_sharding",
+        "ex_global_mean",
+        "ex_count_all_reduces",
+    ]
 
 
 # ex_batch_sharding ------------------------------------------------------------------------
+
 
 def ex_batch_sharding(mesh):
     return NamedSharding(mesh, P("batch"))
@@ -28,12 +32,15 @@ def test_batch_sharding_solution_passes():
     assert feedback.passed, feedback.message
 
 
-@pytest.mark.parametrize(("answer", "says"), [
-    (lambda mesh: NamedSharding(mesh, P(None, "batch")), "784 pixels"),
-    (lambda mesh: NamedSharding(mesh, P()), "replicates"),
-    (lambda mesh: P("batch"), "Wrap it with the mesh"),
-    (lambda mesh: mesh, "expected a `NamedSharding`, got Mesh"),
-])
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (lambda mesh: NamedSharding(mesh, P(None, "batch")), "784 pixels"),
+        (lambda mesh: NamedSharding(mesh, P()), "replicates"),
+        (lambda mesh: P("batch"), "Wrap it with the mesh"),
+        (lambda mesh: mesh, "expected a `NamedSharding`, got Mesh"),
+    ],
+)
 def test_batch_sharding_mistakes_get_specific_feedback(answer, says):
     answer.__name__ = "ex_batch_sharding"
     feedback = check(answer, quiet=True)
@@ -44,6 +51,7 @@ def test_batch_sharding_mistakes_get_specific_feedback(answer, says):
 
 # ex_global_mean ---------------------------------------------------------------------------
 
+
 def ex_global_mean(x):
     return lax.psum(jnp.sum(x), "batch") / lax.psum(x.size, "batch")
 
@@ -53,13 +61,19 @@ def test_global_mean_solution_passes():
     assert feedback.passed, feedback.message
 
 
-@pytest.mark.parametrize(("answer", "says"), [
-    (lambda x: jnp.mean(x), "mean of its own slice"),
-    (lambda x: lax.psum(jnp.mean(x), "batch"), "4 times too big"),
-    (lambda x: lax.psum(jnp.mean(x), "batch") / 4, "right with 4 devices, wrong with 2"),
-    (lambda x: lax.psum(jnp.sum(x), "batch"), "sum of the whole vector"),
-    (lambda x: lax.psum(x, "batch") / 4, "one number"),
-])
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (lambda x: jnp.mean(x), "mean of its own slice"),
+        (lambda x: lax.psum(jnp.mean(x), "batch"), "4 times too big"),
+        (
+            lambda x: lax.psum(jnp.mean(x), "batch") / 4,
+            "right with 4 devices, wrong with 2",
+        ),
+        (lambda x: lax.psum(jnp.sum(x), "batch"), "sum of the whole vector"),
+        (lambda x: lax.psum(x, "batch") / 4, "one number"),
+    ],
+)
 def test_global_mean_mistakes_get_specific_feedback(answer, says):
     answer.__name__ = "ex_global_mean"
     feedback = check(answer, quiet=True)
@@ -76,10 +90,11 @@ def test_a_psum_over_a_misspelt_axis_is_a_hint_not_a_traceback():
     assert "Traceback" not in feedback.message
 
 
-@pytest.mark.parametrize("name", ["ex_batch_sharding", "ex_global_mean", "ex_count_all_reduces"])
+@pytest.mark.parametrize(
+    "name", ["ex_batch_sharding", "ex_global_mean", "ex_count_all_reduces"]
+)
 def test_stubs_are_not_done(name):
-    def stub(*args):
-        ...
+    def stub(*args): ...
 
     stub.__name__ = name
     feedback = check(stub, quiet=True)
@@ -127,14 +142,17 @@ def test_count_all_reduces_solution_passes_on_8_devices(eight):
     assert eight["1"][:2] == [True, "passed"]
 
 
-@pytest.mark.parametrize(("answer", "says"), [
-    ("0", "there is one"),
-    ("2", "the loss does not need an all-reduce of its own"),
-    ("6", "XLA combines them"),
-    ("7", "XLA combines them"),
-    ("3", "not what the drawing shows"),
-    ("one", "whole number"),
-])
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ("0", "there is one"),
+        ("2", "the loss does not need an all-reduce of its own"),
+        ("6", "XLA combines them"),
+        ("7", "XLA combines them"),
+        ("3", "not what the drawing shows"),
+        ("one", "whole number"),
+    ],
+)
 def test_count_all_reduces_mistakes_get_specific_feedback(eight, answer, says):
     passed, kind, message = eight[answer]
     assert not passed and kind == "wrong"

@@ -54,14 +54,18 @@ def test_the_solution_passes(name):
 
 @pytest.mark.parametrize("name", SOLUTIONS)
 def test_the_stub_is_not_done_yet(name):
-    def stub(*args):
-        ...
+    def stub(*args): ...
 
     result = feedback_for(name, stub)
-    assert not result.passed and result.kind == "not done" and f"`{name}`" in result.message
+    assert (
+        not result.passed
+        and result.kind == "not done"
+        and f"`{name}`" in result.message
+    )
 
 
 # --- ex_optax_step: the mistakes of a first Optax step --------------------------------
+
 
 def test_optax_step_subtracting_the_updates_is_moving_uphill():
     def wrong(loss_fn, optimiser, params, opt_state, x, y):
@@ -113,10 +117,13 @@ def test_optax_step_returning_two_things_is_told_the_shape_of_the_answer():
         return optax.apply_updates(params, updates), opt_state
 
     result = feedback_for("ex_optax_step", wrong)
-    assert result.kind == "wrong" and "(new_params, new_opt_state, loss)" in result.message
+    assert (
+        result.kind == "wrong" and "(new_params, new_opt_state, loss)" in result.message
+    )
 
 
 # --- ex_nnx_forward: the mistakes of a forward pass by hand ---------------------------
+
 
 def test_nnx_forward_with_relu_on_the_logits_is_told_the_output_has_none():
     def wrong(weights, x):
@@ -135,7 +142,10 @@ def test_nnx_forward_without_any_relu_is_told_where_they_go():
         return x
 
     result = feedback_for("ex_nnx_forward", wrong)
-    assert result.kind == "wrong" and "after `hidden1` and after `hidden2`" in result.message
+    assert (
+        result.kind == "wrong"
+        and "after `hidden1` and after `hidden2`" in result.message
+    )
 
 
 def test_nnx_forward_with_a_transposed_kernel_gets_a_shape_hint():
@@ -160,13 +170,17 @@ def test_nnx_forward_without_the_biases_is_wrong_in_value():
 
 # --- ex_read_the_jaxpr: reading the picture -------------------------------------------
 
-@pytest.mark.parametrize(("answer", "says"), [
-    ({"dot_general": 6, "weights": 6}, "bias additions are `add`s"),
-    ({"dot_general": 3, "weights": 7}, "counts the batch `x` too"),
-    ({"dot_general": 3, "weights": 3}, "its kernel and its bias"),
-    ({"dot_general": 2, "weights": 6}, "one per `nnx.Linear` layer"),
-    ((3, 6), "a dict with two keys"),
-])
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ({"dot_general": 6, "weights": 6}, "bias additions are `add`s"),
+        ({"dot_general": 3, "weights": 7}, "counts the batch `x` too"),
+        ({"dot_general": 3, "weights": 3}, "its kernel and its bias"),
+        ({"dot_general": 2, "weights": 6}, "one per `nnx.Linear` layer"),
+        ((3, 6), "a dict with two keys"),
+    ],
+)
 def test_reading_the_jaxpr_wrongly_is_told_what_was_miscounted(answer, says):
     result = feedback_for("ex_read_the_jaxpr", lambda: answer)
     assert result.kind == "wrong" and says in result.message, result.message

@@ -25,8 +25,14 @@ def _namespace() -> dict:
     import numpy as np
     import optax
 
-    return {"jax": jax, "jnp": jnp, "lax": jax.lax, "np": np, "optax": optax,
-            "check": ex.check}
+    return {
+        "jax": jax,
+        "jnp": jnp,
+        "lax": jax.lax,
+        "np": np,
+        "optax": optax,
+        "check": ex.check,
+    }
 
 
 def _define(code: str, name: str):
@@ -45,18 +51,24 @@ def test_the_stub_fails_its_check_with_help_and_no_traceback(found):
 @pytest.mark.parametrize("found", FOUND, ids=lambda f: f.name)
 def test_the_solution_passes_its_check(found):
     assert found.solution is not None, (
-        f"{found.lesson}: `{found.name}` has no cell tagged `solution` defining it")
+        f"{found.lesson}: `{found.name}` has no cell tagged `solution` defining it"
+    )
     feedback = ex.check(_define(found.solution, found.name), quiet=True)
-    assert feedback.passed, f"{found.lesson}: the solution of {found.name} fails: {feedback}"
+    assert feedback.passed, (
+        f"{found.lesson}: the solution of {found.name} fails: {feedback}"
+    )
 
 
 @pytest.mark.parametrize("found", FOUND, ids=lambda f: f.name)
 def test_each_exercise_has_hints_that_open_one_at_a_time(found):
-    assert found.hints, f"{found.lesson}: `{found.name}` has no markdown cell tagged `hint`"
+    assert found.hints, (
+        f"{found.lesson}: `{found.name}` has no markdown cell tagged `hint`"
+    )
     for hint in found.hints:
         assert HINT.match(hint.strip()), (
             f"{found.lesson}: a hint of {found.name} is not "
-            f"<details><summary>Hint N</summary>…</details>: {hint!r}")
+            f"<details><summary>Hint N</summary>…</details>: {hint!r}"
+        )
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
@@ -65,14 +77,24 @@ def test_no_solution_stub_or_hint_reaches_the_deck(source):
 
     lesson = _lessons.read(source)
     deck = "\n".join(c.source for c in plan_slides(lesson, source.stem).cells)
-    secret = [c for c in lesson.cells if {"solution", "hint"} & set(_lessons.tags(c))
-              or (c.cell_type == "code" and "exercise" in _lessons.tags(c))]
-    elsewhere = {line.strip() for c in lesson.cells if c not in secret
-                 for line in c.source.splitlines()}
+    secret = [
+        c
+        for c in lesson.cells
+        if {"solution", "hint"} & set(_lessons.tags(c))
+        or (c.cell_type == "code" and "exercise" in _lessons.tags(c))
+    ]
+    elsewhere = {
+        line.strip()
+        for c in lesson.cells
+        if c not in secret
+        for line in c.source.splitlines()
+    }
     for cell in secret:
         for line in cell.source.splitlines():
             if line.strip() and line.strip() not in elsewhere:
-                assert line.strip() not in deck, f"{source.stem}: the deck shows {line!r}"
+                assert line.strip() not in deck, (
+                    f"{source.stem}: the deck shows {line!r}"
+                )
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
@@ -85,31 +107,38 @@ def test_the_students_notebook_needs_no_solution_to_run(source):
         if cell.cell_type != "code" or "exercise" in _lessons.tags(cell):
             continue
         for name in names:
-            rest = re.sub(rf"^check\({name}\)\s*(#.*)?$", "", cell.source, flags=re.MULTILINE)
+            rest = re.sub(
+                rf"^check\({name}\)\s*(#.*)?$", "", cell.source, flags=re.MULTILINE
+            )
             assert not re.search(rf"\b{name}\b", rest), (
                 f"{source.stem}: a cell students run uses `{name}`, which only the solution "
                 "defines, so build/student/ stops there on Run All; leave trying it to the "
-                f"student (a cell tagged `exercise`) or to the `check` cell:\n{cell.source}")
+                f"student (a cell tagged `exercise`) or to the `check` cell:\n{cell.source}"
+            )
 
 
 def test_every_registered_exercise_is_set_by_exactly_one_lesson_and_vice_versa():
     in_lessons = {}
     for found in FOUND:
         assert found.name not in in_lessons, (
-            f"{found.name} is set by {in_lessons[found.name]} and by {found.lesson}")
+            f"{found.name} is set by {in_lessons[found.name]} and by {found.lesson}"
+        )
         in_lessons[found.name] = found.lesson
     registered = {e.name: e.lesson for e in ex.exercises()}
     assert in_lessons == registered, (
         f"lessons set {sorted(in_lessons.items() - registered.items())} that the registry "
         f"lacks; the registry has {sorted(registered.items() - in_lessons.items())} that no "
-        "lesson sets")
+        "lesson sets"
+    )
 
 
 @pytest.mark.parametrize("number", [f"{n:02d}" for n in range(1, 9)])
 def test_every_lesson_sets_two_to_four_exercises(number):
     [source] = [s for s in LESSONS if s.stem.startswith(number)]
     count = sum(f.lesson == source.stem for f in FOUND)
-    assert 2 <= count <= 4, f"lesson {source.stem} sets {count} exercise(s); want 2 to 4"
+    assert 2 <= count <= 4, (
+        f"lesson {source.stem} sets {count} exercise(s); want 2 to 4"
+    )
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
@@ -126,7 +155,9 @@ def test_no_solution_reaches_the_students_notebook(source, tmp_path):
     for cell in (c for c in hidden if "solution" in _lessons.tags(c)):
         for line in cell.source.splitlines():
             if line.strip() and line.strip() not in elsewhere:
-                assert line.strip() not in text, f"{source.stem}: solution line {line!r}"
+                assert line.strip() not in text, (
+                    f"{source.stem}: solution line {line!r}"
+                )
     assert [c.source for c in student.cells] == [c.source for c in shown]
     hints = [c.source for c in teacher.cells if "hint" in _lessons.tags(c)]
     assert hints == [c.source for c in student.cells if "hint" in _lessons.tags(c)]

@@ -34,16 +34,22 @@ def test_it_opens_on_draw_jaxpr_with_its_defaults(panel):
     assert panel.shown.result.source == expected.source
     assert panel.shown.result.title == "jaxpr of cubic: 7 equations"
     assert _svg_of(expected) in panel.output.value
-    assert panel.shown.code == "draw_jaxpr(cubic, max_depth=2, group_by=None, rankdir='TB')(*args)"
+    assert (
+        panel.shown.code
+        == "draw_jaxpr(cubic, max_depth=2, group_by=None, rankdir='TB')(*args)"
+    )
 
 
-@pytest.mark.parametrize(("control", "value", "oracle"), [
-    ("rankdir", "LR", lambda: draw_jaxpr(cubic, rankdir="LR")(1.0)),
-    ("group", True, lambda: draw_jaxpr(cubic, group_by="source")(1.0)),
-    ("grad", True, lambda: draw_jaxpr(jax.grad(cubic))(1.0)),
-    ("vmap", True, lambda: draw_jaxpr(jax.vmap(cubic))(jnp.full(3, 1.0))),
-    ("example", "tanh", lambda: draw_jaxpr(_gallery.tanh)(0.5)),
-])
+@pytest.mark.parametrize(
+    ("control", "value", "oracle"),
+    [
+        ("rankdir", "LR", lambda: draw_jaxpr(cubic, rankdir="LR")(1.0)),
+        ("group", True, lambda: draw_jaxpr(cubic, group_by="source")(1.0)),
+        ("grad", True, lambda: draw_jaxpr(jax.grad(cubic))(1.0)),
+        ("vmap", True, lambda: draw_jaxpr(jax.vmap(cubic))(jnp.full(3, 1.0))),
+        ("example", "tanh", lambda: draw_jaxpr(_gallery.tanh)(0.5)),
+    ],
+)
 def test_each_control_draws_what_draw_jaxpr_draws(panel, control, value, oracle):
     before = panel.output.value
     getattr(panel, control).value = value
@@ -66,7 +72,9 @@ def test_jvp_draws_the_jaxpr_of_jax_jvp_with_ones_as_tangent(panel):
 def test_depth_and_the_vmap_axis_on_a_scan():
     panel = explore(sum_of_squares, XS)
     panel.depth.value = 0
-    assert panel.shown.result.source == draw_jaxpr(sum_of_squares, max_depth=0)(XS).source
+    assert (
+        panel.shown.result.source == draw_jaxpr(sum_of_squares, max_depth=0)(XS).source
+    )
     assert panel.shown.result.counts < draw_jaxpr(sum_of_squares)(XS).counts
     panel.depth.value = 2
     panel.vmap.value = True
@@ -168,8 +176,11 @@ def test_grad_of_a_vector_valued_function_explains_itself_in_the_panel():
     panel.grad.value = False
     panel.jvp.value = True  # forward mode takes any output: a picture again
     xs = jnp.linspace(-1.0, 1.0, 5)
-    expected = draw_jaxpr(functools.wraps(jnp.tanh)(
-        lambda x: jax.jvp(jnp.tanh, (x,), (jnp.ones_like(x),))))(xs)
+    expected = draw_jaxpr(
+        functools.wraps(jnp.tanh)(
+            lambda x: jax.jvp(jnp.tanh, (x,), (jnp.ones_like(x),))
+        )
+    )(xs)
     # Tooltips name the line that called jax.jvp, so compare title and structure.
     assert panel.shown.result.title == expected.title
     assert panel.shown.result.counts == expected.counts
@@ -180,7 +191,9 @@ def test_grad_of_the_integer_factorial_says_to_pass_a_float():
     panel.example.value = "factorial loop"
     assert panel.shown.result.title.startswith("jaxpr of factorial")
     panel.grad.value = True
-    assert panel.shown.message.startswith("TypeError: grad requires real- or complex-valued")
+    assert panel.shown.message.startswith(
+        "TypeError: grad requires real- or complex-valued"
+    )
     assert "pass floats" in panel.shown.hint
 
 
@@ -189,7 +202,8 @@ def test_a_vmap_axis_beyond_the_arguments_is_explained(panel):
     panel.axis.value = 2
     assert panel.shown.message == (
         "ValueError: vmap over axis 2 does not fit args[0], which has 0 dimensions: the "
-        "batch axis can be 0 to 0. Choose a smaller axis, or axis 0.")
+        "batch axis can be 0 to 0. Choose a smaller axis, or axis 0."
+    )
 
 
 # --- bad input: the library's own errors, before any widget ---------------------------------
@@ -219,7 +233,9 @@ def test_a_function_that_fails_on_its_arguments_fails_at_once():
 
 
 def test_arguments_without_a_function_are_refused():
-    with pytest.raises(TypeError, match="explore got example arguments but no function"):
+    with pytest.raises(
+        TypeError, match="explore got example arguments but no function"
+    ):
         explore(None, 1.0)
 
 
@@ -228,15 +244,19 @@ def test_arguments_without_a_function_are_refused():
 
 def test_transforms_describe_the_composition_in_jax_order():
     assert Transforms().describe("f") == "f"
-    assert (Transforms(jit=True, grad=True, jvp=True, vmap=1).describe("loss")
-            == "jit(vmap(jvp(grad(loss)), in_axes=1))")
+    assert (
+        Transforms(jit=True, grad=True, jvp=True, vmap=1).describe("loss")
+        == "jit(vmap(jvp(grad(loss)), in_axes=1))"
+    )
 
 
 def test_stack_builds_the_batch_vmap_maps_over():
     (xs,), (tree,) = stack((XS,), 1), stack(({"w": jnp.ones((2, 5))},), -1)
     assert xs.shape == (4, 3) and tree["w"].shape == (2, 5, 3)
     assert jnp.array_equal(xs[:, 2], XS)
-    with pytest.raises(ValueError, match=r"vmap over axis 2 does not fit args\[0\]\['w'\]"):
+    with pytest.raises(
+        ValueError, match=r"vmap over axis 2 does not fit args\[0\]\['w'\]"
+    ):
         stack(({"w": XS},), 2)
 
 
@@ -245,7 +265,9 @@ def test_keyword_arguments_are_held_fixed():
     panel = explore(power, 2.0, n=3)
     panel.grad.value = True
     expected = draw_jaxpr(jax.grad(functools.partial(power, n=3)))(2.0)
-    assert panel.shown.result.title == expected.title == "jaxpr of <lambda>: 4 equations"
+    assert (
+        panel.shown.result.title == expected.title == "jaxpr of <lambda>: 4 equations"
+    )
     assert panel.shown.result.counts == expected.counts
     assert panel.shown.code.startswith("draw_jaxpr(grad(f)")
 
@@ -253,7 +275,9 @@ def test_keyword_arguments_are_held_fixed():
 # --- the gallery and the static fallback ----------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [n for n in _gallery.GALLERY if not n.startswith("MLP")])
+@pytest.mark.parametrize(
+    "name", [n for n in _gallery.GALLERY if not n.startswith("MLP")]
+)
 def test_every_gallery_example_draws_its_jaxpr(name):
     fn, args = _gallery.GALLERY[name].load()
     panel = explore()
@@ -263,11 +287,15 @@ def test_every_gallery_example_draws_its_jaxpr(name):
 
 def test_the_mime_bundle_holds_the_widget_and_a_static_picture(panel):
     bundle = panel._repr_mimebundle_()
-    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.model_id
+    assert (
+        bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.model_id
+    )
     static = bundle["text/html"]
     assert 'class="jaxtour-explore-static"' in static
     assert _svg_of(draw_jaxpr(cubic)(1.0)) in static
-    panel.view.value = "jaxpr text"  # the fallback is what the panel shows when displayed
+    panel.view.value = (
+        "jaxpr text"  # the fallback is what the panel shows when displayed
+    )
     assert "<svg" not in panel._repr_mimebundle_()["text/html"]
 
 
@@ -284,7 +312,9 @@ def test_hlo_views_draw_what_draw_hlo_draws(panel):
     assert panel.shown.result.counts == expected.counts
     panel.view.value = "StableHLO graph"
     panel.rankdir.value = "LR"
-    expected = draw_hlo(jax.grad(cubic), stage="stablehlo", max_depth=2, rankdir="LR")(1.0)
+    expected = draw_hlo(jax.grad(cubic), stage="stablehlo", max_depth=2, rankdir="LR")(
+        1.0
+    )
     assert panel.shown.result.source == expected.source
 
 

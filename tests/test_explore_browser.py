@@ -69,7 +69,12 @@ def free_port() -> int:
 
 def _quiet_lab_settings(folder: Path) -> None:
     # No "receive Jupyter news?" toast over the notebook.
-    settings = folder / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    settings = (
+        folder
+        / "@jupyterlab"
+        / "apputils-extension"
+        / "notification.jupyterlab-settings"
+    )
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
 
@@ -82,18 +87,33 @@ def lab(tmp_path):
     shutil.copy(LESSON, work / LESSON.name)
     _quiet_lab_settings(tmp_path / "settings")
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JAXTOUR_QUICK": "1",
-           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    env = {
+        **os.environ,
+        "JAXTOUR_QUICK": "1",
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
     log = (tmp_path / "lab.log").open("w")
     server = subprocess.Popen(
-        [str(JUPYTER), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-         "--allow-root"],  # containers and CI often run as root
-        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            str(JUPYTER),
+            "lab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={work}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=None",
+            "--allow-root",
+        ],  # containers and CI often run as root
+        cwd=work,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -118,17 +138,23 @@ def _stop(server: subprocess.Popen) -> None:
             continue
 
 
-def _wait_for_server(base: str, token: str, server: subprocess.Popen, log: Path) -> None:
+def _wait_for_server(
+    base: str, token: str, server: subprocess.Popen, log: Path
+) -> None:
     deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {server.returncode}:\n{log.read_text()[-3000:]}")
+            pytest.fail(
+                f"JupyterLab exited with {server.returncode}:\n{log.read_text()[-3000:]}"
+            )
         try:
             with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
                 return
         except OSError:
             time.sleep(0.5)
-    pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}")
+    pytest.fail(
+        f"JupyterLab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}"
+    )
 
 
 def _accept_kernel_dialog(page) -> None:
@@ -151,11 +177,16 @@ def test_changing_a_control_redraws_the_svg_in_jupyterlab(chromium, lab):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url, timeout=SERVER_START_S * 1000)
-            page.wait_for_function("() => window.jupyterapp && document.querySelector("
-                                   "'.jp-NotebookPanel .jp-Cell')", timeout=60_000)
+            page.wait_for_function(
+                "() => window.jupyterapp && document.querySelector("
+                "'.jp-NotebookPanel .jp-Cell')",
+                timeout=60_000,
+            )
             _accept_kernel_dialog(page)
             # Not awaited: the command's promise settles only when every cell has run.
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            page.evaluate(
+                "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+            )
             page.wait_for_function(_ALL_RAN, timeout=CELLS_RUN_S * 1000)
             errors = [e for e in page.evaluate(_STDERR) if "Error" in e]
             before = page.evaluate(_PANEL)
@@ -165,12 +196,18 @@ def test_changing_a_control_redraws_the_svg_in_jupyterlab(chromium, lab):
 
             assert not errors, f"a cell failed in JupyterLab: {errors[0][-2000:]}"
             assert before and before["svg"], "the explorer's panel shows no SVG"
-            assert not before["static"], "JupyterLab showed the static fallback, not the widget"
+            assert not before["static"], (
+                "JupyterLab showed the static fallback, not the widget"
+            )
             # The direction not chosen now (ipywidgets marks the chosen one mod-active).
-            panel.locator(".jaxtour-explorer-rankdir button:not(.mod-active)").first.click()
+            panel.locator(
+                ".jaxtour-explorer-rankdir button:not(.mod-active)"
+            ).first.click()
             page.wait_for_function(
                 f"before => ({_PANEL})()?.svg && ({_PANEL})().svg !== before",
-                arg=before["svg"], timeout=RERENDER_S * 1000)
+                arg=before["svg"],
+                timeout=RERENDER_S * 1000,
+            )
             after = page.evaluate(_PANEL)
             panel.screenshot(path=str(SCREENSHOTS / "explore_after.png"))
         finally:

@@ -31,7 +31,9 @@ def test_nbconvert_shows_the_default_views_picture_without_widget_state():
     panel = explore()
     notebook = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("from jaxtour import explore\nexplore()")
-    cell.outputs = [nbformat.v4.new_output("display_data", data=panel._repr_mimebundle_())]
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data=panel._repr_mimebundle_())
+    ]
     notebook.cells = [cell]
     html = _exported(notebook)
     static = _static_block(html)
@@ -47,10 +49,14 @@ def test_an_executed_notebook_exports_the_picture():
     from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(
-        "from jaxtour import explore\npanel = explore()\npanel.grad.value = True\npanel")]
-    NotebookClient(notebook, timeout=120, kernel_name="python3",
-                   store_widget_state=False).execute()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "from jaxtour import explore\npanel = explore()\npanel.grad.value = True\npanel"
+        )
+    ]
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", store_widget_state=False
+    ).execute()
     output = notebook.cells[0].outputs[-1]
     assert {WIDGET_VIEW, "text/html"} <= set(output.data)
     static = _static_block(_exported(notebook))

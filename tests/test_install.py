@@ -23,8 +23,18 @@ ROOT = Path(__file__).resolve().parent.parent
 README_LAPTOP_LINE = 'pip install "jaxtour[notebook]"'
 # Not copied anywhere in the tree, and (ROOT_ONLY) not at the checkout's top: the vendored
 # reveal.js has a dist/ of its own that the wheel must ship.
-NOT_COPIED = (".git", ".venv", ".venv-latest", ".venv-newest", "__pycache__", "*.egg-info",
-              ".pytest_cache", ".ruff_cache", ".mypy_cache", ".ipynb_checkpoints")
+NOT_COPIED = (
+    ".git",
+    ".venv",
+    ".venv-latest",
+    ".venv-newest",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+    ".ipynb_checkpoints",
+)
 ROOT_ONLY = ("build", "dist", "data", ".whl", ".mnist", ".exp")
 
 
@@ -33,14 +43,18 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
     if Path(folder).resolve() == ROOT:
         ignored |= set(names) & set(ROOT_ONLY)
     return ignored
+
+
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
 # builds its own Python 3.12+ venv either way, so it runs in the first run only.
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(Path(sys.prefix).name in (".venv-latest", ".venv-newest"),
-                       reason="runs in `make test`; it builds its own Python 3.12+ venv"),
+    pytest.mark.skipif(
+        Path(sys.prefix).name in (".venv-latest", ".venv-newest"),
+        reason="runs in `make test`; it builds its own Python 3.12+ venv",
+    ),
 ]
 
 
@@ -63,7 +77,9 @@ def find_new_python() -> str | None:
 
 def _env(venv: Path) -> dict[str, str]:
     """The user's environment: this venv first on PATH, no checkout on PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
     env.pop("JAXTOUR_QUICK", None)
@@ -71,20 +87,27 @@ def _env(venv: Path) -> dict[str, str]:
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: float = 900, **extra: str):
-    result = subprocess.run(cmd, cwd=cwd, env={**env, **extra}, capture_output=True, text=True,
-                            timeout=timeout)
+    result = subprocess.run(
+        cmd,
+        cwd=cwd,
+        env={**env, **extra},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return result
 
 
 def _ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     assert result.returncode == 0, (
-        f"{result.args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        f"{result.args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return result
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, Path]:
-    """A fresh venv with `build`; the sdist made from a copy of the checkout; the wheel from it."""
+    """A fresh venv with `build`; the sdist made from a copy of the checkout; its wheel."""
     python = find_new_python()
     if python is None:
         pytest.skip("no Python 3.12 or 3.13 found (PATH or pyenv)")
@@ -97,18 +120,46 @@ def built(tmp_path_factory) -> dict[str, Path]:
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet"]
     _ok(_run([*pip, "install", "build"], top, env))
     dist = top / "dist"
-    _ok(_run([str(venv / "bin" / "python"), "-m", "build", "--sdist", "--outdir", str(dist),
-              str(source)], top, env))
+    _ok(
+        _run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "build",
+                "--sdist",
+                "--outdir",
+                str(dist),
+                str(source),
+            ],
+            top,
+            env,
+        )
+    )
     (sdist,) = dist.glob("jaxtour-*.tar.gz")
-    _ok(_run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(sdist)], top, env))
+    _ok(
+        _run(
+            [*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(sdist)], top, env
+        )
+    )
     (wheel,) = dist.glob("jaxtour-*.whl")
-    return {"top": top, "venv": venv, "sdist": sdist, "wheel": wheel, "env": env, "pip": pip}
+    return {
+        "top": top,
+        "venv": venv,
+        "sdist": sdist,
+        "wheel": wheel,
+        "env": env,
+        "pip": pip,
+    }
 
 
 @pytest.fixture(scope="module")
 def bare(built) -> dict:
     """The venv with the wheel alone installed (no extras); an empty folder to run in."""
-    _ok(_run([*built["pip"], "install", str(built["wheel"])], built["top"], built["env"]))
+    _ok(
+        _run(
+            [*built["pip"], "install", str(built["wheel"])], built["top"], built["env"]
+        )
+    )
     work = built["top"] / "bare-user"
     work.mkdir()
     return {**built, "work": work}
@@ -117,8 +168,9 @@ def bare(built) -> dict:
 @pytest.fixture(scope="module")
 def full(bare) -> dict:
     """The same venv after the README's laptop line (from the wheel, not an index)."""
-    line = README_LAPTOP_LINE.replace('"jaxtour[notebook]"',
-                                      f'"jaxtour[notebook] @ {bare["wheel"].as_uri()}"')
+    line = README_LAPTOP_LINE.replace(
+        '"jaxtour[notebook]"', f'"jaxtour[notebook] @ {bare["wheel"].as_uri()}"'
+    )
     _ok(_run([*bare["pip"], *shlex.split(line)[1:]], bare["top"], bare["env"]))
     work = bare["top"] / "user"
     work.mkdir()
@@ -128,7 +180,10 @@ def full(bare) -> dict:
 def test_readme_names_the_laptop_line_and_the_extras():
     readme = (ROOT / "README.md").read_text()
     assert README_LAPTOP_LINE in readme
-    assert '%pip install "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"' in readme
+    assert (
+        '%pip install "jaxtour[lessons] @ git+https://github.com/jaxtour/jaxtour"'
+        in readme
+    )
     assert "make tour" in readme.split("## Install", 1)[1].split("\n## ", 1)[0]
 
 
@@ -138,16 +193,32 @@ def test_wheel_and_sdist_hold_what_users_and_tests_need(built):
     wheel = zipfile.ZipFile(built["wheel"]).namelist()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel)
     for stem in LESSONS:
-        assert f"jaxtour/lessons/{stem}.py" in wheel and f"jaxtour/lessons/{stem}.ipynb" in wheel
+        assert (
+            f"jaxtour/lessons/{stem}.py" in wheel
+            and f"jaxtour/lessons/{stem}.ipynb" in wheel
+        )
     assert "jaxtour/__main__.py" in wheel
     assets = ROOT / "src" / "jaxtour" / "slides" / "assets"
     for path in (p for p in assets.rglob("*") if p.is_file()):  # reveal.js/dist/ too
-        assert f"jaxtour/slides/assets/{path.relative_to(assets).as_posix()}" in wheel, path
+        assert (
+            f"jaxtour/slides/assets/{path.relative_to(assets).as_posix()}" in wheel
+        ), path
     with tarfile.open(built["sdist"]) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
-    for needed in ("LICENSE", "conftest.py", "tests/conftest.py", "tests/mirrors.py",
-                   "notebooks/00_setup.py", "notebooks/00_setup.ipynb", "slides/README.md",
-                   "jupytext.toml", "setup.py", ".ci/run", "Makefile", "requirements.lock"):
+    for needed in (
+        "LICENSE",
+        "conftest.py",
+        "tests/conftest.py",
+        "tests/mirrors.py",
+        "notebooks/00_setup.py",
+        "notebooks/00_setup.ipynb",
+        "slides/README.md",
+        "jupytext.toml",
+        "setup.py",
+        ".ci/run",
+        "Makefile",
+        "requirements.lock",
+    ):
         assert needed in names, needed
 
 
@@ -160,14 +231,20 @@ def _one_line_naming_the_notebook_extra(result: subprocess.CompletedProcess) -> 
 
 def test_bare_package_commands_name_the_missing_extra(bare):
     run = lambda *args, **extra: _run(list(args), bare["work"], bare["env"], **extra)
-    assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith("usage: jaxtour")
+    assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith(
+        "usage: jaxtour"
+    )
     doctor = _ok(run("jaxtour", "doctor")).stdout
     assert re.search(r"^extra notebook +missing ", doctor, re.M), doctor
-    assert re.search(r"^jax +0\.1\d", doctor, re.M), doctor  # the newest JAX, not the lock's
+    assert re.search(r"^jax +0\.1\d", doctor, re.M), (
+        doctor
+    )  # the newest JAX, not the lock's
     _ok(run("jaxtour", "lessons"))
     assert sorted(p.stem for p in (bare["work"] / "lessons").glob("*.py")) == LESSONS
     _one_line_naming_the_notebook_extra(run("jaxtour", "tour", JAXTOUR_QUICK="1"))
-    _one_line_naming_the_notebook_extra(run("jaxtour", "slides", "lessons/00_setup.ipynb"))
+    _one_line_naming_the_notebook_extra(
+        run("jaxtour", "slides", "lessons/00_setup.ipynb")
+    )
     assert not (bare["work"] / "build" / "slides").exists()
 
 
@@ -177,17 +254,37 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
         sdist.extractall(unpacked, filter="data")
     (root,) = unpacked.iterdir()
     _ok(_run([*full["pip"], "install", "pytest", "nbval"], full["top"], full["env"]))
-    result = _run(["python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "not slow",
-                   "tests/test_cli.py", "tests/test_mlp_data.py", "tests/test_mlp_download.py",
-                   "tests/test_diagram.py"], root, full["env"], timeout=600)
+    result = _run(
+        [
+            "python",
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-m",
+            "not slow",
+            "tests/test_cli.py",
+            "tests/test_mlp_data.py",
+            "tests/test_mlp_download.py",
+            "tests/test_diagram.py",
+        ],
+        root,
+        full["env"],
+        timeout=600,
+    )
     _ok(result)
     assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]
 
 
 def test_quick_tour_from_an_empty_folder_writes_every_deck(full):
     run = lambda *args, **extra: _run(list(args), full["work"], full["env"], **extra)
-    assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith("usage: jaxtour")
-    assert re.search(r"^extra notebook +present$", _ok(run("jaxtour", "doctor")).stdout, re.M)
+    assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith(
+        "usage: jaxtour"
+    )
+    assert re.search(
+        r"^extra notebook +present$", _ok(run("jaxtour", "doctor")).stdout, re.M
+    )
     tour = _ok(run("jaxtour", "tour", JAXTOUR_QUICK="1", timeout=1800))
     assert f"using the {len(LESSONS)} lessons that came with jaxtour" in tour.stdout
     slides = full["work"] / "build" / "slides"

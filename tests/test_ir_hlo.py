@@ -15,8 +15,11 @@ from jaxtour import _ir
 
 def mlp_step(params, x):
     h = jax.nn.relu(x @ params["w1"])  # MARK-LAYER
-    return jax.tree.map(lambda p, g: p - 0.1 * g, params,
-                        jax.grad(lambda p: jnp.mean((h @ p["w2"]) ** 2))(params))
+    return jax.tree.map(
+        lambda p, g: p - 0.1 * g,
+        params,
+        jax.grad(lambda p: jnp.mean((h @ p["w2"]) ** 2))(params),
+    )
 
 
 MLP_ARGS = ({"w1": jnp.ones((8, 16)), "w2": jnp.ones((16, 4))}, jnp.ones((2, 8)))
@@ -50,8 +53,11 @@ def test_compiled_hlo_keeps_jaxpr_primitives_and_source_lines(mlp_stages):
     _, compiled = mlp_stages
     ops = [op for _, op in _ir.parse_hlo(compiled.as_text()).walk()]
     assert {"dot_general", "max"} <= {op.primitive for op in ops}
-    lines = {op.source.line for op in ops if op.source and os.path.basename(op.source.file)
-             == "test_ir_hlo.py"}
+    lines = {
+        op.source.line
+        for op in ops
+        if op.source and os.path.basename(op.source.file) == "test_ir_hlo.py"
+    }
     assert line_of("MARK-LAYER", __name__) in lines
 
 
@@ -95,28 +101,39 @@ HLO_VARIANTS = textwrap.dedent("""\
       ROOT %r = f32[8]{0} add(%c, %ar)
     }
     """)
-for _line, _prim in (("5", "psum"), ("7", "neg")):  # metadata as JAX before stack frames wrote it
+for _line, _prim in (
+    ("5", "psum"),
+    ("7", "neg"),
+):  # metadata as JAX before stack frames wrote it
     HLO_VARIANTS = HLO_VARIANTS.replace(
-        f"META{_line}", f'metadata={{op_name="jit(g)/{_prim}" source_file="/x/g.py" '
-                        f'source_line={_line}}}')
+        f"META{_line}",
+        f'metadata={{op_name="jit(g)/{_prim}" source_file="/x/g.py" '
+        f"source_line={_line}}}",
+    )
 
 
 def test_hlo_text_variants_older_metadata_typed_operands_collectives():
     module = _ir.parse_hlo(HLO_VARIANTS)
     assert module.name == "jit_g" and module.entry == "main"
     ops = {op.name: op for op in module.computations["main"].ops}
-    assert ops["ar"].opcode == "all-reduce" and ops["ar"].called == []  # applied, not called
+    assert (
+        ops["ar"].opcode == "all-reduce" and ops["ar"].called == []
+    )  # applied, not called
     assert ops["ar"].source == _ir.SourceLine("/x/g.py", 5)
     assert ops["ar"].primitive == "psum"
     assert [(c.role, c.computation, c.args) for c in ops["c"].called] == [
-        ("branch 0", "branch_a", ["t"]), ("branch 1", "branch_b", ["t"])]
+        ("branch 0", "branch_a", ["t"]),
+        ("branch 1", "branch_b", ["t"]),
+    ]
     assert module.computations["add"].returns == ["sum"]
     assert module.computations["add"].ops[-1].operands == ["a", "b"]
     assert ops["ags"].type == "(f32[8], f32[16])"
     counts = module.op_counts()
     assert counts["negate"] == 1 and counts["add"] == 1  # the reducer is not walked
     assert "tuple" not in counts and "parameter" not in counts
-    assert counts["custom-call:__cublas$gemm"] == 1  # a library kernel, named by its target
+    assert (
+        counts["custom-call:__cublas$gemm"] == 1
+    )  # a library kernel, named by its target
     assert counts["all-gather-start"] == counts["all-gather-done"] == 1
 
 
@@ -143,7 +160,12 @@ def test_collectives_on_four_cpu_devices():
         shlo = _ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts()
         print(hlo["all-reduce"], hlo["all-gather"], shlo["all_reduce"], shlo["all_gather"])
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "1", "1", "1"]

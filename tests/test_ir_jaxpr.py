@@ -23,8 +23,11 @@ def test_count_eqns_matches_jax_own_sub_jaxpr_walk():
 
 def test_sub_jaxprs_are_named_after_their_params():
     jaxpr = jax.make_jaxpr(control_flow)(*ARGS).jaxpr
-    labels = {e.primitive.name: [s.label for s in _ir.sub_jaxprs(e)] for _, e in _ir.walk(jaxpr)
-              if _ir.sub_jaxprs(e)}
+    labels = {
+        e.primitive.name: [s.label for s in _ir.sub_jaxprs(e)]
+        for _, e in _ir.walk(jaxpr)
+        if _ir.sub_jaxprs(e)
+    }
     assert labels["cond"] == ["branches[0]", "branches[1]"]
     assert sorted(labels["while"]) == ["body_jaxpr", "cond_jaxpr"]
     assert labels["scan"] == ["jaxpr"]
@@ -49,9 +52,9 @@ def test_while_cond_and_body_line_up_with_consts_and_carry():
     loop = eqn(jaxpr, "while")
     subs = {s.label: s for s in _ir.sub_jaxprs(loop)}
     cn = loop.params["cond_nconsts"]
-    carry = list(loop.invars[cn + loop.params["body_nconsts"]:])
+    carry = list(loop.invars[cn + loop.params["body_nconsts"] :])
     assert subs["cond_jaxpr"].inputs == list(loop.invars[:cn]) + carry
-    assert subs["body_jaxpr"].inputs[-len(carry):] == carry
+    assert subs["body_jaxpr"].inputs[-len(carry) :] == carry
     assert subs["cond_jaxpr"].outputs == [None]  # a bool, not the loop's result
     assert subs["body_jaxpr"].outputs == list(loop.outvars)
 
@@ -63,9 +66,12 @@ def test_custom_vjp_and_shard_map_are_found():
 
     clip.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
     mesh = jax.make_mesh((1,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
-    sharded = jax.shard_map(lambda a: jnp.sin(a), mesh=mesh,
-                            in_specs=jax.sharding.PartitionSpec("i"),
-                            out_specs=jax.sharding.PartitionSpec("i"))
+    sharded = jax.shard_map(
+        lambda a: jnp.sin(a),
+        mesh=mesh,
+        in_specs=jax.sharding.PartitionSpec("i"),
+        out_specs=jax.sharding.PartitionSpec("i"),
+    )
     jaxpr = jax.make_jaxpr(lambda x: sharded(clip(x)))(jnp.ones(4)).jaxpr
     found = {e.primitive.name: len(_ir.sub_jaxprs(e)) for _, e in _ir.walk(jaxpr)}
     assert found["custom_vjp_call"] == 1
@@ -84,27 +90,37 @@ def test_source_line_points_at_the_users_file():
     assert str(line) == f"ir_cases.py:{line.line} (control_flow)"
 
 
-@pytest.mark.parametrize(("file", "where"), [
-    ("/tmp/ipykernel_4242/1830275.py", "cell line 3"), ("<ipython-input-7-abc>", "cell line 3"),
-    ("/home/me/loss.py", "loss.py:3"),
-])
+@pytest.mark.parametrize(
+    ("file", "where"),
+    [
+        ("/tmp/ipykernel_4242/1830275.py", "cell line 3"),
+        ("<ipython-input-7-abc>", "cell line 3"),
+        ("/home/me/loss.py", "loss.py:3"),
+    ],
+)
 def test_notebook_cells_are_named_as_cells(file, where):
     assert _ir.SourceLine(file, 3, "f").where == where
     assert str(_ir.SourceLine(file, 3, "f")) == f"{where} (f)"
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (jnp.zeros((3, 4)), "f32[3,4]"), (jnp.array(True), "bool[]"),
-    (jnp.zeros(2, jnp.int32), "i32[2]"), (jnp.zeros(2, jnp.bfloat16), "bf16[2]"),
-    (jnp.zeros(1, jnp.uint8), "u8[1]"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (jnp.zeros((3, 4)), "f32[3,4]"),
+        (jnp.array(True), "bool[]"),
+        (jnp.zeros(2, jnp.int32), "i32[2]"),
+        (jnp.zeros(2, jnp.bfloat16), "bf16[2]"),
+        (jnp.zeros(1, jnp.uint8), "u8[1]"),
+    ],
+)
 def test_type_str_is_the_jaxpr_spelling(value, text):
     assert _ir.type_str(jax.typeof(value)) == text
 
 
 def test_literals_and_important_params():
     jaxpr = jax.make_jaxpr(lambda x: jnp.sum(x * 2.5, axis=0).astype(jnp.int32))(
-        jnp.ones((2, 3))).jaxpr
+        jnp.ones((2, 3))
+    ).jaxpr
     mul = eqn(jaxpr, "mul")
     literals = [a for a in mul.invars if _ir.is_literal(a)]
     assert [_ir.literal_str(a) for a in literals] == ["2.5"]
@@ -112,8 +128,6 @@ def test_literals_and_important_params():
     assert _ir.important_params(eqn(jaxpr, "convert_element_type")) == ["new_dtype=i32"]
     cond_jaxpr = jax.make_jaxpr(control_flow)(*ARGS).jaxpr
     assert all("jaxpr" not in p for p in _ir.important_params(eqn(cond_jaxpr, "scan")))
-
-
 
 
 def test_unwrap_jit_opens_a_jitted_function_and_keeps_its_names():

@@ -1,6 +1,5 @@
 """jaxtour._ir reading StableHLO: regions with roles, types, source lines."""
 
-
 import jax
 import jax.numpy as jnp
 import pytest
@@ -46,7 +45,11 @@ def test_stablehlo_op_count_matches_a_line_count():
         return jnp.tanh(x @ x.T).sum() + jnp.exp(x).max()
 
     text = jax.jit(plain).lower(jnp.ones((3, 3))).as_text()
-    oracle = sum(1 for line in text.splitlines()
-                 if "stablehlo." in line and "stablehlo.return" not in line
-                 and "=" in line.split("stablehlo.")[0])
+    oracle = sum(
+        1
+        for line in text.splitlines()
+        if "stablehlo." in line
+        and "stablehlo.return" not in line
+        and "=" in line.split("stablehlo.")[0]
+    )
     assert sum(_ir.parse_stablehlo(text).op_counts().values()) == oracle

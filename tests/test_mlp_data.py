@@ -48,7 +48,9 @@ def dead_mirror() -> str:
 
 
 def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") or "part" in p.name)
+    return sorted(
+        p.name for p in folder.iterdir() if p.name.startswith(".") or "part" in p.name
+    )
 
 
 def _with_files(folder: Path, copy: str | None = None) -> Path:
@@ -76,10 +78,16 @@ def test_loads_the_shared_files_with_the_published_shapes():
 
 
 @needs_mnist
-def test_download_skips_a_failing_and_a_bad_mirror(tmp_path, serve, mirror_dir, dead_mirror):
+def test_download_skips_a_failing_and_a_bad_mirror(
+    tmp_path, serve, mirror_dir, dead_mirror
+):
     folder = tmp_path / "cache"
-    mirrors = [dead_mirror, serve(mirror_dir, "wrong-bytes"), serve(mirror_dir, "truncating"),
-               serve(mirror_dir)]
+    mirrors = [
+        dead_mirror,
+        serve(mirror_dir, "wrong-bytes"),
+        serve(mirror_dir, "truncating"),
+        serve(mirror_dir),
+    ]
     mnist = load_mnist(folder, mirrors=mirrors, progress=False)
     assert sorted(p.name for p in folder.iterdir()) == sorted(NAMES)  # nothing else
     for name in NAMES:
@@ -99,7 +107,10 @@ def test_offline_with_no_files_names_folder_variable_and_files(tmp_path, dead_mi
     with pytest.raises(MnistUnavailableError) as info:
         load_mnist(folder, mirrors=[dead_mirror], progress=False)
     message = str(info.value)
-    assert f"MNIST is not usable in {folder}: train-images-idx3-ubyte.gz is missing" in message
+    assert (
+        f"MNIST is not usable in {folder}: train-images-idx3-ubyte.gz is missing"
+        in message
+    )
     assert f"{dead_mirror}train-images-idx3-ubyte.gz: cannot connect" in message
     assert "set JAXTOUR_DATA to a folder holding them" in message
     for name in NAMES:
@@ -111,10 +122,17 @@ def test_offline_with_no_files_names_folder_variable_and_files(tmp_path, dead_mi
 def test_only_bad_mirrors_fail_and_leave_nothing(tmp_path, serve, mirror_dir):
     folder = tmp_path / "cache"
     with pytest.raises(MnistUnavailableError) as info:
-        load_mnist(folder, mirrors=[serve(mirror_dir, "wrong-bytes"),
-                                    serve(mirror_dir, "truncating")], progress=False)
-    assert "not the published file (9912422 bytes, 440fcabf73cc546f…)" in str(info.value)
-    assert "train-images-idx3-ubyte.gz: served 3304140 bytes" in str(info.value)  # a third
+        load_mnist(
+            folder,
+            mirrors=[serve(mirror_dir, "wrong-bytes"), serve(mirror_dir, "truncating")],
+            progress=False,
+        )
+    assert "not the published file (9912422 bytes, 440fcabf73cc546f…)" in str(
+        info.value
+    )
+    assert "train-images-idx3-ubyte.gz: served 3304140 bytes" in str(
+        info.value
+    )  # a third
     assert list(folder.iterdir()) == []
 
 
@@ -125,8 +143,12 @@ def test_corrupt_file_is_never_used_silently(tmp_path, dead_mirror):
     data = bytearray(damaged.read_bytes())
     data[100] ^= 0xFF  # one flipped byte: same size, wrong SHA-256
     damaged.write_bytes(bytes(data))
-    with pytest.warns(UserWarning, match="has SHA-256 .* expected f7ae60f9"), \
-            pytest.raises(MnistUnavailableError, match=r"t10k-labels-idx1-ubyte\.gz is corrupt"):
+    with (
+        pytest.warns(UserWarning, match="has SHA-256 .* expected f7ae60f9"),
+        pytest.raises(
+            MnistUnavailableError, match=r"t10k-labels-idx1-ubyte\.gz is corrupt"
+        ),
+    ):
         load_mnist(folder, mirrors=[dead_mirror], progress=False)
     assert damaged.read_bytes() == bytes(data)  # left for the user to inspect
     assert _leftovers(folder) == []
@@ -137,7 +159,9 @@ def test_truncated_file_is_replaced_by_a_verified_download(tmp_path, serve, mirr
     folder = _with_files(tmp_path / "data", copy="t10k-images-idx3-ubyte.gz")
     truncated = folder / "t10k-images-idx3-ubyte.gz"
     truncated.write_bytes(truncated.read_bytes()[:5000])
-    with pytest.warns(UserWarning, match=r"has 5000 bytes, expected 1648877 \(truncated\?\)"):
+    with pytest.warns(
+        UserWarning, match=r"has 5000 bytes, expected 1648877 \(truncated\?\)"
+    ):
         mnist = load_mnist(folder, mirrors=[serve(mirror_dir)], progress=False)
     assert truncated.read_bytes() == (SHARED / truncated.name).read_bytes()
     assert mnist.test_images.shape == (10000, 28, 28)
@@ -147,17 +171,25 @@ def test_truncated_file_is_replaced_by_a_verified_download(tmp_path, serve, mirr
 def test_unwritable_folder_says_it_cannot_write(tmp_path, dead_mirror):
     (tmp_path / "a-file").write_text("not a folder")
     folder = tmp_path / "a-file" / "mnist"
-    with pytest.raises(MnistUnavailableError, match=f"cannot write to {folder}: Not a directory"):
+    with pytest.raises(
+        MnistUnavailableError, match=f"cannot write to {folder}: Not a directory"
+    ):
         load_mnist(folder, mirrors=[dead_mirror], progress=False)
 
 
-def test_folder_comes_from_jaxtour_data_then_the_xdg_cache(tmp_path, monkeypatch, dead_mirror):
+def test_folder_comes_from_jaxtour_data_then_the_xdg_cache(
+    tmp_path, monkeypatch, dead_mirror
+):
     monkeypatch.setenv("JAXTOUR_DATA", str(tmp_path / "from-env"))
-    with pytest.raises(MnistUnavailableError, match=f"not usable in {tmp_path}/from-env:"):
+    with pytest.raises(
+        MnistUnavailableError, match=f"not usable in {tmp_path}/from-env:"
+    ):
         load_mnist(mirrors=[dead_mirror], progress=False)
     monkeypatch.delenv("JAXTOUR_DATA")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    with pytest.raises(MnistUnavailableError, match=f"not usable in {tmp_path}/xdg/jaxtour/mnist:"):
+    with pytest.raises(
+        MnistUnavailableError, match=f"not usable in {tmp_path}/xdg/jaxtour/mnist:"
+    ):
         load_mnist(mirrors=[dead_mirror], progress=False)
 
 
@@ -170,21 +202,36 @@ def test_read_idx_checks_magic_dimensions_and_size(tmp_path):
     header = struct.pack(">II", 0x801, 3)
     labels = read_idx(_idx(tmp_path / "ok-labels.gz", header, b"\x01\x02\x03"))
     assert labels.tolist() == [1, 2, 3]
-    images = read_idx(_idx(tmp_path / "ok.gz", struct.pack(">IIII", 0x803, 2, 28, 28), bytes(1568)))
+    images = read_idx(
+        _idx(tmp_path / "ok.gz", struct.pack(">IIII", 0x803, 2, 28, 28), bytes(1568))
+    )
     assert images.shape == (2, 28, 28)
 
     bad_magic = _idx(tmp_path / "magic.gz", struct.pack(">II", 0x802, 3), b"abc")
-    with pytest.raises(MnistFormatError, match=r"^magic.gz has magic number 0x00000802; MNIST"):
+    with pytest.raises(
+        MnistFormatError, match=r"^magic.gz has magic number 0x00000802; MNIST"
+    ):
         read_idx(bad_magic)
-    short = _idx(tmp_path / "short.gz", struct.pack(">IIII", 0x803, 2, 28, 28), bytes(1000))
-    with pytest.raises(MnistFormatError, match=r"^short.gz has 1016 bytes after decompression; "
-                                               r"its header \(2, 28, 28\) needs 1584\.$"):
+    short = _idx(
+        tmp_path / "short.gz", struct.pack(">IIII", 0x803, 2, 28, 28), bytes(1000)
+    )
+    with pytest.raises(
+        MnistFormatError,
+        match=r"^short.gz has 1016 bytes after decompression; "
+        r"its header \(2, 28, 28\) needs 1584\.$",
+    ):
         read_idx(short)
-    wrong_size = _idx(tmp_path / "size.gz", struct.pack(">IIII", 0x803, 1, 32, 32), bytes(1024))
-    with pytest.raises(MnistFormatError, match=r"^size.gz holds 32x32 images, not 28x28\.$"):
+    wrong_size = _idx(
+        tmp_path / "size.gz", struct.pack(">IIII", 0x803, 1, 32, 32), bytes(1024)
+    )
+    with pytest.raises(
+        MnistFormatError, match=r"^size.gz holds 32x32 images, not 28x28\.$"
+    ):
         read_idx(wrong_size)
     (tmp_path / "plain.gz").write_bytes(b"not gzip at all")
-    with pytest.raises(MnistFormatError, match=r"^plain.gz is not a readable gzip file"):
+    with pytest.raises(
+        MnistFormatError, match=r"^plain.gz is not a readable gzip file"
+    ):
         read_idx(tmp_path / "plain.gz")
     cut = gzip.compress(struct.pack(">II", 0x801, 3) + b"abc")[:-12]
     (tmp_path / "cut.gz").write_bytes(cut)

@@ -15,7 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
-from mirrors import HAVE_MNIST, NAMES, SHARED, Mirrors, load_command, load_in_process, mirror_root
+from mirrors import (
+    HAVE_MNIST,
+    NAMES,
+    SHARED,
+    Mirrors,
+    load_command,
+    load_in_process,
+    mirror_root,
+)
 
 from jaxtour.mlp import Budget, load_mnist
 from jaxtour.mlp._download import FILES, _abandoned, remove_leftovers
@@ -37,8 +45,9 @@ def _parts(folder: Path) -> list[Path]:
 
 def test_trickling_mirror_gives_up_within_the_budget(tmp_path, mirrors):
     folder = tmp_path / "data"
-    result, seconds = load_in_process(folder, [mirrors.start("trickle", interval=0.5)],
-                                      timeout=60, **FAST)
+    result, seconds = load_in_process(
+        folder, [mirrors.start("trickle", interval=0.5)], timeout=60, **FAST
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "train-images-idx3-ubyte.gz: too slow: " in result.stderr
     assert "a mirror must send at least 2 kB/s after the first 2 s" in result.stderr
@@ -54,7 +63,10 @@ def test_mirror_trickling_its_headers_is_cut_at_the_files_deadline(tmp_path, mir
     slow = mirrors.start("slow-headers", interval=0.3)
     result, seconds = load_in_process(folder, [slow], timeout=60, **budget)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "train-images-idx3-ubyte.gz: too slow: 0 of 9912422 bytes in 7 s" in result.stderr
+    assert (
+        "train-images-idx3-ubyte.gz: too slow: 0 of 9912422 bytes in 7 s"
+        in result.stderr
+    )
     assert seconds < 30
     assert _parts(folder) == []
 
@@ -62,8 +74,9 @@ def test_mirror_trickling_its_headers_is_cut_at_the_files_deadline(tmp_path, mir
 @pytest.mark.slow
 def test_trickling_mirror_gives_up_within_150_s_at_the_defaults(tmp_path, mirrors):
     folder = tmp_path / "data"
-    result, seconds = load_in_process(folder, [mirrors.start("trickle", interval=5)],
-                                      timeout=150)
+    result, seconds = load_in_process(
+        folder, [mirrors.start("trickle", interval=5)], timeout=150
+    )
     assert result.returncode == 1, result.stderr
     assert "too slow: " in result.stderr and "after the first 30 s" in result.stderr
     print(f"trickle given up after {seconds:.1f} s")
@@ -76,18 +89,26 @@ def test_stalling_mirror_is_skipped_for_every_later_file(tmp_path, mirrors):
     stalled, healthy = mirrors.start("stall"), mirrors.start()
     result, seconds = load_in_process(folder, [stalled, healthy], timeout=60, **FAST)
     assert result.returncode == 0, result.stderr
-    assert mirrors.hits[stalled] == ["/mnist/train-images-idx3-ubyte.gz"]  # asked once only
+    assert mirrors.hits[stalled] == [
+        "/mnist/train-images-idx3-ubyte.gz"
+    ]  # asked once only
     assert len(mirrors.hits[healthy]) == 4
     lines = result.stderr.splitlines()
-    assert lines[0] == (f"MNIST: mirror {stalled} failed (no answer for 1 s); "
-                        "not trying it again in this load.")
-    assert lines[1:] == [f"MNIST: {name} from {healthy} (skipped {stalled})" for name in NAMES]
+    assert lines[0] == (
+        f"MNIST: mirror {stalled} failed (no answer for 1 s); "
+        "not trying it again in this load."
+    )
+    assert lines[1:] == [
+        f"MNIST: {name} from {healthy} (skipped {stalled})" for name in NAMES
+    ]
     assert seconds < 30
     assert sorted(p.name for p in folder.iterdir()) == sorted(NAMES)
 
 
 @pytest.mark.slow
-def test_stalling_then_healthy_mirror_succeeds_within_60_s_at_the_defaults(tmp_path, mirrors):
+def test_stalling_then_healthy_mirror_succeeds_within_60_s_at_the_defaults(
+    tmp_path, mirrors
+):
     folder = tmp_path / "data"
     stalled, healthy = mirrors.start("stall"), mirrors.start()
     result, seconds = load_in_process(folder, [stalled, healthy], timeout=60)
@@ -99,18 +120,25 @@ def test_stalling_then_healthy_mirror_succeeds_within_60_s_at_the_defaults(tmp_p
 
 def test_killed_download_leaves_no_part_file_after_the_next_load(tmp_path, mirrors):
     folder = tmp_path / "data"
-    loader = subprocess.Popen(load_command(folder, [mirrors.start("slow", interval=0.2)]),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    loader = subprocess.Popen(
+        load_command(folder, [mirrors.start("slow", interval=0.2)]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not [p for p in _parts(folder) if p.stat().st_size > 0]:
-            assert loader.poll() is None and time.monotonic() < deadline, "no download began"
+            assert loader.poll() is None and time.monotonic() < deadline, (
+                "no download began"
+            )
             time.sleep(0.1)
     finally:
         loader.send_signal(signal.SIGKILL)
         loader.wait(timeout=30)
     (left,) = _parts(folder)
-    assert left.name.startswith(".train-images-idx3-ubyte.gz.") and left.suffix == ".part"
+    assert (
+        left.name.startswith(".train-images-idx3-ubyte.gz.") and left.suffix == ".part"
+    )
     mnist = load_mnist(folder, mirrors=[mirrors.start()], progress=False)
     assert mnist.train_images.shape == (60000, 28, 28)
     assert _parts(folder) == []
@@ -133,8 +161,10 @@ def test_a_live_downloads_part_file_is_left_alone(tmp_path):
     assert remove_leftovers(tmp_path) == [part]
 
 
-@pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"),
-                    reason="root writes anywhere; setpriv is needed to drop that")
+@pytest.mark.skipif(
+    os.geteuid() == 0 and not shutil.which("setpriv"),
+    reason="root writes anywhere; setpriv is needed to drop that",
+)
 def test_read_only_folder_says_cannot_write_once_before_any_request(tmp_path, mirrors):
     folder = tmp_path / "read-only"
     folder.mkdir()
@@ -145,8 +175,10 @@ def test_read_only_folder_says_cannot_write_once_before_any_request(tmp_path, mi
     result, _ = load_in_process(folder, [healthy], timeout=60, prefix=prefix)
     assert result.returncode == 1
     assert result.stderr.count("cannot write to") == 1
-    assert f"cannot write to {folder}: Permission denied. Make that folder writable" in (
-        result.stderr)
+    assert (
+        f"cannot write to {folder}: Permission denied. Make that folder writable"
+        in (result.stderr)
+    )
     assert "JAXTOUR_DATA" in result.stderr
     assert mirrors.hits[healthy] == []
     assert list(folder.iterdir()) == []

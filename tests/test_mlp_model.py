@@ -32,46 +32,67 @@ def params():
 
 def test_init_params_names_shapes_dtype_and_scale(params):
     assert list(params) == ["hidden1", "hidden2", "output"]
-    shapes = {name: (layer["w"].shape, layer["b"].shape) for name, layer in params.items()}
-    assert shapes == {"hidden1": ((784, 512), (512,)), "hidden2": ((512, 256), (256,)),
-                      "output": ((256, 10), (10,))}
+    shapes = {
+        name: (layer["w"].shape, layer["b"].shape) for name, layer in params.items()
+    }
+    assert shapes == {
+        "hidden1": ((784, 512), (512,)),
+        "hidden2": ((512, 256), (256,)),
+        "output": ((256, 10), (10,)),
+    }
     assert all(leaf.dtype == jnp.float32 for leaf in jax.tree.leaves(params))
     # He for ReLU layers (variance 2 / fan-in), 1 / fan-in for the output layer.
-    assert float(jnp.std(params["hidden1"]["w"])) == pytest.approx(np.sqrt(2 / 784), rel=0.02)
-    assert float(jnp.std(params["output"]["w"])) == pytest.approx(np.sqrt(1 / 256), rel=0.1)
+    assert float(jnp.std(params["hidden1"]["w"])) == pytest.approx(
+        np.sqrt(2 / 784), rel=0.02
+    )
+    assert float(jnp.std(params["output"]["w"])) == pytest.approx(
+        np.sqrt(1 / 256), rel=0.1
+    )
     assert not any(jnp.any(layer["b"]) for layer in params.values())
     deep = init_params(jr.key(1), (4, 3, 3, 3, 2))
     assert list(deep) == ["hidden1", "hidden2", "hidden3", "output"]
 
 
 def test_init_params_rejects_bad_sizes():
-    with pytest.raises(ValueError, match=r"^`sizes` must be two or more positive widths, e\.g\. "
-                                         r"\(784, 512, 256, 10\); got \(784, 0, 10\)\.$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^`sizes` must be two or more positive widths, e\.g\. "
+        r"\(784, 512, 256, 10\); got \(784, 0, 10\)\.$",
+    ):
         init_params(jr.key(0), (784, 0, 10))
 
 
 def test_predict_is_one_image_and_vmap_batches_it(params):
     x, _ = example_batch(5)
     one_by_one = jnp.stack([predict(params, image) for image in x])
-    np.testing.assert_allclose(batched_predict(params, x), one_by_one, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        batched_predict(params, x), one_by_one, rtol=1e-5, atol=1e-5
+    )
     assert predict(params, x[0]).shape == (10,)
 
 
 def test_predict_matches_float64_numpy(params):
     x, _ = example_batch(6)
     h = np.asarray(x, np.float64)
-    w = {n: {k: np.asarray(v, np.float64) for k, v in layer.items()} for n, layer in params.items()}
+    w = {
+        n: {k: np.asarray(v, np.float64) for k, v in layer.items()}
+        for n, layer in params.items()
+    }
     for name in ("hidden1", "hidden2"):
         h = np.maximum(h @ w[name]["w"] + w[name]["b"], 0)
     expected = h @ w["output"]["w"] + w["output"]["b"]
-    np.testing.assert_allclose(batched_predict(params, x), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        batched_predict(params, x), expected, rtol=1e-4, atol=1e-5
+    )
 
 
 def test_loss_is_cross_entropy_and_accuracy_counts_hits(params):
     x, y = example_batch(8)
     logits = np.asarray(batched_predict(params, x), np.float64)
     log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
-    assert float(loss(params, x, y)) == pytest.approx(-log_probs[np.arange(8), y].mean(), 1e-5)
+    assert float(loss(params, x, y)) == pytest.approx(
+        -log_probs[np.arange(8), y].mean(), 1e-5
+    )
     hits = np.argmax(logits, 1) == np.asarray(y)
     assert float(accuracy(params, x, y)) == pytest.approx(hits.mean())
 
@@ -88,15 +109,24 @@ def test_grad_of_loss_matches_central_differences(params):
         f, eps = jax.jit(loss), 1e-5
         for seed in range(3):
             keys = jr.split(jr.key(seed + 10), len(leaves))
-            noise = [jr.normal(k, p.shape, jnp.float64) for k, p in zip(keys, leaves, strict=True)]
+            noise = [
+                jr.normal(k, p.shape, jnp.float64)
+                for k, p in zip(keys, leaves, strict=True)
+            ]
             if seed == 0:
                 noise = jax.tree.leaves(grads)
             norm = jnp.sqrt(sum(jnp.sum(n**2) for n in noise))
             direction = jax.tree.unflatten(treedef, [n / norm for n in noise])
-            analytic = sum(jnp.vdot(g, d) for g, d in zip(jax.tree.leaves(grads),
-                                                          jax.tree.leaves(direction), strict=True))
-            plus, minus = (jax.tree.map(lambda p, d, s=s: p + s * eps * d, p64, direction)
-                           for s in (1, -1))
+            analytic = sum(
+                jnp.vdot(g, d)
+                for g, d in zip(
+                    jax.tree.leaves(grads), jax.tree.leaves(direction), strict=True
+                )
+            )
+            plus, minus = (
+                jax.tree.map(lambda p, d, s=s: p + s * eps * d, p64, direction)
+                for s in (1, -1)
+            )
             numeric = (f(plus, x64, y) - f(minus, x64, y)) / (2 * eps)
             assert float(analytic) == pytest.approx(float(numeric), rel=1e-6, abs=1e-9)
 
@@ -107,14 +137,27 @@ def test_update_is_sgd_with_momentum(params):
     plain, _, batch_loss = update(params, x, y, lr=0.1, momentum=0.0)
     assert float(batch_loss) == pytest.approx(float(loss(params, x, y)))
     expected = jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-7), plain, expected)
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, atol=1e-7), plain, expected
+    )
     # Two momentum steps: v1 = g0, p1 = p0 - lr v1; v2 = m v1 + g1, p2 = p1 - lr v2.
     p1, v1, _ = update(params, x, y, lr=0.1, momentum=0.9)
     p2, v2, _ = update(p1, x, y, v1, lr=0.1, momentum=0.9)
     g1 = jax.grad(loss)(p1, x, y)
-    jax.tree.map(lambda v, g, w: np.testing.assert_allclose(v, 0.9 * g + w, rtol=1e-5, atol=1e-7),
-                 v2, grads, g1)
-    jax.tree.map(lambda a, b, v: np.testing.assert_allclose(a, b - 0.1 * v, atol=1e-6), p2, p1, v2)
+    jax.tree.map(
+        lambda v, g, w: np.testing.assert_allclose(
+            v, 0.9 * g + w, rtol=1e-5, atol=1e-7
+        ),
+        v2,
+        grads,
+        g1,
+    )
+    jax.tree.map(
+        lambda a, b, v: np.testing.assert_allclose(a, b - 0.1 * v, atol=1e-6),
+        p2,
+        p1,
+        v2,
+    )
 
 
 def test_update_jaxpr_has_eight_matmuls_whose_flops_the_ladder_counts(params):
@@ -157,7 +200,11 @@ def test_preprocess_standardises_pixels():
 def test_example_batch_is_deterministic_and_shaped():
     x, y = example_batch(4, seed=3)
     x2, y2 = example_batch(4, seed=3)
-    assert x.shape == (4, 784) and y.dtype == jnp.int32 and 0 <= int(y.min()) <= int(y.max()) < 10
+    assert (
+        x.shape == (4, 784)
+        and y.dtype == jnp.int32
+        and 0 <= int(y.min()) <= int(y.max()) < 10
+    )
     np.testing.assert_array_equal(x, x2)
     np.testing.assert_array_equal(y, y2)
 

@@ -35,9 +35,13 @@ from jaxtour.mlp._download import FILES
 from jaxtour.mlp._ladder import VARIANTS, _step_matmuls, matmul_flops
 from jaxtour.mlp._train import UNROLL, resolve_device
 
-SHARED = Path(os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist")
-needs_mnist = pytest.mark.skipif(not all((SHARED / f.name).is_file() for f in FILES),
-                                 reason=f"MNIST files not in {SHARED}")
+SHARED = Path(
+    os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
+)
+needs_mnist = pytest.mark.skipif(
+    not all((SHARED / f.name).is_file() for f in FILES),
+    reason=f"MNIST files not in {SHARED}",
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +54,15 @@ def test_resolve_device_default_named_and_absent():
     assert resolve_device("cpu").platform == "cpu"
     assert resolve_device(jax.devices()[0]) is jax.devices()[0]
     absent = next(p for p in ("gpu", "tpu") if p != jax.default_backend())
-    with pytest.raises(ValueError, match=rf"^No {absent.upper()} here: JAX sees "
-                                         rf"cpu \(\d+ devices?\).*--device cpu"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^No {absent.upper()} here: JAX sees "
+        rf"cpu \(\d+ devices?\).*--device cpu",
+    ):
         resolve_device(absent)
-    with pytest.raises(ValueError, match=r"^`device` must be one of cpu, gpu, tpu; got 'npu'\.$"):
+    with pytest.raises(
+        ValueError, match=r"^`device` must be one of cpu, gpu, tpu; got 'npu'\.$"
+    ):
         resolve_device("npu")
 
 
@@ -65,7 +74,9 @@ def test_batch_indices_is_a_permutation_in_batches():
     again = np.asarray(batch_indices(jr.key(0), 1000, 128))
     other = np.asarray(batch_indices(jr.key(1), 1000, 128))
     assert (order == again).all() and not (order == other).all()
-    with pytest.raises(ValueError, match=r"^`batch_size` 128 is larger than the 100 training"):
+    with pytest.raises(
+        ValueError, match=r"^`batch_size` 128 is larger than the 100 training"
+    ):
         batch_indices(jr.key(0), 100, 128)
 
 
@@ -77,14 +88,18 @@ def test_the_scan_epoch_equals_update_in_a_python_loop(unroll):
     velocity = jax.tree.map(jnp.zeros_like, params)
     key = jr.key(3)
     scanned, _, losses = jax.jit(train_epoch, static_argnames=("batch_size", "unroll"))(
-        params, velocity, images, labels, key, batch_size=64, unroll=unroll)
+        params, velocity, images, labels, key, batch_size=64, unroll=unroll
+    )
     looped, v, looped_losses = params, velocity, []
     for idx in batch_indices(key, 320, 64):
         looped, v, batch_loss = update(looped, preprocess(images[idx]), labels[idx], v)
         looped_losses.append(batch_loss)
     np.testing.assert_allclose(losses, looped_losses, rtol=1e-5)
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6),
-                 scanned, looped)
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6),
+        scanned,
+        looped,
+    )
 
 
 def test_compiled_epoch_donates_params_and_velocity():
@@ -92,17 +107,24 @@ def test_compiled_epoch_donates_params_and_velocity():
     labels = jnp.zeros(256, jnp.int32)
     params = init_params(jr.key(0), (784, 16, 10))
     velocity = jax.tree.map(jnp.zeros_like, params)
-    epoch, seconds = compile_epoch(params, velocity, images, labels, jr.key(0), batch_size=128)
+    epoch, seconds = compile_epoch(
+        params, velocity, images, labels, jr.key(0), batch_size=128
+    )
     assert seconds > 0
     new_params, _, losses = epoch(params, velocity, images, labels, jr.key(0))
     assert losses.shape == (2,)
     if jax.default_backend() == "cpu" and not params["output"]["w"].is_deleted():
         pytest.skip("this jaxlib ignores donation on CPU")
-    assert params["output"]["w"].is_deleted() and not new_params["output"]["w"].is_deleted()
+    assert (
+        params["output"]["w"].is_deleted()
+        and not new_params["output"]["w"].is_deleted()
+    )
 
 
 def test_train_rejects_bad_arguments_before_any_work():
-    with pytest.raises(ValueError, match=r"^`epochs` must be >= 0 and `batch_size` >= 1"):
+    with pytest.raises(
+        ValueError, match=r"^`epochs` must be >= 0 and `batch_size` >= 1"
+    ):
         train(None, epochs=1, batch_size=0)
     with pytest.raises(ValueError, match=r"^`device` must be one of"):
         train(None, device="npu")
@@ -113,21 +135,41 @@ def test_train_rejects_bad_arguments_before_any_work():
 def test_a_short_real_training_run_beats_95_percent(mnist):
     params, history = train(mnist.subset(30_720), epochs=2, seed=0, progress=False)
     assert isinstance(history, History)
-    assert len(history.loss) == len(history.test_accuracy) == len(history.epoch_seconds) == 2
+    assert (
+        len(history.loss)
+        == len(history.test_accuracy)
+        == len(history.epoch_seconds)
+        == 2
+    )
     assert len(history.batch_loss) == 2 * 240
     assert history.loss[1] < history.loss[0] < 2.3
     assert history.test_accuracy[-1] > 0.95
     assert history.compile_seconds > 0
     assert history.device.partition(":")[0] == jax.default_backend()
-    again = float(evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32)))
+    again = float(
+        evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32))
+    )
     assert again == pytest.approx(history.test_accuracy[-1])
 
 
 @needs_mnist
 @pytest.mark.slow
-def test_cli_train_writes_curve_and_params_and_ends_with_the_figures(tmp_path, capsys, mnist):
-    code = main(["train", "--epochs", "1", "--train-size", "2560", "--data-dir", str(SHARED),
-                 "--build-dir", str(tmp_path)])
+def test_cli_train_writes_curve_and_params_and_ends_with_the_figures(
+    tmp_path, capsys, mnist
+):
+    code = main(
+        [
+            "train",
+            "--epochs",
+            "1",
+            "--train-size",
+            "2560",
+            "--data-dir",
+            str(SHARED),
+            "--build-dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0
     assert re.fullmatch(r"test_accuracy=0\.\d{4} epoch_seconds=\d+\.\d{3}", out[-1])
@@ -135,7 +177,9 @@ def test_cli_train_writes_curve_and_params_and_ends_with_the_figures(tmp_path, c
     curve = tmp_path / "mlp" / "learning_curve.png"
     assert curve.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     params = load_params(tmp_path / "mlp" / "params.npz")
-    accuracy = float(evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32)))
+    accuracy = float(
+        evaluate(params, mnist.test_images, np.asarray(mnist.test_labels, np.int32))
+    )
     assert f"test_accuracy={accuracy:.4f}" == out[-1].split()[0]
     history = json.loads((tmp_path / "mlp" / "history.json").read_text())
     assert len(history["batch_loss"]) == 20
@@ -147,18 +191,33 @@ def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys, tmp_path):
     assert main(["train", "--device", absent, "--data-dir", str(tmp_path)]) == 2
     assert list(tmp_path.iterdir()) == []
     err = capsys.readouterr().err
-    assert err.startswith(f"jaxtour train: error: No {absent.upper()} here: JAX sees cpu (")
+    assert err.startswith(
+        f"jaxtour train: error: No {absent.upper()} here: JAX sees cpu ("
+    )
 
 
 @needs_mnist
 @pytest.mark.slow
 def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     result = run_ladder(mnist, rounds=2, train_size=512, eager_steps=2, log=None)
-    assert list(result["epoch_s"]) == ["numpy-f64", "numpy-f32", "jax-eager", "jax-jit-loop",
-                                       "jaxtour-train", "matmuls-numpy-f32", "matmuls-jax"]
-    assert result["steps_timed"] == {"numpy-f64": 4, "numpy-f32": 4, "jax-eager": 2,
-                                     "jax-jit-loop": 4, "jaxtour-train": 4,
-                                     "matmuls-numpy-f32": 4, "matmuls-jax": 4}
+    assert list(result["epoch_s"]) == [
+        "numpy-f64",
+        "numpy-f32",
+        "jax-eager",
+        "jax-jit-loop",
+        "jaxtour-train",
+        "matmuls-numpy-f32",
+        "matmuls-jax",
+    ]
+    assert result["steps_timed"] == {
+        "numpy-f64": 4,
+        "numpy-f32": 4,
+        "jax-eager": 2,
+        "jax-jit-loop": 4,
+        "jaxtour-train": 4,
+        "matmuls-numpy-f32": 4,
+        "matmuls-jax": 4,
+    }
     for name, (low, median, high) in result["spread_s"].items():
         assert low <= median <= high and median == result["epoch_s"][name]
     assert "control: one step's matmuls alone" in format_ladder(result)
@@ -167,7 +226,9 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     for name in ("numpy-f32", "jax-jit-loop", "jaxtour-train"):
         assert losses[name] == pytest.approx(losses["numpy-f64"], rel=1e-4)
     assert result["ratio_vs_numpy_f64"]["numpy-f64"] == 1.0
-    assert result["speedup_vs_numpy_f64"] == result["ratio_vs_numpy_f64"]["jaxtour-train"]
+    assert (
+        result["speedup_vs_numpy_f64"] == result["ratio_vs_numpy_f64"]["jaxtour-train"]
+    )
     assert result["compile_s"] > 0 and result["matmul_gflops"] > 0
     assert "jaxtour-train compile:" in format_ladder(result)
     assert plot_ladder(result).axes[0].get_xscale() == "log"
@@ -182,8 +243,16 @@ def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
     d = [rng.standard_normal((batch, o)) for o in sizes[1:]]
     h1 = x @ w[0]
     h2 = h1 @ w[1]
-    operands = [(x, w[0]), (h1, w[1]), (h2, w[2]), (h2.T, d[2]), (d[2], w[2].T),
-                (h1.T, d[1]), (d[1], w[1].T), (x.T, d[0])]  # no gradient for the pixels
+    operands = [
+        (x, w[0]),
+        (h1, w[1]),
+        (h2, w[2]),
+        (h2.T, d[2]),
+        (d[2], w[2].T),
+        (h1.T, d[1]),
+        (d[1], w[1].T),
+        (x.T, d[0]),
+    ]  # no gradient for the pixels
     products = _step_matmuls(w, x, d)
     assert len(products) == len(operands) == 8
     for got, (a, b) in zip(products, operands, strict=True):
@@ -200,8 +269,14 @@ def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
 
 @needs_mnist
 def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist):
-    result = run_ladder(mnist, rounds=1, train_size=256, variants=("numpy-f64", "numpy-f32"),
-                        control=False, log=None)
+    result = run_ladder(
+        mnist,
+        rounds=1,
+        train_size=256,
+        variants=("numpy-f64", "numpy-f32"),
+        control=False,
+        log=None,
+    )
     assert "compile_s" not in result and "speedup_vs_numpy_f64" not in result
     assert result["compile_s_by_variant"] == {}
     table = format_ladder(result)
@@ -210,24 +285,56 @@ def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist)
 
 @needs_mnist
 @pytest.mark.slow
-def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(tmp_path, capsys):
-    code = main(["compare", "--rounds", "1", "--train-size", "512", "--eager-steps", "2",
-                 "--data-dir", str(SHARED), "--build-dir", str(tmp_path)])
+def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(
+    tmp_path, capsys
+):
+    code = main(
+        [
+            "compare",
+            "--rounds",
+            "1",
+            "--train-size",
+            "512",
+            "--eager-steps",
+            "2",
+            "--data-dir",
+            str(SHARED),
+            "--build-dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0
-    assert out[0].startswith("round 1/1  numpy-f64")  # progress, one line per measurement
-    header = ["variant", "s/epoch", "fastest-slowest", "vs", "numpy-f64", "of", "matmul"]
+    assert out[0].startswith(
+        "round 1/1  numpy-f64"
+    )  # progress, one line per measurement
+    header = [
+        "variant",
+        "s/epoch",
+        "fastest-slowest",
+        "vs",
+        "numpy-f64",
+        "of",
+        "matmul",
+    ]
     assert header in [line.split() for line in out]
     figures = json.loads(out[-1])  # the last line: the JSON the issue asks for
-    assert {"speedup_vs_numpy_f64", "matmul_fraction", "compile_s", "epoch_s",
-            "spread_s"} <= set(figures)
+    assert {
+        "speedup_vs_numpy_f64",
+        "matmul_fraction",
+        "compile_s",
+        "epoch_s",
+        "spread_s",
+    } <= set(figures)
     assert figures == json.loads((tmp_path / "mlp" / "ladder.json").read_text())
     assert (tmp_path / "mlp" / "ladder.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"wrote {tmp_path / 'mlp' / 'ladder.png'}" in out
 
 
 def test_ladder_rejects_unknown_variants():
-    with pytest.raises(ValueError, match=r"^Unknown variants \['torch'\]; choose from numpy-f64"):
+    with pytest.raises(
+        ValueError, match=r"^Unknown variants \['torch'\]; choose from numpy-f64"
+    ):
         run_ladder(None, variants=("torch",))
 
 
@@ -246,8 +353,15 @@ def test_tour_train_step_is_short_under_quick(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JAXTOUR_QUICK", "1")
     monkeypatch.setenv("JAXTOUR_DATA", str(SHARED))
     written = _train.tour_step(None, tmp_path)
-    assert [p.name for p in written] == ["learning_curve.png", "params.npz", "history.json"]
+    assert [p.name for p in written] == [
+        "learning_curve.png",
+        "params.npz",
+        "history.json",
+    ]
     history = json.loads(written[2].read_text())
     assert len(history["loss"]) == _train.QUICK_EPOCHS
-    assert len(history["batch_loss"]) == _train.QUICK_EPOCHS * _train.QUICK_TRAIN_SIZE // 128
+    assert (
+        len(history["batch_loss"])
+        == _train.QUICK_EPOCHS * _train.QUICK_TRAIN_SIZE // 128
+    )
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("test_accuracy=")

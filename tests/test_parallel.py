@@ -42,7 +42,9 @@ def fake_step_inputs(sizes, n, seed=0):
 """
 exec(FAKE_MNIST)
 
-SNIPPET = FAKE_MNIST + """
+SNIPPET = (
+    FAKE_MNIST
+    + """
 import json
 import jax, jax.numpy as jnp, jax.random as jr
 import numpy as np
@@ -69,7 +71,8 @@ def collectives(compiled):
 mesh = par.data_mesh()
 params, velocity, x, y = fake_step_inputs(SIZES, 64)
 reference = jax.jit(mlp.update)(params, x, y, velocity)
-out["hlo"] = {"single": collectives(jax.jit(mlp.update).lower(params, x, y, velocity).compile())}
+single = jax.jit(mlp.update).lower(params, x, y, velocity).compile()
+out["hlo"] = {"single": collectives(single)}
 for name, make in [("jit", par.data_parallel_update), ("shard_map", par.psum_update)]:
     step = make(mesh)
     out["hlo"][name] = collectives(step.lower(params, x, y, velocity).compile())
@@ -83,7 +86,8 @@ from jaxtour.viz import draw_hlo
 picture = draw_hlo(par.data_parallel_update(mesh), max_depth=0)(params, x, y, velocity)
 red = _style.FAMILIES["collective"].fill
 out["draw_hlo"] = {"title": picture.title,
-                   "red_nodes": [line.strip().split(" [")[0] for line in picture.source.splitlines()
+                   "red_nodes": [line.strip().split(" [")[0]
+                                 for line in picture.source.splitlines()
                                  if f'fillcolor="{red}"' in line and "all-reduce" in line]}
 imgs, labels = np.zeros((256, 28, 28), np.uint8), np.zeros(256, np.int32)
 epoch, _ = par.compile_epoch_sharded(mesh, params, velocity, imgs, labels, jr.key(0),
@@ -117,6 +121,7 @@ except ValueError as err:
     out["mesh_error"] = str(err)
 print(json.dumps(out))
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -180,20 +185,26 @@ def test_data_mesh_is_auto_while_make_mesh_defaults_to_explicit(eight):
 def test_a_batch_that_does_not_split_evenly_gets_the_nearest_sizes(eight):
     assert eight["batch_error"] == (
         "`batch_size` 100 does not split evenly over 8 devices: every device must get the "
-        "same number of examples. Use 96 or 104 (a multiple of 8).")
+        "same number of examples. Use 96 or 104 (a multiple of 8)."
+    )
 
 
 def test_asking_for_more_devices_than_there_are_says_how_to_simulate_them(eight):
     assert eight["mesh_error"] == (
         "Asked for 16 devices; JAX sees 8 (cpu). To simulate more CPU devices, run "
         "jax.config.update('jax_num_cpu_devices', 16) right after `import jax`, before any "
-        "computation.")
+        "computation."
+    )
 
 
-@pytest.mark.parametrize(("batch", "devices", "sizes"),
-                         [(100, 8, "96 or 104"), (3, 8, "8"), (130, 4, "128 or 132")])
+@pytest.mark.parametrize(
+    ("batch", "devices", "sizes"),
+    [(100, 8, "96 or 104"), (3, 8, "8"), (130, 4, "128 or 132")],
+)
 def test_check_batch_size_names_the_nearest_multiples(batch, devices, sizes):
-    with pytest.raises(ValueError, match=re.escape(f"Use {sizes} (a multiple of {devices}).")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"Use {sizes} (a multiple of {devices}).")
+    ):
         par.check_batch_size(batch, devices)
 
 
@@ -225,6 +236,7 @@ def test_on_one_device_the_step_is_update():
     step = par.data_parallel_update(par.data_mesh(1), lr=0.1, momentum=0.5)
     got = step(params, x, y, velocity)
     want = jax.jit(mlp.update, static_argnames=("lr", "momentum"))(
-        params, x, y, velocity, lr=0.1, momentum=0.5)
+        params, x, y, velocity, lr=0.1, momentum=0.5
+    )
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

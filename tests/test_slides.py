@@ -81,11 +81,21 @@ def write(tmp_path, cells, name="03_demo.ipynb"):
 
 # --- which cells become slides --------------------------------------------------------------
 
+
 def test_headings_choose_slides_when_the_notebook_chooses_none():
-    planned = plan_slides(new_notebook(cells=[
-        md("# Title\n\nintro"), code("import x", tags=["setup"]), md("text"),
-        md("## Part"), code("1"), md("### Detail"), code("2"),
-    ]))
+    planned = plan_slides(
+        new_notebook(
+            cells=[
+                md("# Title\n\nintro"),
+                code("import x", tags=["setup"]),
+                md("text"),
+                md("## Part"),
+                code("1"),
+                md("### Detail"),
+                code("2"),
+            ]
+        )
+    )
     # the title cell's prose goes to the title slide's speaker notes
     assert kinds(planned) == ["slide", "notes", "-", "slide", "-", "subslide", "-"]
     assert [c.source for c in planned.cells[:2]] == ["# Title", "intro"]
@@ -94,32 +104,50 @@ def test_headings_choose_slides_when_the_notebook_chooses_none():
 
 
 def test_checks_solutions_hints_and_exercise_code_never_reach_a_slide():
-    planned = plan_slides(new_notebook(cells=[
-        md("# 03 · T", slideshow={"slide_type": "slide"}),
-        code("y = f(1)"),
-        code("assert y == 2", tags=["check"], jupyter={"source_hidden": True}),
-        md("## Your turn: f", tags=["exercise"]),  # opens a slide even when not asked to
-        code("def ex_f(x):\n    ...", tags=["exercise"], slideshow={"slide_type": "skip"}),
-        code("def ex_f(x):\n    return 2 * x", tags=["solution"]),
-        md("<details>Hint 1</details>", tags=["hint"]),
-        code("check(ex_f)", slideshow={"slide_type": "skip"}),
-        code("assert check(ex_f, quiet=True).passed", tags=["check"]),
-    ]))
+    planned = plan_slides(
+        new_notebook(
+            cells=[
+                md("# 03 · T", slideshow={"slide_type": "slide"}),
+                code("y = f(1)"),
+                code("assert y == 2", tags=["check"], jupyter={"source_hidden": True}),
+                md(
+                    "## Your turn: f", tags=["exercise"]
+                ),  # opens a slide even when not asked to
+                code(
+                    "def ex_f(x):\n    ...",
+                    tags=["exercise"],
+                    slideshow={"slide_type": "skip"},
+                ),
+                code("def ex_f(x):\n    return 2 * x", tags=["solution"]),
+                md("<details>Hint 1</details>", tags=["hint"]),
+                code("check(ex_f)", slideshow={"slide_type": "skip"}),
+                code("assert check(ex_f, quiet=True).passed", tags=["check"]),
+            ]
+        )
+    )
     assert [c.source for c in planned.cells] == [
-        "# 03 · T", "y = f(1)", "## Your turn: f", "check(ex_f)"]
+        "# 03 · T",
+        "y = f(1)",
+        "## Your turn: f",
+        "check(ex_f)",
+    ]
     assert kinds(planned) == ["slide", "-", "slide", "skip"]
     assert count_slides(planned) == 2
 
 
 def test_explicit_choices_are_kept_and_turn_the_heading_rule_off():
-    planned = plan_slides(new_notebook(cells=[
-        md("# Title", slideshow={"slide_type": "slide"}),
-        md("## Not a slide here"),
-        code("1", tags=["subslide"]),
-        code("2", slideshow={"slide_type": "fragment"}),
-        md("say this", tags=["notes"]),
-        code("3", slideshow={"slide_type": ""}),
-    ]))
+    planned = plan_slides(
+        new_notebook(
+            cells=[
+                md("# Title", slideshow={"slide_type": "slide"}),
+                md("## Not a slide here"),
+                code("1", tags=["subslide"]),
+                code("2", slideshow={"slide_type": "fragment"}),
+                md("say this", tags=["notes"]),
+                code("3", slideshow={"slide_type": ""}),
+            ]
+        )
+    )
     assert kinds(planned) == ["slide", "-", "subslide", "fragment", "notes", "-"]
     assert count_slides(planned) == 2
 
@@ -130,13 +158,20 @@ def test_the_original_notebook_is_left_alone():
     assert len(notebook.cells) == 2 and "slideshow" not in notebook.cells[0].metadata
 
 
-@pytest.mark.parametrize(("cell", "message"), [
-    (code("1", slideshow={"slide_type": "sldie"}),
-     "cell 1 of 03_demo.ipynb has slideshow.slide_type 'sldie'; use one of slide, subslide, "
-     "fragment, -, skip, notes."),
-    (code("1", tags=["slide", "skip"]),
-     "cell 1 of 03_demo.ipynb is tagged with two slide types (slide, skip); keep one."),
-])
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (
+            code("1", slideshow={"slide_type": "sldie"}),
+            "cell 1 of 03_demo.ipynb has slideshow.slide_type 'sldie'; "
+            "use one of slide, subslide, fragment, -, skip, notes.",
+        ),
+        (
+            code("1", tags=["slide", "skip"]),
+            "cell 1 of 03_demo.ipynb is tagged with two slide types (slide, skip); keep one.",
+        ),
+    ],
+)
 def test_a_bad_slide_choice_says_which_cell_and_what_to_use(cell, message):
     with pytest.raises(SlidesError) as err:
         plan_slides(new_notebook(cells=[md("# T"), cell]), "03_demo.ipynb")
@@ -144,20 +179,32 @@ def test_a_bad_slide_choice_says_which_cell_and_what_to_use(cell, message):
 
 
 def test_a_notebook_with_nothing_to_show_is_refused():
-    with pytest.raises(SlidesError, match=r"^03_demo has no cell left to show: every cell is "
-                       r"hidden, skipped or a note\. Remove `skip` from at least one cell\.$"):
-        plan_slides(new_notebook(cells=[code("1", tags=["setup"]), md("x", tags=["skip"])]),
-                    "03_demo")
+    with pytest.raises(
+        SlidesError,
+        match=r"^03_demo has no cell left to show: every cell is "
+        r"hidden, skipped or a note\. Remove `skip` from at least one cell\.$",
+    ):
+        plan_slides(
+            new_notebook(cells=[code("1", tags=["setup"]), md("x", tags=["skip"])]),
+            "03_demo",
+        )
 
 
 # --- decks ----------------------------------------------------------------------------------
 
 SHAPES = {
     "headings": [md("# A"), code("1"), md("## B"), md("### C"), code("2")],
-    "skipped first": [md("hidden", tags=["skip"]), md("# A"), code("1", tags=["subslide"])],
+    "skipped first": [
+        md("hidden", tags=["skip"]),
+        md("# A"),
+        code("1", tags=["subslide"]),
+    ],
     "fragments and notes": [
-        md("# A", slideshow={"slide_type": "slide"}), code("1", tags=["fragment"]),
-        md("n", tags=["notes"]), md("## B", tags=["slide"]), code("2", tags=["fragment"]),
+        md("# A", slideshow={"slide_type": "slide"}),
+        code("1", tags=["fragment"]),
+        md("n", tags=["notes"]),
+        md("## B", tags=["slide"]),
+        code("2", tags=["fragment"]),
     ],
     "one slide": [md("just text")],
 }
@@ -172,16 +219,28 @@ def test_the_slide_count_matches_the_sections_nbconvert_writes(tmp_path, shape):
 def test_a_deck_shows_a_diagram_as_inline_svg_and_loads_nothing_remote(tmp_path):
     svg = Diagram("digraph { jaxpr -> StableHLO }", "two").svg()
     cell = code("d", tags=["hide-input"])
-    cell.outputs = [new_output("execute_result", {"image/svg+xml": svg, "text/plain": "d"},
-                               execution_count=1)]
-    badge = ("[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-             "(https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/x.ipynb)")
+    cell.outputs = [
+        new_output(
+            "execute_result",
+            {"image/svg+xml": svg, "text/plain": "d"},
+            execution_count=1,
+        )
+    ]
+    badge = (
+        "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+        "(https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/x.ipynb)"
+    )
     cells = [md(f"# T\n\n{badge}"), cell, md(f"## B\n\n{badge}")]
     [deck] = build_slides([write(tmp_path, cells)], tmp_path / "slides", ASSETS)
     html = deck.path.read_text()
     inline = re.search(r"<svg.*?</svg>", html, re.DOTALL).group(0)
-    assert {e.text for e in ET.fromstring(inline).iter() if e.text} >= {"jaxpr", "StableHLO"}
-    assert 'src="data:image/svg+xml' not in html and "hl-ipython3" not in html  # input hidden
+    assert {e.text for e in ET.fromstring(inline).iter() if e.text} >= {
+        "jaxpr",
+        "StableHLO",
+    }
+    assert (
+        'src="data:image/svg+xml' not in html and "hl-ipython3" not in html
+    )  # input hidden
     # the title slide drops the badge; a later one keeps its link as text
     assert html.count(">Open in Colab</a>") == 1 and "colab-badge.svg" not in html
     assert remote_resources(html) == set() and deck.executed
@@ -194,29 +253,42 @@ def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
     assert str(err.value) == (
         "The deck of 03_demo.ipynb would fetch https://example.org/logo.png from the network, "
         "and decks must work offline. Make it a cell's output or a cell attachment (both are "
-        "embedded in the deck), or remove it from the lesson.")
+        "embedded in the deck), or remove it from the lesson."
+    )
     assert not (tmp_path / "slides" / "03_demo.html").exists()
 
 
 def test_tex_maths_warns_that_the_offline_deck_shows_it_as_typed(tmp_path):
-    lesson = write(tmp_path, [md(r"# T\n\nthe loss starts near $\ln 10 \approx 2.30$"),
-                              md("costs $5, or $10")])
+    lesson = write(
+        tmp_path,
+        [
+            md(r"# T\n\nthe loss starts near $\ln 10 \approx 2.30$"),
+            md("costs $5, or $10"),
+        ],
+    )
     with pytest.warns(UserWarning) as caught:
         build_slides([lesson], tmp_path / "slides", ASSETS)
     assert [str(w.message) for w in caught] == [
         r"03_demo.ipynb: the deck shows TeX as typed ($\ln 10 \approx 2.30$): offline decks "
-        "have no MathJax. Write the maths in Unicode or as code (ln 10 ≈ 2.30)."]
+        "have no MathJax. Write the maths in Unicode or as code (ln 10 ≈ 2.30)."
+    ]
 
 
 def test_remote_resources_finds_what_a_browser_would_fetch():
-    html = ('<link rel="stylesheet" href="//cdn.example/x.css"><a href="https://a.org">a</a>'
-            '<style>@import url("https://fonts.example/f.css");</style>'
-            '<svg><image href="http://i.example/p.png"/></svg><script src="local.js"></script>')
+    html = (
+        '<link rel="stylesheet" href="//cdn.example/x.css"><a href="https://a.org">a</a>'
+        '<style>@import url("https://fonts.example/f.css");</style>'
+        '<svg><image href="http://i.example/p.png"/></svg><script src="local.js"></script>'
+    )
     assert remote_resources(html) == {
-        "//cdn.example/x.css", "https://fonts.example/f.css", "http://i.example/p.png"}
+        "//cdn.example/x.css",
+        "https://fonts.example/f.css",
+        "http://i.example/p.png",
+    }
 
 
 # --- every lesson ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def lesson_decks(tmp_path_factory):
@@ -231,10 +303,15 @@ def test_every_lesson_becomes_an_offline_deck_without_its_setup_cell(lesson_deck
         html = deck.path.read_text()
         assert deck.slides == slides_in_html(html) >= 3, deck.name
         assert remote_resources(html) == set(), deck.name
-        assert "find_spec" not in html, f"the set-up cell of {deck.name} reached its deck"
+        assert "find_spec" not in html, (
+            f"the set-up cell of {deck.name} reached its deck"
+        )
         assert deck.title.startswith(deck.name[:2] + " · ")
-    for linked in ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js",
-                   "reveal.js/dist/theme/white.css"):
+    for linked in (
+        "reveal.js/dist/reveal.js",
+        "reveal.js/plugin/notes/notes.js",
+        "reveal.js/dist/theme/white.css",
+    ):
         assert (out / linked).is_file()
 
 
@@ -244,7 +321,9 @@ def test_the_index_links_every_deck_and_the_manifest_lists_their_slides(lesson_d
     assert re.findall(r'<a href="([^"]+)"', index) == [d.path.name for d in decks]
     assert remote_resources(index) == set()
     manifest = json.loads((out / "decks.json").read_text())
-    assert [(m["name"], m["slides"]) for m in manifest] == [(d.name, d.slides) for d in decks]
+    assert [(m["name"], m["slides"]) for m in manifest] == [
+        (d.name, d.slides) for d in decks
+    ]
 
 
 def test_lessons_that_choose_their_slides_skip_the_setup_cell_live_too():
@@ -253,17 +332,27 @@ def test_lessons_that_choose_their_slides_skip_the_setup_cell_live_too():
         cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
         if any("slideshow" in c.metadata for c in cells):
             setup = [c for c in cells if "setup" in c.metadata.get("tags", [])]
-            assert all(c.metadata["slideshow"]["slide_type"] == "skip" for c in setup), source
+            assert all(
+                c.metadata["slideshow"]["slide_type"] == "skip" for c in setup
+            ), source
 
 
 # --- assets, vendored reveal.js -------------------------------------------------------------
 
+
 def test_vendored_reveal_matches_the_checksums_in_its_readme():
     readme = (ASSETS / "vendor" / "README.md").read_text()
-    listed = dict((path, digest) for digest, path in
-                  re.findall(r"^([0-9a-f]{64})  (reveal\.js/\S+)$", readme, re.MULTILINE))
-    vendored = {str(p.relative_to(ASSETS / "vendor")): p
-                for p in (ASSETS / "vendor" / "reveal.js").rglob("*") if p.is_file()}
+    listed = dict(
+        (path, digest)
+        for digest, path in re.findall(
+            r"^([0-9a-f]{64})  (reveal\.js/\S+)$", readme, re.MULTILINE
+        )
+    )
+    vendored = {
+        str(p.relative_to(ASSETS / "vendor")): p
+        for p in (ASSETS / "vendor" / "reveal.js").rglob("*")
+        if p.is_file()
+    }
     assert sorted(listed) == sorted(vendored)
     for path, file in vendored.items():
         assert hashlib.sha256(file.read_bytes()).hexdigest() == listed[path], path
@@ -275,7 +364,8 @@ def test_missing_assets_say_where_jaxtour_looked_and_what_to_pass(tmp_path):
     assert str(err.value) == (
         f"No slide assets (templates/deck.html.j2 and vendor/reveal.js/) in {tmp_path}. Pass "
         "--assets DIR (or set JAXTOUR_SLIDES_ASSETS) to a folder holding both, or leave both "
-        "out to use the copy inside jaxtour.")
+        "out to use the copy inside jaxtour."
+    )
 
 
 def test_assets_are_package_data_found_from_any_folder(tmp_path, monkeypatch):
@@ -297,21 +387,34 @@ def test_pyproject_ships_every_asset_file_as_package_data():
     table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     patterns = table["package-data"]["jaxtour.slides"]
     package = ROOT / "src" / "jaxtour" / "slides"
-    files = [str(p.relative_to(package)) for p in ASSETS.rglob("*") if p.is_file()
-             and "__pycache__" not in p.parts]
+    files = [
+        str(p.relative_to(package))
+        for p in ASSETS.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
     # setuptools globs match within one folder level, as fnmatch does with "/" excluded
-    unshipped = [f for f in files if not any(
-        fnmatch.fnmatch(f, pat) and f.count("/") == pat.count("/") for pat in patterns)]
+    unshipped = [
+        f
+        for f in files
+        if not any(
+            fnmatch.fnmatch(f, pat) and f.count("/") == pat.count("/")
+            for pat in patterns
+        )
+    ]
     assert files and unshipped == []
 
 
 # --- the command and the tour step ----------------------------------------------------------
 
+
 def test_jaxtour_slides_builds_decks_and_says_where(tmp_path, capsys):
     lesson = write(tmp_path, [md("# 03 · Demo"), code("1")])
     assert main(["slides", str(lesson), "--build-dir", str(tmp_path / "build")]) == 0
     out = capsys.readouterr().out
-    assert f"{tmp_path / 'build' / 'slides' / '03_demo.html'}    1 slides  03 · Demo" in out
+    assert (
+        f"{tmp_path / 'build' / 'slides' / '03_demo.html'}    1 slides  03 · Demo"
+        in out
+    )
     assert (tmp_path / "build" / "slides" / "index.html").is_file()
 
 
@@ -320,14 +423,19 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
     lesson.write_text("")
     assert main(["slides", str(lesson), "--build-dir", str(tmp_path)]) == 1
     assert capsys.readouterr().err == (
-        "jaxtour slides: Cannot make slides from 03_demo.txt: give an .ipynb or a .py lesson.\n")
+        "jaxtour slides: Cannot make slides from 03_demo.txt: give an .ipynb or a .py lesson.\n"
+    )
 
 
-def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path, monkeypatch, capsys):
+def test_the_tour_makes_slides_after_executing_the_notebooks(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
     names = [name for name, _ in _tour.STEPS]
     assert names.index("slides") > names.index("notebooks")
-    with pytest.raises(SlidesError, match=r"No executed lessons in .*: run the notebooks step"):
+    with pytest.raises(
+        SlidesError, match=r"No executed lessons in .*: run the notebooks step"
+    ):
         slides_cli.tour_step(None, tmp_path)
     (tmp_path / "notebooks").mkdir()
     write(tmp_path / "notebooks", [md("# 03 · Demo")])
@@ -339,13 +447,22 @@ def test_the_tour_makes_slides_after_executing_the_notebooks(tmp_path, monkeypat
 
 # --- handouts -------------------------------------------------------------------------------
 
-def test_pdf_without_a_browser_says_what_to_install_and_writes_nothing(tmp_path, monkeypatch,
-                                                                      capsys):
+
+def test_pdf_without_a_browser_says_what_to_install_and_writes_nothing(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
     lesson = write(tmp_path, [md("# 03 · Demo"), code("1")])
-    assert main(["slides", str(lesson), "--build-dir", str(tmp_path / "build"), "--pdf"]) == 1
+    assert (
+        main(["slides", str(lesson), "--build-dir", str(tmp_path / "build"), "--pdf"])
+        == 1
+    )
     err = capsys.readouterr().err
-    assert "apt install chromium" in err and "Google Chrome" in err and "JAXTOUR_CHROMIUM" in err
+    assert (
+        "apt install chromium" in err
+        and "Google Chrome" in err
+        and "JAXTOUR_CHROMIUM" in err
+    )
     assert not (tmp_path / "build").exists()
 
 
@@ -363,12 +480,18 @@ def test_a_failed_print_leaves_no_pdf_and_no_part_file(tmp_path):
     deck = tmp_path / "03_demo.html"
     deck.write_text("<html></html>")
     (tmp_path / "03_demo.pdf").write_bytes(b"the old handout")
-    with pytest.raises(SlidesError, match=r"made no PDF of 03_demo.html: Chromium closed its "
-                       r"pipe \(did it start\?\)\. No PDF written\.$"):
+    with pytest.raises(
+        SlidesError,
+        match=r"made no PDF of 03_demo.html: Chromium closed its "
+        r"pipe \(did it start\?\)\. No PDF written\.$",
+    ):
         _pdf.print_deck(deck, tmp_path / "03_demo.pdf", str(fake), timeout=20)
     assert (tmp_path / "03_demo.pdf").read_bytes() == b"the old handout"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["03_demo.html", "03_demo.pdf",
-                                                          "chromium"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "03_demo.html",
+        "03_demo.pdf",
+        "chromium",
+    ]
 
 
 def test_a_browser_that_never_answers_times_out(tmp_path):
@@ -376,52 +499,83 @@ def test_a_browser_that_never_answers_times_out(tmp_path):
     fake.write_text("#!/bin/sh\nexec sleep 30\n")
     fake.chmod(0o755)
     (tmp_path / "03_demo.html").write_text("<html></html>")
-    with pytest.raises(SlidesError, match=r"no answer from Chromium in time\. No PDF written"):
-        _pdf.print_deck(tmp_path / "03_demo.html", tmp_path / "03_demo.pdf", str(fake),
-                        timeout=1)
+    with pytest.raises(
+        SlidesError, match=r"no answer from Chromium in time\. No PDF written"
+    ):
+        _pdf.print_deck(
+            tmp_path / "03_demo.html", tmp_path / "03_demo.pdf", str(fake), timeout=1
+        )
     assert not (tmp_path / "03_demo.pdf").exists()
 
 
 # --- the index: time, exercises -------------------------------------------------------------
 
+
 def test_the_index_lists_each_lessons_time_and_exercises(tmp_path):
-    lesson = write(tmp_path, [
-        md("# 03 · Demo\n\n- one thing\n\n*About 15 minutes.*"),
-        md("## Your turn: gradient from `vjp`\n\nWrite it.", tags=["exercise"],
-           slideshow={"slide_type": "slide"}),
-        code("def ex_grad(f, x):\n    ...", tags=["exercise"]),
-        md("## Your turn: a **jvp**", tags=["exercise"]),
-    ])
+    lesson = write(
+        tmp_path,
+        [
+            md("# 03 · Demo\n\n- one thing\n\n*About 15 minutes.*"),
+            md(
+                "## Your turn: gradient from `vjp`\n\nWrite it.",
+                tags=["exercise"],
+                slideshow={"slide_type": "slide"},
+            ),
+            code("def ex_grad(f, x):\n    ...", tags=["exercise"]),
+            md("## Your turn: a **jvp**", tags=["exercise"]),
+        ],
+    )
     [deck] = build_slides([lesson], tmp_path / "slides", ASSETS)
     assert deck.minutes == 15 and deck.exercises == ("gradient from vjp", "a jvp")
     index = (tmp_path / "slides" / "index.html").read_text()
-    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["gradient from vjp", "a jvp"]
+    assert re.findall(r"<li>Your turn: (.*?)</li>", index) == [
+        "gradient from vjp",
+        "a jvp",
+    ]
     assert "about 15 min" in index
     manifest = json.loads((tmp_path / "slides" / "decks.json").read_text())
     assert manifest[0]["exercises"] == ["gradient from vjp", "a jvp"]
     # the hook: a listing kept elsewhere replaces the lesson's own
-    write_index([deck], tmp_path / "slides", ASSETS / "templates",
-                {"03_demo": ["from the registry"]})
+    write_index(
+        [deck],
+        tmp_path / "slides",
+        ASSETS / "templates",
+        {"03_demo": ["from the registry"]},
+    )
     index = (tmp_path / "slides" / "index.html").read_text()
     assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["from the registry"]
 
 
-def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(tmp_path, monkeypatch):
+def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(
+    tmp_path, monkeypatch
+):
     from jaxtour.exercises import Exercise, _registry
 
-    registered = Exercise(name="ex_demo", lesson="03_demo", title="double `x`",
-                          practises="doubling", checker=lambda fn: None)
+    registered = Exercise(
+        name="ex_demo",
+        lesson="03_demo",
+        title="double `x`",
+        practises="doubling",
+        checker=lambda fn: None,
+    )
     monkeypatch.setitem(_registry._REGISTRY, "ex_demo", registered)
-    lesson = write(tmp_path, [md("# 03 · Demo"),
-                              md("## Your turn: from the cell", tags=["exercise"])])
-    other = write(tmp_path, [md("# 04 · Other"),
-                             md("## Your turn: its own", tags=["exercise"])], "04_other.ipynb")
+    lesson = write(
+        tmp_path,
+        [md("# 03 · Demo"), md("## Your turn: from the cell", tags=["exercise"])],
+    )
+    other = write(
+        tmp_path,
+        [md("# 04 · Other"), md("## Your turn: its own", tags=["exercise"])],
+        "04_other.ipynb",
+    )
     build_slides([lesson, other], tmp_path / "slides", ASSETS)
     index = (tmp_path / "slides" / "index.html").read_text()
     assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["double x", "its own"]
 
 
-def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(tmp_path, monkeypatch, capsys):
+def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(
+    tmp_path, monkeypatch, capsys
+):
     import argparse
 
     import nbformat
@@ -430,15 +584,24 @@ def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(tmp_path, monkey
 
     executed = tmp_path / "notebooks"
     executed.mkdir()
-    lesson = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# 01 · Demo\n\n- one idea\n\n*About 5 minutes.*"),
-        nbformat.v4.new_markdown_cell("## In this notebook we:\n\n- printed nothing"),
-    ])
+    lesson = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell(
+                "# 01 · Demo\n\n- one idea\n\n*About 5 minutes.*"
+            ),
+            nbformat.v4.new_markdown_cell(
+                "## In this notebook we:\n\n- printed nothing"
+            ),
+        ]
+    )
     nbformat.write(lesson, executed / "01_demo.ipynb")
-    monkeypatch.setenv("JAXTOUR_CHROMIUM", "/bin/false")  # a "browser" that never prints
+    monkeypatch.setenv(
+        "JAXTOUR_CHROMIUM", "/bin/false"
+    )  # a "browser" that never prints
     written = _slides.tour_step(argparse.Namespace(assets=None), tmp_path)
     assert "warning: no PDF handouts" in capsys.readouterr().err
     assert (tmp_path / "slides" / "01_demo.html").is_file()
     assert (tmp_path / "slides" / "index.html").is_file()
     assert not list((tmp_path / "slides").glob("*.pdf")) and not any(
-        p.suffix == ".pdf" for p in written)
+        p.suffix == ".pdf" for p in written
+    )

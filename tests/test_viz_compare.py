@@ -27,7 +27,9 @@ ARGS = (PARAMS, jnp.ones((32, 784)), jnp.ones((32, 10)))
 
 def _line(marker: str) -> int:
     lines = inspect.getsource(sys.modules[__name__]).splitlines()
-    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line(" not in text)
+    return next(
+        i for i, text in enumerate(lines, 1) if marker in text and "_line(" not in text
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +44,7 @@ def test_xla_leaves_fewer_ops_than_it_was_given(comparison):
 
 def test_counts_match_the_compiled_text(comparison):
     compiled = jax.jit(mlp_step).lower(*ARGS).compile().as_text()
-    entry = compiled[compiled.index("\nENTRY"):]
+    entry = compiled[compiled.index("\nENTRY") :]
     entry = entry[: entry.index("\n}")]
     oracle = len(re.findall(r"\sfusion\(", entry))
     assert len(comparison.fusions) == comparison.compiled["fusion"] == oracle
@@ -61,8 +63,11 @@ def test_rows_add_up(comparison):
 def test_fusions_name_the_primitives_and_lines_they_absorbed(comparison):
     primitives = {p for f in comparison.fusions for p in f.primitives}
     assert {"max", "sub", "mul"} <= primitives  # relu, the update
-    lines = {(line.file.rsplit("/", 1)[-1], line.line) for f in comparison.fusions
-             for line in f.lines}
+    lines = {
+        (line.file.rsplit("/", 1)[-1], line.line)
+        for f in comparison.fusions
+        for line in f.lines
+    }
     assert ("test_viz_compare.py", _line("MARK-HIDDEN")) in lines
     assert ("test_viz_compare.py", _line("MARK-UPDATE")) in lines
 
@@ -71,8 +76,10 @@ def test_text_is_the_terminal_form(comparison):
     text = str(comparison)
     assert repr(comparison) == text
     assert text.startswith("What XLA did to mlp_step: jaxpr ")
-    assert f"XLA turned {comparison.stablehlo_ops} StableHLO ops into " \
-           f"{comparison.compiled_ops} for {jax.default_backend()}" in text
+    assert (
+        f"XLA turned {comparison.stablehlo_ops} StableHLO ops into "
+        f"{comparison.compiled_ops} for {jax.default_backend()}" in text
+    )
     assert re.search(r"^kind\s+StableHLO\s+compiled\s+in fusions$", text, re.MULTILINE)
     assert "Fusions:" in text and "FLOP" in text
 
@@ -84,8 +91,11 @@ def test_html_is_the_one_rich_form(comparison):
     assert len(tables) == 2
     assert len(tables[0].findall("tr")) == len(comparison.rows())
     assert len(tables[1].findall("tr")) == len(comparison.fusions)
-    assert not [name for name in dir(comparison)
-                if name.startswith("_repr_") and name != "_repr_html_"]
+    assert not [
+        name
+        for name in dir(comparison)
+        if name.startswith("_repr_") and name != "_repr_html_"
+    ]
 
 
 def test_a_tiny_elementwise_function_becomes_one_fusion():
@@ -95,9 +105,13 @@ def test_a_tiny_elementwise_function_becomes_one_fusion():
 
 
 def test_bad_input_is_named_and_the_functions_error_propagates():
-    with pytest.raises(TypeError, match=r"compare_stages needs a function .*got 42 \(int\)"):
+    with pytest.raises(
+        TypeError, match=r"compare_stages needs a function .*got 42 \(int\)"
+    ):
         compare_stages(42)
-    with pytest.raises(TypeError, match=r"compare_stages cannot trace args\[0\]\['w1'\]"):
+    with pytest.raises(
+        TypeError, match=r"compare_stages cannot trace args\[0\]\['w1'\]"
+    ):
         compare_stages(mlp_step)({"w1": "big"}, *ARGS[1:])
 
     def fails(x):
@@ -111,8 +125,13 @@ def test_save_writes_the_page_or_the_text_and_refuses_other_suffixes(tmp_path):
     comparison = compare_stages(jnp.tanh)(jnp.ones(4))
     page = comparison.save(tmp_path / "tanh.html").read_text()
     assert page.startswith("<!doctype html>") and comparison._repr_html_() in page
-    assert (comparison.save(tmp_path / "tanh.txt").read_text()) == str(comparison) + "\n"
-    with pytest.raises(ValueError, match=r"compare_stages: save\(\) writes \.html, \.txt or "
-                       r"\.md; got 'tanh\.svg'"):
+    assert (comparison.save(tmp_path / "tanh.txt").read_text()) == str(
+        comparison
+    ) + "\n"
+    with pytest.raises(
+        ValueError,
+        match=r"compare_stages: save\(\) writes \.html, \.txt or "
+        r"\.md; got 'tanh\.svg'",
+    ):
         comparison.save(tmp_path / "tanh.svg")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tanh.html", "tanh.txt"]

@@ -16,13 +16,20 @@ def rendered(diagram):
     for group in root.iter(f"{SVG}g"):
         groups.setdefault(group.get("class", ""), []).append(group)
     text = " ".join(t.text or "" for t in root.iter(f"{SVG}text")).replace("\xa0", " ")
-    edges = [tuple(g.find(f"{SVG}title").text.split("->")) for g in groups.get("edge", [])]
+    edges = [
+        tuple(g.find(f"{SVG}title").text.split("->")) for g in groups.get("edge", [])
+    ]
     return groups, re.sub(r"\s+", " ", text), edges
 
 
 # First releases, from the projects' own announcements (an oracle apart from the module).
-RELEASED = {"TensorFlow 1": 2015, "PyTorch": 2016, "JAX": 2018, "TensorFlow 2": 2019,
-            "PyTorch 2": 2023}
+RELEASED = {
+    "TensorFlow 1": 2015,
+    "PyTorch": 2016,
+    "JAX": 2018,
+    "TensorFlow 2": 2019,
+    "PyTorch 2": 2023,
+}
 
 
 def card_positions(diagram) -> dict[str, float]:
@@ -31,8 +38,12 @@ def card_positions(diagram) -> dict[str, float]:
     positions = {}
     for node in groups["node"]:
         name = node.find(f"{SVG}title").text
-        xs = [float(x) for x in re.findall(r"(-?[\d.]+),-?[\d.]+",
-                                           node.find(f"{SVG}path").get("d"))]
+        xs = [
+            float(x)
+            for x in re.findall(
+                r"(-?[\d.]+),-?[\d.]+", node.find(f"{SVG}path").get("d")
+            )
+        ]
         positions[name] = (min(xs) + max(xs)) / 2
     return positions
 
@@ -41,15 +52,20 @@ def test_the_landscape_has_one_card_per_framework():
     diagram = draw_autodiff_landscape()
     groups, text, _ = rendered(diagram)
     assert len(groups["node"]) == 5 and "cluster" not in groups
-    for name, how in [("TensorFlow 1", "static graph: per-op kernels, XLA opt-in"),
-                      ("PyTorch", "a tape recorded as Python runs"),
-                      ("TensorFlow 2", "eager tape + tf.function graphs"),
-                      ("JAX", "trace pure functions, transform, compile (XLA)"),
-                      ("PyTorch 2", "torch.compile")]:
+    for name, how in [
+        ("TensorFlow 1", "static graph: per-op kernels, XLA opt-in"),
+        ("PyTorch", "a tape recorded as Python runs"),
+        ("TensorFlow 2", "eager tape + tf.function graphs"),
+        ("JAX", "trace pure functions, transform, compile (XLA)"),
+        ("PyTorch 2", "torch.compile"),
+    ]:
         assert f"{name} · {RELEASED[name]}" in text and how in text, name
     # every card weighs an advantage (+) against a disadvantage (−)
-    lines = [t.text.replace("\xa0", " ").strip() for t in
-             ET.fromstring(diagram.svg().encode()).iter(f"{SVG}text") if t.text]
+    lines = [
+        t.text.replace("\xa0", " ").strip()
+        for t in ET.fromstring(diagram.svg().encode()).iter(f"{SVG}text")
+        if t.text
+    ]
     assert sum(line.startswith("+ ") for line in lines) == 5
     assert sum(line.startswith("− ") for line in lines) == 5
 
@@ -58,8 +74,12 @@ def test_the_landscape_is_current():
     _, text, _ = rendered(draw_autodiff_landscape())
     # PyTorch 2 compiles whole programs and has JAX-like transforms; TF1's XLA was opt-in
     assert "no whole-program compiler" not in text
-    for fact in ("torch.compile", "torch.func has grad and vmap", "XLA opt-in",
-                 "jit_compile=True"):
+    for fact in (
+        "torch.compile",
+        "torch.func has grad and vmap",
+        "XLA opt-in",
+        "jit_compile=True",
+    ):
         assert fact in text, fact
 
 
@@ -77,8 +97,13 @@ def test_the_landscape_reads_left_to_right_in_order_of_release():
 
 def test_the_landscape_arrows_say_what_changed():
     _, text, edges = rendered(draw_autodiff_landscape())
-    assert sorted(edges) == sorted([("tensorflow_1", "tensorflow_2"),
-                                    ("pytorch", "pytorch_2"), ("jax", "pytorch_2")])
+    assert sorted(edges) == sorted(
+        [
+            ("tensorflow_1", "tensorflow_2"),
+            ("pytorch", "pytorch_2"),
+            ("jax", "pytorch_2"),
+        ]
+    )
     for step in ("eager by default", "compile the Python too", "JAX-like transforms"):
         assert step in text
 
@@ -87,14 +112,32 @@ def test_the_stack_puts_jax_under_every_library():
     diagram = draw_ai_stack()
     groups, text, edges = rendered(diagram)
     assert len(groups["cluster"]) == 2 and len(groups["node"]) == 11
-    for label in ("built with JAX", "libraries built on JAX", "LLMs", "solvers",
-                  "physics simulations", "neural networks", "Flax · Equinox", "optimisers",
-                  "Optax", "checkpoints", "Orbax", "data loading", "Grain", "probabilistic",
-                  "programming", "NumPyro · BlackJAX", "JAX", "XLA", "CPU · GPU · TPU"):
+    for label in (
+        "built with JAX",
+        "libraries built on JAX",
+        "LLMs",
+        "solvers",
+        "physics simulations",
+        "neural networks",
+        "Flax · Equinox",
+        "optimisers",
+        "Optax",
+        "checkpoints",
+        "Orbax",
+        "data loading",
+        "Grain",
+        "probabilistic",
+        "programming",
+        "NumPyro · BlackJAX",
+        "JAX",
+        "XLA",
+        "CPU · GPU · TPU",
+    ):
         assert label in text, label
     assert "▶" not in text  # nothing marked as run
     assert sorted(tail for tail, head in edges if head == "jax") == [
-        f"lib_{i}" for i in range(5)]
+        f"lib_{i}" for i in range(5)
+    ]
     assert ("jax", "xla") in edges and ("xla", "hardware") in edges
     assert len(edges) == 7  # the invisible edges that stack the layers are not drawn
 
@@ -102,13 +145,19 @@ def test_the_stack_puts_jax_under_every_library():
 def _fills(diagram) -> dict[str, str]:
     """Node id -> its fill colour, read from the SVG."""
     groups, _, _ = rendered(diagram)
-    return {g.find(f"{SVG}title").text: g.find(f"{SVG}path").get("fill")
-            for g in groups["node"]}
+    return {
+        g.find(f"{SVG}title").text: g.find(f"{SVG}path").get("fill")
+        for g in groups["node"]
+    }
 
 
 def test_the_stack_marks_what_a_lesson_ran_and_greys_out_the_rest():
-    ran = {"Flax": "Flax NNX: nnx.Linear ×3", "Optax": "Optax: sgd + momentum",
-           "Grain": "Grain: batches of 128", "hardware": "ran on: cpu"}
+    ran = {
+        "Flax": "Flax NNX: nnx.Linear ×3",
+        "Optax": "Optax: sgd + momentum",
+        "Grain": "Grain: batches of 128",
+        "hardware": "ran on: cpu",
+    }
     diagram = draw_ai_stack(ran=ran)
     _, text, _ = rendered(diagram)
     for line in ran.values():
@@ -118,7 +167,11 @@ def test_the_stack_marks_what_a_lesson_ran_and_greys_out_the_rest():
     marked = {"lib_0", "lib_1", "lib_3", "hardware"}  # Flax, Optax, Grain, the hardware
     assert {node for node, fill in fills.items() if fill == "#b9e6b0"} == marked
     assert {node for node, fill in fills.items() if fill == "#f4f4f4"} == {
-        "lib_2", "lib_4", "jax", "xla"}  # Orbax, NumPyro/BlackJAX, JAX, XLA: not named
+        "lib_2",
+        "lib_4",
+        "jax",
+        "xla",
+    }  # Orbax, NumPyro/BlackJAX, JAX, XLA: not named
     assert fills == _fills(draw_ai_stack(ran=ran))  # same input, same picture
     assert set(_fills(draw_ai_stack()).values()).isdisjoint({"#b9e6b0", "#f4f4f4"})
 
@@ -135,9 +188,11 @@ def test_the_stack_rejects_a_piece_it_does_not_have():
 def test_titles_say_what_is_drawn():
     assert draw_autodiff_landscape().title == "the autodiff landscape: 5 frameworks"
     assert draw_ai_stack().title == (
-        "the JAX AI stack: 5 kinds of library, 3 kinds of application")
+        "the JAX AI stack: 5 kinds of library, 3 kinds of application"
+    )
     assert draw_ai_stack(ran={"Grain": "batches", "JAX": "jit"}).title == (
-        "the JAX AI stack as run here: Grain, JAX")
+        "the JAX AI stack as run here: Grain, JAX"
+    )
 
 
 def test_every_diagram_the_tour_renders_is_registered_and_parses():
@@ -145,8 +200,16 @@ def test_every_diagram_the_tour_renders_is_registered_and_parses():
 
     from jaxtour.cli._tour_steps import DIAGRAMS
 
-    expected = {"pipeline_step1", "pipeline_step2", "pipeline_step3", "autodiff_landscape",
-                "ai_stack", "mlp_pipeline", "mlp_jaxpr", "mlp_hlo"}
+    expected = {
+        "pipeline_step1",
+        "pipeline_step2",
+        "pipeline_step3",
+        "autodiff_landscape",
+        "ai_stack",
+        "mlp_pipeline",
+        "mlp_jaxpr",
+        "mlp_hlo",
+    }
     assert expected <= set(DIAGRAMS)
     titles = {}
     for stem, target in DIAGRAMS.items():

@@ -27,7 +27,7 @@ def op_labels(d: Diagram) -> list[str]:
 
 def entry_lines(compiled_text: str) -> list[str]:
     """The ENTRY computation's lines, read without jaxtour (the oracle)."""
-    entry = compiled_text[compiled_text.index("\nENTRY"):]
+    entry = compiled_text[compiled_text.index("\nENTRY") :]
     return entry[: entry.index("\n}")].splitlines()[1:]
 
 
@@ -40,7 +40,9 @@ W, XS = jnp.ones((8, 16)), jnp.ones((4, 8))
 
 def _line(marker: str) -> int:
     lines = inspect.getsource(sys.modules[__name__]).splitlines()
-    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line(" not in text)
+    return next(
+        i for i, text in enumerate(lines, 1) if marker in text and "_line(" not in text
+    )
 
 
 def test_compiled_fusions_are_boxes_holding_their_ops():
@@ -70,27 +72,38 @@ def test_nodes_carry_source_lines_and_jaxpr_primitives():
     line = f"test_viz_hlo.py:{_line('MARK-LAYER')}"
     labels = op_labels(d)
     assert any(line in label for label in labels)
-    assert any("from dot_general" in label for label in labels) or \
-        any(label.startswith("dot_general") for label in labels)
+    assert any("from dot_general" in label for label in labels) or any(
+        label.startswith("dot_general") for label in labels
+    )
 
 
 def test_stablehlo_stage_draws_ops_before_fusion():
     lowered_text = jax.jit(layer).lower(W, XS).as_text()
     constants = set(re.findall(r"(%\w+) = stablehlo\.constant", lowered_text))
     # a broadcast of a constant is a constant array too: not drawn
-    broadcasts = [line for line in lowered_text.splitlines()
-                  if re.search(r"= stablehlo\.broadcast_in_dim (%\w+)", line)]
-    folded = [b for b in broadcasts
-              if re.search(r"broadcast_in_dim (%\w+)", b)[1] in constants]
-    oracle = sum(1 for line in lowered_text.splitlines()
-                 if re.search(r"= stablehlo\.(?!constant)", line)) - len(folded)
+    broadcasts = [
+        line
+        for line in lowered_text.splitlines()
+        if re.search(r"= stablehlo\.broadcast_in_dim (%\w+)", line)
+    ]
+    folded = [
+        b
+        for b in broadcasts
+        if re.search(r"broadcast_in_dim (%\w+)", b)[1] in constants
+    ]
+    oracle = sum(
+        1
+        for line in lowered_text.splitlines()
+        if re.search(r"= stablehlo\.(?!constant)", line)
+    ) - len(folded)
     assert len(folded) == 2  # `* 2.0` and `+ 1.0`
     d = draw_hlo(layer, stage="stablehlo")(W, XS)
     assert d.title.startswith("StableHLO of layer")
     assert not [label for label in cluster_labels(d) if label.startswith("fusion")]
     assert len(op_labels(d)) == oracle
     assert {"dot_general", "tanh", "multiply", "add"} <= {
-        label.split("\\n")[0] for label in op_labels(d)}
+        label.split("\\n")[0] for label in op_labels(d)
+    }
 
 
 def control(x, y):
@@ -142,9 +155,13 @@ def test_collectives_stand_out(tmp_path):
         print(d.title)
         open(sys.argv[1], "w").write(d.source)
     """)
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "g.dot")],
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "g.dot")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
     assert out.returncode == 0, out.stderr
     assert "1 collective" in out.stdout
     source = (tmp_path / "g.dot").read_text()
@@ -156,9 +173,12 @@ def test_collectives_stand_out(tmp_path):
 
 
 def test_an_unknown_stage_is_named_with_the_choices():
-    with pytest.raises(ValueError, match=r'`stage` must be "stablehlo" \(what JAX hands XLA, '
-                                         r'before optimisation\) or "compiled" .*got '
-                                         r"'optimised'"):
+    with pytest.raises(
+        ValueError,
+        match=r'`stage` must be "stablehlo" \(what JAX hands XLA, '
+        r'before optimisation\) or "compiled" .*got '
+        r"'optimised'",
+    ):
         draw_hlo(layer, stage="optimised")
 
 
@@ -167,9 +187,13 @@ def test_stage_aliases():
 
 
 def test_a_non_callable_and_untraceable_arguments_are_named():
-    with pytest.raises(TypeError, match=r"draw_hlo needs a function .*got None \(NoneType\)"):
+    with pytest.raises(
+        TypeError, match=r"draw_hlo needs a function .*got None \(NoneType\)"
+    ):
         draw_hlo(None)
-    with pytest.raises(TypeError, match=r"draw_hlo cannot trace args\[0\]: it is 'w' \(str\)"):
+    with pytest.raises(
+        TypeError, match=r"draw_hlo cannot trace args\[0\]: it is 'w' \(str\)"
+    ):
         draw_hlo(layer)("w", XS)
 
 
@@ -177,10 +201,14 @@ def test_the_functions_own_error_propagates():
     def wrong_shapes(w, x):
         return w @ x  # (8, 16) @ (4, 8) cannot multiply
 
-    with pytest.raises(TypeError, match="dot_general requires contracting dimensions") as info:
+    with pytest.raises(
+        TypeError, match="dot_general requires contracting dimensions"
+    ) as info:
         draw_hlo(wrong_shapes)(W, XS)
-    assert any("draw_hlo traced wrong_shapes(f32[8,16], f32[4,8])" in note
-               for note in info.value.__notes__)
+    assert any(
+        "draw_hlo traced wrong_shapes(f32[8,16], f32[4,8])" in note
+        for note in info.value.__notes__
+    )
 
 
 def test_the_mlp_training_step_is_drawn_open_with_every_fusion_boxed():
@@ -191,7 +219,9 @@ def test_the_mlp_training_step_is_drawn_open_with_every_fusion_boxed():
     d = draw_hlo(update)(*args)
     assert "collapsed" not in d.title
     n = compare_stages(update)(*args).compiled["fusion"]
-    assert len([label for label in cluster_labels(d) if label.startswith("fusion ")]) == n
+    assert (
+        len([label for label in cluster_labels(d) if label.startswith("fusion ")]) == n
+    )
 
 
 def test_sharding_constraints_are_short_boxes_under_an_explicit_mesh():

@@ -28,8 +28,10 @@ def clusters(d: Diagram) -> list[str]:
 
 def oracle_eqns(jaxpr) -> int:
     """All equations, nested included, walked with JAX's own `jaxprs_in_params`."""
-    return sum(1 + sum(oracle_eqns(s) for s in jex_core.jaxprs_in_params(e.params))
-               for e in jaxpr.eqns)
+    return sum(
+        1 + sum(oracle_eqns(s) for s in jex_core.jaxprs_in_params(e.params))
+        for e in jaxpr.eqns
+    )
 
 
 def oracle_leaves(jaxpr) -> int:
@@ -62,12 +64,15 @@ def with_scan(x):
 X = jnp.arange(1.0, 4.0)
 
 
-@pytest.mark.parametrize(("f", "args", "n_clusters"), [
-    (with_cond, (X, 1.0), 3),  # cond, branch 0, branch 1
-    (with_while, (X,), 3),  # while, cond, body
-    (with_scan, (X,), 1),
-    (lambda x: jnp.cos(jax.jit(lambda y: jax.jit(jnp.sin)(y) + 1.0)(x)), (X,), 2),
-])
+@pytest.mark.parametrize(
+    ("f", "args", "n_clusters"),
+    [
+        (with_cond, (X, 1.0), 3),  # cond, branch 0, branch 1
+        (with_while, (X,), 3),  # while, cond, body
+        (with_scan, (X,), 1),
+        (lambda x: jnp.cos(jax.jit(lambda y: jax.jit(jnp.sin)(y) + 1.0)(x)), (X,), 2),
+    ],
+)
 def test_every_equation_is_a_node_and_every_nested_jaxpr_a_cluster(f, args, n_clusters):
     jaxpr = jax.make_jaxpr(f)(*args).jaxpr
     d = draw_jaxpr(f, max_depth=None)(*args)
@@ -106,12 +111,19 @@ clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),)
 ONE_DEVICE = jax.make_mesh((1,), ("i",))
 
 
-@pytest.mark.parametrize(("f", "primitive"), [
-    (lambda x: jnp.sin(clip_gradient(x)), "custom_vjp_call"),
-    (lambda x: jax.checkpoint(lambda v: jnp.sin(jnp.sin(v)))(x) * 2.0, "remat"),
-    (jax.shard_map(lambda b: jnp.cos(b) * 2.0, mesh=ONE_DEVICE, in_specs=P(), out_specs=P()),
-     "shard_map"),
-])
+@pytest.mark.parametrize(
+    ("f", "primitive"),
+    [
+        (lambda x: jnp.sin(clip_gradient(x)), "custom_vjp_call"),
+        (lambda x: jax.checkpoint(lambda v: jnp.sin(jnp.sin(v)))(x) * 2.0, "remat"),
+        (
+            jax.shard_map(
+                lambda b: jnp.cos(b) * 2.0, mesh=ONE_DEVICE, in_specs=P(), out_specs=P()
+            ),
+            "shard_map",
+        ),
+    ],
+)
 def test_custom_vjp_remat_and_shard_map_bodies_are_drawn_clusters(f, primitive):
     jaxpr = jax.make_jaxpr(f)(X).jaxpr
     assert any(e.primitive.name.startswith(primitive) for e in jaxpr.eqns)
@@ -158,7 +170,10 @@ def test_inputs_outputs_literals_and_edges_are_labelled():
 
 
 def test_a_jitted_function_is_drawn_as_its_body():
-    plain, jitted = draw_jaxpr(with_cond)(X, 1.0), draw_jaxpr(jax.jit(with_cond))(X, 1.0)
+    plain, jitted = (
+        draw_jaxpr(with_cond)(X, 1.0),
+        draw_jaxpr(jax.jit(with_cond))(X, 1.0),
+    )
     assert plain.title.replace("with_cond", "") == jitted.title.replace("with_cond", "")
     assert len(nodes(plain, "eqn")) == len(nodes(jitted, "eqn"))
 
@@ -175,8 +190,11 @@ def two_lines(x):
 
 def test_group_by_source_makes_one_cluster_per_line_of_code():
     lines, start = inspect.getsourcelines(two_lines)
-    expected = {f"test_viz_jaxpr.py:{start + i}" for i, line in enumerate(lines)
-                if "LINE-" in line}
+    expected = {
+        f"test_viz_jaxpr.py:{start + i}"
+        for i, line in enumerate(lines)
+        if "LINE-" in line
+    }
     d = draw_jaxpr(two_lines, group_by="source")(X)
     labels = clusters(d)
     assert {label.split()[0] for label in labels} == expected
@@ -195,8 +213,10 @@ def many_equations(x):
 
 def test_a_thousand_equations_collapse_to_source_lines_and_say_so():
     d = draw_jaxpr(many_equations)(1.0)
-    assert d.title == ("jaxpr of many_equations: 1000 equations "
-                       "(collapsed: one node per source line, 2 lines)")
+    assert d.title == (
+        "jaxpr of many_equations: 1000 equations "
+        "(collapsed: one node per source line, 2 lines)"
+    )
     assert len(nodes(d, "group")) == 2 and nodes(d, "eqn") == []
     assert "500 equations: sin×250, mul×250" in d.source
     svg_parses(d)
@@ -205,8 +225,11 @@ def test_a_thousand_equations_collapse_to_source_lines_and_say_so():
 def test_without_source_lines_a_big_program_collapses_into_chunks():
     d = draw_jaxpr(many_equations, max_eqns=1)(1.0)  # two lines are still too many
     assert d.title.endswith("(collapsed: one node per 25 equations)")
-    source = "def g(x):\n" + "".join(f"    x = x * {i}.0 + 1.0\n" for i in range(300)) + \
-        "    return x\n"
+    source = (
+        "def g(x):\n"
+        + "".join(f"    x = x * {i}.0 + 1.0\n" for i in range(300))
+        + "    return x\n"
+    )
     namespace: dict = {}
     exec(source, namespace)
     d = draw_jaxpr(namespace["g"], max_eqns=100)(1.0)
@@ -218,19 +241,27 @@ def test_without_source_lines_a_big_program_collapses_into_chunks():
 
 
 def test_a_non_callable_is_named():
-    with pytest.raises(TypeError, match=r"draw_jaxpr needs a function .*got 'loss' \(str\)"):
+    with pytest.raises(
+        TypeError, match=r"draw_jaxpr needs a function .*got 'loss' \(str\)"
+    ):
         draw_jaxpr("loss")
 
 
-@pytest.mark.parametrize(("bad", "what"), [("abc", r"'abc' \(str\)"),
-                                           (object(), r"<object object at .*\(object\)")])
+@pytest.mark.parametrize(
+    ("bad", "what"),
+    [("abc", r"'abc' \(str\)"), (object(), r"<object object at .*\(object\)")],
+)
 def test_arguments_jax_cannot_trace_are_named(bad, what):
-    with pytest.raises(TypeError, match=rf"draw_jaxpr cannot trace args\[1\]: it is {what}"):
+    with pytest.raises(
+        TypeError, match=rf"draw_jaxpr cannot trace args\[1\]: it is {what}"
+    ):
         draw_jaxpr(lambda x, y: x)(X, bad)
 
 
 def test_static_argnums_make_a_string_argument_fine():
-    d = draw_jaxpr(lambda x, how: jnp.sin(x) if how == "sin" else x, static_argnums=1)(X, "sin")
+    d = draw_jaxpr(lambda x, how: jnp.sin(x) if how == "sin" else x, static_argnums=1)(
+        X, "sin"
+    )
     assert len(nodes(d, "eqn")) == 1
 
 
@@ -253,13 +284,19 @@ def test_a_tracer_error_is_jax_own():
         draw_jaxpr(branchy)(X)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"rankdir": "up"}, r"`rankdir` must be one of \"TB\" \(top to bottom\), \"LR\" \(left "
-                        r"to right\), \"BT\" or \"RL\"; got 'up'"),
-    ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0 .* got -1"),
-    ({"group_by": "line"}, r'`group_by` must be None or "source" .* got \'line\''),
-    ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"rankdir": "up"},
+            r"`rankdir` must be one of \"TB\" \(top to bottom\), \"LR\" \(left "
+            r"to right\), \"BT\" or \"RL\"; got 'up'",
+        ),
+        ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0 .* got -1"),
+        ({"group_by": "line"}, r'`group_by` must be None or "source" .* got \'line\''),
+        ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
+    ],
+)
 def test_bad_options_are_refused_before_tracing(options, message):
     with pytest.raises(ValueError, match=message):
         draw_jaxpr(jnp.sin, **options)
@@ -272,7 +309,10 @@ def test_both_renderers_show_the_labels_not_the_node_ids(renderer, monkeypatch):
     if renderer == "system" and _render.system_dot() is None:
         pytest.skip("no system `dot` here")
     monkeypatch.setenv("JAXTOUR_RENDERER", renderer)
-    texts = [t.text or "" for t in svg_parses(draw_jaxpr(with_cond)(X, 1.0)).iter()
-             if t.tag.endswith("text")]
+    texts = [
+        t.text or ""
+        for t in svg_parses(draw_jaxpr(with_cond)(X, 1.0)).iter()
+        if t.tag.endswith("text")
+    ]
     assert {"sin", "branch index", "x", "result"} <= set(texts)
     assert not [t for t in texts if re.fullmatch(r"(eqn|in|out|head)\d+", t)]

@@ -15,9 +15,16 @@ from jaxtour import Diagram
 from jaxtour.viz import draw_pipeline
 
 SVG = "{http://www.w3.org/2000/svg}"
-ENTRY_POINTS = ("jax.make_jaxpr(f)(x)", "jax.jit(f).trace(x)", "traced.lower()",
-                "lowered.compile()", "compiled.as_text()", "jax.grad", "jax.vmap",
-                "in_shardings=")
+ENTRY_POINTS = (
+    "jax.make_jaxpr(f)(x)",
+    "jax.jit(f).trace(x)",
+    "traced.lower()",
+    "lowered.compile()",
+    "compiled.as_text()",
+    "jax.grad",
+    "jax.vmap",
+    "in_shardings=",
+)
 
 
 def rendered(diagram: Diagram) -> tuple[dict[str, int], str]:
@@ -34,7 +41,14 @@ def rendered(diagram: Diagram) -> tuple[dict[str, int], str]:
 def test_step_one_shows_only_tracing_and_jit():
     counts, text = rendered(draw_pipeline(step=1))
     assert (counts["node"], counts["edge"], counts.get("cluster", 0)) == (4, 3, 0)
-    for word in ("pure Python function", "tracing", "jaxpr", "jit", "XLA", "CPU · GPU · TPU"):
+    for word in (
+        "pure Python function",
+        "tracing",
+        "jaxpr",
+        "jit",
+        "XLA",
+        "CPU · GPU · TPU",
+    ):
         assert word in text
     assert "StableHLO" not in text and "transformations" not in text
 
@@ -44,9 +58,20 @@ def test_step_two_names_every_stage_and_the_transformations():
     # 5 stages, the transformations, the shardings; 4 road edges, jaxpr <-> transformations,
     # shardings -> compiled HLO
     assert (counts["node"], counts["edge"], counts["cluster"]) == (7, 6, 2)
-    for word in ("tracing", "lowering", "XLA compiles", "executes", "StableHLO",
-                 "compiled HLO", "transformations", "grad", "vmap", "shardings",
-                 "JAX (Python)", "XLA (compiler)"):
+    for word in (
+        "tracing",
+        "lowering",
+        "XLA compiles",
+        "executes",
+        "StableHLO",
+        "compiled HLO",
+        "transformations",
+        "grad",
+        "vmap",
+        "shardings",
+        "JAX (Python)",
+        "XLA (compiler)",
+    ):
         assert word in text, word
     assert not [entry for entry in ENTRY_POINTS if entry in text]
 
@@ -121,10 +146,13 @@ def test_annotations_match_what_jax_prints():
     fusions = lowered.compile().as_text().count(" fusion(")
     platform = jax.devices()[0].platform
     diagram = draw_pipeline(affine)(x)
-    assert eqns == 3 and ops > eqns  # sin, mul, add; StableHLO adds constants, broadcasts
+    assert (
+        eqns == 3 and ops > eqns
+    )  # sin, mul, add; StableHLO adds constants, broadcasts
     assert diagram.title == (
         f"pipeline of affine: {eqns} equations, {ops} StableHLO ops, "
-        f"{fusions} fusion{'s' * (fusions != 1)} on {platform}")
+        f"{fusions} fusion{'s' * (fusions != 1)} on {platform}"
+    )
     counts, text = rendered(diagram)
     assert (counts["node"], counts["cluster"]) == (7, 2)
     assert f"{eqns} equations" in text and f"{ops} ops" in text
@@ -146,12 +174,14 @@ def test_nested_jaxprs_count_their_equations():
     nested = sum(len(branch.jaxpr.eqns) for branch in cond.params["branches"])
     assert nested == 3
     title = draw_pipeline(branchy)(1.0).title
-    assert title.startswith(f"pipeline of branchy: {len(jaxpr.eqns) + nested} equations")
+    assert title.startswith(
+        f"pipeline of branchy: {len(jaxpr.eqns) + nested} equations"
+    )
 
 
 def test_static_arguments_and_shape_only_examples():
     def power(x, n):
-        return x ** n
+        return x**n
 
     spec = jax.ShapeDtypeStruct((4, 3), jnp.float32)
     title = draw_pipeline(power, static_argnums=1)(spec, 3).title
@@ -159,14 +189,20 @@ def test_static_arguments_and_shape_only_examples():
 
 
 def test_not_a_function_is_named():
-    with pytest.raises(TypeError, match=r"draw_pipeline needs a function to trace.*got 3 \(int\)"):
+    with pytest.raises(
+        TypeError, match=r"draw_pipeline needs a function to trace.*got 3 \(int\)"
+    ):
         draw_pipeline(3)
 
 
 def test_an_argument_jax_cannot_trace_is_named():
-    with pytest.raises(TypeError, match=r"cannot trace args\[1\]: it is 'relu' \(str\)"):
+    with pytest.raises(
+        TypeError, match=r"cannot trace args\[1\]: it is 'relu' \(str\)"
+    ):
         draw_pipeline(affine)(1.0, "relu")
-    with pytest.raises(TypeError, match=r"cannot trace args\[0\]\['w'\]: it is <object"):
+    with pytest.raises(
+        TypeError, match=r"cannot trace args\[0\]\['w'\]: it is <object"
+    ):
         draw_pipeline(affine)({"w": object()})
 
 
@@ -210,4 +246,5 @@ def test_counts_agree_with_compare_stages():
     seen = compare_stages(layer)(*args)
     assert draw_pipeline(layer)(*args).title == (
         f"pipeline of layer: {seen.jaxpr_eqns} equations, {seen.stablehlo_ops} StableHLO ops, "
-        f"{len(seen.fusions)} fusion{'s' * (len(seen.fusions) != 1)} on {seen.platform}")
+        f"{len(seen.fusions)} fusion{'s' * (len(seen.fusions) != 1)} on {seen.platform}"
+    )

@@ -80,11 +80,18 @@ def test_expand_pytrees_must_be_a_bool_or_none(draw):
         draw(jnp.sin, expand_pytrees="all")
 
 
-@pytest.mark.parametrize(("name", "tree"), [
-    ("params[0]['w']", "params"), ("result[0][3]['b']", "result[0]"),
-    ("result['loss']", "result"), ("state.step", "state"), ("x", "x"),
-    # HLO's own parameter names (when JAX's do not match) are not paths
-    ("Arg_0.1", "Arg_0.1"), ("parameter.12", "parameter.12"),
-])
+@pytest.mark.parametrize(
+    ("name", "tree"),
+    [
+        ("params[0]['w']", "params"),
+        ("result[0][3]['b']", "result[0]"),
+        ("result['loss']", "result"),
+        ("state.step", "state"),
+        ("x", "x"),
+        # HLO's own parameter names (when JAX's do not match) are not paths
+        ("Arg_0.1", "Arg_0.1"),
+        ("parameter.12", "parameter.12"),
+    ],
+)
 def test_the_pytree_of_a_leaf_is_its_argument_or_result_element(name, tree):
     assert _terminals.pytree_of(name) == tree

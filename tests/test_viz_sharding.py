@@ -27,8 +27,11 @@ _TIP = re.compile(r"block \[([^\]]*)\] on devices? ([\d,]+)")
 
 def nodes(dot: str) -> dict[str, dict[str, str]]:
     """Every node of the DOT text: id -> attributes (quotes stripped)."""
-    return {name: {k: v.strip('"') for k, v in _ATTR.findall(body)}
-            for name, body in _NODE.findall(dot) if name not in ("node", "edge", "graph")}
+    return {
+        name: {k: v.strip('"') for k, v in _ATTR.findall(body)}
+        for name, body in _NODE.findall(dot)
+        if name not in ("node", "edge", "graph")
+    }
 
 
 CASES = {  # name -> (mesh shape, axis names, PartitionSpec entries, array shape)
@@ -75,7 +78,9 @@ def _block_nodes(dot: str) -> list[tuple[tuple, tuple[int, ...], dict]]:
     for attrs in nodes(dot).values():
         if match := _TIP.fullmatch(attrs.get("tooltip", "")):
             ranges, ids = match.groups()
-            index = tuple(tuple(int(v) for v in r.split(":")) for r in ranges.split(", ") if r)
+            index = tuple(
+                tuple(int(v) for v in r.split(":")) for r in ranges.split(", ") if r
+            )
             found.append((index, tuple(int(i) for i in ids.split(",")), attrs))
     return found
 
@@ -98,7 +103,9 @@ def _xy(attrs: dict) -> tuple[float, float]:
 def test_each_block_is_drawn_on_the_device_jax_put_it_on(drawn, name):
     case = drawn[name]
     shown = _drawn_blocks(case["dot"])
-    assert len(shown) == len(case["map"]) == 8  # one tooltip per copy, every device once
+    assert (
+        len(shown) == len(case["map"]) == 8
+    )  # one tooltip per copy, every device once
     assert shown == _jax_blocks(case)
 
 
@@ -128,8 +135,11 @@ def test_blocks_sit_where_their_indices_say(drawn):
 def test_every_device_has_its_own_colour_and_blocks_wear_it(drawn):
     for name in ("xy", "x_only", "replicated"):
         found = nodes(drawn[name]["dot"])
-        mesh = {int(k.removeprefix("device")): a["fillcolor"] for k, a in found.items()
-                if k.startswith("device")}
+        mesh = {
+            int(k.removeprefix("device")): a["fillcolor"]
+            for k, a in found.items()
+            if k.startswith("device")
+        }
         assert sorted(mesh) == list(range(8)) and len(set(mesh.values())) == 8
         for _, ids, attrs in _block_nodes(drawn[name]["dot"]):
             assert attrs["fillcolor"].split(":") == [mesh[i] for i in ids]
@@ -142,7 +152,10 @@ def test_replicated_axes_are_named_and_copies_counted(drawn):
     labels = [a["label"] for _, _, a in _block_nodes(drawn["x_only"]["dot"])]
     assert "[0:2, 0:4]\n2 copies: CPU 0 · CPU 1" in labels
     assert drawn["replicated"]["title"] == "f32[8,4] on 8 devices: 1 block × 8 copies"
-    assert "replicated over 'x' × 'y': each block on 8 devices" in drawn["replicated"]["dot"]
+    assert (
+        "replicated over 'x' × 'y': each block on 8 devices"
+        in drawn["replicated"]["dot"]
+    )
     assert "8 copies: CPU 0–7" in drawn["replicated"]["dot"]
     assert "replicated" not in drawn["xy"]["dot"]
     assert "each element lives on exactly one device" in drawn["xy"]["dot"]
@@ -181,11 +194,18 @@ def renderer(request, monkeypatch):
 @pytest.mark.parametrize("name", ["xy", "x_only", "vector"])
 def test_both_renderers_draw_every_device_and_block(drawn, name, renderer):
     svg = Diagram(drawn[name]["dot"]).svg()
-    texts = {t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")}
+    texts = {
+        t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")
+    }
     assert {f"CPU {i}" for i in range(8)} <= texts
     shown = {index for index, _, _ in _block_nodes(drawn[name]["dot"])}
-    assert {"[" + ", ".join(f"{a}:{b}" for a, b in index) + "]" for index in shown} <= texts
-    fills = {p.get("fill") for p in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}polygon")}
+    assert {
+        "[" + ", ".join(f"{a}:{b}" for a, b in index) + "]" for index in shown
+    } <= texts
+    fills = {
+        p.get("fill")
+        for p in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}polygon")
+    }
     assert set(PALETTE[:8]) <= fills  # every device's colour is painted
 
 
@@ -217,8 +237,12 @@ def test_a_scalar_is_one_block():
 
 
 def test_an_array_without_a_sharding_is_refused_with_what_to_do():
-    with pytest.raises(TypeError, match=re.escape(
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
             "draw_sharding needs a jax.Array (or a jax.ShapeDtypeStruct with a sharding); "
             "got numpy.ndarray. Put it on devices first, e.g. jax.device_put(x, "
-            "NamedSharding(mesh, PartitionSpec('batch')))")):
+            "NamedSharding(mesh, PartitionSpec('batch')))"
+        ),
+    ):
         draw_sharding(np.zeros((8, 4)))

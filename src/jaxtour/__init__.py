@@ -7,4 +7,10 @@ from jaxtour.explorer import explore  # cheap: ipywidgets and JAX load on first 
 
 __version__ = "0.1.0"
 
-__all__ = ["Diagram", "RendererUnavailableError", "__version__", "describe_devices", "explore"]
+__all__ = [
+    "Diagram",
+    "RendererUnavailableError",
+    "__version__",
+    "describe_devices",
+    "explore",
+]

@@ -27,7 +27,9 @@ class Diagram:
 
     def __init__(self, source: str, title: str = "") -> None:
         if not isinstance(source, str):
-            raise TypeError(f"Diagram source must be DOT text (str); got {type(source).__name__}.")
+            raise TypeError(
+                f"Diagram source must be DOT text (str); got {type(source).__name__}."
+            )
         self._source = source
         self.title = title
 
@@ -68,9 +70,14 @@ class Diagram:
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in ("svg", "dot", "gv", "png", "pdf"):
             raise ValueError(
-                f"Cannot save a Diagram as {path.name!r}: use a .svg, .dot, .png or .pdf suffix."
+                f"Cannot save a Diagram as {path.name!r}: "
+                "use a .svg, .dot, .png or .pdf suffix."
             )
-        data = self._source.encode() if fmt in ("dot", "gv") else _render.render(self._source, fmt)
+        data = (
+            self._source.encode()
+            if fmt in ("dot", "gv")
+            else _render.render(self._source, fmt)
+        )
         write_atomically(path, data)
         return path
 
@@ -88,4 +95,3 @@ class Diagram:
             f"Diagram({self.title!r}, {nodes} node{'s' * (nodes != 1)}, "
             f"{edges} edge{'s' * (edges != 1)})"
         )
-

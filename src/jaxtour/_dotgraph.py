@@ -27,7 +27,9 @@ def _html_end(text: str, start: int) -> int:
         depth += {"<": 1, ">": -1}.get(text[i], 0)
         if depth == 0:
             return i + 1
-    raise ValueError("DOT text has an HTML label that never closes (a '<' without its '>').")
+    raise ValueError(
+        "DOT text has an HTML label that never closes (a '<' without its '>')."
+    )
 
 
 def tokens(text: str) -> list[tuple[str, str]]:
@@ -37,7 +39,9 @@ def tokens(text: str) -> list[tuple[str, str]]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if not match:
-            raise ValueError(f"DOT text has {text[pos:pos + 20]!r} where no token can start.")
+            raise ValueError(
+                f"DOT text has {text[pos : pos + 20]!r} where no token can start."
+            )
         if match.group("html"):
             end = _html_end(text, pos)
             out.append(("id", text[pos:end]))
@@ -45,7 +49,9 @@ def tokens(text: str) -> list[tuple[str, str]]:
             continue
         if match.group("id"):
             word = match.group("id")
-            out.append(("keyword" if word.lower() in _KEYWORDS else "id", word.strip('"')))
+            out.append(
+                ("keyword" if word.lower() in _KEYWORDS else "id", word.strip('"'))
+            )
         elif match.group("op") or match.group("punct"):
             kind = "op" if match.group("op") else match.group("punct")
             out.append((kind, match.group(0)))

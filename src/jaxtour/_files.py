@@ -18,7 +18,9 @@ def write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved picture is for sharing
+        os.chmod(
+            tmp, 0o666 & ~_umask()
+        )  # mkstemp makes 0600; a saved picture is for sharing
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -54,7 +54,10 @@ def execute(source: Path, out_dir: Path, timeout: int = 600) -> tuple[Path, Path
     # No saved widget state: exported HTML and offline slides then show a widget's
     # static fallback picture instead of an empty box that needs JavaScript from a CDN.
     client = NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", store_widget_state=False,
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        store_widget_state=False,
         resources={"metadata": {"path": str(source.parent.resolve())}},
     )
     client.execute()

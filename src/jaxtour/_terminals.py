@@ -28,9 +28,11 @@ _FIRST_KEY = re.compile(r"^(?:\[(\d+)\]|\['([^']*)'\]|\.(\w+))")
 def check_expand(expand: bool | None, who: str) -> None:
     """Raises ValueError unless `expand` (option `expand_pytrees`) is None or a bool."""
     if expand is not None and not isinstance(expand, bool):
-        raise ValueError(f"{who}: `expand_pytrees` must be None (fold pytrees of more "
-                         f"than {ROW} leaves into one node), True (draw every leaf) or "
-                         f"False (fold every pytree); got {expand!r}.")
+        raise ValueError(
+            f"{who}: `expand_pytrees` must be None (fold pytrees of more "
+            f"than {ROW} leaves into one node), True (draw every leaf) or "
+            f"False (fold every pytree); got {expand!r}."
+        )
 
 
 def fold_limit(expand: bool | None) -> float:
@@ -62,15 +64,18 @@ def group_terminals(names: list[str], expand: bool | None) -> list[list[int]]:
 
 def folds(name_lists: list[list[str]], expand: bool | None) -> bool:
     """Whether any of these terminals (inputs, outputs) is drawn folded."""
-    return any(len(group) > 1 for names in name_lists
-               for group in group_terminals(names, expand))
+    return any(
+        len(group) > 1
+        for names in name_lists
+        for group in group_terminals(names, expand)
+    )
 
 
 def describe(names: list[str]) -> str:
     """A folded pytree's shape from its leaves' paths: ``params · 25 items``,
     ``batch · dict of x, y``."""
     head = pytree_of(names[0])
-    matches = [m for n in names if (m := _FIRST_KEY.match(n[len(head):]))]
+    matches = [m for n in names if (m := _FIRST_KEY.match(n[len(head) :]))]
     if matches and all(m.group(1) for m in matches):
         return f"{head} · {plural(len({m.group(1) for m in matches}), 'item')}"
     keys = list(dict.fromkeys(m.group(2) or m.group(3) or m.group(1) for m in matches))
@@ -79,9 +84,18 @@ def describe(names: list[str]) -> str:
     return f"{head} · dict of {', '.join(keys[:3])}{', …' * (len(keys) > 3)}"
 
 
-def add_terminals(canvas: Any, g: Any, names: list[str], types: list[str], *,
-                  prefix: str, rank: str, attrs: dict, expand: bool | None,
-                  labels: list[str] | None = None) -> list[str]:
+def add_terminals(
+    canvas: Any,
+    g: Any,
+    names: list[str],
+    types: list[str],
+    *,
+    prefix: str,
+    rank: str,
+    attrs: dict,
+    expand: bool | None,
+    labels: list[str] | None = None,
+) -> list[str]:
     """Nodes for the inputs or outputs (`prefix` "in" or "out") in subgraph `g`: one
     per leaf (labelled `labels[i]`, by default its name and type), or one per folded
     pytree (remembered in `canvas.folded`, its edges then unlabelled). Returns the
@@ -95,8 +109,10 @@ def add_terminals(canvas: Any, g: Any, names: list[str], types: list[str], *,
             label = labels[group[0]]
         else:
             dtypes = " ".join(sorted({types[i].split("[")[0] for i in group}))
-            label = _style.text_label(describe([names[i] for i in group]),
-                                      f"{plural(len(group), 'array')} · {dtypes}")
+            label = _style.text_label(
+                describe([names[i] for i in group]),
+                f"{plural(len(group), 'array')} · {dtypes}",
+            )
             canvas.folded.add(node)
         g.node(node, label, **attrs)
         drawn.append(node)

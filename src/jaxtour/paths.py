@@ -12,7 +12,12 @@ QUICK_VARIABLE = "JAXTOUR_QUICK"
 
 def quick() -> bool:
     """True under JAXTOUR_QUICK=1: smaller data and fewer epochs, same assertions."""
-    return os.environ.get(QUICK_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get(QUICK_VARIABLE, "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )
 
 
 def build_dir() -> Path:

@@ -37,12 +37,16 @@ def function_name(f: Any) -> str:
 
 
 def _traceable(leaf: Any) -> bool:
-    if isinstance(leaf, jax.Array | np.ndarray | np.generic | bool | int | float | complex):
+    if isinstance(
+        leaf, jax.Array | np.ndarray | np.generic | bool | int | float | complex
+    ):
         return True
     return hasattr(leaf, "shape") and hasattr(leaf, "dtype")  # jax.ShapeDtypeStruct too
 
 
-def check_args(args: tuple, kwargs: dict, static_argnums: tuple[int, ...], who: str) -> None:
+def check_args(
+    args: tuple, kwargs: dict, static_argnums: tuple[int, ...], who: str
+) -> None:
     """Raise a TypeError naming the first argument leaf that JAX cannot trace."""
     dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static_argnums}
     dynamic |= {f"kwargs[{k!r}]": v for k, v in kwargs.items()}
@@ -58,8 +62,9 @@ def check_args(args: tuple, kwargs: dict, static_argnums: tuple[int, ...], who: 
                 )
 
 
-def trace(f: Any, args: tuple, kwargs: dict, *, who: str,
-          static_argnums: tuple[int, ...] = ()) -> jax.stages.Traced:
+def trace(
+    f: Any, args: tuple, kwargs: dict, *, who: str, static_argnums: tuple[int, ...] = ()
+) -> jax.stages.Traced:
     """`jax.jit(f).trace(*args, **kwargs)` with checked inputs.
 
     An exception raised by `f` itself propagates unchanged, with a note saying which
@@ -78,7 +83,9 @@ def trace(f: Any, args: tuple, kwargs: dict, *, who: str,
 def _arg_summary(arg: Any) -> str:
     leaves = jax.tree.leaves(arg)
     if len(leaves) == 1 and hasattr(leaves[0], "shape"):
-        return type_str(jax.typeof(leaves[0])) if hasattr(jax, "typeof") else str(leaves[0].shape)
+        return (
+            type_str(jax.typeof(leaves[0]))
+            if hasattr(jax, "typeof")
+            else str(leaves[0].shape)
+        )
     return f"<{len(leaves)} arrays>" if leaves else type(arg).__name__
-
-

@@ -59,8 +59,12 @@ PRIMAL_CALLS = {
 }
 
 
-def flatten_jaxpr(closed: Any, args: list | None = None,
-                  calls: dict[str, str] = JIT_CALLS, scope: tuple = ()) -> FlatJaxpr:
+def flatten_jaxpr(
+    closed: Any,
+    args: list | None = None,
+    calls: dict[str, str] = JIT_CALLS,
+    scope: tuple = (),
+) -> FlatJaxpr:
     """Inline the `jit` eqns of a ClosedJaxpr; with `args` (flat inputs), evaluate all.
 
     `cond`, `scan`, `while`, `shard_map` and custom-derivative calls stay single eqns,
@@ -70,8 +74,9 @@ def flatten_jaxpr(closed: Any, args: list | None = None,
     from one compiled run (`evaluate_flat`), not op by op.
     """
     jaxpr = closed.jaxpr
-    flat = FlatJaxpr(list(jaxpr.invars), list(jaxpr.constvars), [], [],
-                     consts=list(closed.consts))
+    flat = FlatJaxpr(
+        list(jaxpr.invars), list(jaxpr.constvars), [], [], consts=list(closed.consts)
+    )
     alias: dict = {}
     _inline(jaxpr, alias, flat, scope, calls, ())
     flat.outvars = [_canon(alias, v) for v in jaxpr.outvars]
@@ -97,15 +102,24 @@ def _fresh(alias: dict, var: Any) -> Any:
     return alias[var]
 
 
-def _inline(jaxpr: Any, alias: dict, flat: FlatJaxpr, scope: tuple,
-            calls: dict[str, str], call_ids: tuple) -> None:
+def _inline(
+    jaxpr: Any,
+    alias: dict,
+    flat: FlatJaxpr,
+    scope: tuple,
+    calls: dict[str, str],
+    call_ids: tuple,
+) -> None:
     for eqn in jaxpr.eqns:
         invars = [_canon(alias, a) for a in eqn.invars]
         name = eqn.primitive.name
         if name not in calls:
             outvars = [_fresh(alias, v) for v in eqn.outvars] if scope else eqn.outvars
-            flat.eqns.append(FlatEqn(name, dict(eqn.params), invars,
-                                     list(outvars), scope, eqn, call_ids))
+            flat.eqns.append(
+                FlatEqn(
+                    name, dict(eqn.params), invars, list(outvars), scope, eqn, call_ids
+                )
+            )
             continue
         inner = eqn.params[calls[name]]  # a ClosedJaxpr, or an open Jaxpr (remat)
         body = getattr(inner, "jaxpr", inner)
@@ -128,12 +142,17 @@ def evaluate_flat(closed: Any, flat: FlatJaxpr, args: list) -> dict:
     `jax.jit` through the public `jax.extend.core.jaxpr_as_fun`: one compilation, so
     the numbers are JAX's own and cost about what the compiled program costs.
     """
-    every = list(dict.fromkeys(
-        v for v in [*flat.invars, *(v for e in flat.eqns for v in e.outvars)]
-        if not is_dropvar(v)))
+    every = list(
+        dict.fromkeys(
+            v
+            for v in [*flat.invars, *(v for e in flat.eqns for v in e.outvars)]
+            if not is_dropvar(v)
+        )
+    )
     eqns = [e.eqn.replace(invars=e.invars, outvars=e.outvars) for e in flat.eqns]
-    probe = closed.jaxpr.replace(constvars=[], invars=[*flat.constvars, *flat.invars],
-                                 eqns=eqns, outvars=every)
+    probe = closed.jaxpr.replace(
+        constvars=[], invars=[*flat.constvars, *flat.invars], eqns=eqns, outvars=every
+    )
     return dict(zip(every, _compiled(probe)(*flat.consts, *args), strict=True))
 
 

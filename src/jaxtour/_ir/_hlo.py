@@ -27,8 +27,12 @@ class Called:
 
 
 # XLA's fusion kinds in the words a picture uses: kInput fusions end in a reduction.
-FUSION_KINDS = {"kLoop": "loop", "kInput": "input (reduction)", "kOutput": "output",
-                "kCustom": "custom"}
+FUSION_KINDS = {
+    "kLoop": "loop",
+    "kInput": "input (reduction)",
+    "kOutput": "output",
+    "kCustom": "custom",
+}
 
 
 @dataclass
@@ -56,8 +60,11 @@ class HloOp:
     @property
     def kind(self) -> str:
         """The opcode, and for a custom call its target: `custom-call:__cublas$gemm`."""
-        return f"{self.opcode}:{self.target}" if self.target and "custom" in self.opcode \
+        return (
+            f"{self.opcode}:{self.target}"
+            if self.target and "custom" in self.opcode
             else self.opcode
+        )
 
     @property
     def primitive(self) -> str:
@@ -92,8 +99,9 @@ class HloModule:
     entry: str
     computations: dict[str, HloComputation] = field(default_factory=dict)
 
-    def walk(self, name: str | None = None, depth: int = 0
-             ) -> Iterator[tuple[int, HloOp]]:
+    def walk(
+        self, name: str | None = None, depth: int = 0
+    ) -> Iterator[tuple[int, HloOp]]:
         """Every op reachable from `name` (the entry), called computations expanded."""
         for op in self.computations[name or self.entry].ops:
             yield depth, op
@@ -112,7 +120,9 @@ class HloModule:
             if op.opcode not in BOOKKEEPING:
                 counts[op.kind] += 1
             for called in op.called:
-                if (fused or op.opcode != "fusion") and called.computation in self.computations:
+                if (
+                    fused or op.opcode != "fusion"
+                ) and called.computation in self.computations:
                     self._count(called.computation, counts, fused)
 
     def fusions(self) -> list[HloOp]:
@@ -165,7 +175,9 @@ def parse_hlo(text: str) -> HloModule:
         elif line in _TABLES:
             section = line
         elif section and (row := _TABLE_ROW.match(line)):
-            tables[section][int(row[1])] = row[2] if row[2] is not None else _ints(row[3])
+            tables[section][int(row[1])] = (
+                row[2] if row[2] is not None else _ints(row[3])
+            )
         elif head := _HLO_COMPUTATION.match(line):
             section, current = None, HloComputation(head[2])
             module.computations[current.name] = current
@@ -187,18 +199,23 @@ def _ints(text: str) -> dict[str, int]:
     return {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", text)}
 
 
-def _hlo_op(line: str, match: re.Match, computation: HloComputation) -> tuple[HloOp, int | None]:
+def _hlo_op(
+    line: str, match: re.Match, computation: HloComputation
+) -> tuple[HloOp, int | None]:
     start = match.end()
     end = _balanced(line, start) if line[start] == "(" else line.index(" ", start)
     paren = line.index("(", end)
     close = _balanced(line, paren)
-    raw, rest = re.sub(r"/\*.*?\*/", "", line[paren + 1:close - 1]), line[close:]
+    raw, rest = re.sub(r"/\*.*?\*/", "", line[paren + 1 : close - 1]), line[close:]
     opcode = line[end:paren].strip()
-    operands = [m[1] for part in split_top(raw)
-                if (m := _HLO_NAME.match(part.split()[-1] if part.split() else ""))]
+    operands = [
+        m[1]
+        for part in split_top(raw)
+        if (m := _HLO_NAME.match(part.split()[-1] if part.split() else ""))
+    ]
     op = HloOp(match[2], opcode, _hlo_type(line[start:end]), operands, [match[2]])
     op.called = _hlo_called(opcode, rest, operands)
-    meta = rest[rest.find("metadata={"):] if "metadata={" in rest else ""
+    meta = rest[rest.find("metadata={") :] if "metadata={" in rest else ""
     op.op_name = _unescape(attr(meta, r'op_name="((?:[^"\\]|\\.)*)"'))
     if file := attr(meta, r'source_file="((?:[^"\\]|\\.)*)"'):
         op.source = SourceLine(file, int(attr(meta, r"source_line=(\d+)") or 0))
@@ -238,18 +255,30 @@ def _hlo_called(opcode: str, rest: str, operands: list[str]) -> list[Called]:
         return attr(rest, rf"\b{key}=%?([\w.\-]+)")
 
     if opcode == "fusion" or (opcode.endswith("-start") and target("calls")):
-        return [Called("fused" if opcode == "fusion" else "async", target("calls"), operands)]
+        return [
+            Called(
+                "fused" if opcode == "fusion" else "async", target("calls"), operands
+            )
+        ]
     if opcode == "call":
         return [Called("callee", target("to_apply"), operands)]
     if opcode == "while":
-        return [Called("condition", target("condition"), operands),
-                Called("body", target("body"), operands)]
+        return [
+            Called("condition", target("condition"), operands),
+            Called("body", target("body"), operands),
+        ]
     if opcode == "conditional":
         listed = attr(rest, r"branch_computations=\{([^}]*)\}")
-        names = (re.findall(r"%?([\w.\-]+)", listed) if listed
-                 else [target("true_computation"), target("false_computation")])
-        return [Called(f"branch {i}", name, operands[i + 1:i + 2])
-                for i, name in enumerate(names) if name]
+        names = (
+            re.findall(r"%?([\w.\-]+)", listed)
+            if listed
+            else [target("true_computation"), target("false_computation")]
+        )
+        return [
+            Called(f"branch {i}", name, operands[i + 1 : i + 2])
+            for i, name in enumerate(names)
+            if name
+        ]
     return []
 
 
@@ -259,6 +288,6 @@ def _frame_source(tables: dict[str, dict], frame_id: int | None) -> SourceLine |
     if not location or location.get("file_name_id") not in tables["FileNames"]:
         return None
     function = tables["FunctionNames"].get(location.get("function_name_id"), "")
-    return SourceLine(tables["FileNames"][location["file_name_id"]], location["line"], function)
-
-
+    return SourceLine(
+        tables["FileNames"][location["file_name_id"]], location["line"], function
+    )

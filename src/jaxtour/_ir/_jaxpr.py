@@ -112,7 +112,7 @@ def _open_jaxpr(value: Any) -> Any:
 
 
 def sub_jaxprs(eqn: Any) -> list[SubJaxpr]:
-    """The jaxprs in `eqn.params` (jit, cond branches, while cond/body, scan, custom_jvp, ...)."""
+    """The jaxprs in `eqn.params` (jit, cond branches, while cond/body, scan, ...)."""
     found = []
     for key, value in eqn.params.items():
         many = isinstance(value, tuple | list)
@@ -120,8 +120,14 @@ def sub_jaxprs(eqn: Any) -> list[SubJaxpr]:
             jaxpr = _open_jaxpr(item)
             if jaxpr is not None:
                 label = f"{key}[{i}]" if many else key
-                found.append(SubJaxpr(label, jaxpr, _inputs(eqn, label, jaxpr),
-                                      _outputs(eqn, label, jaxpr)))
+                found.append(
+                    SubJaxpr(
+                        label,
+                        jaxpr,
+                        _inputs(eqn, label, jaxpr),
+                        _outputs(eqn, label, jaxpr),
+                    )
+                )
     return found
 
 
@@ -129,10 +135,12 @@ def _inputs(eqn: Any, label: str, jaxpr: Any) -> list:
     outer, n = list(eqn.invars), len(jaxpr.invars)
     if eqn.primitive.name == "while":  # invars: cond consts, body consts, carry
         cn, bn = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
-        carry = outer[cn + bn:]
-        outer = outer[:cn] + carry if label == "cond_jaxpr" else outer[cn:cn + bn] + carry
+        carry = outer[cn + bn :]
+        outer = (
+            outer[:cn] + carry if label == "cond_jaxpr" else outer[cn : cn + bn] + carry
+        )
     if len(outer) >= n:  # trailing atoms: cond's branch index comes first
-        return outer[len(outer) - n:]
+        return outer[len(outer) - n :]
     return [None] * (n - len(outer)) + outer
 
 
@@ -163,7 +171,9 @@ def unwrap_jit(closed_jaxpr: Any) -> Any:
         return closed_jaxpr
     eqn = jaxpr.eqns[0]
     inner = eqn.params["jaxpr"]
-    if list(eqn.invars) != list(jaxpr.invars) or list(eqn.outvars) != list(jaxpr.outvars):
+    if list(eqn.invars) != list(jaxpr.invars) or list(eqn.outvars) != list(
+        jaxpr.outvars
+    ):
         return closed_jaxpr
     if not hasattr(inner, "replace") or jaxpr.debug_info is None:
         return inner
@@ -197,16 +207,22 @@ def important_params(eqn: Any, width: int = 28) -> list[str]:
     for key, value in eqn.params.items():
         if key in _PLUMBING or value is None or value is False or callable(value):
             continue
-        if any(_open_jaxpr(v) is not None for v in (value if isinstance(value, tuple)
-                                                    else [value])):
+        if any(
+            _open_jaxpr(v) is not None
+            for v in (value if isinstance(value, tuple) else [value])
+        ):
             continue
-        text = _dot_dims(value) if key == "dimension_numbers" else f"{key}={_short(value)}"
+        text = (
+            _dot_dims(value) if key == "dimension_numbers" else f"{key}={_short(value)}"
+        )
         shown.append(text if len(text) <= width else text[: width - 1] + "…")
     return shown
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, np.dtype) or (isinstance(value, type) and hasattr(value, "dtype")):
+    if isinstance(value, np.dtype) or (
+        isinstance(value, type) and hasattr(value, "dtype")
+    ):
         return dtype_str(value)
     if isinstance(value, tuple | list):
         inner = ",".join(_short(v) for v in value)

@@ -1,4 +1,4 @@
-"""StableHLO (MLIR) text as JAX hands it to XLA, read into the same `HloModule` as compiled HLO."""
+"""StableHLO (MLIR) text as JAX hands it to XLA, read into compiled HLO's `HloModule`."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ _LOC_DEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)$")
 _TRAILING_LOC = re.compile(r"(?:^|\s)loc\((.*)\)$")
 # Regions these ops run as control flow; other regions (reduce, sort, ...) are applied
 # per element and stay inside their op.
-_REGION_ROLES = {"while": ("cond", "body"), "if": ("true", "false"),
-                 "sdy.manual_computation": ("body",)}
+_REGION_ROLES = {
+    "while": ("cond", "body"),
+    "if": ("true", "false"),
+    "sdy.manual_computation": ("body",),
+}
 
 
 @dataclass
@@ -60,15 +63,21 @@ class _MlirParser:
                 self._line(line)
         for computation in self.module.computations.values():
             for op in computation.ops:
-                op.op_name, op.source = _resolve_loc(self.op_locs.get(id(op), ""), self.locs)
+                op.op_name, op.source = _resolve_loc(
+                    self.op_locs.get(id(op), ""), self.locs
+                )
         return self.module
 
     def _function(self, func: re.Match) -> None:
         computation = HloComputation(func[1])
         header = func[2].split(") ->")[0]
         computation.params = _MLIR_DEF.findall(header)
-        computation.param_types = [_mlir_type(f": {t}") for t in re.findall(
-            r"%[\w.$\-]+:\s*(tensor<[^<>]*>|!stablehlo\.token)", header)]
+        computation.param_types = [
+            _mlir_type(f": {t}")
+            for t in re.findall(
+                r"%[\w.$\-]+:\s*(tensor<[^<>]*>|!stablehlo\.token)", header
+            )
+        ]
         self.module.computations[computation.name] = computation
         self.scopes.append(_Scope(computation))
 
@@ -103,8 +112,11 @@ class _MlirParser:
         index = self.opened[id(owner)]
         self.opened[id(owner)] += 1
         roles = _REGION_ROLES.get(owner.opcode, ()) if owner else ()
-        role = f"branch {index}" if owner and owner.opcode == "case" else (
-            roles[index] if index < len(roles) else None)
+        role = (
+            f"branch {index}"
+            if owner and owner.opcode == "case"
+            else (roles[index] if index < len(roles) else None)
+        )
         if parent is None or owner is None or role is None:
             self.scopes.append(_Scope(None, owner))
             return
@@ -134,7 +146,7 @@ class _MlirParser:
 
 def _mlir_op(body: str, opname: str, index: int) -> tuple[HloOp, list[str]]:
     result = _MLIR_RESULT.match(body)
-    rest = body[result.end():] if result else body
+    rest = body[result.end() :] if result else body
     if result is None:
         results, name = [], f"%{opname}.{index}"
     elif result[2] is None:
@@ -171,8 +183,9 @@ _LOC_NAME = re.compile(r'^"((?:[^"\\]|\\.)*)"\((.*)\)$')
 _LOC_CALLSITE = re.compile(r"^callsite\((.*?) at (.*)\)$")
 
 
-def _resolve_loc(text: str, locs: dict[str, str], depth: int = 0
-                 ) -> tuple[str, SourceLine | None]:
+def _resolve_loc(
+    text: str, locs: dict[str, str], depth: int = 0
+) -> tuple[str, SourceLine | None]:
     """(op name, innermost user source line) from an MLIR location and its aliases."""
     text = text.strip()
     if depth > 50 or not text or text == "unknown":
@@ -181,7 +194,9 @@ def _resolve_loc(text: str, locs: dict[str, str], depth: int = 0
         return _resolve_loc(locs.get(text, ""), locs, depth + 1)
     if found := _LOC_FILE.match(text):
         return "", SourceLine(found[1], int(found[2]))
-    if found := _LOC_CALLSITE.match(text):  # callsite(callee at caller): the callee is inner
+    if found := _LOC_CALLSITE.match(
+        text
+    ):  # callsite(callee at caller): the callee is inner
         return _resolve_loc(found[1], locs, depth + 1)
     if found := _LOC_NAME.match(text):
         inner_name, source = _resolve_loc(found[2], locs, depth + 1)
@@ -193,5 +208,3 @@ def _resolve_loc(text: str, locs: dict[str, str], depth: int = 0
     if text.startswith("fused["):
         return _resolve_loc(split_top(text[6:-1])[0], locs, depth + 1)
     return "", None
-
-

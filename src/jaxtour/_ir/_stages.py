@@ -36,5 +36,3 @@ def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
         if value is not None:
             figures[f"{kind}_bytes"] = float(value)
     return figures
-
-

@@ -24,7 +24,9 @@ def check_argnums(argnums, who: str) -> tuple[int, ...]:
     """
     many = isinstance(argnums, Sequence) and not isinstance(argnums, str)
     items = tuple(argnums) if many else (argnums,)
-    if not items or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+    if not items or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in items
+    ):
         raise TypeError(
             f"{who}: `argnums` must be an int or a tuple of ints naming the positional "
             f"arguments to differentiate, as in jax.grad; got {argnums!r}."
@@ -55,7 +57,9 @@ def arg_names(f: Callable, nargs: int) -> list[str]:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         params = []
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [
+        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     return [names[i] if i < len(names) else f"args[{i}]" for i in range(nargs)]
 
 
@@ -69,8 +73,10 @@ def tree_name(value, name: str) -> str:
     """What a folded picture calls a pytree argument: ``params · list of 3 dicts``."""
     kind = type(value).__name__
     if isinstance(value, list | tuple | dict) and value:
-        inner = {type(v).__name__ for v in (value.values() if isinstance(value, dict)
-                                            else value)}
+        inner = {
+            type(v).__name__
+            for v in (value.values() if isinstance(value, dict) else value)
+        }
         kind += f" of {len(value)}" + (f" {inner.pop()}s" if len(inner) == 1 else "")
     return f"{name} · {kind}"
 
@@ -100,9 +106,14 @@ def is_key(leaf) -> bool:
     return hasattr(leaf, "dtype") and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
 
 
-def check_differentiable(value, name: str, position: int, who: str,
-                         fix: str = "leave this argument out of `argnums`",
-                         holomorphic: bool = False) -> None:
+def check_differentiable(
+    value,
+    name: str,
+    position: int,
+    who: str,
+    fix: str = "leave this argument out of `argnums`",
+    holomorphic: bool = False,
+) -> None:
     """Every leaf of argument `position` must be a floating-point array or number
     (complex, with `holomorphic`, as `jax.grad` asks).
 
@@ -116,7 +127,9 @@ def check_differentiable(value, name: str, position: int, who: str,
     for label, leaf in zip(leaf_names(value, name), leaves, strict=True):
         where = f"{who} cannot differentiate with respect to argument {position} (`{label}`)"
         if not is_array_like(leaf):
-            what = "None" if leaf is None else f"a {type(leaf).__name__} ({_short(leaf)})"
+            what = (
+                "None" if leaf is None else f"a {type(leaf).__name__} ({_short(leaf)})"
+            )
             raise TypeError(
                 f"{where}: it is {what}, not a number or an array. JAX differentiates "
                 f"floating-point arrays only: pass e.g. 1.0 or jnp.array([...]), or {fix}."
@@ -133,7 +146,9 @@ def check_differentiable(value, name: str, position: int, who: str,
             )
         if not is_differentiable(leaf):
             dtype = dtype_of(leaf)
-            kind = type(leaf).__name__ if isinstance(leaf, numbers.Number) else str(dtype)
+            kind = (
+                type(leaf).__name__ if isinstance(leaf, numbers.Number) else str(dtype)
+            )
             raise TypeError(
                 f"{where}: it holds {kind} values, and gradients need floating-point inputs "
                 f"(as in jax.grad). Pass 1.0 rather than 1, or x.astype(jnp.float32); to "
@@ -146,7 +161,9 @@ def _short(leaf) -> str:
     return text if len(text) <= 30 else text[:27] + "..."
 
 
-def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str, holomorphic: bool = False) -> None:
+def check_scalar_output(
+    shape: jax.ShapeDtypeStruct, who: str, holomorphic: bool = False
+) -> None:
     """`draw_grad`, like `jax.grad`, needs `f` to return one real scalar (a complex one
     with `holomorphic`).
 
@@ -155,10 +172,19 @@ def check_scalar_output(shape: jax.ShapeDtypeStruct, who: str, holomorphic: bool
         TypeError: `f` returned an integer scalar, or a complex one without `holomorphic`.
     """
     leaves = jax.tree.leaves(shape)
-    if len(leaves) != 1 or not isinstance(shape, jax.ShapeDtypeStruct) or shape.shape != ():
+    if (
+        len(leaves) != 1
+        or not isinstance(shape, jax.ShapeDtypeStruct)
+        or shape.shape != ()
+    ):
         types = ", ".join(type_str(s) for s in leaves)
-        got = (type_str(shape) if isinstance(shape, jax.ShapeDtypeStruct) else
-               f"a {type(shape).__name__} ({types})" if leaves else "nothing")
+        got = (
+            type_str(shape)
+            if isinstance(shape, jax.ShapeDtypeStruct)
+            else f"a {type(shape).__name__} ({types})"
+            if leaves
+            else "nothing"
+        )
         raise ValueError(
             f"{who} needs f to return a scalar, as jax.grad does; f returned {got}. To draw "
             "the backward pass for any output, use draw_vjp(f)(*args); or reduce the "

@@ -15,8 +15,7 @@ from jaxtour.autodiff._model import ADGraph, ADNode
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
 # draw_jaxpr), one node per source line past 150 drawn equations.
-FOLD_DEFAULTS = {"expand_pytrees": None, "max_depth": style.MAX_DEPTH,
-                 "max_eqns": 150}
+FOLD_DEFAULTS = {"expand_pytrees": None, "max_depth": style.MAX_DEPTH, "max_eqns": 150}
 # lane -> (cluster title, fill, border)
 LANES = {  # short: the embedded renderer under-measures text, and clusters do not grow
     "forward": ("forward pass ↓", "#F7FAFF", "#3A7BC8"),
@@ -27,21 +26,35 @@ LANES = {  # short: the embedded renderer under-measures text, and clusters do n
 RESIDUALS = ("residuals", "#FDF2F8", "#DB2777")
 SUBTITLES = {
     "backward": "blue: primal values · pink: residuals, saved for the backward pass · red: "
-                "cotangents, from the seed up to each gradient (beside its input)",
+    "cotangents, from the seed up to each gradient (beside its input)",
     "tangent": "blue: primal values · purple: tangents · orange dashed: primal values the "
-               "tangent lane reads",
+    "tangent lane reads",
 }
 # kind -> node attributes; "op" nodes take their primitive family's colours (jaxtour._style).
 NODES = {
     "input": style.INPUT,
-    "fixed": {**style.INPUT, "color": "#7A7A7A", "fillcolor": "#EAEAEA", "style": "rounded,filled"},
+    "fixed": {
+        **style.INPUT,
+        "color": "#7A7A7A",
+        "fillcolor": "#EAEAEA",
+        "style": "rounded,filled",
+    },
     "const": {"fillcolor": "#EAEAEA", "color": "#7A7A7A"},
     "output": style.OUTPUT,
-    "residual": {"shape": "cylinder", "style": "filled", "fillcolor": "#FCE7F3",
-                 "color": "#DB2777", "penwidth": "2"},
+    "residual": {
+        "shape": "cylinder",
+        "style": "filled",
+        "fillcolor": "#FCE7F3",
+        "color": "#DB2777",
+        "penwidth": "2",
+    },
     "seed": {"fillcolor": "#FEE2E2", "color": "#C0282D", "penwidth": "2.5"},
-    "gradient": {"fillcolor": "#DCFCE7", "color": "#15803D", "penwidth": "2.5",
-                 "peripheries": "2"},
+    "gradient": {
+        "fillcolor": "#DCFCE7",
+        "color": "#15803D",
+        "penwidth": "2.5",
+        "peripheries": "2",
+    },
 }
 EDGES = {
     "primal": {"color": "#3A7BC8"},
@@ -49,8 +62,13 @@ EDGES = {
     "cross": {"color": "#E8590C", "style": "dashed"},
     "residual": {"color": "#DB2777", "style": "dashed", "penwidth": "1.8"},
     "cotangent": {"color": "#C0282D"},
-    "link": {"color": "#15803D", "style": "dotted", "penwidth": "2", "constraint": "false",
-             "arrowhead": "none"},
+    "link": {
+        "color": "#15803D",
+        "style": "dotted",
+        "penwidth": "2",
+        "constraint": "false",
+        "arrowhead": "none",
+    },
 }
 
 
@@ -66,7 +84,9 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     dot = graphviz.Digraph("autodiff")
     attrs = style.graph_attrs(graph.title, rankdir)
     # Plain text in short lines: the embedded renderer under-measures text and would clip.
-    attrs["label"] = "\\n".join([graph.title, *textwrap.wrap(SUBTITLES.get(lanes[-1], ""), 56)])
+    attrs["label"] = "\\n".join(
+        [graph.title, *textwrap.wrap(SUBTITLES.get(lanes[-1], ""), 56)]
+    )
     attrs["fontsize"] = "16"
     dot.attr(**attrs)
     dot.attr("node", **{**style.NODE, "fontsize": "13"})
@@ -81,8 +101,12 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     _align_ends(dot, graph, rep)
     for kind in ("input", "fixed", "residual", "gradient", "output"):
         # Lanes share the width: terminals wrap at half a row, residuals at a row.
-        place_rows(dot, [n.id for n in graph.select(kind)], None,
-                   per_row=ROW if kind == "residual" else ROW // 2)
+        place_rows(
+            dot,
+            [n.id for n in graph.select(kind)],
+            None,
+            per_row=ROW if kind == "residual" else ROW // 2,
+        )
     return dot
 
 
@@ -102,21 +126,40 @@ def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:
 def _align_ends(dot: graphviz.Digraph, graph: ADGraph, rep: dict) -> None:
     grads = sorted((i for i in rep if i.startswith("grad")), key=lambda i: int(i[4:]))
     pairs = [(rep[f"in{k}"], rep[g]) for k, g in enumerate(grads)]
-    pairs += [(o.id, s.id) for o, s in zip(graph.select("output", "forward"),
-                                           graph.select("seed", "backward"), strict=False)]
+    pairs += [
+        (o.id, s.id)
+        for o, s in zip(
+            graph.select("output", "forward"),
+            graph.select("seed", "backward"),
+            strict=False,
+        )
+    ]
     for a, b in dict.fromkeys(pairs):
         # One line, no node statements: the nodes stay in their clusters, and
         # `Diagram`'s node count stays the number of boxes.
         dot.body.append(f"\t{{rank=same {a} {b}}}\n")
 
 
-def _cluster(dot: graphviz.Digraph, name: str, label: str, fill: str, border: str,
-             members: list) -> None:
+def _cluster(
+    dot: graphviz.Digraph, name: str, label: str, fill: str, border: str, members: list
+) -> None:
     with dot.subgraph(name=f"cluster_{name}") as sub:
-        sub.attr(label=label, style="rounded,filled", fillcolor=fill, color=border,
-                 fontname=style.FONT, fontsize="14", fontcolor=border, penwidth="1.4")
+        sub.attr(
+            label=label,
+            style="rounded,filled",
+            fillcolor=fill,
+            color=border,
+            fontname=style.FONT,
+            fontsize="14",
+            fontcolor=border,
+            penwidth="1.4",
+        )
         for node in members:
-            attrs = style.node_attrs(node.primitive) if node.kind == "op" else NODES[node.kind]
+            attrs = (
+                style.node_attrs(node.primitive)
+                if node.kind == "op"
+                else NODES[node.kind]
+            )
             sub.node(node.id, label=node_label(node), **attrs)
 
 

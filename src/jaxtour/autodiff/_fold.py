@@ -17,8 +17,9 @@ from jaxtour._terminals import FOLDED, ROW, fold_limit
 from jaxtour.autodiff._model import ADEdge, ADGraph, ADNode
 
 
-def fold(graph: ADGraph, *, expand_pytrees: bool | None, max_depth: int | None,
-         max_eqns: int) -> tuple[ADGraph, dict[str, str]]:
+def fold(
+    graph: ADGraph, *, expand_pytrees: bool | None, max_depth: int | None, max_eqns: int
+) -> tuple[ADGraph, dict[str, str]]:
     """The folded picture's model, and each node's id -> the id drawn for it."""
     keys = _pytree_keys(graph, expand_pytrees)
     how = [FOLDED] if keys else []
@@ -51,14 +52,18 @@ def _pytree_keys(graph: ADGraph, expand: bool | None) -> dict[str, tuple]:
         if node.group and node.kind != "op":
             members[(node.kind, node.lane, node.group)].append(node.id)
     limit = fold_limit(expand)
-    return {i: ("tree", *key) for key, ids in members.items() if len(ids) > limit
-            for i in ids}
+    return {
+        i: ("tree", *key)
+        for key, ids in members.items()
+        if len(ids) > limit
+        for i in ids
+    }
 
 
 def _scope_key(node: ADNode, max_depth: int | None) -> tuple | None:
     if max_depth is None or len(node.scope) <= max_depth:
         return None
-    return ("call", node.lane, node.scope[:max_depth + 1])
+    return ("call", node.lane, node.scope[: max_depth + 1])
 
 
 def _line_key(node: ADNode) -> tuple:
@@ -72,10 +77,18 @@ def _count(ops: list[ADNode], key: Callable) -> int:
 def _residual_keys(graph: ADGraph, keys: dict) -> dict[str, tuple]:
     """Residuals folded by what saves them (an equation, its source line, an input);
     constants, saved by nothing, fold together."""
-    made = {e.dst: e.src for e in graph.edges if e.kind == "residual"
-            and graph.nodes[e.dst].kind == "residual"}
-    return {n.id: ("residuals", keys.get(made[n.id], made[n.id]) if n.id in made
-                   else "constants") for n in graph.select("residual")}
+    made = {
+        e.dst: e.src
+        for e in graph.edges
+        if e.kind == "residual" and graph.nodes[e.dst].kind == "residual"
+    }
+    return {
+        n.id: (
+            "residuals",
+            keys.get(made[n.id], made[n.id]) if n.id in made else "constants",
+        )
+        for n in graph.select("residual")
+    }
 
 
 def _merge(graph: ADGraph, keys: dict) -> tuple[ADGraph, dict[str, str]]:
@@ -100,13 +113,21 @@ def _merge(graph: ADGraph, keys: dict) -> tuple[ADGraph, dict[str, str]]:
 def _folded_node(key: tuple, members: list[ADNode]) -> ADNode:
     head, n = members[0], len(members)
     if key[0] == "tree":
-        return ADNode(head.id, head.kind, head.lane, head.group, [plural(n, "array")],
-                      [None])
+        return ADNode(
+            head.id, head.kind, head.lane, head.group, [plural(n, "array")], [None]
+        )
     if key[0] == "residuals":
         what = " (constants)" if key[1] == "constants" else ""
         return ADNode(head.id, "residual", head.lane, plural(n, "residual") + what)
     counts = collections.Counter(m.primitive for m in members)
     top = ", ".join(f"{p}×{c}" for p, c in counts.most_common(3))
-    name = (key[2][-1][1] if key[0] == "call" else head.source or head.primitive)
-    return ADNode(head.id, "op", head.lane, name, [f"{plural(n, 'equation')}: {top}"],
-                  [None], counts.most_common(1)[0][0])
+    name = key[2][-1][1] if key[0] == "call" else head.source or head.primitive
+    return ADNode(
+        head.id,
+        "op",
+        head.lane,
+        name,
+        [f"{plural(n, 'equation')}: {top}"],
+        [None],
+        counts.most_common(1)[0][0],
+    )

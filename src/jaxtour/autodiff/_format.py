@@ -43,7 +43,11 @@ def eqn_label(primitive: str, params: dict, literals: list) -> str:
     `literals` holds one entry per operand: its constant value, or None for a var.
     """
     name = _call_name(primitive, params)
-    shown = [f"{k}={_param(params[k])}" for k in _SHOWN_PARAMS.get(primitive, ()) if k in params]
+    shown = [
+        f"{k}={_param(params[k])}"
+        for k in _SHOWN_PARAMS.get(primitive, ())
+        if k in params
+    ]
     head = f"{name}[{', '.join(shown)}]" if shown else name
     if any(lit is not None for lit in literals):
         args = ", ".join("·" if lit is None else format_value(lit) for lit in literals)

@@ -23,8 +23,14 @@ from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
 WHO = "draw_grad"
 
 
-def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False,
-               holomorphic: bool = False, *, values: bool = True) -> Callable[..., ADGraph]:
+def grad_graph(
+    f: Callable,
+    argnums: int | tuple[int, ...] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    *,
+    values: bool = True,
+) -> Callable[..., ADGraph]:
     """As `draw_grad`, but returns the `ADGraph` model instead of its picture.
 
     Example:
@@ -36,22 +42,36 @@ def grad_graph(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = 
 
     def build(*args) -> ADGraph:
         call = prepare(f, args, nums, WHO, holomorphic=holomorphic, has_aux=has_aux)
-        trace = trace_vjp(call, None, values, partial(_args.check_scalar_output, who=WHO,
-                                                      holomorphic=holomorphic))
+        trace = trace_vjp(
+            call,
+            None,
+            values,
+            partial(_args.check_scalar_output, who=WHO, holomorphic=holomorphic),
+        )
         name = function_name(f)
         graph = reverse_graph(call, trace, values, _grad_labels(name, call))
-        graph.title = (f"grad of {name}: {plural(len(trace.forward.eqns), 'forward equation')}, "
-                       f"{plural(trace.n_res, 'residual')}, "
-                       f"{plural(len(trace.backward.eqns), 'backward equation')}")
+        graph.title = (
+            f"grad of {name}: {plural(len(trace.forward.eqns), 'forward equation')}, "
+            f"{plural(trace.n_res, 'residual')}, "
+            f"{plural(len(trace.backward.eqns), 'backward equation')}"
+        )
         return graph
 
     return build
 
 
-def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False,
-              holomorphic: bool = False, *, values: bool = True, rankdir: str = "TB",
-              max_depth: int | None = MAX_DEPTH, max_eqns: int = 150,
-              expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
+def draw_grad(
+    f: Callable,
+    argnums: int | tuple[int, ...] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    *,
+    values: bool = True,
+    rankdir: str = "TB",
+    max_depth: int | None = MAX_DEPTH,
+    max_eqns: int = 150,
+    expand_pytrees: bool | None = None,
+) -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.
 
     One picture of reverse mode at the example point: the forward pass (the jaxpr of
@@ -92,8 +112,13 @@ def draw_grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     return lambda *args: to_diagram(build(*args), **options)
 
 
-def fold_options(who: str, rankdir: str, max_depth: int | None, max_eqns: int,
-                 expand_pytrees: bool | None) -> dict:
+def fold_options(
+    who: str,
+    rankdir: str,
+    max_depth: int | None,
+    max_eqns: int,
+    expand_pytrees: bool | None,
+) -> dict:
     """Check the display options the autodiff drawers share; returns them as a dict.
 
     - `max_depth`: `jit` calls nested deeper than this are one node each, naming the
@@ -108,8 +133,12 @@ def fold_options(who: str, rankdir: str, max_depth: int | None, max_eqns: int,
     check_max_depth(max_depth, who)
     check_count(max_eqns, "max_eqns", who)
     check_expand(expand_pytrees, who)
-    return {"rankdir": rankdir, "max_depth": max_depth, "max_eqns": max_eqns,
-            "expand_pytrees": expand_pytrees}
+    return {
+        "rankdir": rankdir,
+        "max_depth": max_depth,
+        "max_eqns": max_eqns,
+        "expand_pytrees": expand_pytrees,
+    }
 
 
 def function_name(f: Callable) -> str:
@@ -125,9 +154,12 @@ def callable_and_argnums(f, argnums, who: str) -> tuple[int, ...]:
 
 
 def _grad_labels(name: str, call: Call) -> dict:
-    return {"seed": f"seed ∂{name}/∂{name}", "output": f"{name}(…)",
-            "gradient": [f"∂{name}/∂{label}" for label in call.labels[:call.n_diff]],
-            "of": f"∂{name}/∂"}
+    return {
+        "seed": f"seed ∂{name}/∂{name}",
+        "output": f"{name}(…)",
+        "gradient": [f"∂{name}/∂{label}" for label in call.labels[: call.n_diff]],
+        "of": f"∂{name}/∂",
+    }
 
 
 def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> ADGraph:
@@ -138,38 +170,70 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
     sources = {}
     for i, (var, label) in enumerate(zip(fwd.invars, call.labels, strict=True)):
         kind = "input" if i < call.n_diff else "fixed"
-        sources[var] = add_terminal(graph, f"in{i}", kind, "forward", label, fwd, var,
-                                    values, groups[i])
+        sources[var] = add_terminal(
+            graph, f"in{i}", kind, "forward", label, fwd, var, values, groups[i]
+        )
     sources = add_lane(graph, fwd, "forward", sources, "primal", values)
     n_main = trace.n_out - trace.n_aux
-    for k, atom in enumerate(fwd.outvars[:trace.n_out]):
+    for k, atom in enumerate(fwd.outvars[: trace.n_out]):
         label = labels["output"] if k < n_main else "aux (not differentiated)"
-        out = add_terminal(graph, f"out{k}", "output", "forward", label, fwd, atom,
-                           values, label)
+        out = add_terminal(
+            graph, f"out{k}", "output", "forward", label, fwd, atom, values, label
+        )
         _link(graph, sources, atom, out, "primal")
     saved = _add_residuals(graph, trace, sources, values)
     bsources = dict(saved)
-    for k, var in enumerate(bwd.invars[trace.n_res:]):
-        bsources[var] = add_terminal(graph, f"seed{k}", "seed", "backward", labels["seed"],
-                                     bwd, var, values, labels["seed"])
-    bsources = add_lane(graph, bwd, "backward", bsources,
-                        lambda eqn, var: "residual" if var in saved else "cotangent", values)
+    for k, var in enumerate(bwd.invars[trace.n_res :]):
+        bsources[var] = add_terminal(
+            graph,
+            f"seed{k}",
+            "seed",
+            "backward",
+            labels["seed"],
+            bwd,
+            var,
+            values,
+            labels["seed"],
+        )
+    bsources = add_lane(
+        graph,
+        bwd,
+        "backward",
+        bsources,
+        lambda eqn, var: "residual" if var in saved else "cotangent",
+        values,
+    )
     for k, atom in enumerate(bwd.outvars):
-        node = add_terminal(graph, f"grad{k}", "gradient", "backward", labels["gradient"][k],
-                            bwd, atom, values, groups[k] and labels["of"] + groups[k])
+        node = add_terminal(
+            graph,
+            f"grad{k}",
+            "gradient",
+            "backward",
+            labels["gradient"][k],
+            bwd,
+            atom,
+            values,
+            groups[k] and labels["of"] + groups[k],
+        )
         _link(graph, bsources, atom, node, "cotangent")
         graph.link(node, f"in{k}", "link")
     return graph
 
 
-def _add_residuals(graph: ADGraph, trace: VJPTrace, sources: dict, values: bool) -> dict:
+def _add_residuals(
+    graph: ADGraph, trace: VJPTrace, sources: dict, values: bool
+) -> dict:
     saved = {}
-    pairs = zip(trace.forward.outvars[trace.n_out:], trace.backward.invars[:trace.n_res],
-                strict=True)
+    pairs = zip(
+        trace.forward.outvars[trace.n_out :],
+        trace.backward.invars[: trace.n_res],
+        strict=True,
+    )
     for k, (atom, var) in enumerate(pairs):
         label = f"residual {k}" + (" (constant)" if _ir.is_literal(atom) else "")
-        node = add_terminal(graph, f"res{k}", "residual", "forward", label, trace.forward,
-                            atom, values)
+        node = add_terminal(
+            graph, f"res{k}", "residual", "forward", label, trace.forward, atom, values
+        )
         _link(graph, sources, atom, node, "residual")
         saved[var] = node
     return saved

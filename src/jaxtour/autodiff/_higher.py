@@ -45,19 +45,31 @@ class DerivativeTable:
         return [row.eqns for row in self.rows]
 
     def _lines(self) -> list[tuple[str, str, str]]:
-        return [(_symbol(self.name, r.order), f"{r.value:.6g}", str(r.eqns)) for r in self.rows]
+        return [
+            (_symbol(self.name, r.order), f"{r.value:.6g}", str(r.eqns))
+            for r in self.rows
+        ]
 
     def __repr__(self) -> str:
         head = f"derivatives of {self.name} at x = {self.x:g}"
         width = max(len(s) for s, _, _ in self._lines()) + 7
-        rows = [f"  {f'{s}(x)':<{width}}{v:>12}   {e:>4} equations" for s, v, e in self._lines()]
+        rows = [
+            f"  {f'{s}(x)':<{width}}{v:>12}   {e:>4} equations"
+            for s, v, e in self._lines()
+        ]
         return "\n".join([head, *rows])
 
     def _repr_markdown_(self) -> str:
         rows = [f"| `{s}(x)` | {v} | {e} |" for s, v, e in self._lines()]
-        return "\n".join([f"Derivatives of `{self.name}` at x = {self.x:g}", "",
-                          "| derivative | value | equations in its jaxpr |",
-                          "|---|---:|---:|", *rows])
+        return "\n".join(
+            [
+                f"Derivatives of `{self.name}` at x = {self.x:g}",
+                "",
+                "| derivative | value | equations in its jaxpr |",
+                "|---|---:|---:|",
+                *rows,
+            ]
+        )
 
 
 def _symbol(name: str, order: int) -> str:
@@ -99,14 +111,18 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
     """
     _ir.check_callable(f, "derivative_table")
     if not isinstance(order, numbers.Integral) or isinstance(order, bool) or order < 1:
-        raise ValueError(f"derivative_table: `order` must be a positive int (1 for f′, 4 "
-                         f"for f′ to f⁽⁴⁾); got {order!r}.")
+        raise ValueError(
+            f"derivative_table: `order` must be a positive int (1 for f′, 4 "
+            f"for f′ to f⁽⁴⁾); got {order!r}."
+        )
     fns = nested_grads(f, order)
 
     def table(x) -> DerivativeTable:
         _check_scalar_point(x, "derivative_table")
-        rows = [DerivativeRow(k, float(g(x)), _ir.count_eqns(jax.make_jaxpr(g)(x).jaxpr))
-                for k, g in enumerate(fns)]
+        rows = [
+            DerivativeRow(k, float(g(x)), _ir.count_eqns(jax.make_jaxpr(g)(x).jaxpr))
+            for k, g in enumerate(fns)
+        ]
         name = _ir.function_name(f)
         return DerivativeTable("f" if name == "<lambda>" else name, float(x), rows)
 
@@ -115,12 +131,16 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
 
 def _check_scalar_point(x, who: str) -> None:
     if not is_array_like(x) or not jnp.issubdtype(jnp.result_type(x), jnp.floating):
-        raise TypeError(f"{who} needs the point x to be a real number such as 1.0 (floats: "
-                        f"gradients need them); got {_ir.describe(x)}.")
+        raise TypeError(
+            f"{who} needs the point x to be a real number such as 1.0 (floats: "
+            f"gradients need them); got {_ir.describe(x)}."
+        )
     if np.ndim(x) != 0:
-        raise TypeError(f"{who} evaluates derivatives of a function of one real number; x "
-                        f"has shape {np.shape(x)}. Pass a float such as 1.0 (for arrays, "
-                        "use jax.jacfwd or jax.hessian).")
+        raise TypeError(
+            f"{who} evaluates derivatives of a function of one real number; x "
+            f"has shape {np.shape(x)}. Pass a float such as 1.0 (for arrays, "
+            "use jax.jacfwd or jax.hessian)."
+        )
 
 
 def plot_derivatives(f: Callable = jnp.tanh, order: int = 4, xs=None, ax=None):
@@ -139,15 +159,27 @@ def plot_derivatives(f: Callable = jnp.tanh, order: int = 4, xs=None, ax=None):
     """
     import matplotlib.pyplot as plt
 
-    xs = jnp.linspace(-7.0, 7.0, 401) if xs is None else jnp.asarray(xs, dtype=jnp.float32)
+    xs = (
+        jnp.linspace(-7.0, 7.0, 401)
+        if xs is None
+        else jnp.asarray(xs, dtype=jnp.float32)
+    )
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 4.5))
     name = _ir.function_name(f)
     name = "f" if name == "<lambda>" else name
     for k, g in enumerate(nested_grads(f, order)):
         ys = jax.vmap(g)(xs)
-        ax.plot(np.asarray(xs), np.asarray(ys), label=f"{_symbol(name, k)}(x)", lw=2.2 - 0.3 * k)
+        ax.plot(
+            np.asarray(xs),
+            np.asarray(ys),
+            label=f"{_symbol(name, k)}(x)",
+            lw=2.2 - 0.3 * k,
+        )
     ax.axhline(0, color="#888888", lw=0.8)
-    ax.set(xlabel="x", title=f"{name} and its first {order} derivatives, by nested jax.grad")
+    ax.set(
+        xlabel="x",
+        title=f"{name} and its first {order} derivatives, by nested jax.grad",
+    )
     ax.legend(loc="upper left", frameon=False)
     return ax

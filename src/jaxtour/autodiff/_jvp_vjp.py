@@ -1,4 +1,4 @@
-"""`draw_jvp` (primal and tangent lanes side by side) and `draw_vjp` (forward, then transpose)."""
+"""`draw_jvp` (primal and tangent lanes side by side), `draw_vjp` (forward, transpose)."""
 
 from __future__ import annotations
 
@@ -28,33 +28,57 @@ from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
 _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
 
 
-def vjp_graph(f: Callable, cotangents=None, *, has_aux: bool = False,
-              values: bool = True) -> Callable[..., ADGraph]:
+def vjp_graph(
+    f: Callable, cotangents=None, *, has_aux: bool = False, values: bool = True
+) -> Callable[..., ADGraph]:
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_vjp")
 
     def build(*primals) -> ADGraph:
-        call = prepare(f, primals, tuple(range(len(primals))), "draw_vjp", _FIX,
-                       strict=False, has_aux=has_aux)
-        trace = trace_vjp(call, cotangents, values, partial(_check_like, cotangents, "draw_vjp",
-                                                            "cotangents", "f's output"))
-        labels = {"seed": "cotangent in", "output": f"{function_name(f)}(…)",
-                  "gradient": [f"cotangent of {name}" for name in call.labels],
-                  "of": "cotangent of "}
+        call = prepare(
+            f,
+            primals,
+            tuple(range(len(primals))),
+            "draw_vjp",
+            _FIX,
+            strict=False,
+            has_aux=has_aux,
+        )
+        trace = trace_vjp(
+            call,
+            cotangents,
+            values,
+            partial(_check_like, cotangents, "draw_vjp", "cotangents", "f's output"),
+        )
+        labels = {
+            "seed": "cotangent in",
+            "output": f"{function_name(f)}(…)",
+            "gradient": [f"cotangent of {name}" for name in call.labels],
+            "of": "cotangent of ",
+        }
         graph = reverse_graph(call, trace, values, labels)
-        graph.title = (f"vjp of {function_name(f)}: "
-                       f"{plural(len(trace.forward.eqns), 'forward equation')}, "
-                       f"{plural(trace.n_res, 'residual')}, "
-                       f"{plural(len(trace.backward.eqns), 'transposed equation')}")
+        graph.title = (
+            f"vjp of {function_name(f)}: "
+            f"{plural(len(trace.forward.eqns), 'forward equation')}, "
+            f"{plural(trace.n_res, 'residual')}, "
+            f"{plural(len(trace.backward.eqns), 'transposed equation')}"
+        )
         return graph
 
     return build
 
 
-def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: bool = True,
-             rankdir: str = "TB", max_depth: int | None = MAX_DEPTH,
-             max_eqns: int = 150,
-             expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
+def draw_vjp(
+    f: Callable,
+    cotangents=None,
+    *,
+    has_aux: bool = False,
+    values: bool = True,
+    rankdir: str = "TB",
+    max_depth: int | None = MAX_DEPTH,
+    max_eqns: int = 150,
+    expand_pytrees: bool | None = None,
+) -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
 
     Works for any output (a vector, a pytree), where `draw_grad` needs a scalar.
@@ -88,30 +112,46 @@ def draw_vjp(f: Callable, cotangents=None, *, has_aux: bool = False, values: boo
     return lambda *primals: to_diagram(build(*primals), **options)
 
 
-def jvp_graph(f: Callable, *, has_aux: bool = False,
-              values: bool = True) -> Callable[..., ADGraph]:
+def jvp_graph(
+    f: Callable, *, has_aux: bool = False, values: bool = True
+) -> Callable[..., ADGraph]:
     """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_jvp")
 
     def build(primals, tangents) -> ADGraph:
         primals, tangents = _check_pair(primals, tangents)
-        call = prepare(f, primals, tuple(range(len(primals))), "draw_jvp", _FIX,
-                       strict=False, has_aux=has_aux)
+        call = prepare(
+            f,
+            primals,
+            tuple(range(len(primals))),
+            "draw_jvp",
+            _FIX,
+            strict=False,
+            has_aux=has_aux,
+        )
         flat, n_aux = trace_jvp(call, _diff_tangents(primals, tangents), values)
         graph = forward_mode_graph(call, flat, n_aux, values)
         tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
-        graph.title = (f"jvp of {function_name(f)}: "
-                       f"{plural(len(flat.eqns) - tangent_eqns, 'primal equation')}, "
-                       f"{plural(tangent_eqns, 'tangent equation')}")
+        graph.title = (
+            f"jvp of {function_name(f)}: "
+            f"{plural(len(flat.eqns) - tangent_eqns, 'primal equation')}, "
+            f"{plural(tangent_eqns, 'tangent equation')}"
+        )
         return graph
 
     return build
 
 
-def draw_jvp(f: Callable, *, has_aux: bool = False, values: bool = True,
-             rankdir: str = "TB", max_depth: int | None = MAX_DEPTH,
-             max_eqns: int = 150,
-             expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
+def draw_jvp(
+    f: Callable,
+    *,
+    has_aux: bool = False,
+    values: bool = True,
+    rankdir: str = "TB",
+    max_depth: int | None = MAX_DEPTH,
+    max_eqns: int = 150,
+    expand_pytrees: bool | None = None,
+) -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
 
     Forward mode carries a tangent beside every primal value. The picture splits the
@@ -146,21 +186,35 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     """The model of forward mode: primal inputs and tangent seeds, two lanes, two outputs."""
     graph = ADGraph()
     n_primal = call.n_diff
-    tangent_vars = flat.invars[n_primal:2 * n_primal]
-    labels = [*call.labels[:n_primal], *(f"tangent of {n}" for n in call.labels[:n_primal]),
-              *call.labels[n_primal:]]
+    tangent_vars = flat.invars[n_primal : 2 * n_primal]
+    labels = [
+        *call.labels[:n_primal],
+        *(f"tangent of {n}" for n in call.labels[:n_primal]),
+        *call.labels[n_primal:],
+    ]
     groups = call.groups or [""] * len(call.labels)
-    groups = [*groups[:n_primal], *(g and f"tangent of {g}" for g in groups[:n_primal]),
-              *groups[n_primal:]]
+    groups = [
+        *groups[:n_primal],
+        *(g and f"tangent of {g}" for g in groups[:n_primal]),
+        *groups[n_primal:],
+    ]
     sources = {}
     for i, (var, label) in enumerate(zip(flat.invars, labels, strict=True)):
-        kind, lane = ("seed", "tangent") if var in tangent_vars else (
-            ("input" if i < n_primal else "fixed"), "primal")
-        sources[var] = add_terminal(graph, f"in{i}", kind, lane, label, flat, var,
-                                    values, groups[i])
+        kind, lane = (
+            ("seed", "tangent")
+            if var in tangent_vars
+            else (("input" if i < n_primal else "fixed"), "primal")
+        )
+        sources[var] = add_terminal(
+            graph, f"in{i}", kind, lane, label, flat, var, values, groups[i]
+        )
     lanes = ["tangent" if hit else "primal" for hit in depends_on(flat, tangent_vars)]
-    tangent = {v for e, lane in zip(flat.eqns, lanes, strict=True) if lane == "tangent"
-               for v in e.outvars} | set(tangent_vars)
+    tangent = {
+        v
+        for e, lane in zip(flat.eqns, lanes, strict=True)
+        if lane == "tangent"
+        for v in e.outvars
+    } | set(tangent_vars)
     lane_of = {id(e): lane for e, lane in zip(flat.eqns, lanes, strict=True)}
 
     def edge_kind(eqn, var):
@@ -172,10 +226,16 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     half = (len(flat.outvars) - n_aux) // 2
     for k, atom in enumerate(flat.outvars):
         lane = "tangent" if half <= k < 2 * half else "primal"
-        label = ("f(…)" if k < half else "tangent of f(…)" if k < 2 * half
-                 else "aux (not differentiated)")
-        node = add_terminal(graph, f"out{k}", "output", lane, label, flat, atom, values,
-                            label)
+        label = (
+            "f(…)"
+            if k < half
+            else "tangent of f(…)"
+            if k < 2 * half
+            else "aux (not differentiated)"
+        )
+        node = add_terminal(
+            graph, f"out{k}", "output", lane, label, flat, atom, values, label
+        )
         if not is_literal(atom):
             graph.link(sources[atom], node, lane if lane == "tangent" else "primal")
     return graph
@@ -183,10 +243,12 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
 
 def _diff_tangents(primals: tuple, tangents: tuple) -> tuple:
     """The tangent leaves of the differentiated (floating-point) primal leaves."""
-    pairs = zip(jax.tree.leaves(primals, is_leaf=_is_none),
-                jax.tree.leaves(tangents, is_leaf=_is_none), strict=True)
-    return tuple(jnp.asarray(t) for p, t in pairs
-                 if _args.is_differentiable(p))
+    pairs = zip(
+        jax.tree.leaves(primals, is_leaf=_is_none),
+        jax.tree.leaves(tangents, is_leaf=_is_none),
+        strict=True,
+    )
+    return tuple(jnp.asarray(t) for p, t in pairs if _args.is_differentiable(p))
 
 
 def _is_none(x) -> bool:
@@ -204,8 +266,11 @@ def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
     if len(tangents) == len(primals):
         tangents = tuple(
             jax.tree.map(lambda p: np.zeros(np.shape(p), jax.dtypes.float0), p)
-            if t is None and not any(_args.is_differentiable(x) for x in jax.tree.leaves(p))
-            else t for p, t in zip(primals, tangents, strict=True))
+            if t is None
+            and not any(_args.is_differentiable(x) for x in jax.tree.leaves(p))
+            else t
+            for p, t in zip(primals, tangents, strict=True)
+        )
     _check_like(tuple(tangents), "draw_jvp", "tangents", "the primals", tuple(primals))
     return tuple(primals), tuple(tangents)
 
@@ -220,7 +285,8 @@ def _check_like(given, who: str, what: str, like_what: str, like) -> None:
         return
     same = str(jax.tree.structure(given)) == str(jax.tree.structure(like)) and all(
         np.shape(a) == tuple(b.shape if hasattr(b, "shape") else np.shape(b))
-        for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(like), strict=True))
+        for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(like), strict=True)
+    )
     if not same:
         raise TypeError(
             f"{who}: {what} must match {like_what} in structure and shape; expected "

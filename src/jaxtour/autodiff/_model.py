@@ -84,8 +84,11 @@ class ADGraph:
 
     def select(self, kind: str | None = None, lane: str | None = None) -> list[ADNode]:
         """The nodes of one kind and/or lane, in the order they were added."""
-        return [n for n in self.nodes.values()
-                if (kind is None or n.kind == kind) and (lane is None or n.lane == lane)]
+        return [
+            n
+            for n in self.nodes.values()
+            if (kind is None or n.kind == kind) and (lane is None or n.lane == lane)
+        ]
 
     def primitive_counts(self, lane: str) -> Counter:
         """How many eqns of each primitive one lane shows."""
@@ -96,8 +99,9 @@ class ADGraph:
         return [n.value for n in self.select(kind)]
 
 
-def add_lane(graph: ADGraph, flat: FlatJaxpr, lanes, sources: dict,
-             edge_kind, values: bool) -> dict:
+def add_lane(
+    graph: ADGraph, flat: FlatJaxpr, lanes, sources: dict, edge_kind, values: bool
+) -> dict:
     """Add one node per eqn of `flat` (and for its consts); return var -> node id.
 
     Args:
@@ -112,8 +116,16 @@ def add_lane(graph: ADGraph, flat: FlatJaxpr, lanes, sources: dict,
     lanes = [lanes] * len(flat.eqns) if isinstance(lanes, str) else list(lanes)
     prefix = f"n{len(graph.nodes)}_"
     for index, var in enumerate(flat.constvars):
-        sources[var] = add_terminal(graph, f"{prefix}c{index}", "const", lanes[0] if lanes
-                                    else "forward", "const", flat, var, values)
+        sources[var] = add_terminal(
+            graph,
+            f"{prefix}c{index}",
+            "const",
+            lanes[0] if lanes else "forward",
+            "const",
+            flat,
+            var,
+            values,
+        )
     for index, (eqn, lane) in enumerate(zip(flat.eqns, lanes, strict=True)):
         node = graph.add(_eqn_node(f"{prefix}e{index}", eqn, lane, flat, values))
         for var in dict.fromkeys(a for a in eqn.invars if not is_literal(a)):
@@ -128,9 +140,17 @@ def _eqn_node(node_id: str, eqn, lane: str, flat: FlatJaxpr, values: bool) -> AD
     label = eqn_label(eqn.primitive, eqn.params, literals)
     outs = [None if is_dropvar(v) else _val(flat, v, values) for v in eqn.outvars]
     line = source_line(eqn.eqn) if eqn.eqn is not None else None
-    return ADNode(node_id, "op", lane, label, [_aval(v) for v in eqn.outvars], outs,
-                  eqn.primitive, tuple(zip(eqn.call_ids, eqn.scope, strict=True)),
-                  line.where if line else "")
+    return ADNode(
+        node_id,
+        "op",
+        lane,
+        label,
+        [_aval(v) for v in eqn.outvars],
+        outs,
+        eqn.primitive,
+        tuple(zip(eqn.call_ids, eqn.scope, strict=True)),
+        line.where if line else "",
+    )
 
 
 def _aval(atom) -> str:
@@ -141,14 +161,34 @@ def _val(flat: FlatJaxpr, atom, values: bool):
     if not values:
         return None
     value = flat.value(atom)
-    if value is None or jnp.issubdtype(getattr(value, "dtype", float), jax.dtypes.prng_key):
+    if value is None or jnp.issubdtype(
+        getattr(value, "dtype", float), jax.dtypes.prng_key
+    ):
         return None  # not computed, or a PRNG key (shown by its type alone)
     return np.asarray(value)
 
 
-def add_terminal(graph: ADGraph, node_id: str, kind: str, lane: str, label: str,
-                 flat: FlatJaxpr, atom, values: bool, group: str = "") -> str:
+def add_terminal(
+    graph: ADGraph,
+    node_id: str,
+    kind: str,
+    lane: str,
+    label: str,
+    flat: FlatJaxpr,
+    atom,
+    values: bool,
+    group: str = "",
+) -> str:
     """A named end of a lane (input, output, residual, seed, gradient) for one atom;
     `group` names the pytree it is a leaf of (see `ADNode`)."""
-    return graph.add(ADNode(node_id, kind, lane, label, [_aval(atom)],
-                            [_val(flat, atom, values)], group=group))
+    return graph.add(
+        ADNode(
+            node_id,
+            kind,
+            lane,
+            label,
+            [_aval(atom)],
+            [_val(flat, atom, values)],
+            group=group,
+        )
+    )

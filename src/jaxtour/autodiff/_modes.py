@@ -12,8 +12,10 @@ import numpy as np
 
 from jaxtour import _ir, paths
 
-RULE = ("jacfwd pushes one tangent per input (n JVPs), jacrev pulls one cotangent per output "
-        "(m VJPs): forward mode wins when n < m, reverse mode when n > m, as for a loss (m = 1).")
+RULE = (
+    "jacfwd pushes one tangent per input (n JVPs), jacrev pulls one cotangent per output "
+    "(m VJPs): forward mode wins when n < m, reverse mode when n > m, as for a loss (m = 1)."
+)
 MODES = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}
 
 
@@ -58,7 +60,7 @@ class ModeCosts:
         raise KeyError(f"no measurement for n={n}, m={m}, mode={mode!r}")
 
     def winner(self, n: int, m: int, by: str = "flops", tie: float = 0.05) -> str:
-        """"jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%)."""
+        """ "jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%)."""
         fwd, rev = self.cost(n, m, "jacfwd", by), self.cost(n, m, "jacrev", by)
         if abs(fwd - rev) <= tie * max(fwd, rev):
             return "tie"
@@ -69,13 +71,18 @@ class ModeCosts:
         return list(dict.fromkeys((r.n, r.m) for r in self.records))
 
     def __repr__(self) -> str:
-        lines = [f"ModeCosts: {len(self.sizes)} sizes", f"  {'n':>5} {'m':>5}  "
-                 f"{'jacfwd FLOPs':>13} {'jacrev FLOPs':>13}  {'fwd µs':>8} {'rev µs':>8}  winner"]
+        lines = [
+            f"ModeCosts: {len(self.sizes)} sizes",
+            f"  {'n':>5} {'m':>5}  "
+            f"{'jacfwd FLOPs':>13} {'jacrev FLOPs':>13}  {'fwd µs':>8} {'rev µs':>8}  winner",
+        ]
         for n, m in self.sizes:
             f = [self.cost(n, m, k) for k in MODES]
             t = [self.cost(n, m, k, "seconds") * 1e6 for k in MODES]
-            lines.append(f"  {n:>5} {m:>5}  {f[0]:>13.4g} {f[1]:>13.4g}  {t[0]:>8.1f} "
-                         f"{t[1]:>8.1f}  {self.winner(n, m)}")
+            lines.append(
+                f"  {n:>5} {m:>5}  {f[0]:>13.4g} {f[1]:>13.4g}  {t[0]:>8.1f} "
+                f"{t[1]:>8.1f}  {self.winner(n, m)}"
+            )
         return "\n".join(lines)
 
     def plot(self, fig=None):
@@ -85,9 +92,11 @@ class ModeCosts:
         return plot_mode_costs(self, fig)
 
 
-def mode_costs(f_family: Callable[[int, int], Callable] = dense_family,
-               sizes: Iterable[tuple[int, int]] | None = None,
-               repeats: int | None = None) -> ModeCosts:
+def mode_costs(
+    f_family: Callable[[int, int], Callable] = dense_family,
+    sizes: Iterable[tuple[int, int]] | None = None,
+    repeats: int | None = None,
+) -> ModeCosts:
     """Measure `jax.jacfwd` and `jax.jacrev` of ``f_family(n, m)`` for each (n, m).
 
     Each Jacobian is jitted and compiled once; its FLOPs come from XLA's
@@ -117,8 +126,9 @@ def mode_costs(f_family: Callable[[int, int], Callable] = dense_family,
         _check_member(f, x, n, m)
         for mode, jac in MODES.items():
             compiled = jax.jit(jac(f)).lower(x).compile()
-            costs.records.append(ModeCost(n, m, mode, _best_time(compiled, x, repeats),
-                                          flops(compiled)))
+            costs.records.append(
+                ModeCost(n, m, mode, _best_time(compiled, x, repeats), flops(compiled))
+            )
     return costs
 
 
@@ -126,8 +136,10 @@ def _check_member(f, x, n: int, m: int) -> None:
     out = jax.eval_shape(f, x)
     if not hasattr(out, "shape") or tuple(out.shape) != (m,):
         got = _ir.type_str(out) if hasattr(out, "shape") else type(out).__name__
-        raise TypeError(f"mode_costs: f_family({n}, {m}) must return a function from "
-                        f"f32[{n}] to f32[{m}]; it returned {got}.")
+        raise TypeError(
+            f"mode_costs: f_family({n}, {m}) must return a function from "
+            f"f32[{n}] to f32[{m}]; it returned {got}."
+        )
 
 
 def flops(compiled) -> float | None:

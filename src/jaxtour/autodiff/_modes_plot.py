@@ -32,32 +32,75 @@ def _winner_map(costs, ax) -> None:
     colours = {"jacfwd": FWD, "jacrev": REV, "tie": TIE}
     for n, m in costs.sizes:
         ax.scatter(n, m, s=90, color=colours[costs.winner(n, m)], zorder=3)
-    for name, label in (("jacfwd", "jacfwd cheaper"), ("jacrev", "jacrev cheaper"),
-                        ("tie", "equal (within 5%)")):
+    for name, label in (
+        ("jacfwd", "jacfwd cheaper"),
+        ("jacrev", "jacrev cheaper"),
+        ("tie", "equal (within 5%)"),
+    ):
         ax.scatter([], [], color=colours[name], label=f"{label} (FLOPs)")
-    ax.text(0.03, 0.97, "n < m: forward mode", color=FWD, va="top", transform=ax.transAxes)
-    ax.text(0.97, 0.03, "n > m: reverse mode", color=REV, ha="right", transform=ax.transAxes)
-    ax.set(xscale="log", yscale="log", xlim=(low, top), ylim=(low, top),
-           xlabel="n (inputs)", ylabel="m (outputs)", title="which mode is cheaper")
-    ax.legend(loc="center left", bbox_to_anchor=(0.01, 0.75), fontsize=9, framealpha=0.9)
+    ax.text(
+        0.03, 0.97, "n < m: forward mode", color=FWD, va="top", transform=ax.transAxes
+    )
+    ax.text(
+        0.97, 0.03, "n > m: reverse mode", color=REV, ha="right", transform=ax.transAxes
+    )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(low, top),
+        ylim=(low, top),
+        xlabel="n (inputs)",
+        ylabel="m (outputs)",
+        title="which mode is cheaper",
+    )
+    ax.legend(
+        loc="center left", bbox_to_anchor=(0.01, 0.75), fontsize=9, framealpha=0.9
+    )
 
 
 def _ratios(costs, ax) -> None:
     sizes = costs.sizes
     shape = np.array([n / m for n, m in sizes])
-    for by, marker, label in (("flops", "o", "FLOPs (cost_analysis)"),
-                              ("seconds", "s", "wall time")):
-        ratio = np.array([costs.cost(n, m, "jacfwd", by) / costs.cost(n, m, "jacrev", by)
-                          for n, m in sizes])
+    for by, marker, label in (
+        ("flops", "o", "FLOPs (cost_analysis)"),
+        ("seconds", "s", "wall time"),
+    ):
+        ratio = np.array(
+            [
+                costs.cost(n, m, "jacfwd", by) / costs.cost(n, m, "jacrev", by)
+                for n, m in sizes
+            ]
+        )
         ok = np.isfinite(ratio) & (ratio > 0)
         face = "#111111" if by == "flops" else "none"
-        ax.scatter(shape[ok], ratio[ok], marker=marker, facecolors=face,
-                   edgecolors="#111111", label=label, zorder=3)
+        ax.scatter(
+            shape[ok],
+            ratio[ok],
+            marker=marker,
+            facecolors=face,
+            edgecolors="#111111",
+            label=label,
+            zorder=3,
+        )
     span = np.array([shape.min() / 2, shape.max() * 2])
     ax.plot(span, span, color="#888888", lw=1, ls=":", label="ratio = n/m")
     ax.axhline(1, color="#555555", lw=1, ls="--")
-    ax.set(xscale="log", yscale="log", xlabel="n / m (Jacobian width / height)",
-           ylabel="cost of jacfwd / cost of jacrev", title="forward over reverse")
-    ax.text(0.02, 0.97, "above 1: jacrev wins", transform=ax.transAxes, color=REV, va="top")
-    ax.text(0.98, 0.03, "below 1: jacfwd wins", transform=ax.transAxes, color=FWD, ha="right")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n / m (Jacobian width / height)",
+        ylabel="cost of jacfwd / cost of jacrev",
+        title="forward over reverse",
+    )
+    ax.text(
+        0.02, 0.97, "above 1: jacrev wins", transform=ax.transAxes, color=REV, va="top"
+    )
+    ax.text(
+        0.98,
+        0.03,
+        "below 1: jacfwd wins",
+        transform=ax.transAxes,
+        color=FWD,
+        ha="right",
+    )
     ax.legend(loc="lower left", bbox_to_anchor=(0, 0.08), frameon=False, fontsize=9)

@@ -24,7 +24,9 @@ class Value:
         (8.0, 4.0)
     """
 
-    def __init__(self, data: float, parents: tuple = (), local: tuple = (), op: str = ""):
+    def __init__(
+        self, data: float, parents: tuple = (), local: tuple = (), op: str = ""
+    ):
         self.data = float(data)
         self.grad = 0.0
         self.parents = parents  # the Values this one was computed from
@@ -32,7 +34,8 @@ class Value:
         self.op = op
 
     def __repr__(self) -> str:
-        return f"Value({self.data:.4g}, grad={self.grad:.4g}{', op=' + self.op if self.op else ''})"
+        op = f", op={self.op}" if self.op else ""
+        return f"Value({self.data:.4g}, grad={self.grad:.4g}{op})"
 
     @staticmethod
     def lift(other) -> Value:
@@ -44,7 +47,9 @@ class Value:
 
     def __mul__(self, other) -> Value:
         other = Value.lift(other)  # d(ab)/da = b, d(ab)/db = a
-        return Value(self.data * other.data, (self, other), (other.data, self.data), "*")
+        return Value(
+            self.data * other.data, (self, other), (other.data, self.data), "*"
+        )
 
     def __pow__(self, k: float) -> Value:
         return Value(self.data**k, (self,), (k * self.data ** (k - 1),), f"**{k}")

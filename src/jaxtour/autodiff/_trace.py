@@ -44,9 +44,17 @@ class Call:
         return [*self.diff, *self.other]
 
 
-def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
-            fix: str = "leave this argument out of `argnums`", *, strict: bool = True,
-            holomorphic: bool = False, has_aux: bool = False) -> Call:
+def prepare(
+    f: Callable,
+    args: tuple,
+    argnums: tuple[int, ...],
+    who: str,
+    fix: str = "leave this argument out of `argnums`",
+    *,
+    strict: bool = True,
+    holomorphic: bool = False,
+    has_aux: bool = False,
+) -> Call:
     """Check the arguments (`_args`), then split them into leaves as `Call` describes.
 
     With `strict` (as `jax.grad`), every leaf of the arguments in `argnums` must be
@@ -58,8 +66,11 @@ def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
     """
     argnums = _args.resolve_argnums(argnums, len(args), who)
     names = _args.arg_names(f, len(args))
-    if strict or not any(_args.is_differentiable(leaf) for i in argnums
-                         for leaf in jax.tree.leaves(args[i])):
+    if strict or not any(
+        _args.is_differentiable(leaf)
+        for i in argnums
+        for leaf in jax.tree.leaves(args[i])
+    ):
         for i in argnums:  # all must be, or (vjp, jvp) at least one: JAX's message then
             _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
     flat: list[Any] = []
@@ -70,27 +81,42 @@ def prepare(f: Callable, args: tuple, argnums: tuple[int, ...], who: str,
         leaves, tree = jax.tree.flatten(arg, is_leaf=_is_none)
         trees.append(tree)
         for label, leaf in zip(_args.leaf_names(arg, names[i]), leaves, strict=True):
-            slot = (diff if i in argnums and (strict or _args.is_differentiable(leaf)) else
-                    other if _args.is_array_like(leaf) else None)
+            slot = (
+                diff
+                if i in argnums and (strict or _args.is_differentiable(leaf))
+                else other
+                if _args.is_array_like(leaf)
+                else None
+            )
             if slot is not None:
-                slot.append((len(flat), label, _as_jax(leaf),
-                             _args.tree_name(arg, names[i])))
+                slot.append(
+                    (len(flat), label, _as_jax(leaf), _args.tree_name(arg, names[i]))
+                )
             flat.append(leaf)
 
     def fn(diff_leaves, other_leaves):
         full = list(flat)
-        for (k, *_), value in [*zip(diff, diff_leaves, strict=True),
-                                 *zip(other, other_leaves, strict=True)]:
+        for (k, *_), value in [
+            *zip(diff, diff_leaves, strict=True),
+            *zip(other, other_leaves, strict=True),
+        ]:
             full[k] = value
         rebuilt, start = [], 0
         for tree in trees:
-            rebuilt.append(jax.tree.unflatten(tree, full[start:start + tree.num_leaves]))
+            rebuilt.append(
+                jax.tree.unflatten(tree, full[start : start + tree.num_leaves])
+            )
             start += tree.num_leaves
         return f(*rebuilt)
 
-    return Call(fn, tuple(s[2] for s in diff), tuple(s[2] for s in other),
-                [s[1] for s in (*diff, *other)], has_aux,
-                [s[3] for s in (*diff, *other)])
+    return Call(
+        fn,
+        tuple(s[2] for s in diff),
+        tuple(s[2] for s in other),
+        [s[1] for s in (*diff, *other)],
+        has_aux,
+        [s[3] for s in (*diff, *other)],
+    )
 
 
 def _is_none(x) -> bool:
@@ -117,8 +143,12 @@ class VJPTrace:
     n_aux: int = 0
 
 
-def trace_vjp(call: Call, cotangent=None, values: bool = True,
-              check_output: Callable | None = None) -> VJPTrace:
+def trace_vjp(
+    call: Call,
+    cotangent=None,
+    values: bool = True,
+    check_output: Callable | None = None,
+) -> VJPTrace:
     """Trace `jax.vjp` of `call` and the VJP it returns; ones as cotangent by default.
 
     `check_output(shape)` sees the output's `ShapeDtypeStruct` pytree before the
@@ -134,7 +164,8 @@ def trace_vjp(call: Call, cotangent=None, values: bool = True,
         return (got[0], got[2] if call.aux else ()), residuals
 
     fwd, ((out_shape, _), res_shapes) = jax.make_jaxpr(forward, return_shape=True)(
-        call.diff, call.other)
+        call.diff, call.other
+    )
     if check_output is not None:
         check_output(out_shape)
     if cotangent is None:
@@ -148,13 +179,15 @@ def trace_vjp(call: Call, cotangent=None, values: bool = True,
     fwd_flat = flatten_jaxpr(fwd, call.leaves() if values else None)
     res_values = [fwd_flat.value(v) for v in fwd_flat.outvars[n_out:]]
     bwd_args = [*res_values, *jax.tree.leaves(cotangent)] if values else None
-    return VJPTrace(fwd_flat, flatten_jaxpr(bwd, bwd_args), n_out, len(res_shapes),
-                    box["n_aux"])
+    return VJPTrace(
+        fwd_flat, flatten_jaxpr(bwd, bwd_args), n_out, len(res_shapes), box["n_aux"]
+    )
 
 
 def default_cotangent(out_shape):
     """Ones shaped like each output, of its type and sharding (float0 zeros for an
     integer, boolean or key output, as `jax.vjp` asks)."""
+
     def ones(s):
         if not jnp.issubdtype(s.dtype, jnp.inexact):
             return np.zeros(s.shape, jax.dtypes.float0)
@@ -167,7 +200,9 @@ def default_cotangent(out_shape):
     return jax.tree.map(ones, out_shape)
 
 
-def trace_jvp(call: Call, tangents: tuple, values: bool = True) -> tuple[FlatJaxpr, int]:
+def trace_jvp(
+    call: Call, tangents: tuple, values: bool = True
+) -> tuple[FlatJaxpr, int]:
     """The flattened jaxpr of ``jax.jvp``: ``(primals, tangents, other) -> (out, out_dot,
     aux)``, and how many aux leaves it ends with.
 
@@ -175,8 +210,14 @@ def trace_jvp(call: Call, tangents: tuple, values: bool = True) -> tuple[FlatJax
     """
 
     def jvp(primals, tangents, other):
-        return jax.jvp(lambda *p: call.fn(p, other), primals, tangents, has_aux=call.aux)
+        return jax.jvp(
+            lambda *p: call.fn(p, other), primals, tangents, has_aux=call.aux
+        )
 
-    closed, shapes = jax.make_jaxpr(jvp, return_shape=True)(call.diff, tangents, call.other)
+    closed, shapes = jax.make_jaxpr(jvp, return_shape=True)(
+        call.diff, tangents, call.other
+    )
     args = [*call.diff, *tangents, *call.other] if values else None
-    return flatten_jaxpr(closed, args), len(jax.tree.leaves(shapes[2])) if call.aux else 0
+    return flatten_jaxpr(closed, args), len(
+        jax.tree.leaves(shapes[2])
+    ) if call.aux else 0

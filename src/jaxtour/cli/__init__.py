@@ -11,14 +11,38 @@ DEBUG_VARIABLE = "JAXTOUR_DEBUG"
 
 # name -> (module holding `add_arguments(parser)` and `run(args) -> int`, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "doctor": ("jaxtour.cli._doctor", "show JAX, devices, the Graphviz renderer and MNIST"),
-    "tour": ("jaxtour.cli._tour", "run the whole tour: diagrams, notebooks, slides into build/"),
-    "slides": ("jaxtour.cli._slides", "every lesson as an offline reveal.js deck in build/slides/"),
-    "draw": ("jaxtour.cli._draw", "draw one diagram (jaxpr, hlo, pipeline, ...) to a file"),
-    "train": ("jaxtour.cli._train", "train the MNIST MLP; writes its learning curve and params"),
-    "compare": ("jaxtour.cli._compare", "time an MLP epoch: NumPy f64/f32, JAX eager, jit, scan"),
-    "exercises": ("jaxtour.cli._exercises", "list the lessons' exercises and what each practises"),
-    "lessons": ("jaxtour.cli._lessons", "copy the lessons (.ipynb and .py) into a folder to open"),
+    "doctor": (
+        "jaxtour.cli._doctor",
+        "show JAX, devices, the Graphviz renderer and MNIST",
+    ),
+    "tour": (
+        "jaxtour.cli._tour",
+        "run the whole tour: diagrams, notebooks, slides into build/",
+    ),
+    "slides": (
+        "jaxtour.cli._slides",
+        "every lesson as an offline reveal.js deck in build/slides/",
+    ),
+    "draw": (
+        "jaxtour.cli._draw",
+        "draw one diagram (jaxpr, hlo, pipeline, ...) to a file",
+    ),
+    "train": (
+        "jaxtour.cli._train",
+        "train the MNIST MLP; writes its learning curve and params",
+    ),
+    "compare": (
+        "jaxtour.cli._compare",
+        "time an MLP epoch: NumPy f64/f32, JAX eager, jit, scan",
+    ),
+    "exercises": (
+        "jaxtour.cli._exercises",
+        "list the lessons' exercises and what each practises",
+    ),
+    "lessons": (
+        "jaxtour.cli._lessons",
+        "copy the lessons (.ipynb and .py) into a folder to open",
+    ),
 }
 # Commands that cannot start without these modules (import names) of the notebook extra.
 NEEDS: dict[str, tuple[str, ...]] = {"slides": ("jupytext", "nbformat", "nbconvert")}
@@ -57,8 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         extra = _extras.extra_of_module(err.name)
         if extra is None or os.environ.get(DEBUG_VARIABLE):
             raise
-        print(f"jaxtour {args.command}: error: {err.name} is missing, from the {extra!r} "
-              f"extra: {_extras.install_line(extra)}", file=sys.stderr)
+        print(
+            f"jaxtour {args.command}: error: {err.name} is missing, from the {extra!r} "
+            f"extra: {_extras.install_line(extra)}",
+            file=sys.stderr,
+        )
         return 1
     except (OSError, ValueError, TypeError, RuntimeError) as err:
         # What went wrong and what to do, without a traceback (JAXTOUR_DEBUG=1 shows it).

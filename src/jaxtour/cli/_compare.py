@@ -13,16 +13,32 @@ FULL = {"rounds": 3, "train_size": None, "eager_steps": 40}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int,
-                        help="each variant runs once per round; medians are reported (3)")
-    parser.add_argument("--train-size", type=int,
-                        help="time epochs of the first N images, scaled to 60,000 (smoke test)")
-    parser.add_argument("--eager-steps", type=int,
-                        help="steps timed for JAX without jit, scaled to an epoch (40)")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"one tiny round ({QUICK}), as JAXTOUR_QUICK=1 does")
-    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
-    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        help="each variant runs once per round; medians are reported (3)",
+    )
+    parser.add_argument(
+        "--train-size",
+        type=int,
+        help="time epochs of the first N images, scaled to 60,000 (smoke test)",
+    )
+    parser.add_argument(
+        "--eager-steps",
+        type=int,
+        help="steps timed for JAX without jit, scaled to an epoch (40)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"one tiny round ({QUICK}), as JAXTOUR_QUICK=1 does",
+    )
+    parser.add_argument(
+        "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
+    )
+    parser.add_argument(
+        "--build-dir", type=Path, help="output folder (default: ./build)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = dict(QUICK if args.quick or paths.quick() else FULL)
     options.update({k: v for k in options if (v := getattr(args, k)) is not None})
-    result, written = ladder(args.build_dir or paths.build_dir(), load_mnist(args.data_dir),
-                             **options)
+    result, written = ladder(
+        args.build_dir or paths.build_dir(), load_mnist(args.data_dir), **options
+    )
     for path in written:
         print(f"wrote {path}")
     print(json.dumps(result))

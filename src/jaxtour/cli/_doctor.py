@@ -19,7 +19,9 @@ MNIST_FILES = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA, else the cache)")
+    parser.add_argument(
+        "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA, else the cache)"
+    )
 
 
 def report(data_dir: str | None = None) -> list[tuple[str, str]]:
@@ -30,12 +32,17 @@ def report(data_dir: str | None = None) -> list[tuple[str, str]]:
 
     rows = [
         ("jaxtour", __version__),
-        ("python", f"{platform.python_version()} ({platform.system()} {platform.machine()})"),
+        (
+            "python",
+            f"{platform.python_version()} ({platform.system()} {platform.machine()})",
+        ),
         ("jax", jax_status(jax.__version__)),
         ("jaxlib", _package_version("jaxlib")),
         ("default backend", jax.default_backend()),
     ]
-    rows += [(f"device {d.id}", f"{d.platform}: {d.device_kind}") for d in jax.devices()]
+    rows += [
+        (f"device {d.id}", f"{d.platform}: {d.device_kind}") for d in jax.devices()
+    ]
     rows.append(("graphviz renderer", _render.describe()))
     rows += _extra_rows()
     rows += _mnist_rows(data_dir)
@@ -59,8 +66,10 @@ def jax_status(version: str) -> str:
     if parts >= OLDEST_JAX:
         return version
     oldest = ".".join(map(str, OLDEST_JAX))
-    return (f"{version} - older than {oldest}, the oldest jaxtour supports: "
-            f'pip install -U "jax>={oldest}"')
+    return (
+        f"{version} - older than {oldest}, the oldest jaxtour supports: "
+        f'pip install -U "jax>={oldest}"'
+    )
 
 
 def _extra_rows() -> list[tuple[str, str]]:
@@ -70,8 +79,14 @@ def _extra_rows() -> list[tuple[str, str]]:
     rows = []
     for extra in _extras.EXTRAS:
         missing = _extras.missing_packages(extra)
-        rows.append((f"extra {extra}", "present" if not missing else
-                     f"missing {', '.join(missing)}: {_extras.install_line(extra)}"))
+        rows.append(
+            (
+                f"extra {extra}",
+                "present"
+                if not missing
+                else f"missing {', '.join(missing)}: {_extras.install_line(extra)}",
+            )
+        )
     return rows
 
 
@@ -84,12 +99,20 @@ def _package_version(name: str) -> str:
 
 def _mnist_rows(data_dir: str | None) -> list[tuple[str, str]]:
     folder = paths.mnist_dir(data_dir)
-    source = "--data-dir" if data_dir else (
-        f"${paths.DATA_VARIABLE}" if os.environ.get(paths.DATA_VARIABLE) else "user cache"
+    source = (
+        "--data-dir"
+        if data_dir
+        else (
+            f"${paths.DATA_VARIABLE}"
+            if os.environ.get(paths.DATA_VARIABLE)
+            else "user cache"
+        )
     )
     missing = [name for name in MNIST_FILES if not (folder / name).is_file()]
-    state = "all 4 files present" if not missing else (
-        f"missing {', '.join(missing)} (downloaded on first use)"
+    state = (
+        "all 4 files present"
+        if not missing
+        else (f"missing {', '.join(missing)} (downloaded on first use)")
     )
     return [("mnist folder", f"{folder} (from {source})"), ("mnist files", state)]
 

@@ -22,18 +22,37 @@ from pathlib import Path
 
 # KIND -> (what it draws, whether it needs MODULE:FUNCTION)
 KINDS: dict[str, tuple[str, bool]] = {
-    "pipeline": ("tracing → jaxpr → StableHLO → XLA → device (with FUNCTION: its counts)",
-                 False),
+    "pipeline": (
+        "tracing → jaxpr → StableHLO → XLA → device (with FUNCTION: its counts)",
+        False,
+    ),
     "jaxpr": ("the jaxpr of FUNCTION: one node per equation", True),
     "hlo": ("FUNCTION's HLO: --stage compiled (fusions) or stablehlo", True),
-    "landscape": ("the autodiff landscape: TensorFlow 1, PyTorch, TensorFlow 2, JAX", False),
-    "stack": ("the JAX AI stack: JAX, the libraries on it, what is built with it", False),
+    "landscape": (
+        "the autodiff landscape: TensorFlow 1, PyTorch, TensorFlow 2, JAX",
+        False,
+    ),
+    "stack": (
+        "the JAX AI stack: JAX, the libraries on it, what is built with it",
+        False,
+    ),
 }
 DTYPES = {
-    "bool": "bool", "bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "c64": "complex64", "c128": "complex128",
+    "bool": "bool",
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "c64": "complex64",
+    "c128": "complex128",
 }
 SUFFIXES = (".svg", ".dot", ".gv", ".png", ".pdf")
 _SPEC = re.compile(r"^([a-z]+\d*)\[([\d,\s]*)\]$")
@@ -117,25 +136,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     kinds = "\n".join(f"  {name:<10} {what}" for name, (what, _) in KINDS.items())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = f"kinds:\n{kinds}\n\nexample:\n  {__doc__.splitlines()[2].strip()}"
-    parser.add_argument("kind", choices=list(KINDS), metavar="KIND",
-                        help=f"what to draw: {', '.join(KINDS)}")
-    parser.add_argument("target", nargs="?", metavar="MODULE:FUNCTION",
-                        help="the function to trace, e.g. mymodel:loss or path/to/file.py:loss")
-    parser.add_argument("--args", nargs="+", type=parse_spec, default=[], metavar="SPEC",
-                        help='example arguments: "f32[128,784]" "i32[]" 3')
-    parser.add_argument("-o", "--output", type=Path,
-                        help="file to write; the suffix picks .svg, .dot, .png or .pdf "
-                             "(default: FUNCTION_KIND.svg)")
-    parser.add_argument("--step", type=int, choices=(1, 2, 3), default=3,
-                        help="pipeline: 1 tracing and jit, 2 every stage, 3 jax.* entry points")
-    parser.add_argument("--stage", choices=("compiled", "stablehlo"), default="compiled",
-                        help="hlo: compiled (after XLA) or stablehlo (before)")
-    parser.add_argument("--static-argnums", type=int, nargs="+", default=[], metavar="N",
-                        help="positions of arguments that are constants, as in jax.jit")
-    parser.add_argument("--option", type=parse_option, action="append", default=[],
-                        metavar="KEY=VALUE", help="a drawing option, e.g. max_depth=2")
-    parser.add_argument("--zeros", action="store_true",
-                        help="pass arrays of zeros instead of jax.ShapeDtypeStruct")
+    parser.add_argument(
+        "kind",
+        choices=list(KINDS),
+        metavar="KIND",
+        help=f"what to draw: {', '.join(KINDS)}",
+    )
+    parser.add_argument(
+        "target",
+        nargs="?",
+        metavar="MODULE:FUNCTION",
+        help="the function to trace, e.g. mymodel:loss or path/to/file.py:loss",
+    )
+    parser.add_argument(
+        "--args",
+        nargs="+",
+        type=parse_spec,
+        default=[],
+        metavar="SPEC",
+        help='example arguments: "f32[128,784]" "i32[]" 3',
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="file to write; the suffix picks .svg, .dot, .png or .pdf "
+        "(default: FUNCTION_KIND.svg)",
+    )
+    parser.add_argument(
+        "--step",
+        type=int,
+        choices=(1, 2, 3),
+        default=3,
+        help="pipeline: 1 tracing and jit, 2 every stage, 3 jax.* entry points",
+    )
+    parser.add_argument(
+        "--stage",
+        choices=("compiled", "stablehlo"),
+        default="compiled",
+        help="hlo: compiled (after XLA) or stablehlo (before)",
+    )
+    parser.add_argument(
+        "--static-argnums",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="N",
+        help="positions of arguments that are constants, as in jax.jit",
+    )
+    parser.add_argument(
+        "--option",
+        type=parse_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a drawing option, e.g. max_depth=2",
+    )
+    parser.add_argument(
+        "--zeros",
+        action="store_true",
+        help="pass arrays of zeros instead of jax.ShapeDtypeStruct",
+    )
     parser.set_defaults(draw_parser=parser)
 
 
@@ -143,14 +204,18 @@ def run(args: argparse.Namespace) -> int:
     parser = args.draw_parser
     needs_function = KINDS[args.kind][1]
     if needs_function and not args.target:
-        parser.error(f"`jaxtour draw {args.kind}` needs MODULE:FUNCTION, e.g. "
-                     f'jaxtour draw {args.kind} mymodel:loss --args "f32[128,784]"')
+        parser.error(
+            f"`jaxtour draw {args.kind}` needs MODULE:FUNCTION, e.g. "
+            f'jaxtour draw {args.kind} mymodel:loss --args "f32[128,784]"'
+        )
     if args.target is None and (args.args or args.static_argnums):
         parser.error("--args and --static-argnums need MODULE:FUNCTION to pass them to")
     f = resolve(args.target, parser) if args.target else None
     output = args.output or Path(f"{_stem(args)}.svg")
     if output.suffix.lower() not in SUFFIXES:
-        parser.error(f"cannot write {output.name!r}: use a {', '.join(SUFFIXES)} suffix")
+        parser.error(
+            f"cannot write {output.name!r}: use a {', '.join(SUFFIXES)} suffix"
+        )
     diagram = draw(args.kind, f, example_arguments(args.args, args.zeros), args)
     diagram.save(output)
     print(f"wrote {output}: {diagram.title}")
@@ -172,10 +237,15 @@ def resolve(target: str, parser: argparse.ArgumentParser):
     value = module
     for part in attribute.split("."):
         if not hasattr(value, part):
-            names = sorted(n for n in dir(module) if callable(getattr(module, n, None))
-                           and not n.startswith("_"))
-            parser.error(f"{module_name} has no {attribute!r}; its functions include: "
-                         f"{', '.join(names[:12]) or '(none)'}")
+            names = sorted(
+                n
+                for n in dir(module)
+                if callable(getattr(module, n, None)) and not n.startswith("_")
+            )
+            parser.error(
+                f"{module_name} has no {attribute!r}; its functions include: "
+                f"{', '.join(names[:12]) or '(none)'}"
+            )
         value = getattr(value, part)
     if not callable(value):
         parser.error(f"{target} is a {type(value).__name__}, not a function")
@@ -193,9 +263,13 @@ def _import(module_name: str, parser: argparse.ArgumentParser):
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        if err.name and module_name.startswith(err.name):  # the module itself, not its import
-            parser.error(f"cannot import {module_name!r}: {err}. Run jaxtour from the folder "
-                         "that holds it, or pass a path: path/to/file.py:FUNCTION")
+        if err.name and module_name.startswith(
+            err.name
+        ):  # the module itself, not its import
+            parser.error(
+                f"cannot import {module_name!r}: {err}. Run jaxtour from the folder "
+                "that holds it, or pass a path: path/to/file.py:FUNCTION"
+            )
         raise
 
 
@@ -216,13 +290,21 @@ def example_arguments(specs: list, zeros: bool) -> list:
     import jax.numpy as jnp
 
     leaves = jax.tree.leaves(specs, is_leaf=lambda x: isinstance(x, ArraySpec))
-    if any(isinstance(s, ArraySpec) and s.dtype in ("float64", "int64", "uint64", "complex128")
-           for s in leaves):
+    if any(
+        isinstance(s, ArraySpec)
+        and s.dtype in ("float64", "int64", "uint64", "complex128")
+        for s in leaves
+    ):
         jax.config.update("jax_enable_x64", True)  # else JAX silently makes them 32-bit
-    make = (lambda s: jnp.zeros(s.shape, s.dtype)) if zeros else (
-        lambda s: jax.ShapeDtypeStruct(s.shape, jnp.dtype(s.dtype)))
+    make = (
+        (lambda s: jnp.zeros(s.shape, s.dtype))
+        if zeros
+        else (lambda s: jax.ShapeDtypeStruct(s.shape, jnp.dtype(s.dtype)))
+    )
     leaf = lambda s: make(s) if isinstance(s, ArraySpec) else s
-    return [jax.tree.map(leaf, s, is_leaf=lambda x: isinstance(x, ArraySpec)) for s in specs]
+    return [
+        jax.tree.map(leaf, s, is_leaf=lambda x: isinstance(x, ArraySpec)) for s in specs
+    ]
 
 
 def draw(kind: str, f, example: list, args: argparse.Namespace):

@@ -13,17 +13,25 @@ COLUMNS = (("lesson", 7), ("exercise", 28), ("title", 30), ("practises", 40))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lesson", metavar="NN",
-                        help="only this lesson's exercises (its number, e.g. 02)")
-    parser.add_argument("--markdown", action="store_true",
-                        help="print a Markdown table (for a README or a lesson's closing note)")
+    parser.add_argument(
+        "--lesson",
+        metavar="NN",
+        help="only this lesson's exercises (its number, e.g. 02)",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print a Markdown table (for a README or a lesson's closing note)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from jaxtour import exercises
 
     if args.lesson is not None and not re.fullmatch(r"\d\d?", args.lesson):
-        raise ValueError(f"--lesson takes a lesson's number such as 02; got {args.lesson!r}.")
+        raise ValueError(
+            f"--lesson takes a lesson's number such as 02; got {args.lesson!r}."
+        )
     chosen = exercises.exercises()
     if args.lesson is not None:
         chosen = exercises.for_lesson(args.lesson.zfill(2))
@@ -36,15 +44,19 @@ def run(args: argparse.Namespace) -> int:
         print(markdown_table(rows))
         return 0
     print(table(rows))
-    print(f"\n{len(chosen)} exercises. In a lesson, write the function, then run "
-          "`check(ex_…)` to see what is right or wrong.")
+    print(
+        f"\n{len(chosen)} exercises. In a lesson, write the function, then run "
+        "`check(ex_…)` to see what is right or wrong."
+    )
     return 0
 
 
 def markdown_table(rows: Sequence[tuple[str, ...]]) -> str:
     """`rows` as a Markdown table; the exercise's name in code font."""
-    lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
-             "|" + "---|" * len(COLUMNS)]
+    lines = [
+        "| " + " | ".join(name for name, _ in COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
     for number, name, title, practises in rows:
         cells = (number, f"`{name}`", title, practises)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
@@ -55,8 +67,10 @@ def table(rows: Sequence[tuple[str, ...]]) -> str:
     """`rows` as a plain-text table under COLUMNS' headings; long cells wrap."""
     lines = [_row([name for name, _ in COLUMNS]), _row(["-" * w for _, w in COLUMNS])]
     for row in rows:
-        wrapped = [textwrap.wrap(cell.replace("`", ""), w) or [""]
-                   for cell, (_, w) in zip(row, COLUMNS, strict=True)]
+        wrapped = [
+            textwrap.wrap(cell.replace("`", ""), w) or [""]
+            for cell, (_, w) in zip(row, COLUMNS, strict=True)
+        ]
         for i in range(max(map(len, wrapped))):
             lines.append(_row([cell[i] if i < len(cell) else "" for cell in wrapped]))
     return "\n".join(line.rstrip() for line in lines)
@@ -71,4 +85,6 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     from jaxtour import _notebooks
     from jaxtour.exercises import _lessons
 
-    return _lessons.write_notebooks(_notebooks.find_notebooks(args.notebooks), build_dir)
+    return _lessons.write_notebooks(
+        _notebooks.find_notebooks(args.notebooks), build_dir
+    )

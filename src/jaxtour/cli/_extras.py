@@ -18,7 +18,14 @@ LESSON_IMPORTS = ("optax", "flax", "orbax", "grain")
 # Used only when neither a checkout's pyproject.toml nor installed metadata declares the extra.
 _FALLBACK = {
     "lessons": ["optax", "flax", "orbax-checkpoint", "grain"],
-    "notebook": ["jupyterlab", "jupytext", "nbconvert", "nbclient", "ipykernel", "optax"],
+    "notebook": [
+        "jupyterlab",
+        "jupytext",
+        "nbconvert",
+        "nbclient",
+        "ipykernel",
+        "optax",
+    ],
     "test": ["pytest", "nbval", "ruff", "playwright"],
 }
 # An import name whose absence means this extra is missing.
@@ -39,7 +46,8 @@ def require(what: str, modules: tuple[str, ...], extra: str = "notebook") -> Non
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing:
         raise MissingExtraError(
-            f"{what} needs {', '.join(missing)}, from the {extra!r} extra: {install_line(extra)}"
+            f"{what} needs {', '.join(missing)}, from the {extra!r} extra: "
+            f"{install_line(extra)}"
         )
 
 
@@ -77,9 +85,11 @@ def _requirements() -> list[str]:
 
         project = tomllib.loads(pyproject.read_text()).get("project", {})
         if project.get("name") == "jaxtour":
-            return [f'{req}; extra == "{extra}"'
-                    for extra, reqs in project.get("optional-dependencies", {}).items()
-                    for req in reqs]
+            return [
+                f'{req}; extra == "{extra}"'
+                for extra, reqs in project.get("optional-dependencies", {}).items()
+                for req in reqs
+            ]
     try:
         return list(requires("jaxtour") or [])
     except PackageNotFoundError:

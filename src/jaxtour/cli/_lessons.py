@@ -7,17 +7,29 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", nargs="?", type=Path, default=Path("lessons"), metavar="DIR",
-                        help="folder to write them into (default: ./lessons)")
-    parser.add_argument("--force", action="store_true",
-                        help="replace lessons already in DIR (your edits there are lost)")
+    parser.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=Path("lessons"),
+        metavar="DIR",
+        help="folder to write them into (default: ./lessons)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace lessons already in DIR (your edits there are lost)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from jaxtour._lessons import LESSON_PATTERNS, copy_lessons, packaged_lessons_dir
 
-    names = sorted(p.name for pattern in LESSON_PATTERNS
-                   for p in packaged_lessons_dir().glob(pattern))
+    names = sorted(
+        p.name
+        for pattern in LESSON_PATTERNS
+        for p in packaged_lessons_dir().glob(pattern)
+    )
     clashes = [name for name in names if (args.dir / name).exists()]
     if clashes and not args.force:
         raise FileExistsError(

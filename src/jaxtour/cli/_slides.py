@@ -1,4 +1,4 @@
-"""`jaxtour slides`: every lesson as a reveal.js deck that works offline, under build/slides/."""
+"""`jaxtour slides`: every lesson as a reveal.js deck that works offline (build/slides/)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,27 @@ EXECUTED_GLOB = LESSON_GLOB.replace(".py", ".ipynb")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "lessons", nargs="*", type=Path, metavar="LESSON",
+        "lessons",
+        nargs="*",
+        type=Path,
+        metavar="LESSON",
         help="notebooks to make decks of (default: the executed lessons in "
-             "BUILD/notebooks, else the sources in ./notebooks)")
-    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
-    parser.add_argument("--assets", type=Path,
-                        help="templates and vendor/reveal.js (default: the copy inside jaxtour)")
-    parser.add_argument("--pdf", action="store_true",
-                        help="also print each deck to a PDF handout, one page per slide, "
-                             "with the system Chromium or Chrome ($JAXTOUR_CHROMIUM)")
+        "BUILD/notebooks, else the sources in ./notebooks)",
+    )
+    parser.add_argument(
+        "--build-dir", type=Path, help="output folder (default: ./build)"
+    )
+    parser.add_argument(
+        "--assets",
+        type=Path,
+        help="templates and vendor/reveal.js (default: the copy inside jaxtour)",
+    )
+    parser.add_argument(
+        "--pdf",
+        action="store_true",
+        help="also print each deck to a PDF handout, one page per slide, "
+        "with the system Chromium or Chrome ($JAXTOUR_CHROMIUM)",
+    )
 
 
 def lessons_in(folder: Path) -> list[Path]:
@@ -34,12 +46,21 @@ def run(args: argparse.Namespace) -> int:
     from jaxtour.slides import SlidesError, build_slides
 
     build_dir = args.build_dir or paths.build_dir()
-    lessons = args.lessons or lessons_in(build_dir / "notebooks") or lessons_in(Path("notebooks"))
+    lessons = (
+        args.lessons
+        or lessons_in(build_dir / "notebooks")
+        or lessons_in(Path("notebooks"))
+    )
     if lessons and lessons[0].suffix == ".py":
-        print("note: no executed lessons in build/notebooks; the decks show code without "
-              "outputs (run `jaxtour tour` for decks with outputs and diagrams).", file=sys.stderr)
+        print(
+            "note: no executed lessons in build/notebooks; the decks show code without "
+            "outputs (run `jaxtour tour` for decks with outputs and diagrams).",
+            file=sys.stderr,
+        )
     try:
-        decks = build_slides(lessons, build_dir / "slides", args.assets, handouts=args.pdf)
+        decks = build_slides(
+            lessons, build_dir / "slides", args.assets, handouts=args.pdf
+        )
     except SlidesError as err:
         print(f"jaxtour slides: {err}", file=sys.stderr)
         return 1
@@ -65,8 +86,11 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     out_dir = build_dir / "slides"
     handouts = _pdf.find_chromium() is not None
     if not handouts:
-        print("note: no Chromium or Chrome found, so no PDF handouts (Debian: apt install "
-              "chromium; macOS: Google Chrome; or set JAXTOUR_CHROMIUM).", file=sys.stderr)
+        print(
+            "note: no Chromium or Chrome found, so no PDF handouts (Debian: apt install "
+            "chromium; macOS: Google Chrome; or set JAXTOUR_CHROMIUM).",
+            file=sys.stderr,
+        )
     assets = getattr(args, "assets", None)
     try:
         decks = build_slides(executed, out_dir, assets, handouts=handouts)
@@ -78,4 +102,8 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
         print(f"warning: no PDF handouts: {err}", file=sys.stderr)
         decks = build_slides(executed, out_dir, assets, handouts=False)
     pdfs = [d.handout for d in decks if d.handout]
-    return [d.path for d in decks] + pdfs + [out_dir / "index.html", out_dir / "decks.json"]
+    return (
+        [d.path for d in decks]
+        + pdfs
+        + [out_dir / "index.html", out_dir / "decks.json"]
+    )

@@ -23,14 +23,26 @@ STEPS: list[tuple[str, str]] = [
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
-    parser.add_argument("--notebooks", type=Path,
-                        help="folder of lesson sources NN_topic.py (default: ./notebooks, "
-                             "else the lessons that came with jaxtour)")
-    parser.add_argument("--only", choices=[name for name, _ in STEPS], action="append",
-                        help="run only this step (repeatable)")
-    parser.add_argument("--quick", action="store_true",
-                        help="shrink data and epochs, as JAXTOUR_QUICK=1 does")
+    parser.add_argument(
+        "--build-dir", type=Path, help="output folder (default: ./build)"
+    )
+    parser.add_argument(
+        "--notebooks",
+        type=Path,
+        help="folder of lesson sources NN_topic.py (default: ./notebooks, "
+        "else the lessons that came with jaxtour)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=[name for name, _ in STEPS],
+        action="append",
+        help="run only this step (repeatable)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="shrink data and epochs, as JAXTOUR_QUICK=1 does",
+    )
 
 
 def _load(target: str):
@@ -54,12 +66,17 @@ def run(args: argparse.Namespace) -> int:
             step_paths = _load(target)(args, build_dir)
         except BaseException:
             if written:  # what is already there stays usable: say what it is
-                print(f"\nThe {name} step failed; the tour had written {len(written)} files:")
+                print(
+                    f"\nThe {name} step failed; the tour had written {len(written)} files:"
+                )
                 _list(written)
             raise
         written += step_paths
-        print(f"[{index}/{len(steps)}] {name}: {len(step_paths)} files "
-              f"in {time.perf_counter() - step_start:.1f} s", flush=True)
+        print(
+            f"[{index}/{len(steps)}] {name}: {len(step_paths)} files "
+            f"in {time.perf_counter() - step_start:.1f} s",
+            flush=True,
+        )
     _summarise(written, build_dir, time.perf_counter() - start)
     return 0
 
@@ -69,10 +86,14 @@ def _require_extras(step_names: list[str]) -> None:
     from jaxtour.cli import _extras
 
     if "notebooks" in step_names:
-        _extras.require("jaxtour tour (executing the lessons)",
-                        _extras.NOTEBOOK_TOOLS + _extras.LESSON_IMPORTS)
+        _extras.require(
+            "jaxtour tour (executing the lessons)",
+            _extras.NOTEBOOK_TOOLS + _extras.LESSON_IMPORTS,
+        )
     if "exercises" in step_names:
-        _extras.require("jaxtour tour (the student notebooks)", ("jupytext", "nbformat"))
+        _extras.require(
+            "jaxtour tour (the student notebooks)", ("jupytext", "nbformat")
+        )
     if "slides" in step_names:
         _extras.require("jaxtour tour (building the decks)", _extras.DECK_TOOLS)
 
@@ -87,4 +108,6 @@ def _summarise(written: list[Path], build_dir: Path, seconds: float) -> None:
     _list(written)
     index = build_dir / "slides" / "index.html"
     start_here = index if index.exists() else build_dir / "notebooks"
-    print(f"\nOpen {start_here.resolve()} in a browser, or the .ipynb files in Jupyter.")
+    print(
+        f"\nOpen {start_here.resolve()} in a browser, or the .ipynb files in Jupyter."
+    )

@@ -37,7 +37,9 @@ def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     return written
 
 
-def lesson_sources(args: argparse.Namespace, build_dir: Path) -> tuple[list[Path], list[Path]]:
+def lesson_sources(
+    args: argparse.Namespace, build_dir: Path
+) -> tuple[list[Path], list[Path]]:
     """(the lessons to execute, the files written to get them).
 
     `--notebooks DIR`, else ./notebooks (a checkout), else the lessons that came with
@@ -48,8 +50,10 @@ def lesson_sources(args: argparse.Namespace, build_dir: Path) -> tuple[list[Path
         from jaxtour._lessons import copy_lessons
 
         copied = copy_lessons(build_dir / "lessons", ("[0-9][0-9]_*.py",))
-        tqdm.write(f"  no ./notebooks here: using the {len(copied)} lessons that came with "
-                   f"jaxtour (copied to {build_dir / 'lessons'})")
+        tqdm.write(
+            f"  no ./notebooks here: using the {len(copied)} lessons that came with "
+            f"jaxtour (copied to {build_dir / 'lessons'})"
+        )
         return copied, list(copied)  # two lists: the caller extends the second
     return _notebooks.find_notebooks(folder), []
 

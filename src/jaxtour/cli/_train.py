@@ -14,44 +14,85 @@ TARGET = 0.98  # test accuracy worth reporting the time to
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--epochs", type=int,
-                        help=f"passes over the data ({EPOCHS}; {QUICK_EPOCHS} under --quick)")
-    parser.add_argument("--batch-size", type=int, default=128, help="images per step (128)")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        help=f"passes over the data ({EPOCHS}; {QUICK_EPOCHS} under --quick)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=128, help="images per step (128)"
+    )
     parser.add_argument("--lr", type=float, help="learning rate (jaxtour.mlp.LR: 0.05)")
-    parser.add_argument("--momentum", type=float,
-                        help="SGD momentum (jaxtour.mlp.MOMENTUM: 0.9; 0 is plain SGD)")
-    parser.add_argument("--seed", type=int, default=0, help="initial weights and shuffles (0)")
-    parser.add_argument("--device", choices=("cpu", "gpu", "tpu"),
-                        help="platform to train on (default: JAX's choice)")
-    parser.add_argument("--train-size", type=int,
-                        help="train on the first N images only (all; "
-                             f"{QUICK_TRAIN_SIZE} under --quick)")
-    parser.add_argument("--quick", action="store_true",
-                        help="fewer epochs and images, as JAXTOUR_QUICK=1 does")
-    parser.add_argument("--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)")
-    parser.add_argument("--build-dir", type=Path, help="output folder (default: ./build)")
+    parser.add_argument(
+        "--momentum",
+        type=float,
+        help="SGD momentum (jaxtour.mlp.MOMENTUM: 0.9; 0 is plain SGD)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="initial weights and shuffles (0)"
+    )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "gpu", "tpu"),
+        help="platform to train on (default: JAX's choice)",
+    )
+    parser.add_argument(
+        "--train-size",
+        type=int,
+        help="train on the first N images only (all; "
+        f"{QUICK_TRAIN_SIZE} under --quick)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer epochs and images, as JAXTOUR_QUICK=1 does",
+    )
+    parser.add_argument(
+        "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
+    )
+    parser.add_argument(
+        "--build-dir", type=Path, help="output folder (default: ./build)"
+    )
     group = parser.add_argument_group(
-        "several JAX processes",
-        "data-parallel over N local processes, as over N hosts")
-    group.add_argument("--processes", type=int, metavar="N",
-                       help="start N JAX processes, joined by "
-                            "jax.distributed.initialize")
-    group.add_argument("--devices-per-process", type=int, metavar="M",
-                       help="simulated CPU devices in each process (4 with "
-                            "--processes; with --cluster, the hardware's devices)")
-    group.add_argument("--cluster", action="store_true",
-                       help="be one process of a TPU pod slice, SLURM or Open MPI "
-                            "job: jax.distributed.initialize() finds the others")
-    group.add_argument("--port", type=int,
-                       help="the coordinator's port on 127.0.0.1 (default: a free one)")
-    group.add_argument("--log-all", action="store_true",
-                       help="show every process's output, not only process 0's")
+        "several JAX processes", "data-parallel over N local processes, as over N hosts"
+    )
+    group.add_argument(
+        "--processes",
+        type=int,
+        metavar="N",
+        help="start N JAX processes, joined by jax.distributed.initialize",
+    )
+    group.add_argument(
+        "--devices-per-process",
+        type=int,
+        metavar="M",
+        help="simulated CPU devices in each process (4 with "
+        "--processes; with --cluster, the hardware's devices)",
+    )
+    group.add_argument(
+        "--cluster",
+        action="store_true",
+        help="be one process of a TPU pod slice, SLURM or Open MPI "
+        "job: jax.distributed.initialize() finds the others",
+    )
+    group.add_argument(
+        "--port",
+        type=int,
+        help="the coordinator's port on 127.0.0.1 (default: a free one)",
+    )
+    group.add_argument(
+        "--log-all",
+        action="store_true",
+        help="show every process's output, not only process 0's",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.processes is not None and args.cluster:
-        raise ValueError("--processes starts local processes and --cluster joins a "
-                         "cluster's: give one of them.")
+        raise ValueError(
+            "--processes starts local processes and --cluster joins a "
+            "cluster's: give one of them."
+        )
     if args.processes is not None:
         return run_processes(args)
     if args.cluster:
@@ -61,13 +102,19 @@ def run(args: argparse.Namespace) -> int:
 
     epochs, train_size = sizes(args)
     try:
-        device = resolve_device(args.device)  # an absent GPU is reported before any download
+        device = resolve_device(
+            args.device
+        )  # an absent GPU is reported before any download
         data = load_mnist(args.data_dir).subset(train_size)
         params, history = train(
-            data, epochs=epochs, batch_size=args.batch_size,
+            data,
+            epochs=epochs,
+            batch_size=args.batch_size,
             lr=LR if args.lr is None else args.lr,
-            momentum=MOMENTUM if args.momentum is None else args.momentum, seed=args.seed,
-            device=device, progress=False,
+            momentum=MOMENTUM if args.momentum is None else args.momentum,
+            seed=args.seed,
+            device=device,
+            progress=False,
             on_epoch=lambda epoch, h: _print_epoch(epoch, epochs, h),
         )
     except (ValueError, MnistUnavailableError) as err:
@@ -86,12 +133,18 @@ def run_processes(args: argparse.Namespace) -> int:
     epochs, train_size = sizes(args)
     try:
         result = train_multiprocess(
-            args.data_dir, processes=args.processes,
-            devices_per_process=args.devices_per_process or 4, epochs=epochs,
-            batch_size=args.batch_size, lr=LR if args.lr is None else args.lr,
+            args.data_dir,
+            processes=args.processes,
+            devices_per_process=args.devices_per_process or 4,
+            epochs=epochs,
+            batch_size=args.batch_size,
+            lr=LR if args.lr is None else args.lr,
             momentum=MOMENTUM if args.momentum is None else args.momentum,
-            seed=args.seed, train_size=train_size, port=args.port,
-            log_all=args.log_all)
+            seed=args.seed,
+            train_size=train_size,
+            port=args.port,
+            log_all=args.log_all,
+        )
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
@@ -109,11 +162,19 @@ def run_cluster(args: argparse.Namespace) -> int:
     from jaxtour.mlp import History, _worker
 
     epochs, train_size = sizes(args)
-    given = dict(epochs=epochs, batch_size=args.batch_size, lr=args.lr,
-                 momentum=args.momentum, seed=args.seed, train_size=train_size,
-                 data_dir=args.data_dir, devices=args.devices_per_process)
-    worker = _worker.parse([f"--{k.replace('_', '-')}={v}"
-                            for k, v in given.items() if v is not None])
+    given = dict(
+        epochs=epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        momentum=args.momentum,
+        seed=args.seed,
+        train_size=train_size,
+        data_dir=args.data_dir,
+        devices=args.devices_per_process,
+    )
+    worker = _worker.parse(
+        [f"--{k.replace('_', '-')}={v}" for k, v in given.items() if v is not None]
+    )
     _worker.start(worker)  # jax.distributed.initialize(): the cluster's variables
     history = History(**_worker.train(worker)["history"])
     if jax.process_index() != 0:
@@ -127,28 +188,40 @@ def run_cluster(args: argparse.Namespace) -> int:
 def sizes(args: argparse.Namespace) -> tuple[int, int | None]:
     """(epochs, train_size): what was asked, else the tour's sizes (smaller when quick)."""
     quick = args.quick or paths.quick()
-    epochs = args.epochs if args.epochs is not None else (QUICK_EPOCHS if quick else EPOCHS)
-    train_size = args.train_size if args.train_size is not None else (
-        QUICK_TRAIN_SIZE if quick else None)
+    epochs = (
+        args.epochs if args.epochs is not None else (QUICK_EPOCHS if quick else EPOCHS)
+    )
+    train_size = (
+        args.train_size
+        if args.train_size is not None
+        else (QUICK_TRAIN_SIZE if quick else None)
+    )
     return epochs, train_size
 
 
 def _print_epoch(epoch: int, epochs: int, history) -> None:
-    print(f"epoch {epoch + 1:>2}/{epochs}  loss {history.loss[-1]:.4f}  "
-          f"train {history.train_accuracy[-1]:.4f}  test {history.test_accuracy[-1]:.4f}  "
-          f"{history.epoch_seconds[-1]:.2f} s", flush=True)
+    print(
+        f"epoch {epoch + 1:>2}/{epochs}  loss {history.loss[-1]:.4f}  "
+        f"train {history.train_accuracy[-1]:.4f}  test {history.test_accuracy[-1]:.4f}  "
+        f"{history.epoch_seconds[-1]:.2f} s",
+        flush=True,
+    )
 
 
 def _print_summary(history) -> None:
     seconds = sum(history.epoch_seconds)
     per_epoch = seconds / max(len(history.epoch_seconds), 1)
     accuracy = history.test_accuracy[-1] if history.test_accuracy else float("nan")
-    print(f"device {history.device}; compile {history.compile_seconds:.2f} s; "
-          f"training {seconds:.2f} s for {len(history.epoch_seconds)} epochs")
+    print(
+        f"device {history.device}; compile {history.compile_seconds:.2f} s; "
+        f"training {seconds:.2f} s for {len(history.epoch_seconds)} epochs"
+    )
     reached = [i for i, a in enumerate(history.test_accuracy) if a >= TARGET]
     if reached:
-        print(f"{TARGET:.0%} test accuracy after {reached[0] + 1} epochs, "
-              f"{sum(history.epoch_seconds[: reached[0] + 1]):.2f} s of training")
+        print(
+            f"{TARGET:.0%} test accuracy after {reached[0] + 1} epochs, "
+            f"{sum(history.epoch_seconds[: reached[0] + 1]):.2f} s of training"
+        )
     print(f"test_accuracy={accuracy:.4f} epoch_seconds={per_epoch:.3f}")
 
 
@@ -173,7 +246,9 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     """The tour's `train` step: 10 epochs, or a short run under JAXTOUR_QUICK=1."""
     from jaxtour.mlp import load_mnist, train
 
-    epochs, train_size = sizes(argparse.Namespace(quick=False, epochs=None, train_size=None))
+    epochs, train_size = sizes(
+        argparse.Namespace(quick=False, epochs=None, train_size=None)
+    )
     params, history = train(load_mnist().subset(train_size), epochs=epochs, seed=0)
     _print_summary(history)
     return write_outputs(params, history, build_dir)

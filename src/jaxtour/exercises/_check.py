@@ -54,10 +54,14 @@ class Feedback:
 
     def _repr_html_(self) -> str:
         colour, mark = ("#1a7f37", "✓") if self.passed else ("#cf222e", "✗")
-        name = f"<code>{html.escape(self.exercise.name)}</code>: " if self.exercise else ""
+        name = (
+            f"<code>{html.escape(self.exercise.name)}</code>: " if self.exercise else ""
+        )
         text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(self.message))
-        return (f'<div style="border-left:4px solid {colour};padding:0.3em 0.8em">'
-                f'<span style="color:{colour};font-weight:bold">{mark}</span> {name}{text}</div>')
+        return (
+            f'<div style="border-left:4px solid {colour};padding:0.3em 0.8em">'
+            f'<span style="color:{colour};font-weight:bold">{mark}</span> {name}{text}</div>'
+        )
 
 
 def check(fn: Callable, *, quiet: bool = False) -> Feedback:
@@ -86,11 +90,18 @@ def check(fn: Callable, *, quiet: bool = False) -> Feedback:
         except (TypeError, AttributeError) as err:
             if "ellipsis" not in str(err):
                 return _error(fn, exercise, err)
-            return Feedback(False, exercise, f"not done yet: a `...` is still in `{exercise.name}`"
-                            f" ({describe(err)}); replace it with your code.", "not done")
+            return Feedback(
+                False,
+                exercise,
+                f"not done yet: a `...` is still in `{exercise.name}`"
+                f" ({describe(err)}); replace it with your code.",
+                "not done",
+            )
         except Exception as err:  # the student's code raised: a hint, not a traceback
             return _error(fn, exercise, err)
-    return Feedback(True, exercise, f"correct! You practised {exercise.practises}", "passed")
+    return Feedback(
+        True, exercise, f"correct! You practised {exercise.practises}", "passed"
+    )
 
 
 def _is_stub(fn: Callable) -> bool:
@@ -109,8 +120,14 @@ def _is_stub(fn: Callable) -> bool:
 
 
 def _error(fn: Callable, exercise: Exercise, err: Exception) -> Feedback:
-    culprit = "your function" if _raised_in(fn, err) else "checking what your function returned"
-    return Feedback(False, exercise, f"not right yet: {describe(err, culprit)}", "error")
+    culprit = (
+        "your function"
+        if _raised_in(fn, err)
+        else "checking what your function returned"
+    )
+    return Feedback(
+        False, exercise, f"not right yet: {describe(err, culprit)}", "error"
+    )
 
 
 def _raised_in(fn: Callable, err: BaseException) -> bool:
@@ -131,30 +148,46 @@ def _library_roots() -> tuple[str, ...]:
     import numpy
 
     paths = sysconfig.get_paths()
-    roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
-             *site.getsitepackages(), str(Path(__file__).parents[1])}
+    roots = {
+        paths["stdlib"],
+        paths["platstdlib"],
+        paths["purelib"],
+        paths["platlib"],
+        *site.getsitepackages(),
+        str(Path(__file__).parents[1]),
+    }
     # Wherever JAX and NumPy are installed (Colab's dist-packages, say) is library code too.
     roots |= {str(Path(module.__file__ or "").parents[1]) for module in (jax, numpy)}
     return tuple(sorted(roots))
 
 
 def _not_done(exercise: Exercise) -> Feedback:
-    message = (f"not done yet: write the body of `{exercise.name}` ({exercise.title}) in "
-               "place of the `...`, run that cell, then run this check again.")
+    message = (
+        f"not done yet: write the body of `{exercise.name}` ({exercise.title}) in "
+        "place of the `...`, run that cell, then run this check again."
+    )
     return Feedback(False, exercise, message, "not done")
 
 
 def _unknown(fn: Any) -> Feedback:
     name = getattr(fn, "__name__", None)
     known = ", ".join(f"`{ex.name}`" for ex in exercises()) or "none yet"
-    what = f"no exercise is called `{name}`" if name else (
-        f"`check` takes the function you wrote, e.g. `check(ex_…)`; got {type(fn).__name__}")
+    what = (
+        f"no exercise is called `{name}`"
+        if name
+        else (
+            f"`check` takes the function you wrote, e.g. `check(ex_…)`; got {type(fn).__name__}"
+        )
+    )
     return Feedback(False, None, f"{what}. The exercises are: {known}.", "unknown")
 
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    with (contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()),
-          warnings.catch_warnings()):
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
         yield

@@ -31,7 +31,9 @@ _LEAKED = (
     "usually because the function stored it outside itself: in a global, a list or an "
     "attribute. Return values instead of storing them; a transformed function must be pure"
 )
-_SHAPES = "shapes don't fit: {message} Check each array's `.shape` against what the task asks"
+_SHAPES = (
+    "shapes don't fit: {message} Check each array's `.shape` against what the task asks"
+)
 _VMAP_SIZES = (
     "`vmap` mapped axes of different sizes: {message} Map only the batched arguments; give "
     "the others `None` in `in_axes`, e.g. `jax.vmap(f, in_axes=(None, 0))`"
@@ -40,12 +42,19 @@ _NOT_AN_ARRAY = (
     "`jax.jit` was given an argument that is not an array (a function, a string, …): "
     "close over it, or name it in `static_argnums`"
 )
-_VMAP_AXES = "`in_axes` does not match the arguments: {message} Give one entry per argument"
+_VMAP_AXES = (
+    "`in_axes` does not match the arguments: {message} Give one entry per argument"
+)
 
 _SHAPE_PATTERNS = (
-    r"incompatible shapes", r"requires contracting dimensions", r"cannot reshape",
-    r"mismatch in (its|their) core dimension", r"shapes? must", r"dimension.*size",
-    r"got (arrays|shapes) of (different|incompatible)", r"must have the same shape",
+    r"incompatible shapes",
+    r"requires contracting dimensions",
+    r"cannot reshape",
+    r"mismatch in (its|their) core dimension",
+    r"shapes? must",
+    r"dimension.*size",
+    r"got (arrays|shapes) of (different|incompatible)",
+    r"must have the same shape",
 )
 
 # Most specific first: TracerBoolConversionError is a ConcretizationTypeError.
@@ -60,7 +69,9 @@ _JAX_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 
 def first_line(err: BaseException, limit: int = 240) -> str:
     """An exception's message on one line, without JAX's pointers to docs and traces."""
-    text = re.split(r"\n\s*\n|The error occurred while|See https://|--------", str(err))[0]
+    text = re.split(
+        r"\n\s*\n|The error occurred while|See https://|--------", str(err)
+    )[0]
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -76,7 +87,9 @@ def describe(err: BaseException, culprit: str = "your function") -> str:
         if isinstance(err, kind):
             return f"{hint}."
     message = first_line(err)
-    if ("Tracer" in message and "concrete" in message.lower()) or "concrete values" in message:
+    if (
+        "Tracer" in message and "concrete" in message.lower()
+    ) or "concrete values" in message:
         return f"{_CONCRETE}."
     if isinstance(err, TypeError) and "as an abstract array" in message:
         return f"{_NOT_AN_ARRAY}."

@@ -11,8 +11,15 @@ import numpy as np
 from jaxtour.exercises._registry import Wrong
 
 
-def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
-                 atol: float = 1e-6, check_dtype: bool = True) -> None:
+def expect_close(
+    got: Any,
+    want: Any,
+    *,
+    where: str = "",
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    check_dtype: bool = True,
+) -> None:
     """Raise `Wrong` unless `got` is an array (or pytree of arrays) close to `want`.
 
     Checks, in this order, so the first problem is the one reported: that `got` is an
@@ -38,9 +45,13 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
     """
     at = f"at {where}: " if where else ""
     if got is Ellipsis:
-        raise Wrong(f"{at}your function returned `...`: replace the `...` with your code")
+        raise Wrong(
+            f"{at}your function returned `...`: replace the `...` with your code"
+        )
     if got is None and want is not None:
-        raise Wrong(f"{at}your function returned None: did it forget to `return` its result?")
+        raise Wrong(
+            f"{at}your function returned None: did it forget to `return` its result?"
+        )
     if _is_array(want):
         _expect_leaf_close(got, np.asarray(want), at, rtol, atol, check_dtype)
         return
@@ -50,7 +61,9 @@ def expect_close(got: Any, want: Any, *, where: str = "", rtol: float = 1e-5,
         raise Wrong(f"{at}expected {_describe_tree(want)}, got {_describe_tree(got)}")
     for (path, got_leaf), (_, want_leaf) in zip(got_leaves, want_leaves, strict=True):
         name = f"{at}{jax.tree_util.keystr(path)}: " if path else at
-        _expect_leaf_close(got_leaf, np.asarray(want_leaf), name, rtol, atol, check_dtype)
+        _expect_leaf_close(
+            got_leaf, np.asarray(want_leaf), name, rtol, atol, check_dtype
+        )
 
 
 def expect_pair(answer: Any, *, of: str) -> tuple[Any, Any]:
@@ -74,29 +87,38 @@ def _is_array(x: Any) -> bool:
     return isinstance(x, jax.Array | np.ndarray | np.generic | numbers.Number)
 
 
-def _expect_leaf_close(got: Any, want: np.ndarray, at: str, rtol: float, atol: float,
-                       check_dtype: bool) -> None:
+def _expect_leaf_close(
+    got: Any, want: np.ndarray, at: str, rtol: float, atol: float, check_dtype: bool
+) -> None:
     if not _is_array(got):
-        raise Wrong(f"{at}expected an array, got {type(got).__name__} {_short(got)}"
-                    + _container_hint(got))
+        raise Wrong(
+            f"{at}expected an array, got {type(got).__name__} {_short(got)}"
+            + _container_hint(got)
+        )
     python_number = isinstance(got, numbers.Number)
     got = np.asarray(got)
     if got.shape != want.shape:
         raise Wrong(f"{at}expected shape {want.shape}, got {got.shape}")
     if check_dtype and not python_number and got.dtype != want.dtype:
-        raise Wrong(f"{at}expected dtype {want.dtype}, got {got.dtype}{_dtype_hint(got, want)}")
+        raise Wrong(
+            f"{at}expected dtype {want.dtype}, got {got.dtype}{_dtype_hint(got, want)}"
+        )
     if np.issubdtype(want.dtype, np.inexact) or np.issubdtype(got.dtype, np.inexact):
         ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     else:
         ok = got == want
     if not np.all(ok):
-        raise Wrong(f"{at}got {_short(got)}, expected {_short(want)}" + _first_difference(
-            got, want, ok))
+        raise Wrong(
+            f"{at}got {_short(got)}, expected {_short(want)}"
+            + _first_difference(got, want, ok)
+        )
 
 
 def _container_hint(got: Any) -> str:
     if isinstance(got, list | tuple) and len(got) == 1 and _is_array(got[0]):
-        return f": a {type(got).__name__} holding one array; take the array out with `[0]`"
+        return (
+            f": a {type(got).__name__} holding one array; take the array out with `[0]`"
+        )
     if isinstance(got, list | tuple):
         return ": make one array of it with `jnp.array` or `jnp.stack`"
     return ""
@@ -104,8 +126,10 @@ def _container_hint(got: Any) -> str:
 
 def _dtype_hint(got: np.ndarray, want: np.ndarray) -> str:
     if got.dtype == np.float64 and want.dtype == np.float32:
-        return ("; JAX computes in float32 unless `jax_enable_x64` is on, and NumPy (`np.…`) "
-                "in float64: compute with `jnp.…`")
+        return (
+            "; JAX computes in float32 unless `jax_enable_x64` is on, and NumPy (`np.…`) "
+            "in float64: compute with `jnp.…`"
+        )
     if np.issubdtype(got.dtype, np.integer) and np.issubdtype(want.dtype, np.floating):
         return "; integer inputs stay integers: start from floats (`1.0`, `.astype(float)`)"
     return ""
@@ -129,6 +153,8 @@ def _short(x: Any) -> str:
     if isinstance(x, np.ndarray) and x.ndim == 0:
         return _num(x.item())
     if isinstance(x, np.ndarray):
-        return np.array2string(x, precision=4, threshold=8, edgeitems=2).replace("\n", "")
+        return np.array2string(x, precision=4, threshold=8, edgeitems=2).replace(
+            "\n", ""
+        )
     text = repr(x)
     return text if len(text) <= 60 else text[:59] + "…"

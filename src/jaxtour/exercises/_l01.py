@@ -24,36 +24,48 @@ LESSON = "01_why_jax"
 
 # --- ex_safe_log: Python control flow replaced by jnp.where ------------------------------
 
-@checks(LESSON, "ex_safe_log", title="a jit-safe logarithm",
-        practises="replacing a Python `if` on an array with `jnp.where`, so `jax.jit` can trace it")
+
+@checks(
+    LESSON,
+    "ex_safe_log",
+    title="a jit-safe logarithm",
+    practises="replacing a Python `if` on an array with `jnp.where`, so `jax.jit` can trace it",
+)
 def _check_safe_log(fn: Callable) -> None:
     # a scalar first: a Python `if` on it under jit -> Wrong, in plain words
     _expect_log(under_jit(fn, jnp.float32(-1.0)), jnp.float32(-1.0))
     _expect_log(under_jit(fn, jnp.float32(0.0)), jnp.float32(0.0))
-    _expect_log(under_jit(fn, jnp.array([2.0, 1.0, 0.5, 0.0, -3.0], jnp.float32)),
-                jnp.array([2.0, 1.0, 0.5, 0.0, -3.0], jnp.float32))
+    _expect_log(
+        under_jit(fn, jnp.array([2.0, 1.0, 0.5, 0.0, -3.0], jnp.float32)),
+        jnp.array([2.0, 1.0, 0.5, 0.0, -3.0], jnp.float32),
+    )
 
 
 def _expect_log(got, x: jax.Array) -> None:
     """`got` is log(x) where x > 0 and 0 elsewhere; name nan and -inf specifically."""
     x64 = np.asarray(x, np.float64)
-    want = jnp.asarray(np.where(x64 > 0, np.log(np.where(x64 > 0, x64, 1.0)), 0.0), x.dtype)
+    want = jnp.asarray(
+        np.where(x64 > 0, np.log(np.where(x64 > 0, x64, 1.0)), 0.0), x.dtype
+    )
     where = f"x = {x64.tolist()} under jax.jit"
     if isinstance(got, jax.Array | np.ndarray) and np.shape(got) == want.shape:
         values = np.atleast_1d(np.asarray(got))
-        for what, bad, why in (("nan", np.isnan(values), "of a negative number is nan"),
-                               ("-inf", values == -np.inf, "of zero is -inf")):
+        for what, bad, why in (
+            ("nan", np.isnan(values), "of a negative number is nan"),
+            ("-inf", values == -np.inf, "of zero is -inf"),
+        ):
             if bad.any():
                 at = float(np.atleast_1d(x64)[np.argmax(bad)])
                 raise Wrong(
                     f"at x = {at:g} your function gives {what} (`jnp.log` {why}), and the "
                     "task asks for 0 there. Choose per element with "
-                    "`jnp.where(x > 0, ..., 0.0)`.")
+                    "`jnp.where(x > 0, ..., 0.0)`."
+                )
     expect_close(got, want, where=where)
 
 
-
 # --- ex_time_call: block_until_ready, and compile before timing --------------------------
+
 
 def _matmul_case() -> tuple[Callable, jax.Array]:
     """A jitted call whose work takes milliseconds on any device."""
@@ -63,10 +75,12 @@ def _matmul_case() -> tuple[Callable, jax.Array]:
 
 def _compile_heavy_case() -> tuple[Callable, jax.Array]:
     """A fresh jitted function that takes long to compile and microseconds to run."""
+
     def chain(x):
         for i in range(60):
             x = jnp.sin(x) * (1.0 + i * 1e-3)
         return x
+
     return jax.jit(chain), jnp.float32(0.3)
 
 
@@ -82,14 +96,20 @@ def _fastest_blocked(f: Callable, x: jax.Array, repeat: int = 3) -> float:
 
 def _seconds(answer, case: str) -> float:
     if not isinstance(answer, int | float | np.floating) or isinstance(answer, bool):
-        raise Wrong(f"for {case} your function returned {type(answer).__name__} "
-                    f"{answer!r}: return the time in seconds, a Python float")
+        raise Wrong(
+            f"for {case} your function returned {type(answer).__name__} "
+            f"{answer!r}: return the time in seconds, a Python float"
+        )
     return float(answer)
 
 
-@checks(LESSON, "ex_time_call", title="time a jitted call honestly",
-        practises="timing JAX code: compile first, then stop the clock after "
-                  "`.block_until_ready()`")
+@checks(
+    LESSON,
+    "ex_time_call",
+    title="time a jitted call honestly",
+    practises="timing JAX code: compile first, then stop the clock after "
+    "`.block_until_ready()`",
+)
 def _check_time_call(fn: Callable) -> None:
     f, x = _matmul_case()
     work = _fastest_blocked(f, x)
@@ -101,10 +121,13 @@ def _check_time_call(fn: Callable) -> None:
             f"your time for a jitted matmul is {timed * 1e3:.3f} ms, but the work takes "
             f"at least {work * 1e3:.1f} ms: you stopped the clock when the call returned, "
             "not when the work was done (asynchronous dispatch). End the timed call with "
-            "`.block_until_ready()`.")
+            "`.block_until_ready()`."
+        )
     f, x = _compile_heavy_case()
-    timed = min(_seconds(fn(*_compile_heavy_case()), "a fresh jitted function")
-                for _ in range(2))
+    timed = min(
+        _seconds(fn(*_compile_heavy_case()), "a fresh jitted function")
+        for _ in range(2)
+    )
     start = time.perf_counter()
     jax.block_until_ready(f(x))  # the first call: trace, compile, run
     first_call = time.perf_counter() - start
@@ -113,36 +136,49 @@ def _check_time_call(fn: Callable) -> None:
             f"for a freshly jitted function your time is {timed * 1e3:.0f} ms, about what "
             f"its first call costs ({first_call * 1e3:.0f} ms: tracing and compiling): your "
             "timer counted compilation. Call `f(x)` once (and wait for it) before you "
-            "start the clock.")
-
+            "start the clock."
+        )
 
 
 # --- ex_gelu_jaxpr: read a count off draw_jaxpr -----------------------------------------
+
 
 def _gelu(x):
     return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi) * (x + 0.044715 * x**3)))
 
 
-@checks(LESSON, "ex_gelu_jaxpr", title="read gelu's jaxpr off its picture",
-        practises="reading a jaxpr drawn by `draw_jaxpr`: one box per primitive JAX traced")
+@checks(
+    LESSON,
+    "ex_gelu_jaxpr",
+    title="read gelu's jaxpr off its picture",
+    practises="reading a jaxpr drawn by `draw_jaxpr`: one box per primitive JAX traced",
+)
 def _check_gelu_jaxpr(fn: Callable) -> None:
     names = [e.primitive.name for e in jax.make_jaxpr(_gelu)(jnp.ones(4)).jaxpr.eqns]
     want = (len(names), names.count("mul"))
     answer = fn()
-    if not (isinstance(answer, tuple) and len(answer) == 2
-            and all(isinstance(a, int | np.integer) for a in answer)):
+    if not (
+        isinstance(answer, tuple)
+        and len(answer) == 2
+        and all(isinstance(a, int | np.integer) for a in answer)
+    ):
         raise Wrong(f"return two whole numbers, (equations, mul boxes); got {answer!r}")
     equations, muls = (int(a) for a in answer)
     if muls == want[1] + names.count("integer_pow"):
-        raise Wrong(f"{muls} mul boxes counts `x**3` as well: in the picture it is its own "
-                    "primitive, `integer_pow`, not a `mul`.")
+        raise Wrong(
+            f"{muls} mul boxes counts `x**3` as well: in the picture it is its own "
+            "primitive, `integer_pow`, not a `mul`."
+        )
     if muls != want[1]:
-        raise Wrong(f"the drawing does not show {muls} boxes labelled `mul`: count the boxes "
-                    "whose first line is exactly `mul`.")
+        raise Wrong(
+            f"the drawing does not show {muls} boxes labelled `mul`: count the boxes "
+            "whose first line is exactly `mul`."
+        )
     if equations != want[0]:
         more = "more" if equations < want[0] else "fewer"
         raise Wrong(
             f"the number of `mul` boxes is right, but the drawing has {more} "
             f"than {equations} equations: count every box between the input and the "
             "output, `convert_element_type` and `sqrt` of a constant included (the "
-            "picture's title says how many).")
+            "picture's title says how many)."
+        )

@@ -37,38 +37,64 @@ def _names(fn: Callable) -> set[str]:
 def _forbid(fn: Callable, names: dict[str, str], task: str) -> None:
     for name, instead in names.items():
         if name in _names(fn):
-            raise Wrong(f"this may give the right numbers, but it uses `jax.{name}`: "
-                        f"the task is to build it from {instead}. {task}")
+            raise Wrong(
+                f"this may give the right numbers, but it uses `jax.{name}`: "
+                f"the task is to build it from {instead}. {task}"
+            )
 
 
 # --- ex_grad_from_vjp -------------------------------------------------------------------
+
 
 def _sum_of_squares(x):
     return jnp.sum(x**2)
 
 
-@checks(LESSON, "ex_grad_from_vjp", title="gradient from `vjp`",
-        practises="building `grad` from `jax.vjp`: reverse mode with a seed cotangent of 1")
+@checks(
+    LESSON,
+    "ex_grad_from_vjp",
+    title="gradient from `vjp`",
+    practises="building `grad` from `jax.vjp`: reverse mode with a seed cotangent of 1",
+)
 def _check_grad_from_vjp(fn: Callable) -> None:
-    cases = [(jnp.sin, jnp.float32(0.5), "f = sin, x = 0.5"),
-             (_sum_of_squares, jnp.array([1.0, -2.0, 3.0], jnp.float32),
-              "f = sum(x**2), x = [1, -2, 3]")]
+    cases = [
+        (jnp.sin, jnp.float32(0.5), "f = sin, x = 0.5"),
+        (
+            _sum_of_squares,
+            jnp.array([1.0, -2.0, 3.0], jnp.float32),
+            "f = sum(x**2), x = [1, -2, 3]",
+        ),
+    ]
     for f, x, where in cases:
         got, want = fn(f, x), jax.grad(f)(x)
-        same_shape = isinstance(got, jax.Array | np.ndarray) and np.shape(got) == np.shape(want)
+        same_shape = isinstance(got, jax.Array | np.ndarray) and np.shape(
+            got
+        ) == np.shape(want)
         if same_shape and np.allclose(got, 0.0) and not np.allclose(want, 0.0):
-            raise Wrong(f"at {where}: your gradient is all zeros: the seed cotangent "
-                        "must be 1.0 (`jnp.ones_like(y)`), not 0; the VJP is linear, "
-                        "so a zero seed pulls back zero.")
+            raise Wrong(
+                f"at {where}: your gradient is all zeros: the seed cotangent "
+                "must be 1.0 (`jnp.ones_like(y)`), not 0; the VJP is linear, "
+                "so a zero seed pulls back zero."
+            )
         expect_close(got, want, where=where)
-    _forbid(fn, {"grad": "`jax.vjp` only", "jacrev": "`jax.vjp` only",
-                 "value_and_grad": "`jax.vjp` only"}, "")
-    expect_close(under_jit(fn, jnp.sin, jnp.float32(1.0)), jnp.cos(jnp.float32(1.0)),
-                 where="f = sin, x = 1.0 under jax.jit")
-
+    _forbid(
+        fn,
+        {
+            "grad": "`jax.vjp` only",
+            "jacrev": "`jax.vjp` only",
+            "value_and_grad": "`jax.vjp` only",
+        },
+        "",
+    )
+    expect_close(
+        under_jit(fn, jnp.sin, jnp.float32(1.0)),
+        jnp.cos(jnp.float32(1.0)),
+        where="f = sin, x = 1.0 under jax.jit",
+    )
 
 
 # --- ex_jacobian_from_jvp ---------------------------------------------------------------
+
 
 def _g(x):  # R³ → R², not square, so a transposed answer shows in its shape
     return jnp.stack([jnp.sin(x[0]) * x[1], jnp.sum(x**2)])
@@ -78,13 +104,26 @@ def _h(x):  # R² → R⁴
     return jnp.concatenate([jnp.tanh(x), x[0] * x[1] * jnp.ones(2)])
 
 
-@checks(LESSON, "ex_jacobian_from_jvp", title="a Jacobian from `vmap` of `jvp`",
-        practises="forward mode by hand: `jax.vmap` of `jax.jvp` over a basis is `jax.jacfwd`")
+@checks(
+    LESSON,
+    "ex_jacobian_from_jvp",
+    title="a Jacobian from `vmap` of `jvp`",
+    practises="forward mode by hand: `jax.vmap` of `jax.jvp` over a basis is `jax.jacfwd`",
+)
 def _check_jacobian_from_jvp(fn: Callable) -> None:
-    _forbid(fn, {"jacfwd": "`jax.jvp` and `jax.vmap`", "jacrev": "`jax.jvp` and `jax.vmap`",
-                 "jacobian": "`jax.jvp` and `jax.vmap`"}, "")
-    cases = [(_g, jnp.array([0.5, -1.0, 2.0], jnp.float32), "f: R³ → R², x = [0.5, -1, 2]"),
-             (_h, jnp.array([0.3, -0.7], jnp.float32), "f: R² → R⁴, x = [0.3, -0.7]")]
+    _forbid(
+        fn,
+        {
+            "jacfwd": "`jax.jvp` and `jax.vmap`",
+            "jacrev": "`jax.jvp` and `jax.vmap`",
+            "jacobian": "`jax.jvp` and `jax.vmap`",
+        },
+        "",
+    )
+    cases = [
+        (_g, jnp.array([0.5, -1.0, 2.0], jnp.float32), "f: R³ → R², x = [0.5, -1, 2]"),
+        (_h, jnp.array([0.3, -0.7], jnp.float32), "f: R² → R⁴, x = [0.3, -0.7]"),
+    ]
     for f, x, where in cases:
         got, want = fn(f, x), jax.jacfwd(f)(x)
         shape = np.shape(got) if isinstance(got, jax.Array | np.ndarray) else None
@@ -92,16 +131,21 @@ def _check_jacobian_from_jvp(fn: Callable) -> None:
             raise Wrong(
                 f"at {where}: your matrix is the transpose, {shape}: the Jacobian of "
                 f"f: Rⁿ → Rᵐ is m × n, its column j is the JVP along basis vector j. vmap "
-                "stacks the JVPs as rows: pass `out_axes=1` to `jax.vmap` (or transpose).")
-        if shape == want.shape[:1] and np.allclose(got, want @ np.ones(x.shape[0]), atol=1e-5):
+                "stacks the JVPs as rows: pass `out_axes=1` to `jax.vmap` (or transpose)."
+            )
+        if shape == want.shape[:1] and np.allclose(
+            got, want @ np.ones(x.shape[0]), atol=1e-5
+        ):
             raise Wrong(
                 f"at {where}: you returned one JVP, J·v for v = ones: a single column's worth. "
-                "Push every basis vector through: `jax.vmap` over the rows of `jnp.eye(n)`.")
+                "Push every basis vector through: `jax.vmap` over the rows of `jnp.eye(n)`."
+            )
         expect_close(got, want, where=where)
     if "vmap" not in _names(fn):
-        raise Wrong("the numbers are right, but the JVPs run one at a time in Python: "
-                    "use `jax.vmap` over the basis, so they run as one batched pass.")
-
+        raise Wrong(
+            "the numbers are right, but the JVPs run one at a time in Python: "
+            "use `jax.vmap` over the basis, so they run as one batched pass."
+        )
 
 
 # --- ex_biggest_cotangent: read draw_vjp ------------------------------------------------
@@ -113,9 +157,13 @@ def _sin_of_matmul(x):  # the lesson's g for draw_vjp: R³ → R²
     return jnp.sin(_A @ x)
 
 
-@checks(LESSON, "ex_biggest_cotangent", title="read a VJP off its picture",
-        practises="reading `draw_vjp`: the cotangent uᵀJ that reverse mode pulls back "
-                  "to each input")
+@checks(
+    LESSON,
+    "ex_biggest_cotangent",
+    title="read a VJP off its picture",
+    practises="reading `draw_vjp`: the cotangent uᵀJ that reverse mode pulls back "
+    "to each input",
+)
 def _check_biggest_cotangent(fn: Callable) -> None:
     x3 = jnp.array([0.5, -1.0, 2.0], jnp.float32)
     u = jnp.array([1.0, -2.0], jnp.float32)
@@ -124,17 +172,27 @@ def _check_biggest_cotangent(fn: Callable) -> None:
     value = float(pulled[index])
     answer = fn()
     if not (isinstance(answer, tuple) and len(answer) == 2):
-        raise Wrong(f"return a pair (index of the input, its cotangent); got {answer!r}")
+        raise Wrong(
+            f"return a pair (index of the input, its cotangent); got {answer!r}"
+        )
     got_index, got_value = answer
     if got_index == index + 1:
-        raise Wrong(f"input {got_index} counts from 1: Python (and `x3[i]`) counts from 0.")
+        raise Wrong(
+            f"input {got_index} counts from 1: Python (and `x3[i]`) counts from 0."
+        )
     if got_index != index:
-        raise Wrong(f"input {got_index} is not the one with the largest cotangent in the "
-                    "picture: compare the magnitudes of the three numbers in the box "
-                    "\"cotangent of x\".")
+        raise Wrong(
+            f"input {got_index} is not the one with the largest cotangent in the "
+            "picture: compare the magnitudes of the three numbers in the box "
+            '"cotangent of x".'
+        )
     if np.isclose(got_value, -value, atol=0.01):
-        raise Wrong(f"the index is right, but the sign is not: the box shows {value:.2f}; "
-                    "the cotangent is signed.")
+        raise Wrong(
+            f"the index is right, but the sign is not: the box shows {value:.2f}; "
+            "the cotangent is signed."
+        )
     if not np.isclose(got_value, value, atol=0.01):
-        raise Wrong(f"the index is right, but {got_value} is not the value in its box "
-                    "(to two decimals).")
+        raise Wrong(
+            f"the index is right, but {got_value} is not the value in its box "
+            "(to two decimals)."
+        )

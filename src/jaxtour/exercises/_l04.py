@@ -1,4 +1,4 @@
-"""Lesson 04's exercises: `vmap` with `in_axes`, a `lax.scan` loop, and scans read off a drawing."""
+"""Lesson 04's exercises: `vmap` with `in_axes`, a `lax.scan` loop, scans in a drawing."""
 
 from __future__ import annotations
 
@@ -20,16 +20,24 @@ def squared_error(w, b, x, t):
 
 def _batch(n: int, seed: int = 0):
     kw, kx, kt = jax.random.split(jax.random.key(seed), 3)
-    return (jax.random.normal(kw, (3,)), jnp.float32(0.5), jax.random.normal(kx, (n, 3)),
-            jax.random.normal(kt, (n,)))
+    return (
+        jax.random.normal(kw, (3,)),
+        jnp.float32(0.5),
+        jax.random.normal(kx, (n, 3)),
+        jax.random.normal(kt, (n,)),
+    )
 
 
 def _equations(fn, *args) -> int:
     return len(jax.make_jaxpr(lambda *a: fn(squared_error, *a))(*args).eqns)
 
 
-@checks(LESSON, "ex_per_example_losses", title="`vmap` a per-example loss",
-        practises="`jax.vmap` with `in_axes`: batching some arguments and sharing others")
+@checks(
+    LESSON,
+    "ex_per_example_losses",
+    title="`vmap` a per-example loss",
+    practises="`jax.vmap` with `in_axes`: batching some arguments and sharing others",
+)
 def _check_per_example_losses(fn) -> None:
     w, b, xs, ts = _batch(8)
     want = jnp.stack([squared_error(w, b, x, t) for x, t in zip(xs, ts, strict=True)])
@@ -38,47 +46,66 @@ def _check_per_example_losses(fn) -> None:
     except ValueError as err:
         if "vmap" not in str(err):
             raise
-        raise Wrong("`vmap` tried to map an argument that has no batch axis (w has shape "
-                    "(3,), b is a scalar): in `in_axes`, give the shared arguments `None` "
-                    "and the batched ones 0") from None
+        raise Wrong(
+            "`vmap` tried to map an argument that has no batch axis (w has shape "
+            "(3,), b is a scalar): in `in_axes`, give the shared arguments `None` "
+            "and the batched ones 0"
+        ) from None
     if np.shape(got) == ():
-        raise Wrong("you returned one number; the task asks for one loss per example, "
-                    "shape (8,) for 8 examples: do not average")
+        raise Wrong(
+            "you returned one number; the task asks for one loss per example, "
+            "shape (8,) for 8 examples: do not average"
+        )
     expect_close(got, want, where="8 examples")
-    expect_close(under_jit(fn, squared_error, w, b, xs, ts), want, where="8 examples, jitted")
+    expect_close(
+        under_jit(fn, squared_error, w, b, xs, ts), want, where="8 examples, jitted"
+    )
     if _equations(fn, *_batch(16)) > _equations(fn, w, b, xs, ts):
-        raise Wrong("right values, but your program grows with the batch: a Python loop "
-                    "writes one copy per example. `jax.vmap(loss, in_axes=...)` writes one")
+        raise Wrong(
+            "right values, but your program grows with the batch: a Python loop "
+            "writes one copy per example. `jax.vmap(loss, in_axes=...)` writes one"
+        )
 
 
-
-@checks(LESSON, "ex_cumulative_product", title="a running product with `lax.scan`",
-        practises="writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad` "
-                  "goes through")
+@checks(
+    LESSON,
+    "ex_cumulative_product",
+    title="a running product with `lax.scan`",
+    practises="writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad` "
+    "goes through",
+)
 def _check_cumulative_product(fn) -> None:
     xs = jnp.array([1.5, -2.0, 0.5, 3.0, 1.0], jnp.float32)
     got = fn(xs)
     if np.shape(got) == ():
-        raise Wrong("you returned one number (the last product?); return every running "
-                    "product: `scan`'s second output, the stacked `y`s")
+        raise Wrong(
+            "you returned one number (the last product?); return every running "
+            "product: `scan`'s second output, the stacked `y`s"
+        )
     if np.shape(got) == xs.shape and np.allclose(got, 0.0):
-        raise Wrong("every running product is 0: a product starts from 1, not 0 "
-                    "(the carry's initial value)")
-    expect_close(got, jnp.asarray(np.cumprod(np.asarray(xs))), where="xs=[1.5, -2, 0.5, 3, 1]")
+        raise Wrong(
+            "every running product is 0: a product starts from 1, not 0 "
+            "(the carry's initial value)"
+        )
+    expect_close(
+        got, jnp.asarray(np.cumprod(np.asarray(xs))), where="xs=[1.5, -2, 0.5, 3, 1]"
+    )
     primitives = {e.primitive.name for e in jax.make_jaxpr(fn)(xs).eqns}
     if "scan" not in primitives:
-        raise Wrong("right values, but there is no `lax.scan` in your program (a Python loop "
-                    "is unrolled; `jnp.cumprod` skips the exercise): write the step "
-                    "function and let `lax.scan` run it")
+        raise Wrong(
+            "right values, but there is no `lax.scan` in your program (a Python loop "
+            "is unrolled; `jnp.cumprod` skips the exercise): write the step "
+            "function and let `lax.scan` run it"
+        )
     # reverse mode goes through scan: d/dx_i of sum of the running products
     grad = jax.grad(lambda v: jnp.sum(fn(v)))(xs)
     want = jax.grad(lambda v: jnp.sum(jnp.cumprod(v)))(xs)
     expect_close(grad, want, where="the gradient of the products' sum", rtol=1e-4)
 
 
-
 def running_sum(xs):
     """The lesson's `cumulative_sum`: a scan carrying the total."""
+
     def step(total, x):
         total = total + x
         return total, total
@@ -98,21 +125,36 @@ def scans(jaxpr) -> int:
     return found
 
 
-@checks(LESSON, "ex_count_scans", title="scans in a gradient's drawing",
-        practises="reading `draw_jaxpr` clusters: reverse mode through `scan` is a second, "
-                  "reversed `scan`")
+@checks(
+    LESSON,
+    "ex_count_scans",
+    title="scans in a gradient's drawing",
+    practises="reading `draw_jaxpr` clusters: reverse mode through `scan` is a second, "
+    "reversed `scan`",
+)
 def _check_count_scans(fn) -> None:
     steps = jnp.arange(5.0)
-    answer = expect_pair(fn(), of="whole numbers: (scans drawn for cumulative_sum, "
-                         "scans drawn for its gradient)")
+    answer = expect_pair(
+        fn(),
+        of="whole numbers: (scans drawn for cumulative_sum, "
+        "scans drawn for its gradient)",
+    )
     forward = scans(jax.make_jaxpr(running_sum)(steps).jaxpr)
-    backward = scans(jax.make_jaxpr(jax.grad(lambda v: running_sum(v).sum()))(steps).jaxpr)
+    backward = scans(
+        jax.make_jaxpr(jax.grad(lambda v: running_sum(v).sum()))(steps).jaxpr
+    )
     if answer[0] != forward:
-        raise Wrong(f"cumulative_sum's drawing has {forward} scan cluster: one body, traced "
-                    "once, however long `xs` is")
+        raise Wrong(
+            f"cumulative_sum's drawing has {forward} scan cluster: one body, traced "
+            "once, however long `xs` is"
+        )
     if answer[1] == forward:
-        raise Wrong("look again at the gradient's drawing: besides the forward scan there is "
-                    "a second one, labelled `reverse=True`: the backward pass")
+        raise Wrong(
+            "look again at the gradient's drawing: besides the forward scan there is "
+            "a second one, labelled `reverse=True`: the backward pass"
+        )
     if answer[1] != backward:
-        raise Wrong(f"the gradient's drawing has {backward} scan clusters, not {answer[1]}: "
-                    "the forward scan (saving what the backward pass needs) and a reversed one")
+        raise Wrong(
+            f"the gradient's drawing has {backward} scan clusters, not {answer[1]}: "
+            "the forward scan (saving what the backward pass needs) and a reversed one"
+        )

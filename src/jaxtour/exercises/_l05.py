@@ -20,63 +20,96 @@ def _example_loss(params, image, label):
 
 def _problem(batch: int, seed: int = 0):
     rng = np.random.default_rng(seed)
-    params = {"w": jnp.asarray(rng.standard_normal((6, 3)), jnp.float32),
-              "b": jnp.asarray(rng.standard_normal(3), jnp.float32)}
+    params = {
+        "w": jnp.asarray(rng.standard_normal((6, 3)), jnp.float32),
+        "b": jnp.asarray(rng.standard_normal(3), jnp.float32),
+    }
     images = jnp.asarray(rng.standard_normal((batch, 6)), jnp.float32)
     labels = jnp.asarray(rng.integers(0, 3, batch), jnp.int32)
     return params, images, labels
 
 
-@checks(LESSON, "ex_losses_per_digit", title="per-example losses with `vmap`",
-        practises="batching a one-example function with `jax.vmap` and the right `in_axes`")
+@checks(
+    LESSON,
+    "ex_losses_per_digit",
+    title="per-example losses with `vmap`",
+    practises="batching a one-example function with `jax.vmap` and the right `in_axes`",
+)
 def _check_losses_per_digit(fn):
     for batch in (4, 1):
         params, images, labels = _problem(batch, seed=batch)
-        want = jnp.stack([_example_loss(params, images[i], labels[i]) for i in range(batch)])
+        want = jnp.stack(
+            [_example_loss(params, images[i], labels[i]) for i in range(batch)]
+        )
         try:
             got = fn(_example_loss, params, images, labels)
         except ValueError as err:
             if "inconsistent sizes" in str(err) or "vmap" in str(err):
-                raise Wrong("`vmap` mapped over `params` too (the default `in_axes=0` maps "
-                            "every argument): the weights are shared by every example, so "
-                            "give `params` the axis `None`: `in_axes=(None, 0, 0)`") from None
+                raise Wrong(
+                    "`vmap` mapped over `params` too (the default `in_axes=0` maps "
+                    "every argument): the weights are shared by every example, so "
+                    "give `params` the axis `None`: `in_axes=(None, 0, 0)`"
+                ) from None
             raise
         if np.shape(got) == () and batch > 1:
-            raise Wrong("you returned one number; the task wants one loss per example, "
-                        f"f32[batch] (here shape ({batch},)): leave the mean to the caller")
+            raise Wrong(
+                "you returned one number; the task wants one loss per example, "
+                f"f32[batch] (here shape ({batch},)): leave the mean to the caller"
+            )
         expect_close(got, want, where=f"a batch of {batch}", rtol=1e-5, atol=1e-6)
     if "vmap" not in fn.__code__.co_names:
-        raise Wrong("the values are right, but the task is to batch `example_loss` with "
-                    "`jax.vmap`, not with a Python loop over the examples")
+        raise Wrong(
+            "the values are right, but the task is to batch `example_loss` with "
+            "`jax.vmap`, not with a Python loop over the examples"
+        )
 
 
-@checks(LESSON, "ex_accuracy", title="accuracy of a batch",
-        practises="reducing logits to a prediction with `argmax` over the right axis")
+@checks(
+    LESSON,
+    "ex_accuracy",
+    title="accuracy of a batch",
+    practises="reducing logits to a prediction with `argmax` over the right axis",
+)
 def _check_accuracy(fn):
     rng = np.random.default_rng(5)
-    for batch, classes in ((6, 6), (10, 4)):  # 6x6: argmax over the wrong axis still fits
+    for batch, classes in (
+        (6, 6),
+        (10, 4),
+    ):  # 6x6: argmax over the wrong axis still fits
         logits = jnp.asarray(rng.standard_normal((batch, classes)), jnp.float32)
         labels = jnp.asarray(rng.integers(0, classes, batch), jnp.int32)
-        labels = labels.at[:2].set(jnp.argmax(logits[:2], axis=-1))  # some right answers
+        labels = labels.at[:2].set(
+            jnp.argmax(logits[:2], axis=-1)
+        )  # some right answers
         right = np.asarray(jnp.argmax(logits, axis=-1) == labels)
         got = fn(logits, labels)
         if np.shape(got) == (batch,):
-            raise Wrong("you returned one value per example; accuracy is one number: the "
-                        "fraction of examples whose largest logit is the label")
+            raise Wrong(
+                "you returned one value per example; accuracy is one number: the "
+                "fraction of examples whose largest logit is the label"
+            )
         if np.shape(got) != ():
             raise Wrong(f"expected one number, got an array of shape {np.shape(got)}")
         value = float(got)
         if np.isclose(value, right.sum()) and right.sum() != right.mean():
-            raise Wrong(f"{value:g} is the number of right answers; accuracy is a fraction: "
-                        "divide by the batch size (`jnp.mean` does both)")
+            raise Wrong(
+                f"{value:g} is the number of right answers; accuracy is a fraction: "
+                "divide by the batch size (`jnp.mean` does both)"
+            )
         if batch == classes:
-            by_class = np.mean(np.asarray(jnp.argmax(logits, axis=0)) == np.asarray(labels))
+            by_class = np.mean(
+                np.asarray(jnp.argmax(logits, axis=0)) == np.asarray(labels)
+            )
             if np.isclose(value, by_class) and not np.isclose(by_class, right.mean()):
-                raise Wrong("`argmax` ran over the batch axis (axis 0): for each class it "
-                            "picked an example. Take it over the classes: `axis=-1`")
+                raise Wrong(
+                    "`argmax` ran over the batch axis (axis 0): for each class it "
+                    "picked an example. Take it over the classes: `axis=-1`"
+                )
         if not np.isclose(value, right.mean()):
-            raise Wrong(f"for a batch of {batch} with {right.sum()} right answers, expected "
-                        f"{right.mean():g}, got {value:g}")
+            raise Wrong(
+                f"for a batch of {batch} with {right.sum()} right answers, expected "
+                f"{right.mean():g}, got {value:g}"
+            )
 
 
 def _nested(eqn):
@@ -99,8 +132,12 @@ def _first_dot_shape(jaxpr) -> tuple[int, ...] | None:
     return None
 
 
-@checks(LESSON, "ex_first_matmul_shape", title="a shape read off the jaxpr",
-        practises="reading a drawn jaxpr: what `vmap` does to the shapes of `predict`")
+@checks(
+    LESSON,
+    "ex_first_matmul_shape",
+    title="a shape read off the jaxpr",
+    practises="reading a drawn jaxpr: what `vmap` does to the shapes of `predict`",
+)
 def _check_first_matmul_shape(fn):
     from jaxtour.mlp import SIZES, batched_predict, init_params
 
@@ -112,16 +149,26 @@ def _check_first_matmul_shape(fn):
         try:
             got = tuple(int(n) for n in got)
         except TypeError:
-            raise Wrong(f"return a shape, a tuple such as (3, 4); got {got!r}") from None
+            raise Wrong(
+                f"return a shape, a tuple such as (3, 4); got {got!r}"
+            ) from None
         if got == want:
             continue
         if got == want[1:]:
-            raise Wrong(f"{got} is one image's shape, as `predict` sees it; `vmap` adds the "
-                        f"batch axis in front: for a batch of {batch}, ({batch}, ...)")
+            raise Wrong(
+                f"{got} is one image's shape, as `predict` sees it; `vmap` adds the "
+                f"batch axis in front: for a batch of {batch}, ({batch}, ...)"
+            )
         if got == (SIZES[0], SIZES[1]):
-            raise Wrong(f"{got} is the shape of the weights `hidden1.w`, an INPUT of the "
-                        "first `dot_general`; the task asks for its output (the arrow out)")
+            raise Wrong(
+                f"{got} is the shape of the weights `hidden1.w`, an INPUT of the "
+                "first `dot_general`; the task asks for its output (the arrow out)"
+            )
         if got == want[::-1]:
-            raise Wrong(f"{got}: the axes are the wrong way round; the batch axis comes first")
-        raise Wrong(f"for a batch of {batch} the first `dot_general` makes {want}, got {got}"
-                    + (" (is the batch size taken from the argument?)" if batch != 8 else ""))
+            raise Wrong(
+                f"{got}: the axes are the wrong way round; the batch axis comes first"
+            )
+        raise Wrong(
+            f"for a batch of {batch} the first `dot_general` makes {want}, got {got}"
+            + (" (is the batch size taken from the argument?)" if batch != 8 else "")
+        )

@@ -31,14 +31,19 @@ def _cases():
     ]
 
 
-@checks(LESSON, "ex_agrees", title="float32 against a float64 oracle",
-        practises="comparing a float32 result with a float64 oracle at float32's precision, "
-                  "against the array's scale")
+@checks(
+    LESSON,
+    "ex_agrees",
+    title="float32 against a float64 oracle",
+    practises="comparing a float32 result with a float64 oracle at float32's precision, "
+    "against the array's scale",
+)
 def _check_agrees(fn):
     for name, actual, expected, right in _cases():
         got = fn(actual, expected)
         if not isinstance(got, bool | np.bool_) and not (
-                isinstance(got, jax.Array) and got.shape == () and got.dtype == jnp.bool_):
+            isinstance(got, jax.Array) and got.shape == () and got.dtype == jnp.bool_
+        ):
             raise Wrong(f"return True or False; for {name} it returned {got!r}")
         if bool(got) == right:
             continue
@@ -46,19 +51,27 @@ def _check_agrees(fn):
         if name == "a float64 copy of the answer":
             raise Wrong("it rejects even an exact copy of the expected values")
         if name == "a float32 matmul":
-            raise Wrong(f"it rejects a correct float32 matmul (off by {relative:.0e} of the "
-                        "largest entry): float32 keeps about 7 digits, so exact equality or "
-                        "a float64-sized tolerance (1e-12) expects what float32 cannot give. "
-                        "Allow about 1e-5 of the values' scale")
+            raise Wrong(
+                f"it rejects a correct float32 matmul (off by {relative:.0e} of the "
+                "largest entry): float32 keeps about 7 digits, so exact equality or "
+                "a float64-sized tolerance (1e-12) expects what float32 cannot give. "
+                "Allow about 1e-5 of the values' scale"
+            )
         if name.startswith("a float32 running sum"):
-            raise Wrong("it rejects a correct float32 running sum: where the sum passes near "
-                        "zero, an error of 1e-7 of the scale is a huge error *relative to that "
-                        "entry*. Measure the error against the whole array's scale "
-                        "(max |expected|), not entry by entry")
+            raise Wrong(
+                "it rejects a correct float32 running sum: where the sum passes near "
+                "zero, an error of 1e-7 of the scale is a huge error *relative to that "
+                "entry*. Measure the error against the whole array's scale "
+                "(max |expected|), not entry by entry"
+            )
         if name.startswith("a result off"):
-            raise Wrong("too loose: it accepts a result that is off by 0.1 %, ten thousand "
-                        "times float32's rounding")
-        raise Wrong("it accepts a result with a NaN in it: NaN never agrees with anything")
+            raise Wrong(
+                "too loose: it accepts a result that is off by 0.1 %, ten thousand "
+                "times float32's rounding"
+            )
+        raise Wrong(
+            "it accepts a result with a NaN in it: NaN never agrees with anything"
+        )
 
 
 def _count_dots(jaxpr) -> int:
@@ -73,8 +86,12 @@ def _count_dots(jaxpr) -> int:
     return count
 
 
-@checks(LESSON, "ex_matmuls_per_step", title="matmuls in a step, from the jaxpr",
-        practises="reading a training step's jaxpr: which matmuls the backward pass makes")
+@checks(
+    LESSON,
+    "ex_matmuls_per_step",
+    title="matmuls in a step, from the jaxpr",
+    practises="reading a training step's jaxpr: which matmuls the backward pass makes",
+)
 def _check_matmuls_per_step(fn):
     from jaxtour.mlp import init_params, update
 
@@ -87,14 +104,22 @@ def _check_matmuls_per_step(fn):
         if got == want:
             continue
         if got == 3 * layers:
-            raise Wrong(f"{got} for {layers} layers counts a gradient for the input images "
-                        "too; nothing asks for d(loss)/d(pixels), so the first layer passes "
-                        "no gradient back")
+            raise Wrong(
+                f"{got} for {layers} layers counts a gradient for the input images "
+                "too; nothing asks for d(loss)/d(pixels), so the first layer passes "
+                "no gradient back"
+            )
         if got == 2 * layers:
-            raise Wrong(f"{got} for {layers} layers: the forward products and the weight "
-                        "gradients, but not the products that pass the gradient back to the "
-                        "layer below (delta @ w.T)")
+            raise Wrong(
+                f"{got} for {layers} layers: the forward products and the weight "
+                "gradients, but not the products that pass the gradient back to the "
+                "layer below (delta @ w.T)"
+            )
         if got == layers:
-            raise Wrong(f"{got} is the forward pass only: `update` also takes the gradient")
-        raise Wrong(f"for {layers} layer{'s' * (layers != 1)} a step makes {want} "
-                    f"`dot_general`s, got {got}")
+            raise Wrong(
+                f"{got} is the forward pass only: `update` also takes the gradient"
+            )
+        raise Wrong(
+            f"for {layers} layer{'s' * (layers != 1)} a step makes {want} "
+            f"`dot_general`s, got {got}"
+        )

@@ -23,13 +23,17 @@ from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "07_parallelism"
 AXIS = "batch"
-_ALL_REDUCE = re.compile(r" all-reduce(?:-start)?\(")  # async pairs (GPU, TPU) count once
+_ALL_REDUCE = re.compile(
+    r" all-reduce(?:-start)?\("
+)  # async pairs (GPU, TPU) count once
 
 
 def lesson_devices() -> list:
     """The devices lesson 07 runs on: several accelerators, else the CPU devices."""
     found = jax.devices()
-    return found if len(found) > 1 and found[0].platform != "cpu" else jax.devices("cpu")
+    return (
+        found if len(found) > 1 and found[0].platform != "cpu" else jax.devices("cpu")
+    )
 
 
 def _spec(sharding: NamedSharding) -> tuple:
@@ -40,65 +44,101 @@ def _spec(sharding: NamedSharding) -> tuple:
     return tuple(entries)
 
 
-@checks(LESSON, "ex_batch_sharding", title="shard a batch over the mesh",
-        practises="choosing the `PartitionSpec` that splits a batch over a mesh axis")
+@checks(
+    LESSON,
+    "ex_batch_sharding",
+    title="shard a batch over the mesh",
+    practises="choosing the `PartitionSpec` that splits a batch over a mesh axis",
+)
 def _check_batch_sharding(fn) -> None:
     devices = lesson_devices()
     mesh = jax.make_mesh((len(devices),), (AXIS,), devices=devices)
     got = fn(mesh)
     if isinstance(got, P):
-        raise Wrong("you returned a `PartitionSpec`: it names mesh axes but no devices. "
-                    "Wrap it with the mesh: `NamedSharding(mesh, P(...))`.")
+        raise Wrong(
+            "you returned a `PartitionSpec`: it names mesh axes but no devices. "
+            "Wrap it with the mesh: `NamedSharding(mesh, P(...))`."
+        )
     if not isinstance(got, NamedSharding):
         raise Wrong(f"expected a `NamedSharding`, got {type(got).__name__}.")
     if got.mesh != mesh:
-        raise Wrong("the sharding is on another mesh: use the `mesh` the function is given.")
+        raise Wrong(
+            "the sharding is on another mesh: use the `mesh` the function is given."
+        )
     spec = _spec(got)
     if spec == ():
-        raise Wrong("`P()` replicates: every device would hold the whole batch. Name the "
-                    f'mesh axis for dimension 0, the images: `P("{AXIS}")`.')
+        raise Wrong(
+            "`P()` replicates: every device would hold the whole batch. Name the "
+            f'mesh axis for dimension 0, the images: `P("{AXIS}")`.'
+        )
     if spec == (None, AXIS):
-        raise Wrong(f'that splits dimension 1, the 784 pixels of each image, over "{AXIS}": '
-                    "each device would see a strip of every image. Split dimension 0.")
+        raise Wrong(
+            f'that splits dimension 1, the 784 pixels of each image, over "{AXIS}": '
+            "each device would see a strip of every image. Split dimension 0."
+        )
     if spec != (AXIS,):
-        raise Wrong(f'expected dimension 0 split over "{AXIS}" and the pixels whole; '
-                    f"got {got.spec}.")
+        raise Wrong(
+            f'expected dimension 0 split over "{AXIS}" and the pixels whole; '
+            f"got {got.spec}."
+        )
     batch = jax.device_put(np.zeros((8 * len(devices), 784), np.float32), got)
     rows = {shard.data.shape for shard in batch.addressable_shards}
-    if rows != {(8, 784)}:  # a guard on the spec test above: each device, 8 whole images
-        raise Wrong(f"each device should hold 8 whole images; they hold {sorted(rows)}.")
+    if rows != {
+        (8, 784)
+    }:  # a guard on the spec test above: each device, 8 whole images
+        raise Wrong(
+            f"each device should hold 8 whole images; they hold {sorted(rows)}."
+        )
 
 
-@checks(LESSON, "ex_global_mean", title="a global mean in `shard_map`",
-        practises="per-device code with a collective: `lax.psum` turns local sums into a "
-                  "global mean")
+@checks(
+    LESSON,
+    "ex_global_mean",
+    title="a global mean in `shard_map`",
+    practises="per-device code with a collective: `lax.psum` turns local sums into a "
+    "global mean",
+)
 def _check_global_mean(fn) -> None:
     for n_devices in (4, 2):  # a hard-coded device count is right for one of them only
-        slices = jnp.arange(n_devices * 6, dtype=jnp.float32).reshape(n_devices, 6) ** 1.5
+        slices = (
+            jnp.arange(n_devices * 6, dtype=jnp.float32).reshape(n_devices, 6) ** 1.5
+        )
         want = float(jnp.mean(slices))
         # vmap with an axis name: lax.psum(..., "batch") adds over the n slices
         got = jax.vmap(fn, axis_name=AXIS)(slices)
         if np.shape(got) != (n_devices,):
-            raise Wrong(f"each device should return one number, the mean; with {n_devices} "
-                        f"devices the results have shape {np.shape(got)[1:]} each.")
+            raise Wrong(
+                f"each device should return one number, the mean; with {n_devices} "
+                f"devices the results have shape {np.shape(got)[1:]} each."
+            )
         got = np.asarray(got, np.float64)
         if np.allclose(got, want, rtol=1e-5):
             continue
         where = f"with {n_devices} devices, slices of 6"
         if np.allclose(got, np.mean(slices, axis=1), rtol=1e-5):
-            raise Wrong(f"{where}: each device returned the mean of its own slice. Add the "
-                        f'devices\' values with `lax.psum(..., "{AXIS}")`.')
+            raise Wrong(
+                f"{where}: each device returned the mean of its own slice. Add the "
+                f'devices\' values with `lax.psum(..., "{AXIS}")`.'
+            )
         if np.allclose(got, n_devices * want, rtol=1e-5):
-            raise Wrong(f"{where}: {n_devices} times too big. A psum of the slices' means "
-                        f"adds {n_devices} means: divide by the number of devices, "
-                        f'`lax.psum(1, "{AXIS}")`.')
+            raise Wrong(
+                f"{where}: {n_devices} times too big. A psum of the slices' means "
+                f"adds {n_devices} means: divide by the number of devices, "
+                f'`lax.psum(1, "{AXIS}")`.'
+            )
         if np.allclose(got, float(jnp.sum(slices)), rtol=1e-5):
-            raise Wrong(f"{where}: that is the sum of the whole vector; divide by the number "
-                        "of its elements.")
+            raise Wrong(
+                f"{where}: that is the sum of the whole vector; divide by the number "
+                "of its elements."
+            )
         if n_devices == 2:
-            raise Wrong("right with 4 devices, wrong with 2: count the devices with "
-                        f'`lax.psum(1, "{AXIS}")` rather than writing the number.')
-        raise Wrong(f"{where}: expected {want:.4f} on every device, got {got.round(4)}.")
+            raise Wrong(
+                "right with 4 devices, wrong with 2: count the devices with "
+                f'`lax.psum(1, "{AXIS}")` rather than writing the number.'
+            )
+        raise Wrong(
+            f"{where}: expected {want:.4f} on every device, got {got.round(4)}."
+        )
 
 
 _COUNT = """
@@ -135,16 +175,28 @@ def _count_with_simulated_devices(n_devices: int = 8) -> int:
 
     prelude = f"import jax\njax.config.update('jax_num_cpu_devices', {n_devices})\n"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", prelude + _COUNT], capture_output=True,
-                          text=True, env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + _COUNT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     if proc.returncode != 0:
-        raise RuntimeError("counting the all-reduces on 8 simulated CPU devices failed: "
-                           + proc.stderr.strip().splitlines()[-1])
+        raise RuntimeError(
+            "counting the all-reduces on 8 simulated CPU devices failed: "
+            + proc.stderr.strip().splitlines()[-1]
+        )
     return int(proc.stdout.split()[-1])
 
 
-@checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`",
-        practises="reading the collectives of a compiled program off its drawing")
+@checks(
+    LESSON,
+    "ex_count_all_reduces",
+    title="all-reduces off `draw_hlo`",
+    practises="reading the collectives of a compiled program off its drawing",
+)
 def _check_count_all_reduces(fn) -> None:
     got = fn()
     if isinstance(got, bool) or not isinstance(got, int | np.integer):
@@ -153,12 +205,20 @@ def _check_count_all_reduces(fn) -> None:
     if got == want:
         return
     if got == 0:
-        raise Wrong("there is one: the red box between the backward pass and the update. "
-                    "Look again at the drawing.")
+        raise Wrong(
+            "there is one: the red box between the backward pass and the update. "
+            "Look again at the drawing."
+        )
     if got >= 6:
-        raise Wrong(f"{got}: one per gradient (6 of them) and perhaps the loss would be "
-                    "natural, but XLA combines them into fewer. Count the red boxes.")
+        raise Wrong(
+            f"{got}: one per gradient (6 of them) and perhaps the loss would be "
+            "natural, but XLA combines them into fewer. Count the red boxes."
+        )
     if got == 2:
-        raise Wrong("2: the loss does not need an all-reduce of its own; XLA sends it with "
-                    "the gradients. Count the red boxes.")
-    raise Wrong(f"{got} is not what the drawing shows: count the red boxes (collectives).")
+        raise Wrong(
+            "2: the loss does not need an all-reduce of its own; XLA sends it with "
+            "the gradients. Count the red boxes."
+        )
+    raise Wrong(
+        f"{got} is not what the drawing shows: count the red boxes (collectives)."
+    )

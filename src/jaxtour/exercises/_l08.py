@@ -13,7 +13,12 @@ import numpy as np
 from jaxtour.exercises import Wrong, checks, expect_close
 
 LESSON = "08_ai_stack"
-_WIDTHS = (6, 5, 4, 3)  # a small MLP: the same structure as the lesson's, cheap to check
+_WIDTHS = (
+    6,
+    5,
+    4,
+    3,
+)  # a small MLP: the same structure as the lesson's, cheap to check
 
 
 def _regression_loss(params, x, y):
@@ -35,9 +40,13 @@ def _oracle_step(optimiser, params, opt_state, x, y):
     return optax.apply_updates(params, updates), new_state, value, updates
 
 
-@checks(LESSON, "ex_optax_step", title="an Optax training step",
-        practises="a training step with any Optax optimiser: `value_and_grad`, "
-                  "`optimiser.update` with the parameters, `optax.apply_updates`")
+@checks(
+    LESSON,
+    "ex_optax_step",
+    title="an Optax training step",
+    practises="a training step with any Optax optimiser: `value_and_grad`, "
+    "`optimiser.update` with the parameters, `optax.apply_updates`",
+)
 def _check_optax_step(fn):
     import optax
 
@@ -51,10 +60,12 @@ def _check_optax_step(fn):
         for step in range(3):  # three steps: the state must be threaded through
             where = f"{name}, step {step + 1}"
             want_params, want_state, want_loss, updates = _oracle_step(
-                optimiser, params, state, x, y)
+                optimiser, params, state, x, y
+            )
             got = _call_step(fn, optimiser, params, state, x, y, name)
-            _compare_step(got, (params, state, want_params, want_state, want_loss, updates),
-                          where)
+            _compare_step(
+                got, (params, state, want_params, want_state, want_loss, updates), where
+            )
             params, state = want_params, want_state
 
 
@@ -63,13 +74,17 @@ def _call_step(fn, optimiser, params, state, x, y, name):
         got = fn(_regression_loss, optimiser, params, state, x, y)
     except ValueError as err:
         if "params" in str(err):  # optax: "...requires the current value of parameters"
-            raise Wrong(f"with {name}, Optax asked for the parameters: weight decay needs "
-                        "them. Pass them as the third argument: "
-                        "`optimiser.update(grads, opt_state, params)`.") from None
+            raise Wrong(
+                f"with {name}, Optax asked for the parameters: weight decay needs "
+                "them. Pass them as the third argument: "
+                "`optimiser.update(grads, opt_state, params)`."
+            ) from None
         raise
     if not isinstance(got, tuple) or len(got) != 3:
-        raise Wrong("return a tuple of three: `(new_params, new_opt_state, loss)`; got "
-                    f"{type(got).__name__}{'' if not isinstance(got, tuple) else len(got)}.")
+        raise Wrong(
+            "return a tuple of three: `(new_params, new_opt_state, loss)`; got "
+            f"{type(got).__name__}{'' if not isinstance(got, tuple) else len(got)}."
+        )
     return got
 
 
@@ -77,32 +92,45 @@ def _compare_step(got, oracle, where):
     params, state, want_params, want_state, want_loss, updates = oracle
     new_params, new_state, value = got
     if _close(new_params, jax.tree.map(lambda p, u: p - u, params, updates)):
-        raise Wrong(f"at {where}, the parameters moved uphill: Optax's updates already "
-                    "hold the minus sign (−lr·grad). Add them: "
-                    "`optax.apply_updates(params, updates)`.")
+        raise Wrong(
+            f"at {where}, the parameters moved uphill: Optax's updates already "
+            "hold the minus sign (−lr·grad). Add them: "
+            "`optax.apply_updates(params, updates)`."
+        )
     if _close(new_params, params):
-        raise Wrong(f"at {where}, the parameters did not change: return the new ones, "
-                    "`optax.apply_updates(params, updates)`.")
+        raise Wrong(
+            f"at {where}, the parameters did not change: return the new ones, "
+            "`optax.apply_updates(params, updates)`."
+        )
     expect_close(new_params, want_params, where=where, rtol=1e-4, atol=1e-6)
     if jax.tree.structure(new_state) != jax.tree.structure(want_state) or not _close(
-            new_state, want_state):
+        new_state, want_state
+    ):
         if _close(new_state, state):
-            raise Wrong(f"at {where}, you returned the optimiser state you were given: "
-                        "return the new state that `optimiser.update` gives back, or "
-                        "momentum and Adam's averages never move.")
-        raise Wrong(f"at {where}, the new optimiser state is not the one "
-                    "`optimiser.update(grads, opt_state, params)` returns.")
+            raise Wrong(
+                f"at {where}, you returned the optimiser state you were given: "
+                "return the new state that `optimiser.update` gives back, or "
+                "momentum and Adam's averages never move."
+            )
+        raise Wrong(
+            f"at {where}, the new optimiser state is not the one "
+            "`optimiser.update(grads, opt_state, params)` returns."
+        )
     if not _close(value, want_loss):
-        raise Wrong(f"at {where}, the loss is {float(value):.4g}, expected "
-                    f"{float(want_loss):.4g}: return the loss of `params` before the step "
-                    "(from `jax.value_and_grad(loss_fn)(params, x, y)`).")
+        raise Wrong(
+            f"at {where}, the loss is {float(value):.4g}, expected "
+            f"{float(want_loss):.4g}: return the loss of `params` before the step "
+            "(from `jax.value_and_grad(loss_fn)(params, x, y)`)."
+        )
 
 
 def _close(a, b) -> bool:
     try:
         pairs = zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
-        return all(np.shape(u) == np.shape(v) and np.allclose(u, v, rtol=1e-4, atol=1e-6)
-                   for u, v in pairs)
+        return all(
+            np.shape(u) == np.shape(v) and np.allclose(u, v, rtol=1e-4, atol=1e-6)
+            for u, v in pairs
+        )
     except (TypeError, ValueError):
         return False
 
@@ -129,7 +157,9 @@ class _TinyMLP:
         model = MLP(nnx.Rngs(seed))
         # Non-zero biases, so that a forgotten bias shows.
         for layer in (model.hidden1, model.hidden2, model.output):
-            layer.bias[...] = jax.random.normal(jax.random.key(seed + 100), layer.bias.shape)
+            layer.bias[...] = jax.random.normal(
+                jax.random.key(seed + 100), layer.bias.shape
+            )
         return model, nnx.to_pure_dict(nnx.state(model))
 
 
@@ -137,9 +167,13 @@ def _linear(weights, name, x):
     return x @ weights[name]["kernel"] + weights[name]["bias"]
 
 
-@checks(LESSON, "ex_nnx_forward", title="the NNX forward pass by hand",
-        practises="reading a Flax NNX module's state as a plain pytree and computing its "
-                  "forward pass with `jax.numpy`")
+@checks(
+    LESSON,
+    "ex_nnx_forward",
+    title="the NNX forward pass by hand",
+    practises="reading a Flax NNX module's state as a plain pytree and computing its "
+    "forward pass with `jax.numpy`",
+)
 def _check_nnx_forward(fn):
     for seed in (0, 1):
         model, weights = _TinyMLP.build(seed)
@@ -147,40 +181,63 @@ def _check_nnx_forward(fn):
         want = model(x)
         got = jnp.asarray(fn(weights, x))
         where = f"a {'-'.join(map(str, _WIDTHS))} MLP, batch of 5 (seed {seed})"
-        if got.shape == want.shape and _close(got, jax.nn.relu(want)) and not _close(
-                got, want):
-            raise Wrong(f"for {where}, your logits are never negative: the output layer "
-                        "has no ReLU, only the hidden layers do.")
+        if (
+            got.shape == want.shape
+            and _close(got, jax.nn.relu(want))
+            and not _close(got, want)
+        ):
+            raise Wrong(
+                f"for {where}, your logits are never negative: the output layer "
+                "has no ReLU, only the hidden layers do."
+            )
         h = _linear(weights, "hidden2", _linear(weights, "hidden1", x))
         if got.shape == want.shape and _close(got, _linear(weights, "output", h)):
-            raise Wrong(f"for {where}, you computed three linear layers without ReLU: "
-                        "apply `jax.nn.relu` after `hidden1` and after `hidden2`.")
+            raise Wrong(
+                f"for {where}, you computed three linear layers without ReLU: "
+                "apply `jax.nn.relu` after `hidden1` and after `hidden2`."
+            )
         expect_close(got, want, where=where, rtol=1e-5, atol=1e-5)
 
 
-@checks(LESSON, "ex_read_the_jaxpr", title="read the forward pass's jaxpr",
-        practises="reading a jaxpr drawing: the matrix products and the inputs NNX hands to "
-                  "a pure function")
+@checks(
+    LESSON,
+    "ex_read_the_jaxpr",
+    title="read the forward pass's jaxpr",
+    practises="reading a jaxpr drawing: the matrix products and the inputs NNX hands to "
+    "a pure function",
+)
 def _check_read_the_jaxpr(fn):
     answer = fn()
     if not isinstance(answer, dict) or set(answer) != {"dot_general", "weights"}:
-        raise Wrong('return a dict with two keys: `{"dot_general": ..., "weights": ...}`.')
+        raise Wrong(
+            'return a dict with two keys: `{"dot_general": ..., "weights": ...}`.'
+        )
     products, weights = answer["dot_general"], answer["weights"]
     want_products, want_weights = _counted_forward_jaxpr()
     if products != want_products:
         if products == 2 * want_products:
-            raise Wrong(f"{products} products: the bias additions are `add`s, not matrix "
-                        "products. Count only the `dot_general` boxes.")
-        raise Wrong(f"{products} is not the number of `dot_general` boxes: there is one "
-                    "per `nnx.Linear` layer.")
+            raise Wrong(
+                f"{products} products: the bias additions are `add`s, not matrix "
+                "products. Count only the `dot_general` boxes."
+            )
+        raise Wrong(
+            f"{products} is not the number of `dot_general` boxes: there is one "
+            "per `nnx.Linear` layer."
+        )
     if weights != want_weights:
         if weights == want_weights + 1:
-            raise Wrong(f"{weights} counts the batch `x` too: it is an input, not a weight.")
+            raise Wrong(
+                f"{weights} counts the batch `x` too: it is an input, not a weight."
+            )
         if weights == want_weights // 2:
-            raise Wrong(f"{weights} counts one array per layer: each `nnx.Linear` passes "
-                        "two, its kernel and its bias.")
-        raise Wrong(f"{weights} weights: count the inputs at the top of the picture, "
-                    "leaving out the batch `x`.")
+            raise Wrong(
+                f"{weights} counts one array per layer: each `nnx.Linear` passes "
+                "two, its kernel and its bias."
+            )
+        raise Wrong(
+            f"{weights} weights: count the inputs at the top of the picture, "
+            "leaving out the batch `x`."
+        )
 
 
 def _counted_forward_jaxpr() -> tuple[int, int]:
@@ -190,6 +247,7 @@ def _counted_forward_jaxpr() -> tuple[int, int]:
     model, _ = _TinyMLP.build(0)
     graphdef, state = nnx.split(model)
     jaxpr = jax.make_jaxpr(lambda s, x: nnx.merge(graphdef, s)(x))(
-        state, jnp.zeros((2, _WIDTHS[0])))
+        state, jnp.zeros((2, _WIDTHS[0]))
+    )
     products = [e.primitive.name for e in jaxpr.eqns].count("dot_general")
     return products, len(jaxpr.jaxpr.invars) - 1

@@ -56,7 +56,10 @@ def write_notebooks(sources: list[Path], build_dir: Path) -> list[Path]:
     written = []
     for source in sources:
         notebook = read(source)
-        for folder, version in (("instructor", notebook), ("student", student_notebook(notebook))):
+        for folder, version in (
+            ("instructor", notebook),
+            ("student", student_notebook(notebook)),
+        ):
             path = build_dir / folder / f"{source.stem}.ipynb"
             write_atomically(path, jupytext.writes(version, fmt="ipynb").encode())
             written.append(path)
@@ -70,8 +73,12 @@ def lesson_exercises(source: Path) -> list[LessonExercise]:
         ValueError: a cell tagged `exercise` or `solution` is not valid Python.
     """
     cells = read(source).cells
-    solutions = {name: c.source for c in cells if c.cell_type == "code"
-                 and "solution" in tags(c) for name in defined_functions(c.source, source)}
+    solutions = {
+        name: c.source
+        for c in cells
+        if c.cell_type == "code" and "solution" in tags(c)
+        for name in defined_functions(c.source, source)
+    }
     stubs: dict[str, str] = {}
     hints: dict[str, list[str]] = {}
     latest: list[str] = []  # a hint belongs to the exercise cell before it
@@ -82,8 +89,12 @@ def lesson_exercises(source: Path) -> list[LessonExercise]:
         elif "hint" in tags(cell):
             for name in latest:
                 hints.setdefault(name, []).append(cell.source)
-    return [LessonExercise(name, source.stem, stub, solutions.get(name), hints.get(name, []))
-            for name, stub in stubs.items()]
+    return [
+        LessonExercise(
+            name, source.stem, stub, solutions.get(name), hints.get(name, [])
+        )
+        for name, stub in stubs.items()
+    ]
 
 
 def defined_functions(code: str, source: Path | str = "<cell>") -> list[str]:
@@ -91,6 +102,8 @@ def defined_functions(code: str, source: Path | str = "<cell>") -> list[str]:
     try:
         tree = ast.parse(code)
     except SyntaxError as err:
-        raise ValueError(f"{source}: a cell is not valid Python ({err.msg}, line "
-                         f"{err.lineno}):\n{code}") from None
+        raise ValueError(
+            f"{source}: a cell is not valid Python ({err.msg}, line "
+            f"{err.lineno}):\n{code}"
+        ) from None
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]

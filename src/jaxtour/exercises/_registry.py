@@ -42,7 +42,9 @@ class Exercise:
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
-            raise ValueError(f"Exercise name must be a Python function name; got {self.name!r}.")
+            raise ValueError(
+                f"Exercise name must be a Python function name; got {self.name!r}."
+            )
         if not _LESSON_STEM.fullmatch(self.lesson):
             raise ValueError(
                 "Exercise lesson must be a lesson's file stem such as "
@@ -62,8 +64,11 @@ _REGISTRY: dict[str, Exercise] = {}
 
 def _same_definition(a: Exercise, b: Exercise) -> bool:
     # A lesson module imported again (importlib.reload) registers the same checker anew.
-    return (a.lesson == b.lesson and a.checker.__module__ == b.checker.__module__
-            and a.checker.__qualname__ == b.checker.__qualname__)
+    return (
+        a.lesson == b.lesson
+        and a.checker.__module__ == b.checker.__module__
+        and a.checker.__qualname__ == b.checker.__qualname__
+    )
 
 
 def register(exercise: Exercise) -> Exercise:
@@ -85,13 +90,15 @@ def register(exercise: Exercise) -> Exercise:
     return exercise
 
 
-def checks(lesson: str, name: str, *, title: str, practises: str
-           ) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
+def checks(
+    lesson: str, name: str, *, title: str, practises: str
+) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
     """Register the decorated checker as the exercise `name` of `lesson`.
 
     The same as ``register(Exercise(name, lesson, title, practises, checker))``, written
     above the checker it registers.
     """
+
     def decorate(checker: Callable[[Callable], None]) -> Callable[[Callable], None]:
         register(Exercise(name, lesson, title, practises, checker))
         return checker

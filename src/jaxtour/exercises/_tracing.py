@@ -21,8 +21,12 @@ import numpy as np
 from jaxtour.exercises._errors import describe
 from jaxtour.exercises._registry import Wrong
 
-_TRACING_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
-                   jax.errors.TracerArrayConversionError, jax.errors.UnexpectedTracerError)
+_TRACING_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.UnexpectedTracerError,
+)
 
 
 class Counted:
@@ -57,7 +61,9 @@ def under_jit(fn: Callable, *args: Any, **jit_kwargs: Any) -> Any:
             value (e.g. "under `jax.jit`: a Python `if` … needed the value of a traced
             array …"). Other exceptions pass through for `check` to explain.
     """
-    fixed = {i: a for i, a in enumerate(args) if callable(a) and not hasattr(a, "shape")}
+    fixed = {
+        i: a for i, a in enumerate(args) if callable(a) and not hasattr(a, "shape")
+    }
     traced = [a for i, a in enumerate(args) if i not in fixed]
 
     @functools.wraps(fn)
@@ -87,8 +93,9 @@ def count_traces(fn: Callable, calls: Sequence[tuple], **jit_kwargs: Any) -> int
     return counted.calls
 
 
-def expect_no_retrace(fn: Callable, calls: Sequence[tuple], *, hint: str = "",
-                      **jit_kwargs: Any) -> None:
+def expect_no_retrace(
+    fn: Callable, calls: Sequence[tuple], *, hint: str = "", **jit_kwargs: Any
+) -> None:
     """Raise `Wrong` if `jax.jit` traces `fn` more than once over `calls`.
 
     The checker passes calls whose arguments have the same shapes and dtypes, so a
@@ -110,11 +117,14 @@ def expect_no_retrace(fn: Callable, calls: Sequence[tuple], *, hint: str = "",
                 f"`jax.jit` traced your function again on call {number} of {len(calls)}, "
                 "although the arrays had the same shapes and dtypes: something `jit` "
                 "treats as static changed (a Python number in a static argument, a new "
-                "function or a new `jax.jit` object each call)" + (f". {hint}" if hint else "")
+                "function or a new `jax.jit` object each call)"
+                + (f". {hint}" if hint else "")
             )
 
 
-def side_effect_under_jit(fn: Callable, *args: Any, calls: int = 3, hint: str = "") -> None:
+def side_effect_under_jit(
+    fn: Callable, *args: Any, calls: int = 3, hint: str = ""
+) -> None:
     """Raise `Wrong` if a side effect of `fn` ran on the first jitted call only.
 
     Calls a freshly jitted `fn` `calls` times and watches what it prints and the
@@ -136,18 +146,23 @@ def side_effect_under_jit(fn: Callable, *args: Any, calls: int = 3, hint: str = 
             jax.effects_barrier()
         after = _snapshot(state)
         printed.append(out.getvalue())
-        changed.append({k: (before[k], after[k]) for k in after if before[k] != after[k]})
+        changed.append(
+            {k: (before[k], after[k]) for k in after if before[k] != after[k]}
+        )
         before = after
     tail = f" {hint}" if hint else ""
     if printed[0] and not any(printed[1:]):
-        raise Wrong("`print` ran on the first call only: under `jax.jit`, Python code runs "
-                    "once, while tracing. Use `jax.debug.print` to print on every call." + tail)
+        raise Wrong(
+            "`print` ran on the first call only: under `jax.jit`, Python code runs "
+            "once, while tracing. Use `jax.debug.print` to print on every call." + tail
+        )
     for name, (old, new) in changed[0].items():
         if not any(name in later for later in changed[1:]):
             raise Wrong(
                 f"{name} changed on the first call only ({_show(old)} → {_show(new)}), not "
                 f"on the {calls - 1} calls after it: under `jax.jit`, Python side effects run "
-                "once, while tracing. Return the value instead of storing it." + tail)
+                "once, while tracing. Return the value instead of storing it." + tail
+            )
 
 
 def _fresh(fn: Callable) -> Callable:
@@ -168,14 +183,18 @@ def _watched(fn: Callable) -> dict[str, Callable[[], Any]]:
         return getters
     for name in sorted(_names(code)):
         if name in fn.__globals__ and _mutable_state(fn.__globals__[name]):
-            getters[f"the global `{name}`"] = functools.partial(fn.__globals__.get, name)
+            getters[f"the global `{name}`"] = functools.partial(
+                fn.__globals__.get, name
+            )
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         try:
             watch = _mutable_state(cell.cell_contents)
         except ValueError:  # an empty cell: a variable not assigned yet
             watch = False
         if watch:
-            getters[f"the variable `{name}`"] = functools.partial(getattr, cell, "cell_contents")
+            getters[f"the variable `{name}`"] = functools.partial(
+                getattr, cell, "cell_contents"
+            )
     return getters
 
 
@@ -188,8 +207,9 @@ def _names(code: types.CodeType) -> set[str]:
 
 
 def _mutable_state(value: Any) -> bool:
-    return not isinstance(value, types.ModuleType | types.FunctionType | type
-                          | types.BuiltinFunctionType) and not callable(value)
+    return not isinstance(
+        value, types.ModuleType | types.FunctionType | type | types.BuiltinFunctionType
+    ) and not callable(value)
 
 
 def _snapshot(state: dict[str, Callable[[], Any]]) -> dict[str, Any]:

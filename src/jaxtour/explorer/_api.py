@@ -61,8 +61,11 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
     from jaxtour.explorer._gallery import GALLERY
     from jaxtour.explorer._widget import Explorer
 
-    loaders |= {name: functools.partial(_load, example.load)
-                for name, example in GALLERY.items() if name not in loaders}
+    loaders |= {
+        name: functools.partial(_load, example.load)
+        for name, example in GALLERY.items()
+        if name not in loaders
+    }
     return Explorer(loaders)
 
 
@@ -76,11 +79,15 @@ def check(f: Callable, args: tuple, kwargs: dict):
         _ir.check_callable(f, WHO)
         _ir.check_args(args, kwargs, (), WHO)
     except TypeError as err:
-        err.add_note("explore takes the example arguments right after the function, "
-                     "explore(loss, params, batch); fix a non-array argument with "
-                     "functools.partial(f, value=...).")
+        err.add_note(
+            "explore takes the example arguments right after the function, "
+            "explore(loss, params, batch); fix a non-array argument with "
+            "functools.partial(f, value=...)."
+        )
         raise
-    _ir.trace(f, args, kwargs, who=WHO)  # f's own errors surface here, before any widget
+    _ir.trace(
+        f, args, kwargs, who=WHO
+    )  # f's own errors surface here, before any widget
     name = _ir.function_name(f)
     return Subject(bind(f, kwargs), "f" if name == "<lambda>" else name, args)
 

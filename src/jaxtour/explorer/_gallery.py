@@ -84,10 +84,18 @@ GALLERY: dict[str, Example] = {
     "cubic": Example(_fixed(cubic, 1.0), "x**3 + 2*x**2 - 3*x + 8 at x = 1.0"),
     "tanh": Example(_fixed(tanh, 0.5), "jnp.tanh at x = 0.5"),
     "relu": Example(_fixed(relu, 0.5), "jnp.maximum(x, 0) at x = 0.5"),
-    "MLP loss": Example(_mlp("loss"), "jaxtour.mlp.loss(params, x, y) on 8 random images"),
-    "MLP step": Example(_mlp("update"), "jaxtour.mlp.update(params, x, y): one SGD step"),
-    "scan": Example(lambda: (sum_of_squares, (jnp.arange(1.0, 5.0),)),
-                    "lax.scan summing the squares of [1, 2, 3, 4]"),
-    "cond": Example(_fixed(signed_square, 0.5), "lax.cond(x > 0, square, negate) at x = 0.5"),
+    "MLP loss": Example(
+        _mlp("loss"), "jaxtour.mlp.loss(params, x, y) on 8 random images"
+    ),
+    "MLP step": Example(
+        _mlp("update"), "jaxtour.mlp.update(params, x, y): one SGD step"
+    ),
+    "scan": Example(
+        lambda: (sum_of_squares, (jnp.arange(1.0, 5.0),)),
+        "lax.scan summing the squares of [1, 2, 3, 4]",
+    ),
+    "cond": Example(
+        _fixed(signed_square, 0.5), "lax.cond(x > 0, square, negate) at x = 0.5"
+    ),
     "factorial loop": Example(_fixed(factorial, 5), "lax.fori_loop computing 5!"),
 }

@@ -12,7 +12,9 @@ from typing import Any, NamedTuple
 
 from jaxtour.explorer._views import Shown, Table, Text
 
-_PROLOGUE = re.compile(r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?(<!--.*?-->\s*)*", re.S)
+_PROLOGUE = re.compile(
+    r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?(<!--.*?-->\s*)*", re.S
+)
 _BOX = "max-height:75vh;overflow:auto;border:1px solid #e2e8f0;border-radius:6px;padding:6px"
 
 
@@ -26,14 +28,22 @@ class Problem(NamedTuple):
 
 # (pattern in the error message, what to try); the first match wins.
 _HINTS = (
-    (r"scalar", "grad differentiates a function that returns one real number. Untick grad "
-                "and tick jvp (forward mode takes any output shape), or pick the autodiff "
-                "graph view, which draws a VJP for any output."),
-    (r"real- or complex-valued inputs|floating-point|float0|integer",
-     "Derivatives need floating-point inputs, and this example takes integers: untick "
-     "grad and jvp and pick a view other than the autodiff graph, or pass floats (1.0, "
-     "not 1)."),
-    (r"No module named", "This view needs a part of jaxtour that is not installed here."),
+    (
+        r"scalar",
+        "grad differentiates a function that returns one real number. Untick grad "
+        "and tick jvp (forward mode takes any output shape), or pick the autodiff "
+        "graph view, which draws a VJP for any output.",
+    ),
+    (
+        r"real- or complex-valued inputs|floating-point|float0|integer",
+        "Derivatives need floating-point inputs, and this example takes integers: untick "
+        "grad and jvp and pick a view other than the autodiff graph, or pass floats (1.0, "
+        "not 1).",
+    ),
+    (
+        r"No module named",
+        "This view needs a part of jaxtour that is not installed here.",
+    ),
 )
 
 
@@ -42,8 +52,10 @@ def explain(err: BaseException, label: str, view: str) -> Problem:
     message = f"{type(err).__name__}: {err}".strip()
     if len(message) > 800:
         message = message[:800] + " …"
-    hint = next((h for pattern, h in _HINTS if re.search(pattern, message)),
-                "Change a transformation or pick another view.")
+    hint = next(
+        (h for pattern, h in _HINTS if re.search(pattern, message)),
+        "Change a transformation or pick another view.",
+    )
     return Problem(f"The {view} of {label} cannot be drawn", message, hint)
 
 
@@ -69,8 +81,11 @@ def body(result: Any) -> str:
         style = f"{_BOX};font-size:12px"
         return f'<pre class="jaxtour-text" style="{style}">{escape(result.body)}</pre>'
     if isinstance(result, Table):
-        rows = "".join(f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(v)}"
-                       "</td></tr>" for k, v in result.rows)
+        rows = "".join(
+            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(v)}"
+            "</td></tr>"
+            for k, v in result.rows
+        )
         return f'<table class="jaxtour-table">{rows}</table>'
     if hasattr(result, "svg"):  # a Diagram
         return f'<div class="jaxtour-diagram" style="{_BOX}">{svg_body(result.svg())}</div>'
@@ -84,14 +99,20 @@ def panel(shown: Shown | Problem) -> str:
     if isinstance(shown, Problem):
         return body(shown)
     head = f'<div style="margin:2px 0 6px"><code>{escape(shown.code)}</code></div>'
-    if isinstance(shown.result, Text | Table):  # pictures and tables carry their own title
+    if isinstance(
+        shown.result, Text | Table
+    ):  # pictures and tables carry their own title
         head = f'<div class="jaxtour-title"><b>{escape(shown.result.title)}</b></div>{head}'
     return head + body(shown.result)
 
 
 def static(shown: Shown | Problem, label: str) -> str:
     """The fallback shown without a kernel: the current view's picture and a caption."""
-    note = (f"jaxtour.explore: {escape(label)}. A static picture: run the notebook to "
-            "change the transformations and the view.")
-    return (f'<div class="jaxtour-explore-static"><div style="color:#64748b;font-size:12px">'
-            f"{note}</div>{panel(shown)}</div>")
+    note = (
+        f"jaxtour.explore: {escape(label)}. A static picture: run the notebook to "
+        "change the transformations and the view."
+    )
+    return (
+        f'<div class="jaxtour-explore-static"><div style="color:#64748b;font-size:12px">'
+        f"{note}</div>{panel(shown)}</div>"
+    )

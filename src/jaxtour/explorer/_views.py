@@ -91,9 +91,11 @@ def jaxpr_graph(request: Request) -> Shown:
 
     fn, args, label = request.composed
     options = request.options
-    kwargs: dict[str, Any] = {"max_depth": options.depth,
-                              "group_by": "source" if options.group else None,
-              "rankdir": options.rankdir}
+    kwargs: dict[str, Any] = {
+        "max_depth": options.depth,
+        "group_by": "source" if options.group else None,
+        "rankdir": options.rankdir,
+    }
     return Shown(draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label))
 
 
@@ -111,7 +113,9 @@ def stablehlo_text(request: Request) -> Shown:
     lowered = _ir.trace(fn, args, {}, who="explore").lower()
     ops = sum(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts().values())
     title = f"StableHLO of {label}: {ops} op{'s' * (ops != 1)}"
-    return Shown(Text(title, lowered.as_text()), f"{_jitted(label)}.lower(*args).as_text()")
+    return Shown(
+        Text(title, lowered.as_text()), f"{_jitted(label)}.lower(*args).as_text()"
+    )
 
 
 def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
@@ -120,8 +124,11 @@ def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
 
         fn, args, label = request.composed
         options = request.options
-        kwargs: dict[str, Any] = {"stage": stage, "max_depth": options.depth,
-                                  "rankdir": options.rankdir}
+        kwargs: dict[str, Any] = {
+            "stage": stage,
+            "max_depth": options.depth,
+            "rankdir": options.rankdir,
+        }
         return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label))
 
     return draw
@@ -147,27 +154,40 @@ def autodiff_graph(request: Request) -> Shown:
         fn, label = jax.grad(fn), f"grad({label})"
     if transforms.vmap is not None:
         axis = transforms.vmap
-        fn, args, label = jax.vmap(fn, in_axes=axis), stack(args, axis), f"vmap({label})"
+        fn, args, label = (
+            jax.vmap(fn, in_axes=axis),
+            stack(args, axis),
+            f"vmap({label})",
+        )
     kwargs: dict[str, Any] = {"rankdir": request.options.rankdir}
     if transforms.jvp:
         tangents = jax.tree.map(_ones_tangent, args)
         diagram = autodiff.draw_jvp(fn, **kwargs)(args, tangents)
-        return Shown(diagram, f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})(args, ones)")
+        return Shown(
+            diagram, f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})(args, ones)"
+        )
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
-    return Shown(getattr(autodiff, draw)(fn, **kwargs)(*args), _code(draw, kwargs, label))
+    return Shown(
+        getattr(autodiff, draw)(fn, **kwargs)(*args), _code(draw, kwargs, label)
+    )
 
 
 def _ones_tangent(x):
     """Ones for a floating-point leaf; JAX's float0 zeros for an integer, bool or key."""
-    if jnp.issubdtype(jnp.result_type(x) if not hasattr(x, "dtype") else x.dtype, jnp.inexact):
+    if jnp.issubdtype(
+        jnp.result_type(x) if not hasattr(x, "dtype") else x.dtype, jnp.inexact
+    ):
         return jnp.ones_like(x)
     return np.zeros(np.shape(x), jax.dtypes.float0)
 
 
 def _scalar_output(fn: Callable, args: tuple) -> bool:
     out = jax.eval_shape(fn, *args)
-    return (isinstance(out, jax.ShapeDtypeStruct) and out.shape == ()
-            and jnp.issubdtype(out.dtype, jnp.floating))
+    return (
+        isinstance(out, jax.ShapeDtypeStruct)
+        and out.shape == ()
+        and jnp.issubdtype(out.dtype, jnp.floating)
+    )
 
 
 def cost_and_memory(request: Request) -> Shown:
@@ -175,9 +195,14 @@ def cost_and_memory(request: Request) -> Shown:
 
     fn, args, label = request.composed
     compiled = _ir.trace(fn, args, {}, who="explore").lower().compile()
-    rows = [(_FIGURES.get(k, k), _amount(k, v)) for k, v in _ir.cost_summary(compiled).items()]
+    rows = [
+        (_FIGURES.get(k, k), _amount(k, v))
+        for k, v in _ir.cost_summary(compiled).items()
+    ]
     title = f"XLA's cost and memory analysis of {label} on {jax.default_backend()}"
-    return Shown(Table(title, rows), f"{_jitted(label)}.lower(*args).compile().cost_analysis()")
+    return Shown(
+        Table(title, rows), f"{_jitted(label)}.lower(*args).compile().cost_analysis()"
+    )
 
 
 def cost_ledger(request: Request) -> Shown:
@@ -225,7 +250,10 @@ VIEWS: dict[str, View] = {
     "autodiff graph": View("autodiff graph", frozenset({"rankdir"}), autodiff_graph),
     "cost and memory": View("cost and memory", frozenset(), cost_and_memory),
     "cost": View("cost (FLOPs and bytes per op)", frozenset(), cost_ledger),
-    "step through": View("step through", frozenset({"rankdir", "step"}),
-                         lambda request: _stepping().step_view(request)),
+    "step through": View(
+        "step through",
+        frozenset({"rankdir", "step"}),
+        lambda request: _stepping().step_view(request),
+    ),
 }
 DEFAULT_VIEW = "jaxpr graph"

@@ -15,7 +15,14 @@ import ipywidgets as widgets
 from jaxtour.explorer import _html
 from jaxtour.explorer._compose import Composed, Transforms, compose
 from jaxtour.explorer._gallery import GALLERY
-from jaxtour.explorer._views import DEFAULT_VIEW, VIEWS, Options, Request, Shown, Subject
+from jaxtour.explorer._views import (
+    DEFAULT_VIEW,
+    VIEWS,
+    Options,
+    Request,
+    Shown,
+    Subject,
+)
 
 AXES = (0, 1, 2, -1)
 DEPTHS = (("0", 0), ("1", 1), ("2", 2), ("3", 3), ("all", None))
@@ -52,39 +59,90 @@ class Explorer(widgets.VBox):
         self.about = widgets.HTML()
         self.jit, self.grad, self.jvp, self.vmap = (
             widgets.ToggleButton(description=name, tooltip=f"jax.{name}", layout=_SMALL)
-            for name in ("jit", "grad", "jvp", "vmap"))
-        self.axis = widgets.Dropdown(options=AXES, description="axis", disabled=True,
-                                     layout=widgets.Layout(width="130px"))
-        self.view = widgets.Dropdown(options=[(v.label, k) for k, v in VIEWS.items()],
-                                     value=DEFAULT_VIEW, description="view")
-        self.depth = widgets.Dropdown(options=DEPTHS, value=Options().depth, description="depth",
-                                      tooltip="how deep nested jaxprs are drawn",
-                                      layout=widgets.Layout(width="140px"))
-        self.group = widgets.Checkbox(value=Options().group, description="group by source line",
-                                      indent=False, layout=_SMALL)
-        self.rankdir = widgets.ToggleButtons(options=[("↓", "TB"), ("→", "LR")],
-                                             tooltips=["top to bottom", "left to right"],
-                                             style={"button_width": "40px"})
-        self.step = widgets.IntSlider(value=-1, min=-1, max=0, description="step",
-                                      tooltip="-1: the whole run")
+            for name in ("jit", "grad", "jvp", "vmap")
+        )
+        self.axis = widgets.Dropdown(
+            options=AXES,
+            description="axis",
+            disabled=True,
+            layout=widgets.Layout(width="130px"),
+        )
+        self.view = widgets.Dropdown(
+            options=[(v.label, k) for k, v in VIEWS.items()],
+            value=DEFAULT_VIEW,
+            description="view",
+        )
+        self.depth = widgets.Dropdown(
+            options=DEPTHS,
+            value=Options().depth,
+            description="depth",
+            tooltip="how deep nested jaxprs are drawn",
+            layout=widgets.Layout(width="140px"),
+        )
+        self.group = widgets.Checkbox(
+            value=Options().group,
+            description="group by source line",
+            indent=False,
+            layout=_SMALL,
+        )
+        self.rankdir = widgets.ToggleButtons(
+            options=[("↓", "TB"), ("→", "LR")],
+            tooltips=["top to bottom", "left to right"],
+            style={"button_width": "40px"},
+        )
+        self.step = widgets.IntSlider(
+            value=-1, min=-1, max=0, description="step", tooltip="-1: the whole run"
+        )
         self.status = widgets.HTML()
         self.output = widgets.HTML()
-        for name in ("example", "jit", "grad", "jvp", "vmap", "axis", "view", "depth",
-                     "group", "rankdir", "step", "output"):
+        for name in (
+            "example",
+            "jit",
+            "grad",
+            "jvp",
+            "vmap",
+            "axis",
+            "view",
+            "depth",
+            "group",
+            "rankdir",
+            "step",
+            "output",
+        ):
             getattr(self, name).add_class(f"jaxtour-explorer-{name}")
 
     def _controls(self) -> list[widgets.ValueWidget]:
-        return [self.example, self.jit, self.grad, self.jvp, self.vmap, self.axis, self.view,
-                self.depth, self.group, self.rankdir, self.step]
+        return [
+            self.example,
+            self.jit,
+            self.grad,
+            self.jvp,
+            self.vmap,
+            self.axis,
+            self.view,
+            self.depth,
+            self.group,
+            self.rankdir,
+            self.step,
+        ]
 
     def _layout(self) -> list[widgets.Widget]:
-        row = lambda *children: widgets.HBox(children, layout=widgets.Layout(
-            align_items="center", flex_flow="row wrap"))
+        row = lambda *children: widgets.HBox(
+            children, layout=widgets.Layout(align_items="center", flex_flow="row wrap")
+        )
         return [
             row(self.example, self.about),
-            row(widgets.Label("transform:"), self.jit, self.grad, self.jvp, self.vmap,
-                self.axis),
-            row(self.view, self.depth, self.group, self.rankdir, self.step, self.status),
+            row(
+                widgets.Label("transform:"),
+                self.jit,
+                self.grad,
+                self.jvp,
+                self.vmap,
+                self.axis,
+            ),
+            row(
+                self.view, self.depth, self.group, self.rankdir, self.step, self.status
+            ),
             self.output,
         ]
 
@@ -131,8 +189,9 @@ class Explorer(widgets.VBox):
         key = (self.example.value, self.transforms)
         if key not in self._composed:
             subject = self.subject
-            self._composed[key] = compose(subject.fn, subject.args, self.transforms,
-                                          subject.name)
+            self._composed[key] = compose(
+                subject.fn, subject.args, self.transforms, subject.name
+            )
         return self._composed[key]
 
     def _key(self) -> tuple:
@@ -161,7 +220,9 @@ class Explorer(widgets.VBox):
     def _draw(self) -> tuple[Shown | _html.Problem, str]:
         view = VIEWS[self.view.value]
         try:
-            shown = view.draw(Request(self.subject, self.transforms, self.composed, self.options))
+            shown = view.draw(
+                Request(self.subject, self.transforms, self.composed, self.options)
+            )
             return shown, _html.panel(shown)
         except Exception as err:  # shown in the panel: a bad combination is not a crash
             problem = _html.explain(err, self._safe_label(), view.label)
@@ -203,4 +264,8 @@ class Explorer(widgets.VBox):
 
 def _about(name: str) -> str:
     example = GALLERY.get(name)
-    return example.about if example else "your function, with the example arguments you gave"
+    return (
+        example.about
+        if example
+        else "your function, with the example arguments you gave"
+    )

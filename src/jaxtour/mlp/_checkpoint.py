@@ -24,8 +24,11 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
         >>> sorted(np.load(path))[:2]
         ['hidden1/b', 'hidden1/w']
     """
-    arrays = {f"{layer}/{part}": np.asarray(value)
-              for layer, parts in params.items() for part, value in parts.items()}
+    arrays = {
+        f"{layer}/{part}": np.asarray(value)
+        for layer, parts in params.items()
+        for part, value in parts.items()
+    }
     buffer = io.BytesIO()
     np.savez(buffer, allow_pickle=False, **arrays)
     path = Path(path)
@@ -45,7 +48,11 @@ def load_params(path: str | os.PathLike) -> Params:
             layer, _, part = key.partition("/")
             params.setdefault(layer, {})[part] = jnp.asarray(archive[key])
     names = layer_names(len(params))
-    if sorted(params) != sorted(names) or any(set(p) != {"w", "b"} for p in params.values()):
-        raise ValueError(f"{path} does not hold MLP params (expected keys {names} with w and "
-                         f"b each); found {sorted(params)}.")
+    if sorted(params) != sorted(names) or any(
+        set(p) != {"w", "b"} for p in params.values()
+    ):
+        raise ValueError(
+            f"{path} does not hold MLP params (expected keys {names} with w and "
+            f"b each); found {sorted(params)}."
+        )
     return {name: params[name] for name in names}

@@ -47,13 +47,21 @@ class Mnist(NamedTuple):
 
     def subset(self, n_train: int | None = None, n_test: int | None = None) -> Mnist:
         """The first `n_train` training and `n_test` test examples (None keeps all)."""
-        return Mnist(self.train_images[:n_train], self.train_labels[:n_train],
-                     self.test_images[:n_test], self.test_labels[:n_test])
+        return Mnist(
+            self.train_images[:n_train],
+            self.train_labels[:n_train],
+            self.test_images[:n_test],
+            self.test_labels[:n_test],
+        )
 
 
-def load_mnist(data_dir: str | os.PathLike | None = None, *,
-               mirrors: tuple[str, ...] | list[str] = MIRRORS, progress: bool = True,
-               budget: Budget | None = None) -> Mnist:
+def load_mnist(
+    data_dir: str | os.PathLike | None = None,
+    *,
+    mirrors: tuple[str, ...] | list[str] = MIRRORS,
+    progress: bool = True,
+    budget: Budget | None = None,
+) -> Mnist:
     """Load MNIST, downloading and checking the four original files as needed.
 
     The folder is `data_dir`, else ``$JAXTOUR_DATA``, else ``~/.cache/jaxtour/mnist``
@@ -107,14 +115,18 @@ def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
             return path
         except ChecksumError as err:
             problem = f"corrupt: {err}"
-            warnings.warn(f"{err}; not using it, downloading a fresh copy.", stacklevel=3)
+            warnings.warn(
+                f"{err}; not using it, downloading a fresh copy.", stacklevel=3
+            )
     try:
         check_writable(folder)
     except OSError as err:  # a read-only folder, or a file where the folder should be
         raise MnistUnavailableError(_unwritable_message(folder, err)) from None
     fetched, failures = mirrors.fetch(spec, folder)
     if fetched is None:
-        raise MnistUnavailableError(_unavailable_message(folder, spec, problem, failures))
+        raise MnistUnavailableError(
+            _unavailable_message(folder, spec, problem, failures)
+        )
     return fetched
 
 
@@ -126,7 +138,9 @@ def _unwritable_message(folder: Path, err: OSError) -> str:
     )
 
 
-def _unavailable_message(folder: Path, spec: MnistFile, problem: str, failures: list[str]) -> str:
+def _unavailable_message(
+    folder: Path, spec: MnistFile, problem: str, failures: list[str]
+) -> str:
     names = ", ".join(f.name for f in FILES)
     tried = "\n".join(f"  - {line}" for line in failures) or "  (no mirrors given)"
     return (
@@ -150,14 +164,20 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         with gzip.open(path, "rb") as stream:
             raw = stream.read()
     except (OSError, EOFError, zlib.error) as err:
-        raise MnistFormatError(f"{path.name} is not a readable gzip file: {err}") from err
+        raise MnistFormatError(
+            f"{path.name} is not a readable gzip file: {err}"
+        ) from err
     if len(raw) < 8:
-        raise MnistFormatError(f"{path.name} is too short ({len(raw)} bytes) for an IDX header.")
+        raise MnistFormatError(
+            f"{path.name} is too short ({len(raw)} bytes) for an IDX header."
+        )
     magic, count = struct.unpack(">II", raw[:8])
     if magic == _IMAGES_MAGIC:
         header, shape = 16, (count, *struct.unpack(">II", raw[8:16]))
         if shape[1:] != (28, 28):
-            raise MnistFormatError(f"{path.name} holds {shape[1]}x{shape[2]} images, not 28x28.")
+            raise MnistFormatError(
+                f"{path.name} holds {shape[1]}x{shape[2]} images, not 28x28."
+            )
     elif magic == _LABELS_MAGIC:
         header, shape = 8, (count,)
     else:

@@ -66,14 +66,26 @@ class MnistFile:
 
 
 FILES: tuple[MnistFile, ...] = (
-    MnistFile("train-images-idx3-ubyte.gz", 9912422,
-              "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
-    MnistFile("train-labels-idx1-ubyte.gz", 28881,
-              "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
-    MnistFile("t10k-images-idx3-ubyte.gz", 1648877,
-              "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
-    MnistFile("t10k-labels-idx1-ubyte.gz", 4542,
-              "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
+    MnistFile(
+        "train-images-idx3-ubyte.gz",
+        9912422,
+        "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+    ),
+    MnistFile(
+        "train-labels-idx1-ubyte.gz",
+        28881,
+        "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+    ),
+    MnistFile(
+        "t10k-images-idx3-ubyte.gz",
+        1648877,
+        "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+    ),
+    MnistFile(
+        "t10k-labels-idx1-ubyte.gz",
+        4542,
+        "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+    ),
 )
 
 
@@ -98,7 +110,9 @@ def check(path: Path, spec: MnistFile) -> None:
     """Raise `ChecksumError` unless `path` holds exactly the published bytes."""
     size = path.stat().st_size
     if size != spec.size:
-        raise ChecksumError(f"{path} has {size} bytes, expected {spec.size} (truncated?)")
+        raise ChecksumError(
+            f"{path} has {size} bytes, expected {spec.size} (truncated?)"
+        )
     got = sha256_of(path)
     if got != spec.sha256:
         raise ChecksumError(f"{path} has SHA-256 {got}, expected {spec.sha256}")
@@ -119,7 +133,11 @@ def check_writable(folder: Path) -> None:
 def remove_leftovers(folder: Path) -> list[Path]:
     """Delete the ``.part`` files of downloads that were killed; return what went."""
     removed = []
-    parts = [p for f in FILES for p in folder.glob(f".{f.name}.*.part")] if folder.is_dir() else []
+    parts = (
+        [p for f in FILES for p in folder.glob(f".{f.name}.*.part")]
+        if folder.is_dir()
+        else []
+    )
     for part in sorted(parts):
         try:
             if _abandoned(part):
@@ -163,25 +181,35 @@ class Mirrors:
         for mirror in self.urls:
             url = mirror.rstrip("/") + "/" + spec.name
             if mirror in self.failed:
-                failures.append(f"{url}: skipped, failed earlier in this load "
-                                f"({self.failed[mirror]})")
+                failures.append(
+                    f"{url}: skipped, failed earlier in this load "
+                    f"({self.failed[mirror]})"
+                )
                 continue
             try:
                 path = _download_verified(url, folder / spec.name, spec, self)
             except (OSError, http.client.HTTPException, ValueError) as err:
                 self.failed[mirror] = _reason(err)
                 failures.append(f"{url}: {self.failed[mirror]}")
-                _say(f"MNIST: mirror {mirror} failed ({self.failed[mirror]}); "
-                     "not trying it again in this load.")
+                _say(
+                    f"MNIST: mirror {mirror} failed ({self.failed[mirror]}); "
+                    "not trying it again in this load."
+                )
                 continue
             if self.failed:
-                _say(f"MNIST: {spec.name} from {mirror} (skipped {', '.join(self.failed)})")
+                _say(
+                    f"MNIST: {spec.name} from {mirror} (skipped {', '.join(self.failed)})"
+                )
             return path, failures
         return None, failures
 
 
-def fetch(spec: MnistFile, folder: Path, mirrors: tuple[str, ...] | list[str] = MIRRORS,
-          progress: bool = True) -> tuple[Path | None, list[str]]:
+def fetch(
+    spec: MnistFile,
+    folder: Path,
+    mirrors: tuple[str, ...] | list[str] = MIRRORS,
+    progress: bool = True,
+) -> tuple[Path | None, list[str]]:
     """`Mirrors.fetch` for one file, with the default budget."""
     return Mirrors(mirrors, progress=progress).fetch(spec, folder)
 
@@ -205,10 +233,15 @@ def _reason(err: BaseException) -> str:
 def _download_verified(url: str, dest: Path, spec: MnistFile, mirrors: Mirrors) -> Path:
     """Stream `url` to a locked temporary file beside `dest`; rename once the SHA-256 holds."""
     budget = mirrors.budget
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{dest.name}.", suffix=".part", dir=dest.parent
+    )
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out, Deadline(budget.deadline(spec.size)) as deadline:
+        with (
+            os.fdopen(fd, "wb") as out,
+            Deadline(budget.deadline(spec.size)) as deadline,
+        ):
             if fcntl is not None:
                 fcntl.flock(out, fcntl.LOCK_EX)
             try:
@@ -218,7 +251,9 @@ def _download_verified(url: str, dest: Path, spec: MnistFile, mirrors: Mirrors) 
                 got = f" after {out.tell()} bytes" if out.tell() else ""
                 raise TimeoutError(f"{budget.stall_s:g} s{got}") from err
             except (OSError, http.client.HTTPException) as err:
-                if deadline.expired:  # cut at the deadline: say so, not what the cut looked like
+                if (
+                    deadline.expired
+                ):  # cut at the deadline: say so, not what the cut looked like
                     raise _too_slow(out.tell(), deadline.seconds, spec, budget) from err
                 raise
             if deadline.expired:
@@ -230,7 +265,9 @@ def _download_verified(url: str, dest: Path, spec: MnistFile, mirrors: Mirrors) 
                 )
             out.flush()
             os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)  # while still locked, so no other load deletes it first
+            os.replace(
+                tmp, dest
+            )  # while still locked, so no other load deletes it first
         return dest
     finally:
         tmp.unlink(missing_ok=True)
@@ -241,8 +278,14 @@ def _copy_within_budget(resp, out, spec: MnistFile, mirrors: Mirrors) -> str:
 
     budget, start = mirrors.budget, time.monotonic()
     digest = hashlib.sha256()
-    with tqdm(total=spec.size, unit="B", unit_scale=True, desc=spec.name,
-              disable=not mirrors.progress, leave=False) as bar:
+    with tqdm(
+        total=spec.size,
+        unit="B",
+        unit_scale=True,
+        desc=spec.name,
+        disable=not mirrors.progress,
+        leave=False,
+    ) as bar:
         while chunk := resp.read1(_CHUNK):  # whatever has arrived, not a full 64 KiB
             if out.tell() + len(chunk) > spec.size:
                 raise ChecksumError(f"served more than the published {spec.size} bytes")
@@ -255,7 +298,9 @@ def _copy_within_budget(resp, out, spec: MnistFile, mirrors: Mirrors) -> str:
     return digest.hexdigest()
 
 
-def _too_slow(received: int, elapsed: float, spec: MnistFile, budget: Budget) -> TooSlowError:
+def _too_slow(
+    received: int, elapsed: float, spec: MnistFile, budget: Budget
+) -> TooSlowError:
     return TooSlowError(
         f"too slow: {received} of {spec.size} bytes in {elapsed:.0f} s; a mirror must "
         f"send at least {budget.min_rate / 1000:g} kB/s after the first "

@@ -34,7 +34,9 @@ CONTROLS = ("matmuls-numpy-f32", "matmuls-jax")
 FULL_TRAIN_SIZE = 60_000
 
 
-def matmul_flops(sizes: tuple[int, ...] = SIZES, batch_size: int = 128, steps: int = 1) -> int:
+def matmul_flops(
+    sizes: tuple[int, ...] = SIZES, batch_size: int = 128, steps: int = 1
+) -> int:
     """The training steps' true matmul FLOPs: forward, weight gradients, and input
     gradients of every layer but the first (nothing needs d(loss)/d(pixels))."""
     pairs = list(itertools.pairwise(sizes))
@@ -47,7 +49,9 @@ def matmul_rate(n: int = 2048, repeat: int = 5) -> float:
     a = jr.normal(jr.key(1), (n, n), jnp.float32)
     matmul = jax.jit(jnp.matmul)
     matmul(a, a).block_until_ready()
-    best = min(_seconds(lambda: matmul(a, a).block_until_ready()) for _ in range(repeat))
+    best = min(
+        _seconds(lambda: matmul(a, a).block_until_ready()) for _ in range(repeat)
+    )
     return 2 * n**3 / best
 
 
@@ -57,10 +61,18 @@ def _seconds(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | None = None,
-               eager_steps: int = 40, batch_size: int = 128, seed: int = 0,
-               variants: tuple[str, ...] = VARIANTS, control: bool = True,
-               log: Callable[[str], None] | None = print) -> dict:
+def run_ladder(
+    data: Mnist | None = None,
+    *,
+    rounds: int = 3,
+    train_size: int | None = None,
+    eager_steps: int = 40,
+    batch_size: int = 128,
+    seed: int = 0,
+    variants: tuple[str, ...] = VARIANTS,
+    control: bool = True,
+    log: Callable[[str], None] | None = print,
+) -> dict:
     """Time one training epoch of each variant; return the figures as a dict.
 
     Args:
@@ -75,65 +87,106 @@ def run_ladder(data: Mnist | None = None, *, rounds: int = 3, train_size: int | 
 
     Returns:
         ``epoch_s`` (seconds per full epoch; the controls' rows too), ``spread_s``
-        ([fastest, median, slowest] round of each), ``ratio_vs_numpy_f64``, ``matmul_fraction``
-        per variant, ``matmul_gflops``, ``compile_s_by_variant``, ``epoch_loss`` (mean batch loss of
-        each variant's first epoch: they should agree) and the headline figures for
+        ([fastest, median, slowest] round of each), ``ratio_vs_numpy_f64``,
+        ``matmul_fraction`` per variant, ``matmul_gflops``, ``compile_s_by_variant``,
+        ``epoch_loss`` (mean batch loss of each variant's first epoch: they should agree)
+        and the headline figures for
         jaxtour's own epoch: ``speedup_vs_numpy_f64``, ``matmul_fraction``, ``compile_s``.
     """
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
-        raise ValueError(f"Unknown variants {unknown}; choose from {', '.join(VARIANTS)}.")
+        raise ValueError(
+            f"Unknown variants {unknown}; choose from {', '.join(VARIANTS)}."
+        )
     data = (load_mnist() if data is None else data).subset(train_size)
-    images, labels = np.asarray(data.train_images), np.asarray(data.train_labels, np.int32)
+    images, labels = (
+        np.asarray(data.train_images),
+        np.asarray(data.train_labels, np.int32),
+    )
     steps = len(images) // batch_size
     full_steps = FULL_TRAIN_SIZE // batch_size
     log = log or (lambda line: None)
     load_before = os.getloadavg()[0]
     rate = [matmul_rate()]
-    runners = {name: _RUNNERS[name](images, labels, batch_size, seed) for name in variants}
+    runners = {
+        name: _RUNNERS[name](images, labels, batch_size, seed) for name in variants
+    }
     if control:
-        runners.update((name, _MatmulControl(images, labels, batch_size, seed, name))
-                       for name in CONTROLS)
+        runners.update(
+            (name, _MatmulControl(images, labels, batch_size, seed, name))
+            for name in CONTROLS
+        )
     times: dict[str, list[float]] = {name: [] for name in runners}
     losses: dict[str, float] = {}
     for r in range(rounds):
         key = jr.fold_in(jr.key(seed), r)
-        order = batch_indices(key, len(images), batch_size)  # the batches train_epoch makes
+        order = batch_indices(
+            key, len(images), batch_size
+        )  # the batches train_epoch makes
         for name, runner in runners.items():
             n = min(steps, eager_steps) if name == "jax-eager" else steps
             seconds, loss = runner.run(key, order[:n])
             times[name].append(seconds * full_steps / n)
             if name not in CONTROLS:
                 losses.setdefault(name, loss)
-            log(f"round {r + 1}/{rounds}  {name:<13} {times[name][-1]:8.2f} s/epoch "
-                f"({n} steps timed, mean loss {loss:.4f})")
+            log(
+                f"round {r + 1}/{rounds}  {name:<13} {times[name][-1]:8.2f} s/epoch "
+                f"({n} steps timed, mean loss {loss:.4f})"
+            )
     rate.append(matmul_rate())
-    return _summarise(times, losses, max(rate), runners, batch_size, full_steps, steps,
-                      eager_steps, load_before, rounds)
+    return _summarise(
+        times,
+        losses,
+        max(rate),
+        runners,
+        batch_size,
+        full_steps,
+        steps,
+        eager_steps,
+        load_before,
+        rounds,
+    )
 
 
-def _summarise(times, losses, rate, runners, batch_size, full_steps, steps, eager, load,
-               rounds):
+def _summarise(
+    times, losses, rate, runners, batch_size, full_steps, steps, eager, load, rounds
+):
     flops = matmul_flops(SIZES, batch_size, full_steps)
     epoch_s = {name: statistics.median(ts) for name, ts in times.items()}
-    spread_s = {name: [min(ts), statistics.median(ts), max(ts)] for name, ts in times.items()}
+    spread_s = {
+        name: [min(ts), statistics.median(ts), max(ts)] for name, ts in times.items()
+    }
     base = epoch_s.get("numpy-f64")
     result = {
-        "device": str(jax.devices()[0].device_kind), "platform": jax.default_backend(),
-        "jax": jax.__version__, "numpy": np.__version__, "batch_size": batch_size,
-        "steps_per_epoch": full_steps, "rounds": rounds,
-        "steps_timed": {n: min(steps, eager) if n == "jax-eager" else steps for n in times},
-        "loadavg_before": round(load, 2), "matmul_gflops": rate / 1e9,
-        "epoch_flops": flops, "epoch_s": epoch_s, "spread_s": spread_s,
+        "device": str(jax.devices()[0].device_kind),
+        "platform": jax.default_backend(),
+        "jax": jax.__version__,
+        "numpy": np.__version__,
+        "batch_size": batch_size,
+        "steps_per_epoch": full_steps,
+        "rounds": rounds,
+        "steps_timed": {
+            n: min(steps, eager) if n == "jax-eager" else steps for n in times
+        },
+        "loadavg_before": round(load, 2),
+        "matmul_gflops": rate / 1e9,
+        "epoch_flops": flops,
+        "epoch_s": epoch_s,
+        "spread_s": spread_s,
         "ratio_vs_numpy_f64": {n: base / s for n, s in epoch_s.items()} if base else {},
         "matmul_fraction_by_variant": {n: flops / s / rate for n, s in epoch_s.items()},
         "compile_s_by_variant": {
-            n: r.compile_s for n, r in runners.items() if r.compile_s is not None},
+            n: r.compile_s for n, r in runners.items() if r.compile_s is not None
+        },
         "epoch_loss": losses,
     }
     if "jaxtour-train" in epoch_s:
-        result["speedup_vs_numpy_f64"] = result["ratio_vs_numpy_f64"].get("jaxtour-train")
-        result["matmul_fraction"] = result["matmul_fraction_by_variant"]["jaxtour-train"]
+        result["speedup_vs_numpy_f64"] = result["ratio_vs_numpy_f64"].get(
+            "jaxtour-train"
+        )
+        result["matmul_fraction"] = result["matmul_fraction_by_variant"][
+            "jaxtour-train"
+        ]
         result["compile_s"] = runners["jaxtour-train"].compile_s
     return result
 
@@ -158,7 +211,9 @@ class _NumpyRunner(_Runner):
 
     def run(self, key, order):
         order = np.asarray(order)
-        NumpyTwin(self.params0, dtype=self.dtype).epoch(self.images, self.labels, order[:2])
+        NumpyTwin(self.params0, dtype=self.dtype).epoch(
+            self.images, self.labels, order[:2]
+        )
         twin = NumpyTwin(self.params0, dtype=self.dtype)
         start = time.perf_counter()
         losses = twin.epoch(self.images, self.labels, order)
@@ -171,8 +226,9 @@ class _NumpyF32Runner(_NumpyRunner):
 
 def _step(params, velocity, images, labels, idx):
     """`train_epoch`'s scan body, for a Python loop."""
-    return update(params, preprocess(images[idx]), labels[idx], velocity, lr=LR,
-                  momentum=MOMENTUM)
+    return update(
+        params, preprocess(images[idx]), labels[idx], velocity, lr=LR, momentum=MOMENTUM
+    )
 
 
 class _JaxRunner(_Runner):
@@ -186,13 +242,16 @@ class _JaxRunner(_Runner):
         return params, jax.tree.map(jnp.zeros_like, params)
 
     def run(self, key, order):
-        jax.block_until_ready(self.step(*self.fresh(), self.images, self.labels, order[0]))
+        jax.block_until_ready(
+            self.step(*self.fresh(), self.images, self.labels, order[0])
+        )
         params, velocity = self.fresh()
         losses = []
         start = time.perf_counter()
         for idx in order:
-            params, velocity, batch_loss = self.step(params, velocity, self.images,
-                                                     self.labels, idx)
+            params, velocity, batch_loss = self.step(
+                params, velocity, self.images, self.labels, idx
+            )
             losses.append(batch_loss)
         jax.block_until_ready(params)
         return time.perf_counter() - start, float(np.mean(losses))
@@ -203,7 +262,8 @@ class _JitLoopRunner(_JaxRunner):
         super().__init__(images, labels, batch_size, seed)
         params, velocity = self.fresh()
         lowered = jax.jit(_step, donate_argnums=(0, 1)).lower(
-            params, velocity, self.images, self.labels, jnp.zeros(batch_size, jnp.int32))
+            params, velocity, self.images, self.labels, jnp.zeros(batch_size, jnp.int32)
+        )
         self.compile_s = _seconds(lambda: setattr(self, "step", lowered.compile()))
 
 
@@ -211,13 +271,16 @@ class _TrainEpochRunner(_JaxRunner):
     def __init__(self, images, labels, batch_size, seed):
         super().__init__(images, labels, batch_size, seed)
         self.epoch, self.compile_s = compile_epoch(
-            *self.fresh(), self.images, self.labels, jr.key(0), batch_size=batch_size)
+            *self.fresh(), self.images, self.labels, jr.key(0), batch_size=batch_size
+        )
 
     def run(self, key, order):
         jax.block_until_ready(self.epoch(*self.fresh(), self.images, self.labels, key))
         params, velocity = self.fresh()
         start = time.perf_counter()
-        params, velocity, losses = self.epoch(params, velocity, self.images, self.labels, key)
+        params, velocity, losses = self.epoch(
+            params, velocity, self.images, self.labels, key
+        )
         jax.block_until_ready(losses)
         return time.perf_counter() - start, float(np.mean(losses))
 
@@ -243,18 +306,25 @@ class _MatmulControl(_Runner):
     def __init__(self, images, labels, batch_size, seed, name):
         super().__init__(images, labels, batch_size, seed)
         steps = len(images) // batch_size
-        xs = np.asarray(preprocess(images[:steps * batch_size]))
+        xs = np.asarray(preprocess(images[: steps * batch_size]))
         self.xs = xs.reshape(steps, batch_size, -1)
         self.w = [np.asarray(self.params0[n]["w"]) for n in self.params0]
         rng = np.random.default_rng(seed)
-        self.deltas = [rng.standard_normal((batch_size, w.shape[1])).astype(np.float32)
-                       for w in self.w]
+        self.deltas = [
+            rng.standard_normal((batch_size, w.shape[1])).astype(np.float32)
+            for w in self.w
+        ]
         self.jax = name == "matmuls-jax"
         if self.jax:
-            self.xs, self.w, self.deltas = jax.device_put((self.xs, self.w, self.deltas))
+            self.xs, self.w, self.deltas = jax.device_put(
+                (self.xs, self.w, self.deltas)
+            )
             self.matmuls = jax.jit(lambda w, xs, i, d: _step_matmuls(w, xs[i], d))
-            self.compile_s = _seconds(lambda: jax.block_until_ready(
-                self.matmuls(self.w, self.xs, 0, self.deltas)))
+            self.compile_s = _seconds(
+                lambda: jax.block_until_ready(
+                    self.matmuls(self.w, self.xs, 0, self.deltas)
+                )
+            )
 
     def run(self, key, order):
         n = len(order)
@@ -271,26 +341,35 @@ class _MatmulControl(_Runner):
 
 
 _RUNNERS = {
-    "numpy-f64": _NumpyRunner, "numpy-f32": _NumpyF32Runner, "jax-eager": _JaxRunner,
-    "jax-jit-loop": _JitLoopRunner, "jaxtour-train": _TrainEpochRunner,
+    "numpy-f64": _NumpyRunner,
+    "numpy-f32": _NumpyF32Runner,
+    "jax-eager": _JaxRunner,
+    "jax-jit-loop": _JitLoopRunner,
+    "jaxtour-train": _TrainEpochRunner,
 }
 
 
 def format_ladder(result: dict) -> str:
     """The ladder as a text table: seconds per epoch (median, fastest-slowest round),
     ratio to NumPy f64, % of the matmul rate; the one-matmul control below a rule."""
-    lines = [f"{'variant':<18} {'s/epoch':>8} {'fastest-slowest':>16} {'vs numpy-f64':>13} "
-             f"{'of matmul':>10}"]
+    lines = [
+        f"{'variant':<18} {'s/epoch':>8} {'fastest-slowest':>16} {'vs numpy-f64':>13} "
+        f"{'of matmul':>10}"
+    ]
     for name, seconds in result["epoch_s"].items():
         if name == CONTROLS[0]:
             lines.append("control: one step's matmuls alone, same shapes")
         ratio = result["ratio_vs_numpy_f64"].get(name, float("nan"))
         fraction = result["matmul_fraction_by_variant"][name]
         low, _, high = result["spread_s"][name]
-        lines.append(f"{name:<18} {seconds:8.3f} {low:8.3f}-{high:<7.3f} {ratio:12.2f}x "
-                     f"{100 * fraction:9.1f}%")
-    lines.append(f"matmul rate (jitted f32 2048x2048): {result['matmul_gflops']:.1f} GFLOP/s; "
-                 f"epoch = {result['epoch_flops'] / 1e9:.1f} GFLOP of matmuls")
+        lines.append(
+            f"{name:<18} {seconds:8.3f} {low:8.3f}-{high:<7.3f} {ratio:12.2f}x "
+            f"{100 * fraction:9.1f}%"
+        )
+    lines.append(
+        f"matmul rate (jitted f32 2048x2048): {result['matmul_gflops']:.1f} GFLOP/s; "
+        f"epoch = {result['epoch_flops'] / 1e9:.1f} GFLOP of matmuls"
+    )
     if "compile_s" in result:
         lines.append(f"jaxtour-train compile: {result['compile_s']:.2f} s")
     return "\n".join(lines)

@@ -32,8 +32,9 @@ def layer_names(n_layers: int) -> list[str]:
     return [f"hidden{i}" for i in range(1, n_layers)] + ["output"]
 
 
-def init_params(key: jax.Array, sizes: tuple[int, ...] = SIZES,
-                dtype: Any = jnp.float32) -> Params:
+def init_params(
+    key: jax.Array, sizes: tuple[int, ...] = SIZES, dtype: Any = jnp.float32
+) -> Params:
     """Random weights for an MLP with layer widths `sizes`, biases zero.
 
     Hidden layers use He initialisation (normal, variance 2 / fan-in) so that ReLU keeps
@@ -54,20 +55,25 @@ def init_params(key: jax.Array, sizes: tuple[int, ...] = SIZES,
         {'hidden1': (784, 512), 'hidden2': (512, 256), 'output': (256, 10)}
     """
     if len(sizes) < 2 or any(int(s) < 1 for s in sizes):
-        raise ValueError(f"`sizes` must be two or more positive widths, e.g. {SIZES}; "
-                         f"got {sizes}.")
+        raise ValueError(
+            f"`sizes` must be two or more positive widths, e.g. {SIZES}; got {sizes}."
+        )
     names = layer_names(len(sizes) - 1)
     keys = jr.split(key, len(names))
     params = {}
-    for name, k, fan_in, fan_out in zip(names, keys, sizes[:-1], sizes[1:], strict=True):
+    for name, k, fan_in, fan_out in zip(
+        names, keys, sizes[:-1], sizes[1:], strict=True
+    ):
         gain = 1.0 if name == "output" else 2.0
-        w = jr.normal(k, (fan_in, fan_out), dtype) * jnp.sqrt(gain / fan_in).astype(dtype)
+        w = jr.normal(k, (fan_in, fan_out), dtype) * jnp.sqrt(gain / fan_in).astype(
+            dtype
+        )
         params[name] = {"w": w, "b": jnp.zeros((fan_out,), dtype)}
     return params
 
 
 def preprocess(images: jax.Array | np.ndarray) -> jax.Array:
-    """u8[..., 28, 28] pixels to f32[..., 784] inputs, standardised with MNIST's mean and std."""
+    """u8[..., 28, 28] pixels to f32[..., 784] inputs, standardised by MNIST's mean, std."""
     x = jnp.asarray(images).reshape(*jnp.shape(images)[:-2], -1).astype(jnp.float32)
     return (x / 255.0 - PIXEL_MEAN) / PIXEL_STD
 
@@ -101,8 +107,15 @@ def accuracy(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
     return jnp.mean(jnp.argmax(batched_predict(params, x), axis=-1) == y)
 
 
-def update(params: Params, x: jax.Array, y: jax.Array, velocity: Params | None = None, *,
-           lr: float = LR, momentum: float = MOMENTUM) -> tuple[Params, Params, jax.Array]:
+def update(
+    params: Params,
+    x: jax.Array,
+    y: jax.Array,
+    velocity: Params | None = None,
+    *,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+) -> tuple[Params, Params, jax.Array]:
     """One step of SGD with momentum on the batch (x, y).
 
     ``velocity = momentum * velocity + grad`` then ``params = params - lr * velocity``
@@ -134,7 +147,9 @@ def update(params: Params, x: jax.Array, y: jax.Array, velocity: Params | None =
     return params, velocity, batch_loss
 
 
-def example_batch(n: int = 8, data: Any = None, *, seed: int = 0) -> tuple[jax.Array, jax.Array]:
+def example_batch(
+    n: int = 8, data: Any = None, *, seed: int = 0
+) -> tuple[jax.Array, jax.Array]:
     """A small batch (x f32[n, 784], y i32[n]) to trace, draw or differentiate with.
 
     Args:
@@ -149,7 +164,9 @@ def example_batch(n: int = 8, data: Any = None, *, seed: int = 0) -> tuple[jax.A
         ((4, 784), dtype('float32'), (4,), dtype('int32'))
     """
     if data is not None:
-        return preprocess(data.test_images[:n]), jnp.asarray(data.test_labels[:n], jnp.int32)
+        return preprocess(data.test_images[:n]), jnp.asarray(
+            data.test_labels[:n], jnp.int32
+        )
     key_x, key_y = jr.split(jr.key(seed))
     images = jr.randint(key_x, (n, 28, 28), 0, 256).astype(jnp.uint8)
     return preprocess(images), jr.randint(key_y, (n,), 0, 10)

@@ -152,9 +152,17 @@ def train_multiprocess(
     options = [
         f"--{k.replace('_', '-')}={v}"
         for k, v in dict(
-            coordinator=address, processes=processes, devices=devices_per_process,
-            heartbeat=heartbeat, epochs=epochs, batch_size=batch_size, lr=lr,
-            momentum=momentum, seed=seed, train_size=train_size, test_size=test_size,
+            coordinator=address,
+            processes=processes,
+            devices=devices_per_process,
+            heartbeat=heartbeat,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            momentum=momentum,
+            seed=seed,
+            train_size=train_size,
+            test_size=test_size,
             data_dir=data_dir,
         ).items()
         if v is not None

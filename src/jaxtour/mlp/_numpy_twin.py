@@ -31,8 +31,14 @@ class NumpyTwin:
         True
     """
 
-    def __init__(self, params: Any, *, dtype: Any = np.float64, lr: float = LR,
-                 momentum: float = MOMENTUM) -> None:
+    def __init__(
+        self,
+        params: Any,
+        *,
+        dtype: Any = np.float64,
+        lr: float = LR,
+        momentum: float = MOMENTUM,
+    ) -> None:
         self.dtype = np.dtype(dtype)
         self.names = layer_names(len(params))
         self.w = [np.array(params[n]["w"], self.dtype) for n in self.names]
@@ -47,13 +53,20 @@ class NumpyTwin:
     @property
     def params(self) -> dict[str, dict[str, np.ndarray]]:
         """The weights, structured like JAX's params (views, not copies)."""
-        return {n: {"w": w, "b": b} for n, w, b in zip(self.names, self.w, self.b, strict=True)}
+        return {
+            n: {"w": w, "b": b}
+            for n, w, b in zip(self.names, self.w, self.b, strict=True)
+        }
 
-    def preprocess(self, images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def preprocess(
+        self, images: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """As `jaxtour.mlp.preprocess`: u8[n, 28, 28] to standardised [n, 784] in `dtype`."""
         flat = images.reshape(len(images), -1)
         out = np.empty(flat.shape, self.dtype) if out is None else out
-        np.multiply(flat, self.dtype.type(1 / (255 * PIXEL_STD)), out=out, casting="unsafe")
+        np.multiply(
+            flat, self.dtype.type(1 / (255 * PIXEL_STD)), out=out, casting="unsafe"
+        )
         out -= self.dtype.type(PIXEL_MEAN / PIXEL_STD)
         return out
 
@@ -70,21 +83,27 @@ class NumpyTwin:
     def loss_and_grads(self, x: np.ndarray, y: np.ndarray) -> tuple[float, dict]:
         """The batch's loss and its gradient, as a params-shaped dict (copies)."""
         batch_loss = self._forward_backward(np.asarray(x, self.dtype), np.asarray(y))
-        grads = {n: {"w": gw.copy(), "b": gb.copy()}
-                 for n, gw, gb in zip(self.names, self.gw, self.gb, strict=True)}
+        grads = {
+            n: {"w": gw.copy(), "b": gb.copy()}
+            for n, gw, gb in zip(self.names, self.gw, self.gb, strict=True)
+        }
         return batch_loss, grads
 
     def step(self, x: np.ndarray, y: np.ndarray) -> float:
         """One SGD-with-momentum step in place, exactly as `update`; returns the loss."""
         batch_loss = self._forward_backward(np.asarray(x, self.dtype), np.asarray(y))
-        for p, v, g in zip(self.w + self.b, self.vw + self.vb, self.gw + self.gb, strict=True):
+        for p, v, g in zip(
+            self.w + self.b, self.vw + self.vb, self.gw + self.gb, strict=True
+        ):
             v *= self.momentum
             v += g  # velocity = momentum * velocity + grad
             np.multiply(v, self.lr, out=g)  # g is scratch from here on
             p -= g  # params -= lr * velocity
         return batch_loss
 
-    def epoch(self, images: np.ndarray, labels: np.ndarray, order: np.ndarray) -> np.ndarray:
+    def epoch(
+        self, images: np.ndarray, labels: np.ndarray, order: np.ndarray
+    ) -> np.ndarray:
         """`train_epoch`'s loop: one `step` per row of `order` (i32[steps, batch] indices)."""
         order = np.asarray(order)
         raw = self._buffer("raw", (order.shape[1], *images.shape[1:]), images.dtype)

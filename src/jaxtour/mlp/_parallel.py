@@ -27,7 +27,16 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxtour.mlp._data import Mnist, load_mnist
-from jaxtour.mlp._model import LR, MOMENTUM, SIZES, Params, init_params, loss, preprocess, update
+from jaxtour.mlp._model import (
+    LR,
+    MOMENTUM,
+    SIZES,
+    Params,
+    init_params,
+    loss,
+    preprocess,
+    update,
+)
 from jaxtour.mlp._train import (
     TRAIN_EVAL_SIZE,
     UNROLL,
@@ -61,18 +70,24 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
     """
     if isinstance(devices, Mesh):
         if devices.devices.ndim != 1:
-            raise ValueError(f"Data parallelism needs a 1-D mesh; got axes {dict(devices.shape)}.")
+            raise ValueError(
+                f"Data parallelism needs a 1-D mesh; got axes {dict(devices.shape)}."
+            )
         return devices
     found = jax.local_devices()
     if devices == "all":
         chosen = found
     elif isinstance(devices, int) and not isinstance(devices, bool):
-        chosen = found[:devices] if 1 <= devices <= len(found) else _too_many(devices, found)
+        chosen = (
+            found[:devices] if 1 <= devices <= len(found) else _too_many(devices, found)
+        )
     elif isinstance(devices, Sequence) and devices and not isinstance(devices, str):
         chosen = list(devices)
     else:
-        raise ValueError(f'`devices` must be "all", a count, a list of jax.Device or a Mesh; '
-                         f"got {devices!r}.")
+        raise ValueError(
+            f'`devices` must be "all", a count, a list of jax.Device or a Mesh; '
+            f"got {devices!r}."
+        )
     # Auto: the compiler propagates the shardings given to `jit` to every intermediate
     # (make_mesh's default since JAX 0.9 is Explicit: shardings in the types).
     auto = (jax.sharding.AxisType.Auto,)
@@ -81,9 +96,17 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
 
 def _too_many(n: int, found: list) -> list:
     platform = found[0].platform
-    hint = (" To simulate more CPU devices, run jax.config.update('jax_num_cpu_devices', "
-            f"{n}) right after `import jax`, before any computation.") if platform == "cpu" else ""
-    raise ValueError(f"Asked for {n} devices; JAX sees {len(found)} ({platform}).{hint}")
+    hint = (
+        (
+            " To simulate more CPU devices, run jax.config.update('jax_num_cpu_devices', "
+            f"{n}) right after `import jax`, before any computation."
+        )
+        if platform == "cpu"
+        else ""
+    )
+    raise ValueError(
+        f"Asked for {n} devices; JAX sees {len(found)} ({platform}).{hint}"
+    )
 
 
 def check_batch_size(batch_size: int, n_devices: int) -> None:
@@ -102,7 +125,10 @@ must get the same number of examples. Use 96 or 104 (a multiple of 8).
     """
     if batch_size % n_devices == 0:
         return
-    below, above = batch_size // n_devices * n_devices, -(-batch_size // n_devices) * n_devices
+    below, above = (
+        batch_size // n_devices * n_devices,
+        -(-batch_size // n_devices) * n_devices,
+    )
     sizes = f"{below} or {above}" if below else f"{above}"
     raise ValueError(
         f"`batch_size` {batch_size} does not split evenly over {n_devices} devices: every "
@@ -120,8 +146,9 @@ def batch_sharded(mesh: Mesh, axis: str = AXIS) -> NamedSharding:
     return NamedSharding(mesh, P(axis))
 
 
-def data_parallel_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
-                         ) -> Callable[..., tuple[Params, Params, jax.Array]]:
+def data_parallel_update(
+    mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
+) -> Callable[..., tuple[Params, Params, jax.Array]]:
     """As `update`, but jitted for `mesh`: params replicated, the batch split over devices.
 
     The code is `update`'s, unchanged: only the shardings are new. XLA sees that the
@@ -133,11 +160,14 @@ def data_parallel_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENT
     """
     rep, split = replicated(mesh), batch_sharded(mesh, mesh.axis_names[0])
     step = functools.partial(update, lr=lr, momentum=momentum)
-    return jax.jit(step, in_shardings=(rep, split, split, rep), out_shardings=(rep, rep, rep))
+    return jax.jit(
+        step, in_shardings=(rep, split, split, rep), out_shardings=(rep, rep, rep)
+    )
 
 
-def psum_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
-                ) -> Callable[..., tuple[Params, Params, jax.Array]]:
+def psum_update(
+    mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
+) -> Callable[..., tuple[Params, Params, jax.Array]]:
     """As `data_parallel_update`, written per device with `jax.shard_map` and `psum`.
 
     Each device sees its own slice of the batch, takes the gradient of its own mean
@@ -150,7 +180,9 @@ def psum_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
     axis = mesh.axis_names[0]
     n = mesh.shape[axis]
 
-    def per_device(params, x, y, velocity):  # x: f32[batch / n, 784], this device's slice
+    def per_device(
+        params, x, y, velocity
+    ):  # x: f32[batch / n, 784], this device's slice
         # The params are the same everywhere ("invariant"); each device's gradient is its
         # own ("varying") until the psum adds them.
         local = jax.lax.pcast(params, axis, to="varying")
@@ -160,15 +192,28 @@ def psum_update(mesh: Mesh, *, lr: float = LR, momentum: float = MOMENTUM
         params = jax.tree.map(lambda p, v: p - lr * v, params, velocity)
         return params, velocity, jax.lax.psum(local_loss, axis) / n
 
-    mapped = jax.shard_map(per_device, mesh=mesh, in_specs=(P(), P(axis), P(axis), P()),
-                           out_specs=(P(), P(), P()))
+    mapped = jax.shard_map(
+        per_device,
+        mesh=mesh,
+        in_specs=(P(), P(axis), P(axis), P()),
+        out_specs=(P(), P(), P()),
+    )
     return jax.jit(mapped)
 
 
-def train_epoch_sharded(params: Params, velocity: Params, images: jax.Array,
-                        labels: jax.Array, key: jax.Array, *, mesh: Mesh, batch_size: int = 128,
-                        lr: float = LR, momentum: float = MOMENTUM, unroll: int = UNROLL
-                        ) -> tuple[Params, Params, jax.Array]:
+def train_epoch_sharded(
+    params: Params,
+    velocity: Params,
+    images: jax.Array,
+    labels: jax.Array,
+    key: jax.Array,
+    *,
+    mesh: Mesh,
+    batch_size: int = 128,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+    unroll: int = UNROLL,
+) -> tuple[Params, Params, jax.Array]:
     """As `train_epoch`, with each batch's indices split over `mesh` (pure; jit it).
 
     The training set is on every device (u8, 47 MB for all of MNIST); the constraint on
@@ -181,15 +226,26 @@ def train_epoch_sharded(params: Params, velocity: Params, images: jax.Array,
         params, velocity = carry
         idx = jax.lax.with_sharding_constraint(idx, split)
         x, y = preprocess(images[idx]), labels[idx]
-        params, velocity, batch_loss = update(params, x, y, velocity, lr=lr, momentum=momentum)
+        params, velocity, batch_loss = update(
+            params, x, y, velocity, lr=lr, momentum=momentum
+        )
         return (params, velocity), batch_loss
 
-    (params, velocity), losses = jax.lax.scan(step, (params, velocity), order, unroll=unroll)
+    (params, velocity), losses = jax.lax.scan(
+        step, (params, velocity), order, unroll=unroll
+    )
     return params, velocity, losses
 
 
-def compile_epoch_sharded(mesh: Mesh, params: Params, velocity: Params, images: jax.Array,
-                          labels: jax.Array, key: jax.Array, **hyper) -> tuple[Callable, float]:
+def compile_epoch_sharded(
+    mesh: Mesh,
+    params: Params,
+    velocity: Params,
+    images: jax.Array,
+    labels: jax.Array,
+    key: jax.Array,
+    **hyper,
+) -> tuple[Callable, float]:
     """`train_epoch_sharded` jitted for `mesh` (params donated), compiled ahead of time.
 
     Returns:
@@ -203,12 +259,19 @@ def compile_epoch_sharded(mesh: Mesh, params: Params, velocity: Params, images: 
     return compiled, time.perf_counter() - start
 
 
-def train_data_parallel(data: Mnist | None = None, *, devices: Devices = "all",
-                        epochs: int = 10, batch_size: int = 128, lr: float = LR,
-                        momentum: float = MOMENTUM, seed: int = 0, sizes: tuple[int, ...] = SIZES,
-                        progress: bool = True,
-                        on_epoch: Callable[[int, History], None] | None = None
-                        ) -> tuple[Params, History]:
+def train_data_parallel(
+    data: Mnist | None = None,
+    *,
+    devices: Devices = "all",
+    epochs: int = 10,
+    batch_size: int = 128,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+    seed: int = 0,
+    sizes: tuple[int, ...] = SIZES,
+    progress: bool = True,
+    on_epoch: Callable[[int, History], None] | None = None,
+) -> tuple[Params, History]:
     """As `train`, but data-parallel over `devices`: same seed, same losses, more devices.
 
     The params start as `train`'s do (same seed, same shuffles), live replicated on
@@ -235,31 +298,63 @@ def train_data_parallel(data: Mnist | None = None, *, devices: Devices = "all",
         '8 × tpu: TPU v5 lite'
     """
     if epochs < 0 or batch_size < 1:
-        raise ValueError(f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, "
-                         f"{batch_size}.")
+        raise ValueError(
+            f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, {batch_size}."
+        )
     mesh = data_mesh(devices)
     check_batch_size(batch_size, mesh.size)
     data = load_mnist() if data is None else data
     rep, first = replicated(mesh), mesh.devices.flat[0]
     train_x, train_y = jax.device_put(
-        [np.asarray(data.train_images), np.asarray(data.train_labels, np.int32)], rep)
+        [np.asarray(data.train_images), np.asarray(data.train_labels, np.int32)], rep
+    )
     test_x, test_y = jax.device_put(
-        [np.asarray(data.test_images), np.asarray(data.test_labels, np.int32)], first)
-    init_key, shuffle_key = jr.split(jr.key(seed))  # as `train`: the same start, same shuffles
+        [np.asarray(data.test_images), np.asarray(data.test_labels, np.int32)], first
+    )
+    init_key, shuffle_key = jr.split(
+        jr.key(seed)
+    )  # as `train`: the same start, same shuffles
     params = jax.device_put(init_params(init_key, sizes), rep)
     velocity = jax.tree.map(jnp.zeros_like, params)
-    run_epoch, compile_s = compile_epoch_sharded(mesh, params, velocity, train_x, train_y,
-                                                 shuffle_key, batch_size=batch_size, lr=lr,
-                                                 momentum=momentum)
-    history = History(compile_seconds=compile_s, device=f"{mesh.size} × {describe(first)}")
-    eval_set = jax.device_put((train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]), first)
-    params = run_epochs(run_epoch, params, velocity, (train_x, train_y), shuffle_key, history,
-                        _epochs(epochs, progress), eval_set, (test_x, test_y), on_epoch,
-                        for_eval=lambda params: jax.device_put(params, first))
+    run_epoch, compile_s = compile_epoch_sharded(
+        mesh,
+        params,
+        velocity,
+        train_x,
+        train_y,
+        shuffle_key,
+        batch_size=batch_size,
+        lr=lr,
+        momentum=momentum,
+    )
+    history = History(
+        compile_seconds=compile_s, device=f"{mesh.size} × {describe(first)}"
+    )
+    eval_set = jax.device_put(
+        (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]), first
+    )
+    params = run_epochs(
+        run_epoch,
+        params,
+        velocity,
+        (train_x, train_y),
+        shuffle_key,
+        history,
+        _epochs(epochs, progress),
+        eval_set,
+        (test_x, test_y),
+        on_epoch,
+        for_eval=lambda params: jax.device_put(params, first),
+    )
     return params, history
 
 
 def _epochs(epochs: int, progress: bool):
     from tqdm.auto import tqdm
 
-    return tqdm(range(epochs), desc="training (data-parallel)", unit="epoch", disable=not progress)
+    return tqdm(
+        range(epochs),
+        desc="training (data-parallel)",
+        unit="epoch",
+        disable=not progress,
+    )

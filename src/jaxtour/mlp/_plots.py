@@ -50,25 +50,39 @@ def plot_history(history: Any, target: float = 0.98):
     steps = max(len(history.batch_loss) // max(len(history.loss), 1), 1)
     batch_x = np.arange(1, len(history.batch_loss) + 1) / steps
     epochs = np.arange(1, len(history.loss) + 1)
-    ax_loss.semilogy(batch_x, history.batch_loss, color=_SOFT, lw=0.8, label="each batch")
+    ax_loss.semilogy(
+        batch_x, history.batch_loss, color=_SOFT, lw=0.8, label="each batch"
+    )
     ax_loss.semilogy(epochs - 0.5, history.loss, "o-", color=_MAIN, label="epoch mean")
     ax_loss.set(xlabel="epoch", ylabel="training loss (log scale)", title="Loss")
-    ax_acc.plot(epochs, 100 * np.asarray(history.train_accuracy), "o-", color=_MAIN,
-                label="train")
-    ax_acc.plot(epochs, 100 * np.asarray(history.test_accuracy), "s-", color=_GOOD, label="test")
+    ax_acc.plot(
+        epochs,
+        100 * np.asarray(history.train_accuracy),
+        "o-",
+        color=_MAIN,
+        label="train",
+    )
+    ax_acc.plot(
+        epochs, 100 * np.asarray(history.test_accuracy), "s-", color=_GOOD, label="test"
+    )
     ax_acc.axhline(100 * target, color=_BAD, ls="--", lw=1, label=f"{100 * target:g} %")
     ax_acc.set(xlabel="epoch", ylabel="accuracy (%)", title="Accuracy")
     ax_acc.xaxis.get_major_locator().set_params(integer=True)
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.suptitle(f"784-512-256-10 MLP on MNIST ({history.device}): "
-                 f"{100 * history.test_accuracy[-1]:.2f} % test accuracy" if history.loss else "")
+    fig.suptitle(
+        f"784-512-256-10 MLP on MNIST ({history.device}): "
+        f"{100 * history.test_accuracy[-1]:.2f} % test accuracy"
+        if history.loss
+        else ""
+    )
     return fig
 
 
-def plot_predictions(images: np.ndarray, labels: np.ndarray, predicted: np.ndarray,
-                     columns: int = 8):
+def plot_predictions(
+    images: np.ndarray, labels: np.ndarray, predicted: np.ndarray, columns: int = 8
+):
     """A grid of digits titled with the prediction; mistakes in red."""
     rows = -(-len(images) // columns)
     fig = _figure(1.3 * columns, 1.5 * rows)
@@ -77,8 +91,11 @@ def plot_predictions(images: np.ndarray, labels: np.ndarray, predicted: np.ndarr
         if i < len(images):
             right = predicted[i] == labels[i]
             ax.imshow(np.asarray(images[i]).reshape(28, 28), cmap="gray_r")
-            ax.set_title(f"{predicted[i]}" if right else f"{predicted[i]} (is {labels[i]})",
-                         color=_GOOD if right else _BAD, fontsize=12)
+            ax.set_title(
+                f"{predicted[i]}" if right else f"{predicted[i]} (is {labels[i]})",
+                color=_GOOD if right else _BAD,
+                fontsize=12,
+            )
     return fig
 
 
@@ -88,33 +105,60 @@ def plot_ladder(result: dict):
     rows (the step's matmuls alone) hatched."""
     names = list(result["epoch_s"])
     seconds = np.array([result["epoch_s"][n] for n in names])
-    spread = np.array([result.get("spread_s", {}).get(n, [s, s, s]) for n, s in
-                       zip(names, seconds, strict=True)])
+    spread = np.array(
+        [
+            result.get("spread_s", {}).get(n, [s, s, s])
+            for n, s in zip(names, seconds, strict=True)
+        ]
+    )
     fig = _figure(10, 0.6 * len(names) + 1.6)
     ax = fig.subplots()
-    colors = [_GOOD if n == "jaxtour-train" else _MAIN if "jax" in n else _SOFT for n in names]
+    colors = [
+        _GOOD if n == "jaxtour-train" else _MAIN if "jax" in n else _SOFT for n in names
+    ]
     bars = ax.barh(names, seconds, color=colors)
     for bar, name in zip(bars, names, strict=True):
         if name.startswith("matmuls-"):
             bar.set_hatch("//")
             bar.set_alpha(0.6)
-    ax.errorbar(seconds, np.arange(len(names)), xerr=[seconds - spread[:, 0],
-                spread[:, 2] - seconds], fmt="none", ecolor="black", capsize=4, lw=1)
+    ax.errorbar(
+        seconds,
+        np.arange(len(names)),
+        xerr=[seconds - spread[:, 0], spread[:, 2] - seconds],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        lw=1,
+    )
     ax.set_xscale("log")
     ax.invert_yaxis()
     for y, name in enumerate(names):
         ratio = result["ratio_vs_numpy_f64"].get(name, float("nan"))
         fraction = result["matmul_fraction_by_variant"][name]
-        ax.text(spread[y, 2] * 1.08, y, f"{seconds[y]:.2f} s   ×{ratio:.1f}   "
-                f"{100 * fraction:.0f} % of matmul", va="center", fontsize=12)
+        ax.text(
+            spread[y, 2] * 1.08,
+            y,
+            f"{seconds[y]:.2f} s   ×{ratio:.1f}   {100 * fraction:.0f} % of matmul",
+            va="center",
+            fontsize=12,
+        )
     ax.set_xlim(spread[:, 0].min() / 2, spread[:, 2].max() * 14)
     ax.tick_params(labelsize=12)
-    where = result["platform"] if result["device"] == result["platform"] else (
-        f"{result['platform']} ({result['device']})")
-    ax.set_xlabel("seconds per epoch (60,000 images, batch 128; log scale)\n"
-                  "bar: median round; whisker: fastest to slowest round", fontsize=12)
-    ax.set_title(f"One epoch on {where}; hatched: the step's matmuls alone. "
-                 f"Matmul rate {result['matmul_gflops']:.0f} GFLOP/s", fontsize=13)
+    where = (
+        result["platform"]
+        if result["device"] == result["platform"]
+        else (f"{result['platform']} ({result['device']})")
+    )
+    ax.set_xlabel(
+        "seconds per epoch (60,000 images, batch 128; log scale)\n"
+        "bar: median round; whisker: fastest to slowest round",
+        fontsize=12,
+    )
+    ax.set_title(
+        f"One epoch on {where}; hatched: the step's matmuls alone. "
+        f"Matmul rate {result['matmul_gflops']:.0f} GFLOP/s",
+        fontsize=13,
+    )
     ax.set_axisbelow(True)
     ax.grid(axis="x", alpha=0.3, which="both")
     return fig

@@ -141,7 +141,8 @@ class Group:
         tail = [
             line
             for line in self.tails[rank]
-            if line.strip() and not line.lstrip().startswith("@")
+            if line.strip()
+            and not line.lstrip().startswith("@")
             and not CHATTER.search(line)
         ]
         said = "\n".join(f"  {line}" for line in tail[-6:]) or "  (no output)"

@@ -50,7 +50,9 @@ class History:
     """What `train` measured, one entry per epoch (``batch_loss``: one per step)."""
 
     loss: list[float] = field(default_factory=list)  # mean training loss of the epoch
-    train_accuracy: list[float] = field(default_factory=list)  # on TRAIN_EVAL_SIZE images
+    train_accuracy: list[float] = field(
+        default_factory=list
+    )  # on TRAIN_EVAL_SIZE images
     test_accuracy: list[float] = field(default_factory=list)
     epoch_seconds: list[float] = field(default_factory=list)  # compile excluded
     batch_loss: list[float] = field(default_factory=list)
@@ -74,11 +76,15 @@ def resolve_device(device: str | jax.Device | None = None) -> jax.Device:
         return device
     name = {"cuda": "gpu", "rocm": "gpu"}.get(str(device).lower(), str(device).lower())
     if name not in PLATFORMS:
-        raise ValueError(f"`device` must be one of {', '.join(PLATFORMS)}; got {device!r}.")
+        raise ValueError(
+            f"`device` must be one of {', '.join(PLATFORMS)}; got {device!r}."
+        )
     try:
         return jax.devices(name)[0]
     except RuntimeError:
-        present = ", ".join(f"{p} ({n} device{'s' * (n != 1)})" for p, n in _platforms().items())
+        present = ", ".join(
+            f"{p} ({n} device{'s' * (n != 1)})" for p, n in _platforms().items()
+        )
         raise ValueError(
             f"No {name.upper()} here: JAX sees {present}. Run on one of those (e.g. "
             f"--device {next(iter(_platforms()))}), or install the JAX build for your {name} "
@@ -87,9 +93,13 @@ def resolve_device(device: str | jax.Device | None = None) -> jax.Device:
 
 
 def describe(device: jax.Device) -> str:
-    """"cpu", or the platform and the kind, e.g. "gpu: NVIDIA H100 80GB HBM3"."""
+    """ "cpu", or the platform and the kind, e.g. "gpu: NVIDIA H100 80GB HBM3"."""
     kind = device.device_kind
-    return device.platform if kind.lower() == device.platform else f"{device.platform}: {kind}"
+    return (
+        device.platform
+        if kind.lower() == device.platform
+        else f"{device.platform}: {kind}"
+    )
 
 
 def _platforms() -> dict[str, int]:
@@ -101,17 +111,27 @@ def _platforms() -> dict[str, int]:
 
 
 def batch_indices(key: jax.Array, n: int, batch_size: int) -> jax.Array:
-    """A shuffled epoch as i32[n // batch_size, batch_size] indices; the remainder is dropped."""
+    """A shuffled epoch as i32[n // batch_size, batch_size] indices; the rest is dropped."""
     steps = n // batch_size
     if steps < 1:
-        raise ValueError(f"`batch_size` {batch_size} is larger than the {n} training images.")
+        raise ValueError(
+            f"`batch_size` {batch_size} is larger than the {n} training images."
+        )
     return jr.permutation(key, n)[: steps * batch_size].reshape(steps, batch_size)
 
 
-def train_epoch(params: Params, velocity: Params, images: jax.Array, labels: jax.Array,
-                key: jax.Array, *, batch_size: int = 128, lr: float = LR,
-                momentum: float = MOMENTUM,
-                unroll: int = UNROLL) -> tuple[Params, Params, jax.Array]:
+def train_epoch(
+    params: Params,
+    velocity: Params,
+    images: jax.Array,
+    labels: jax.Array,
+    key: jax.Array,
+    *,
+    batch_size: int = 128,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+    unroll: int = UNROLL,
+) -> tuple[Params, Params, jax.Array]:
     """One epoch as a `lax.scan` of `update` over shuffled batches (pure; jit it).
 
     Args:
@@ -129,15 +149,25 @@ def train_epoch(params: Params, velocity: Params, images: jax.Array, labels: jax
     def step(carry, idx):
         params, velocity = carry
         x, y = preprocess(images[idx]), labels[idx]
-        params, velocity, batch_loss = update(params, x, y, velocity, lr=lr, momentum=momentum)
+        params, velocity, batch_loss = update(
+            params, x, y, velocity, lr=lr, momentum=momentum
+        )
         return (params, velocity), batch_loss
 
-    (params, velocity), losses = jax.lax.scan(step, (params, velocity), order, unroll=unroll)
+    (params, velocity), losses = jax.lax.scan(
+        step, (params, velocity), order, unroll=unroll
+    )
     return params, velocity, losses
 
 
-def compile_epoch(params: Params, velocity: Params, images: jax.Array, labels: jax.Array,
-                  key: jax.Array, **hyper) -> tuple[Callable, float]:
+def compile_epoch(
+    params: Params,
+    velocity: Params,
+    images: jax.Array,
+    labels: jax.Array,
+    key: jax.Array,
+    **hyper,
+) -> tuple[Callable, float]:
     """`train_epoch` jitted with params and velocity donated, compiled ahead of time.
 
     Returns:
@@ -156,11 +186,19 @@ def evaluate(params: Params, images: jax.Array, labels: jax.Array) -> jax.Array:
     return accuracy(params, preprocess(images), labels)
 
 
-def train(data: Mnist | None = None, *, epochs: int = 10, batch_size: int = 128,
-          lr: float = LR, momentum: float = MOMENTUM, seed: int = 0,
-          device: str | jax.Device | None = None, sizes: tuple[int, ...] = SIZES,
-          progress: bool = True,
-          on_epoch: Callable[[int, History], None] | None = None) -> tuple[Params, History]:
+def train(
+    data: Mnist | None = None,
+    *,
+    epochs: int = 10,
+    batch_size: int = 128,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+    seed: int = 0,
+    device: str | jax.Device | None = None,
+    sizes: tuple[int, ...] = SIZES,
+    progress: bool = True,
+    on_epoch: Callable[[int, History], None] | None = None,
+) -> tuple[Params, History]:
     """Train the MLP on MNIST with SGD + momentum; return its params and a `History`.
 
     The data go to the device once (as uint8); each epoch is one compiled call: a
@@ -188,25 +226,55 @@ def train(data: Mnist | None = None, *, epochs: int = 10, batch_size: int = 128,
         True
     """
     if epochs < 0 or batch_size < 1:
-        raise ValueError(f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, "
-                         f"{batch_size}.")
+        raise ValueError(
+            f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, {batch_size}."
+        )
     target = resolve_device(device)
     data = load_mnist() if data is None else data
     train_x, train_y, test_x, test_y = _to_device(data, target)
     init_key, shuffle_key = jr.split(jr.key(seed))
     params = jax.device_put(init_params(init_key, sizes), target)
     velocity = jax.tree.map(jnp.zeros_like, params)
-    run_epoch, compile_s = compile_epoch(params, velocity, train_x, train_y, shuffle_key,
-                                         batch_size=batch_size, lr=lr, momentum=momentum)
+    run_epoch, compile_s = compile_epoch(
+        params,
+        velocity,
+        train_x,
+        train_y,
+        shuffle_key,
+        batch_size=batch_size,
+        lr=lr,
+        momentum=momentum,
+    )
     history = History(compile_seconds=compile_s, device=describe(target))
     eval_set = (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE])
-    params = run_epochs(run_epoch, params, velocity, (train_x, train_y), shuffle_key, history,
-                        _progress_bar(epochs, progress), eval_set, (test_x, test_y), on_epoch)
+    params = run_epochs(
+        run_epoch,
+        params,
+        velocity,
+        (train_x, train_y),
+        shuffle_key,
+        history,
+        _progress_bar(epochs, progress),
+        eval_set,
+        (test_x, test_y),
+        on_epoch,
+    )
     return params, history
 
 
-def run_epochs(run_epoch, params, velocity, train_set, shuffle_key, history, bar,
-               eval_set, test_set, on_epoch=None, for_eval=lambda params: params) -> Params:
+def run_epochs(
+    run_epoch,
+    params,
+    velocity,
+    train_set,
+    shuffle_key,
+    history,
+    bar,
+    eval_set,
+    test_set,
+    on_epoch=None,
+    for_eval=lambda params: params,
+) -> Params:
     """The epoch loop `train` and `train_data_parallel` share: run each compiled epoch
     (a fresh shuffle key each time), record its time, losses and accuracies in `history`.
 
@@ -215,8 +283,9 @@ def run_epochs(run_epoch, params, velocity, train_set, shuffle_key, history, bar
     """
     for epoch in bar:
         start = time.perf_counter()
-        params, velocity, losses = run_epoch(params, velocity, *train_set,
-                                             jr.fold_in(shuffle_key, epoch))
+        params, velocity, losses = run_epoch(
+            params, velocity, *train_set, jr.fold_in(shuffle_key, epoch)
+        )
         losses = np.asarray(losses)  # waits for the epoch to finish
         history.epoch_seconds.append(time.perf_counter() - start)
         history.batch_loss += losses.tolist()
@@ -224,7 +293,9 @@ def run_epochs(run_epoch, params, velocity, train_set, shuffle_key, history, bar
         evaluated = for_eval(params)
         history.train_accuracy.append(float(evaluate(evaluated, *eval_set)))
         history.test_accuracy.append(float(evaluate(evaluated, *test_set)))
-        bar.set_postfix(loss=f"{history.loss[-1]:.4f}", test_acc=f"{history.test_accuracy[-1]:.4f}")
+        bar.set_postfix(
+            loss=f"{history.loss[-1]:.4f}", test_acc=f"{history.test_accuracy[-1]:.4f}"
+        )
         if on_epoch is not None:
             on_epoch(epoch, history)
     return params
@@ -232,8 +303,12 @@ def run_epochs(run_epoch, params, velocity, train_set, shuffle_key, history, bar
 
 def _to_device(data: Mnist, device: jax.Device) -> list[jax.Array]:
     """The four arrays on `device`, once: images stay uint8 (a quarter of float32)."""
-    arrays = [np.asarray(data.train_images), np.asarray(data.train_labels, np.int32),
-              np.asarray(data.test_images), np.asarray(data.test_labels, np.int32)]
+    arrays = [
+        np.asarray(data.train_images),
+        np.asarray(data.train_labels, np.int32),
+        np.asarray(data.test_images),
+        np.asarray(data.test_labels, np.int32),
+    ]
     return jax.device_put(arrays, device)
 
 

@@ -4,7 +4,13 @@
 lessons in ``build/notebooks``; `plan_slides` says which cells become which slides.
 """
 
-from jaxtour.slides._deck import Deck, build_deck, read_notebook, remote_resources, unbadge
+from jaxtour.slides._deck import (
+    Deck,
+    build_deck,
+    read_notebook,
+    remote_resources,
+    unbadge,
+)
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 from jaxtour.slides._site import assets_dir, build_slides, copy_reveal, write_index
 

@@ -24,9 +24,18 @@ SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 # [![Open in Colab](https://…/badge.svg)](https://…) → [Open in Colab](https://…): the link
 # stays, the badge image (fetched from the web) goes.
 _BADGE = re.compile(r"\[!\[([^\]]*)\]\((?:https?:)?//[^)\s]+\)\]\(([^)\s]+)\)")
-_FETCHED = {"img": ("src",), "script": ("src",), "iframe": ("src",), "source": ("src",),
-            "video": ("src",), "audio": ("src",), "embed": ("src",), "link": ("href",),
-            "object": ("data",), "image": ("href", "xlink:href")}
+_FETCHED = {
+    "img": ("src",),
+    "script": ("src",),
+    "iframe": ("src",),
+    "source": ("src",),
+    "video": ("src",),
+    "audio": ("src",),
+    "embed": ("src",),
+    "link": ("href",),
+    "object": ("data",),
+    "image": ("href", "xlink:href"),
+}
 _TEX = re.compile(r"\$[^$\n]*\\[A-Za-z]+[^$\n]*\$")  # $...\command...$
 _CSS_URL = re.compile(r"""(?:url\(|@import\s+)\s*['"]?((?:https?:)?//[^'")\s]+)""")
 
@@ -65,13 +74,17 @@ def read_notebook(path: str | os.PathLike):
 
         return jupytext.read(path)
     if path.suffix != ".ipynb":
-        raise SlidesError(f"Cannot make slides from {path.name}: give an .ipynb or a .py lesson.")
+        raise SlidesError(
+            f"Cannot make slides from {path.name}: give an .ipynb or a .py lesson."
+        )
     import nbformat
 
     return nbformat.read(path, as_version=4)
 
 
-def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates: Path) -> Deck:
+def build_deck(
+    source: str | os.PathLike, out_dir: str | os.PathLike, templates: Path
+) -> Deck:
     """Write ``out_dir/<name>.html``, the deck of lesson `source`.
 
     Args:
@@ -100,24 +113,37 @@ def build_deck(source: str | os.PathLike, out_dir: str | os.PathLike, templates:
     if remote:
         raise SlidesError(
             f"The deck of {source.name} would fetch {', '.join(sorted(remote))} from the "
-            "network, and decks must work offline. Make it a cell's output or a cell attachment "
-            "(both are embedded in the deck), or remove it from the lesson."
+            "network, and decks must work offline. Make it a cell's output or a cell "
+            "attachment (both are embedded in the deck), or remove it from the lesson."
         )
     path = Path(out_dir) / f"{source.stem}.html"
     write_atomically(path, html.encode())
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
-    return Deck(source.stem, lesson_title(notebook, source.stem), path,
-                count_slides(planned), executed, lesson_minutes(notebook),
-                lesson_exercises(notebook))
+    return Deck(
+        source.stem,
+        lesson_title(notebook, source.stem),
+        path,
+        count_slides(planned),
+        executed,
+        lesson_minutes(notebook),
+        lesson_exercises(notebook),
+    )
 
 
 def _warn_about_tex(planned, name: str) -> None:
     # MathJax would come from a CDN, so an offline deck shows TeX as typed.
-    found = [m for c in planned.cells if c.cell_type == "markdown" for m in _TEX.findall(c.source)]
+    found = [
+        m
+        for c in planned.cells
+        if c.cell_type == "markdown"
+        for m in _TEX.findall(c.source)
+    ]
     if found:
         warnings.warn(
             f"{name}: the deck shows TeX as typed ({found[0]}): offline decks have no "
-            "MathJax. Write the maths in Unicode or as code (ln 10 ≈ 2.30).", stacklevel=3)
+            "MathJax. Write the maths in Unicode or as code (ln 10 ≈ 2.30).",
+            stacklevel=3,
+        )
 
 
 def unbadge(markdown: str) -> str:
@@ -176,7 +202,10 @@ def _exporter(templates: Path):
     config = Config()
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_input_tags = {"hide-input", "remove-input"}
-    config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output", "remove-output"}
+    config.TagRemovePreprocessor.remove_all_outputs_tags = {
+        "hide-output",
+        "remove-output",
+    }
     exporter = SlidesExporter(
         config=config,
         extra_template_paths=[str(templates)],
@@ -204,5 +233,7 @@ def inline_svg(svg: str) -> str:
     """
     start = svg.find("<svg")
     if start < 0:
-        raise SlidesError("An image/svg+xml output holds no <svg> element; re-run the lesson.")
+        raise SlidesError(
+            "An image/svg+xml output holds no <svg> element; re-run the lesson."
+        )
     return svg[start:].strip()

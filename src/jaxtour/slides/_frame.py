@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 # A line holding only a linked badge image or the link it becomes: [![..](..)](..), [..](..).
 _BADGE_LINE = re.compile(r"^\s*\[!?\[?[^\]]*\]?(?:\([^)]*\))?\]\([^)\s]+\)\s*$")
 _HEADING = re.compile(r"^#\s+(.+?)\s*$")
-_MINUTES = re.compile(r"^\s*[*_]\s*About\s+(\d+)\s+minutes?\.?\s*[*_]\s*$", re.IGNORECASE)
+_MINUTES = re.compile(
+    r"^\s*[*_]\s*About\s+(\d+)\s+minutes?\.?\s*[*_]\s*$", re.IGNORECASE
+)
 _BULLET = re.compile(r"^\s{0,3}[-*+]\s+")
 SUMMARY = re.compile(r"In this notebook,? we\b", re.IGNORECASE)
 
@@ -63,7 +65,9 @@ def read_opening(markdown: str) -> Opening:
             opening.heading, in_bullet = heading.group(1), False
         elif minutes:
             opening.minutes, in_bullet = int(minutes.group(1)), False
-        elif _BADGE_LINE.match(line) and re.search("colab|binder|badge", line, re.IGNORECASE):
+        elif _BADGE_LINE.match(line) and re.search(
+            "colab|binder|badge", line, re.IGNORECASE
+        ):
             in_bullet = False
         elif _BULLET.match(line):
             flush()
@@ -104,23 +108,38 @@ def frame(cells: list, new_cell) -> list:
         each markdown cell tagged ``exercise`` one marked ``exercise``.
     """
     cells = list(cells)
-    first = next((i for i, c in enumerate(cells)
-                  if c.cell_type == "markdown" and _slide_type(c) not in ("skip", "notes")), None)
-    if first is not None and any(_HEADING.match(li) for li in cells[first].source.splitlines()):
+    first = next(
+        (
+            i
+            for i, c in enumerate(cells)
+            if c.cell_type == "markdown" and _slide_type(c) not in ("skip", "notes")
+        ),
+        None,
+    )
+    if first is not None and any(
+        _HEADING.match(li) for li in cells[first].source.splitlines()
+    ):
         opening = read_opening(cells[first].source)
         cells[first].source = title_markdown(opening)
         _mark(cells[first], "title", _slide_type(cells[first]))
         if opening.prose:
             notes = {"slideshow": {"slide_type": "notes"}}
             cells.insert(first + 1, new_cell("\n\n".join(opening.prose), notes))
-    summary = [i for i, c in enumerate(cells)
-               if c.cell_type == "markdown" and SUMMARY.search(c.source)
-               and _slide_type(c) not in ("skip", "notes")]
+    summary = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "markdown"
+        and SUMMARY.search(c.source)
+        and _slide_type(c) not in ("skip", "notes")
+    ]
     if summary and summary[-1] != first:
         _mark(cells[summary[-1]], "closing", "slide")
     for cell in cells:  # an exercise's task: a "Your turn" slide of its own
-        if (cell.cell_type == "markdown" and "exercise" in cell.metadata.get("tags", [])
-                and _slide_type(cell) not in ("skip", "notes")):
+        if (
+            cell.cell_type == "markdown"
+            and "exercise" in cell.metadata.get("tags", [])
+            and _slide_type(cell) not in ("skip", "notes")
+        ):
             _mark(cell, "exercise", _slide_type(cell))
     return cells
 
@@ -137,17 +156,26 @@ def lesson_exercises(notebook) -> tuple[str, ...]:
 
     Example:
         >>> from nbformat.v4 import new_markdown_cell, new_notebook
-        >>> lesson_exercises(new_notebook(cells=[new_markdown_cell(
-        ...     "## Your turn: gradient from `vjp`\\nWrite it.", metadata={"tags": ["exercise"]})]))
+        >>> task = new_markdown_cell(
+        ...     "## Your turn: gradient from `vjp`\\nWrite it.",
+        ...     metadata={"tags": ["exercise"]})
+        >>> lesson_exercises(new_notebook(cells=[task]))
         ('gradient from vjp',)
     """
     titles = []
     for cell in notebook.cells:
         if cell.get("cell_type") == "markdown" and "exercise" in cell.get(
-                "metadata", {}).get("tags", []):
-            first = next((li for li in cell.get("source", "").splitlines() if li.strip()), "")
-            first = re.sub(r"^#+\s*", "", first).replace("`", "").replace("**", "").strip()
-            titles.append(re.sub(r"^Your turn\s*[:·—-]\s*", "", first, flags=re.IGNORECASE))
+            "metadata", {}
+        ).get("tags", []):
+            first = next(
+                (li for li in cell.get("source", "").splitlines() if li.strip()), ""
+            )
+            first = (
+                re.sub(r"^#+\s*", "", first).replace("`", "").replace("**", "").strip()
+            )
+            titles.append(
+                re.sub(r"^Your turn\s*[:·—-]\s*", "", first, flags=re.IGNORECASE)
+            )
     return tuple(titles)
 
 
@@ -157,5 +185,7 @@ def _slide_type(cell) -> str:
 
 def _mark(cell, frame_name: str, slide_type: str) -> None:
     slideshow = cell.metadata["slideshow"]
-    slideshow["slide_type"] = slide_type if slide_type in ("slide", "subslide") else "slide"
+    slideshow["slide_type"] = (
+        slide_type if slide_type in ("slide", "subslide") else "slide"
+    )
     slideshow["data"] = {**slideshow.get("data", {}), "jt_frame": frame_name}

@@ -25,15 +25,31 @@ from pathlib import Path
 from jaxtour.slides._plan import SlidesError
 
 CHROMIUM_VARIABLE = "JAXTOUR_CHROMIUM"
-_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-_MACOS = ("/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
-          "/Applications/Chromium.app/Contents/MacOS/Chromium")
+_NAMES = (
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+)
+_MACOS = (
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+)
 # Headless and quiet: no first-run pages, no requests to the network of its own.
-_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-          "--no-default-browser-check", "--disable-dev-shm-usage",
-          # with scroll bars the print view paints blank pages for a long deck
-          "--hide-scrollbars")
+_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-default-browser-check",
+    "--disable-dev-shm-usage",
+    # with scroll bars the print view paints blank pages for a long deck
+    "--hide-scrollbars",
+)
 # The PDF's pages: "/Type /Page" objects (not the "/Type /Pages" tree above them).
 _PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 INSTALL = (
@@ -52,8 +68,10 @@ def find_chromium() -> str | None:
     wanted = os.environ.get(CHROMIUM_VARIABLE)
     if wanted:
         if not Path(wanted).is_file():
-            raise SlidesError(f"{CHROMIUM_VARIABLE}={wanted} is no file: point it at the "
-                              "Chromium or Chrome executable, or unset it.")
+            raise SlidesError(
+                f"{CHROMIUM_VARIABLE}={wanted} is no file: point it at the "
+                "Chromium or Chrome executable, or unset it."
+            )
         return wanted
     candidates = ["/usr/bin/chromium", *(shutil.which(n) for n in _NAMES)]
     if sys.platform == "darwin":
@@ -87,11 +105,17 @@ def print_deck(deck_html: Path, pdf: Path, chromium: str, timeout: float = 180) 
     try:
         data = _DevTools(chromium, timeout).print_when_ready(url)
     except (OSError, TimeoutError, KeyError, ValueError) as err:
-        raise SlidesError(f"Chromium ({chromium}) made no PDF of {Path(deck_html).name}: "
-                          f"{err}. No PDF written.") from None
+        raise SlidesError(
+            f"Chromium ({chromium}) made no PDF of {Path(deck_html).name}: "
+            f"{err}. No PDF written."
+        ) from None
     if not data.startswith(b"%PDF") or not count_pages(data):
-        raise SlidesError(f"Chromium ({chromium}) made no PDF of {Path(deck_html).name}.")
-    handle, part = tempfile.mkstemp(prefix=f".{pdf.stem}.", suffix=".pdf.part", dir=pdf.parent)
+        raise SlidesError(
+            f"Chromium ({chromium}) made no PDF of {Path(deck_html).name}."
+        )
+    handle, part = tempfile.mkstemp(
+        prefix=f".{pdf.stem}.", suffix=".pdf.part", dir=pdf.parent
+    )
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
@@ -101,8 +125,10 @@ def print_deck(deck_html: Path, pdf: Path, chromium: str, timeout: float = 180) 
     return pdf
 
 
-_READY = ("document.documentElement.dataset.deckReady === 'true'"
-          " && document.fonts.status === 'loaded'")
+_READY = (
+    "document.documentElement.dataset.deckReady === 'true'"
+    " && document.fonts.status === 'loaded'"
+)
 
 
 class _DevTools:
@@ -121,13 +147,23 @@ class _DevTools:
             os.dup2(to_child, 3)
             os.dup2(from_child, 4)
 
-        with tempfile.TemporaryDirectory(prefix="jaxtour-chromium-",
-                                         ignore_cleanup_errors=True) as profile:
+        with tempfile.TemporaryDirectory(
+            prefix="jaxtour-chromium-", ignore_cleanup_errors=True
+        ) as profile:
             process = subprocess.Popen(
-                [self.chromium, *_FLAGS, "--remote-debugging-pipe",
-                 f"--user-data-dir={profile}", "about:blank"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, preexec_fn=wire, pass_fds=(3, 4))
+                [
+                    self.chromium,
+                    *_FLAGS,
+                    "--remote-debugging-pipe",
+                    f"--user-data-dir={profile}",
+                    "about:blank",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=wire,
+                pass_fds=(3, 4),
+            )
             os.close(to_child)
             os.close(from_child)
             try:
@@ -149,15 +185,20 @@ class _DevTools:
 
     def _print(self, url: str) -> bytes:
         target = self.call("Target.createTarget", {"url": url})["targetId"]
-        session = self.call("Target.attachToTarget",
-                            {"targetId": target, "flatten": True})["sessionId"]
-        while not self.call("Runtime.evaluate", {"expression": _READY, "returnByValue": True},
-                            session)["result"].get("value"):
+        session = self.call(
+            "Target.attachToTarget", {"targetId": target, "flatten": True}
+        )["sessionId"]
+        while not self.call(
+            "Runtime.evaluate", {"expression": _READY, "returnByValue": True}, session
+        )["result"].get("value"):
             if time.monotonic() > self.deadline:
                 raise TimeoutError("the deck never said it was ready")
             time.sleep(0.1)
-        printed = self.call("Page.printToPDF",
-                            {"preferCSSPageSize": True, "printBackground": True}, session)
+        printed = self.call(
+            "Page.printToPDF",
+            {"preferCSSPageSize": True, "printBackground": True},
+            session,
+        )
         return base64.b64decode(printed["data"])
 
     def call(self, method: str, params: dict, session: str | None = None) -> dict:

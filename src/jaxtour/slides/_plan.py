@@ -56,14 +56,18 @@ def explicit_slide_type(cell, where: str = "a cell") -> str | None:
 def is_hidden(cell) -> bool:
     """Whether the cell stays out of the deck: see `HIDDEN_TAGS`, and exercise code cells."""
     tags = set(cell.get("metadata", {}).get("tags", []))
-    return bool(HIDDEN_TAGS & tags) or (cell.get("cell_type") == "code" and "exercise" in tags)
+    return bool(HIDDEN_TAGS & tags) or (
+        cell.get("cell_type") == "code" and "exercise" in tags
+    )
 
 
 def heading_slide_type(cell) -> str:
     """The automatic choice: ``#``/``##`` heading → slide, ``###`` → subslide, else ``-``."""
     if cell.get("cell_type") != "markdown":
         return "-"
-    first = next((line for line in cell.get("source", "").splitlines() if line.strip()), "")
+    first = next(
+        (line for line in cell.get("source", "").splitlines() if line.strip()), ""
+    )
     match = _HEADING.match(first)
     if not match:
         return "-"
@@ -107,7 +111,10 @@ def plan_slides(notebook, name: str = "the notebook"):
 
     planned = copy.deepcopy(notebook)
     planned.cells = [c for c in planned.cells if not is_hidden(c)]
-    asked = [explicit_slide_type(c, f"cell {i} of {name}") for i, c in enumerate(planned.cells)]
+    asked = [
+        explicit_slide_type(c, f"cell {i} of {name}")
+        for i, c in enumerate(planned.cells)
+    ]
     use_headings = not _STARTS & set(asked)
     for cell, chosen in zip(planned.cells, asked, strict=True):
         if chosen is None:

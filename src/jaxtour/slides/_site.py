@@ -80,7 +80,8 @@ def build_slides(
     Example:
         >>> import tempfile, nbformat
         >>> folder = Path(tempfile.mkdtemp())
-        >>> cells = [nbformat.v4.new_markdown_cell("# 01 · Demo"), nbformat.v4.new_code_cell("1")]
+        >>> cells = [nbformat.v4.new_markdown_cell("# 01 · Demo"),
+        ...          nbformat.v4.new_code_cell("1")]
         >>> nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "01_demo.ipynb")
         >>> [deck] = build_slides([folder / "01_demo.ipynb"], folder / "slides")
         >>> deck.name, deck.title, deck.slides, deck.path.name
@@ -90,7 +91,9 @@ def build_slides(
     """
     notebooks = [Path(n) for n in notebooks]
     if not notebooks:
-        raise SlidesError("No lessons to make slides from: give at least one .ipynb or .py.")
+        raise SlidesError(
+            "No lessons to make slides from: give at least one .ipynb or .py."
+        )
     chromium = _chromium_or_refuse() if handouts else None
     folder = assets_dir(assets)
     out_dir = Path(out_dir)
@@ -98,9 +101,16 @@ def build_slides(
     decks = [build_deck(n, out_dir, folder / "templates") for n in notebooks]
     if chromium:
         pdfs = _pdf.write_handouts(decks, chromium)
-        decks = [dataclasses.replace(d, handout=pdf) for d, pdf in zip(decks, pdfs, strict=True)]
-    write_index(decks, out_dir, folder / "templates",
-                registered_exercises([d.name for d in decks]))
+        decks = [
+            dataclasses.replace(d, handout=pdf)
+            for d, pdf in zip(decks, pdfs, strict=True)
+        ]
+    write_index(
+        decks,
+        out_dir,
+        folder / "templates",
+        registered_exercises([d.name for d in decks]),
+    )
     return decks
 
 
@@ -112,7 +122,9 @@ def registered_exercises(names: Iterable[str]) -> dict[str, list[str]]:
     """
     from jaxtour.exercises import for_lesson
 
-    listing = {name: [ex.title.replace("`", "") for ex in for_lesson(name)] for name in names}
+    listing = {
+        name: [ex.title.replace("`", "") for ex in for_lesson(name)] for name in names
+    }
     return {name: titles for name, titles in listing.items() if titles}
 
 
@@ -131,8 +143,12 @@ def copy_reveal(assets: Path, out_dir: Path) -> Path:
     return target
 
 
-def write_index(decks: list[Deck], out_dir: Path, templates: Path,
-                exercises: Mapping[str, Sequence[str]] | None = None) -> Path:
+def write_index(
+    decks: list[Deck],
+    out_dir: Path,
+    templates: Path,
+    exercises: Mapping[str, Sequence[str]] | None = None,
+) -> Path:
     """Write ``index.html`` (a page linking every deck) and ``decks.json`` beside it.
 
     Args:
@@ -149,16 +165,25 @@ def write_index(decks: list[Deck], out_dir: Path, templates: Path,
     from jaxtour._files import write_atomically
 
     if exercises is not None:
-        decks = [dataclasses.replace(d, exercises=tuple(exercises.get(d.name, d.exercises)))
-                 for d in decks]
+        decks = [
+            dataclasses.replace(d, exercises=tuple(exercises.get(d.name, d.exercises)))
+            for d in decks
+        ]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=True)
     page = env.get_template("index.html.j2").render(decks=decks, version=__version__)
     index = out_dir / "index.html"
     write_atomically(index, page.encode())
     manifest = [
-        {"name": d.name, "title": d.title, "file": d.path.name, "slides": d.slides,
-         "executed": d.executed, "minutes": d.minutes, "exercises": list(d.exercises),
-         "handout": d.handout.name if d.handout else None}
+        {
+            "name": d.name,
+            "title": d.title,
+            "file": d.path.name,
+            "slides": d.slides,
+            "executed": d.executed,
+            "minutes": d.minutes,
+            "exercises": list(d.exercises),
+            "handout": d.handout.name if d.handout else None,
+        }
         for d in decks
     ]
     write_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=2).encode())

@@ -15,13 +15,16 @@ from jaxtour._files import write_atomically
 
 WHO = "compare_stages"
 MAX_FUSIONS = 40  # listed; the counts above cover all of them
-NOTE = ("compiled: the ops XLA runs, a fusion counting once. in fusions: the ops inside "
-        "them; XLA may copy a cheap op (a broadcast, a constant) into several fusions "
-        "rather than store its result.")
+NOTE = (
+    "compiled: the ops XLA runs, a fusion counting once. in fusions: the ops inside "
+    "them; XLA may copy a cheap op (a broadcast, a constant) into several fusions "
+    "rather than store its result."
+)
 
 
-def compare_stages(f: Callable, *, static_argnums: int | tuple[int, ...] = ()
-                   ) -> Callable[..., StageComparison]:
+def compare_stages(
+    f: Callable, *, static_argnums: int | tuple[int, ...] = ()
+) -> Callable[..., StageComparison]:
     """Before versus after XLA: op counts by kind, and what each fusion absorbed.
 
     Traces `f` to a jaxpr, lowers it to StableHLO (what JAX hands XLA) and compiles it
@@ -47,7 +50,9 @@ def compare_stages(f: Callable, *, static_argnums: int | tuple[int, ...] = ()
         True
     """
     _ir.check_callable(f, WHO)
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
 
     def compare(*args: Any, **kwargs: Any) -> StageComparison:
         import jax
@@ -56,9 +61,13 @@ def compare_stages(f: Callable, *, static_argnums: int | tuple[int, ...] = ()
         lowered = traced.lower()
         compiled = lowered.compile()
         return StageComparison.of(
-            _ir.function_name(f), jax.default_backend(), _ir.count_eqns(traced.jaxpr.jaxpr),
-            _ir.parse_stablehlo(_ir.stablehlo_text(lowered)), _ir.parse_hlo(compiled.as_text()),
-            _ir.cost_summary(compiled))
+            _ir.function_name(f),
+            jax.default_backend(),
+            _ir.count_eqns(traced.jaxpr.jaxpr),
+            _ir.parse_stablehlo(_ir.stablehlo_text(lowered)),
+            _ir.parse_hlo(compiled.as_text()),
+            _ir.cost_summary(compiled),
+        )
 
     return compare
 
@@ -75,11 +84,14 @@ class Fusion:
 
     def describe(self) -> dict[str, str]:
         """The fusion as table cells: name, ops, jaxpr primitives, source lines."""
-        return {"fusion": f"{self.name} ({self.kind})" if self.kind else self.name,
-                "ops fused": _counts(self.ops - collections.Counter(constant=self.ops["constant"]),
-                                     5),
-                "from jaxpr": ", ".join(self.primitives) or "-",
-                "your lines": ", ".join(line.where for line in self.lines) or "-"}
+        return {
+            "fusion": f"{self.name} ({self.kind})" if self.kind else self.name,
+            "ops fused": _counts(
+                self.ops - collections.Counter(constant=self.ops["constant"]), 5
+            ),
+            "from jaxpr": ", ".join(self.primitives) or "-",
+            "your lines": ", ".join(line.where for line in self.lines) or "-",
+        }
 
 
 @dataclass
@@ -106,12 +118,27 @@ class StageComparison:
     figures: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, name: str, platform: str, eqns: int, before: _ir.HloModule,
-           after: _ir.HloModule, figures: dict[str, float]) -> StageComparison:
+    def of(
+        cls,
+        name: str,
+        platform: str,
+        eqns: int,
+        before: _ir.HloModule,
+        after: _ir.HloModule,
+        figures: dict[str, float],
+    ) -> StageComparison:
         fusions = [_fusion(after, op) for op in after.fusions()]
         fused = sum((f.ops for f in fusions), collections.Counter())
-        return cls(name, platform, eqns, before.op_counts(), after.op_counts(fused=False),
-                   fused, fusions, figures)
+        return cls(
+            name,
+            platform,
+            eqns,
+            before.op_counts(),
+            after.op_counts(fused=False),
+            fused,
+            fusions,
+            figures,
+        )
 
     @property
     def stablehlo_ops(self) -> int:
@@ -126,48 +153,78 @@ class StageComparison:
     def headline(self) -> str:
         """What XLA did, in one sentence."""
         n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
-        text = (f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
-                f"for {self.platform}: {_style.plural(n, 'fusion')} holding "
-                f"{self.fused.total()} ops, and {_style.plural(standalone, 'op')} "
-                "left standalone")
-        rest = collections.Counter({k: v for k, v in self.compiled.items() if k != "fusion"})
+        text = (
+            f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
+            f"for {self.platform}: {_style.plural(n, 'fusion')} holding "
+            f"{self.fused.total()} ops, and {_style.plural(standalone, 'op')} "
+            "left standalone"
+        )
+        rest = collections.Counter(
+            {k: v for k, v in self.compiled.items() if k != "fusion"}
+        )
         return text + (f" ({_counts(rest, 4)})." if rest else ".")
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         """(kind, StableHLO ops, compiled standalone ops, compiled ops inside fusions)."""
+
         def by_family(counts: collections.Counter) -> collections.Counter:
             out: collections.Counter = collections.Counter()
             for op, n in counts.items():
                 out["fusion" if op == "fusion" else _style.family(op)] += n
             return out
 
-        before, after, inside = (by_family(c) for c in (self.stablehlo, self.compiled, self.fused))
-        kinds = [k for k in (*_style.FAMILIES, "fusion") if before[k] or after[k] or inside[k]]
+        before, after, inside = (
+            by_family(c) for c in (self.stablehlo, self.compiled, self.fused)
+        )
+        kinds = [
+            k
+            for k in (*_style.FAMILIES, "fusion")
+            if before[k] or after[k] or inside[k]
+        ]
         rows = [(k, before[k], after[k], inside[k]) for k in kinds]
-        return [*rows, ("total", self.stablehlo_ops, self.compiled_ops, self.fused.total())]
+        return [
+            *rows,
+            ("total", self.stablehlo_ops, self.compiled_ops, self.fused.total()),
+        ]
 
     def figures_line(self) -> str:
         """XLA's own cost and memory figures, in words."""
-        names = {"flops": "FLOP", "transcendentals": "transcendentals",
-                 "bytes_accessed": "B accessed", "temp_bytes": "B temp memory",
-                 "argument_bytes": "B arguments", "output_bytes": "B outputs"}
+        names = {
+            "flops": "FLOP",
+            "transcendentals": "transcendentals",
+            "bytes_accessed": "B accessed",
+            "temp_bytes": "B temp memory",
+            "argument_bytes": "B arguments",
+            "output_bytes": "B outputs",
+        }
         from jaxtour.viz._hlo import _si
 
-        return ", ".join(f"{_si(self.figures[k])}{v}" for k, v in names.items()
-                         if k in self.figures)
+        return ", ".join(
+            f"{_si(self.figures[k])}{v}" for k, v in names.items() if k in self.figures
+        )
 
     def __str__(self) -> str:
         head = ["kind", "StableHLO", "compiled", "in fusions"]
         table = _text_table(head, [[str(c) for c in row] for row in self.rows()])
         fusion_rows = [list(f.describe().values()) for f in self.fusions]
-        lines = [f"What XLA did to {self.name}: jaxpr {self.jaxpr_eqns} equations -> "
-                 f"StableHLO {self.stablehlo_ops} ops -> compiled {self.compiled_ops} ops",
-                 self.headline(), "", table]
+        lines = [
+            f"What XLA did to {self.name}: jaxpr {self.jaxpr_eqns} equations -> "
+            f"StableHLO {self.stablehlo_ops} ops -> compiled {self.compiled_ops} ops",
+            self.headline(),
+            "",
+            table,
+        ]
         lines += ["", NOTE]
         if fusion_rows:
             shown = fusion_rows[:MAX_FUSIONS]
-            lines += ["", "Fusions:", _text_table(list(Fusion("", "", collections.Counter(),
-                                                              [], []).describe()), shown)]
+            lines += [
+                "",
+                "Fusions:",
+                _text_table(
+                    list(Fusion("", "", collections.Counter(), [], []).describe()),
+                    shown,
+                ),
+            ]
             if len(fusion_rows) > MAX_FUSIONS:
                 lines.append(f"… and {len(fusion_rows) - MAX_FUSIONS} more fusions")
         if self.figures:
@@ -178,31 +235,52 @@ class StageComparison:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            "<tr>" + f"<td>{_swatch(kind)}{escape(kind)}</td>" +
-            "".join(f"<td style='text-align:right'>{n}</td>" for n in counts) + "</tr>"
-            for kind, *counts in self.rows())
-        head = "".join(f"<th>{h}</th>" for h in
-                       ("kind", "StableHLO ops<br><small>what JAX hands XLA</small>",
-                        "compiled ops<br><small>a fusion counts once</small>",
-                        "ops inside fusions"))
-        html = [f"<div style='font-family:sans-serif'><h4 style='margin:4px 0'>What XLA did to "
-                f"<code>{escape(self.name)}</code></h4>",
-                f"<p style='margin:4px 0'>jaxpr {self.jaxpr_eqns} equations &rarr; StableHLO "
-                f"{self.stablehlo_ops} ops &rarr; compiled {self.compiled_ops} ops<br>"
-                f"{escape(self.headline())}</p>",
-                f"<table>{head}{rows}</table>",
-                f"<p style='margin:4px 0'><small>{escape(NOTE)}</small></p>"]
+            "<tr>"
+            + f"<td>{_swatch(kind)}{escape(kind)}</td>"
+            + "".join(f"<td style='text-align:right'>{n}</td>" for n in counts)
+            + "</tr>"
+            for kind, *counts in self.rows()
+        )
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in (
+                "kind",
+                "StableHLO ops<br><small>what JAX hands XLA</small>",
+                "compiled ops<br><small>a fusion counts once</small>",
+                "ops inside fusions",
+            )
+        )
+        html = [
+            f"<div style='font-family:sans-serif'><h4 style='margin:4px 0'>What XLA did to "
+            f"<code>{escape(self.name)}</code></h4>",
+            f"<p style='margin:4px 0'>jaxpr {self.jaxpr_eqns} equations &rarr; StableHLO "
+            f"{self.stablehlo_ops} ops &rarr; compiled {self.compiled_ops} ops<br>"
+            f"{escape(self.headline())}</p>",
+            f"<table>{head}{rows}</table>",
+            f"<p style='margin:4px 0'><small>{escape(NOTE)}</small></p>",
+        ]
         if self.fusions:
             cells = [f.describe() for f in self.fusions[:MAX_FUSIONS]]
-            html.append("<h4 style='margin:8px 0 4px'>Fusions</h4><table>" + "".join(
-                f"<th>{escape(k)}</th>" for k in cells[0]) + "".join(
-                "<tr>" + "".join(f"<td>{escape(v)}</td>" for v in c.values()) + "</tr>"
-                for c in cells) + "</table>")
+            html.append(
+                "<h4 style='margin:8px 0 4px'>Fusions</h4><table>"
+                + "".join(f"<th>{escape(k)}</th>" for k in cells[0])
+                + "".join(
+                    "<tr>"
+                    + "".join(f"<td>{escape(v)}</td>" for v in c.values())
+                    + "</tr>"
+                    for c in cells
+                )
+                + "</table>"
+            )
             if len(self.fusions) > MAX_FUSIONS:
-                html.append(f"<p>… and {len(self.fusions) - MAX_FUSIONS} more fusions</p>")
+                html.append(
+                    f"<p>… and {len(self.fusions) - MAX_FUSIONS} more fusions</p>"
+                )
         if self.figures:
-            html.append(f"<p style='margin:4px 0'>XLA's figures: "
-                        f"{escape(self.figures_line())}</p>")
+            html.append(
+                f"<p style='margin:4px 0'>XLA's figures: "
+                f"{escape(self.figures_line())}</p>"
+            )
         return "".join(html) + "</div>"
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -213,12 +291,16 @@ class StageComparison:
         """
         path = Path(path)
         if path.suffix not in (".html", ".txt", ".md"):
-            raise ValueError(f"{WHO}: save() writes .html, .txt or .md; got {path.name!r}. "
-                             "Pick one of those suffixes (a drawing's .svg/.png are for "
-                             "Diagram.save).")
+            raise ValueError(
+                f"{WHO}: save() writes .html, .txt or .md; got {path.name!r}. "
+                "Pick one of those suffixes (a drawing's .svg/.png are for "
+                "Diagram.save)."
+            )
         if path.suffix == ".html":
-            text = (f"<!doctype html><meta charset='utf-8'><title>{escape(self.name)}"
-                    f"</title>\n{self._repr_html_()}\n")
+            text = (
+                f"<!doctype html><meta charset='utf-8'><title>{escape(self.name)}"
+                f"</title>\n{self._repr_html_()}\n"
+            )
         else:
             text = str(self) + "\n"
         write_atomically(path, text.encode())
@@ -226,12 +308,22 @@ class StageComparison:
 
 
 def _fusion(module: _ir.HloModule, op: _ir.HloOp) -> Fusion:
-    inner = [o for call in op.called if call.computation in module.computations
-             for _, o in module.walk(call.computation) if o.opcode not in _ir.BOOKKEEPING]
+    inner = [
+        o
+        for call in op.called
+        if call.computation in module.computations
+        for _, o in module.walk(call.computation)
+        if o.opcode not in _ir.BOOKKEEPING
+    ]
     primitives = list(dict.fromkeys(o.primitive for o in inner if o.primitive))
     lines = list({o.source[:2]: o.source for o in inner if o.source}.values())
-    return Fusion(op.name, op.fusion, collections.Counter(o.opcode for o in inner), primitives,
-                  sorted(lines, key=lambda line: (line.file, line.line)))
+    return Fusion(
+        op.name,
+        op.fusion,
+        collections.Counter(o.opcode for o in inner),
+        primitives,
+        sorted(lines, key=lambda line: (line.file, line.line)),
+    )
 
 
 def _counts(counts: collections.Counter, limit: int = 6) -> str:
@@ -245,8 +337,10 @@ def _swatch(kind: str) -> str:
     fill, border = (fam.fill, fam.border) if fam else ("#FFF6DC", "#C58B00")
     if kind == "total":
         return ""
-    return (f"<span style='display:inline-block;width:10px;height:10px;margin-right:6px;"
-            f"background:{fill};border:1px solid {border}'></span>")
+    return (
+        f"<span style='display:inline-block;width:10px;height:10px;margin-right:6px;"
+        f"background:{fill};border:1px solid {border}'></span>"
+    )
 
 
 def _text_table(head: list[str], rows: list[list[str]]) -> str:
@@ -254,7 +348,10 @@ def _text_table(head: list[str], rows: list[list[str]]) -> str:
     widths = [min(w, 48) for w in widths]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True))
+        return "  ".join(
+            str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True)
+        )
 
-    return "\n".join([line(head), "  ".join("-" * w for w in widths),
-                      *(line(r) for r in rows)]).rstrip()
+    return "\n".join(
+        [line(head), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+    ).rstrip()

@@ -55,7 +55,11 @@ LANDSCAPE = {
     ),
 }
 # Columns, left to right in order of release: the first generation, JAX, the second.
-LANDSCAPE_COLUMNS = (("TensorFlow 1", "PyTorch"), ("JAX",), ("TensorFlow 2", "PyTorch 2"))
+LANDSCAPE_COLUMNS = (
+    ("TensorFlow 1", "PyTorch"),
+    ("JAX",),
+    ("TensorFlow 2", "PyTorch 2"),
+)
 # What each framework's next version changed, (tail, head) -> label; dashed: a borrowing.
 LANDSCAPE_STEPS = {
     ("TensorFlow 1", "TensorFlow 2"): "eager by default",
@@ -75,8 +79,12 @@ LIBRARIES = {
 JAX_CORE = "jit · grad · vmap · sharding"
 HARDWARE = "CPU · GPU · TPU"
 # The pieces `draw_ai_stack(ran=...)` can annotate: every library, JAX, XLA, the hardware.
-STACK_PIECES = (*(name for names in LIBRARIES.values() for name in names),
-                "JAX", "XLA", "hardware")
+STACK_PIECES = (
+    *(name for names in LIBRARIES.values() for name in names),
+    "JAX",
+    "XLA",
+    "hardware",
+)
 _RAN_FILL, _IDLE_FILL = "#b9e6b0", "#f4f4f4"
 _GREY = "#444444"
 
@@ -103,19 +111,39 @@ def draw_autodiff_landscape() -> Diagram:
     graph = graphviz.Digraph("autodiff_landscape")
     # Left to right: one column per era, so position on the page is time. (Not top-down
     # with rank=same rows: Graphviz loses flat edges between record nodes.)
-    graph.attr(rankdir="LR", newrank="true", nodesep="0.5", ranksep="0.9", fontname=FONT,
-               label=text_label("The autodiff landscape",
-                                "how frameworks get derivatives and speed, "
-                                "left to right in order of release"),
-               labelloc="t", fontsize="22")
+    graph.attr(
+        rankdir="LR",
+        newrank="true",
+        nodesep="0.5",
+        ranksep="0.9",
+        fontname=FONT,
+        label=text_label(
+            "The autodiff landscape",
+            "how frameworks get derivatives and speed, "
+            "left to right in order of release",
+        ),
+        labelloc="t",
+        fontsize="22",
+    )
     # Each card is a record (title | approach | + | −): records need no HTML labels,
     # which the embedded Graphviz cannot draw.
-    graph.attr("node", shape="Mrecord", style="filled", fontname=FONT, fontsize="14",
-               color="#666666", penwidth="1.2", margin="0.15,0.08")
+    graph.attr(
+        "node",
+        shape="Mrecord",
+        style="filled",
+        fontname=FONT,
+        fontsize="14",
+        color="#666666",
+        penwidth="1.2",
+        margin="0.15,0.08",
+    )
     graph.attr("edge", fontname=FONT, fontsize="13", color=_GREY, penwidth="1.6")
     for name, (year, how, plus, minus, colour) in LANDSCAPE.items():
-        graph.node(_node_id(name), _card(f"{name} · {year}", how, plus, minus),
-                   fillcolor=colour)
+        graph.node(
+            _node_id(name),
+            _card(f"{name} · {year}", how, plus, minus),
+            fillcolor=colour,
+        )
     for column in LANDSCAPE_COLUMNS:
         with graph.subgraph() as same:
             same.attr(rank="same")
@@ -128,10 +156,16 @@ def draw_autodiff_landscape() -> Diagram:
     for (tail, head), label in LANDSCAPE_STEPS.items():
         graph.edge(_node_id(tail), _node_id(head), label=f" {label} ")
     for (tail, head), label in LANDSCAPE_BORROWED.items():
-        graph.edge(_node_id(tail), _node_id(head), label=f" {label} ", style="dashed",
-                   constraint="false")
+        graph.edge(
+            _node_id(tail),
+            _node_id(head),
+            label=f" {label} ",
+            style="dashed",
+            constraint="false",
+        )
     return Diagram.from_graph(
-        graph, f"the autodiff landscape: {len(LANDSCAPE)} frameworks")
+        graph, f"the autodiff landscape: {len(LANDSCAPE)} frameworks"
+    )
 
 
 def _node_id(name: str) -> str:
@@ -142,9 +176,12 @@ def _card(title: str, how: str, plus: str, minus: str):
     import graphviz
 
     width = 34  # characters: equal widths, so the cards line up on a slide
-    fields = [_record(title), _wrapped(how, width, indent=""),
-              _wrapped("+ " + plus, width),
-              _wrapped("− " + minus, width)]
+    fields = [
+        _record(title),
+        _wrapped(how, width, indent=""),
+        _wrapped("+ " + plus, width),
+        _wrapped("− " + minus, width),
+    ]
     # Left to right, a record's top-level fields stack top to bottom: no braces needed.
     return graphviz.nohtml("|".join(fields))
 
@@ -183,8 +220,9 @@ def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
         ValueError: `ran` names a piece that is not in the stack; the message lists them.
 
     Example:
-        >>> draw_ai_stack()
-        Diagram('the JAX AI stack: 5 kinds of library, 3 kinds of application', 11 nodes, 19 edges)
+        >>> stack = draw_ai_stack()
+        >>> stack.title, stack.counts
+        ('the JAX AI stack: 5 kinds of library, 3 kinds of application', (11, 19))
         >>> draw_ai_stack(ran={"Optax": "sgd + momentum"}).title
         'the JAX AI stack as run here: Optax'
     """
@@ -192,28 +230,70 @@ def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
 
     ran = _check_ran(ran)
     graph = graphviz.Digraph("ai_stack")
-    graph.attr(rankdir="TB", nodesep="0.3", ranksep="0.5", fontname=FONT,
-               label="The JAX AI stack" + (": what this lesson ran" if ran else ""),
-               labelloc="t", fontsize="22")
-    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="15",
-               margin="0.15,0.1", color="#666666", penwidth="1.2")
+    graph.attr(
+        rankdir="TB",
+        nodesep="0.3",
+        ranksep="0.5",
+        fontname=FONT,
+        label="The JAX AI stack" + (": what this lesson ran" if ran else ""),
+        labelloc="t",
+        fontsize="22",
+    )
+    graph.attr(
+        "node",
+        shape="box",
+        style="rounded,filled",
+        fontname=FONT,
+        fontsize="15",
+        margin="0.15,0.1",
+        color="#666666",
+        penwidth="1.2",
+    )
     graph.attr("edge", color=_GREY, penwidth="1.4", arrowhead="none")
-    _layer(graph, "built", "built with JAX", "#f3e5f5",
-           {f"app_{i}": text_label(name) for i, name in enumerate(BUILT_WITH)})
+    _layer(
+        graph,
+        "built",
+        "built with JAX",
+        "#f3e5f5",
+        {f"app_{i}": text_label(name) for i, name in enumerate(BUILT_WITH)},
+    )
     with graph.subgraph(name="cluster_libraries") as layer:
-        layer.attr(label="libraries built on JAX", style="rounded,dashed", color="#888888",
-                   fontsize="15", fontcolor=_GREY)
+        layer.attr(
+            label="libraries built on JAX",
+            style="rounded,dashed",
+            color="#888888",
+            fontsize="15",
+            fontcolor=_GREY,
+        )
         for i, (kind, names) in enumerate(LIBRARIES.items()):
-            _piece(layer, f"lib_{i}", [*kind.split("\n"), " · ".join(names)], names, ran,
-                   "#e4f5e1", width="2.4")
+            _piece(
+                layer,
+                f"lib_{i}",
+                [*kind.split("\n"), " · ".join(names)],
+                names,
+                ran,
+                "#e4f5e1",
+                width="2.4",
+            )
         _same_rank(layer, [f"lib_{i}" for i in range(len(LIBRARIES))])
-    _piece(graph, "jax", ["JAX", JAX_CORE], ("JAX",), ran, "#cfe3ff", fontsize="22",
-           penwidth="2.5", color="#1a4d8f")
+    _piece(
+        graph,
+        "jax",
+        ["JAX", JAX_CORE],
+        ("JAX",),
+        ran,
+        "#cfe3ff",
+        fontsize="22",
+        penwidth="2.5",
+        color="#1a4d8f",
+    )
     _piece(graph, "xla", ["XLA", "the compiler"], ("XLA",), ran, "#fde2e1")
     _piece(graph, "hardware", [HARDWARE], ("hardware",), ran, "#ececec")
     # Layers stack like a cake: invisible edges keep the applications above the
     # libraries; a line joins each library to JAX.
-    for i in range(len(BUILT_WITH)):  # each application above the gap between two libraries
+    for i in range(
+        len(BUILT_WITH)
+    ):  # each application above the gap between two libraries
         for j in (i + 1, i + 2):
             graph.edge(f"app_{i}", f"lib_{min(j, len(LIBRARIES) - 1)}", style="invis")
     for i in range(len(LIBRARIES)):
@@ -221,27 +301,42 @@ def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
     graph.edge("jax", "xla")
     graph.edge("xla", "hardware")
     if ran:
-        return Diagram.from_graph(graph, "the JAX AI stack as run here: " + ", ".join(ran))
+        return Diagram.from_graph(
+            graph, "the JAX AI stack as run here: " + ", ".join(ran)
+        )
     return Diagram.from_graph(
-        graph, f"the JAX AI stack: {len(LIBRARIES)} kinds of library, "
-        f"{len(BUILT_WITH)} kinds of application")
+        graph,
+        f"the JAX AI stack: {len(LIBRARIES)} kinds of library, "
+        f"{len(BUILT_WITH)} kinds of application",
+    )
 
 
 def _check_ran(ran: Mapping[str, str] | None) -> dict[str, str]:
     if ran is None:
         return {}
     if not isinstance(ran, Mapping):
-        raise TypeError("`ran` must map pieces of the stack to text, e.g. "
-                        f'{{"Optax": "sgd + momentum"}}; got {type(ran).__name__}.')
+        raise TypeError(
+            "`ran` must map pieces of the stack to text, e.g. "
+            f'{{"Optax": "sgd + momentum"}}; got {type(ran).__name__}.'
+        )
     unknown = [name for name in ran if name not in STACK_PIECES]
     if unknown:
-        raise ValueError(f"`ran` names {', '.join(map(repr, unknown))}, not in the stack; "
-                         f"the pieces are: {', '.join(STACK_PIECES)}.")
+        raise ValueError(
+            f"`ran` names {', '.join(map(repr, unknown))}, not in the stack; "
+            f"the pieces are: {', '.join(STACK_PIECES)}."
+        )
     return {name: str(text) for name, text in ran.items()}
 
 
-def _piece(graph, node_id: str, lines: list[str], names: tuple[str, ...],
-           ran: dict[str, str], colour: str, **attrs: str) -> None:
+def _piece(
+    graph,
+    node_id: str,
+    lines: list[str],
+    names: tuple[str, ...],
+    ran: dict[str, str],
+    colour: str,
+    **attrs: str,
+) -> None:
     """One box of the stack; with `ran`, highlighted and annotated, or greyed out."""
     done = [f"▶ {ran[name]}" for name in names if name in ran]
     if ran and done:
@@ -255,10 +350,17 @@ def _piece(graph, node_id: str, lines: list[str], names: tuple[str, ...],
 
 def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> None:
     with graph.subgraph(name=f"cluster_{name}") as layer:
-        layer.attr(label=label, style="rounded,dashed", color="#888888", fontsize="15",
-                   fontcolor=_GREY)
+        layer.attr(
+            label=label,
+            style="rounded,dashed",
+            color="#888888",
+            fontsize="15",
+            fontcolor=_GREY,
+        )
         for node_id, node_label in nodes.items():
-            layer.node(node_id, node_label, fillcolor=colour, width="3.1")  # equal: symmetric
+            layer.node(
+                node_id, node_label, fillcolor=colour, width="3.1"
+            )  # equal: symmetric
         _same_rank(layer, list(nodes))
 
 

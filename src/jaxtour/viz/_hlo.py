@@ -22,15 +22,22 @@ def check_stage(stage: Any, who: str = WHO) -> str:
     if stage not in STAGES:
         raise ValueError(
             f'{who}: `stage` must be "stablehlo" (what JAX hands XLA, before optimisation) or '
-            f'"compiled" (the HLO XLA optimised for this backend); got {stage!r}.')
+            f'"compiled" (the HLO XLA optimised for this backend); got {stage!r}.'
+        )
     return stage
 
 
-def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
-             max_depth: int | None = _style.MAX_DEPTH, max_ops: int = 150,
-             edge_labels: bool | None = None,
-             static_argnums: int | tuple[int, ...] = (),
-             expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
+def draw_hlo(
+    f: Callable,
+    *,
+    stage: str = "compiled",
+    rankdir: str = "TB",
+    max_depth: int | None = _style.MAX_DEPTH,
+    max_ops: int = 150,
+    edge_labels: bool | None = None,
+    static_argnums: int | tuple[int, ...] = (),
+    expand_pytrees: bool | None = None,
+) -> Callable[..., Diagram]:
     """As `jax.jit(f).lower(*args)` (then `.compile()`), but the result is a picture.
 
     With `stage="stablehlo"` you see what JAX hands XLA: one op per small step, nested
@@ -73,7 +80,9 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
     stage = check_stage(stage)
     _check_options(rankdir, max_depth, None, max_ops, who=WHO, count="max_ops")
     _terminals.check_expand(expand_pytrees, WHO)
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
         traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
@@ -83,19 +92,37 @@ def draw_hlo(f: Callable, *, stage: str = "compiled", rankdir: str = "TB",
             module, figures = _ir.parse_stablehlo(_ir.stablehlo_text(lowered)), {}
         else:
             compiled = lowered.compile()
-            module, figures = _ir.parse_hlo(compiled.as_text()), _ir.cost_summary(compiled)
-        return hlo_diagram(module, _ir.function_name(f), figures=figures, names=names,
-                           rankdir=rankdir, max_depth=max_depth, max_ops=max_ops,
-                           edge_labels=edge_labels, expand_pytrees=expand_pytrees)
+            module, figures = (
+                _ir.parse_hlo(compiled.as_text()),
+                _ir.cost_summary(compiled),
+            )
+        return hlo_diagram(
+            module,
+            _ir.function_name(f),
+            figures=figures,
+            names=names,
+            rankdir=rankdir,
+            max_depth=max_depth,
+            max_ops=max_ops,
+            edge_labels=edge_labels,
+            expand_pytrees=expand_pytrees,
+        )
 
     return draw
 
 
-def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None = None,
-                names: tuple = (None, None), rankdir: str = "TB",
-                max_depth: int | None = _style.MAX_DEPTH,
-                max_ops: int = 150, edge_labels: bool | None = None,
-                expand_pytrees: bool | None = None) -> Diagram:
+def hlo_diagram(
+    module: _ir.HloModule,
+    name: str = "f",
+    *,
+    figures: dict | None = None,
+    names: tuple = (None, None),
+    rankdir: str = "TB",
+    max_depth: int | None = _style.MAX_DEPTH,
+    max_ops: int = 150,
+    edge_labels: bool | None = None,
+    expand_pytrees: bool | None = None,
+) -> Diagram:
     """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does."""
     import graphviz
     import jax
@@ -103,19 +130,28 @@ def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None 
     stage = "compiled" if module.dialect == "hlo" else "stablehlo"
     counts = module.op_counts(fused=False)
     fusions = module.fusions()
-    title = f"{STAGES[stage]} of {name} ({jax.default_backend()}): {plural(counts.total(), 'op')}"
+    ops = plural(counts.total(), "op")
+    title = f"{STAGES[stage]} of {name} ({jax.default_backend()}): {ops}"
     if stage == "compiled":
         title += f", {plural(len(fusions), 'fusion')}"
     # an async collective (GPU, TPU) is a -start/-done pair: one collective, counted once
-    collectives = sum(n for op, n in module.op_counts().items()
-                      if _style.family(op) == "collective" and not op.endswith("-done"))
+    collectives = sum(
+        n
+        for op, n in module.op_counts().items()
+        if _style.family(op) == "collective" and not op.endswith("-done")
+    )
     title += f", {plural(collectives, 'collective')}" if collectives else ""
     drawn, grouped, how = _drawn(module, max_depth), False, []
     if drawn > max_ops and max_depth != 0:
         max_depth, drawn = 0, _drawn(module, 0)
     if drawn > max_ops:
-        grouped, lines = True, {op.source[:2] if op.source else None
-                                for op in module.computations[module.entry].ops}
+        grouped, lines = (
+            True,
+            {
+                op.source[:2] if op.source else None
+                for op in module.computations[module.entry].ops
+            },
+        )
         drawn = len(lines)
         how.append(f"one node per source line, {len(lines)} lines")
     elif max_depth == 0 and _drawn(module, None) > _drawn(module, 0):
@@ -125,12 +161,19 @@ def hlo_diagram(module: _ir.HloModule, name: str = "f", *, figures: dict | None 
     if _terminals.folds([ins, outs], expand_pytrees):
         how.append(_terminals.FOLDED)
     title += f" (collapsed: {'; '.join(how)})" if how else ""
-    graph = graphviz.Digraph(name="hlo", graph_attr=_style.graph_attrs(
-        title, rankdir, summary(module, figures or {})), node_attr=_style.NODE,
-        edge_attr=_style.EDGE)
-    builder = _Builder(graph, module, max_depth,
-                       edge_labels if edge_labels is not None else drawn <= 60,
-                       expand_pytrees)
+    graph = graphviz.Digraph(
+        name="hlo",
+        graph_attr=_style.graph_attrs(title, rankdir, summary(module, figures or {})),
+        node_attr=_style.NODE,
+        edge_attr=_style.EDGE,
+    )
+    builder = _Builder(
+        graph,
+        module,
+        max_depth,
+        edge_labels if edge_labels is not None else drawn <= 60,
+        expand_pytrees,
+    )
     env = builder.inputs(entry, ins)
     if grouped:
         builder.groups(entry, env)
@@ -149,8 +192,9 @@ def _returned(module: _ir.HloModule, entry: _ir.HloComputation) -> list[str]:
     return list(entry.returns)
 
 
-def _terminal_names(entry: _ir.HloComputation, returned: list[str],
-                    names: tuple) -> tuple[list[str], list[str]]:
+def _terminal_names(
+    entry: _ir.HloComputation, returned: list[str], names: tuple
+) -> tuple[list[str], list[str]]:
     """The inputs' and outputs' names: JAX's where they match the module, else HLO's."""
     ins, outs = (list(n or ()) for n in names)
     if len(ins) != len(entry.params):
@@ -162,8 +206,13 @@ def _terminal_names(entry: _ir.HloComputation, returned: list[str],
 
 def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:
     """Ops that become nodes: not parameters, tuples or scalar constants."""
-    return sum(1 for depth, op in module.walk() if (max_depth is None or depth <= max_depth)
-               and op.opcode not in _ir.BOOKKEEPING and not _scalar_constant(op))
+    return sum(
+        1
+        for depth, op in module.walk()
+        if (max_depth is None or depth <= max_depth)
+        and op.opcode not in _ir.BOOKKEEPING
+        and not _scalar_constant(op)
+    )
 
 
 def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
@@ -192,29 +241,55 @@ def _si(value: float) -> str:
 class _Builder(_style.Canvas):
     """Ops become nodes as they are met; fusions, loops, branches and calls clusters."""
 
-    def __init__(self, graph: Any, module: _ir.HloModule, max_depth: int | None,
-                 labels: bool, expand: bool | None = None) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        module: _ir.HloModule,
+        max_depth: int | None,
+        labels: bool,
+        expand: bool | None = None,
+    ) -> None:
         super().__init__(graph, labels)
         self.module, self.max_depth, self.expand = module, max_depth, expand
-        self.parts: dict[str, list] = {}  # tuple-shaped HLO value -> producers of each element
+        self.parts: dict[
+            str, list
+        ] = {}  # tuple-shaped HLO value -> producers of each element
 
     def inputs(self, entry: _ir.HloComputation, names: list[str]) -> dict:
-        kinds = [kind or "" for _, kind in itertools.zip_longest(entry.params,
-                                                                 entry.param_types)]
+        kinds = [
+            kind or ""
+            for _, kind in itertools.zip_longest(entry.params, entry.param_types)
+        ]
         with self.graph.subgraph(name="inputs") as g:
             ids = _terminals.add_terminals(
-                self, g, names, kinds,
-                prefix="in", rank="source", attrs=_style.INPUT, expand=self.expand)
-        return {param: [(node, kind)]
-                for param, node, kind in zip(entry.params, ids, kinds, strict=True)}
+                self,
+                g,
+                names,
+                kinds,
+                prefix="in",
+                rank="source",
+                attrs=_style.INPUT,
+                expand=self.expand,
+            )
+        return {
+            param: [(node, kind)]
+            for param, node, kind in zip(entry.params, ids, kinds, strict=True)
+        }
 
     def outputs(self, entry: _ir.HloComputation, env: dict, paths: list[str]) -> None:
         returned = _returned(self.module, entry)
         kinds = [next((k for _, k in env.get(value, ())), "") for value in returned]
         with self.graph.subgraph(name="outputs") as g:
             ids = _terminals.add_terminals(
-                self, g, paths, kinds,
-                prefix="out", rank="sink", attrs=_style.OUTPUT, expand=self.expand)
+                self,
+                g,
+                paths,
+                kinds,
+                prefix="out",
+                rank="sink",
+                attrs=_style.OUTPUT,
+                expand=self.expand,
+            )
         for value, node in zip(returned, ids, strict=True):
             self.connect(value, node, env)
 
@@ -222,8 +297,9 @@ class _Builder(_style.Canvas):
         for src, kind in env.get(value, ()):
             self.edge(src, dst, kind)
 
-    def computation(self, g: Any, computation: _ir.HloComputation, env: Any,
-                    depth: int) -> None:
+    def computation(
+        self, g: Any, computation: _ir.HloComputation, env: Any, depth: int
+    ) -> None:
         for op in computation.ops:
             self.op(g, op, env, depth)
 
@@ -239,12 +315,23 @@ class _Builder(_style.Canvas):
             self.nested(g, op, called, env, depth)
             return
         node = self.new_id("op")
-        closed_fusion = {"fillcolor": _style.FUSION["fillcolor"], "color": _style.FUSION["color"],
-                         "penwidth": "2"} if op.opcode == "fusion" else {}
-        g.node(node, _style.text_label(op.opcode.removeprefix("sdy."),
-                                      *_details(op, called, self.module)),
-               tooltip=op.op_name or op.opcode, **{**_style.node_attrs(op.kind),
-                                                   **closed_fusion})
+        closed_fusion = (
+            {
+                "fillcolor": _style.FUSION["fillcolor"],
+                "color": _style.FUSION["color"],
+                "penwidth": "2",
+            }
+            if op.opcode == "fusion"
+            else {}
+        )
+        g.node(
+            node,
+            _style.text_label(
+                op.opcode.removeprefix("sdy."), *_details(op, called, self.module)
+            ),
+            tooltip=op.op_name or op.opcode,
+            **{**_style.node_attrs(op.kind), **closed_fusion},
+        )
         if not closed_fusion:
             self.families.add(_style.family(op.kind))
         for value in op.operands:
@@ -256,20 +343,31 @@ class _Builder(_style.Canvas):
         """One node per source line of the entry's ops (a program too big to draw op by op)."""
         members: dict[Any, collections.Counter] = {}
         for op in entry.ops:
-            if op.opcode in ("parameter", "return", "tuple", "get-tuple-element") \
-                    or _constant(op, env):
+            if op.opcode in (
+                "parameter",
+                "return",
+                "tuple",
+                "get-tuple-element",
+            ) or _constant(op, env):
                 self.see_through(op, env)
                 continue
             key = op.source[:2] if op.source else None
-            node = f"group{list(members).index(key) if key in members else len(members)}"
+            node = (
+                f"group{list(members).index(key) if key in members else len(members)}"
+            )
             counts = members.setdefault(key, collections.Counter())
             counts[op.opcode] += 1
             for call in op.called:
-                counts.update(o.opcode for _, o in self.module.walk(call.computation)
-                              if o.opcode not in _ir.BOOKKEEPING)
+                counts.update(
+                    o.opcode
+                    for _, o in self.module.walk(call.computation)
+                    if o.opcode not in _ir.BOOKKEEPING
+                )
             for value in op.operands:
                 self.connect(value, node, env)
-            for value, kind in zip(op.results or [op.name], _result_types(op), strict=False):
+            for value, kind in zip(
+                op.results or [op.name], _result_types(op), strict=False
+            ):
                 env[value] = [(node, kind)]
         for i, (key, counts) in enumerate(members.items()):
             line = _ir.SourceLine(*key) if key else None
@@ -277,9 +375,15 @@ class _Builder(_style.Canvas):
             top = counts.most_common(1)[0][0]
             self.families.add(_style.family(top))
             summary = ", ".join(f"{op}×{n}" for op, n in counts.most_common(4))
-            self.graph.node(f"group{i}", _style.text_label(
-                head, line.code[:48] if line else "", f"{counts.total()} ops: {summary}"),
-                **_style.node_attrs(top))
+            self.graph.node(
+                f"group{i}",
+                _style.text_label(
+                    head,
+                    line.code[:48] if line else "",
+                    f"{counts.total()} ops: {summary}",
+                ),
+                **_style.node_attrs(top),
+            )
 
     def see_through(self, op: _ir.HloOp, env: Any) -> None:
         """Tuples and get-tuple-element pass producers on, element by element."""
@@ -288,11 +392,17 @@ class _Builder(_style.Canvas):
             env[op.name] = [p for part in self.parts[op.name] for p in part]
             return
         parts = self.parts.get(op.operands[0]) if op.operands else None
-        if op.opcode == "get-tuple-element" and parts and op.index is not None \
-                and op.index < len(parts):
+        if (
+            op.opcode == "get-tuple-element"
+            and parts
+            and op.index is not None
+            and op.index < len(parts)
+        ):
             env[op.name] = [(src, op.type) for src, _ in parts[op.index]]
         else:
-            env[op.name] = [(src, op.type) for v in op.operands for src, _ in env.get(v, ())]
+            env[op.name] = [
+                (src, op.type) for v in op.operands for src, _ in env.get(v, ())
+            ]
 
     def nested(self, g: Any, op: _ir.HloOp, called: list, env: Any, depth: int) -> None:
         fusion = op.opcode == "fusion"
@@ -303,7 +413,9 @@ class _Builder(_style.Canvas):
             self.loose_operands(c, op, called, env)
             results: dict[str, list] = collections.defaultdict(list)
             for call in called:
-                with self.cluster(c, call.role, _style.NESTED, enabled=len(called) > 1) as inner:
+                with self.cluster(
+                    c, call.role, _style.NESTED, enabled=len(called) > 1
+                ) as inner:
                     self.call(inner, op, call, env, depth, results)
             for value, producers in results.items():
                 env[value] = producers
@@ -314,13 +426,26 @@ class _Builder(_style.Canvas):
         loose = [v for v in op.operands if v not in taken and env.get(v)]
         if loose:
             node = self.new_id("head")
-            label = "branch index" if op.opcode in ("conditional", "case", "if") else op.opcode
-            g.node(node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond"))
+            label = (
+                "branch index"
+                if op.opcode in ("conditional", "case", "if")
+                else op.opcode
+            )
+            g.node(
+                node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond")
+            )
             for value in loose:
                 self.connect(value, node, env)
 
-    def call(self, g: Any, op: _ir.HloOp, call: _ir.Called, env: Any, depth: int,
-             results: dict) -> None:
+    def call(
+        self,
+        g: Any,
+        op: _ir.HloOp,
+        call: _ir.Called,
+        env: Any,
+        depth: int,
+        results: dict,
+    ) -> None:
         inner = self.module.computations[call.computation]
         regions = self.module.dialect == "stablehlo" and call.role != "callee"
         # MLIR regions may read the enclosing values directly; functions and HLO may not.
@@ -333,9 +458,13 @@ class _Builder(_style.Canvas):
         if call.role in ("cond", "condition"):
             return
         outs = op.results or [op.name]
-        returned = inner.returns if len(inner.returns) == len(outs) else inner.returns[:1]
+        returned = (
+            inner.returns if len(inner.returns) == len(outs) else inner.returns[:1]
+        )
         for value, ret in zip(outs, returned, strict=False):
-            results[value] += [p for p in sub_env.get(ret, ()) if p not in results[value]]
+            results[value] += [
+                p for p in sub_env.get(ret, ()) if p not in results[value]
+            ]
             if ret in self.parts:
                 self.parts[value] = self.parts[ret]
 
@@ -360,8 +489,10 @@ def _constant(op: _ir.HloOp, env: Any) -> bool:
     """A scalar constant, or a broadcast of one (an array of one repeated number): the
     polynomial coefficients of `erf_inv` would otherwise be a row of 20 nodes."""
     return _scalar_constant(op) or (
-        op.opcode in ("broadcast", "broadcast_in_dim") and bool(op.operands)
-        and not any(env.get(v) for v in op.operands))
+        op.opcode in ("broadcast", "broadcast_in_dim")
+        and bool(op.operands)
+        and not any(env.get(v) for v in op.operands)
+    )
 
 
 def _cluster_label(op: _ir.HloOp) -> str:
@@ -378,8 +509,12 @@ def _details(op: _ir.HloOp, called: list, module: _ir.HloModule) -> list[str]:
     if op.target:
         lines.append(op.target)
     if called:
-        inner = sum(1 for c in called for _, o in module.walk(c.computation)
-                    if o.opcode not in _ir.BOOKKEEPING)
+        inner = sum(
+            1
+            for c in called
+            for _, o in module.walk(c.computation)
+            if o.opcode not in _ir.BOOKKEEPING
+        )
         lines.append(f"{inner} ops inside")
     if op.opcode == "sdy.sharding_constraint":
         return lines  # it follows the op it constrains: that op's line says where

@@ -14,12 +14,17 @@ from jaxtour._style import plural
 WHO = "draw_jaxpr"
 
 
-def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
-               max_depth: int | None = _style.MAX_DEPTH,
-               group_by: str | None = None, max_eqns: int = 150,
-               edge_labels: bool | None = None,
-               static_argnums: int | tuple[int, ...] = (),
-               expand_pytrees: bool | None = None) -> Callable[..., Diagram]:
+def draw_jaxpr(
+    f: Callable,
+    *,
+    rankdir: str = "TB",
+    max_depth: int | None = _style.MAX_DEPTH,
+    group_by: str | None = None,
+    max_eqns: int = 150,
+    edge_labels: bool | None = None,
+    static_argnums: int | tuple[int, ...] = (),
+    expand_pytrees: bool | None = None,
+) -> Callable[..., Diagram]:
     """As `jax.make_jaxpr`, but the result is a picture of the jaxpr.
 
     Inputs are labelled with their names, shapes and dtypes; each equation is one node
@@ -59,10 +64,17 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
     _terminals.check_expand(expand_pytrees, WHO)
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    options: dict[str, Any] = {"rankdir": rankdir, "max_depth": max_depth, "group_by": group_by,
-               "max_eqns": max_eqns, "edge_labels": edge_labels,
-               "expand_pytrees": expand_pytrees}
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
+    options: dict[str, Any] = {
+        "rankdir": rankdir,
+        "max_depth": max_depth,
+        "group_by": group_by,
+        "max_eqns": max_eqns,
+        "edge_labels": edge_labels,
+        "expand_pytrees": expand_pytrees,
+    }
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
         traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
@@ -71,20 +83,35 @@ def draw_jaxpr(f: Callable, *, rankdir: str = "TB",
     return draw
 
 
-def _check_options(rankdir: str, max_depth: int | None, group_by: str | None,
-                   max_eqns: int, who: str = WHO, count: str = "max_eqns") -> None:
+def _check_options(
+    rankdir: str,
+    max_depth: int | None,
+    group_by: str | None,
+    max_eqns: int,
+    who: str = WHO,
+    count: str = "max_eqns",
+) -> None:
     _style.check_rankdir(rankdir, who)
     _style.check_max_depth(max_depth, who)
     if group_by not in (None, "source"):
-        raise ValueError(f'{who}: `group_by` must be None or "source" (cluster equations by '
-                         f"the line of Python that produced them); got {group_by!r}.")
+        raise ValueError(
+            f'{who}: `group_by` must be None or "source" (cluster equations by '
+            f"the line of Python that produced them); got {group_by!r}."
+        )
     _style.check_count(max_eqns, count, who)
 
 
-def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
-                  max_depth: int | None = _style.MAX_DEPTH, group_by: str | None = None,
-                  max_eqns: int = 150, edge_labels: bool | None = None,
-                  expand_pytrees: bool | None = None) -> Diagram:
+def jaxpr_diagram(
+    closed_jaxpr: Any,
+    name: str = "f",
+    *,
+    rankdir: str = "TB",
+    max_depth: int | None = _style.MAX_DEPTH,
+    group_by: str | None = None,
+    max_eqns: int = 150,
+    edge_labels: bool | None = None,
+    expand_pytrees: bool | None = None,
+) -> Diagram:
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
     import graphviz
 
@@ -92,18 +119,30 @@ def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
     title = f"jaxpr of {name}: {plural(total, 'equation')}"
     depth, chunk, how = _plan(jaxpr, max_depth, max_eqns)
-    names = [_names(n, len(v), p) for n, v, p in zip(
-        _ir.io_names(jaxpr), (jaxpr.invars, jaxpr.outvars), ("in", "out"), strict=True)]
+    names = [
+        _names(n, len(v), p)
+        for n, v, p in zip(
+            _ir.io_names(jaxpr),
+            (jaxpr.invars, jaxpr.outvars),
+            ("in", "out"),
+            strict=True,
+        )
+    ]
     folded = _terminals.FOLDED if _terminals.folds(names, expand_pytrees) else ""
     how = "; ".join(filter(None, [how, folded]))
     if how:
         title += f" (collapsed: {how})"
-    graph = graphviz.Digraph(name="jaxpr", graph_attr=_style.graph_attrs(
-        title, rankdir, _subtitle(jaxpr, total)), node_attr=_style.NODE, edge_attr=_style.EDGE)
+    graph = graphviz.Digraph(
+        name="jaxpr",
+        graph_attr=_style.graph_attrs(title, rankdir, _subtitle(jaxpr, total)),
+        node_attr=_style.NODE,
+        edge_attr=_style.EDGE,
+    )
     drawn = _drawn(jaxpr, depth) if chunk is None else len(jaxpr.eqns) // max(chunk, 1)
     labels = edge_labels if edge_labels is not None else drawn <= 60
-    builder = _Builder(graph, max_depth=depth, group_by=group_by, labels=labels,
-                       expand=expand_pytrees)
+    builder = _Builder(
+        graph, max_depth=depth, group_by=group_by, labels=labels, expand=expand_pytrees
+    )
     env = builder.inputs(closed_jaxpr, names[0])
     if chunk is None:
         builder.block(graph, jaxpr, env, 0)
@@ -115,7 +154,10 @@ def jaxpr_diagram(closed_jaxpr: Any, name: str = "f", *, rankdir: str = "TB",
 
 
 def _subtitle(jaxpr: Any, total: int) -> str:
-    top, nested = len(jaxpr.eqns), sum(len(_ir.sub_jaxprs(e)) for _, e in _ir.walk(jaxpr))
+    top, nested = (
+        len(jaxpr.eqns),
+        sum(len(_ir.sub_jaxprs(e)) for _, e in _ir.walk(jaxpr)),
+    )
     if not nested:
         return ""
     return f"{top} at top level, {total - top} inside {plural(nested, 'nested jaxpr')}"
@@ -128,7 +170,9 @@ def _drawn(jaxpr: Any, max_depth: int | None) -> int:
     return sum(1 for d, _ in _ir.walk(jaxpr) if max_depth is None or d <= max_depth)
 
 
-def _plan(jaxpr: Any, max_depth: int | None, max_eqns: int) -> tuple[int | None, int | None, str]:
+def _plan(
+    jaxpr: Any, max_depth: int | None, max_eqns: int
+) -> tuple[int | None, int | None, str]:
     """(depth to open, chunk size or None, what the title should say was collapsed)."""
     if _drawn(jaxpr, max_depth) <= max_eqns:
         return max_depth, None, ""
@@ -151,8 +195,15 @@ def _group_key(eqn: Any, index: int, chunk: int) -> Any:
 class _Builder(_style.Canvas):
     """Equations become nodes as they are met; nested jaxprs become clusters."""
 
-    def __init__(self, graph: Any, *, max_depth: int | None, group_by: str | None,
-                 labels: bool, expand: bool | None = None) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        *,
+        max_depth: int | None,
+        group_by: str | None,
+        labels: bool,
+        expand: bool | None = None,
+    ) -> None:
         super().__init__(graph, labels)
         self.max_depth, self.group_by, self.expand = max_depth, group_by, expand
 
@@ -161,25 +212,46 @@ class _Builder(_style.Canvas):
         types = [_ir.type_str(var.aval) for var in jaxpr.invars]
         with self.graph.subgraph(name="inputs") as g:
             ids = _terminals.add_terminals(
-                self, g, names, types,
-                prefix="in", rank="source", attrs=_style.INPUT, expand=self.expand)
+                self,
+                g,
+                names,
+                types,
+                prefix="in",
+                rank="source",
+                attrs=_style.INPUT,
+                expand=self.expand,
+            )
             for var, node in zip(jaxpr.invars, ids, strict=True):
                 env[var] = [node]
             for i, var in enumerate(jaxpr.constvars):
-                g.node(f"const{i}", _style.text_label("const", _ir.type_str(var.aval)),
-                       **{**_style.INPUT, "style": "rounded,dashed"})
+                g.node(
+                    f"const{i}",
+                    _style.text_label("const", _ir.type_str(var.aval)),
+                    **{**_style.INPUT, "style": "rounded,dashed"},
+                )
                 env[var] = [f"const{i}"]
         return env
 
     def outputs(self, jaxpr: Any, env: dict, names: list[str]) -> None:
         types = [_ir.type_str(atom.aval) for atom in jaxpr.outvars]
-        labels = [_style.text_label(name, kind, _ir.literal_str(atom)
-                                    if _ir.is_literal(atom) else "")
-                  for name, kind, atom in zip(names, types, jaxpr.outvars, strict=True)]
+        labels = [
+            _style.text_label(
+                name, kind, _ir.literal_str(atom) if _ir.is_literal(atom) else ""
+            )
+            for name, kind, atom in zip(names, types, jaxpr.outvars, strict=True)
+        ]
         with self.graph.subgraph(name="outputs") as g:
             ids = _terminals.add_terminals(
-                self, g, names, types, prefix="out", rank="sink", labels=labels,
-                attrs=_style.OUTPUT, expand=self.expand)
+                self,
+                g,
+                names,
+                types,
+                prefix="out",
+                rank="sink",
+                labels=labels,
+                attrs=_style.OUTPUT,
+                expand=self.expand,
+            )
         for atom, node in zip(jaxpr.outvars, ids, strict=True):
             self.connect(atom, node, env)
 
@@ -188,7 +260,9 @@ class _Builder(_style.Canvas):
             for src in env.get(atom, ()):
                 self.edge(src, dst, _ir.type_str(atom.aval))
 
-    def block(self, g: Any, jaxpr: Any, env: dict, depth: int, outer_line: Any = None) -> None:
+    def block(
+        self, g: Any, jaxpr: Any, env: dict, depth: int, outer_line: Any = None
+    ) -> None:
         used = {a for e in jaxpr.eqns for a in e.invars if not _ir.is_literal(a)}
         used |= {a for a in jaxpr.outvars if not _ir.is_literal(a)}
         if self.group_by != "source":
@@ -199,52 +273,89 @@ class _Builder(_style.Canvas):
         for eqn in jaxpr.eqns:
             by_line[_ir.source_line(eqn)].append(eqn)
         for line, eqns in by_line.items():
-            # Equations of the line that made the enclosing cluster need no cluster of their own.
-            with self.cluster(g, _line_html(line), _style.SOURCE,
-                              enabled=line is not None and line[:2] != (outer_line or ())[:2]
-                              ) as c:
+            # Equations of the line that made the enclosing cluster need no cluster
+            # of their own.
+            with self.cluster(
+                g,
+                _line_html(line),
+                _style.SOURCE,
+                enabled=line is not None and line[:2] != (outer_line or ())[:2],
+            ) as c:
                 for eqn in eqns:
                     self.eqn(c, eqn, env, depth, line, used)
 
-    def eqn(self, g: Any, eqn: Any, env: dict, depth: int, line: Any = None,
-            used: set | None = None) -> None:
+    def eqn(
+        self,
+        g: Any,
+        eqn: Any,
+        env: dict,
+        depth: int,
+        line: Any = None,
+        used: set | None = None,
+    ) -> None:
         subs = _ir.sub_jaxprs(eqn)
         if subs and (self.max_depth is None or depth < self.max_depth):
             self.nested(g, eqn, subs, env, depth, line=line)
             return
         node, name = self.new_id("eqn"), eqn.primitive.name
         hidden = sum(_ir.count_eqns(s.jaxpr) for s in subs)
-        lines = [", ".join(_ir.important_params(eqn)[:3]), _literals(eqn),
-                 f"{plural(hidden, 'equation')} inside" if subs else ""]
+        lines = [
+            ", ".join(_ir.important_params(eqn)[:3]),
+            _literals(eqn),
+            f"{plural(hidden, 'equation')} inside" if subs else "",
+        ]
         line = _ir.source_line(eqn)
-        dead = all(_ir.is_dropvar(v) or (used is not None and v not in used)
-                   for v in eqn.outvars)
+        dead = all(
+            _ir.is_dropvar(v) or (used is not None and v not in used)
+            for v in eqn.outvars
+        )
         attrs = {**_style.node_attrs(name), **(_style.DEAD if dead else {})}
-        g.node(node, _style.text_label(name, *lines, "result unused" if dead else ""),
-               tooltip=_line_label(line) if line else name, **attrs)
+        g.node(
+            node,
+            _style.text_label(name, *lines, "result unused" if dead else ""),
+            tooltip=_line_label(line) if line else name,
+            **attrs,
+        )
         self.families.add(_style.family(name))
         for atom in eqn.invars:
             self.connect(atom, node, env)
         for var in eqn.outvars:
             env[var] = [node]
 
-    def nested(self, g: Any, eqn: Any, subs: list, env: dict, depth: int,
-               prefix: str = "", line: Any = None) -> None:
+    def nested(
+        self,
+        g: Any,
+        eqn: Any,
+        subs: list,
+        env: dict,
+        depth: int,
+        prefix: str = "",
+        line: Any = None,
+    ) -> None:
         title = prefix + _eqn_title(eqn)
-        only = subs[0].jaxpr.eqns[0] if len(subs) == 1 and len(subs[0].jaxpr.eqns) == 1 else None
+        only = (
+            subs[0].jaxpr.eqns[0]
+            if len(subs) == 1 and len(subs[0].jaxpr.eqns) == 1
+            else None
+        )
         if only is not None and _ir.sub_jaxprs(only) and not subs[0].jaxpr.constvars:
             inner_env = self.bind(g, subs[0], env)  # custom_jvp_call › jit: one cluster
-            self.nested(g, only, _ir.sub_jaxprs(only), inner_env, depth, title + " › ", line)
+            self.nested(
+                g, only, _ir.sub_jaxprs(only), inner_env, depth, title + " › ", line
+            )
             self.unbind(subs[0], inner_env, env)
             return
         self.families.add("control flow")
         with self.cluster(g, title, _style.NESTED) as c:
             self.loose_operands(c, eqn, subs, env)
             for sub in subs:
-                with self.cluster(c, _sub_label(sub.label), _style.NESTED,
-                                  enabled=len(subs) > 1) as inner:
+                with self.cluster(
+                    c, _sub_label(sub.label), _style.NESTED, enabled=len(subs) > 1
+                ) as inner:
                     sub_env = self.bind(inner, sub, env)
-                    if not sub.jaxpr.eqns:  # Graphviz drops an empty cluster: say it is empty
+                    if (
+                        not sub.jaxpr.eqns
+                    ):  # Graphviz drops an empty cluster: say it is empty
                         self.pass_through(inner, sub.jaxpr, sub_env)
                     self.block(inner, sub.jaxpr, sub_env, depth + 1, line)
                     self.unbind(sub, sub_env, env)
@@ -252,8 +363,13 @@ class _Builder(_style.Canvas):
     def pass_through(self, g: Any, jaxpr: Any, sub_env: dict) -> None:
         """A nested jaxpr with no equations (an identity body) as one node its values cross."""
         node = self.new_id("pass")
-        g.node(node, _style.text_label("no equations", "values pass through"),
-               shape="plaintext", fontsize="11", style="solid")
+        g.node(
+            node,
+            _style.text_label("no equations", "values pass through"),
+            shape="plaintext",
+            fontsize="11",
+            style="solid",
+        )
         for var in jaxpr.invars:
             for src in sub_env.get(var, ()):
                 self.edge(src, node, _ir.type_str(var.aval))
@@ -265,8 +381,12 @@ class _Builder(_style.Canvas):
         loose = [a for a in eqn.invars if id(a) not in taken and not _ir.is_literal(a)]
         if loose:
             node = self.new_id("head")
-            label = "branch index" if eqn.primitive.name == "cond" else eqn.primitive.name
-            g.node(node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond"))
+            label = (
+                "branch index" if eqn.primitive.name == "cond" else eqn.primitive.name
+            )
+            g.node(
+                node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond")
+            )
             for atom in loose:
                 self.connect(atom, node, env)
 
@@ -276,15 +396,23 @@ class _Builder(_style.Canvas):
         for var, outer in zip(sub.jaxpr.invars, sub.inputs, strict=True):
             if outer is not None and _ir.is_literal(outer):
                 node = self.new_id("lit")
-                g.node(node, _ir.literal_str(outer), shape="plaintext", fontsize="11",
-                       style="solid")
+                g.node(
+                    node,
+                    _ir.literal_str(outer),
+                    shape="plaintext",
+                    fontsize="11",
+                    style="solid",
+                )
                 sub_env[var] = [node]
             elif outer is not None:
                 sub_env[var] = list(env.get(outer, ()))
         for var in sub.jaxpr.constvars:
             node = self.new_id("const")
-            g.node(node, _style.text_label("const", _ir.type_str(var.aval)),
-                   **{**_style.INPUT, "style": "rounded,dashed"})
+            g.node(
+                node,
+                _style.text_label("const", _ir.type_str(var.aval)),
+                **{**_style.INPUT, "style": "rounded,dashed"},
+            )
             sub_env[var] = [node]
         return sub_env
 
@@ -300,7 +428,9 @@ class _Builder(_style.Canvas):
         members: dict[Any, collections.Counter] = {}
         for index, eqn in enumerate(jaxpr.eqns):
             key = _group_key(eqn, index, chunk)
-            node = f"group{list(members).index(key) if key in members else len(members)}"
+            node = (
+                f"group{list(members).index(key) if key in members else len(members)}"
+            )
             counts = members.setdefault(key, collections.Counter())
             counts[eqn.primitive.name] += 1
             for sub in _ir.sub_jaxprs(eqn):
@@ -310,13 +440,19 @@ class _Builder(_style.Canvas):
             for var in eqn.outvars:
                 env[var] = [node]
         for i, (key, counts) in enumerate(members.items()):
-            head = (_line_label(key) if key else "(no source line)") if chunk == 0 else \
-                f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"
+            head = (
+                (_line_label(key) if key else "(no source line)")
+                if chunk == 0
+                else f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"
+            )
             top = counts.most_common(1)[0][0]
             self.families.add(_style.family(top))
             summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
-            self.graph.node(f"group{i}", _style.text_label(
-                head, f"{sum(counts.values())} equations: {summary}"), **_style.node_attrs(top))
+            self.graph.node(
+                f"group{i}",
+                _style.text_label(head, f"{sum(counts.values())} equations: {summary}"),
+                **_style.node_attrs(top),
+            )
 
 
 def _names(names: Any, n: int, prefix: str) -> list[str]:
@@ -337,14 +473,21 @@ def _line_html(line: _ir.SourceLine | None) -> str:
 
 def _line_label(line: _ir.SourceLine) -> str:
     code = line.code
-    return f"{line}  {code[:48] + '…' if len(code) > 49 else code}" if code else str(line)
+    return (
+        f"{line}  {code[:48] + '…' if len(code) > 49 else code}" if code else str(line)
+    )
 
 
 def _literals(eqn: Any) -> str:
     if not any(_ir.is_literal(a) for a in eqn.invars):
         return ""
-    return "(" + ", ".join(_ir.literal_str(a) if _ir.is_literal(a) else "·"
-                           for a in eqn.invars) + ")"
+    return (
+        "("
+        + ", ".join(
+            _ir.literal_str(a) if _ir.is_literal(a) else "·" for a in eqn.invars
+        )
+        + ")"
+    )
 
 
 def _eqn_title(eqn: Any) -> str:
@@ -356,4 +499,5 @@ def _eqn_title(eqn: Any) -> str:
 
 def _sub_label(label: str) -> str:
     return {"cond_jaxpr": "cond", "body_jaxpr": "body"}.get(
-        label, label.replace("branches[", "branch ").rstrip("]"))
+        label, label.replace("branches[", "branch ").rstrip("]")
+    )

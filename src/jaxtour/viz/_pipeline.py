@@ -34,16 +34,37 @@ COLOURS = {
 STEPS = (1, 2, 3)
 # A trace is cached per function and abstract signature: shapes, dtypes, weak types,
 # pytree structure, static arguments' values, shardings.
-_JIT_NOTE = "jax.jit(f)(x) runs these steps once per input signature, then reuses the result"
+_JIT_NOTE = (
+    "jax.jit(f)(x) runs these steps once per input signature, then reuses the result"
+)
 
 # stage -> (title, what it is, how to look at it (step 3), family)
 _STAGES = {
     "python": ("pure Python function", "def f(x): ...", "", "python"),
-    "jaxpr": ("jaxpr", "JAX's typed list of primitive equations",
-              "jax.make_jaxpr(f)(x)\ntraced.jaxpr", "jax"),
-    "stablehlo": ("StableHLO", "the program JAX hands to XLA", "lowered.as_text()", "xla"),
-    "hlo": ("compiled HLO", "optimised by XLA: fused, laid out", "compiled.as_text()", "xla"),
-    "device": ("CPU · GPU · TPU", "runs the compiled executable", "jax.devices()", "device"),
+    "jaxpr": (
+        "jaxpr",
+        "JAX's typed list of primitive equations",
+        "jax.make_jaxpr(f)(x)\ntraced.jaxpr",
+        "jax",
+    ),
+    "stablehlo": (
+        "StableHLO",
+        "the program JAX hands to XLA",
+        "lowered.as_text()",
+        "xla",
+    ),
+    "hlo": (
+        "compiled HLO",
+        "optimised by XLA: fused, laid out",
+        "compiled.as_text()",
+        "xla",
+    ),
+    "device": (
+        "CPU · GPU · TPU",
+        "runs the compiled executable",
+        "jax.devices()",
+        "device",
+    ),
 }
 # (tail, head) -> (step-2 label: the stage's name, step-3 label: the call that gets there)
 _EDGES = {
@@ -57,8 +78,11 @@ _TRANSFORMS = (
     ("vmap", "jax.vmap", "batching"),
 )
 # Shardings: (step-2 lines, step-3 lines, the edge into XLA's compile step)
-_SHARDING = (("annotations, not a rewrite",), ("jit(f, in_shardings=...)",),
-             ("partitioned:", "per-device code,", "collectives"))
+_SHARDING = (
+    ("annotations, not a rewrite",),
+    ("jit(f, in_shardings=...)",),
+    ("partitioned:", "per-device code,", "collectives"),
+)
 
 
 @overload
@@ -74,7 +98,10 @@ def draw_pipeline(
 
 
 def draw_pipeline(
-    f: Callable | None = None, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+    f: Callable | None = None,
+    *,
+    step: int = 3,
+    static_argnums: int | tuple[int, ...] = (),
 ) -> Diagram | Callable[..., Diagram]:
     """Draw how JAX runs a function: tracing, jaxpr, StableHLO, XLA, the device.
 
@@ -117,7 +144,9 @@ def draw_pipeline(
             "use step=2 or 3 with a function, or draw_pipeline(step=1) without one."
         )
 
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
 
     def draw(*args, **kwargs) -> Diagram:
         found = collect(f, args, kwargs, static)
@@ -141,15 +170,33 @@ def _graph(heading: str, step: int):
     label = text_label(heading, _JIT_NOTE if step > 1 else "")
     graph = graphviz.Digraph("pipeline")
     # Two rows (JAX above, XLA below) fit a slide; newrank lets a row cross clusters.
-    graph.attr(rankdir="LR" if step == 1 else "TB", newrank="true", nodesep="0.6",
-               ranksep="0.6", fontname=FONT, label=label, labelloc="t", fontsize="20")
-    graph.attr("node", shape="box", style="rounded,filled", fontname=FONT, fontsize="15",
-               margin="0.22,0.12", penwidth="1.2", color="#555555")
+    graph.attr(
+        rankdir="LR" if step == 1 else "TB",
+        newrank="true",
+        nodesep="0.6",
+        ranksep="0.6",
+        fontname=FONT,
+        label=label,
+        labelloc="t",
+        fontsize="20",
+    )
+    graph.attr(
+        "node",
+        shape="box",
+        style="rounded,filled",
+        fontname=FONT,
+        fontsize="15",
+        margin="0.22,0.12",
+        penwidth="1.2",
+        color="#555555",
+    )
     graph.attr("edge", fontname=FONT, fontsize="13", color="#444444", penwidth="1.4")
     return graph
 
 
-def stage_label(title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()) -> str:
+def stage_label(
+    title: str, lines: tuple[str, ...] = (), code: tuple[str, ...] = ()
+) -> str:
     """A stage's label: its title, what it is, then the code that shows it (plain text)."""
     return text_label(title, *lines, *code)
 
@@ -174,8 +221,10 @@ def _general(step: int) -> Diagram:
 def _step_one(graph) -> None:
     # The two ideas first: tracing turns Python into a jaxpr, jit hands it to XLA.
     for name, title, family in (
-        ("python", "pure Python function", "python"), ("jaxpr", "jaxpr", "jax"),
-        ("xla", "XLA compiler", "xla"), ("device", "CPU · GPU · TPU", "device"),
+        ("python", "pure Python function", "python"),
+        ("jaxpr", "jaxpr", "jax"),
+        ("xla", "XLA compiler", "xla"),
+        ("device", "CPU · GPU · TPU", "device"),
     ):
         graph.node(name, stage_label(title), fillcolor=COLOURS[family])
     graph.edge("python", "jaxpr", label=" tracing ", fontsize="14")
@@ -194,16 +243,28 @@ def _labels(step: int, lines: dict[str, tuple[str, ...]]) -> dict[str, str]:
 def _stages(graph, step: int, labels: dict[str, str]) -> None:
     clusters = {"jax": "JAX (Python)", "xla": "XLA (compiler)"}
     source = {"fontname": MONO, "fontsize": "13"} if "\\l" in labels["python"] else {}
-    graph.node("python", labels["python"], fillcolor=COLOURS["python"], **source)  # leftmost
+    graph.node(
+        "python", labels["python"], fillcolor=COLOURS["python"], **source
+    )  # leftmost
     for family, label in clusters.items():
         with graph.subgraph(name=f"cluster_{family}") as sub:
-            sub.attr(label=label, style="dashed,rounded", color="#999999", fontsize="14")
+            sub.attr(
+                label=label, style="dashed,rounded", color="#999999", fontsize="14"
+            )
             for name in (n for n, spec in _STAGES.items() if spec[3] == family):
                 sub.node(name, labels[name], fillcolor=COLOURS[family])
             if family == "jax":
-                sub.node("transforms", _transforms_label(step), fillcolor=COLOURS["transform"])
-    graph.node("shardings", _sharding_label(step), fillcolor=COLOURS["sharding"],
-               style="rounded,filled,dashed")
+                sub.node(
+                    "transforms",
+                    _transforms_label(step),
+                    fillcolor=COLOURS["transform"],
+                )
+    graph.node(
+        "shardings",
+        _sharding_label(step),
+        fillcolor=COLOURS["sharding"],
+        style="rounded,filled,dashed",
+    )
     graph.node("device", labels["device"], fillcolor=COLOURS["device"])
     # Rows: JAX above, XLA below. A row's own edges go inside its rank=same group.
     rows = [graph.subgraph(), graph.subgraph()]
@@ -212,8 +273,12 @@ def _stages(graph, step: int, labels: dict[str, str]) -> None:
         bottom.attr(rank="same")
         for (tail, head), (named, entry) in _EDGES.items():
             where = {"python": top, "stablehlo": bottom, "hlo": bottom}.get(tail, graph)
-            where.edge(tail, head, label=f" {entry if step == 3 else named} ",
-                       fontname=MONO if step == 3 else FONT)
+            where.edge(
+                tail,
+                head,
+                label=f" {entry if step == 3 else named} ",
+                fontname=MONO if step == 3 else FONT,
+            )
         top.edge("jaxpr", "transforms", label=" jaxpr → jaxpr ", dir="both")
     # Shardings do not touch the jaxpr: XLA's partitioner (GSPMD/Shardy) reads them.
     graph.edge("shardings", "hlo", label=text_label(*_SHARDING[2]), style="dashed")
@@ -226,22 +291,31 @@ def _sharding_label(step: int) -> str:
 
 
 def _transforms_label(step: int) -> str:
-    lines = tuple(f"{api if step == 3 else name}: {what}" for name, api, what in _TRANSFORMS)
+    lines = tuple(
+        f"{api if step == 3 else name}: {what}" for name, api, what in _TRANSFORMS
+    )
     return stage_label("transformations", lines)
 
 
 def _annotated(found: Artefacts, step: int) -> Diagram:
     graph = _graph(f"How JAX runs {found.name}", step)
-    labels = _labels(step, {
-        "python": (),
-        "jaxpr": (plural(found.eqns, "equation"),),
-        "stablehlo": (plural(found.stablehlo_ops, "op"),),
-        "hlo": (plural(found.fusions, "fusion"), plural(found.hlo_ops, "top-level op")),
-        "device": (found.device,),
-    })
+    labels = _labels(
+        step,
+        {
+            "python": (),
+            "jaxpr": (plural(found.eqns, "equation"),),
+            "stablehlo": (plural(found.stablehlo_ops, "op"),),
+            "hlo": (
+                plural(found.fusions, "fusion"),
+                plural(found.hlo_ops, "top-level op"),
+            ),
+            "device": (found.device,),
+        },
+    )
     labels["python"] = code_label(found.name, found.source)
-    labels["device"] = stage_label(found.platform.upper(), (found.device,),
-                                  ("jax.devices()",) if step == 3 else ())
+    labels["device"] = stage_label(
+        found.platform.upper(), (found.device,), ("jax.devices()",) if step == 3 else ()
+    )
     _stages(graph, step, labels)
     title = (
         f"pipeline of {found.name}: {plural(found.eqns, 'equation')}, "
@@ -265,7 +339,9 @@ class Artefacts(NamedTuple):
     device: str
 
 
-def collect(f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()) -> Artefacts:
+def collect(
+    f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()
+) -> Artefacts:
     """Trace, lower and compile `f` on the example arguments; count what each made."""
     # f's own errors propagate, with a note saying what was being traced.
     traced = _ir.trace(f, args, kwargs, who="draw_pipeline", static_argnums=static)
@@ -275,11 +351,14 @@ def collect(f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()
     hlo = _ir.parse_hlo(compiled.as_text())
     devices = _devices(compiled)
     return Artefacts(
-        name=_ir.function_name(f), source=source_excerpt(f),
+        name=_ir.function_name(f),
+        source=source_excerpt(f),
         eqns=_ir.count_eqns(traced.jaxpr.jaxpr),
         stablehlo_ops=sum(stablehlo.op_counts().values()),
-        fusions=len(hlo.fusions()), hlo_ops=sum(hlo.op_counts(fused=False).values()),
-        platform=devices[0].platform, device=_describe(devices),
+        fusions=len(hlo.fusions()),
+        hlo_ops=sum(hlo.op_counts(fused=False).values()),
+        platform=devices[0].platform,
+        device=_describe(devices),
     )
 
 
@@ -300,10 +379,15 @@ def source_excerpt(f, max_lines: int = 6, width: int = 52) -> tuple[str, ...]:
         lines = (ast.get_source_segment(source, lambdas[0]) or "").splitlines()
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         first = node.body[0]
-        has_doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                   and isinstance(first.value.value, str))
-        body_start = (first.end_lineno if has_doc else first.lineno - 1)
-        lines = lines[node.lineno - 1:node.body[0].lineno - 1][:1] + lines[body_start:]
+        has_doc = (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        )
+        body_start = first.end_lineno if has_doc else first.lineno - 1
+        lines = (
+            lines[node.lineno - 1 : node.body[0].lineno - 1][:1] + lines[body_start:]
+        )
     lines = [line for line in lines if line.strip()]
     excerpt = [_shorten(line, width) for line in lines[:max_lines]]
     if len(lines) > max_lines:
@@ -319,7 +403,9 @@ def _devices(compiled) -> list:
     import jax
 
     try:
-        shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+        shardings = jax.tree.leaves(
+            (compiled.input_shardings, compiled.output_shardings)
+        )
     except ValueError:  # JAX cannot report them (a step that mutates jax.ref Refs)
         shardings = jax.tree.leaves(compiled.input_shardings)
     devices = {d for s in shardings for d in s.device_set}

@@ -26,12 +26,27 @@ from jaxtour._style import plural
 
 FONT = "Helvetica,Arial,sans-serif"
 # ColorBrewer Set3: twelve light colours that black text reads well on.
-PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
-           "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f")
+PALETTE = (
+    "#8dd3c7",
+    "#ffffb3",
+    "#bebada",
+    "#fb8072",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#fccde5",
+    "#d9d9d9",
+    "#bc80bd",
+    "#ccebc5",
+    "#ffed6f",
+)
 ARRAY_SIZE = (4.2, 2.8)  # inches the whole array may span: (width, height)
 MIN_BLOCK = (1.1, 0.6)  # inches
 CELL, GAP = (1.0, 0.5), 0.08  # a device of the mesh, and the space between two
-ARROW = {False: 1.9, True: 1.3}  # inches from the mesh to the array: beside it, above it
+ARROW = {
+    False: 1.9,
+    True: 1.3,
+}  # inches from the mesh to the array: beside it, above it
 
 
 @dataclass(frozen=True)
@@ -89,7 +104,9 @@ def draw_sharding(x, *, colour_by: str = "device") -> Diagram:
     column = _splits_rows(sharding, shape)
     # A 1-D mesh that splits the rows stands beside them; one that splits across goes on top.
     above = mesh is not None and mesh.devices.ndim == 1 and not column
-    size = _draw_array(graph, blocks, shape, devices, colours)  # (width, height), inches
+    size = _draw_array(
+        graph, blocks, shape, devices, colours
+    )  # (width, height), inches
     if mesh is not None:
         _draw_mesh(graph, mesh, colours, column, above, size)
         _draw_arrow(graph, _spec_text(sharding), above, size)
@@ -128,7 +145,8 @@ def _colours(sharding, devices: dict, colour_by: str) -> dict[int, str]:
         return {i: PALETTE[d.process_index % len(PALETTE)] for i, d in devices.items()}
     if colour_by != "device":
         raise ValueError(
-            f'`colour_by` must be "device" or "process"; got {colour_by!r}.')
+            f'`colour_by` must be "device" or "process"; got {colour_by!r}.'
+        )
     return {i: PALETTE[n % len(PALETTE)] for n, i in enumerate(_device_order(sharding))}
 
 
@@ -136,10 +154,13 @@ def _process_text(devices: dict) -> str:
     ids: dict[int, list[int]] = {}
     for i, device in sorted(devices.items()):
         ids.setdefault(device.process_index, []).append(i)
-    spans = [_device_name(devices[v[0]]) + (f"–{v[-1]}" if len(v) > 1 else "")
-             for _, v in sorted(ids.items())]
+    spans = [
+        _device_name(devices[v[0]]) + (f"–{v[-1]}" if len(v) > 1 else "")
+        for _, v in sorted(ids.items())
+    ]
     return "coloured by process: " + "; ".join(
-        f"process {p}: {span}" for p, span in zip(sorted(ids), spans, strict=True))
+        f"process {p}: {span}" for p, span in zip(sorted(ids), spans, strict=True)
+    )
 
 
 def _mesh_of(sharding):
@@ -164,10 +185,26 @@ def _graph(caption: str):
     import graphviz
 
     graph = graphviz.Digraph("sharding")
-    graph.attr(layout="neato", splines="false", fontname=FONT, fontsize="16", label=caption,
-               labelloc="b", bgcolor="white", pad="0.3")
-    graph.attr("node", shape="box", style="filled", fixedsize="true", fontname=FONT,
-               fontsize="14", penwidth="1.2", color="#333333")
+    graph.attr(
+        layout="neato",
+        splines="false",
+        fontname=FONT,
+        fontsize="16",
+        label=caption,
+        labelloc="b",
+        bgcolor="white",
+        pad="0.3",
+    )
+    graph.attr(
+        "node",
+        shape="box",
+        style="filled",
+        fixedsize="true",
+        fontname=FONT,
+        fontsize="14",
+        penwidth="1.2",
+        color="#333333",
+    )
     graph.attr("edge", fontname=FONT, fontsize="14", color="#555555", penwidth="1.6")
     return graph
 
@@ -176,27 +213,40 @@ def _pos(x: float, y: float) -> str:
     return f"{x:.3f},{y:.3f}!"  # inches, pinned
 
 
-def _draw_array(graph, blocks: list[Block], shape, devices: dict, colours: dict
-                ) -> tuple[float, float]:
+def _draw_array(
+    graph, blocks: list[Block], shape, devices: dict, colours: dict
+) -> tuple[float, float]:
     """Pin one box per block, array's top-left corner at (0, 0); return (width, height)."""
     rows = sorted({b.index[:-1] for b in blocks})
     cols = sorted({b.index[-1:] for b in blocks})
-    lead, last = max(1, _volume([(0, n) for n in shape[:-1]])), shape[-1] if shape else 1
+    lead, last = (
+        max(1, _volume([(0, n) for n in shape[:-1]])),
+        shape[-1] if shape else 1,
+    )
     widest = max(len(_block_label(b, devices).split("\n")[-1]) for b in blocks)
     min_w = max(MIN_BLOCK[0], 0.11 * widest + 0.2)
     widths = [max(min_w, ARRAY_SIZE[0] * _volume(c) / last) for c in cols]
-    heights = [max(MIN_BLOCK[1], ARRAY_SIZE[1] * _volume(r) / lead) if len(shape) > 1
-               else MIN_BLOCK[1] for r in rows]  # a vector is one strip
+    heights = [
+        max(MIN_BLOCK[1], ARRAY_SIZE[1] * _volume(r) / lead)
+        if len(shape) > 1
+        else MIN_BLOCK[1]
+        for r in rows
+    ]  # a vector is one strip
     lefts, tops = [0.0, *accumulate(widths)], [0.0, *accumulate(heights)]
     for n, block in enumerate(blocks):
         i, j = rows.index(block.index[:-1]), cols.index(block.index[-1:])
         fill = ":".join(colours[d] for d in block.devices)
-        graph.node(f"block{n}", _block_label(block, devices), pos=_pos(
-            lefts[j] + widths[j] / 2, -(tops[i] + heights[i] / 2)),
-            width=f"{widths[j]:.3f}", height=f"{heights[i]:.3f}", fillcolor=fill,
+        graph.node(
+            f"block{n}",
+            _block_label(block, devices),
+            pos=_pos(lefts[j] + widths[j] / 2, -(tops[i] + heights[i] / 2)),
+            width=f"{widths[j]:.3f}",
+            height=f"{heights[i]:.3f}",
+            fillcolor=fill,
             style="striped" if len(block.devices) > 1 else "filled",
             tooltip=f"block {block.text()} on device{'s' * (len(block.devices) > 1)} "
-                    + ",".join(map(str, block.devices)))
+            + ",".join(map(str, block.devices)),
+        )
     return lefts[-1], tops[-1]
 
 
@@ -219,8 +269,9 @@ def _device_name(device) -> str:
     return f"{device.platform.upper()} {device.id}"
 
 
-def _draw_mesh(graph, mesh, colours: dict, column: bool, above: bool,
-               array: tuple[float, float]) -> None:
+def _draw_mesh(
+    graph, mesh, colours: dict, column: bool, above: bool, array: tuple[float, float]
+) -> None:
     """Pin the mesh's devices in a grid beside (or above) the array, with axis labels."""
     grid, row_names, col_names = _mesh_grid(mesh, column)
     step_x, step_y = CELL[0] + GAP, CELL[1] + GAP
@@ -234,13 +285,25 @@ def _draw_mesh(graph, mesh, colours: dict, column: bool, above: bool,
         if row_names[r]:
             _text(graph, f"mesh_row{r}", row_names[r], left - 0.12, y, anchor="e")
         for c, device in enumerate(line):
-            graph.node(f"device{device.id}", _device_name(device),
-                       pos=_pos(left + c * step_x + CELL[0] / 2, y),
-                       width=str(CELL[0]), height=str(CELL[1]), fillcolor=colours[device.id])
+            graph.node(
+                f"device{device.id}",
+                _device_name(device),
+                pos=_pos(left + c * step_x + CELL[0] / 2, y),
+                width=str(CELL[0]),
+                height=str(CELL[1]),
+                fillcolor=colours[device.id],
+            )
     for c, name in enumerate(col_names):
         _text(graph, f"mesh_col{c}", name, left + c * step_x + CELL[0] / 2, top + 0.22)
     sizes = " × ".join(f"'{a}': {mesh.shape[a]}" for a in mesh.axis_names)
-    _text(graph, "mesh_title", f"mesh  {sizes}", left + width / 2, top + 0.6, fontsize="16")
+    _text(
+        graph,
+        "mesh_title",
+        f"mesh  {sizes}",
+        left + width / 2,
+        top + 0.6,
+        fontsize="16",
+    )
 
 
 def _mesh_grid(mesh, column: bool):
@@ -254,22 +317,41 @@ def _mesh_grid(mesh, column: bool):
     names = [str(a) for a in mesh.axis_names]
     devices = mesh.devices
     if devices.ndim == 1 and column:
-        return devices.reshape(-1, 1), [f"{names[0]} {i}" for i in range(devices.size)], [""]
+        return (
+            devices.reshape(-1, 1),
+            [f"{names[0]} {i}" for i in range(devices.size)],
+            [""],
+        )
     grid = devices.reshape(-1, devices.shape[-1])
     col_names = [f"{names[-1]} {j}" for j in range(grid.shape[1])]
-    row_names = [", ".join(f"{a} {int(i)}" for a, i in zip(
-        names[:-1], np.unravel_index(r, devices.shape[:-1]), strict=True))
-        for r in range(grid.shape[0])]
+    row_names = [
+        ", ".join(
+            f"{a} {int(i)}"
+            for a, i in zip(
+                names[:-1], np.unravel_index(r, devices.shape[:-1]), strict=True
+            )
+        )
+        for r in range(grid.shape[0])
+    ]
     return grid, row_names, col_names
 
 
-def _text(graph, name: str, text: str, x: float, y: float, *, anchor: str = "c",
-          **attrs: str) -> None:
+def _text(
+    graph, name: str, text: str, x: float, y: float, *, anchor: str = "c", **attrs: str
+) -> None:
     """Free text pinned at (x, y): its centre there, or its right ("e") or left ("w") end."""
     width = 0.1 * len(text) + 0.1
     x += {"e": -width / 2, "w": width / 2}.get(anchor, 0.0)
-    graph.node(name, text, pos=_pos(x, y), shape="plaintext", style="", width=f"{width:.2f}",
-               height="0.3", **attrs)
+    graph.node(
+        name,
+        text,
+        pos=_pos(x, y),
+        shape="plaintext",
+        style="",
+        width=f"{width:.2f}",
+        height="0.3",
+        **attrs,
+    )
 
 
 def _draw_arrow(graph, spec: str, above: bool, array: tuple[float, float]) -> None:
@@ -277,28 +359,46 @@ def _draw_arrow(graph, spec: str, above: bool, array: tuple[float, float]) -> No
     gap = ARROW[above]
     if above:
         x = array[0] / 2
-        start, end, text_at, anchor = (x, gap - 0.15), (x, 0.15), (x + 0.2, gap / 2), "w"
+        start, end, text_at, anchor = (
+            (x, gap - 0.15),
+            (x, 0.15),
+            (x + 0.2, gap / 2),
+            "w",
+        )
     else:
         y = -array[1] / 2
-        start, end, text_at, anchor = (-gap + 0.15, y), (-0.15, y), (-gap / 2, y + 0.25), "c"
+        start, end, text_at, anchor = (
+            (-gap + 0.15, y),
+            (-0.15, y),
+            (-gap / 2, y + 0.25),
+            "c",
+        )
     for name, (px, py) in (("arrow_from", start), ("arrow_to", end)):
-        graph.node(name, "", pos=_pos(px, py), shape="point", width="0.01", style="invis")
+        graph.node(
+            name, "", pos=_pos(px, py), shape="point", width="0.01", style="invis"
+        )
     graph.edge("arrow_from", "arrow_to")
-    _text(graph, "spec", spec, *text_at, anchor=anchor, fontname="Courier New,monospace")
+    _text(
+        graph, "spec", spec, *text_at, anchor=anchor, fontname="Courier New,monospace"
+    )
 
 
 def _caption(sharding, shape, dtype, blocks: list[Block]) -> str:
     lines = [f"{_type_text(shape, dtype)} laid out by {_spec_text(sharding)}"]
     spec, mesh = getattr(sharding, "spec", None), _mesh_of(sharding)
     if spec is not None and mesh is not None:
-        lines += [_dim_text(d, n, spec[d] if d < len(spec) else None, mesh)
-                  for d, n in enumerate(shape)]
+        lines += [
+            _dim_text(d, n, spec[d] if d < len(spec) else None, mesh)
+            for d, n in enumerate(shape)
+        ]
         used = {a for entry in spec if entry is not None for a in _axes(entry)}
         spare = [a for a in mesh.axis_names if a not in used and mesh.shape[a] > 1]
         if spare:
             names = " × ".join(f"'{a}'" for a in spare)
-            lines.append(f"replicated over {names}: each block on "
-                         f"{len(blocks[0].devices)} devices")
+            lines.append(
+                f"replicated over {names}: each block on "
+                f"{len(blocks[0].devices)} devices"
+            )
     if all(len(b.devices) == 1 for b in blocks):
         lines.append("each element lives on exactly one device")
     return "\n".join(lines)
@@ -321,8 +421,10 @@ def _dim_text(dim: int, size: int, entry, mesh) -> str:
 def _title(shape, dtype, blocks: list[Block], n_devices: int) -> str:
     copies = {len(b.devices) for b in blocks}
     each = f" × {copies.pop()} copies" if copies != {1} and len(copies) == 1 else ""
-    return (f"{_type_text(shape, dtype)} on {plural(n_devices, 'device')}: "
-            f"{plural(len(blocks), 'block')}{each}")
+    return (
+        f"{_type_text(shape, dtype)} on {plural(n_devices, 'device')}: "
+        f"{plural(len(blocks), 'block')}{each}"
+    )
 
 
 def _type_text(shape, dtype) -> str:
