@@ -12,13 +12,14 @@ VENV_LATEST   := .venv-latest
 STAMP_LATEST  := $(VENV_LATEST)/.installed
 VENV_NEWEST   := .venv-newest
 
-.PHONY: tour test test-latest test-newest lint lock notebooks clean help
+.PHONY: tour test test-latest test-newest lint format lock notebooks clean help
 
 help:
 	@echo "make tour   set up .venv and run the jaxtour tour (writes build/)"
 	@echo "make test   set up .venv and run lint, type check and the whole test suite"
 	@echo "make test-latest  the test suite on the newest JAX, pinned in requirements-latest.lock"
 	@echo "make test-newest  the test suite on whatever JAX is newest today, unpinned (maintainers)"
+	@echo "make format lay the code out in the house style (ruff, 88 columns)"
 	@echo "make lock   re-resolve both lock files (needs uv and network; maintainers only)"
 
 $(STAMP): requirements.lock pyproject.toml
@@ -44,6 +45,7 @@ tour: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
@@ -60,7 +62,12 @@ test-newest:
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py
