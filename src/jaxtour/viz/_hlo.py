@@ -10,6 +10,7 @@ from typing import Any
 from jaxtour import _ir, _style, _terminals
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural
+from jaxtour.viz._jaxpr import _check_options, add_side, static_tuple
 
 WHO = "draw_hlo"
 STAGES = {"stablehlo": "StableHLO", "compiled": "compiled HLO"}
@@ -74,15 +75,11 @@ def draw_hlo(
         >>> d.title.startswith("StableHLO of <lambda>")
         True
     """
-    from jaxtour.viz._jaxpr import _check_options
-
     _ir.check_callable(f, WHO)
     stage = check_stage(stage)
     _check_options(rankdir, max_depth, None, max_ops, who=WHO, count="max_ops")
     _terminals.check_expand(expand_pytrees, WHO)
-    static = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    )
+    static = static_tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
         traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
@@ -247,13 +244,12 @@ class _Builder(_style.Canvas):
         module: _ir.HloModule,
         max_depth: int | None,
         labels: bool,
-        expand: bool | None = None,
+        expand: bool | None,
     ) -> None:
         super().__init__(graph, labels)
         self.module, self.max_depth, self.expand = module, max_depth, expand
-        self.parts: dict[
-            str, list
-        ] = {}  # tuple-shaped HLO value -> producers of each element
+        # a tuple-shaped HLO value -> the producers of each element
+        self.parts: dict[str, list] = {}
 
     def inputs(self, entry: _ir.HloComputation, names: list[str]) -> dict:
         kinds = [
@@ -261,16 +257,7 @@ class _Builder(_style.Canvas):
             for _, kind in itertools.zip_longest(entry.params, entry.param_types)
         ]
         with self.graph.subgraph(name="inputs") as g:
-            ids = _terminals.add_terminals(
-                self,
-                g,
-                names,
-                kinds,
-                prefix="in",
-                rank="source",
-                attrs=_style.INPUT,
-                expand=self.expand,
-            )
+            ids = add_side(self, g, "in", names, kinds)
         return {
             param: [(node, kind)]
             for param, node, kind in zip(entry.params, ids, kinds, strict=True)
@@ -280,16 +267,7 @@ class _Builder(_style.Canvas):
         returned = _returned(self.module, entry)
         kinds = [next((k for _, k in env.get(value, ())), "") for value in returned]
         with self.graph.subgraph(name="outputs") as g:
-            ids = _terminals.add_terminals(
-                self,
-                g,
-                paths,
-                kinds,
-                prefix="out",
-                rank="sink",
-                attrs=_style.OUTPUT,
-                expand=self.expand,
-            )
+            ids = add_side(self, g, "out", paths, kinds)
         for value, node in zip(returned, ids, strict=True):
             self.connect(value, node, env)
 
