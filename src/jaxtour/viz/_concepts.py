@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from jaxtour._diagram import Diagram
 from jaxtour._style import text_label
-from jaxtour.viz._pipeline import FONT
+from jaxtour.viz._pipeline import FONT, node_style
 
 # name -> (year of first release, how it gets derivatives and speed, advantage,
 # disadvantage, colour). Years: TensorFlow Nov 2015, PyTorch Sep 2016, JAX 2018 (SysML
@@ -87,6 +87,9 @@ STACK_PIECES = (
 )
 _RAN_FILL, _IDLE_FILL = "#b9e6b0", "#f4f4f4"
 _GREY = "#444444"
+_OUTLINE = "#666666"  # of the cards and boxes
+# a layer of the stack: a dashed frame, its label in grey
+_LAYER = dict(style="rounded,dashed", color="#888888", fontsize="15", fontcolor=_GREY)
 
 
 def draw_autodiff_landscape() -> Diagram:
@@ -127,15 +130,8 @@ def draw_autodiff_landscape() -> Diagram:
     )
     # Each card is a record (title | approach | + | −): records need no HTML labels,
     # which the embedded Graphviz cannot draw.
-    graph.attr(
-        "node",
-        shape="Mrecord",
-        style="filled",
-        fontname=FONT,
-        fontsize="14",
-        color="#666666",
-        penwidth="1.2",
-        margin="0.15,0.08",
+    node_style(
+        graph, "Mrecord", "filled", fontsize="14", color=_OUTLINE, margin="0.15,0.08"
     )
     graph.attr("edge", fontname=FONT, fontsize="13", color=_GREY, penwidth="1.6")
     for name, (year, how, plus, minus, colour) in LANDSCAPE.items():
@@ -239,16 +235,7 @@ def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
         labelloc="t",
         fontsize="22",
     )
-    graph.attr(
-        "node",
-        shape="box",
-        style="rounded,filled",
-        fontname=FONT,
-        fontsize="15",
-        margin="0.15,0.1",
-        color="#666666",
-        penwidth="1.2",
-    )
+    node_style(graph, fontsize="15", margin="0.15,0.1", color=_OUTLINE)
     graph.attr("edge", color=_GREY, penwidth="1.4", arrowhead="none")
     _layer(
         graph,
@@ -258,13 +245,7 @@ def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
         {f"app_{i}": text_label(name) for i, name in enumerate(BUILT_WITH)},
     )
     with graph.subgraph(name="cluster_libraries") as layer:
-        layer.attr(
-            label="libraries built on JAX",
-            style="rounded,dashed",
-            color="#888888",
-            fontsize="15",
-            fontcolor=_GREY,
-        )
+        layer.attr(label="libraries built on JAX", **_LAYER)
         for i, (kind, names) in enumerate(LIBRARIES.items()):
             _piece(
                 layer,
@@ -291,9 +272,8 @@ def draw_ai_stack(*, ran: Mapping[str, str] | None = None) -> Diagram:
     _piece(graph, "hardware", [HARDWARE], ("hardware",), ran, "#ececec")
     # Layers stack like a cake: invisible edges keep the applications above the
     # libraries; a line joins each library to JAX.
-    for i in range(
-        len(BUILT_WITH)
-    ):  # each application above the gap between two libraries
+    # each application above the gap between two libraries
+    for i in range(len(BUILT_WITH)):
         for j in (i + 1, i + 2):
             graph.edge(f"app_{i}", f"lib_{min(j, len(LIBRARIES) - 1)}", style="invis")
     for i in range(len(LIBRARIES)):
@@ -350,17 +330,10 @@ def _piece(
 
 def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> None:
     with graph.subgraph(name=f"cluster_{name}") as layer:
-        layer.attr(
-            label=label,
-            style="rounded,dashed",
-            color="#888888",
-            fontsize="15",
-            fontcolor=_GREY,
-        )
+        layer.attr(label=label, **_LAYER)
         for node_id, node_label in nodes.items():
-            layer.node(
-                node_id, node_label, fillcolor=colour, width="3.1"
-            )  # equal: symmetric
+            # one width for all: the layer stays symmetric
+            layer.node(node_id, node_label, fillcolor=colour, width="3.1")
         _same_rank(layer, list(nodes))
 
 

@@ -12,6 +12,8 @@ from jaxtour._diagram import Diagram
 from jaxtour._style import plural
 
 WHO = "draw_jaxpr"
+# where each side's terminals go, and how they look
+_SIDES = {"in": ("source", _style.INPUT), "out": ("sink", _style.OUTPUT)}
 
 
 def draw_jaxpr(
@@ -64,9 +66,7 @@ def draw_jaxpr(
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
     _terminals.check_expand(expand_pytrees, WHO)
-    static = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    )
+    static = static_tuple(static_argnums)
     options: dict[str, Any] = {
         "rankdir": rankdir,
         "max_depth": max_depth,
@@ -81,6 +81,13 @@ def draw_jaxpr(
         return jaxpr_diagram(traced.jaxpr, name=_ir.function_name(f), **options)
 
     return draw
+
+
+def static_tuple(static_argnums: int | tuple[int, ...]) -> tuple[int, ...]:
+    """`static_argnums` as `_ir.trace` takes it: one position becomes a 1-tuple."""
+    if isinstance(static_argnums, int):
+        return (static_argnums,)
+    return tuple(static_argnums)
 
 
 def _check_options(
@@ -211,16 +218,7 @@ class _Builder(_style.Canvas):
         jaxpr, env = closed_jaxpr.jaxpr, {}
         types = [_ir.type_str(var.aval) for var in jaxpr.invars]
         with self.graph.subgraph(name="inputs") as g:
-            ids = _terminals.add_terminals(
-                self,
-                g,
-                names,
-                types,
-                prefix="in",
-                rank="source",
-                attrs=_style.INPUT,
-                expand=self.expand,
-            )
+            ids = add_side(self, g, "in", names, types)
             for var, node in zip(jaxpr.invars, ids, strict=True):
                 env[var] = [node]
             for i, var in enumerate(jaxpr.constvars):
@@ -241,17 +239,7 @@ class _Builder(_style.Canvas):
             for name, kind, atom in zip(names, types, jaxpr.outvars, strict=True)
         ]
         with self.graph.subgraph(name="outputs") as g:
-            ids = _terminals.add_terminals(
-                self,
-                g,
-                names,
-                types,
-                prefix="out",
-                rank="sink",
-                labels=labels,
-                attrs=_style.OUTPUT,
-                expand=self.expand,
-            )
+            ids = add_side(self, g, "out", names, types, labels)
         for atom, node in zip(jaxpr.outvars, ids, strict=True):
             self.connect(atom, node, env)
 
@@ -295,7 +283,7 @@ class _Builder(_style.Canvas):
     ) -> None:
         subs = _ir.sub_jaxprs(eqn)
         if subs and (self.max_depth is None or depth < self.max_depth):
-            self.nested(g, eqn, subs, env, depth, line=line)
+            self.nested(g, eqn, env, depth, line=line)
             return
         node, name = self.new_id("eqn"), eqn.primitive.name
         hidden = sum(_ir.count_eqns(s.jaxpr) for s in subs)
@@ -323,16 +311,11 @@ class _Builder(_style.Canvas):
             env[var] = [node]
 
     def nested(
-        self,
-        g: Any,
-        eqn: Any,
-        subs: list,
-        env: dict,
-        depth: int,
-        prefix: str = "",
-        line: Any = None,
+        self, g: Any, eqn: Any, env: dict, depth: int, outer: str = "", line: Any = None
     ) -> None:
-        title = prefix + _eqn_title(eqn)
+        """`eqn`'s nested jaxprs as clusters; `outer` heads the title (the titles of
+        the enclosing calls merged into this cluster)."""
+        subs, title = _ir.sub_jaxprs(eqn), outer + _eqn_title(eqn)
         only = (
             subs[0].jaxpr.eqns[0]
             if len(subs) == 1 and len(subs[0].jaxpr.eqns) == 1
@@ -340,9 +323,7 @@ class _Builder(_style.Canvas):
         )
         if only is not None and _ir.sub_jaxprs(only) and not subs[0].jaxpr.constvars:
             inner_env = self.bind(g, subs[0], env)  # custom_jvp_call › jit: one cluster
-            self.nested(
-                g, only, _ir.sub_jaxprs(only), inner_env, depth, title + " › ", line
-            )
+            self.nested(g, only, inner_env, depth, title + " › ", line)
             self.unbind(subs[0], inner_env, env)
             return
         self.families.add("control flow")
@@ -353,9 +334,8 @@ class _Builder(_style.Canvas):
                     c, _sub_label(sub.label), _style.NESTED, enabled=len(subs) > 1
                 ) as inner:
                     sub_env = self.bind(inner, sub, env)
-                    if (
-                        not sub.jaxpr.eqns
-                    ):  # Graphviz drops an empty cluster: say it is empty
+                    # Graphviz drops an empty cluster: say it is empty
+                    if not sub.jaxpr.eqns:
                         self.pass_through(inner, sub.jaxpr, sub_env)
                     self.block(inner, sub.jaxpr, sub_env, depth + 1, line)
                     self.unbind(sub, sub_env, env)
@@ -453,6 +433,26 @@ class _Builder(_style.Canvas):
                 _style.text_label(head, f"{sum(counts.values())} equations: {summary}"),
                 **_style.node_attrs(top),
             )
+
+
+def add_side(
+    canvas: Any, g: Any, side: str, names: list, types: list, labels: list | None = None
+) -> list[str]:
+    """The input (`side` "in") or output ("out") nodes of a builder with an `expand`
+    option, in subgraph `g`: `_terminals.add_terminals` with that side's rank and style.
+    """
+    rank, attrs = _SIDES[side]
+    return _terminals.add_terminals(
+        canvas,
+        g,
+        names,
+        types,
+        prefix=side,
+        rank=rank,
+        attrs=attrs,
+        expand=canvas.expand,
+        labels=labels,
+    )
 
 
 def _names(names: Any, n: int, prefix: str) -> list[str]:

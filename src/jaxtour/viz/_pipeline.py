@@ -14,11 +14,12 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
-from typing import NamedTuple, overload
+from typing import Any, NamedTuple, overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural, text_label
+from jaxtour.viz._jaxpr import static_tuple
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"
@@ -144,9 +145,7 @@ def draw_pipeline(
             "use step=2 or 3 with a function, or draw_pipeline(step=1) without one."
         )
 
-    static = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    )
+    static = static_tuple(static_argnums)
 
     def draw(*args, **kwargs) -> Diagram:
         found = collect(f, args, kwargs, static)
@@ -180,18 +179,17 @@ def _graph(heading: str, step: int):
         labelloc="t",
         fontsize="20",
     )
-    graph.attr(
-        "node",
-        shape="box",
-        style="rounded,filled",
-        fontname=FONT,
-        fontsize="15",
-        margin="0.22,0.12",
-        penwidth="1.2",
-        color="#555555",
-    )
+    node_style(graph, fontsize="15", margin="0.22,0.12", color="#555555")
     graph.attr("edge", fontname=FONT, fontsize="13", color="#444444", penwidth="1.4")
     return graph
+
+
+def node_style(
+    graph: Any, shape: str = "box", style: str = "rounded,filled", **attrs: str
+) -> None:
+    """The nodes of a slide diagram: filled `shape`s in `FONT`, a 1.2-point outline,
+    and `attrs` (fontsize, margin, color, ...)."""
+    graph.attr("node", shape=shape, style=style, fontname=FONT, penwidth="1.2", **attrs)
 
 
 def stage_label(

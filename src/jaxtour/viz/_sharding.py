@@ -23,8 +23,8 @@ import jax
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural
+from jaxtour.viz._pipeline import FONT, node_style
 
-FONT = "Helvetica,Arial,sans-serif"
 # ColorBrewer Set3: twelve light colours that black text reads well on.
 PALETTE = (
     "#8dd3c7",
@@ -195,16 +195,7 @@ def _graph(caption: str):
         bgcolor="white",
         pad="0.3",
     )
-    graph.attr(
-        "node",
-        shape="box",
-        style="filled",
-        fixedsize="true",
-        fontname=FONT,
-        fontsize="14",
-        penwidth="1.2",
-        color="#333333",
-    )
+    node_style(graph, style="filled", fixedsize="true", fontsize="14", color="#333333")
     graph.attr("edge", fontname=FONT, fontsize="14", color="#555555", penwidth="1.6")
     return graph
 
