@@ -384,6 +384,36 @@ def test_register_refuses_a_second_exercise_of_the_same_name(fake):
     )  # a reload
 
 
+def test_checks_takes_what_an_exercise_practises_from_its_checkers_docstring():
+    def checker(fn):
+        """Practises reading `draw_vjp`: the cotangent
+        that reverse mode pulls back.
+
+        More words, not part of it.
+        """
+
+    def other(fn):
+        """Checks ex_told."""
+
+    try:
+        assert ex.checks("98_fake_lesson", "ex_doc", title="t")(checker) is checker
+        assert ex.find("ex_doc") == Exercise(
+            "ex_doc",
+            "98_fake_lesson",
+            "t",
+            "reading `draw_vjp`: the cotangent that reverse mode pulls back",
+            checker,
+        )
+        ex.checks("98_fake_lesson", "ex_told", title="t", practises="p")(other)
+        assert ex.find("ex_told").practises == "p"
+        with pytest.raises(ValueError, match="'ex_bare' needs a docstring saying"):
+            ex.checks("98_fake_lesson", "ex_bare", title="t")(other)
+        assert ex.find("ex_bare") is None
+    finally:
+        for name in ("ex_doc", "ex_told"):
+            _registry._REGISTRY.pop(name, None)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import jax
@@ -34,6 +35,23 @@ def function_name(f: Any) -> str:
         if name:
             return name
     return type(f).__name__
+
+
+def arg_names(f: Any, n: int) -> list[str]:
+    """Names for `f`'s first `n` positional parameters (``args[i]`` where unknown).
+
+    Example:
+        >>> arg_names(lambda x, y=1, *rest, z: x, 3)
+        ['x', 'y', 'args[2]']
+    """
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [
+        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
 
 
 def _traceable(leaf: Any) -> bool:

@@ -5,9 +5,8 @@ Every check raises before JAX does, with what went wrong and what to do instead.
 
 from __future__ import annotations
 
-import inspect
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -49,18 +48,6 @@ def resolve_argnums(argnums: tuple[int, ...], nargs: int, who: str) -> tuple[int
                 "example arguments in the call, e.g. draw_grad(f, argnums=1)(x, y)."
             )
     return tuple(i % nargs for i in argnums)
-
-
-def arg_names(f: Callable, nargs: int) -> list[str]:
-    """The names of `f`'s first `nargs` positional parameters, else ``args[i]``."""
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = [
-        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    return [names[i] if i < len(names) else f"args[{i}]" for i in range(nargs)]
 
 
 def leaf_names(value, name: str) -> list[str]:

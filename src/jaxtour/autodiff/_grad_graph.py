@@ -50,11 +50,7 @@ def grad_graph(
         )
         name = function_name(f)
         graph = reverse_graph(call, trace, values, _grad_labels(name, call))
-        graph.title = (
-            f"grad of {name}: {plural(len(trace.forward.eqns), 'forward equation')}, "
-            f"{plural(trace.n_res, 'residual')}, "
-            f"{plural(len(trace.backward.eqns), 'backward equation')}"
-        )
+        graph.title = reverse_title(f"grad of {name}", trace, "backward")
         return graph
 
     return build
@@ -218,6 +214,15 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
         _link(graph, bsources, atom, node, "cotangent")
         graph.link(node, f"in{k}", "link")
     return graph
+
+
+def reverse_title(what: str, trace: VJPTrace, backward: str) -> str:
+    """`what`, then how many forward equations, residuals and `backward` equations."""
+    return (
+        f"{what}: {plural(len(trace.forward.eqns), 'forward equation')}, "
+        f"{plural(trace.n_res, 'residual')}, "
+        f"{plural(len(trace.backward.eqns), backward + ' equation')}"
+    )
 
 
 def _add_residuals(

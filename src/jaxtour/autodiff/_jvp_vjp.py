@@ -20,9 +20,10 @@ from jaxtour.autodiff._grad_graph import (
     fold_options,
     function_name,
     reverse_graph,
+    reverse_title,
 )
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
-from jaxtour.autodiff._trace import prepare, trace_jvp, trace_vjp
+from jaxtour.autodiff._trace import Call, prepare, trace_jvp, trace_vjp
 
 # How to keep an argument out of differentiation where every argument is differentiated.
 _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
@@ -35,15 +36,7 @@ def vjp_graph(
     callable_and_argnums(f, 0, "draw_vjp")
 
     def build(*primals) -> ADGraph:
-        call = prepare(
-            f,
-            primals,
-            tuple(range(len(primals))),
-            "draw_vjp",
-            _FIX,
-            strict=False,
-            has_aux=has_aux,
-        )
+        call = _prepare(f, primals, "draw_vjp", has_aux)
         trace = trace_vjp(
             call,
             cotangents,
@@ -57,12 +50,7 @@ def vjp_graph(
             "of": "cotangent of ",
         }
         graph = reverse_graph(call, trace, values, labels)
-        graph.title = (
-            f"vjp of {function_name(f)}: "
-            f"{plural(len(trace.forward.eqns), 'forward equation')}, "
-            f"{plural(trace.n_res, 'residual')}, "
-            f"{plural(len(trace.backward.eqns), 'transposed equation')}"
-        )
+        graph.title = reverse_title(f"vjp of {function_name(f)}", trace, "transposed")
         return graph
 
     return build
@@ -120,15 +108,7 @@ def jvp_graph(
 
     def build(primals, tangents) -> ADGraph:
         primals, tangents = _check_pair(primals, tangents)
-        call = prepare(
-            f,
-            primals,
-            tuple(range(len(primals))),
-            "draw_jvp",
-            _FIX,
-            strict=False,
-            has_aux=has_aux,
-        )
+        call = _prepare(f, primals, "draw_jvp", has_aux)
         flat, n_aux = trace_jvp(call, _diff_tangents(primals, tangents), values)
         graph = forward_mode_graph(call, flat, n_aux, values)
         tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
@@ -239,6 +219,13 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
         if not is_literal(atom):
             graph.link(sources[atom], node, lane if lane == "tangent" else "primal")
     return graph
+
+
+def _prepare(f: Callable, primals: tuple, who: str, has_aux: bool) -> Call:
+    """`prepare` as `jax.vjp` and `jax.jvp` differentiate: in every positional argument,
+    whose integer, boolean and key leaves stay fixed."""
+    every = tuple(range(len(primals)))
+    return prepare(f, primals, every, who, _FIX, strict=False, has_aux=has_aux)
 
 
 def _diff_tangents(primals: tuple, tangents: tuple) -> tuple:

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtour._ir._args import arg_names
 from jaxtour._ir._flat import FlatJaxpr, flatten_jaxpr
 from jaxtour.autodiff import _args
 
@@ -65,7 +66,7 @@ def prepare(
         ValueError, TypeError: as `_args.resolve_argnums` and `check_differentiable`.
     """
     argnums = _args.resolve_argnums(argnums, len(args), who)
-    names = _args.arg_names(f, len(args))
+    names = arg_names(f, len(args))
     if strict or not any(
         _args.is_differentiable(leaf)
         for i in argnums

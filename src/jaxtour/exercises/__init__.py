@@ -1,4 +1,4 @@
-"""Exercises: tasks the lessons set, checked in the notebook with plain-words feedback.
+'''Exercises: tasks the lessons set, checked in the notebook with plain-words feedback.
 
 A lesson defines a stub such as `def ex_grad_from_vjp(f, x): ...`; the student fills
 it in and runs `check(ex_grad_from_vjp)`, which finds the `Exercise` by the function's
@@ -6,16 +6,20 @@ name, runs its checker against JAX as the oracle and shows a `Feedback`.
 
 Each lesson's checkers live in a module `_lNN.py` of this package (NN = the lesson's
 number); every such module is imported here, so registering is all a lesson needs.
-A lesson module looks like this (`practises` completes "You practised …")::
+A lesson module looks like this: `checks` registers the checker under the student's
+function name with a title, and the checker's docstring says what the exercise
+practises, completing "You practised …" (the `practises=` keyword can say it instead)::
 
     import jax
     import jax.numpy as jnp
 
     from jaxtour.exercises import Wrong, checks, expect_close, under_jit
 
-    @checks("02_close_to_the_math", "ex_grad_from_vjp", title="gradient from `vjp`",
-            practises="building `grad` out of `jax.vjp`")
+    LESSON = "02_close_to_the_math"
+
+    @checks(LESSON, "ex_grad_from_vjp", title="gradient from `vjp`")
     def _check_grad_from_vjp(fn):
+        """Practises building `grad` out of `jax.vjp`."""
         for x in (0.5, -2.0):
             x = jnp.float32(x)
             expect_close(fn(jnp.sin, x), jnp.cos(x), where=f"f=sin, x={x}")
@@ -25,7 +29,7 @@ A lesson module looks like this (`practises` completes "You practised …")::
 
 Checkers raise `Wrong` with plain words at the first problem; anything else the
 student's code raises is turned into a hint by `check`, so checkers need not catch.
-"""
+'''
 
 import importlib as _importlib
 import pkgutil as _pkgutil

@@ -25,13 +25,10 @@ LESSON = "01_why_jax"
 # --- ex_safe_log: Python control flow replaced by jnp.where ------------------------------
 
 
-@checks(
-    LESSON,
-    "ex_safe_log",
-    title="a jit-safe logarithm",
-    practises="replacing a Python `if` on an array with `jnp.where`, so `jax.jit` can trace it",
-)
+@checks(LESSON, "ex_safe_log", title="a jit-safe logarithm")
 def _check_safe_log(fn: Callable) -> None:
+    """Practises replacing a Python `if` on an array with `jnp.where`, so `jax.jit` can
+    trace it."""
     # a scalar first: a Python `if` on it under jit -> Wrong, in plain words
     _expect_log(under_jit(fn, jnp.float32(-1.0)), jnp.float32(-1.0))
     _expect_log(under_jit(fn, jnp.float32(0.0)), jnp.float32(0.0))
@@ -103,14 +100,10 @@ def _seconds(answer, case: str) -> float:
     return float(answer)
 
 
-@checks(
-    LESSON,
-    "ex_time_call",
-    title="time a jitted call honestly",
-    practises="timing JAX code: compile first, then stop the clock after "
-    "`.block_until_ready()`",
-)
+@checks(LESSON, "ex_time_call", title="time a jitted call honestly")
 def _check_time_call(fn: Callable) -> None:
+    """Practises timing JAX code: compile first, then stop the clock after
+    `.block_until_ready()`."""
     f, x = _matmul_case()
     work = _fastest_blocked(f, x)
     # the fastest of a few answers: on a busy machine one dispatch can stall for
@@ -147,13 +140,10 @@ def _gelu(x):
     return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi) * (x + 0.044715 * x**3)))
 
 
-@checks(
-    LESSON,
-    "ex_gelu_jaxpr",
-    title="read gelu's jaxpr off its picture",
-    practises="reading a jaxpr drawn by `draw_jaxpr`: one box per primitive JAX traced",
-)
+@checks(LESSON, "ex_gelu_jaxpr", title="read gelu's jaxpr off its picture")
 def _check_gelu_jaxpr(fn: Callable) -> None:
+    """Practises reading a jaxpr drawn by `draw_jaxpr`: one box per primitive JAX
+    traced."""
     names = [e.primitive.name for e in jax.make_jaxpr(_gelu)(jnp.ones(4)).jaxpr.eqns]
     want = (len(names), names.count("mul"))
     answer = fn()

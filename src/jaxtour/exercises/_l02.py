@@ -50,13 +50,10 @@ def _sum_of_squares(x):
     return jnp.sum(x**2)
 
 
-@checks(
-    LESSON,
-    "ex_grad_from_vjp",
-    title="gradient from `vjp`",
-    practises="building `grad` from `jax.vjp`: reverse mode with a seed cotangent of 1",
-)
+@checks(LESSON, "ex_grad_from_vjp", title="gradient from `vjp`")
 def _check_grad_from_vjp(fn: Callable) -> None:
+    """Practises building `grad` from `jax.vjp`: reverse mode with a seed
+    cotangent of 1."""
     cases = [
         (jnp.sin, jnp.float32(0.5), "f = sin, x = 0.5"),
         (
@@ -104,13 +101,10 @@ def _h(x):  # R² → R⁴
     return jnp.concatenate([jnp.tanh(x), x[0] * x[1] * jnp.ones(2)])
 
 
-@checks(
-    LESSON,
-    "ex_jacobian_from_jvp",
-    title="a Jacobian from `vmap` of `jvp`",
-    practises="forward mode by hand: `jax.vmap` of `jax.jvp` over a basis is `jax.jacfwd`",
-)
+@checks(LESSON, "ex_jacobian_from_jvp", title="a Jacobian from `vmap` of `jvp`")
 def _check_jacobian_from_jvp(fn: Callable) -> None:
+    """Practises forward mode by hand: `jax.vmap` of `jax.jvp` over a basis is
+    `jax.jacfwd`."""
     _forbid(
         fn,
         {
@@ -157,14 +151,10 @@ def _sin_of_matmul(x):  # the lesson's g for draw_vjp: R³ → R²
     return jnp.sin(_A @ x)
 
 
-@checks(
-    LESSON,
-    "ex_biggest_cotangent",
-    title="read a VJP off its picture",
-    practises="reading `draw_vjp`: the cotangent uᵀJ that reverse mode pulls back "
-    "to each input",
-)
+@checks(LESSON, "ex_biggest_cotangent", title="read a VJP off its picture")
 def _check_biggest_cotangent(fn: Callable) -> None:
+    """Practises reading `draw_vjp`: the cotangent uᵀJ that reverse mode pulls back to
+    each input."""
     x3 = jnp.array([0.5, -1.0, 2.0], jnp.float32)
     u = jnp.array([1.0, -2.0], jnp.float32)
     (pulled,) = jax.vjp(_sin_of_matmul, x3)[1](u)

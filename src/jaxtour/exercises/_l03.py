@@ -17,14 +17,10 @@ def leaky_relu_reference(x):
     return jnp.where(x > 0, x, 0.1 * x)
 
 
-@checks(
-    LESSON,
-    "ex_leaky_relu",
-    title="make a function jit-safe",
-    practises="removing a side effect and a Python `if` on a tracer so that `jax.jit` "
-    "runs a function the same way on every call",
-)
+@checks(LESSON, "ex_leaky_relu", title="make a function jit-safe")
 def _check_leaky_relu(fn) -> None:
+    """Practises removing a side effect and a Python `if` on a tracer so that `jax.jit`
+    runs a function the same way on every call."""
     for x in (2.0, -3.0, 0.0):
         x = jnp.float32(x)
         expect_close(fn(x), leaky_relu_reference(x), where=f"x={float(x)}")
@@ -69,14 +65,10 @@ _NAMES = {
 }
 
 
-@checks(
-    LESSON,
-    "ex_fewer_kernels",
-    title="which program fuses into fewer kernels",
-    practises='reading fusions off `draw_hlo(..., stage="compiled")` and `compare_stages`, '
-    "and spotting the op that breaks a fusion",
-)
+@checks(LESSON, "ex_fewer_kernels", title="which program fuses into fewer kernels")
 def _check_fewer_kernels(fn) -> None:
+    """Practises reading fusions off `draw_hlo(..., stage="compiled")` and
+    `compare_stages`, and spotting the op that breaks a fusion."""
     answer = expect_pair(
         fn(),
         of="strings: the program with fewer kernels (e.g. "

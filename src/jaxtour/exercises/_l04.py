@@ -32,13 +32,10 @@ def _equations(fn, *args) -> int:
     return len(jax.make_jaxpr(lambda *a: fn(squared_error, *a))(*args).eqns)
 
 
-@checks(
-    LESSON,
-    "ex_per_example_losses",
-    title="`vmap` a per-example loss",
-    practises="`jax.vmap` with `in_axes`: batching some arguments and sharing others",
-)
+@checks(LESSON, "ex_per_example_losses", title="`vmap` a per-example loss")
 def _check_per_example_losses(fn) -> None:
+    """Practises `jax.vmap` with `in_axes`: batching some arguments and sharing
+    others."""
     w, b, xs, ts = _batch(8)
     want = jnp.stack([squared_error(w, b, x, t) for x, t in zip(xs, ts, strict=True)])
     try:
@@ -67,14 +64,10 @@ def _check_per_example_losses(fn) -> None:
         )
 
 
-@checks(
-    LESSON,
-    "ex_cumulative_product",
-    title="a running product with `lax.scan`",
-    practises="writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad` "
-    "goes through",
-)
+@checks(LESSON, "ex_cumulative_product", title="a running product with `lax.scan`")
 def _check_cumulative_product(fn) -> None:
+    """Practises writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad`
+    goes through."""
     xs = jnp.array([1.5, -2.0, 0.5, 3.0, 1.0], jnp.float32)
     got = fn(xs)
     if np.shape(got) == ():
@@ -125,14 +118,10 @@ def scans(jaxpr) -> int:
     return found
 
 
-@checks(
-    LESSON,
-    "ex_count_scans",
-    title="scans in a gradient's drawing",
-    practises="reading `draw_jaxpr` clusters: reverse mode through `scan` is a second, "
-    "reversed `scan`",
-)
+@checks(LESSON, "ex_count_scans", title="scans in a gradient's drawing")
 def _check_count_scans(fn) -> None:
+    """Practises reading `draw_jaxpr` clusters: reverse mode through `scan` is a second,
+    reversed `scan`."""
     steps = jnp.arange(5.0)
     answer = expect_pair(
         fn(),

@@ -29,13 +29,10 @@ def _problem(batch: int, seed: int = 0):
     return params, images, labels
 
 
-@checks(
-    LESSON,
-    "ex_losses_per_digit",
-    title="per-example losses with `vmap`",
-    practises="batching a one-example function with `jax.vmap` and the right `in_axes`",
-)
+@checks(LESSON, "ex_losses_per_digit", title="per-example losses with `vmap`")
 def _check_losses_per_digit(fn):
+    """Practises batching a one-example function with `jax.vmap` and the right
+    `in_axes`."""
     for batch in (4, 1):
         params, images, labels = _problem(batch, seed=batch)
         want = jnp.stack(
@@ -64,13 +61,9 @@ def _check_losses_per_digit(fn):
         )
 
 
-@checks(
-    LESSON,
-    "ex_accuracy",
-    title="accuracy of a batch",
-    practises="reducing logits to a prediction with `argmax` over the right axis",
-)
+@checks(LESSON, "ex_accuracy", title="accuracy of a batch")
 def _check_accuracy(fn):
+    """Practises reducing logits to a prediction with `argmax` over the right axis."""
     rng = np.random.default_rng(5)
     for batch, classes in (
         (6, 6),
@@ -132,13 +125,9 @@ def _first_dot_shape(jaxpr) -> tuple[int, ...] | None:
     return None
 
 
-@checks(
-    LESSON,
-    "ex_first_matmul_shape",
-    title="a shape read off the jaxpr",
-    practises="reading a drawn jaxpr: what `vmap` does to the shapes of `predict`",
-)
+@checks(LESSON, "ex_first_matmul_shape", title="a shape read off the jaxpr")
 def _check_first_matmul_shape(fn):
+    """Practises reading a drawn jaxpr: what `vmap` does to the shapes of `predict`."""
     from jaxtour.mlp import SIZES, batched_predict, init_params
 
     params = init_params(jax.random.key(0))

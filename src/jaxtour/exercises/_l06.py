@@ -31,14 +31,10 @@ def _cases():
     ]
 
 
-@checks(
-    LESSON,
-    "ex_agrees",
-    title="float32 against a float64 oracle",
-    practises="comparing a float32 result with a float64 oracle at float32's precision, "
-    "against the array's scale",
-)
+@checks(LESSON, "ex_agrees", title="float32 against a float64 oracle")
 def _check_agrees(fn):
+    """Practises comparing a float32 result with a float64 oracle at float32's
+    precision, against the array's scale."""
     for name, actual, expected, right in _cases():
         got = fn(actual, expected)
         if not isinstance(got, bool | np.bool_) and not (
@@ -86,13 +82,10 @@ def _count_dots(jaxpr) -> int:
     return count
 
 
-@checks(
-    LESSON,
-    "ex_matmuls_per_step",
-    title="matmuls in a step, from the jaxpr",
-    practises="reading a training step's jaxpr: which matmuls the backward pass makes",
-)
+@checks(LESSON, "ex_matmuls_per_step", title="matmuls in a step, from the jaxpr")
 def _check_matmuls_per_step(fn):
+    """Practises reading a training step's jaxpr: which matmuls the backward pass
+    makes."""
     from jaxtour.mlp import init_params, update
 
     for layers in (3, 1, 2, 5):

@@ -44,13 +44,9 @@ def _spec(sharding: NamedSharding) -> tuple:
     return tuple(entries)
 
 
-@checks(
-    LESSON,
-    "ex_batch_sharding",
-    title="shard a batch over the mesh",
-    practises="choosing the `PartitionSpec` that splits a batch over a mesh axis",
-)
+@checks(LESSON, "ex_batch_sharding", title="shard a batch over the mesh")
 def _check_batch_sharding(fn) -> None:
+    """Practises choosing the `PartitionSpec` that splits a batch over a mesh axis."""
     devices = lesson_devices()
     mesh = jax.make_mesh((len(devices),), (AXIS,), devices=devices)
     got = fn(mesh)
@@ -91,14 +87,10 @@ def _check_batch_sharding(fn) -> None:
         )
 
 
-@checks(
-    LESSON,
-    "ex_global_mean",
-    title="a global mean in `shard_map`",
-    practises="per-device code with a collective: `lax.psum` turns local sums into a "
-    "global mean",
-)
+@checks(LESSON, "ex_global_mean", title="a global mean in `shard_map`")
 def _check_global_mean(fn) -> None:
+    """Practises per-device code with a collective: `lax.psum` turns local sums into a
+    global mean."""
     for n_devices in (4, 2):  # a hard-coded device count is right for one of them only
         slices = (
             jnp.arange(n_devices * 6, dtype=jnp.float32).reshape(n_devices, 6) ** 1.5
@@ -191,13 +183,9 @@ def _count_with_simulated_devices(n_devices: int = 8) -> int:
     return int(proc.stdout.split()[-1])
 
 
-@checks(
-    LESSON,
-    "ex_count_all_reduces",
-    title="all-reduces off `draw_hlo`",
-    practises="reading the collectives of a compiled program off its drawing",
-)
+@checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`")
 def _check_count_all_reduces(fn) -> None:
+    """Practises reading the collectives of a compiled program off its drawing."""
     got = fn()
     if isinstance(got, bool) or not isinstance(got, int | np.integer):
         raise Wrong(f"answer with a whole number, e.g. `return 3`; got {got!r}.")

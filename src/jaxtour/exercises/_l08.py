@@ -40,14 +40,10 @@ def _oracle_step(optimiser, params, opt_state, x, y):
     return optax.apply_updates(params, updates), new_state, value, updates
 
 
-@checks(
-    LESSON,
-    "ex_optax_step",
-    title="an Optax training step",
-    practises="a training step with any Optax optimiser: `value_and_grad`, "
-    "`optimiser.update` with the parameters, `optax.apply_updates`",
-)
+@checks(LESSON, "ex_optax_step", title="an Optax training step")
 def _check_optax_step(fn):
+    """Practises a training step with any Optax optimiser: `value_and_grad`,
+    `optimiser.update` with the parameters, `optax.apply_updates`."""
     import optax
 
     optimisers = {
@@ -167,14 +163,10 @@ def _linear(weights, name, x):
     return x @ weights[name]["kernel"] + weights[name]["bias"]
 
 
-@checks(
-    LESSON,
-    "ex_nnx_forward",
-    title="the NNX forward pass by hand",
-    practises="reading a Flax NNX module's state as a plain pytree and computing its "
-    "forward pass with `jax.numpy`",
-)
+@checks(LESSON, "ex_nnx_forward", title="the NNX forward pass by hand")
 def _check_nnx_forward(fn):
+    """Practises reading a Flax NNX module's state as a plain pytree and computing its
+    forward pass with `jax.numpy`."""
     for seed in (0, 1):
         model, weights = _TinyMLP.build(seed)
         x = jax.random.normal(jax.random.key(seed + 10), (5, _WIDTHS[0]))
@@ -199,14 +191,10 @@ def _check_nnx_forward(fn):
         expect_close(got, want, where=where, rtol=1e-5, atol=1e-5)
 
 
-@checks(
-    LESSON,
-    "ex_read_the_jaxpr",
-    title="read the forward pass's jaxpr",
-    practises="reading a jaxpr drawing: the matrix products and the inputs NNX hands to "
-    "a pure function",
-)
+@checks(LESSON, "ex_read_the_jaxpr", title="read the forward pass's jaxpr")
 def _check_read_the_jaxpr(fn):
+    """Practises reading a jaxpr drawing: the matrix products and the inputs NNX hands
+    to a pure function."""
     answer = fn()
     if not isinstance(answer, dict) or set(answer) != {"dot_general", "weights"}:
         raise Wrong(

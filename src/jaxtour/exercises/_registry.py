@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -91,19 +93,40 @@ def register(exercise: Exercise) -> Exercise:
 
 
 def checks(
-    lesson: str, name: str, *, title: str, practises: str
+    lesson: str, name: str, *, title: str, practises: str | None = None
 ) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
     """Register the decorated checker as the exercise `name` of `lesson`.
 
     The same as ``register(Exercise(name, lesson, title, practises, checker))``, written
-    above the checker it registers.
+    above the checker it registers. Without `practises`, the checker's docstring says
+    it: the docstring "Practises building `grad` out of `jax.vjp`." gives practises
+    "building `grad` out of `jax.vjp`" (its first paragraph on one line, less the word
+    "Practises" and the full stop), so the registration fits on one line.
+
+    Raises:
+        ValueError: no `practises`, and the docstring does not begin "Practises ".
     """
 
     def decorate(checker: Callable[[Callable], None]) -> Callable[[Callable], None]:
-        register(Exercise(name, lesson, title, practises, checker))
+        said = _practises(checker, name, title) if practises is None else practises
+        register(Exercise(name, lesson, title, said, checker))
         return checker
 
     return decorate
+
+
+def _practises(checker: Callable, name: str, title: str) -> str:
+    """What `checker`'s docstring says the exercise `name` practises (see `checks`)."""
+    if checker.__doc__ is None and sys.flags.optimize >= 2:
+        return title  # python -OO strips docstrings
+    first = " ".join(inspect.cleandoc(checker.__doc__ or "").split("\n\n")[0].split())
+    if not first.startswith("Practises "):
+        raise ValueError(
+            f"The checker of {name!r} needs a docstring saying what the exercise "
+            'practises, e.g. "Practises building `grad` out of `jax.vjp`.", or '
+            "@checks(..., practises=...)."
+        )
+    return first.removeprefix("Practises ").removesuffix(".")
 
 
 def exercises() -> list[Exercise]:

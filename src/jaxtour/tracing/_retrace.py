@@ -11,11 +11,11 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
+from jaxtour._ir._args import arg_names
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._signature import (
     Cause,
     Signature,
-    arg_names,
     differences,
     signature,
 )

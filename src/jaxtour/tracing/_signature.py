@@ -7,7 +7,6 @@ identity, its id). `differences(new, old)` names what changed, with what to do.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, NamedTuple
 
 import jax
@@ -47,18 +46,6 @@ class Cause(NamedTuple):
     kind: str
     words: str
     hint: str
-
-
-def arg_names(f: Any, n: int) -> list[str]:
-    """Names for `f`'s first `n` positional arguments (`args[i]` where unknown)."""
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = [
-        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
 
 
 def signature(
