@@ -48,6 +48,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 NEEDS: dict[str, tuple[str, ...]] = {"slides": ("jupytext", "nbformat", "nbconvert")}
 
 
+def add_flag(parser: argparse._ActionsContainer, name: str, help_text: str) -> None:
+    """An on/off option of a subcommand: given, `name` sets its value to True."""
+    parser.add_argument(name, action="store_true", help=help_text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from jaxtour import __version__
 

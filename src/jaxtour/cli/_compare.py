@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from jaxtour import paths
+from jaxtour.cli import add_flag
 
 QUICK = {"rounds": 1, "train_size": 128 * 8, "eager_steps": 3}
 FULL = {"rounds": 3, "train_size": None, "eager_steps": 40}
@@ -28,11 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="steps timed for JAX without jit, scaled to an epoch (40)",
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"one tiny round ({QUICK}), as JAXTOUR_QUICK=1 does",
-    )
+    add_flag(parser, "--quick", f"one tiny round ({QUICK}), as JAXTOUR_QUICK=1 does")
     parser.add_argument(
         "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
     )

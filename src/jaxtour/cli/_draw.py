@@ -20,6 +20,8 @@ import re
 import sys
 from pathlib import Path
 
+from jaxtour.cli import add_flag
+
 # KIND -> (what it draws, whether it needs MODULE:FUNCTION)
 KINDS: dict[str, tuple[str, bool]] = {
     "pipeline": (
@@ -188,15 +190,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--option",
         type=parse_option,
         action="append",
-        default=[],
         metavar="KEY=VALUE",
+        default=[],
         help="a drawing option, e.g. max_depth=2",
     )
-    parser.add_argument(
-        "--zeros",
-        action="store_true",
-        help="pass arrays of zeros instead of jax.ShapeDtypeStruct",
-    )
+    add_flag(parser, "--zeros", "pass arrays of zeros instead of jax.ShapeDtypeStruct")
     parser.set_defaults(draw_parser=parser)
 
 

@@ -9,6 +9,8 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from jaxtour.cli import add_flag
+
 COLUMNS = (("lesson", 7), ("exercise", 28), ("title", 30), ("practises", 40))
 
 
@@ -18,10 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NN",
         help="only this lesson's exercises (its number, e.g. 02)",
     )
-    parser.add_argument(
+    add_flag(
+        parser,
         "--markdown",
-        action="store_true",
-        help="print a Markdown table (for a README or a lesson's closing note)",
+        "print a Markdown table (for a README or a lesson's closing note)",
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jaxtour.cli import add_flag
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -15,10 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="folder to write them into (default: ./lessons)",
     )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="replace lessons already in DIR (your edits there are lost)",
+    add_flag(
+        parser, "--force", "replace lessons already in DIR (your edits there are lost)"
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from jaxtour import paths
 from jaxtour._notebooks import LESSON_GLOB
+from jaxtour.cli import add_flag
 
 EXECUTED_GLOB = LESSON_GLOB.replace(".py", ".ipynb")
 
@@ -29,10 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="templates and vendor/reveal.js (default: the copy inside jaxtour)",
     )
-    parser.add_argument(
+    add_flag(
+        parser,
         "--pdf",
-        action="store_true",
-        help="also print each deck to a PDF handout, one page per slide, "
+        "also print each deck to a PDF handout, one page per slide, "
         "with the system Chromium or Chrome ($JAXTOUR_CHROMIUM)",
     )
 

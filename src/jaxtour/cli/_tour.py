@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from jaxtour import paths
+from jaxtour.cli import add_flag
 
 # Steps run in this order; each is "module:function" taking (args, build_dir) and
 # returning the paths it wrote. Later features add their step here.
@@ -38,11 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="run only this step (repeatable)",
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="shrink data and epochs, as JAXTOUR_QUICK=1 does",
-    )
+    add_flag(parser, "--quick", "shrink data and epochs, as JAXTOUR_QUICK=1 does")
 
 
 def _load(target: str):

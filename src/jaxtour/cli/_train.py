@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from jaxtour import paths
+from jaxtour.cli import add_flag
 
 QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
 EPOCHS = 10
@@ -42,11 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="train on the first N images only (all; "
         f"{QUICK_TRAIN_SIZE} under --quick)",
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="fewer epochs and images, as JAXTOUR_QUICK=1 does",
-    )
+    add_flag(parser, "--quick", "fewer epochs and images, as JAXTOUR_QUICK=1 does")
     parser.add_argument(
         "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
     )
@@ -69,10 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="simulated CPU devices in each process (4 with "
         "--processes; with --cluster, the hardware's devices)",
     )
-    group.add_argument(
+    add_flag(
+        group,
         "--cluster",
-        action="store_true",
-        help="be one process of a TPU pod slice, SLURM or Open MPI "
+        "be one process of a TPU pod slice, SLURM or Open MPI "
         "job: jax.distributed.initialize() finds the others",
     )
     group.add_argument(
@@ -80,11 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="the coordinator's port on 127.0.0.1 (default: a free one)",
     )
-    group.add_argument(
-        "--log-all",
-        action="store_true",
-        help="show every process's output, not only process 0's",
-    )
+    add_flag(group, "--log-all", "show every process's output, not only process 0's")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         return run_processes(args)
     if args.cluster:
         return run_cluster(args)
-    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, load_mnist, train
+    from jaxtour.mlp import MnistUnavailableError, load_mnist, train
     from jaxtour.mlp._train import resolve_device
 
     epochs, train_size = sizes(args)
@@ -109,13 +102,10 @@ def run(args: argparse.Namespace) -> int:
         params, history = train(
             data,
             epochs=epochs,
-            batch_size=args.batch_size,
-            lr=LR if args.lr is None else args.lr,
-            momentum=MOMENTUM if args.momentum is None else args.momentum,
-            seed=args.seed,
             device=device,
             progress=False,
             on_epoch=lambda epoch, h: _print_epoch(epoch, epochs, h),
+            **hyper(args),
         )
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
@@ -128,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_processes(args: argparse.Namespace) -> int:
     """`--processes N`: the data-parallel run over N local JAX processes."""
-    from jaxtour.mlp import LR, MOMENTUM, MnistUnavailableError, train_multiprocess
+    from jaxtour.mlp import MnistUnavailableError, train_multiprocess
 
     epochs, train_size = sizes(args)
     try:
@@ -137,13 +127,10 @@ def run_processes(args: argparse.Namespace) -> int:
             processes=args.processes,
             devices_per_process=args.devices_per_process or 4,
             epochs=epochs,
-            batch_size=args.batch_size,
-            lr=LR if args.lr is None else args.lr,
-            momentum=MOMENTUM if args.momentum is None else args.momentum,
-            seed=args.seed,
             train_size=train_size,
             port=args.port,
             log_all=args.log_all,
+            **hyper(args),
         )
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
@@ -183,6 +170,18 @@ def run_cluster(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     _print_summary(history)
     return 0
+
+
+def hyper(args: argparse.Namespace) -> dict:
+    """batch_size, lr, momentum and seed as asked; jaxtour.mlp's LR and MOMENTUM if not."""
+    from jaxtour.mlp import LR, MOMENTUM
+
+    return dict(
+        batch_size=args.batch_size,
+        lr=LR if args.lr is None else args.lr,
+        momentum=MOMENTUM if args.momentum is None else args.momentum,
+        seed=args.seed,
+    )
 
 
 def sizes(args: argparse.Namespace) -> tuple[int, int | None]:

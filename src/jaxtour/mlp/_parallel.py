@@ -16,12 +16,9 @@ trajectory stays that of single-device training with the same batch size).
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Sequence
 
 import jax
-import jax.numpy as jnp
-import jax.random as jr
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -32,18 +29,19 @@ from jaxtour.mlp._model import (
     MOMENTUM,
     SIZES,
     Params,
-    init_params,
     loss,
-    preprocess,
     update,
 )
 from jaxtour.mlp._train import (
     TRAIN_EVAL_SIZE,
     UNROLL,
     History,
-    batch_indices,
+    check_schedule,
+    compile_timed,
     describe,
+    init_state,
     run_epochs,
+    scan_epoch,
 )
 
 AXIS = "batch"
@@ -220,33 +218,18 @@ def train_epoch_sharded(
     the shuffled indices makes each device gather and process only its own slice.
     """
     split = batch_sharded(mesh, mesh.axis_names[0])
-    order = batch_indices(key, images.shape[0], batch_size)
-
-    def step(carry, idx):
-        params, velocity = carry
-        idx = jax.lax.with_sharding_constraint(idx, split)
-        x, y = preprocess(images[idx]), labels[idx]
-        params, velocity, batch_loss = update(
-            params, x, y, velocity, lr=lr, momentum=momentum
-        )
-        return (params, velocity), batch_loss
-
-    (params, velocity), losses = jax.lax.scan(
-        step, (params, velocity), order, unroll=unroll
+    return scan_epoch(
+        split, params, velocity, images, labels, key, batch_size, lr, momentum, unroll
     )
-    return params, velocity, losses
 
 
 def compile_epoch_sharded(
-    mesh: Mesh,
-    params: Params,
-    velocity: Params,
-    images: jax.Array,
-    labels: jax.Array,
-    key: jax.Array,
-    **hyper,
+    mesh: Mesh, params: Params, velocity: Params, *data: jax.Array, **hyper
 ) -> tuple[Callable, float]:
     """`train_epoch_sharded` jitted for `mesh` (params donated), compiled ahead of time.
+
+    The arguments after `mesh` are `compile_epoch`'s: params, velocity, then the
+    images, labels and key (`data`), and the keywords of `train_epoch` (`hyper`).
 
     Returns:
         (the compiled epoch, taking `train_epoch`'s positional arguments; compile seconds).
@@ -254,9 +237,7 @@ def compile_epoch_sharded(
     rep = replicated(mesh)
     epoch = functools.partial(train_epoch_sharded, mesh=mesh, **hyper)
     jitted = jax.jit(epoch, in_shardings=rep, out_shardings=rep, donate_argnums=(0, 1))
-    start = time.perf_counter()
-    compiled = jitted.lower(params, velocity, images, labels, key).compile()
-    return compiled, time.perf_counter() - start
+    return compile_timed(jitted, params, velocity, *data)
 
 
 def train_data_parallel(
@@ -297,10 +278,7 @@ def train_data_parallel(
         >>> history.device  # doctest: +SKIP
         '8 × tpu: TPU v5 lite'
     """
-    if epochs < 0 or batch_size < 1:
-        raise ValueError(
-            f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, {batch_size}."
-        )
+    check_schedule(epochs, batch_size)
     mesh = data_mesh(devices)
     check_batch_size(batch_size, mesh.size)
     data = load_mnist() if data is None else data
@@ -311,11 +289,8 @@ def train_data_parallel(
     test_x, test_y = jax.device_put(
         [np.asarray(data.test_images), np.asarray(data.test_labels, np.int32)], first
     )
-    init_key, shuffle_key = jr.split(
-        jr.key(seed)
-    )  # as `train`: the same start, same shuffles
-    params = jax.device_put(init_params(init_key, sizes), rep)
-    velocity = jax.tree.map(jnp.zeros_like, params)
+    # as `train`: the same start, the same shuffles
+    params, velocity, shuffle_key = init_state(seed, sizes, rep)
     run_epoch, compile_s = compile_epoch_sharded(
         mesh,
         params,
@@ -333,16 +308,15 @@ def train_data_parallel(
     eval_set = jax.device_put(
         (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]), first
     )
+    sets = ((train_x, train_y), eval_set, (test_x, test_y))
+    state = (params, velocity, shuffle_key)
+    bar = _epochs(epochs, progress)
     params = run_epochs(
         run_epoch,
-        params,
-        velocity,
-        (train_x, train_y),
-        shuffle_key,
+        state,
+        sets,
         history,
-        _epochs(epochs, progress),
-        eval_set,
-        (test_x, test_y),
+        bar,
         on_epoch,
         for_eval=lambda params: jax.device_put(params, first),
     )

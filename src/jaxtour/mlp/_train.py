@@ -22,6 +22,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -144,10 +145,38 @@ def train_epoch(
     Returns:
         (params, velocity, f32[steps] loss of each batch).
     """
+    return scan_epoch(
+        None, params, velocity, images, labels, key, batch_size, lr, momentum, unroll
+    )
+
+
+def scan_epoch(
+    split: jax.sharding.Sharding | None,
+    params: Params,
+    velocity: Params,
+    images: jax.Array,
+    labels: jax.Array,
+    key: jax.Array,
+    batch_size: int,
+    lr: float,
+    momentum: float,
+    unroll: int,
+) -> tuple[Params, Params, jax.Array]:
+    """`train_epoch` and `train_epoch_sharded`'s epoch: the shuffle, then the scan.
+
+    Args:
+        split: the sharding each batch's indices are constrained to (the data-parallel
+            epoch's: split over the devices, so that each gathers and processes only its
+            own slice), or None to leave their placement to XLA.
+        params, velocity, images, labels, key, batch_size, lr, momentum, unroll: as
+            `train_epoch`.
+    """
     order = batch_indices(key, images.shape[0], batch_size)
 
     def step(carry, idx):
         params, velocity = carry
+        if split is not None:
+            idx = jax.lax.with_sharding_constraint(idx, split)
         x, y = preprocess(images[idx]), labels[idx]
         params, velocity, batch_loss = update(
             params, x, y, velocity, lr=lr, momentum=momentum
@@ -175,8 +204,13 @@ def compile_epoch(
         tracing, lowering and compiling).
     """
     jitted = jax.jit(functools.partial(train_epoch, **hyper), donate_argnums=(0, 1))
+    return compile_timed(jitted, params, velocity, images, labels, key)
+
+
+def compile_timed(jitted: Any, *args: Any) -> tuple[Callable, float]:
+    """`jitted` lowered for `args` and compiled ahead of time; the seconds that took."""
     start = time.perf_counter()
-    compiled = jitted.lower(params, velocity, images, labels, key).compile()
+    compiled = jitted.lower(*args).compile()
     return compiled, time.perf_counter() - start
 
 
@@ -225,62 +259,54 @@ def train(
         >>> history.test_accuracy[-1] > 0.98  # doctest: +SKIP
         True
     """
+    check_schedule(epochs, batch_size)
+    target = resolve_device(device)
+    data = load_mnist() if data is None else data
+    train_x, train_y, test_x, test_y = _to_device(data, target)
+    params, velocity, shuffle_key = init_state(seed, sizes, target)
+    hyper = dict(batch_size=batch_size, lr=lr, momentum=momentum)
+    run_epoch, compile_s = compile_epoch(
+        params, velocity, train_x, train_y, shuffle_key, **hyper
+    )
+    history = History(compile_seconds=compile_s, device=describe(target))
+    eval_set = (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE])
+    sets = ((train_x, train_y), eval_set, (test_x, test_y))
+    bar = _progress_bar(epochs, progress)
+    state = (params, velocity, shuffle_key)
+    return run_epochs(run_epoch, state, sets, history, bar, on_epoch), history
+
+
+def check_schedule(epochs: int, batch_size: int) -> None:
+    """Raise a `ValueError` unless `epochs` >= 0 and `batch_size` >= 1."""
     if epochs < 0 or batch_size < 1:
         raise ValueError(
             f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, {batch_size}."
         )
-    target = resolve_device(device)
-    data = load_mnist() if data is None else data
-    train_x, train_y, test_x, test_y = _to_device(data, target)
+
+
+def init_state(
+    seed: int, sizes: tuple[int, ...], place: jax.Device | jax.sharding.Sharding
+) -> tuple[Params, Params, jax.Array]:
+    """(params, velocity, shuffle key) from `seed`: the params and their zero momentum
+    on `place` (a device or a sharding); the key that every epoch's shuffle folds in.
+    """
     init_key, shuffle_key = jr.split(jr.key(seed))
-    params = jax.device_put(init_params(init_key, sizes), target)
-    velocity = jax.tree.map(jnp.zeros_like, params)
-    run_epoch, compile_s = compile_epoch(
-        params,
-        velocity,
-        train_x,
-        train_y,
-        shuffle_key,
-        batch_size=batch_size,
-        lr=lr,
-        momentum=momentum,
-    )
-    history = History(compile_seconds=compile_s, device=describe(target))
-    eval_set = (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE])
-    params = run_epochs(
-        run_epoch,
-        params,
-        velocity,
-        (train_x, train_y),
-        shuffle_key,
-        history,
-        _progress_bar(epochs, progress),
-        eval_set,
-        (test_x, test_y),
-        on_epoch,
-    )
-    return params, history
+    params = jax.device_put(init_params(init_key, sizes), place)
+    return params, jax.tree.map(jnp.zeros_like, params), shuffle_key
 
 
 def run_epochs(
-    run_epoch,
-    params,
-    velocity,
-    train_set,
-    shuffle_key,
-    history,
-    bar,
-    eval_set,
-    test_set,
-    on_epoch=None,
-    for_eval=lambda params: params,
+    run_epoch, state, sets, history, bar, on_epoch=None, for_eval=lambda params: params
 ) -> Params:
     """The epoch loop `train` and `train_data_parallel` share: run each compiled epoch
     (a fresh shuffle key each time), record its time, losses and accuracies in `history`.
 
-    `for_eval` moves the params to where `eval_set` and `test_set` live (data-parallel
-    training measures accuracy on its first device).
+    `state` is (params, velocity, shuffle key); `sets`, the (images, labels) of the
+    training, training-accuracy and test sets. `for_eval` moves the params to where the
+    last two live (data-parallel training measures accuracy on its first device).
     """
+    params, velocity, shuffle_key = state
+    train_set, eval_set, test_set = sets
     for epoch in bar:
         start = time.perf_counter()
         params, velocity, losses = run_epoch(
