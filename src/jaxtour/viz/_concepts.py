@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from jaxtour._diagram import Diagram
 from jaxtour._style import text_label
-from jaxtour.viz._pipeline import FONT, node_style
+from jaxtour.viz._pipeline_graph import FONT, node_style
 
 # name -> (year of first release, how it gets derivatives and speed, advantage,
 # disadvantage, colour). Years: TensorFlow Nov 2015, PyTorch Sep 2016, JAX 2018 (SysML

@@ -8,7 +8,7 @@ import itertools
 from typing import Any
 
 from jaxtour import _ir, _style
-from jaxtour.viz._jaxpr import add_side
+from jaxtour.viz._jaxpr_graph import add_side
 
 
 class Builder(_style.Canvas):
