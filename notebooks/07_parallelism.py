@@ -932,10 +932,10 @@ assert check(ex_count_all_reduces, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - ran on real accelerators, or on 8 simulated CPU devices, and said which;
-# - drew sharded arrays and read their sharding off `jax.typeof`;
-# - ran the MLP step in three modes: Auto, Explicit, Manual: one all-reduce each;
-# - saw a `psum` without `pcast` give `n` times the gradient;
-# - split the model too, on a 2-D mesh, and counted its collectives;
-# - trained on every device, following the single-device run;
-# - trained over two JAX processes, as over two hosts, with the same result.
+# - ran on real or 8 simulated CPU devices, and said which;
+# - drew sharded arrays, read their sharding off `jax.typeof`;
+# - ran the MLP step Auto, Explicit and Manual: one all-reduce each;
+# - saw `psum` without `pcast` give `n` times the gradient;
+# - split the model too, on a 2-D mesh;
+# - trained on every device, following the one-device run;
+# - trained over two JAX processes, with the same result.
