@@ -731,7 +731,7 @@ assert [len(ids) for ids in two.mesh] == [4, 4]
 assert not set(two.mesh[0]) & set(two.mesh[1])  # two processes, eight devices
 assert two.log[0] == "process 0 of 2: 4 of 8 devices", two.log  # process 1's: not shown
 epochs = [line.split()[:2] for line in two.log[1:]]
-assert epochs == [["epoch", "1/2"], ["epoch", "2/2"]]  # then process 0's epochs only
+assert epochs == [["epoch", "1/2"], ["epoch", "2/2"]], two.log  # process 0's only
 assert two.history.device == "2 processes × 4 cpu"
 
 # %% [markdown] slideshow={"slide_type": "notes"}
