@@ -23,7 +23,7 @@ RESULT = "JAXTOUR_RESULT "  # the line that carries process 0's result
 # Lines not worth showing: Gloo's connection messages ("[Gloo] Rank 0 is connected to
 # 7 peer ranks. Expected number of connected peer ranks is : 7"), which the worker's
 # threads sometimes split anywhere ("7 peer ranks. Expected ..." came alone in CI).
-CHATTER = re.compile(r"\[Gloo\]|peer ranks")
+CHATTER = re.compile(r"\[Gloo\]|peer ranks|is connected to|^Rank \d+ *$")
 
 
 class MultiprocessError(RuntimeError):
