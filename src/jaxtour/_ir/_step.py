@@ -3,7 +3,7 @@
 Calls whose value is their jaxpr's (`jit`, custom derivatives' primal, `remat`) are
 inlined first (`_flat.flatten_jaxpr` with `PRIMAL_CALLS`); a `cond` runs the branch its
 index picks, stepped inside too; `scan`, `while`, `shard_map` and any other primitive
-run as one step (`primitive.bind`, the way `jax.core.eval_jaxpr` runs an equation).
+run as one step (`primitive.bind`, the way JAX's own jaxpr interpreter runs one).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _run(
 
 
 def _bind(eqn: Any, invals: list) -> list:
-    """One equation, run by its primitive as `jax.core.eval_jaxpr` runs it."""
+    """One equation, bound by its primitive as JAX's own jaxpr interpreter binds it."""
     params = eqn.primitive.get_bind_params(
         eqn.params
     )  # e.g. shard_map's jaxpr to a fun

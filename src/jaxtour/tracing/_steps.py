@@ -23,7 +23,7 @@ def step_through(
     """As `jax.jit(f)(*args)`, but one equation at a time, with every value kept.
 
     `f` is traced to a jaxpr, and each equation runs by its own primitive (as
-    `jax.core.eval_jaxpr` runs them), on concrete arrays, so every intermediate value
+    JAX's own jaxpr interpreter runs them), on concrete arrays, so every intermediate value
     can be read. `jit` calls, `custom_jvp`/`custom_vjp` functions (their primal) and
     `jax.checkpoint` are stepped inside; a `cond` steps inside the branch its index
     picks; `scan`, `while` and `shard_map` each run as one step.
