@@ -57,3 +57,29 @@ def test_the_same_option_has_the_same_default(name):
     for option, default in SHARED.items():
         if option in parameters:
             assert parameters[option].default == default, (name, option)
+
+
+@pytest.mark.parametrize("name", ["draw_grad", "draw_vjp", "draw_jvp"])
+def test_a_misspelt_display_option_is_named_with_the_right_ones(name):
+    with pytest.raises(TypeError) as info:
+        DRAWERS[name](abs, rankdr="LR")
+    assert str(info.value) == (
+        f"{name}() got an unexpected keyword argument 'rankdr'; its display options "
+        "are values, rankdir, max_depth, max_eqns, expand_pytrees."
+    )
+
+
+def test_autodiff_drawers_list_the_same_display_options():
+    expected = {
+        "values": True,
+        "rankdir": "TB",
+        "max_depth": _style.MAX_DEPTH,
+        "max_eqns": 150,
+        "expand_pytrees": None,
+    }
+    assert list(expected) == list(autodiff.Display.__annotations__)
+    for name in ("draw_grad", "draw_vjp", "draw_jvp"):
+        parameters = inspect.signature(DRAWERS[name]).parameters.values()
+        options = {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
+        options.pop("has_aux", None)
+        assert options == expected, name

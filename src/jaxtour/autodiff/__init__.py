@@ -6,6 +6,7 @@ JAX. The one exception is `Value`/`tape_grad`, a labelled teaching model of a
 PyTorch-style tape, checked against `jax.grad`.
 """
 
+from jaxtour.autodiff._display import Display
 from jaxtour.autodiff._grad_graph import draw_grad, grad_graph
 from jaxtour.autodiff._higher import (
     DerivativeRow,
@@ -25,6 +26,7 @@ __all__ = [
     "ADGraph",
     "ADNode",
     "DerivativeRow",
+    "Display",
     "DerivativeTable",
     "ModeCost",
     "ModeCosts",

@@ -9,13 +9,14 @@ import graphviz
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour._terminals import ROW, place_rows
+from jaxtour.autodiff._display import DEFAULTS
 from jaxtour.autodiff._fold import fold
 from jaxtour.autodiff._format import format_value
 from jaxtour.autodiff._model import ADGraph, ADNode
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
 # draw_jaxpr), one node per source line past 150 drawn equations.
-FOLD_DEFAULTS = {"expand_pytrees": None, "max_depth": style.MAX_DEPTH, "max_eqns": 150}
+FOLD_DEFAULTS = {k: DEFAULTS[k] for k in ("expand_pytrees", "max_depth", "max_eqns")}
 # lane -> (cluster title, fill, border)
 LANES = {  # short: the embedded renderer under-measures text, and clusters do not grow
     "forward": ("forward pass ↓", "#F7FAFF", "#3A7BC8"),

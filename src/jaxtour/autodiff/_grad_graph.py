@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Unpack
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._style import (
-    MAX_DEPTH,
-    check_count,
-    check_max_depth,
-    check_rankdir,
-    plural,
-)
-from jaxtour._terminals import check_expand
+from jaxtour._style import plural
 from jaxtour.autodiff import _args
+from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
@@ -48,25 +43,18 @@ def grad_graph(
             values,
             partial(_args.check_scalar_output, who=WHO, holomorphic=holomorphic),
         )
-        name = function_name(f)
-        graph = reverse_graph(call, trace, values, _grad_labels(name, call))
-        graph.title = reverse_title(f"grad of {name}", trace, "backward")
-        return graph
+        return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 
     return build
 
 
+@lists_display_options
 def draw_grad(
     f: Callable,
     argnums: int | tuple[int, ...] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-    *,
-    values: bool = True,
-    rankdir: str = "TB",
-    max_depth: int | None = MAX_DEPTH,
-    max_eqns: int = 150,
-    expand_pytrees: bool | None = None,
+    **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.
 
@@ -83,10 +71,9 @@ def draw_grad(
         has_aux: `f` returns ``(output, aux)``, as in `jax.grad`; aux is drawn as an
             output that is not differentiated.
         holomorphic: as in `jax.grad`: complex inputs and a complex output.
-        values: show the numbers at the example point (arrays: type and first entries).
-        rankdir: Graphviz direction, "TB" (top to bottom) or "LR".
-        max_depth, max_eqns, expand_pytrees: how a big program folds to fit a slide;
-            see `fold_options`.
+        values, rankdir, max_depth, max_eqns, expand_pytrees: keyword-only display
+            options (the numbers, the direction, how a big program folds to fit a
+            slide), shared with `draw_vjp` and `draw_jvp`; see `Display`.
 
     Returns:
         A function of `f`'s example arguments returning a `Diagram`; the gradient it
@@ -103,38 +90,9 @@ def draw_grad(
         >>> d.title
         'grad of f: 10 forward equations, 4 residuals, 7 backward equations'
     """
-    options = fold_options(WHO, rankdir, max_depth, max_eqns, expand_pytrees)
-    build = grad_graph(f, argnums, has_aux, holomorphic, values=values)
+    options = display_options(WHO, display)
+    build = grad_graph(f, argnums, has_aux, holomorphic, values=options.pop("values"))
     return lambda *args: to_diagram(build(*args), **options)
-
-
-def fold_options(
-    who: str,
-    rankdir: str,
-    max_depth: int | None,
-    max_eqns: int,
-    expand_pytrees: bool | None,
-) -> dict:
-    """Check the display options the autodiff drawers share; returns them as a dict.
-
-    - `max_depth`: `jit` calls nested deeper than this are one node each, naming the
-      call and its equations (as `draw_jaxpr`; 0 closes every call, None opens all).
-    - `max_eqns`: past this many drawn equations, every `jit` call is closed, then
-      each line of source is one node (with the residuals it saves); the title says so.
-    - `expand_pytrees`: None draws a pytree of more than 8 leaves (an argument, its
-      gradient, the output) as one node naming its structure and leaf count; True
-      draws every leaf, False folds every pytree of two leaves or more.
-    """
-    check_rankdir(rankdir, who)
-    check_max_depth(max_depth, who)
-    check_count(max_eqns, "max_eqns", who)
-    check_expand(expand_pytrees, who)
-    return {
-        "rankdir": rankdir,
-        "max_depth": max_depth,
-        "max_eqns": max_eqns,
-        "expand_pytrees": expand_pytrees,
-    }
 
 
 def function_name(f: Callable) -> str:
@@ -151,6 +109,8 @@ def callable_and_argnums(f, argnums, who: str) -> tuple[int, ...]:
 
 def _grad_labels(name: str, call: Call) -> dict:
     return {
+        "title": f"grad of {name}",
+        "backward": "backward",
         "seed": f"seed ∂{name}/∂{name}",
         "output": f"{name}(…)",
         "gradient": [f"∂{name}/∂{label}" for label in call.labels[: call.n_diff]],
@@ -159,8 +119,12 @@ def _grad_labels(name: str, call: Call) -> dict:
 
 
 def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> ADGraph:
-    """The model of reverse mode: inputs, forward equations, residuals, backward equations."""
-    graph = ADGraph()
+    """The model of reverse mode: inputs, forward equations, residuals, backward equations.
+
+    `labels` names the seed, the output, the gradients and the title (its "title" and
+    the word for the "backward" equations); see `_grad_labels`.
+    """
+    graph = ADGraph(title=reverse_title(labels["title"], trace, labels["backward"]))
     fwd, bwd = trace.forward, trace.backward
     groups = call.groups or [""] * len(call.labels)
     sources = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Unpack
 
 import jax
 import jax.numpy as jnp
@@ -12,15 +13,14 @@ import numpy as np
 from jaxtour._diagram import Diagram
 from jaxtour._ir import is_literal, type_str
 from jaxtour._ir._flat import depends_on
-from jaxtour._style import MAX_DEPTH, plural
+from jaxtour._style import plural
 from jaxtour.autodiff import _args
+from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._grad_graph import (
     callable_and_argnums,
-    fold_options,
     function_name,
     reverse_graph,
-    reverse_title,
 )
 from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import Call, prepare, trace_jvp, trace_vjp
@@ -44,28 +44,25 @@ def vjp_graph(
             partial(_check_like, cotangents, "draw_vjp", "cotangents", "f's output"),
         )
         labels = {
+            "title": f"vjp of {function_name(f)}",
+            "backward": "transposed",
             "seed": "cotangent in",
             "output": f"{function_name(f)}(…)",
             "gradient": [f"cotangent of {name}" for name in call.labels],
             "of": "cotangent of ",
         }
-        graph = reverse_graph(call, trace, values, labels)
-        graph.title = reverse_title(f"vjp of {function_name(f)}", trace, "transposed")
-        return graph
+        return reverse_graph(call, trace, values, labels)
 
     return build
 
 
+@lists_display_options
 def draw_vjp(
     f: Callable,
     cotangents=None,
     *,
     has_aux: bool = False,
-    values: bool = True,
-    rankdir: str = "TB",
-    max_depth: int | None = MAX_DEPTH,
-    max_eqns: int = 150,
-    expand_pytrees: bool | None = None,
+    **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
 
@@ -78,10 +75,8 @@ def draw_vjp(
             default ones everywhere, of the output's type and sharding (so each input's
             cotangent sums the Jacobian's rows).
         has_aux: `f` returns ``(output, aux)``, as in `jax.vjp`.
-        values: show the numbers at the example point.
-        rankdir: Graphviz direction, "TB" or "LR".
-        max_depth, max_eqns, expand_pytrees: how a big program folds to fit a slide,
-            as in `draw_grad`.
+        values, rankdir, max_depth, max_eqns, expand_pytrees: keyword-only display
+            options, as in `draw_grad` (see `Display`).
 
     Returns:
         A function of `f`'s example primals returning a `Diagram`.
@@ -95,8 +90,8 @@ def draw_vjp(
         >>> draw_vjp(jnp.sin)(jnp.arange(3.0)).title
         'vjp of sin: 2 forward equations, 1 residual, 1 transposed equation'
     """
-    options = fold_options("draw_vjp", rankdir, max_depth, max_eqns, expand_pytrees)
-    build = vjp_graph(f, cotangents, has_aux=has_aux, values=values)
+    options = display_options("draw_vjp", display)
+    build = vjp_graph(f, cotangents, has_aux=has_aux, values=options.pop("values"))
     return lambda *primals: to_diagram(build(*primals), **options)
 
 
@@ -122,15 +117,12 @@ def jvp_graph(
     return build
 
 
+@lists_display_options
 def draw_jvp(
     f: Callable,
     *,
     has_aux: bool = False,
-    values: bool = True,
-    rankdir: str = "TB",
-    max_depth: int | None = MAX_DEPTH,
-    max_eqns: int = 150,
-    expand_pytrees: bool | None = None,
+    **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
 
@@ -157,8 +149,8 @@ def draw_jvp(
         >>> draw_jvp(jnp.sin)((1.0,), (1.0,)).title
         'jvp of sin: 2 primal equations, 1 tangent equation'
     """
-    options = fold_options("draw_jvp", rankdir, max_depth, max_eqns, expand_pytrees)
-    build = jvp_graph(f, has_aux=has_aux, values=values)
+    options = display_options("draw_jvp", display)
+    build = jvp_graph(f, has_aux=has_aux, values=options.pop("values"))
     return lambda primals, tangents: to_diagram(build(primals, tangents), **options)
 
 
