@@ -10,10 +10,6 @@ import pytest
 from devices import run_with_devices
 
 LIGHT = [p for p in corpus.PROGRAMS if p.devices == 1 and not p.heavy]
-# Still a little too wide at its defaults (issue 22, left): the compiled threefry loop
-# (10 loop-carried copies side by side) beside erf_inv's fusion. Held under a ceiling.
-KNOWN_WIDE = {("vmap_keys", "draw_hlo_compiled")}
-CEILING_PX = 5_500
 SHARDED = [p.name for p in corpus.PROGRAMS if p.devices > 1 and not p.heavy]
 
 
@@ -23,7 +19,7 @@ def test_every_visualiser_draws_the_program_with_jax_values(program):
         pytest.skip(program.skip)
     widths = corpus.check(program)
     assert {"draw_jaxpr", "draw_hlo_compiled", "draw_pipeline"} <= set(widths)
-    too_wide = _too_wide(widths, program.name)
+    too_wide = _too_wide(widths)
     assert not too_wide, f"wider than {corpus.MAX_WIDTH_PX} px: {too_wide}"
 
 
@@ -39,12 +35,8 @@ def test_sharded_programs_draw_with_jax_values():
     assert not too_wide, f"wider than {corpus.MAX_WIDTH_PX} px: {too_wide}"
 
 
-def _too_wide(widths: dict, name: str = "") -> dict:
-    return {
-        k: round(v)
-        for k, v in widths.items()
-        if v > (CEILING_PX if (name, k) in KNOWN_WIDE else corpus.MAX_WIDTH_PX)
-    }
+def _too_wide(widths: dict) -> dict:
+    return {k: round(v) for k, v in widths.items() if v > corpus.MAX_WIDTH_PX}
 
 
 def test_a_train_step_on_a_state_of_50_arrays_fits_a_slide():

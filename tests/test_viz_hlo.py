@@ -77,6 +77,15 @@ def test_nodes_carry_source_lines_and_jaxpr_primitives():
     )
 
 
+def test_a_long_source_and_primitive_pair_takes_two_lines():
+    # Issue 22: "file.py:157 · from while" on one line made rows of copies too wide.
+    rows = [label.split("\\n") for label in op_labels(draw_hlo(layer)(W, XS))]
+    where = f"test_viz_hlo.py:{_line('MARK-LAYER')}"
+    paired = [r for r in rows if where in r and any(x.startswith("from ") for x in r)]
+    assert paired, rows
+    assert all(len(x) <= 32 for r in rows for x in r if " · " in x)
+
+
 def test_stablehlo_stage_draws_ops_before_fusion():
     lowered_text = jax.jit(layer).lower(W, XS).as_text()
     constants = set(re.findall(r"(%\w+) = stablehlo\.constant", lowered_text))

@@ -10,6 +10,9 @@ from typing import Any
 from jaxtour import _ir, _style
 from jaxtour.viz._jaxpr_graph import add_side
 
+# Characters of "file:line · from primitive" kept on one line; a longer pair takes two.
+ONE_LINE = 32
+
 
 class Builder(_style.Canvas):
     """Ops become nodes as they are met; fusions, loops, branches and calls clusters."""
@@ -277,5 +280,7 @@ def _details(op: _ir.HloOp, called: list, module: _ir.HloModule) -> list[str]:
         return lines  # it follows the op it constrains: that op's line says where
     where = op.source.where if op.source else ""
     origin = op.primitive if op.primitive and op.primitive != op.opcode else ""
-    lines.append(" · ".join(x for x in (where, origin and f"from {origin}") if x))
-    return lines
+    parts = [x for x in (where, origin and f"from {origin}") if x]
+    joined = " · ".join(parts)
+    # One line while short; a long pair takes two, or a row of them outgrows a slide.
+    return lines + ([joined] if len(joined) <= ONE_LINE else parts)
