@@ -121,3 +121,16 @@ def test_bad_fold_options_are_refused_at_configure_time(option, message):
     for draw in (draw_grad, draw_vjp, draw_jvp):
         with pytest.raises(ValueError, match=message):
             draw(jnp.sin, **option)
+
+
+def test_a_checkpointed_call_is_one_box_that_counts_its_equations():
+    def f(x):
+        return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)))(x)
+
+    remat = [
+        e for e in jax.make_jaxpr(jax.grad(f))(1.0).jaxpr.eqns if "jaxpr" in e.params
+    ]
+    assert [e.primitive.name for e in remat] == ["remat2"]
+    inside = len(remat[0].params["jaxpr"].eqns)  # the oracle: JAX's own backward body
+    labels = [label.split("\\n")[0] for label in _labels(draw_grad(f)(1.0))]
+    assert f"remat2: {inside} equations" in labels

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxtour._style import plural
+
 # Params worth a glance in a node label; everything else stays in the jaxpr text.
 _SHOWN_PARAMS = {
     "integer_pow": ("y",),
@@ -64,7 +66,15 @@ def _call_name(primitive: str, params: dict) -> str:
             return f"{inner[0].params['name']} (custom_jvp)"
     if primitive == "cond" and "branches" in params:
         return f"cond[{len(params['branches'])} branches]"
+    if primitive in _CLOSED_BODIES and "jaxpr" in params:
+        # Drawn closed (its values are per shard, or recomputed): say what it holds.
+        body = getattr(params["jaxpr"], "jaxpr", params["jaxpr"])
+        return f"{primitive}: {plural(len(body.eqns), 'equation')}"
     return primitive
+
+
+# Calls an autodiff drawing keeps as one box, whose `jaxpr` param holds their body.
+_CLOSED_BODIES = ("shard_map", "remat2", "checkpoint")
 
 
 def _param(value) -> str:

@@ -61,8 +61,10 @@ def draw_grad(
     One picture of reverse mode at the example point: the forward pass (the jaxpr of
     ``jax.vjp(f, *args)``), the residuals it saves for the backward pass (orange),
     and the backward pass (the jaxpr of the VJP JAX returned) carrying cotangents from
-    the seed 1.0 back to each input. `jit` calls are inlined; `cond` and `scan` stay
-    one box each.
+    the seed 1.0 back to each input. `jit` calls are inlined (`max_depth` folds them
+    again); `cond`, `scan`, `while`, `shard_map` and `checkpoint` stay one box each,
+    and a `shard_map` or `checkpoint` box counts its equations (`draw_jaxpr` opens
+    them: inside, each shard holds values of its own).
 
     Args:
         f: a function returning a real scalar, as for `jax.grad`.
