@@ -199,7 +199,13 @@ def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys, tmp_path):
 @needs_mnist
 @pytest.mark.slow
 def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
-    result = run_ladder(mnist, rounds=2, train_size=512, eager_steps=2, log=None)
+    lines: list[str] = []
+    result = run_ladder(
+        mnist, rounds=2, train_size=512, eager_steps=2, log=lines.append
+    )
+    controls = [line for line in lines if "  matmuls-" in line]
+    assert len(controls) == 4 and all("matmuls only, no loss)" in x for x in controls)
+    assert not any("nan" in line for line in lines)
     assert list(result["epoch_s"]) == [
         "numpy-f64",
         "numpy-f32",

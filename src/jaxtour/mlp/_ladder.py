@@ -129,9 +129,12 @@ def run_ladder(
             times[name].append(seconds * full_steps / n)
             if name not in CONTROLS:
                 losses.setdefault(name, loss)
+            what = (
+                "matmuls only, no loss" if name in CONTROLS else f"mean loss {loss:.4f}"
+            )
             log(
                 f"round {r + 1}/{rounds}  {name:<13} {times[name][-1]:8.2f} s/epoch "
-                f"({n} steps timed, mean loss {loss:.4f})"
+                f"({n} steps timed, {what})"
             )
     rate.append(matmul_rate())
     return _summarise(
