@@ -132,6 +132,25 @@ def test_gloo_s_connection_messages_stay_out_of_the_log_however_split(line):
         assert not _procgroup.CHATTER.search(ours)
 
 
+def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
+    # Gloo writes to file descriptor 1 from several threads, in pieces; CI once saw a
+    # lone "7" in the log. With --own-stdout those writes go to stderr instead.
+    script = (
+        "import os\n"
+        "from jaxtour.mlp._worker import _own_stdout\n"
+        "_own_stdout()\n"
+        "os.write(1, b'[Gloo] Rank 0 is connected to ')\n"
+        "print('epoch  1/2', flush=True)\n"
+        "os.write(1, b'7\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "epoch  1/2\n"
+    assert done.stderr == "[Gloo] Rank 0 is connected to 7\n"
+
+
 def test_log_all_shows_every_process_s_lines_marked_with_its_index():
     run = mlp.train_multiprocess(
         str(SHARED),

@@ -167,7 +167,7 @@ def train_multiprocess(
         ).items()
         if v is not None
     ]
-    options += ["--watch-stdin"] + (["--details"] if details else [])
+    options += ["--watch-stdin", "--own-stdout"] + (["--details"] if details else [])
     group = Group(
         [
             [

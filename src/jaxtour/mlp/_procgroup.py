@@ -21,8 +21,9 @@ import time
 POLL = 0.05  # seconds between looks at the children
 RESULT = "JAXTOUR_RESULT "  # the line that carries process 0's result
 # Lines not worth showing: Gloo's connection messages ("[Gloo] Rank 0 is connected to
-# 7 peer ranks. Expected number of connected peer ranks is : 7"), which the worker's
-# threads sometimes split anywhere ("7 peer ranks. Expected ..." came alone in CI).
+# 7 peer ranks. Expected number of connected peer ranks is : 7"), which its threads
+# split anywhere ("7" came alone in CI). The worker sends them to stderr
+# (`--own-stdout`), so the log never sees them; this keeps them out of error messages.
 CHATTER = re.compile(r"\[Gloo\]|peer ranks|is connected to|^Rank \d+ *$")
 
 
@@ -61,19 +62,24 @@ class Group:
             proc = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stdout=subprocess.PIPE,  # the worker's own lines (--own-stdout)
+                stderr=subprocess.PIPE,  # the rest: warnings, tracebacks, Gloo
                 env=env,
                 text=True,
                 start_new_session=True,
             )  # Ctrl-C reaches us only
             self.procs.append(proc)
             show = log_all or rank == 0
-            thread = threading.Thread(
-                target=self._read, daemon=True, args=(rank, proc, show, echo, log_all)
-            )
-            thread.start()
-            self.threads.append(thread)
+            self.threads += [
+                threading.Thread(
+                    target=self._read,
+                    daemon=True,
+                    args=(rank, proc, show, echo, log_all),
+                ),
+                threading.Thread(target=self._keep, daemon=True, args=(rank, proc)),
+            ]
+            for thread in self.threads[-2:]:
+                thread.start()
 
     def _read(self, rank, proc, show: bool, echo: bool, log_all: bool) -> None:
         for raw in proc.stdout:
@@ -86,6 +92,11 @@ class Group:
             self.shown.append(line)
             if echo and not line.startswith(RESULT):
                 print(line, flush=True)
+
+    def _keep(self, rank: int, proc: subprocess.Popen) -> None:
+        """Stderr goes into the tail the error message quotes, and nowhere else."""
+        for raw in proc.stderr:  # type: ignore[union-attr]
+            self.tails[rank].append(raw.rstrip("\n"))
 
     def wait(self, timeout: float | None) -> list[str]:
         """Process 0's lines once every process has exited with 0; else stop the rest
@@ -122,7 +133,7 @@ class Group:
                 proc.kill()
         for proc in self.procs:
             proc.wait()
-            for pipe in (proc.stdin, proc.stdout):
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 if pipe is not None:
                     pipe.close()
         self.seconds = time.monotonic() - self.start

@@ -49,6 +49,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--data-dir")
     p.add_argument("--details", action="store_true", help="add the HLO and the layout")
     p.add_argument("--watch-stdin", action="store_true", help="exit when stdin closes")
+    p.add_argument(
+        "--own-stdout",
+        action="store_true",
+        help="stdout carries this script's lines only; C++ libraries' go to stderr",
+    )
     return p.parse_args(argv)
 
 
@@ -226,8 +231,24 @@ def _watch_stdin() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _own_stdout() -> None:
+    """Keep the stdout pipe for this script's lines; send file descriptor 1 to stderr.
+
+    Gloo prints its connection messages to the C++ stdout from several threads at once,
+    in pieces ("[Gloo] Rank 0 is connected to " ... "7"), which no line filter can
+    reliably drop; after this they land on stderr, and the launcher's log holds only
+    the lines `print` writes here.
+    """
+    sys.stdout.flush()
+    ours = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = open(ours, "w", buffering=1, encoding="utf-8")  # noqa: SIM115
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
+    if args.own_stdout:
+        _own_stdout()
     if args.watch_stdin:
         _watch_stdin()
     try:
