@@ -25,6 +25,7 @@ from pathlib import Path
 from jaxtour.slides._plan import SlidesError
 
 CHROMIUM_VARIABLE = "JAXTOUR_CHROMIUM"
+CLOSED = "Chromium closed its pipe (did it start?)"  # it exited, or never started
 _NAMES = (
     "chromium",
     "chromium-browser",
@@ -206,7 +207,10 @@ class _DevTools:
         message = {"id": self.next_id, "method": method, "params": params}
         if session:
             message["sessionId"] = session
-        os.write(self.to_chromium, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self.to_chromium, json.dumps(message).encode() + b"\0")
+        except BrokenPipeError:  # it exited before we wrote: the same failure as EOF
+            raise OSError(CLOSED) from None
         while True:
             reply = self._receive()
             if reply.get("id") == self.next_id:
@@ -221,7 +225,7 @@ class _DevTools:
                 raise TimeoutError("no answer from Chromium in time")
             chunk = os.read(self.from_chromium, 1 << 20)
             if not chunk:
-                raise OSError("Chromium closed its pipe (did it start?)")
+                raise OSError(CLOSED)
             self.buffer += chunk
         message, _, self.buffer = self.buffer.partition(b"\0")
         return json.loads(message)
