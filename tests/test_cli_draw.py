@@ -41,6 +41,14 @@ def model(tmp_path):
     return path
 
 
+def draw_layer(kind: str, model: str, out: Path, *extra: str) -> int:
+    """`jaxtour draw KIND model.py:layer` at MLP-layer shapes, written to `out`."""
+    args = ["(f32[784,10], f32[10])", "f32[128,784]"]
+    return main(
+        ["draw", kind, f"{model}:layer", "--args", *args, "-o", str(out), *extra]
+    )
+
+
 def usage_error(argv: list[str], capsys) -> str:
     """Run `jaxtour draw ...` expecting exit code 2; return what it printed to stderr."""
     with pytest.raises(SystemExit) as caught:
@@ -95,21 +103,7 @@ def test_specs_become_shape_dtype_structs_or_zeros():
 
 def test_pipeline_of_a_function_in_a_file(model, tmp_path, capsys):
     out = tmp_path / "layer.svg"
-    assert (
-        main(
-            [
-                "draw",
-                "pipeline",
-                f"{model}:layer",
-                "--args",
-                "(f32[784,10], f32[10])",
-                "f32[128,784]",
-                "-o",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    assert draw_layer("pipeline", model, out) == 0
     assert capsys.readouterr().out.startswith(
         f"wrote {out}: pipeline of layer: 4 equations"
     )
@@ -284,21 +278,6 @@ def test_modules_by_name_from_the_installed_packages_or_the_current_folder(
 )
 def test_jaxpr_and_hlo_of_a_function(kind, extra, title, model, tmp_path, capsys):
     out = tmp_path / "layer.svg"
-    assert (
-        main(
-            [
-                "draw",
-                kind,
-                f"{model}:layer",
-                "--args",
-                "(f32[784,10], f32[10])",
-                "f32[128,784]",
-                "-o",
-                str(out),
-                *extra,
-            ]
-        )
-        == 0
-    )
+    assert draw_layer(kind, model, out, *extra) == 0
     assert title in capsys.readouterr().out
     ET.parse(out)
