@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import time
 
 import jax
+from _timing import first_and_warm
 
 from jaxtour import _render
 from jaxtour.autodiff import grad_graph
@@ -53,18 +52,9 @@ def call_to_svg(args: tuple) -> dict[str, float]:
 
 
 def measure(renderer: str, args: tuple, repeat: int) -> dict:
-    os.environ[_render.RENDERER_VARIABLE] = renderer
-    first = call_to_svg(args)
-    warm = [call_to_svg(args) for _ in range(repeat)]
-    median = {
-        k: statistics.median(w[k] for w in warm)
-        for k in ("total_s", "model_s", "draw_s")
-    }
-    return {
-        "first_s": first["total_s"],
-        **{f"warm_{k}": v for k, v in median.items()},
-        "nodes": first["nodes"],
-    }
+    keys = ("total_s", "model_s", "draw_s")
+    first, figures = first_and_warm(renderer, lambda: call_to_svg(args), repeat, keys)
+    return {**figures, "nodes": first["nodes"]}
 
 
 def main() -> None:

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import time
 
 import jax
 import jax.numpy as jnp
+from _timing import first_and_warm
 
 from jaxtour import _render
 from jaxtour.mlp import example_batch, init_params, update
@@ -79,19 +78,10 @@ def call_to_svg(draw, args: tuple) -> dict[str, float]:
 
 
 def measure(renderer: str, draw, args: tuple, repeat: int) -> dict:
-    os.environ[_render.RENDERER_VARIABLE] = renderer
-    first = call_to_svg(draw, args)
-    warm = [call_to_svg(draw, args) for _ in range(repeat)]
-    median = {
-        k: statistics.median(w[k] for w in warm)
-        for k in ("total_s", "build_s", "render_s")
-    }
-    return {
-        "first_s": first["total_s"],
-        **{f"warm_{k}": v for k, v in median.items()},
-        "nodes": first["nodes"],
-        "title": first["title"],
-    }
+    keys = ("total_s", "build_s", "render_s")
+    call = lambda: call_to_svg(draw, args)
+    first, figures = first_and_warm(renderer, call, repeat, keys)
+    return {**figures, "nodes": first["nodes"], "title": first["title"]}
 
 
 def main() -> None:
