@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxtour import paths
 from jaxtour._files import write_atomically
 
 
@@ -55,8 +56,7 @@ def cache_dir() -> Path:
     """Where peaks are kept: $JAXTOUR_CACHE, $XDG_CACHE_HOME/jaxtour, ~/.cache."""
     if folder := os.environ.get("JAXTOUR_CACHE"):
         return Path(folder)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "jaxtour"
+    return paths.cache_home() / "jaxtour"
 
 
 def device_key(device: jax.Device) -> str:
