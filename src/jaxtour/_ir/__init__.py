@@ -12,7 +12,14 @@ and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws 
 `_cost` (FLOPs and bytes per equation and per compiled op).
 """
 
-from jaxtour._ir._args import check_args, check_callable, describe, function_name, trace
+from jaxtour._ir._args import (
+    check_args,
+    check_callable,
+    describe,
+    function_name,
+    static_tuple,
+    trace,
+)
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
@@ -74,6 +81,7 @@ __all__ = [
     "source_line",
     "split_top",
     "stablehlo_text",
+    "static_tuple",
     "sub_jaxprs",
     "trace",
     "type_str",

@@ -62,6 +62,13 @@ def _traceable(leaf: Any) -> bool:
     return hasattr(leaf, "shape") and hasattr(leaf, "dtype")  # jax.ShapeDtypeStruct too
 
 
+def static_tuple(static_argnums: int | tuple[int, ...]) -> tuple[int, ...]:
+    """`static_argnums` as `_ir.trace` takes it: one position becomes a 1-tuple."""
+    if isinstance(static_argnums, int):
+        return (static_argnums,)
+    return tuple(static_argnums)
+
+
 def check_args(
     args: tuple, kwargs: dict, static_argnums: tuple[int, ...], who: str
 ) -> None:

@@ -64,7 +64,7 @@ def fusion_traffic(
         (24000.0, 8000.0)
     """
     _ir.check_callable(f, "fusion_traffic")
-    statics = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+    statics = _ir.static_tuple(static_argnums)
 
     def traffic(*args: Any, **kwargs: Any) -> FusionTraffic:
         traced = _ir.trace(

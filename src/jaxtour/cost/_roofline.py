@@ -226,7 +226,7 @@ def draw_roofline(
         A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
     """
     _ir.check_callable(f, "draw_roofline")
-    statics = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+    statics = _ir.static_tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Roofline:
         traced = _ir.trace(f, args, kwargs, who="draw_roofline", static_argnums=statics)

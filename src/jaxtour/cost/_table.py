@@ -73,7 +73,7 @@ def cost_table(
             f'`group_by` must be None (one row per equation) or "source" '
             f"(one row per line of your code); got {group_by!r}."
         )
-    statics = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+    statics = _ir.static_tuple(static_argnums)
 
     def table(*args: Any, **kwargs: Any) -> CostTable:
         traced = _ir.trace(f, args, kwargs, who="cost_table", static_argnums=statics)

@@ -56,9 +56,7 @@ def find_nans(
             f"{WHO}: `include_inf` must be True (stop at a NaN or an Inf) or "
             f"False (NaNs only); got {_ir.describe(include_inf)}."
         )
-    static = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    )
+    static = _ir.static_tuple(static_argnums)
     bad = _bad_values(include_inf)
 
     def find(*args: Any, **kwargs: Any) -> NanReport:

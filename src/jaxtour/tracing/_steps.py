@@ -52,9 +52,7 @@ def step_through(
     """
     _ir.check_callable(f, WHO)
     _style.check_rankdir(rankdir, WHO)
-    static = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    )
+    static = _ir.static_tuple(static_argnums)
 
     def run(*args: Any, **kwargs: Any) -> Steps:
         return run_steps(f, args, kwargs, static, WHO, rankdir=rankdir)

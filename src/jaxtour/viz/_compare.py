@@ -12,7 +12,6 @@ from typing import Any
 
 from jaxtour import _ir, _style
 from jaxtour._files import write_atomically
-from jaxtour.viz._jaxpr import static_tuple
 
 WHO = "compare_stages"
 MAX_FUSIONS = 40  # listed; the counts above cover all of them
@@ -51,7 +50,7 @@ def compare_stages(
         True
     """
     _ir.check_callable(f, WHO)
-    static = static_tuple(static_argnums)
+    static = _ir.static_tuple(static_argnums)
 
     def compare(*args: Any, **kwargs: Any) -> StageComparison:
         import jax

@@ -9,7 +9,7 @@ from jaxtour import _ir, _style, _terminals
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural
 from jaxtour.viz._hlo_graph import Builder, returned_values, scalar_constant
-from jaxtour.viz._jaxpr import _check_options, static_tuple
+from jaxtour.viz._jaxpr import _check_options
 
 WHO = "draw_hlo"
 STAGES = {"stablehlo": "StableHLO", "compiled": "compiled HLO"}
@@ -78,7 +78,7 @@ def draw_hlo(
     stage = check_stage(stage)
     _check_options(rankdir, max_depth, None, max_ops, who=WHO, count="max_ops")
     _terminals.check_expand(expand_pytrees, WHO)
-    static = static_tuple(static_argnums)
+    static = _ir.static_tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
         traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)

@@ -65,7 +65,7 @@ def draw_jaxpr(
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
     _terminals.check_expand(expand_pytrees, WHO)
-    static = static_tuple(static_argnums)
+    static = _ir.static_tuple(static_argnums)
     options: dict[str, Any] = {
         "rankdir": rankdir,
         "max_depth": max_depth,
@@ -80,13 +80,6 @@ def draw_jaxpr(
         return jaxpr_diagram(traced.jaxpr, name=_ir.function_name(f), **options)
 
     return draw
-
-
-def static_tuple(static_argnums: int | tuple[int, ...]) -> tuple[int, ...]:
-    """`static_argnums` as `_ir.trace` takes it: one position becomes a 1-tuple."""
-    if isinstance(static_argnums, int):
-        return (static_argnums,)
-    return tuple(static_argnums)
 
 
 def _check_options(

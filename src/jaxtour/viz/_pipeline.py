@@ -18,7 +18,6 @@ from typing import NamedTuple, overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour.viz._jaxpr import static_tuple
 from jaxtour.viz._pipeline_graph import annotated, general
 
 STEPS = (1, 2, 3)
@@ -83,7 +82,7 @@ def draw_pipeline(
             "use step=2 or 3 with a function, or draw_pipeline(step=1) without one."
         )
 
-    static = static_tuple(static_argnums)
+    static = _ir.static_tuple(static_argnums)
 
     def draw(*args, **kwargs) -> Diagram:
         found = collect(f, args, kwargs, static)
