@@ -5,17 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
-NOT_COUNTED = "not counted"
-
-
-def si(value: float | None, unit: str = "") -> str:
-    """`1.37 G` style numbers; None reads "not counted"."""
-    if value is None:
-        return NOT_COUNTED
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}".rstrip()
+from jaxtour._style import NOT_COUNTED, si
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
-from jaxtour.cost._ledger import si
+from jaxtour._style import si
 from jaxtour.cost._plot import Plot, figure
 from jaxtour.cost._table import build
 

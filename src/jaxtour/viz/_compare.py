@@ -195,10 +195,8 @@ class StageComparison:
             "argument_bytes": "B arguments",
             "output_bytes": "B outputs",
         }
-        from jaxtour.viz._hlo import _si
-
         return ", ".join(
-            f"{_si(self.figures[k])}{v}" for k, v in names.items() if k in self.figures
+            _style.si(self.figures[k], v) for k, v in names.items() if k in self.figures
         )
 
     def __str__(self) -> str:

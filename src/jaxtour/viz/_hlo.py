@@ -207,23 +207,16 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
     """One line: XLA's FLOPs, bytes accessed, temp memory, and what the fusions hold."""
     parts = []
     if "flops" in figures:
-        parts.append(f"{_si(figures['flops'])}FLOP")
+        parts.append(_style.si(figures["flops"], "FLOP"))
     if "bytes_accessed" in figures:
-        parts.append(f"{_si(figures['bytes_accessed'])}B accessed")
+        parts.append(_style.si(figures["bytes_accessed"], "B accessed"))
     if "temp_bytes" in figures:
-        parts.append(f"{_si(figures['temp_bytes'])}B temp memory")
+        parts.append(_style.si(figures["temp_bytes"], "B temp memory"))
     fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")
     parts.append("scalar constants (and their broadcasts) not drawn")
     return " · ".join(parts)
-
-
-def _si(value: float) -> str:
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}"
-    return f"{value:.3g} "
 
 
 def _param_name(entry: _ir.HloComputation, param: str, i: int) -> str:
