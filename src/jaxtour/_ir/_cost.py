@@ -57,12 +57,6 @@ MOVES = _names(
     "rev bitcast_convert_type reduce_precision stop_gradient optimization_barrier "
     "device_put sharding_constraint split"
 )
-# Equations that only call a nested jaxpr: their insides are counted instead.
-CALLS = _names(
-    "pjit jit closed_call core_call custom_jvp_call custom_vjp_call "
-    "custom_vjp_call_jaxpr "
-    "remat checkpoint remat2 custom_lin cond scan while"
-)
 
 
 def aval_bytes(aval: Any) -> float:

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from jaxtour import _ir
 from jaxtour._style import si
+from jaxtour.cost._ledger import total
 from jaxtour.cost._table import build
 
 
@@ -71,7 +72,7 @@ def fusion_traffic(
             f, args, kwargs, who="fusion_traffic", static_argnums=statics
         )
         table = build(_ir.function_name(f), traced, traced.lower().compile())
-        unfused = sum(r.bytes for r in table.equations)
+        unfused = total(table.equations)[2]
         return FusionTraffic(
             table.name,
             unfused,

@@ -18,6 +18,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour._style import si
+from jaxtour.cost._ledger import total
 from jaxtour.cost._plot import Plot, figure
 from jaxtour.cost._table import build
 
@@ -175,7 +176,7 @@ def residuals(g: Callable, args: tuple) -> list[Any]:
     return [
         var.aval
         for var in jaxpr.outvars
-        if id(var) not in inputs and not hasattr(var, "val")  # a Literal has .val
+        if id(var) not in inputs and not _ir.is_literal(var)
     ]
 
 
@@ -185,7 +186,7 @@ def _measure(f: Callable, name: str, args: tuple) -> Policy:
     traced = jax.jit(jax.grad(g)).trace(*args)
     compiled = traced.lower().compile()
     table = build(name, traced, compiled)
-    flops = sum(row.flops or 0.0 for row in table.equations)
+    flops = total(table.equations)[0]
     return Policy(
         name,
         float(sum(aval.size * aval.dtype.itemsize for aval in kept)),
