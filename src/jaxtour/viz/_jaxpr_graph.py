@@ -97,7 +97,7 @@ class Builder(_style.Canvas):
     ) -> None:
         subs = _ir.sub_jaxprs(eqn)
         if subs and (self.max_depth is None or depth < self.max_depth):
-            self.nested(g, eqn, env, depth, line=line)
+            self.nested(g, eqn, subs, env, depth, line=line)
             return
         node, name = self.new_id("eqn"), eqn.primitive.name
         hidden = sum(_ir.count_eqns(s.jaxpr) for s in subs)
@@ -125,19 +125,27 @@ class Builder(_style.Canvas):
             env[var] = [node]
 
     def nested(
-        self, g: Any, eqn: Any, env: dict, depth: int, outer: str = "", line: Any = None
+        self,
+        g: Any,
+        eqn: Any,
+        subs: list,
+        env: dict,
+        depth: int,
+        outer: str = "",
+        line: Any = None,
     ) -> None:
-        """`eqn`'s nested jaxprs as clusters; `outer` heads the title (the titles of
-        the enclosing calls merged into this cluster)."""
-        subs, title = _ir.sub_jaxprs(eqn), outer + _eqn_title(eqn)
+        """`eqn`'s nested jaxprs (`subs`) as clusters; `outer` heads the title (the
+        titles of the enclosing calls merged into this cluster)."""
+        title = outer + _eqn_title(eqn)
         only = (
             subs[0].jaxpr.eqns[0]
             if len(subs) == 1 and len(subs[0].jaxpr.eqns) == 1
             else None
         )
-        if only is not None and _ir.sub_jaxprs(only) and not subs[0].jaxpr.constvars:
+        only_subs = _ir.sub_jaxprs(only) if only is not None else []
+        if only_subs and not subs[0].jaxpr.constvars:
             inner_env = self.bind(g, subs[0], env)  # custom_jvp_call › jit: one cluster
-            self.nested(g, only, inner_env, depth, title + " › ", line)
+            self.nested(g, only, only_subs, inner_env, depth, title + " › ", line)
             self.unbind(subs[0], inner_env, env)
             return
         self.families.add("control flow")
