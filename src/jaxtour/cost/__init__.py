@@ -4,7 +4,8 @@
 `cost_analysis()`; `device_peaks()` measures the device's matmul rate and memory
 bandwidth (cached); `draw_roofline(f)(*args)` places the program on that roof;
 `fusion_traffic(f)(*args)` puts a number on what fusion saves; `grad_memory(f)(*args)`
-shows what `jax.checkpoint` policies trade.
+shows what `jax.checkpoint` policies trade; `profile(f)(*args)` measures where the
+time went, op by compiled op, and maps each op back to your lines.
 """
 
 from jaxtour._style import NOT_COUNTED
@@ -13,6 +14,7 @@ from jaxtour.cost._ledger import CostTable, Row
 from jaxtour.cost._memory import POLICIES, GradMemory, Policy, grad_memory
 from jaxtour.cost._peaks import Peaks, cache_dir, device_peaks
 from jaxtour.cost._plot import Plot
+from jaxtour.cost._profile import OpTime, Profile, profile
 from jaxtour.cost._roofline import Point, Roofline, draw_roofline
 from jaxtour.cost._table import cost_table
 
@@ -22,10 +24,12 @@ __all__ = [
     "CostTable",
     "FusionTraffic",
     "GradMemory",
+    "OpTime",
     "Peaks",
     "Plot",
     "Point",
     "Policy",
+    "Profile",
     "Roofline",
     "Row",
     "cache_dir",
@@ -34,4 +38,5 @@ __all__ = [
     "draw_roofline",
     "fusion_traffic",
     "grad_memory",
+    "profile",
 ]

@@ -1,0 +1,96 @@
+"""The profiler lens: where the time of a compiled program went, and what it costs to ask.
+
+Run: .venv/bin/python benchmarks/profile.py [--repeat 5] [--batch 128]
+Prints, side by side, from one run:
+  - a 1024^2 matmul beside cheap elementwise work: the matmul op's share of the op time,
+    its source line, and the summed op time over the wall time (target 0.5-1.5x; ops
+    that overlap on several threads are said);
+  - two matmuls of very different sizes (1024^2 and 64^2): the order they rank in;
+  - the MLP's gradient step (`jax.grad(jaxtour.mlp.loss)`, 784-512-256-10): the first
+    `profile` call (trace, compile, record) and warm calls (median of --repeat; target
+    < 1 s), and `draw()`;
+then a JSON object with the same figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+
+from jaxtour.cost import profile
+from jaxtour.mlp import example_batch, init_params, loss
+
+TARGET_S = 1.0
+
+
+def matmul_and_elementwise(a, b):
+    product = a @ b  # the line the matmul op should name
+    return jnp.tanh(product + 1.0) * 2.0
+
+
+def two_matmuls(big, small):
+    return (big @ big).sum() + (small @ small).sum()
+
+
+def timed(call):
+    start = time.perf_counter()
+    out = call()
+    return out, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=128)
+    args = parser.parse_args()
+    figures: dict = {"backend": jax.default_backend(), "jax": jax.__version__}
+
+    a = jnp.ones((1024, 1024))
+    p = profile(matmul_and_elementwise)(a, a)
+    top = p.rows[0]
+    figures["matmul"] = {
+        "top_op": top.op,
+        "top_share": round(top.share, 3),
+        "top_lines": list(top.lines),
+        "op_over_wall": round(p.op_seconds / p.wall_seconds, 3),
+        "overlap_s": p.overlap_seconds,
+        "wall_s": p.wall_seconds,
+    }
+    print(p, "\n")
+
+    q = profile(two_matmuls)(a, jnp.ones((64, 64)))
+    figures["two_matmuls"] = [(r.op, r.seconds, list(r.primitives)) for r in q.rows]
+    print(q, "\n")
+
+    params = init_params(jax.random.key(0))
+    x, y = example_batch(args.batch)
+    grad_step = profile(jax.grad(loss))
+    _, first = timed(lambda: grad_step(params, x, y))
+    warm = [timed(lambda: grad_step(params, x, y))[1] for _ in range(args.repeat)]
+    result, _ = timed(lambda: grad_step(params, x, y))
+    _, drawn = timed(lambda: result.draw().svg())
+    figures["mlp_grad"] = {
+        "first_s": round(first, 3),
+        "warm_median_s": round(statistics.median(warm), 3),
+        "warm_max_s": round(max(warm), 3),
+        "draw_svg_s": round(drawn, 3),
+        "ops": len(result.rows),
+        "op_over_wall": round(result.op_seconds / result.wall_seconds, 3),
+    }
+    print(result, "\n")
+    print(
+        f"matmul op share {top.share:.0%} (target >= 50 %), ops/wall "
+        f"{p.op_seconds / p.wall_seconds:.2f}x (target 0.5-1.5x); MLP grad step: first "
+        f"{first:.2f} s, warm median {statistics.median(warm):.2f} s "
+        f"(target < {TARGET_S} s), draw to SVG {drawn:.2f} s"
+    )
+    print(json.dumps(figures, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""How a `Profile` shows itself: a table (text and HTML), notes in words, a drawing."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from jaxtour import _style
+from jaxtour._diagram import Diagram
+from jaxtour._style import plural, si
+
+TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
+DRAWN = 40  # the slowest ops drawn; the rest are one node
+# white to deep red: an op's share of the summed op time, in five steps
+HEAT = ("#FFFFFF", "#FDE0C5", "#FAB98C", "#F4845F", "#D63C3C")
+HEAD = ["op", "kind", "time/call", "share", "rate", "primitives", "lines"]
+PASS_THROUGH = frozenset({"get-tuple-element", "tuple", "bitcast"})
+
+
+def seconds_text(seconds: float) -> str:
+    """`1.23 ms`, `45.6 µs`: a time in the unit that reads best."""
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= factor:
+            return f"{seconds / factor:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+class ProfileView:
+    """The displays of `Profile` (its data lives there)."""
+
+    name: str
+    backend: str
+    rows: list
+    wall_seconds: float
+    op_seconds: float
+    overlap_seconds: float
+    calls: int
+    module: Any
+
+    @property
+    def busy_seconds(self) -> float:
+        """The time at least one op was running, per call."""
+        return self.op_seconds - self.overlap_seconds
+
+    @property
+    def unaccounted_seconds(self) -> float:
+        """Wall time no op accounts for: dispatch, argument handling, transfers."""
+        return max(self.wall_seconds - self.busy_seconds, 0.0)
+
+    def notes(self) -> list[str]:
+        """How far the op times can be trusted, in words."""
+        wall, ops = self.wall_seconds, self.op_seconds
+        notes = [
+            f"Medians of {plural(self.calls, 'recorded call')}: "
+            f"{seconds_text(wall)} per call from Python to its result."
+        ]
+        if not self.rows:
+            notes.append(
+                f"The profiler recorded no compiled op of {self.name} on "
+                f"{self.backend}: this backend's trace names no ops, or the program "
+                "ran none (it may only move its inputs)."
+            )
+            return notes
+        notes.append(
+            f"The ops add up to {seconds_text(ops)} per call, {ops / wall:.2f}x the "
+            "wall time."
+            if wall
+            else f"The ops add up to {seconds_text(ops)} per call."
+        )
+        if self.overlap_seconds > 0.01 * ops:
+            notes.append(
+                f"{seconds_text(self.overlap_seconds)} of it ran at the same moment as "
+                "other ops (several threads): shares are of the summed time."
+            )
+        notes.append(
+            f"{seconds_text(self.unaccounted_seconds)} per call is in no op: dispatch "
+            "from Python, argument checks, output buffers and transfers."
+            if self.unaccounted_seconds > 0
+            else "Nothing measurable is outside the ops: the call's time is theirs."
+        )
+        if wall < TOO_SHORT:
+            notes.append(
+                f"One call takes {seconds_text(wall)}: too short to time op by op (the "
+                "profiler's own cost per op is a large part of it). Time a bigger batch, "
+                "or several steps inside one jit (lax.scan)."
+            )
+        return notes
+
+    def table(self) -> list[list[str]]:
+        """The rows as text cells: op, kind, time, share, rate, primitives, lines."""
+        return [
+            [
+                r.op,
+                r.kind,
+                seconds_text(r.seconds),
+                f"{100 * r.share:.1f} %",
+                _rate(r),
+                ", ".join(r.primitives[:4]) + (" …" if len(r.primitives) > 4 else ""),
+                ", ".join(r.lines[:3]) + (" …" if len(r.lines) > 3 else ""),
+            ]
+            for r in self.rows
+        ]
+
+    def __repr__(self) -> str:
+        top = (
+            f", slowest {self.rows[0].op} ({100 * self.rows[0].share:.0f} %)"
+            if self.rows
+            else ""
+        )
+        return (
+            f"Profile({self.name!r} on {self.backend}: {plural(len(self.rows), 'op')}, "
+            f"{seconds_text(self.wall_seconds)} per call{top})"
+        )
+
+    def __str__(self) -> str:
+        cells = [HEAD, *self.table()]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(HEAD))]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in cells
+        ]
+        return "\n".join(
+            [
+                f"Where the time went: {self.name} on {self.backend}",
+                *lines,
+                "",
+                *self.notes(),
+            ]
+        )
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in HEAD)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.table()
+        )
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes())
+        return (
+            f"<div><b>{escape(repr(self))}</b><table><tr>{head}</tr>{body}</table>"
+            f"<ul>{notes}</ul></div>"
+        )
+
+    def draw(self, *, rankdir: str = "TB") -> Diagram:
+        """The compiled program, each op a box coloured and labelled by its time.
+
+        Returns:
+            A `jaxtour.Diagram`: white boxes took little time, deep red ones most.
+        """
+        _style.check_rankdir(rankdir, "Profile.draw")
+        import graphviz
+
+        title = (
+            f"Where the time went: {self.name} on {self.backend}, "
+            f"{seconds_text(self.wall_seconds)} per call"
+        )
+        shown = {r.op: r for r in self.rows[:DRAWN]}
+        graph = graphviz.Digraph(
+            graph_attr=_style.graph_attrs(title, rankdir, _subtitle(self)),
+            node_attr=dict(_style.NODE),
+            edge_attr=dict(_style.EDGE),
+        )
+        for row in shown.values():
+            graph.node(_id(row.op), _label(row), fillcolor=_heat(row.share))
+        hidden = self.rows[DRAWN:]
+        if hidden:
+            share = sum(r.share for r in hidden)
+            graph.node(
+                "_rest",
+                f"{len(hidden)} faster ops\n{100 * share:.1f} %",
+                fillcolor="#EEEEEE",
+            )
+        for src, dst in _edges(self.module, set(shown)):
+            graph.edge(_id(src), _id(dst))
+        return Diagram.from_graph(graph, title)
+
+
+def _rate(row: Any) -> str:
+    """FLOP/s where the op computes, bytes/s where it only moves data."""
+    if row.flops and row.seconds > 0:
+        return si(row.flops / row.seconds, "FLOP/s")
+    if row.bytes and row.seconds > 0:
+        return si(row.bytes / row.seconds, "B/s")
+    return "-"
+
+
+def _subtitle(view: ProfileView) -> str:
+    return (
+        f"{plural(len(view.rows), 'op')} timed · ops {seconds_text(view.op_seconds)}"
+        f" · outside any op {seconds_text(view.unaccounted_seconds)}"
+    )
+
+
+def _label(row: Any) -> str:
+    lines = [row.op, f"{seconds_text(row.seconds)} · {100 * row.share:.1f} %"]
+    if row.primitives:
+        lines.append(
+            ", ".join(row.primitives[:3]) + (" …" if len(row.primitives) > 3 else "")
+        )
+    if row.lines:
+        lines.append(", ".join(row.lines[:2]) + (" …" if len(row.lines) > 2 else ""))
+    return "\n".join(lines)
+
+
+def _heat(share: float) -> str:
+    return HEAT[min(int(share * len(HEAT) / 0.6), len(HEAT) - 1)]
+
+
+def _id(name: str) -> str:
+    return "op_" + "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _edges(module: Any, shown: set[str]) -> list[tuple[str, str]]:
+    """operand -> op among the drawn entry ops, seen through tuples and bitcasts."""
+    ops = {op.name: op for op in module.computations[module.entry].ops}
+
+    def sources(name: str, seen: frozenset = frozenset()) -> set[str]:
+        op = ops.get(name)
+        if op is None or name in seen:
+            return set()
+        if name in shown:
+            return {name}
+        if op.opcode in PASS_THROUGH:
+            return set().union(*(sources(o, seen | {name}) for o in op.operands))
+        return set()
+
+    edges = {
+        (src, op.name)
+        for op in ops.values()
+        if op.name in shown
+        for operand in op.operands
+        for src in sources(operand)
+    }
+    return sorted(edges)

@@ -1,0 +1,168 @@
+"""Record a compiled program under `jax.profiler` and read its trace offline.
+
+`jax.profiler.trace(dir, create_perfetto_trace=True)` writes a Chrome-trace JSON (gzip)
+beside the XPlane file, with no extra package and no server. Each compiled op XLA ran
+is a complete event ("ph": "X") whose `args` name its module (`hlo_module`) and HLO
+instruction (`hlo_op`): on a CPU in the thread that ran it, on a GPU or TPU in the
+device's own lanes. That is all this module reads.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TRACE_GLOBS = ("**/perfetto_trace.json.gz", "**/*.trace.json.gz")
+
+
+@dataclass(frozen=True)
+class OpEvent:
+    """One run of one compiled op: which op, which call, where and when (µs)."""
+
+    op: str
+    run: str
+    lane: tuple[Any, Any]  # (process, thread): events in one lane never overlap
+    start: float
+    duration: float
+    device: bool  # recorded in a device's lane (GPU/TPU), not a host thread
+
+
+def record(run: Callable[[], Any], calls: int) -> tuple[list[dict], list[float]]:
+    """The trace events of `calls` calls of `run`, and each call's wall time (s).
+
+    Each call waits for its result. The wall times are taken around the same calls the
+    trace records, so the two agree even when the machine is busy.
+
+    Raises:
+        RuntimeError: another profiler session is running (only one can), or JAX wrote
+            no trace file.
+    """
+    import jax
+
+    jax.block_until_ready(run())  # compiled and warm before the trace starts
+    walls = []
+    with tempfile.TemporaryDirectory(prefix="jaxtour-profile-") as folder:
+        try:
+            with jax.profiler.trace(folder, create_perfetto_trace=True):
+                for _ in range(calls):
+                    start = time.perf_counter()
+                    jax.block_until_ready(run())
+                    walls.append(time.perf_counter() - start)
+        except RuntimeError as err:
+            raise RuntimeError(
+                f"profile: jax.profiler could not record ({err}). Only one profiler "
+                "session runs at a time: stop yours (jax.profiler.stop_trace()) and "
+                "call profile again."
+            ) from err
+        return _read(Path(folder)), walls
+
+
+def _read(folder: Path) -> list[dict]:
+    for pattern in TRACE_GLOBS:
+        for path in sorted(folder.glob(pattern)):
+            with gzip.open(path, "rt", encoding="utf-8") as stream:
+                data = json.load(stream)
+            return data["traceEvents"] if isinstance(data, dict) else data
+    raise RuntimeError(
+        f"profile: jax.profiler wrote no trace file under {folder} (looked for "
+        f"{' and '.join(TRACE_GLOBS)}); this JAX or backend may not write one."
+    )
+
+
+def op_events(events: list[dict], module: str) -> list[OpEvent]:
+    """The events of compiled ops of HLO module `module`, device lanes when there are.
+
+    A GPU or TPU trace holds both the host's launches and the device's execution of
+    the same op; the device's lanes are the op's time.
+    """
+    devices = {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and "/device:" in str(e.get("args", {}).get("name", ""))
+    }
+    found = [
+        OpEvent(
+            str(e["args"]["hlo_op"]),
+            str(e["args"].get("run_id", "")),
+            (e.get("pid"), e.get("tid")),
+            float(e["ts"]),
+            float(e.get("dur", 0.0)),
+            e.get("pid") in devices,
+        )
+        for e in events
+        if e.get("ph") == "X"
+        and isinstance(e.get("args"), dict)
+        and e["args"].get("hlo_module") == module
+        and "hlo_op" in e["args"]
+    ]
+    if any(e.device for e in found):
+        found = [e for e in found if e.device]
+    return found
+
+
+def exclusive(events: list[OpEvent]) -> list[tuple[OpEvent, float]]:
+    """Each event with its own time (µs): a `while` or `call` event holds its body's
+    events in the same lane, and their time is theirs, not the loop's."""
+    out = []
+    for lane in _by(events, lambda e: e.lane).values():
+        lane.sort(key=lambda e: (e.start, -e.duration))
+        open_: list[list] = []  # [event, own time] of the events still open
+        for event in lane:
+            while open_ and event.start >= _end(open_[-1][0]):
+                out.append(tuple(open_.pop()))
+            if open_:
+                open_[-1][1] -= event.duration
+            open_.append([event, event.duration])
+        out.extend(tuple(pair) for pair in open_)
+    return [(e, max(own, 0.0)) for e, own in out]
+
+
+def per_call(events: list[OpEvent]) -> tuple[dict[str, float], float, float, int]:
+    """Seconds per call of each op (the median over calls), those medians summed, the
+    time ops ran at the same moment as others (the median over calls), and the calls."""
+    runs = _by(events, lambda e: e.run)
+    by_op: dict[str, list[float]] = defaultdict(list)
+    overlaps = []
+    for run_events in runs.values():
+        own: dict[str, float] = defaultdict(float)
+        for event, seconds in exclusive(run_events):
+            own[event.op] += seconds * 1e-6
+        for op, seconds in own.items():
+            by_op[op].append(seconds)
+        overlaps.append(max(sum(own.values()) - _union(run_events) * 1e-6, 0.0))
+    if not runs:
+        return {}, 0.0, 0.0, 0
+    # an op missing from one call's trace (a dropped event) is left out, not taken as 0
+    medians = {op: statistics.median(times) for op, times in by_op.items()}
+    return medians, sum(medians.values()), statistics.median(overlaps), len(runs)
+
+
+def _union(events: list[OpEvent]) -> float:
+    total, reach = 0.0, float("-inf")
+    for e in sorted(events, key=lambda e: e.start):
+        start, end = max(e.start, reach), _end(e)
+        if end > start:
+            total += end - start
+        reach = max(reach, end)
+    return total
+
+
+def _end(event: OpEvent) -> float:
+    return event.start + event.duration
+
+
+def _by(events: list[OpEvent], key: Callable[[OpEvent], Any]) -> dict:
+    groups: dict[Any, list[OpEvent]] = defaultdict(list)
+    for event in events:
+        groups[key(event)].append(event)
+    return groups

@@ -1,0 +1,192 @@
+"""`profile`: measured time per compiled op, mapped back to source lines.
+
+Timing tests assert mechanisms with wide margins (a matmul of 2^27 FLOPs against an add of
+2^18 elements; 512^3 against 32^3 multiply-adds): they hold on a busy laptop. The trace
+arithmetic is tested on made-up events, against sums done by hand.
+"""
+
+import inspect
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxtour import Diagram
+from jaxtour.cost import OpTime, Profile, profile
+from jaxtour.cost._profile_view import HEAT
+from jaxtour.cost._trace import OpEvent, exclusive, op_events, per_call
+
+
+def heavy_and_light(a, b):
+    product = a @ b  # the matmul: 2 * 512^3 FLOPs
+    return product + 1.0  # elementwise: 512^2 adds
+
+
+def two_matmuls(big, small):
+    large = big @ big
+    little = small @ small
+    return large.sum() + little.sum()
+
+
+def _line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"test_cost_profile.py:{first + offset}"
+
+
+@pytest.fixture(scope="module")
+def heavy():
+    a = jnp.ones((512, 512))
+    return profile(heavy_and_light)(a, a)
+
+
+def test_the_matmul_ranks_first_with_most_of_the_time_and_names_its_line(heavy):
+    top = heavy.rows[0]
+    assert "dot_general" in top.primitives
+    assert top.share >= 0.5, str(heavy)
+    assert _line_of(heavy_and_light, "a @ b") in top.lines
+    assert [r.seconds for r in heavy.rows] == sorted(
+        (r.seconds for r in heavy.rows), reverse=True
+    )
+    assert sum(r.share for r in heavy.rows) == pytest.approx(1.0)
+    assert top.flops == 2 * 512**3 and top.flops_per_s == top.flops / top.seconds
+
+
+def test_summed_op_time_is_the_calls_time_within_a_wide_margin(heavy):
+    # the ops account for a 2^28 FLOP program's time; dispatch is microseconds
+    assert 0.3 < heavy.op_seconds / heavy.wall_seconds < 3, str(heavy)
+    assert heavy.calls == 5 and 0 <= heavy.overlap_seconds <= heavy.op_seconds
+
+
+def test_two_matmuls_of_very_different_sizes_rank_in_order():
+    p = profile(two_matmuls)(jnp.ones((512, 512)), jnp.ones((32, 32)))
+    rank = {line: i for i, r in enumerate(p.rows) for line in r.lines}
+    big, small = (_line_of(two_matmuls, f"{x} @ {x}") for x in ("big", "small"))
+    assert rank[big] < rank[small], str(p)
+
+
+def test_draw_colours_the_slowest_op_deepest(heavy):
+    d = heavy.draw()
+    assert isinstance(d, Diagram) and d.counts[0] == len(heavy.rows)
+    assert d.title.startswith("Where the time went: heavy_and_light on cpu")
+    assert f'fillcolor="{HEAT[-1]}"' in d.source or f"fillcolor={HEAT[-1]}" in d.source
+    assert d.svg().startswith("<?xml")
+
+
+def test_text_and_html_views_list_every_op(heavy):
+    text, html = str(heavy), heavy._repr_html_()
+    assert all(r.op in text and r.op in html for r in heavy.rows)
+    assert repr(heavy).startswith("Profile('heavy_and_light' on cpu: ")
+
+
+def test_a_loop_body_counts_to_its_loop():
+    def loop(x):
+        return jax.lax.fori_loop(0, 20, lambda i, v: jnp.sin(v) @ v, x)
+
+    p = profile(loop)(jnp.ones((128, 128)))
+    entry = {op.name for op in p.module.computations[p.module.entry].ops}
+    assert {r.op for r in p.rows} <= entry
+    assert p.rows[0].kind == "while" and "dot_general" in p.rows[0].primitives
+
+
+def test_static_arguments_are_held_as_jax_jit_holds_them():
+    p = profile(lambda x, n: jnp.tanh(x) * n, static_argnums=1)(jnp.ones(8), 3)
+    assert p.rows and p.name == "<lambda>"
+
+
+@pytest.mark.parametrize("calls", [0, -1, 2.5, True])
+def test_calls_must_be_a_positive_int(calls):
+    with pytest.raises(ValueError, match=r"profile: `calls` must be a positive int"):
+        profile(jnp.sin, calls=calls)
+
+
+def test_profile_needs_a_function():
+    with pytest.raises(TypeError, match="profile needs a function to trace"):
+        profile(3)
+
+
+# --- the trace arithmetic, on made-up events ----------------------------------------------
+
+
+def _event(op, run, start, duration, lane=(1, 1)):
+    return OpEvent(op, run, lane, start, duration, False)
+
+
+def test_a_loop_event_keeps_only_its_own_time():
+    events = [
+        _event("while", "r", 0, 100),
+        _event("body", "r", 10, 30),
+        _event("body", "r", 50, 30),
+        _event("after", "r", 100, 5),
+    ]
+    own = {(e.op, e.start): t for e, t in exclusive(events)}
+    assert own == {
+        ("while", 0): 40,
+        ("body", 10): 30,
+        ("body", 50): 30,
+        ("after", 100): 5,
+    }
+
+
+def test_per_call_takes_medians_and_sees_overlap_across_lanes():
+    events = [
+        e
+        for run, scale in (("1", 1), ("2", 2), ("3", 3))
+        for e in (
+            _event("a", run, 0, 10 * scale),
+            _event("b", run, 0, 10 * scale, lane=(1, 2)),  # runs beside a
+        )
+    ]
+    seconds, summed, overlap, calls = per_call(events)
+    assert seconds == {"a": pytest.approx(20e-6), "b": pytest.approx(20e-6)}
+    assert summed == pytest.approx(40e-6) and overlap == pytest.approx(20e-6)
+    assert calls == 3
+
+
+def test_op_events_keep_the_module_and_prefer_device_lanes():
+    raw = [
+        {
+            "ph": "M",
+            "pid": 7,
+            "name": "process_name",
+            "args": {"name": "/device:GPU:0"},
+        },
+        {
+            "ph": "X",
+            "pid": 1,
+            "tid": 1,
+            "ts": 0,
+            "dur": 5,
+            "name": "launch",
+            "args": {"hlo_module": "jit_f", "hlo_op": "fusion", "run_id": "1"},
+        },
+        {
+            "ph": "X",
+            "pid": 7,
+            "tid": 2,
+            "ts": 1,
+            "dur": 3,
+            "name": "fusion",
+            "args": {"hlo_module": "jit_f", "hlo_op": "fusion", "run_id": "1"},
+        },
+        {
+            "ph": "X",
+            "pid": 7,
+            "tid": 2,
+            "ts": 9,
+            "dur": 3,
+            "name": "other",
+            "args": {"hlo_module": "jit_g", "hlo_op": "dot", "run_id": "1"},
+        },
+    ]
+    [event] = op_events(raw, "jit_f")
+    assert (event.op, event.device, event.duration) == ("fusion", True, 3.0)
+
+
+def test_notes_say_when_a_program_is_too_short_to_time():
+    row = OpTime("add", 5e-6, 1.0, ("f.py:1",), ("add",), "add", 8.0, 96.0)
+    p = Profile("f", "cpu", [row], (2e-5, 5e-6, 0.0, 5), module=None)
+    notes = " ".join(p.notes())
+    assert (
+        "too short to time op by op" in notes and "15 µs per call is in no op" in notes
+    )
