@@ -136,6 +136,15 @@ def test_cost_view_is_the_ledger(panel):
     assert "<table>" in panel.output.value and "FLOP/B" in panel.output.value
 
 
+def test_time_view_is_the_profile_drawn(panel):
+    panel.view.value = "time"
+    drawn = panel.shown.result
+    assert drawn.title.startswith("Where the time went: cubic on ")
+    assert panel.shown.code == "profile(cubic)(*args).draw(rankdir='TB')"
+    assert drawn.counts[0] >= 1
+    assert panel.depth.disabled and not panel.rankdir.disabled
+
+
 def test_options_a_view_does_not_read_are_disabled_and_do_not_redraw(panel):
     panel.view.value = "jaxpr text"
     assert panel.depth.disabled and panel.group.disabled and panel.rankdir.disabled

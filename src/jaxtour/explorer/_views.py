@@ -212,6 +212,15 @@ def cost_ledger(request: Request) -> Shown:
     return Shown(cost_table(fn)(*args), _code("cost_table", {}, label))
 
 
+def measured_time(request: Request) -> Shown:
+    from jaxtour.cost import profile
+
+    fn, args, label = request.composed
+    drawn = profile(fn)(*args).draw(rankdir=request.options.rankdir)
+    code = f"profile({label})(*args).draw(rankdir={request.options.rankdir!r})"
+    return Shown(drawn, code)
+
+
 _FIGURES = {
     "flops": "floating-point operations",
     "transcendentals": "transcendental functions (exp, tanh, ...)",
@@ -250,6 +259,7 @@ VIEWS: dict[str, View] = {
     "autodiff graph": View("autodiff graph", frozenset({"rankdir"}), autodiff_graph),
     "cost and memory": View("cost and memory", frozenset(), cost_and_memory),
     "cost": View("cost (FLOPs and bytes per op)", frozenset(), cost_ledger),
+    "time": View("time (measured, per op)", frozenset({"rankdir"}), measured_time),
     "step through": View(
         "step through",
         frozenset({"rankdir", "step"}),
