@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from jaxtour import paths
-from jaxtour._notebooks import LESSON_GLOB
 from jaxtour.cli import add_flag
+from jaxtour.lesson import LESSON_GLOB, NOTEBOOK_GLOB
 
-EXECUTED_GLOB = LESSON_GLOB.replace(".py", ".ipynb")
+EXECUTED_GLOB = NOTEBOOK_GLOB
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
