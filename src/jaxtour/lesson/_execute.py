@@ -48,12 +48,18 @@ def cache_dir(build_dir: Path | None = None) -> Path:
 
 @functools.cache
 def kit_fingerprint() -> str:
-    """jaxtour's version and a hash of its installed source files."""
+    """jaxtour's version and a hash of its installed source files.
+
+    The lessons a wheel carries (``jaxtour/lessons/``) are left out: each run is keyed on
+    its own lesson's source, so a checkout and an install of the same code share runs.
+    """
     import jaxtour
 
     digest = hashlib.sha256(jaxtour.__version__.encode())
     package = Path(jaxtour.__file__).parent
     for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).parts[0] == "lessons":
+            continue
         digest.update(str(path.relative_to(package)).encode() + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()
