@@ -17,7 +17,7 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from jaxtour.lesson import View, find_lessons, notebook_text
+from jaxtour.lesson import Kind, View, find_lessons, kind_of, notebook_text
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = find_lessons(ROOT / "notebooks")
@@ -165,7 +165,7 @@ def setup_cell(source: Path) -> str:
     """The lesson's first code cell: the set-up cell (later `setup` cells only import)."""
     cells = nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4).cells
     first = next(c for c in cells if c.cell_type == "code")
-    assert "setup" in first.metadata.get("tags", []), (
+    assert kind_of(first) is Kind.SETUP, (
         f"{source.stem}: the first code cell must be the set-up cell, tagged `setup`"
     )
     return first.source

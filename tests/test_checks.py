@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from jaxtour.lesson import Kind, kind_of
+
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = Path(__file__).resolve().parent / "check_floor.json"
-CHECK_TAG = "check"
 UPDATE = "python tests/test_checks.py --raise"
 
 
@@ -60,7 +61,7 @@ def lesson_checks(notebook) -> tuple[int, list[int]]:
         if cell.cell_type != "code":
             continue
         found = count_asserts(cell.source)
-        if CHECK_TAG in cell.metadata.get("tags", []):
+        if kind_of(cell) is Kind.CHECK:
             in_checks += found
         elif found:
             stray.append(index)

@@ -18,7 +18,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from jaxtour import Diagram
 from jaxtour.cli import _slides as slides_cli
 from jaxtour.cli import _tour, main
-from jaxtour.lesson import View, find_lessons, notebook_text
+from jaxtour.lesson import Kind, View, find_lessons, kind_of, notebook_text
 from jaxtour.slides import (
     SlidesError,
     _pdf,
@@ -334,7 +334,7 @@ def test_lessons_that_choose_their_slides_skip_the_setup_cell_live_too():
             notebook_text(source, View.INSTRUCTOR), as_version=4
         ).cells
         if any("slideshow" in c.metadata for c in cells):
-            setup = [c for c in cells if "setup" in c.metadata.get("tags", [])]
+            setup = [c for c in cells if kind_of(c) is Kind.SETUP]
             assert all(
                 c.metadata["slideshow"]["slide_type"] == "skip" for c in setup
             ), source
