@@ -10,14 +10,7 @@ from pathlib import Path
 EXTRAS = ("lessons", "notebook", "test")
 
 # What executing lessons or building decks imports (import names), all in the notebook extra.
-NOTEBOOK_TOOLS = (
-    "jupytext",
-    "nbformat",
-    "nbconvert",
-    "nbclient",
-    "ipykernel",
-    "filelock",
-)
+NOTEBOOK_TOOLS = ("jupytext", "nbformat", "nbconvert", "nbclient", "ipykernel")
 DECK_TOOLS = ("jupytext", "nbformat", "nbconvert")
 # What the lessons import beyond jaxtour's own dependencies.
 LESSON_IMPORTS = ("optax", "flax", "orbax", "grain")
@@ -32,7 +25,6 @@ _FALLBACK = {
         "nbclient",
         "ipykernel",
         "optax",
-        "filelock",
     ],
     "test": ["pytest", "nbval", "ruff", "playwright"],
 }
