@@ -6,6 +6,7 @@ Execution goes through the lesson cache (`jaxtour.lesson.executed`): the tests m
 """
 
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -224,7 +225,10 @@ def test_a_failing_lesson_leaves_no_cache_entry(tmp_path, counted_runs):
     assert not [p for p in (tmp_path / "cache").iterdir() if p.suffix != ".lock"]
 
 
-def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs):
+@pytest.mark.parametrize("lock", ["filelock", "flock"])
+def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs, lock, monkeypatch):
+    if lock == "flock":  # an environment without filelock: the POSIX lock it wraps
+        monkeypatch.setitem(sys.modules, "filelock", None)
     source = _lesson_file(tmp_path)
     threads = [
         threading.Thread(
@@ -237,6 +241,33 @@ def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs):
     for thread in threads:
         thread.join(timeout=120)
     assert counted_runs == ["00_demo.py"]
+
+
+@pytest.mark.parametrize("lock", ["filelock", "flock"])
+def test_a_lock_held_too_long_is_named_with_what_to_do(tmp_path, lock, monkeypatch):
+    from jaxtour.lesson._lock import locked
+
+    if lock == "flock":
+        monkeypatch.setitem(sys.modules, "filelock", None)
+    path = tmp_path / "00_demo.lock"
+    with locked(path, "executing 00_demo.py"):
+        waiter = threading.Thread(target=_wait_briefly, args=(path, errors := []))
+        waiter.start()
+        waiter.join(timeout=60)
+    assert errors == [
+        f"Waited 0 s for another process executing 00_demo.py ({path}). Stop it, or "
+        "delete the lock file if no process holds it."
+    ]
+
+
+def _wait_briefly(path, errors):
+    from jaxtour.lesson._lock import locked
+
+    try:
+        with locked(path, "executing 00_demo.py", wait_s=0.2):
+            errors.append("acquired a lock another holds")
+    except TimeoutError as err:
+        errors.append(str(err))
 
 
 @pytest.mark.notebooks
