@@ -64,7 +64,12 @@ def test_the_solution_passes_its_check_in_the_executed_lesson(found, executed_le
     # read what its `check(ex_…)` cell printed instead of checking it again.
     [source] = [s for s in LESSONS if s.stem == found.lesson]
     run = nbformat.read(executed_lesson(source).ipynb, as_version=4)
-    [cell] = [c for c in run.cells if c.source.strip() == f"check({found.name})"]
+    cells = [c for c in run.cells if c.source.strip() == f"check({found.name})"]
+    assert len(cells) == 1, (
+        f"{found.lesson}: want one cell holding only `check({found.name})` (the student's "
+        f"check), found {len(cells)}"
+    )
+    [cell] = cells
     printed = "".join(o.get("text", "") for o in cell.outputs)
     printed += "".join(
         str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs
