@@ -69,8 +69,9 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# Each notebooks/NN_topic.ipynb is the STUDENT view of NN_topic.py (no solutions, no checks).
 notebooks: $(STAMP)
-	$(BIN)/jupytext --sync notebooks/*.py
+	$(BIN)/python -m jaxtour.lesson notebooks
 
 lock:
 	uv pip compile pyproject.toml --universal --python-version 3.11 --extra test \

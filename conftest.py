@@ -1,4 +1,4 @@
-"""Settings for every test, notebooks included (nbval kernels inherit this environment)."""
+"""Settings for every test, lessons included (their kernels inherit this environment)."""
 
 import os
 from pathlib import Path
@@ -13,3 +13,10 @@ if "JAXTOUR_DATA" not in os.environ and _shared.is_dir():
 
 # Matplotlib draws to files only, also in kernels started by the tests.
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Every test that needs an executed lesson gets it from one cache for the whole run (and
+# later runs: the key holds the lesson's source, the kit's code, JAX's version and the
+# mode), so each lesson executes once per JAX version, whichever tests and workers ask.
+os.environ.setdefault(
+    "JAXTOUR_EXECUTED", str(Path(__file__).resolve().parent / "build" / "executed")
+)

@@ -2,7 +2,9 @@
 
 Everything else is declared in pyproject.toml. notebooks/ stays where it is (Colab
 and Binder open the .ipynb files there by URL); a wheel gets a copy, which
-`jaxtour lessons` and `jaxtour tour` read when there is no checkout around.
+`jaxtour lessons` and `jaxtour tour` read when there is no checkout around: each
+NN_topic.py source (the tour executes it; `jaxtour lessons --instructor` makes the
+instructor notebook from it) and NN_topic.ipynb, its student view (`jaxtour lessons`).
 """
 
 from pathlib import Path

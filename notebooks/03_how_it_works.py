@@ -2,7 +2,6 @@
 # jupyter:
 #   jupytext:
 #     cell_metadata_filter: tags,slideshow,jupyter,-all
-#     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
 #       extension: .py
@@ -464,8 +463,7 @@ print([int(factorial_loop(n)) for n in range(8)], "traces:", len(traces))
 for n in range(13):  # 12! is the largest that fits in int32
     assert factorial_loop(n) == math.factorial(n), n
 assert len(traces) == 1  # twenty-one calls, one trace
-loop_jaxpr = jax.make_jaxpr(factorial_loop)(5)
-assert "while" in str(loop_jaxpr)
+assert "while" in str(jax.make_jaxpr(factorial_loop)(5))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `lax.fori_loop` calls `body(i, carry)` for `i` from `lower` to `upper - 1`. With a
@@ -473,6 +471,7 @@ assert "while" in str(loop_jaxpr)
 # serves every `n`.
 
 # %% slideshow={"slide_type": "skip"}
+loop_jaxpr = jax.make_jaxpr(factorial_loop)(5)
 print(loop_jaxpr)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}

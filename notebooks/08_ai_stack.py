@@ -2,7 +2,6 @@
 # jupyter:
 #   jupytext:
 #     cell_metadata_filter: tags,slideshow,jupyter,-all
-#     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,colab,accelerator
 #     text_representation:
 #       extension: .py

@@ -13,3 +13,16 @@ def full_float32():
     """
     with jax.default_matmul_precision("highest"):
         yield
+
+
+@pytest.fixture(scope="session")
+def executed_lesson():
+    """`executed_lesson(source, view=View.INSTRUCTOR)`: the lesson's (ipynb, html), run
+    once for the whole run through the lesson cache ($JAXTOUR_EXECUTED, set in
+    ../conftest.py), shared by pytest-xdist workers."""
+    from jaxtour import lesson
+
+    def executed(source, which=lesson.View.INSTRUCTOR):
+        return lesson.executed(source, which)
+
+    return executed

@@ -17,10 +17,10 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from jaxtour import _notebooks
+from jaxtour.lesson import Kind, View, find_lessons, kind_of, notebook_text
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
+LESSONS = find_lessons(ROOT / "notebooks")
 COLAB = "https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/"
 BINDER = "https://mybinder.org/v2/gh/jaxtour/jaxtour/main?labpath="
 _LINK = re.compile(
@@ -57,7 +57,9 @@ def readme_row(source: Path) -> str:
     """The README table row a lesson needs (said in the failure message, to copy)."""
     notebook = f"notebooks/{source.stem}.ipynb"
     title = (
-        nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+        nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4)
+        .cells[0]
+        .source
     )
     title = re.search(r"^#\s+(.+)$", title, re.MULTILINE).group(1).split(":")[0]
     return (
@@ -100,7 +102,9 @@ def test_every_badge_opens_a_lesson_that_exists(document):
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
     first = (
-        nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells[0].source
+        nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4)
+        .cells[0]
+        .source
     )
     assert f"{COLAB}notebooks/{source.stem}.ipynb" in first
     assert _BADGE_IMAGES[0] in first
@@ -159,9 +163,9 @@ print(json.dumps({"error": None if error is None else repr(error),
 
 def setup_cell(source: Path) -> str:
     """The lesson's first code cell: the set-up cell (later `setup` cells only import)."""
-    cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
+    cells = nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4).cells
     first = next(c for c in cells if c.cell_type == "code")
-    assert "setup" in first.metadata.get("tags", []), (
+    assert kind_of(first) is Kind.SETUP, (
         f"{source.stem}: the first code cell must be the set-up cell, tagged `setup`"
     )
     return first.source

@@ -1,15 +1,14 @@
 """The decks in a real browser: Debian's Chromium, headless, with the network blocked.
 
-Every deck is built from an EXECUTED lesson, once per session: a lesson's .ipynb in
-build/notebooks (or $JAXTOUR_BUILD/notebooks) is reused when it is newer than its source
-(a tour just wrote it), any other lesson is executed here (JAXTOUR_QUICK=1: 5-40 s each).
+Every deck is built from an EXECUTED lesson, from the lesson cache the whole run shares
+(the `executed_lesson` fixture, tests/conftest.py): a lesson the notebook tests or a tour
+already ran is not run again; any other is executed here (JAXTOUR_QUICK=1: 5-40 s each).
 Every deck is opened from file://, as an instructor opens it in a room with no network,
 and the slide lint (tests/slide_lint.py) walks every slide of every deck at 1280x720.
 Screenshots go to build/screenshots/ (or $JAXTOUR_BUILD/screenshots/), failing slides'
 to build/screenshots/lint/.
 """
 
-import os
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,13 @@ from browser import SCREENSHOTS
 from browser import find_chromium as chromium
 from slide_lint import LINT_SHOTS, lint_page
 
-from jaxtour import _notebooks
+from jaxtour.lesson import find_lessons
 from jaxtour.slides import build_slides
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
+LESSONS = find_lessons(ROOT / "notebooks")
 # lesson -> text that its diagram's SVG holds: the slides that must show a picture.
 DIAGRAM_SLIDES = {
     "00_setup": "StableHLO",  # the pipeline diagram
@@ -70,31 +69,11 @@ _WALK = """() => {
 }"""
 
 
-BUILD = Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build")
-
-
-def executed_lessons(out: Path) -> list[tuple[Path, Path]]:
-    """(executed .ipynb, exported .html) of every lesson: fresh tour output, else run here."""
-    found = []
-    for source in LESSONS:
-        ipynb, html = (
-            BUILD / "notebooks" / f"{source.stem}{s}" for s in (".ipynb", ".html")
-        )
-        fresh = all(
-            p.is_file() and p.stat().st_mtime > source.stat().st_mtime
-            for p in (ipynb, html)
-        )
-        found.append(
-            (ipynb, html) if fresh else _notebooks.execute(source, out / "notebooks")
-        )
-    return found
-
-
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, executed_lesson):
     """(decks by name, slides folder, exported HTML lessons) of every executed lesson."""
     out = tmp_path_factory.mktemp("tour")
-    lessons = executed_lessons(out)
+    lessons = [executed_lesson(source) for source in LESSONS]
     decks = build_slides([ipynb for ipynb, _ in lessons], out / "slides")
     return (
         {deck.name: deck for deck in decks},

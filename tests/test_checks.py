@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from jaxtour.lesson import Kind, kind_of
+
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = Path(__file__).resolve().parent / "check_floor.json"
-CHECK_TAG = "check"
 UPDATE = "python tests/test_checks.py --raise"
 
 
@@ -60,7 +61,7 @@ def lesson_checks(notebook) -> tuple[int, list[int]]:
         if cell.cell_type != "code":
             continue
         found = count_asserts(cell.source)
-        if CHECK_TAG in cell.metadata.get("tags", []):
+        if kind_of(cell) is Kind.CHECK:
             in_checks += found
         elif found:
             stray.append(index)
@@ -68,9 +69,9 @@ def lesson_checks(notebook) -> tuple[int, list[int]]:
 
 
 def lessons() -> dict[str, Path]:
-    from jaxtour import _notebooks
+    from jaxtour.lesson import find_lessons
 
-    return {p.stem: p for p in _notebooks.find_notebooks(ROOT / "notebooks")}
+    return {p.stem: p for p in find_lessons(ROOT / "notebooks")}
 
 
 def read_floor() -> dict[str, int]:
@@ -174,7 +175,7 @@ if __name__ == "__main__":
 
 
 def test_the_exported_html_lesson_leaves_out_check_cells_that_still_ran(tmp_path):
-    from jaxtour import _notebooks
+    from jaxtour.lesson import execute
 
     source = tmp_path / "03_demo.py"
     source.write_text(
@@ -184,7 +185,7 @@ def test_the_exported_html_lesson_leaves_out_check_cells_that_still_ran(tmp_path
         "assert answer == 42\nchecked = True\n\n"
         "# %%\nprint('checked' if checked else 'not checked')\n"
     )
-    ipynb, html = _notebooks.execute(source, tmp_path / "out", timeout=120)
+    ipynb, html = execute(source, tmp_path / "out", timeout=120)
     text = html.read_text()
     assert "the answer is 42" in text and "assert" not in text
     assert "<pre>checked\n</pre>" in text  # the check cell ran: it defined `checked`

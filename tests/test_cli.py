@@ -100,9 +100,12 @@ def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp
         "--only",
         "slides",
     ]
+    runs = []
     for _ in range(2):  # re-running is safe: same files, no leftovers
+        # The run's lesson cache ($JAXTOUR_EXECUTED): lesson 00 runs at most once.
         result = jaxtour(*args, env={"JAXTOUR_QUICK": "1"})
         assert result.returncode == 0, result.stdout + result.stderr
+        runs.append(result.stdout)
     svgs = sorted((build / "diagrams").glob("*.svg"))
     assert svgs, result.stdout
     for svg in svgs:
@@ -120,7 +123,10 @@ def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp
     )  # inline, executed
     assert not list(build.rglob("*.part"))
     assert "The tour wrote" in result.stdout and "[3/3] slides" in result.stdout
-    assert re.search(r"executed 00_setup\.py in \d+\.\d s", result.stdout)
+    assert re.search(
+        r"executed 00_setup\.py in \d+\.\d s|00_setup\.py: unchanged since", runs[0]
+    )
+    assert "00_setup.py: unchanged since its run in" in runs[1]  # the lesson cache
     assert f"Open {(build / 'slides' / 'index.html').resolve()}" in result.stdout
 
 
@@ -294,21 +300,23 @@ def test_a_failing_tour_lists_what_it_wrote_then_the_error(
 
 
 def test_lessons_command_writes_every_lesson_once(tmp_path, capsys):
-    sources = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.*"))
+    # Students get the committed student notebooks; the sources hold the solutions.
+    notebooks = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert main(["lessons", str(tmp_path / "mine")]) == 0
-    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == sources
-    assert (tmp_path / "mine" / "05_mnist_mlp.py").read_text() == (
-        ROOT / "notebooks" / "05_mnist_mlp.py"
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == notebooks
+    assert (tmp_path / "mine" / "05_mnist_mlp.ipynb").read_text() == (
+        ROOT / "notebooks" / "05_mnist_mlp.ipynb"
     ).read_text()
     assert (
-        f"wrote {len(sources)} files to {tmp_path / 'mine'}" in capsys.readouterr().out
+        f"wrote {len(notebooks)} student files to {tmp_path / 'mine'}"
+        in capsys.readouterr().out
     )
-    (tmp_path / "mine" / "00_setup.py").write_text("# my edits")
+    (tmp_path / "mine" / "00_setup.ipynb").write_text("my edits")
     assert main(["lessons", str(tmp_path / "mine")]) == 1
     assert "Pass --force to replace them" in capsys.readouterr().err
-    assert (tmp_path / "mine" / "00_setup.py").read_text() == "# my edits"
+    assert (tmp_path / "mine" / "00_setup.ipynb").read_text() == "my edits"
     assert main(["lessons", str(tmp_path / "mine"), "--force"]) == 0
-    assert (tmp_path / "mine" / "00_setup.py").read_text() != "# my edits"
+    assert (tmp_path / "mine" / "00_setup.ipynb").read_text() != "my edits"
 
 
 def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeypatch):
@@ -325,11 +333,9 @@ def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeyp
     )
     assert all(p.parent == tmp_path / "build" / "lessons" for p in sources)
     assert written == sources and written is not sources  # the step extends `written`
-    from jaxtour import _notebooks
+    from jaxtour.lesson import find_lessons
 
-    found = (
-        _notebooks.find_notebooks()
-    )  # what the exercises step reads: the same lessons
+    found = find_lessons()  # what the exercises step reads: the same lessons
     assert [p.name for p in found] == [p.name for p in sources]
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "00_mine.py").write_text("# %%\n")

@@ -15,7 +15,8 @@ import pytest
 
 from jaxtour import exercises as ex
 from jaxtour.cli import main
-from jaxtour.exercises import Exercise, Wrong, _lessons, _registry, check, expect_close
+from jaxtour.exercises import Exercise, Wrong, _registry, check, expect_close
+from jaxtour.lesson import lesson_exercises
 
 X = jnp.arange(1.0, 4.0)  # f32[3]
 
@@ -498,7 +499,7 @@ assert check(ex_double, quiet=True).passed
 def test_a_lesson_source_gives_its_exercises_stubs_solutions_and_hints(tmp_path):
     source = tmp_path / "98_fake_lesson.py"
     source.write_text(LESSON)
-    [found] = _lessons.lesson_exercises(source)
+    [found] = lesson_exercises(source)
     assert (found.name, found.lesson) == ("ex_double", "98_fake_lesson")
     assert "..." in found.stub and "the secret line" in found.solution
     assert found.hints == [

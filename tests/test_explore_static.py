@@ -65,11 +65,11 @@ def test_an_executed_notebook_exports_the_picture():
 
 @pytest.mark.slow
 def test_the_tours_html_export_shows_the_picture_not_an_empty_widget_box(tmp_path):
-    from jaxtour import _notebooks
+    from jaxtour.lesson import execute
 
     source = tmp_path / "00_panel.py"
     source.write_text("# %%\nfrom jaxtour import explore\n\nexplore()\n")
-    _, html = _notebooks.execute(source, tmp_path / "out")
+    _, html = execute(source, tmp_path / "out")
     text = html.read_text()
     assert "jaxpr of cubic: 7 equations" in _static_block(text)
     assert "application/vnd.jupyter.widget-state+json" not in text

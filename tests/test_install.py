@@ -240,7 +240,9 @@ def test_bare_package_commands_name_the_missing_extra(bare):
         doctor
     )  # the newest JAX, not the lock's
     _ok(run("jaxtour", "lessons"))
-    assert sorted(p.stem for p in (bare["work"] / "lessons").glob("*.py")) == LESSONS
+    # A student's copy: the student notebooks only (the .py sources hold the solutions).
+    assert sorted(p.stem for p in (bare["work"] / "lessons").glob("*.ipynb")) == LESSONS
+    assert not list((bare["work"] / "lessons").glob("*.py"))
     _one_line_naming_the_notebook_extra(run("jaxtour", "tour", JAXTOUR_QUICK="1"))
     _one_line_naming_the_notebook_extra(
         run("jaxtour", "slides", "lessons/00_setup.ipynb")

@@ -1,22 +1,30 @@
-"""Lesson plumbing: every py:percent source has an up-to-date paired .ipynb.
+"""The lessons: each committed .ipynb is its source's student view, nothing a student opens
+holds an answer, every lesson keeps the lesson lint, and each lesson runs, once per run.
 
-The lessons themselves are executed by nbval (see `testpaths` in pyproject.toml).
+Execution goes through the lesson cache (`jaxtour.lesson.executed`): the tests marked
+`notebooks` share one run of each lesson with the browser tests and the exercise tests.
 """
 
 import json
+import sys
+import threading
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from jaxtour import _notebooks
+from jaxtour import lesson
+from jaxtour.cli import main
+from jaxtour.lesson import Kind, LessonError, View, kind_of
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-SOURCES = _notebooks.find_notebooks(NOTEBOOKS)
+SOURCES = lesson.find_lessons(NOTEBOOKS)
+# The lesson whose student view a test runs top to bottom: cheap, and it sets exercises.
+CHEAPEST_WITH_EXERCISES = "01_why_jax"
 
 
 def _cells(ipynb_text: str) -> list[tuple[str, str, list[str], dict]]:
     """Type, source, tags and slide metadata of each cell (cell ids are random: ignored)."""
-    cells = json.loads(ipynb_text)["cells"]
     return [
         (
             c["cell_type"],
@@ -24,8 +32,26 @@ def _cells(ipynb_text: str) -> list[tuple[str, str, list[str], dict]]:
             c["metadata"].get("tags", []),
             c["metadata"].get("slideshow", {}),
         )
-        for c in cells
+        for c in json.loads(ipynb_text)["cells"]
     ]
+
+
+def _solution_lines(source: Path) -> set[str]:
+    """Lines only a solution cell holds (not a stub's `def`, not shown elsewhere)."""
+    cells = lesson.read(source).cells
+    elsewhere = {
+        li.strip()
+        for c in cells
+        if kind_of(c) is not Kind.SOLUTION
+        for li in c.source.splitlines()
+    }
+    return {
+        li.strip()
+        for c in cells
+        if kind_of(c) is Kind.SOLUTION
+        for li in c.source.splitlines()
+        if li.strip() and li.strip() not in elsewhere
+    }
 
 
 def test_there_are_lessons():
@@ -33,31 +59,254 @@ def test_there_are_lessons():
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
-def test_paired_ipynb_matches_its_source(source):
+def test_the_committed_ipynb_is_the_student_view_of_its_source(source):
     ipynb = source.with_suffix(".ipynb")
     assert ipynb.exists(), f"{ipynb.name} is missing: run `make notebooks`"
     committed = ipynb.read_text()
-    assert _cells(committed) == _cells(_notebooks.paired_ipynb(source)), (
-        f"{ipynb.name} has drifted from {source.name}: run `make notebooks`"
+    assert _cells(committed) == _cells(lesson.notebook_text(source, View.STUDENT)), (
+        f"{ipynb.name} is not the student view of {source.name}: run `make notebooks`"
     )
-    assert all(not c.get("outputs") for c in json.loads(committed)["cells"]), (
+    notebook = json.loads(committed)
+    assert all(not c.get("outputs") for c in notebook["cells"]), (
         f"{ipynb.name} holds outputs: they must be stripped (`make notebooks`)"
+    )
+    assert "formats" not in notebook["metadata"].get("jupytext", {}), (
+        f"{ipynb.name} is paired with its source: Jupyter would sync the solutions into it"
     )
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
-def test_lesson_opens_with_what_you_will_see_and_closes_with_a_summary(source):
-    cells = _cells(_notebooks.paired_ipynb(source))
-    assert cells[0][0] == "markdown" and "colab.research.google.com" in cells[0][1]
-    assert cells[-1][0] == "markdown" and "In this notebook we:" in cells[-1][1]
-    first_code = next(c for c in cells if c[0] == "code")
-    assert "setup" in first_code[2], (
-        "the first code cell is the set-up cell, tagged `setup`"
+def test_no_committed_notebook_holds_a_solution_or_a_check(source):
+    committed = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    kinds = {kind_of(c) for c in committed.cells}
+    assert not kinds & {Kind.SOLUTION, Kind.CHECK}, source.name
+    text = source.with_suffix(".ipynb").read_text()
+    assert not [li for li in _solution_lines(source) if li in text], source.name
+
+
+def test_no_lesson_source_pairs_itself_with_the_student_notebook():
+    assert all("formats:" not in s.read_text().split("# ---", 2)[1] for s in SOURCES)
+    assert not any(
+        li.startswith("formats")
+        for li in (NOTEBOOKS.parent / "jupytext.toml").read_text().splitlines()
     )
 
 
-def test_pair_check_detects_drift(tmp_path):
-    source = tmp_path / "00_x.py"
-    source.write_text("# %% [markdown]\n# # Title\n\n# %%\nx = 1\n")
-    drifted = _notebooks.paired_ipynb(source).replace("x = 1", "x = 2")
-    assert _cells(drifted) != _cells(_notebooks.paired_ipynb(source))
+def test_jaxtour_lessons_copies_student_notebooks_only(tmp_path, capsys):
+    assert main(["lessons", str(tmp_path / "mine")]) == 0
+    copied = sorted((tmp_path / "mine").iterdir())
+    assert [p.name for p in copied] == [s.with_suffix(".ipynb").name for s in SOURCES]
+    secrets = set().union(*map(_solution_lines, SOURCES))
+    for path in copied:
+        notebook = nbformat.read(path, as_version=4)
+        assert not {kind_of(c) for c in notebook.cells} & {Kind.SOLUTION, Kind.CHECK}
+        assert not [li for li in secrets if li in path.read_text()], path.name
+    assert "wrote 10 student files" in capsys.readouterr().out
+
+
+def test_jaxtour_lessons_instructor_copies_solutions_and_sources(tmp_path, capsys):
+    assert main(["lessons", str(tmp_path / "mine"), "--instructor"]) == 0
+    names = sorted(p.name for p in (tmp_path / "mine").iterdir())
+    assert names == sorted(
+        n for s in SOURCES for n in (s.name, s.with_suffix(".ipynb").name)
+    )
+    teacher = nbformat.read(
+        tmp_path / "mine" / "04_transformations.ipynb", as_version=4
+    )
+    assert Kind.SOLUTION in {kind_of(c) for c in teacher.cells}
+    assert "jaxtour tour --notebooks" in capsys.readouterr().out
+    assert main(["lessons", str(tmp_path / "mine"), "--instructor"]) == 1  # no --force
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_every_lesson_keeps_the_lesson_lint(source):
+    assert lesson.lint(lesson.read(source), source.stem) == []
+
+
+def _notebook(*cells):
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    made = []
+    for kind, text, tags in cells:
+        make = new_code_cell if kind == "code" else new_markdown_cell
+        made.append(make(text, metadata={"tags": tags}))
+    return new_notebook(cells=made)
+
+
+def test_the_lint_finds_a_check_cell_defining_a_name_a_teaching_cell_uses():
+    notebook = _notebook(
+        ("markdown", "# 03 · Demo", []),
+        ("code", "import jax", ["setup"]),
+        ("code", "y = 2", []),
+        ("code", "assert y == 2\nhidden = [i for i in range(3)]", ["check"]),
+        ("code", "def show(i):\n    return i\nprint(hidden, show(y))", []),
+        ("markdown", "In this notebook we:", []),
+    )
+    assert lesson.lint(notebook, "03_demo") == [
+        "03_demo: the check cell 'assert y == 2' defines `hidden`, which a teaching cell "
+        "uses; views without check cells would not define it. Move the definition into "
+        "the teaching cell, or rename it in the check cell."
+    ]
+    notebook.cells[
+        2
+    ].source = "y = 2\nhidden = [0, 1, 2]"  # the teaching cell defines it
+    assert lesson.lint(notebook, "03_demo") == []
+
+
+def test_the_lint_wants_the_opening_the_setup_cell_and_the_summary():
+    notebook = _notebook(("code", "x = 1", []), ("markdown", "The end.", []))
+    assert [p.split(": ")[1][:30] for p in lesson.lint(notebook, "x")] == [
+        "the first cell must be markdow",
+        "the last cell must be the summ",
+        "the first code cell must be th",
+    ]
+
+
+# --- the execution cache ------------------------------------------------------------------
+
+
+@pytest.fixture
+def counted_runs(monkeypatch):
+    """Execution without a kernel: each run appends the lesson's name; a cell holding
+    `raise` fails it, as a kernel would."""
+    from jaxtour.lesson import _execute
+
+    runs = []
+
+    def fake_run(notebook, folder, timeout, name):
+        runs.append(name)
+        if any("raise" in c.source for c in notebook.cells):
+            raise LessonError(
+                f"{name}: the cell starting 'raise' raised ValueError: no"
+            )
+
+    monkeypatch.setattr(_execute, "run_notebook", fake_run)
+    return runs
+
+
+def _lesson_file(tmp_path, code="x = 1"):
+    source = tmp_path / "00_demo.py"
+    source.write_text(f"# %% [markdown]\n# # Demo\n\n# %%\n{code}\n")
+    return source
+
+
+def test_a_second_call_reuses_the_run_and_a_changed_source_runs_again(
+    tmp_path, counted_runs
+):
+    source = _lesson_file(tmp_path)
+    first = lesson.executed(source, cache=tmp_path / "cache")
+    again = lesson.executed(source, cache=tmp_path / "cache")
+    assert counted_runs == ["00_demo.py"] and first == again
+    assert first.ipynb.is_file() and first.html.is_file()
+    lesson.executed(source, View.STUDENT, cache=tmp_path / "cache")  # another view
+    source.write_text(source.read_text() + "\n# %%\ny = 2\n")
+    lesson.executed(source, cache=tmp_path / "cache")
+    assert counted_runs == ["00_demo.py"] * 3
+
+
+def test_the_key_holds_the_kit_jax_and_quick_mode(tmp_path, monkeypatch):
+    from jaxtour.lesson import _execute
+
+    source = _lesson_file(tmp_path)
+    keys = {lesson.cache_key(source)}
+    monkeypatch.setenv("JAXTOUR_QUICK", "0")
+    keys.add(lesson.cache_key(source))
+    monkeypatch.setattr(_execute, "kit_fingerprint", lambda: "an edited kit")
+    keys.add(lesson.cache_key(source))
+    monkeypatch.setattr("jax.__version__", "99.0")
+    keys.add(lesson.cache_key(source))
+    assert len(keys) == 4
+
+
+def test_a_failing_lesson_leaves_no_cache_entry(tmp_path, counted_runs):
+    source = _lesson_file(tmp_path, "raise ValueError('no')")
+    with pytest.raises(LessonError, match="the cell starting 'raise'"):
+        lesson.executed(source, cache=tmp_path / "cache")
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.suffix != ".lock"]
+
+
+@pytest.mark.parametrize("lock", ["filelock", "flock"])
+def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs, lock, monkeypatch):
+    if lock == "flock":  # an environment without filelock: the POSIX lock it wraps
+        monkeypatch.setitem(sys.modules, "filelock", None)
+    source = _lesson_file(tmp_path)
+    threads = [
+        threading.Thread(
+            target=lesson.executed, args=(source,), kwargs={"cache": tmp_path}
+        )
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert counted_runs == ["00_demo.py"]
+
+
+@pytest.mark.parametrize("lock", ["filelock", "flock"])
+def test_a_lock_held_too_long_is_named_with_what_to_do(tmp_path, lock, monkeypatch):
+    from jaxtour.lesson._lock import locked
+
+    if lock == "flock":
+        monkeypatch.setitem(sys.modules, "filelock", None)
+    path = tmp_path / "00_demo.lock"
+    with locked(path, "executing 00_demo.py"):
+        waiter = threading.Thread(target=_wait_briefly, args=(path, errors := []))
+        waiter.start()
+        waiter.join(timeout=60)
+    assert errors == [
+        f"Waited 0 s for another process executing 00_demo.py ({path}). Stop it, or "
+        "delete the lock file if no process holds it."
+    ]
+
+
+def _wait_briefly(path, errors):
+    from jaxtour.lesson._lock import locked
+
+    try:
+        with locked(path, "executing 00_demo.py", wait_s=0.2):
+            errors.append("acquired a lock another holds")
+    except TimeoutError as err:
+        errors.append(str(err))
+
+
+@pytest.mark.notebooks
+def test_a_failing_cell_is_named_by_its_first_line(tmp_path):
+    source = _lesson_file(tmp_path, "y = 1\n\n# %%\nfrom math import sqrt\nsqrt(-y)")
+    with pytest.raises(LessonError) as raised:
+        lesson.execute(source, tmp_path / "out", timeout=120)
+    assert str(raised.value) == (
+        "00_demo.py: the cell starting 'from math import sqrt' raised ValueError: "
+        "math domain error"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+# --- every lesson, executed once --------------------------------------------------------------
+
+
+@pytest.mark.notebooks
+@pytest.mark.slow
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_the_lesson_runs_top_to_bottom(source, executed_lesson):
+    run = executed_lesson(source)  # LessonError names the failing cell and its error
+    executed = nbformat.read(run.ipynb, as_version=4)
+    assert len(executed.cells) == len(lesson.read(source).cells)
+    assert all(c.execution_count for c in executed.cells if c.cell_type == "code")
+
+
+@pytest.mark.notebooks
+@pytest.mark.slow
+def test_run_all_on_an_untouched_student_lesson_says_correct_for_no_exercise(
+    executed_lesson,
+):
+    [source] = [s for s in SOURCES if s.stem == CHEAPEST_WITH_EXERCISES]
+    names = [e.name for e in lesson.lesson_exercises(source)]
+    assert names, f"{source.stem} sets no exercise: pick another lesson"
+    run = nbformat.read(executed_lesson(source, View.STUDENT).ipynb, as_version=4)
+    outputs = [o for c in run.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "correct!" not in shown
+    for name in names:
+        assert f"✗ {name}: not done yet" in shown, name

@@ -15,9 +15,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from jaxtour import Diagram, _notebooks
+from jaxtour import Diagram
 from jaxtour.cli import _slides as slides_cli
 from jaxtour.cli import _tour, main
+from jaxtour.lesson import Kind, View, find_lessons, kind_of, notebook_text
 from jaxtour.slides import (
     SlidesError,
     _pdf,
@@ -31,7 +32,7 @@ from jaxtour.slides import (
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "src" / "jaxtour" / "slides" / "assets"
-LESSONS = _notebooks.find_notebooks(ROOT / "notebooks")
+LESSONS = find_lessons(ROOT / "notebooks")
 
 
 def md(text, **metadata):
@@ -329,9 +330,11 @@ def test_the_index_links_every_deck_and_the_manifest_lists_their_slides(lesson_d
 def test_lessons_that_choose_their_slides_skip_the_setup_cell_live_too():
     # RISE (live presenting in JupyterLab) reads slideshow metadata, not our tags.
     for source in LESSONS:
-        cells = nbformat.reads(_notebooks.paired_ipynb(source), as_version=4).cells
+        cells = nbformat.reads(
+            notebook_text(source, View.INSTRUCTOR), as_version=4
+        ).cells
         if any("slideshow" in c.metadata for c in cells):
-            setup = [c for c in cells if "setup" in c.metadata.get("tags", [])]
+            setup = [c for c in cells if kind_of(c) is Kind.SETUP]
             assert all(
                 c.metadata["slideshow"]["slide_type"] == "skip" for c in setup
             ), source

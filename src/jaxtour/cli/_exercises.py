@@ -84,9 +84,6 @@ def _row(cells: list[str]) -> str:
 
 def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     """Write build/instructor/ (every cell) and build/student/ (no solutions) notebooks."""
-    from jaxtour import _notebooks
-    from jaxtour.exercises import _lessons
+    from jaxtour import lesson
 
-    return _lessons.write_notebooks(
-        _notebooks.find_notebooks(args.notebooks), build_dir
-    )
+    return lesson.write_notebooks(lesson.find_lessons(args.notebooks), build_dir)

@@ -1,4 +1,8 @@
-"""`jaxtour lessons [DIR]`: the lessons that came with jaxtour, copied into a folder to open."""
+"""`jaxtour lessons [DIR]`: the lessons that came with jaxtour, written into a folder to open.
+
+Students get the student notebooks (exercises, no answers); `--instructor` writes the
+instructor notebooks (with solutions and checks) and the lesson sources.
+"""
 
 from __future__ import annotations
 
@@ -20,26 +24,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_flag(
         parser, "--force", "replace lessons already in DIR (your edits there are lost)"
     )
+    add_flag(
+        parser,
+        "--instructor",
+        "the instructor notebooks, with the solutions, and the lesson sources",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxtour._lessons import LESSON_PATTERNS, copy_lessons, packaged_lessons_dir
+    from jaxtour import lesson
 
-    names = sorted(
-        p.name
-        for pattern in LESSON_PATTERNS
-        for p in packaged_lessons_dir().glob(pattern)
-    )
+    which = lesson.View.INSTRUCTOR if args.instructor else lesson.View.STUDENT
+    sources = lesson.find_lessons(lesson.packaged_lessons_dir())
+    names = [s.with_suffix(".ipynb").name for s in sources]
+    if args.instructor:
+        names += [s.name for s in sources]
     clashes = [name for name in names if (args.dir / name).exists()]
     if clashes and not args.force:
         raise FileExistsError(
             f"{args.dir} already holds {len(clashes)} lesson files ({clashes[0]}, ...); "
             "your edits there would be lost. Pass --force to replace them, or another DIR."
         )
-    written = copy_lessons(args.dir)
-    print(f"wrote {len(written)} files to {args.dir.resolve()}:")
+    written = lesson.copy_lessons(args.dir, which)
+    print(f"wrote {len(written)} {which.value} files to {args.dir.resolve()}:")
     for path in written:
         print(f"  {path.name}")
     print(f"\nOpen them with: jupyter lab {args.dir}")
-    print(f"Build them into decks with: jaxtour tour --notebooks {args.dir}")
+    if args.instructor:
+        print(f"Build them into decks with: jaxtour tour --notebooks {args.dir}")
     return 0

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from jaxtour import paths
-from jaxtour._notebooks import LESSON_GLOB
 from jaxtour.cli import add_flag
+from jaxtour.lesson import NOTEBOOK_GLOB
 
-EXECUTED_GLOB = LESSON_GLOB.replace(".py", ".ipynb")
+EXECUTED_GLOB = NOTEBOOK_GLOB
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,23 +38,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def lessons_in(folder: Path) -> list[Path]:
-    """The lessons of `folder`: its executed ``NN_topic.ipynb``, else its ``NN_topic.py``."""
-    return sorted(folder.glob(EXECUTED_GLOB)) or sorted(folder.glob(LESSON_GLOB))
+def default_lessons(build_dir: Path) -> list[Path]:
+    """The tour's executed lessons (BUILD/notebooks); else each source in ./notebooks as
+    the lesson cache last ran it (jaxtour.lesson), or the source itself when never run."""
+    from jaxtour import lesson
+
+    executed = sorted((build_dir / "notebooks").glob(EXECUTED_GLOB))
+    if executed or not Path("notebooks").is_dir():
+        return executed
+    cache = lesson.cache_dir(build_dir)
+    return [
+        getattr(lesson.cached(source, cache=cache), "ipynb", source)
+        for source in lesson.find_lessons("notebooks")
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
     from jaxtour.slides import SlidesError, build_slides
 
     build_dir = args.build_dir or paths.build_dir()
-    lessons = (
-        args.lessons
-        or lessons_in(build_dir / "notebooks")
-        or lessons_in(Path("notebooks"))
-    )
-    if lessons and lessons[0].suffix == ".py":
+    lessons = args.lessons or default_lessons(build_dir)
+    if any(lesson.suffix == ".py" for lesson in lessons):
         print(
-            "note: no executed lessons in build/notebooks; the decks show code without "
+            "note: some lessons were never executed here; their decks show code without "
             "outputs (run `jaxtour tour` for decks with outputs and diagrams).",
             file=sys.stderr,
         )

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from jaxtour import _notebooks
+from jaxtour import lesson
+from jaxtour._files import write_atomically
 
 # file stem -> "module:function" returning a Diagram with no arguments.
 DIAGRAMS: dict[str, str] = {
@@ -47,23 +48,38 @@ def lesson_sources(
     """
     folder = getattr(args, "notebooks", None)
     if folder is None and not Path("notebooks").is_dir():
-        from jaxtour._lessons import copy_lessons
-
-        copied = copy_lessons(build_dir / "lessons", ("[0-9][0-9]_*.py",))
+        copied = lesson.copy_sources(build_dir / "lessons")
         tqdm.write(
             f"  no ./notebooks here: using the {len(copied)} lessons that came with "
             f"jaxtour (copied to {build_dir / 'lessons'})"
         )
         return copied, list(copied)  # two lists: the caller extends the second
-    return _notebooks.find_notebooks(folder), []
+    return lesson.find_lessons(folder), []
 
 
 def execute_notebooks(args: argparse.Namespace, build_dir: Path) -> list[Path]:
-    """Execute every lesson into build/notebooks/ as .ipynb and .html."""
+    """Execute every lesson (instructor view) into build/notebooks/ as .ipynb and .html.
+
+    Runs come from the lesson cache (build/executed/, or $JAXTOUR_EXECUTED): a lesson
+    whose source, kit, JAX and mode are unchanged since its last run is not run again.
+    """
     sources, written = lesson_sources(args, build_dir)
+    cache = lesson.cache_dir(build_dir)
     for source in tqdm(sources, desc="notebooks", unit="nb"):
-        tqdm.write(f"  executing {source.name}")
-        start = time.perf_counter()
-        written += _notebooks.execute(source, build_dir / "notebooks")
-        tqdm.write(f"  executed {source.name} in {time.perf_counter() - start:.1f} s")
+        run = lesson.cached(source, cache=cache)
+        if run is None:
+            tqdm.write(f"  executing {source.name}")
+            start = time.perf_counter()
+            run = lesson.executed(source, cache=cache)
+            tqdm.write(
+                f"  executed {source.name} in {time.perf_counter() - start:.1f} s"
+            )
+        else:
+            tqdm.write(
+                f"  {source.name}: unchanged since its run in {run.ipynb.parent}"
+            )
+        for path in run:
+            target = build_dir / "notebooks" / path.name
+            write_atomically(target, path.read_bytes())
+            written.append(target)
     return written

@@ -70,9 +70,9 @@ def read_notebook(path: str | os.PathLike):
     """Read a lesson: an ``.ipynb`` (executed or not) or its py:percent ``.py`` source."""
     path = Path(path)
     if path.suffix == ".py":
-        import jupytext
+        from jaxtour.lesson import read
 
-        return jupytext.read(path)
+        return read(path)
     if path.suffix != ".ipynb":
         raise SlidesError(
             f"Cannot make slides from {path.name}: give an .ipynb or a .py lesson."

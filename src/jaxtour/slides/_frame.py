@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from jaxtour.lesson import Kind, kind_of
+
 # A line holding only a linked badge image or the link it becomes: [![..](..)](..), [..](..).
 _BADGE_LINE = re.compile(r"^\s*\[!?\[?[^\]]*\]?(?:\([^)]*\))?\]\([^)\s]+\)\s*$")
 _HEADING = re.compile(r"^#\s+(.+?)\s*$")
@@ -135,11 +137,7 @@ def frame(cells: list, new_cell) -> list:
     if summary and summary[-1] != first:
         _mark(cells[summary[-1]], "closing", "slide")
     for cell in cells:  # an exercise's task: a "Your turn" slide of its own
-        if (
-            cell.cell_type == "markdown"
-            and "exercise" in cell.metadata.get("tags", [])
-            and _slide_type(cell) not in ("skip", "notes")
-        ):
+        if kind_of(cell) is Kind.TASK and _slide_type(cell) not in ("skip", "notes"):
             _mark(cell, "exercise", _slide_type(cell))
     return cells
 
@@ -164,9 +162,7 @@ def lesson_exercises(notebook) -> tuple[str, ...]:
     """
     titles = []
     for cell in notebook.cells:
-        if cell.get("cell_type") == "markdown" and "exercise" in cell.get(
-            "metadata", {}
-        ).get("tags", []):
+        if kind_of(cell) is Kind.TASK:
             first = next(
                 (li for li in cell.get("source", "").splitlines() if li.strip()), ""
             )

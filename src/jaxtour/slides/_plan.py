@@ -4,9 +4,9 @@ A lesson chooses its slides the way RISE and `jupyter nbconvert --to slides` rea
 each cell's ``metadata.slideshow.slide_type`` is one of ``slide``, ``subslide``,
 ``fragment``, ``-`` (continue), ``skip`` or ``notes``. A tag of the same name does the
 same and is easier to type in a py:percent header (``# %% tags=["slide"]``). Cells that
-run but are not taught never reach a slide: set-up (tag ``setup``), checks (``check``: a
-lesson's asserts), an exercise's ``solution`` and ``hint``, an exercise's code stub (a code
-cell tagged ``exercise``; its markdown task is the "Your turn" slide) and ``remove-cell``.
+run but are not taught never reach a slide: the deck keeps only the cell kinds
+``jaxtour.lesson.KEEPS[View.DECK]`` lists (teaching cells, exercise tasks and notes), so
+set-up, checks, solutions, hints, exercise stubs and ``remove-cell`` cells stay out.
 A ``notes`` cell goes into the speaker notes (reveal.js, key S) of the slide before it.
 
 A notebook that chooses no slide at all still makes a deck: each markdown cell that
@@ -18,10 +18,10 @@ from __future__ import annotations
 import copy
 import re
 
+from jaxtour.lesson import View, keeps
 from jaxtour.slides._frame import frame
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
-HIDDEN_TAGS = frozenset({"setup", "check", "solution", "hint", "remove-cell"})
 _STARTS = frozenset({"slide", "subslide"})
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
@@ -54,11 +54,8 @@ def explicit_slide_type(cell, where: str = "a cell") -> str | None:
 
 
 def is_hidden(cell) -> bool:
-    """Whether the cell stays out of the deck: see `HIDDEN_TAGS`, and exercise code cells."""
-    tags = set(cell.get("metadata", {}).get("tags", []))
-    return bool(HIDDEN_TAGS & tags) or (
-        cell.get("cell_type") == "code" and "exercise" in tags
-    )
+    """Whether the cell stays out of the deck (the lesson's deck view leaves it out)."""
+    return not keeps(View.DECK, cell)
 
 
 def heading_slide_type(cell) -> str:

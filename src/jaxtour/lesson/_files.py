@@ -1,0 +1,133 @@
+"""Lessons as files: finding the sources, writing their views as .ipynb, copying them out.
+
+A lesson's source is ``NN_topic.py`` (py:percent); everything else is made from it. A
+checkout reads ``notebooks/``; a wheel holds the same files under ``jaxtour/lessons/``
+(``setup.py`` copies them), for users who never cloned the repository.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from jaxtour._files import write_atomically
+from jaxtour.lesson._views import View, view
+
+LESSON_GLOB = "[0-9][0-9]_*.py"
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+_CHECKOUT = Path(__file__).resolve().parents[3] / "notebooks"
+
+
+def packaged_lessons_dir() -> Path:
+    """The folder holding the lessons that came with this jaxtour.
+
+    Raises:
+        FileNotFoundError: neither the installed package nor a checkout holds lessons.
+    """
+    from importlib import resources
+
+    installed = Path(str(resources.files("jaxtour") / "lessons"))
+    for folder in (installed, _CHECKOUT):
+        if any(folder.glob(LESSON_GLOB)):
+            return folder
+    raise FileNotFoundError(
+        f"This jaxtour has no lessons (looked in {installed} and {_CHECKOUT}). Reinstall it "
+        'with pip install "jaxtour[notebook]", or pass the folder of a clone: --notebooks DIR.'
+    )
+
+
+def find_lessons(folder: str | os.PathLike | None = None) -> list[Path]:
+    """The lesson sources `NN_topic.py` in `folder`, in lesson order.
+
+    With no `folder`: ./notebooks when there is one (a checkout), else the lessons that
+    came with jaxtour.
+
+    Raises:
+        FileNotFoundError: `folder` is not a folder.
+    """
+    if folder is None:
+        folder = "notebooks" if Path("notebooks").is_dir() else packaged_lessons_dir()
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"No lessons folder at {folder.resolve()}: pass --notebooks DIR (a folder of "
+            "NN_topic.py lessons), or leave it out to use the lessons that came with jaxtour."
+        )
+    return sorted(folder.glob(LESSON_GLOB))
+
+
+def read(source: Path) -> Any:
+    """The lesson `source` (py:percent) as an nbformat notebook, every cell in it."""
+    import jupytext
+
+    return jupytext.read(source)
+
+
+def notebook_text(source: Path, which: View = View.STUDENT) -> str:
+    """The .ipynb text of lesson `source` as `which` shows it, outputs empty.
+
+    The committed ``notebooks/NN_topic.ipynb`` (what Colab and Binder open) is
+    ``notebook_text(source)``: the student view.
+    """
+    import jupytext
+
+    return jupytext.writes(view(read(source), which), fmt="ipynb")
+
+
+def write_view(sources: list[Path], folder: Path, which: View) -> list[Path]:
+    """Write each lesson of `sources` as `folder`/NN_topic.ipynb in view `which`."""
+    written = []
+    for source in sources:
+        path = folder / f"{source.stem}.ipynb"
+        write_atomically(path, notebook_text(source, which).encode())
+        written.append(path)
+    return written
+
+
+def write_student_notebooks(folder: str | os.PathLike = "notebooks") -> list[Path]:
+    """Write each lesson's committed ``NN_topic.ipynb`` beside its source: the student
+    view, what Colab, Binder and ``jaxtour lessons`` hand out (``make notebooks``)."""
+    sources = find_lessons(folder)
+    return write_view(sources, Path(folder), View.STUDENT)
+
+
+def write_notebooks(sources: list[Path], build_dir: Path) -> list[Path]:
+    """Write build/instructor/NN_topic.ipynb (every cell) and build/student/ (no answers)."""
+    return [
+        path
+        for which in (View.INSTRUCTOR, View.STUDENT)
+        for path in write_view(sources, build_dir / which.value, which)
+    ]
+
+
+def copy_lessons(dest: Path, which: View = View.STUDENT) -> list[Path]:
+    """Write the packaged lessons into `dest` as `which` shows them; the files written.
+
+    Students get ``NN_topic.ipynb`` only (no source: it holds the solutions): the
+    packaged notebooks are the student view already (the tests hold them to it), so
+    they are copied as they are, which needs no jupytext. Instructors get the instructor
+    notebooks and the ``NN_topic.py`` sources (``jaxtour tour --notebooks DIR`` builds
+    from those). A file already in `dest` is replaced.
+    """
+    sources = find_lessons(packaged_lessons_dir())
+    packaged = [s.with_suffix(".ipynb") for s in sources]
+    if which is View.STUDENT and all(p.is_file() for p in packaged):
+        for path in packaged:
+            write_atomically(dest / path.name, path.read_bytes())
+        return [dest / p.name for p in packaged]
+    written = write_view(sources, dest, which)
+    if which is View.INSTRUCTOR:
+        for source in sources:
+            write_atomically(dest / source.name, source.read_bytes())
+            written.append(dest / source.name)
+    return sorted(written)
+
+
+def copy_sources(dest: Path) -> list[Path]:
+    """Copy the packaged lesson sources ``NN_topic.py`` into `dest` (for the tour to run)."""
+    written = []
+    for source in find_lessons(packaged_lessons_dir()):
+        write_atomically(dest / source.name, source.read_bytes())
+        written.append(dest / source.name)
+    return written
