@@ -6,7 +6,6 @@ Execution goes through the lesson cache (`jaxtour.lesson.executed`): the tests m
 """
 
 import json
-import sys
 import threading
 from pathlib import Path
 
@@ -225,10 +224,7 @@ def test_a_failing_lesson_leaves_no_cache_entry(tmp_path, counted_runs):
     assert not [p for p in (tmp_path / "cache").iterdir() if p.suffix != ".lock"]
 
 
-@pytest.mark.parametrize("lock", ["filelock", "flock"])
-def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs, lock, monkeypatch):
-    if lock == "flock":  # an environment without filelock: the POSIX lock it wraps
-        monkeypatch.setitem(sys.modules, "filelock", None)
+def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs):
     source = _lesson_file(tmp_path)
     threads = [
         threading.Thread(
@@ -243,12 +239,9 @@ def test_two_at_once_run_the_lesson_once(tmp_path, counted_runs, lock, monkeypat
     assert counted_runs == ["00_demo.py"]
 
 
-@pytest.mark.parametrize("lock", ["filelock", "flock"])
-def test_a_lock_held_too_long_is_named_with_what_to_do(tmp_path, lock, monkeypatch):
+def test_a_lock_held_too_long_is_named_with_what_to_do(tmp_path):
     from jaxtour.lesson._lock import locked
 
-    if lock == "flock":
-        monkeypatch.setitem(sys.modules, "filelock", None)
     path = tmp_path / "00_demo.lock"
     with locked(path, "executing 00_demo.py"):
         waiter = threading.Thread(target=_wait_briefly, args=(path, errors := []))
