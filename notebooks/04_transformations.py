@@ -453,9 +453,9 @@ assert "scatter" in str(jax.make_jaxpr(lambda v: v.at[0].set(1.0))(row))
 # A device cannot raise mid-program: reads clamp, writes are dropped.
 
 # %%
-print("row[10]          =", row[10])
+print("row[10]            =", row[10])
 print("row.at[10].set(99) =", row.at[10].set(99.0))
-print("fill instead     =", row.at[10].get(mode="fill", fill_value=jnp.nan))
+print("fill instead       =", row.at[10].get(mode="fill", fill_value=jnp.nan))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert row[10] == row[-1] == 4.0  # clamped to the last element
