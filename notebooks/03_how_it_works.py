@@ -21,8 +21,7 @@
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/03_how_it_works.ipynb)
 #
 # - what a **tracer** is, and the **jaxpr** it records
-# - the **pure-function pitfalls**: a `print` that runs once, a baked-in global, a Python `if`
-# - **why a function traced again**, in words: `explain_retraces`
+# - the **pitfalls**: a `print` run once, a baked-in global, a Python `if`, retraces
 # - the **pipeline** from Python to the device, stage by stage
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
 # - **FLOPs, bytes**, a measured **roofline**; the compiled program's **memory**
@@ -979,14 +978,12 @@ assert check(ex_fewer_kernels, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - printed a **tracer** and read the **jaxpr** it recorded, as text and drawn;
+# - read a **tracer**'s **jaxpr**, as text and drawn;
 # - met the **pitfalls**: retraces (`explain_retraces` says why), baked-in globals,
 #   Python `if`;
-# - followed the **pipeline** from Python to the device; shardings are annotations
-#   for XLA in Auto mode, part of the jaxpr's types in Explicit mode;
+# - followed the **pipeline** from Python to the device;
 # - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
-# - counted the step's **FLOPs and bytes** and placed it on this device's **roofline**.
-# - read the compiled step's **memory** before running it.
+# - counted the step's **FLOPs, bytes** and **memory**; drew this device's **roofline**.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Lesson 04 goes back to the user's side: `vmap`, `jit` and `grad` composed, pytrees,

@@ -21,10 +21,9 @@
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/04_transformations.ipynb)
 #
 # - **`vmap`**: write it for one example, run it on a batch
-# - **`jit`**: why a Python `if` fails under it, and the fix
-# - **composition**: `jit(vmap(grad(loss)))`, per-example gradients
+# - **`jit`** and a Python `if`; **composition**: per-example gradients
 # - **pytrees**, **pure functions**, **explicit random keys**
-# - **immutable arrays** and other **differences from NumPy**: `.at[]`, indexing, dtypes
+# - **differences from NumPy**: `.at[]`, indexing, dtypes
 # - **control flow** under `jit` and `grad`, and `custom_jvp`
 # - **where a `nan` comes from**: every value of a run, the first `nan` found
 #
@@ -985,10 +984,8 @@ assert check(ex_cumulative_product, quiet=True).passed
 # ## In this notebook we:
 #
 # - batched a one-example function with `vmap`: no loop in the jaxpr;
-# - fixed a Python `if` under `jit` with `jnp.where`; one trace per abstract signature;
-# - composed `jit(vmap(grad(loss)))` into per-example gradients;
-# - used pytrees, pure functions and explicit random keys;
-# - updated immutable arrays with `.at[]`, and met indexing and dtype rules unlike NumPy's;
+# - fixed a Python `if` with `jnp.where`; composed per-example gradients;
+# - used pytrees, pure functions, random keys, and `.at[]` on immutable arrays;
 # - put loops and branches in the program, saw where `grad` stops, fixed softplus with
 #   `custom_jvp`;
 # - found a `nan` gradient's first `inf` and fixed it with a double `where`.
