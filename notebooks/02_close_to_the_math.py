@@ -27,7 +27,7 @@
 # - **your own derivative**: `custom_vjp`, `stop_gradient`, `checkpoint_name` in a `scan`
 # - how a PyTorch-style tape differs, measured like with like
 #
-# *About 45 minutes.*
+# *About 50 minutes.*
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # In JAX a derivative is a function, and you write it the way the maths does: `grad(f)`
@@ -642,6 +642,55 @@ assert jax.grad(lambda x: x * lax.stop_gradient(x))(3.0) == 3.0  # not 6: a cons
 # a constant. The rounding's derivative is zero almost everywhere, useless for training;
 # adding `stop_gradient(round(x) - x)` to x keeps the rounded value and x's gradient, 1.
 # Targets in reinforcement learning are held fixed the same way.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
+# ## Your turn: clip a gradient by its norm
+#
+# Write `ex_clip_by_norm(x)`: the identity going forward; going back, the cotangent g
+# rescaled to g · min(1, 1/‖g‖). Inside it, define a `jax.custom_vjp` function.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_clip_by_norm(x):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_clip_by_norm(x):
+    @jax.custom_vjp
+    def clip(x):
+        return x
+
+    def forward(x):
+        return x, None  # no residuals needed
+
+    def backward(_, g):
+        return (g * jnp.minimum(1.0, 1.0 / jnp.linalg.norm(g)),)
+
+    clip.defvjp(forward, backward)
+    return clip(x)
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Copy the shape of `clip_gradient` above: a function
+# decorated with <code>@jax.custom_vjp</code>, a forward rule returning (output,
+# residuals), a backward rule returning a tuple, joined by <code>.defvjp</code>.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary>In the backward rule, <code>jnp.linalg.norm(g)</code>
+# is ‖g‖; <code>jnp.minimum(1.0, 1.0 / norm)</code> leaves short cotangents as they
+# are.</details>
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 8 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/02_close_to_the_math.ipynb`, or the Colab badge. Hint: start from
+# `clip_gradient`; only the backward rule changes, scaling the whole vector instead of
+# clipping each element. Finish by returning `clip(x)`.
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_clip_by_norm)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_clip_by_norm, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## tanh and its first four derivatives

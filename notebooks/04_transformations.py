@@ -27,7 +27,7 @@
 # - **control flow** under `jit` and `grad`, and `custom_jvp`
 # - **where a `nan` comes from**: every value of a run, the first `nan` found
 #
-# *About 60 minutes.*
+# *About 65 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -502,6 +502,42 @@ assert jnp.promote_types(jnp.int8, jnp.uint8) == jnp.int16
 # docs); NumPy 2 adopted weak Python scalars too (NEP 50), but still promotes
 # mixed integer/float arrays to a float wide enough for both. Checked with JAX 0.10.2
 # and NumPy 2.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "subslide"}
+# ## Your turn: a histogram with `.at[].add`
+#
+# Write `ex_histogram(labels, n)`: how often each label 0 … n−1 occurs in `labels`, as
+# an array of shape `(n,)`, with one `.at[...]` update and no Python loop.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_histogram(labels, n):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_histogram(labels, n):
+    return jnp.zeros(n, jnp.int32).at[labels].add(1)  # repeated labels accumulate
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Start from <code>jnp.zeros(n, jnp.int32)</code>; an
+# array of indices can go inside <code>.at[...]</code>.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary><code>.set(1)</code> writes 1 however often a label
+# occurs; <code>.add(1)</code> adds once per occurrence.</details>
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 4 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: start from zeros of
+# length n; which `.at[]` method counts a label that occurs twice? Then ask the room what
+# happens to a label of n or more (two slides back: dropped).
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_histogram)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_histogram, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Explicit random keys
