@@ -510,11 +510,10 @@ assert "optimization_barrier" in jax.jit(jax.value_and_grad(remat_loss)).lower(
     mnist_params, images, labels).as_text()  # prevent_cse=True, the default
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Under `grad` the first forward pass only computes the loss, which `grad` throws away:
-# dead code, removed before XLA sees it. So the recomputed pass is the only one, and
-# nothing is saved. `value_and_grad` keeps the loss, so both passes stay (11 products),
-# fenced by an `optimization_barrier` (`prevent_cse=True`) meant to keep XLA from
-# merging them.
+# Under `grad` the first forward pass only computes the loss, which `grad` discards:
+# dead code, removed before XLA sees it. The recomputed pass is all that is left, so no
+# memory is saved. `value_and_grad` keeps the loss: both passes stay (11 products),
+# fenced by an `optimization_barrier` (`prevent_cse=True`) meant to stop XLA merging them.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # What XLA then does with the barrier depends on the backend and the version: on a CPU
@@ -615,6 +614,11 @@ assert jax.grad(lambda x: 0.5 * clip_gradient(x))(2.0) == 0.5  # inside the clip
 assert np.allclose(jax.vmap(jax.grad(lambda x: 3 * clip_gradient(x) ** 2))(jnp.array([0.1, 1.0])),
                    [0.6, 1.0])  # 6x, clipped where it exceeds 1; vmap goes through
 assert [e.primitive.name for e in jax.make_jaxpr(clip_gradient)(1.0).eqns] == ["custom_vjp_call"]
+try:
+    jax.jvp(clip_gradient, (1.0,), (1.0,))
+    raise AssertionError("forward mode should refuse a custom_vjp function")
+except TypeError as err:  # the notes' claim: custom_vjp has no forward mode
+    assert "forward-mode" in str(err)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `custom_vjp` takes two rules: a forward one returning the output and its residuals,

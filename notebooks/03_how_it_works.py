@@ -123,11 +123,16 @@ except jax.errors.ConcretizationTypeError as err:
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert isinstance(no_value, jax.errors.ConcretizationTypeError), "a tracer has no concrete value"
 assert needs_a_number(3.0) == 6.0  # without jit, x is a number: no error
+try:
+    jnp.sin(tracer)
+    raise AssertionError("a leaked tracer should not compute")
+except jax.errors.UnexpectedTracerError:
+    pass  # the notes' claim: a leaked tracer has an error of its own
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Inside `jit`, `x` is a tracer standing for every `f32[]` at once, so `float(x)` has no
 # answer: `ConcretizationTypeError`. The same function runs fine without `jit`. (A tracer
-# kept after tracing, like `tracer` above, is *leaked*: using it raises a different error,
+# kept after tracing, like `tracer` above, is *leaked*: computing with it raises
 # `UnexpectedTracerError`.)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -650,14 +655,15 @@ if stats is not None:
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The compiled executable reports its arguments, outputs and temporary buffers: the
-# memory one call needs, known before it runs. Use it to ask whether a batch size fits,
-# without trying. The temporaries are what fusion and buffer reuse left over.
+# memory one call needs, known before it runs. Use it to ask whether a batch size fits
+# without running it. Temporaries are the intermediate buffers XLA still needs after
+# fusion and buffer reuse.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Compile once per machine, memory per device
 #
 # ```python
-# jax.config.update("jax_compilation_cache_dir", "~/.cache/jax")  # before compiling
+# jax.config.update("jax_compilation_cache_dir", "/tmp/jax_cache")  # before compiling
 # ```
 # - GPU: JAX takes 75 % of its memory at the first operation
 #   (`XLA_PYTHON_CLIENT_PREALLOCATE=false` turns that off)
