@@ -110,7 +110,5 @@ assert pipeline.svg().lstrip().startswith("<?xml")
 # - installed jaxtour where it was missing and printed the devices JAX found;
 # - checked that `jax.numpy` computes on them in float32;
 # - drew a first `Diagram`, which every later lesson uses to show what JAX does.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# If every cell ran, the set-up works: go on to lesson 01. If the device line says `cpu`
-# on a machine with a GPU, check the JAX install for your CUDA version.
+#
+# *Next: lesson 01, why JAX.*

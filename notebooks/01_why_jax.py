@@ -466,6 +466,5 @@ assert check(ex_safe_log, quiet=True).passed
 # - timed honestly with `block_until_ready()`: dispatch is asynchronous;
 # - ran the same code on this device, matching float64 NumPy;
 # - placed JAX in the autodiff landscape.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Next, lesson 02: `grad` and its relatives, and what the backward pass keeps in memory.
+#
+# *Next: lesson 02, `grad` and the backward pass.*

@@ -844,7 +844,5 @@ assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX")
 # - weighed what `grad` keeps, and what `jax.checkpoint` trades for it, per `scan` step;
 # - wrote a derivative (`custom_vjp`) and removed one (`stop_gradient`);
 # - measured a tape against `jit(grad)`, call for call.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Next, lesson 03 opens the box: how tracing builds the jaxprs these transformations
-# rewrite, and what XLA makes of them.
+#
+# *Next: lesson 03, how tracing and XLA work.*

@@ -990,7 +990,5 @@ assert check(ex_fewer_kernels, quiet=True).passed
 # - followed the **pipeline** from Python to the device;
 # - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
 # - counted the step's **FLOPs, bytes** and **memory**; drew this device's **roofline**.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Lesson 04 goes back to the user's side: `vmap`, `jit` and `grad` composed, pytrees,
-# immutable arrays, and control flow that survives tracing.
+#
+# *Next: lesson 04, transformations composed.*

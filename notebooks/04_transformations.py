@@ -1025,7 +1025,5 @@ assert check(ex_cumulative_product, quiet=True).passed
 # - put loops and branches in the program, saw where `grad` stops, fixed softplus with
 #   `custom_jvp`;
 # - found a `nan` gradient's first `inf` and fixed it with a double `where`.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Lesson 05 puts these pieces to work: a whole training loop for the MNIST MLP, with
-# `jit`, `grad` and pytrees of parameters.
+#
+# *Next: lesson 05, an MLP on MNIST.*
