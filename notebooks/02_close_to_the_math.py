@@ -837,12 +837,11 @@ assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX")
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - took `grad` of a cubic (f′(1) = 4, checked by finite differences);
-# - nested `grad` up to f⁽⁴⁾;
+# - took `grad` of a cubic, checked it, and nested it up to f⁽⁴⁾;
 # - drew the backward pass: residuals and cotangents;
 # - met `jvp` and `vjp`, and `jacfwd`/`jacrev` as `vmap` over a basis;
-# - weighed what `grad` keeps, and what `jax.checkpoint` trades for it, per `scan` step;
+# - weighed what `grad` keeps, and what `jax.checkpoint` trades for it;
 # - wrote a derivative (`custom_vjp`) and removed one (`stop_gradient`);
-# - measured a tape against `jit(grad)`, call for call.
+# - timed a tape against `jit(grad)`.
 #
 # *Next: lesson 03, how tracing and XLA work.*

@@ -1022,8 +1022,7 @@ assert check(ex_cumulative_product, quiet=True).passed
 # - batched a one-example function with `vmap`: no loop in the jaxpr;
 # - fixed a Python `if` with `jnp.where`; composed per-example gradients;
 # - used pytrees, pure functions, random keys, and `.at[]` on immutable arrays;
-# - put loops and branches in the program, saw where `grad` stops, fixed softplus with
-#   `custom_jvp`;
+# - put loops and branches in the program; fixed softplus with `custom_jvp`;
 # - found a `nan` gradient's first `inf` and fixed it with a double `where`.
 #
 # *Next: lesson 05, an MLP on MNIST.*
