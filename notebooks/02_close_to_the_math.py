@@ -259,7 +259,7 @@ assert np.allclose(pulled, by_hand, atol=1e-6)  # Aᵀ (u ⊙ cos(Ax))
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `g` maps R³ to R², so its Jacobian is 2 × 3. `jax.vjp` runs g forward once and hands
 # back a function; each call of it pulls one output cotangent u back to the input: uᵀJ,
-# one row's worth of work, without ever building J.
+# for about the cost of one backward pass, without ever building J.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The cotangent pulled back, drawn

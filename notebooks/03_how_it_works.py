@@ -485,7 +485,7 @@ assert failures == {name: "TracerBoolConversionError"
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Both versions fail the same way: the `while` test and the `if` ask a traced `n` for a
-# Python `bool`. The error names the line; the next slides give three ways out.
+# Python `bool`. The error names the line; the next slides give two ways out.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `static_argnums`: works, but no loop is left
@@ -545,9 +545,9 @@ print(loop_jaxpr)
 draw_jaxpr(factorial_loop, rankdir="LR")(5)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The `while` cluster holds two nested jaxprs: the condition, `i < n + 1`, and the body,
-# the product and `i + 1`. Written once, whatever `n` is: one trace serves every
-# factorial.
+# The `while` cluster holds two nested jaxprs: the condition (is `i` still below the
+# bound?) and the body (the product, and `i + 1`). Written once, whatever `n` is: one
+# trace serves every factorial.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: make it jit-safe

@@ -306,9 +306,9 @@ assert check(ex_per_example_losses, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # About 5 minutes. Open your student copy: `jaxtour lessons` →
-# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: `loss` is written for one example;
-# `jax.vmap(loss, in_axes=...)` needs one entry per argument, `None` for the shared `w`
-# and `b`.
+# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: `loss` is written for
+# one example; `jax.vmap(loss, in_axes=...)` needs one entry per argument, `None` for
+# the shared `w` and `b`.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pytrees: nested containers of arrays
@@ -441,7 +441,7 @@ np.testing.assert_array_equal(row, np.arange(5.0))
 assert "scatter" in str(jax.make_jaxpr(lambda v: v.at[0].set(1.0))(row))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# A traced program has no place for mutation, so JAX arrays have none. `x.at[i].set(v)`,
+# JAX's transformations assume pure functions, so arrays never change. `x.at[i].set(v)`,
 # `.add`, `.mul`, `.min`, `.max` return a new array (a `scatter` in the jaxpr); repeated
 # indices accumulate with `.add`. Under `jit`, when the old array is not used again, XLA
 # can update the buffer in place: no copy.
