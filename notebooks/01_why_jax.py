@@ -26,7 +26,7 @@
 # - the **same code** on a CPU, a GPU or a TPU
 # - where JAX sits: the **autodiff landscape**
 #
-# *About 25 minutes.*
+# *About 30 minutes.*
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # JAX looks like NumPy, but it is built for accelerators. Everything in this lesson is

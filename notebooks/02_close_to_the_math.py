@@ -27,7 +27,7 @@
 # - **your own derivative**: `custom_vjp`, `stop_gradient`, `checkpoint_name` in a `scan`
 # - how a PyTorch-style tape differs, measured like with like
 #
-# *About 50 minutes.*
+# *About 60 minutes.*
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # In JAX a derivative is a function, and you write it the way the maths does: `grad(f)`
