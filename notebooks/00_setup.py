@@ -60,11 +60,9 @@ assert jax.default_backend() in ("cpu", "gpu", "tpu")
 assert devices[0].platform == jax.default_backend()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The order, GPU then TPU then CPU, is the priority each backend registers with JAX;
-# `JAX_PLATFORMS=cpu` (set before JAX starts) forces one. On Colab, *Runtime → Change
-# runtime type → TPU* gives a TPU v5e-1 since September 2025: one chip, one JAX device.
-# Eight TPU devices, for lesson 07's parallelism on real hardware, means a Kaggle TPU
-# v5e-8 or a Cloud TPU; without them lesson 07 simulates eight devices on the CPU.
+# `JAX_PLATFORMS=cpu`, set before JAX starts, forces the CPU. On Colab, *Runtime → Change
+# runtime type → TPU* gives a TPU v5e-1: one chip, one JAX device. Lesson 07 wants eight
+# devices: a Kaggle TPU v5e-8 or a Cloud TPU, or eight simulated on the CPU.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A first computation
@@ -79,6 +77,11 @@ print(x.dtype, y)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert x.dtype == jnp.float32
 assert jnp.allclose(y, 1.0)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jnp` mirrors NumPy's names. The result is a `jax.Array` on the default device, in
+# float32 unless you ask otherwise; sin² + cos² = 1 to float32's precision. Lesson 04
+# shows where `jnp` differs from NumPy.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A first Diagram
@@ -106,3 +109,5 @@ assert pipeline.svg().lstrip().startswith("<?xml")
 # - installed jaxtour where it was missing and printed the devices JAX found;
 # - checked that `jax.numpy` computes on them in float32;
 # - drew a first `Diagram`, which every later lesson uses to show what JAX does.
+#
+# *Next: lesson 01, why JAX.*

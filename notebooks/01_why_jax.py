@@ -25,7 +25,7 @@
 # - the **same code** on a CPU, a GPU or a TPU
 # - where JAX sits: the **autodiff landscape**
 #
-# *About 25 minutes.*
+# *About 30 minutes.*
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # JAX looks like NumPy, but it is built for accelerators. Everything in this lesson is
@@ -135,14 +135,16 @@ with jax.default_matmul_precision("highest"):
     assert error(a @ a) < 1e-5  # the same for every matmul in the block
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# JAX's default matmul precision is the fastest the hardware offers: on a TPU a float32
-# matmul rounds its inputs to bfloat16 (8 significant bits) and accumulates in float32; on
-# an Ampere-or-newer NVIDIA GPU (A100, H100) it uses TF32 (11 bits); a T4 or V100, and
-# every CPU, compute in full float32. So "about 7 digits" holds for elementwise work, not
-# for matmuls there: expect about 3 digits on a TPU. Where it matters, pass
-# `precision="highest"` to `jnp.matmul`/`jnp.dot`/`jnp.einsum`, or wrap code in
-# `with jax.default_matmul_precision("highest"):` (`"high"` is three bfloat16 passes on a
-# TPU). On this CPU both errors above are float32's.
+# The default is the fastest the hardware offers: a TPU rounds float32 matmul inputs to
+# bfloat16 (8 significant bits, float32 accumulation); an A100 or H100 uses TF32 (11
+# bits); a T4, a V100 and every CPU compute full float32. Expect about 3 digits on a TPU.
+# Where it matters, pass `precision="highest"`.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# `precision="highest"` works on `jnp.matmul`, `jnp.dot` and `jnp.einsum`; `with
+# jax.default_matmul_precision("highest"):` sets it for every matmul in a block (the check
+# cell uses it). `"high"` is three bfloat16 passes on a TPU. On a CPU both errors above
+# are float32's.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What float32 buys: speed
@@ -223,6 +225,11 @@ check(ex_gelu_jaxpr)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_gelu_jaxpr, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 4 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/01_why_jax.ipynb`, or the Colab badge. Hint: the picture's title counts the
+# equations; `x**3` is one box of its own (`integer_pow`), not a `mul`.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Measured: eager against `jit`
 #
@@ -255,8 +262,9 @@ np.testing.assert_allclose(gelu_jit(x), gelu(x), rtol=1e-5, atol=1e-6)
 
 # %% slideshow={"slide_type": "skip"}
 # Enough work that the device is still busy when the call returns. A 2000 × 2000 matmul
-# is 16 GFLOP: a large fraction of a second on a laptop CPU, about 2 ms on a T4 GPU and
-# less on newer ones, so off the CPU we take 8192 × 8192 (1.1 TFLOP).
+# is 16 GFLOP: roughly 20–150 ms on a multithreaded laptop CPU (longer on a small shared
+# VM; the slide prints this machine's time), about 2 ms on a T4 GPU and less on newer
+# ones, so off the CPU we take 8192 × 8192 (1.1 TFLOP).
 cpu_size = 1000 if paths.quick() else 2000
 size = cpu_size if jax.default_backend() == "cpu" else 8192
 big = jnp.ones((size, size))
@@ -280,10 +288,10 @@ print(f"returned after {returned * 1e3:.3f} ms; ready after {finished * 1e3:.1f}
 assert finished > 10 * returned
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# A timer stopped when the call returns measures the queueing, not the work. The matmul
-# is 2000 × 2000 on a CPU (1000 × 1000 in a quick run) and 8192 × 8192 on a GPU or TPU,
-# which would finish a 2000 × 2000 product (16 GFLOP) in a few milliseconds or less.
-# `matmul(big)` hands it to the device and returns an array whose value does not exist yet.
+# A timer stopped when the call returns measures the queueing, not the work.
+# `matmul(big)` hands the product to the device and returns an array whose value does
+# not exist yet. The matrix is 2000 × 2000 on a CPU and 8192 × 8192 on a GPU or TPU, so
+# the work outlasts the call there too.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Timing JAX code correctly
@@ -332,6 +340,12 @@ check(ex_time_call)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_time_call, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/01_why_jax.ipynb`, or the Colab badge. Hint: call `f(x)` once before starting
+# the clock (that call compiles), and stop the clock only after
+# `f(x).block_until_ready()`.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The same code on a CPU, a GPU or a TPU
 #
@@ -372,13 +386,10 @@ assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX")
 assert landscape.svg().lstrip().startswith("<?xml")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Every deep-learning framework must get derivatives and speed out of a program. JAX's
-# way: **trace pure functions** into jaxprs, transform them (`grad`, `vmap`), and compile
-# them with XLA. TensorFlow 1 built a static graph run op by op (XLA was opt-in);
-# PyTorch records a tape as Python runs. Their second versions met in the middle:
-# TensorFlow 2 is eager by default with `tf.function` graphs, and PyTorch 2 compiles the
-# graphs `torch.compile` captures from Python and has JAX-like `grad` and `vmap` in
-# `torch.func`.
+# JAX's way: **trace pure functions** into jaxprs, transform them (`grad`, `vmap`), and
+# compile them with XLA. TensorFlow 1 built a static graph run op by op; PyTorch records
+# a tape as Python runs. Their second versions met in the middle: `tf.function` graphs,
+# and `torch.compile` with JAX-like `grad` and `vmap` in `torch.func`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A derivative, checked
@@ -394,6 +405,11 @@ print(f"jax.grad(gelu)(1.0) = {float(dgelu(1.0)):.6f}; finite difference {finite
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert abs(float(dgelu(1.0)) - finite_difference) < 1e-5
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.grad(gelu)` is a function like any other: here called at 1.0 and compared with a
+# central finite difference of the float64 NumPy formula, which knows nothing of JAX.
+# Lesson 02 opens up how it works.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: make a function jit-safe
@@ -435,6 +451,11 @@ check(ex_safe_log)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_safe_log, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/01_why_jax.ipynb`, or the Colab badge. Hint: `jnp.where(x > 0, ..., 0.0)` chooses
+# per element; give `jnp.log` a safe input where x ≤ 0, or it computes `nan` there.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
@@ -444,3 +465,5 @@ assert check(ex_safe_log, quiet=True).passed
 # - timed honestly with `block_until_ready()`: dispatch is asynchronous;
 # - ran the same code on this device, matching float64 NumPy;
 # - placed JAX in the autodiff landscape.
+#
+# *Next: lesson 02, `grad` and the backward pass.*

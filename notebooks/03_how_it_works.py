@@ -20,13 +20,12 @@
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/03_how_it_works.ipynb)
 #
 # - what a **tracer** is, and the **jaxpr** it records
-# - the **pure-function pitfalls**: a `print` that runs once, a baked-in global, a Python `if`
-# - **why a function traced again**, in words: `explain_retraces`
+# - the **pitfalls**: a `print` run once, a baked-in global, a Python `if`, retraces
 # - the **pipeline** from Python to the device, stage by stage
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
-# - **FLOPs, bytes**, a measured **roofline**
+# - **FLOPs, bytes**, a measured **roofline**; the compiled program's **memory**
 #
-# *About 45 minutes.*
+# *About 50 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -53,6 +52,11 @@ from jaxtour.cost import cost_table, draw_roofline, fusion_traffic
 from jaxtour.exercises import check
 from jaxtour.tracing import explain_retraces
 from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr, draw_pipeline
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Lesson 02 transformed functions; this one opens the box. Two ideas carry it: tracing
+# turns Python into a jaxpr, and XLA compiles that jaxpr for the device. The pitfalls
+# every JAX user meets follow from the first.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The road in one picture
@@ -104,8 +108,12 @@ assert tracer.shape == () and tracer.dtype == jnp.float32
 # Asking for a number fails: there is none yet.
 
 # %%
+def needs_a_number(x):
+    return float(x) * 2.0  # asks the tracer for its value
+
+
 try:
-    float(tracer)
+    jax.jit(needs_a_number)(3.0)
     no_value = None
 except jax.errors.ConcretizationTypeError as err:
     no_value = err
@@ -113,6 +121,18 @@ except jax.errors.ConcretizationTypeError as err:
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert isinstance(no_value, jax.errors.ConcretizationTypeError), "a tracer has no concrete value"
+assert needs_a_number(3.0) == 6.0  # without jit, x is a number: no error
+try:
+    jnp.sin(tracer)
+    raise AssertionError("a leaked tracer should not compute")
+except jax.errors.UnexpectedTracerError:
+    pass  # the notes' claim: a leaked tracer has an error of its own
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Inside `jit`, `x` is a tracer standing for every `f32[]` at once, so `float(x)` has no
+# answer: `ConcretizationTypeError`. The same function runs fine without `jit`. (A tracer
+# kept after tracing, like `tracer` above, is *leaked*: computing with it raises
+# `UnexpectedTracerError`.)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The jaxpr: what the tracer recorded
@@ -144,6 +164,11 @@ small
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert small.title.startswith("jaxpr of f: 3 equations")
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `draw_jaxpr` draws the jaxpr `make_jaxpr` printed: one node per equation, edges labelled
+# with shape and dtype, literals such as `2.0` inside the node that uses them. Same
+# program, easier to read as it grows.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The jaxpr of a training step
 #
@@ -156,7 +181,7 @@ step_jaxpr = jax.make_jaxpr(mlp.update)(params, x, y)
 counts = {}
 for eqn in step_jaxpr.eqns:
     counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
-print(len(step_jaxpr.eqns), "equations, of which", counts["dot_general"], "dot_general")
+print(len(step_jaxpr.eqns), "top-level equations, of which", counts["dot_general"], "dot_general")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 layers = len(mlp.SIZES) - 1
@@ -165,11 +190,10 @@ layers = len(mlp.SIZES) - 1
 assert counts["dot_general"] == layers + layers + (layers - 1) == 8
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `jaxtour.mlp.update` is one step of gradient descent with momentum: the forward pass,
-# `jax.value_and_grad`'s backward pass and the parameter update, all in one jaxpr. The
-# matrix products (`dot_general`) are the work: 3 forward, 3 for the weight gradients,
-# 2 for the gradients flowing back to the hidden layers. The notebook draws the whole
-# jaxpr below; it is too big for a slide.
+# `mlp.update`, one step of SGD with momentum: forward pass, backward pass and update in
+# one jaxpr. This counts its top-level equations only; those inside nested jaxprs
+# (`relu`'s `custom_jvp_call`) come later. The eight `dot_general`s are the work: 3
+# forward, 3 weight gradients, 2 gradients back to the hidden layers.
 
 # %% slideshow={"slide_type": "skip"}
 draw_jaxpr(mlp.update)(params, x, y)
@@ -178,7 +202,7 @@ draw_jaxpr(mlp.update)(params, x, y)
 # ## Naming each stage
 #
 # jaxpr → **StableHLO** (lowering) → compiled HLO (XLA). `grad` and `vmap` rewrite
-# jaxprs; shardings are annotations XLA reads.
+# jaxprs; shardings, drawn here as Auto mode has them, are annotations XLA reads.
 
 # %%
 draw_pipeline(step=2)
@@ -187,24 +211,39 @@ draw_pipeline(step=2)
 assert draw_pipeline(step=2).title == "how JAX runs a function (step 2 of 3)"
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The jaxpr is not what runs. JAX **lowers** it to **StableHLO**, the portable program it
-# hands to XLA; XLA **compiles** that into optimised HLO for your device(s). Beside the main
-# road, the **transformations** (`grad`, `vmap`) read a jaxpr and write a new one.
-#
-# Sharding is *not* one of them: the jaxpr of `jax.jit(f, in_shardings=...)` is the same
-# as that of `jax.jit(f)` (checked below). Shardings are annotations on the arrays; they
-# travel into StableHLO, and XLA's partitioner (GSPMD, or Shardy in current JAX) turns
-# them into per-device programs with the collectives they need. Lesson 07 shows it.
+# The jaxpr is not what runs. JAX **lowers** it to **StableHLO**, which XLA **compiles**
+# into optimised HLO for your device(s). Beside the road, transformations (`grad`,
+# `vmap`) read a jaxpr and write a new one. Where shardings live depends on the mesh's
+# axis types: Auto mode keeps them out of the jaxpr, Explicit mode puts them in.
 
-# %% tags=["check"] jupyter={"source_hidden": true}
-from jax.sharding import NamedSharding
+# %% [markdown] slideshow={"slide_type": "skip"}
+# In **Auto** mode shardings are annotations: the jaxpr of `jax.jit(f, in_shardings=...)`
+# is that of `jax.jit(f)`, the shardings travel into StableHLO, and XLA's partitioner
+# (Shardy; GSPMD before it) makes per-device programs with the collectives they need. In
+# **Explicit** mode, `jax.make_mesh`'s default in JAX 0.10, the sharding is part of each
+# array's type, printed in the jaxpr (`f32[8@batch,4]`), and `jax.sharding.reshard` is an
+# equation. Both are shown below on a one-device mesh; lesson 07 teaches the modes.
+
+# %% slideshow={"slide_type": "skip"}
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-one_mesh = jax.make_mesh((1,), ("batch",))
-with_shardings = jax.jit(mlp.update, in_shardings=NamedSharding(one_mesh, P()))
+explicit_mesh = jax.make_mesh((1,), ("batch",))  # Explicit axes: the default here
+sharded = jax.device_put(jnp.ones((8, 4)), NamedSharding(explicit_mesh, P("batch")))
+with jax.set_mesh(explicit_mesh):
+    explicit_jaxpr = jax.make_jaxpr(lambda v: jax.sharding.reshard(v * 2.0, P()))(sharded)
+print(explicit_mesh.axis_types, explicit_jaxpr)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+auto_mesh = jax.make_mesh((1,), ("batch",), axis_types=(AxisType.Auto,))
+with_shardings = jax.jit(mlp.update, in_shardings=NamedSharding(auto_mesh, P()))
 plain = jax.jit(mlp.update)
 assert str(with_shardings.trace(params, x, y).jaxpr) == str(plain.trace(params, x, y).jaxpr)
 assert "sharding" in with_shardings.lower(params, x, y).as_text()  # annotations in StableHLO
+if jax.__version__.startswith("0.10."):  # the version the skip cell names
+    assert explicit_mesh.axis_types == (AxisType.Explicit,)
+assert "f32[8@batch,4]" in str(explicit_jaxpr)  # Explicit: the sharding is in the type
+assert [e.primitive.name for e in explicit_jaxpr.eqns] == ["mul", "reshard"]
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pitfall 1: a `print` runs once per trace
@@ -253,12 +292,13 @@ assert weak.weak_type and not strong.weak_type
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jit` caches one trace per function and abstract signature: each argument's shape,
 # dtype and weak type (a Python `2.0` is a "weak" float32 that adapts to what it meets),
-# the pytree structure of the arguments and the *values* of static arguments. Shardings
-# count too: with Explicit sharding (lesson 07) the sharding is part of an array's type,
-# so a new one retraces; in the default Auto mode a new input sharding reuses the trace
-# but compiles again. The cache belongs to the function object: `jax.jit(lambda v: ...)`
-# written inside a loop makes a new function each time and traces each time (checked
-# below).
+# the pytree structure, and the *values* of static arguments. The cache belongs to the
+# function object: `jax.jit(lambda ...)` inside a loop traces every time.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# Shardings count too: in Explicit mode (lesson 07) the sharding is part of an array's
+# type, so a new one retraces; in Auto mode a new input sharding reuses the trace but
+# compiles again. The cell below checks the lambda, pytree and static-argument cases.
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 lambda_traces = []
@@ -304,13 +344,10 @@ assert total_jit.traces == 4 and all(c.compile_s > 0 for c in calls if c.causes)
 assert calls[2].site.line == calls[1].site.line + 1  # each row names its call's line
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `explain_retraces(f)` is `jax.jit(f)` that keeps each call's signature and names what
-# changed. It records what `jit` keys its cache on (the pytree structure, each
-# leaf's shape, dtype and weak type, each static argument's value) and compares a call
-# that traced again with the closest earlier one. The compile column is JAX's own
-# timing of tracing, lowering and compiling, read through `jax.monitoring`. JAX has
-# the same diagnosis built in as log messages:
-# `jax.config.update("jax_explain_cache_misses", True)`.
+# `explain_retraces(f)` is `jax.jit(f)` that records what `jit` keys its cache on and,
+# for a call that traced again, names what changed since the closest earlier call. The
+# compile column is JAX's own timing, read through `jax.monitoring`. JAX's built-in
+# version is a log message: `jax_explain_cache_misses`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Printing at run time: `jax.debug.print`
@@ -329,6 +366,11 @@ honest_eqns = honest.trace(jnp.ones(2)).jaxpr.eqns
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert any(eqn.primitive.name.startswith("debug") for eqn in honest_eqns)  # in the program
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.debug.print` is an equation in the jaxpr, so the compiled program prints on every
+# call, with the run-time value. Use it for values; a plain `print` shows only tracers,
+# once per trace.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pitfall 2: a global that changes is baked in
@@ -353,6 +395,11 @@ assert first == 2.0
 assert scaled_jit(1.0) == 2.0  # still the old value: baked in at trace time
 assert scaled(1.0) == 3.0
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# While tracing, `scale` was 2.0, and the jaxpr holds the constant 2.0. Changing the
+# global later changes nothing for the compiled program: no retrace, and no warning. Plain
+# Python reads the new value.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `explain_retraces` sees the stale global
 #
@@ -371,6 +418,11 @@ assert [c.event for c in scaled_seen.calls] == ["first trace", "cache hit"]
 assert scaled_seen.traces == 1 and scaled_seen(1.0) == 2.0
 assert scaled_seen.calls[1].stale[0].startswith("`scale` changed (2.0 → 3.0) but jit did")
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jit` keys its cache on the arguments only, so the second call is a cache hit with the
+# old constant. `explain_retraces` also remembers the globals the function read while
+# tracing and flags the call whose answer used a stale one.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## The fix: everything a function reads is an argument
 
@@ -383,6 +435,11 @@ print(jax.jit(scaled_pure)(1.0, scale))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert jax.jit(scaled_pure)(1.0, scale) == 3.0
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Pass `scale` in: it becomes a traced input, a new value needs no retrace, and the answer
+# follows it. A function whose result depends only on its arguments is *pure*: what `jit`
+# assumes.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pitfall 3: Python control flow on traced values
@@ -425,6 +482,10 @@ print(failures)
 assert failures == {name: "TracerBoolConversionError"
                     for name in ("factorial_imperative", "factorial_functional")}
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Both versions fail the same way: the `while` test and the `if` ask a traced `n` for a
+# Python `bool`. The error names the line; the next slides give two ways out.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `static_argnums`: works, but no loop is left
 #
@@ -458,12 +519,13 @@ def factorial_loop(n):
 
 
 print([int(factorial_loop(n)) for n in range(8)], "traces:", len(traces))
+loop_jaxpr = jax.make_jaxpr(factorial_loop)(5)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 for n in range(13):  # 12! is the largest that fits in int32
     assert factorial_loop(n) == math.factorial(n), n
 assert len(traces) == 1  # twenty-one calls, one trace
-assert "while" in str(jax.make_jaxpr(factorial_loop)(5))
+assert "while" in str(loop_jaxpr)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `lax.fori_loop` calls `body(i, carry)` for `i` from `lower` to `upper - 1`. With a
@@ -471,7 +533,6 @@ assert "while" in str(jax.make_jaxpr(factorial_loop)(5))
 # serves every `n`.
 
 # %% slideshow={"slide_type": "skip"}
-loop_jaxpr = jax.make_jaxpr(factorial_loop)(5)
 print(loop_jaxpr)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -481,6 +542,11 @@ print(loop_jaxpr)
 
 # %%
 draw_jaxpr(factorial_loop, rankdir="LR")(5)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The `while` cluster holds two nested jaxprs: the condition (is `i` still below the
+# bound?) and the body (the product, and `i + 1`). Written once, whatever `n` is: one
+# trace serves every factorial.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: make it jit-safe
@@ -524,6 +590,11 @@ check(ex_leaky_relu)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_leaky_relu, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/03_how_it_works.ipynb`, or the Colab badge. Hint: drop the counter (it runs only
+# while tracing), and replace the `if` with `jnp.where(x > 0, x, 0.1 * x)`.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The entry points, stage by stage
 #
@@ -534,6 +605,10 @@ draw_pipeline(step=3)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert draw_pipeline(step=3).title == "how JAX runs a function (step 3 of 3)"
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Each stage has its own door: `.trace()` gives the jaxpr, `.lower()` the StableHLO,
+# `.compile()` the executable. Calling the jitted function runs all three, cached.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Each stage in code
@@ -550,6 +625,62 @@ print("\n".join(line[:60] for line in stablehlo_lines[:4]), "\n...")
 assert len(traced.jaxpr.eqns) == len(step_jaxpr.eqns)  # two doors, one jaxpr
 assert "stablehlo.dot_general" in stablehlo_text and "fusion" in hlo_text
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.jit(f).trace(...)` records the jaxpr, `.lower()` writes StableHLO, `.compile()`
+# asks XLA for the executable; each object prints its program with `.as_text()`. The
+# slide shows the first StableHLO lines of the training step.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## What the compiled step needs: `memory_analysis()`
+#
+# XLA knows every buffer before the program runs.
+
+# %%
+stats = compiled.memory_analysis()
+step_inputs = sum(leaf.nbytes for leaf in jax.tree.leaves((params, x, y)))
+if stats is not None:  # a backend may not report it
+    print(f"arguments {stats.argument_size_in_bytes / 1e6:.2f} MB "
+          f"(the inputs: {step_inputs / 1e6:.2f} MB), "
+          f"outputs {stats.output_size_in_bytes / 1e6:.2f} MB, "
+          f"temporaries {stats.temp_size_in_bytes / 1e6:.3f} MB")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+if stats is not None:
+    step_outputs = sum(math.prod(leaf.shape) * leaf.dtype.itemsize
+                       for leaf in jax.tree.leaves(jax.eval_shape(mlp.update, params, x, y)))
+    assert stats.argument_size_in_bytes >= step_inputs  # equal on CPU; padded on a TPU
+    assert stats.output_size_in_bytes >= step_outputs
+    assert stats.temp_size_in_bytes >= 0
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The compiled executable reports its arguments, outputs and temporary buffers: the
+# memory one call needs, known before it runs. Use it to ask whether a batch size fits
+# without running it. Temporaries are the intermediate buffers XLA still needs after
+# fusion and buffer reuse.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Compile once per machine, memory per device
+#
+# ```python
+# jax.config.update("jax_compilation_cache_dir", "/tmp/jax_cache")  # before compiling
+# ```
+# - GPU: JAX takes 75 % of its memory at the first operation
+#   (`XLA_PYTHON_CLIENT_PREALLOCATE=false` turns that off)
+# - a timeline: `jax.profiler.trace(folder)`, read in TensorBoard or Perfetto
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The persistent compilation cache stores compiled programs on disk, so a restarted
+# process skips XLA for programs it has seen; set it before the first compile. GPU
+# preallocation is device-specific: `nvidia-smi` shows 75 % used whatever the program
+# needs. The profiler's trace shows each kernel on a timeline.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# Details, for JAX 0.10: by default only programs that took over a second to compile
+# are cached (`jax_persistent_cache_min_compile_time_secs`); the cache is trusted code,
+# so never share its folder with users you do not trust. `XLA_PYTHON_CLIENT_MEM_FRACTION`
+# changes the 75 %; newer JAX releases may also let the pool grow. A profiler lens that
+# reads `jax.profiler.trace` output offline is planned for this kit.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The training step's own numbers
 #
@@ -565,8 +696,9 @@ total_eqns = int(mlp_pipeline.title.split(": ")[1].split()[0])
 assert nested and total_eqns > len(step_jaxpr.eqns)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `draw_pipeline(mlp.update)` puts *this* function's numbers on the road. The equation
-# count includes those inside nested jaxprs, such as `relu`'s `custom_jvp_call`.
+# `draw_pipeline(mlp.update)` puts *this* function's numbers on the road. Its equation
+# count includes those inside nested jaxprs, such as `relu`'s `custom_jvp_call`: more
+# than the top-level count printed earlier, for the same function.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Before XLA: StableHLO
@@ -618,11 +750,10 @@ assert small_before.compiled_ops < small_before.stablehlo_ops
 assert any(fusion.ops["tanh"] and fusion.ops["add"] for fusion in small_before.fusions)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# One of XLA's most important optimisations is **fusion**: a chain of elementwise ops
-# becomes one kernel that reads its inputs once and writes one result, instead of writing
-# every intermediate array to memory and reading it back. Each box is one fusion, holding the ops it
-# absorbed; memory traffic, not arithmetic, is what it saves. The notebook draws the
-# GELU layer's compiled HLO below.
+# **Fusion**, one of XLA's most important optimisations: a chain of elementwise ops
+# becomes one kernel that reads its inputs once and writes one result, instead of
+# writing every intermediate to memory and reading it back. Each box is one fusion with
+# the ops it absorbed; it saves memory traffic, not arithmetic.
 
 # %% slideshow={"slide_type": "skip"}
 after = draw_hlo(dense_gelu, stage="compiled")(*layer_args)
@@ -660,14 +791,18 @@ if step_xla.platform == "cpu":
         assert (step_xla.compiled["dot"], step_xla.fused["dot"]) == (3, 5)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# A hundred-odd StableHLO ops become a few dozen. Where the eight matrix products end up
-# depends on the backend. On this CPU with JAX 0.10, XLA wraps five of them in one-op
-# custom fusions (its YNNPACK matmul path) and leaves three standalone: the backward
-# pass's weight-gradient products, whose `op_name` metadata reads `transpose(jvp(...))`
-# (the transpose of the forward pass's linear map). A GPU typically hands matrix products
-# to cuBLAS as library calls, and a TPU builds fusions around them, so which `dot`s stand
-# alone is a CPU fact, not a law; the check above asserts it on CPU only. What holds on
-# every backend: the elementwise work around the products is fused.
+# The headline counts the same `update`: StableHLO ops in, far fewer ops out. What holds
+# on every backend: the elementwise work around the eight matrix products is fused. Where
+# the products themselves end up depends on the backend and its version (the notebook
+# says more below).
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# On this CPU with JAX 0.10, XLA wraps five products in one-op custom fusions (its
+# YNNPACK matmul path) and leaves three standalone: the backward pass's weight-gradient
+# products, whose `op_name` reads `transpose(jvp(...))`. On recent NVIDIA GPUs XLA
+# autotunes each product between cuBLAS(Lt) library calls and Triton-generated GEMM
+# fusions, which can absorb elementwise ops around them; a TPU builds fusions around
+# them. So which `dot`s stand alone is a CPU fact, asserted on CPU only.
 
 # %% slideshow={"slide_type": "skip"}
 step_xla
@@ -691,10 +826,9 @@ assert gelu_traffic.unfused_bytes >= 2 * gelu_traffic.equations * array_bytes * 
 assert gelu_traffic.saving > 4
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `fusion_traffic` counts, from shapes and dtypes, the bytes each jaxpr equation would
-# read and write if it ran on its own (as NumPy runs each operation), and the bytes each
-# compiled op reads and writes (a fusion counts once: the values inside it stay in
-# registers). The ratio is what XLA's fusion saves on memory traffic, which is what an
+# `fusion_traffic` counts, from shapes and dtypes, the bytes each equation would move
+# run on its own (as NumPy runs each operation), and the bytes each compiled op moves (a
+# fusion counts once). The ratio is fusion's saving in memory traffic, what an
 # elementwise chain is limited by. The FLOPs are the same either way.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -720,12 +854,10 @@ if "flops" in ledger.xla:  # where XLA counts, the two counts agree within 1 %
     assert abs(ledger.flops / ledger.xla["flops"] - 1) < 0.01
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The matrix products are almost all the FLOPs: two per weight and example forward,
-# two for the weight gradients, two for the gradients flowing back to the hidden layers.
-# The kit counts from shapes by its own rules and shows XLA's `cost_analysis()` beside
-# them where the backend gives one; the notebook prints the whole ledger below, op by op,
-# with the reasons where the two counts part. An op the rules do not know reads
-# "not counted", never zero.
+# The matrix products are almost all the FLOPs: two per weight and example forward, two
+# for the weight gradients, two for the gradients back to the hidden layers. The kit
+# counts from shapes by its own rules, beside XLA's `cost_analysis()` where the backend
+# gives one. An op the rules do not know reads "not counted", never zero.
 
 # %% slideshow={"slide_type": "skip"}
 print(ledger)
@@ -747,12 +879,15 @@ assert intensity[8] < intensity[128] < intensity[2048]
 assert intensity[8] < 4 and intensity[128] < 40  # far below a GPU's ridge (~150)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Arithmetic intensity is FLOPs over bytes moved. A device turns bytes into FLOPs at a
-# fixed best ratio, its *ridge*: below it the program waits on memory, above it on
-# arithmetic. An H100's data sheet gives about 495 TFLOP/s for dense TF32 matmuls (JAX's
-# default for float32 there) and 3.35 TB/s of HBM3: a ridge near 150 FLOP/B. The MLP step
-# at batch 128 sits near 20, far to its left, so it cannot fill such a GPU; it has too
-# little work per byte (and per kernel launch). A CPU's ridge is a few FLOP/B.
+# Intensity is FLOPs per byte moved. A device's *ridge*, peak FLOP/s over peak bytes/s,
+# splits memory-bound (left) from compute-bound (right). An H100 SXM: about 495 TFLOP/s
+# dense TF32 over 3.35 TB/s, a ridge near 150 FLOP/B; the step at batch 128 is far left.
+# Desktop and server CPUs sit around 10–30 FLOP/B.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# TF32 is what a float32 matmul uses on that GPU at JAX's default precision. A CPU's
+# ridge depends on its cores, vector width and memory channels; the next slide measures
+# this machine's, and a small shared VM can land outside that range.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The step on this device's roofline
@@ -771,6 +906,11 @@ assert fusions_128 and fusions_128 <= {point.name for point in roof.points}  # a
 assert roof.bound == ("memory" if roof.table.intensity < roof.peaks.ridge else "compute")
 assert roof.peaks.flops_per_s > 1e8 and roof.peaks.bytes_per_s > 1e8
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `draw_roofline` measures this device's two peaks, matmul FLOP/s and memory bytes/s,
+# and places the step on them. Their ratio is the ridge printed here: a step left of it
+# waits on memory, right of it on arithmetic. Compare the step's intensity printed below.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The roofline, drawn
 
@@ -778,11 +918,13 @@ assert roof.peaks.flops_per_s > 1e8 and roof.peaks.bytes_per_s > 1e8
 roof
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `device_peaks()` times a large float32 matmul and an in-place `x + 1` over 256 MiB,
-# a few seconds the first time, then cached per kind of device. Each dot is one compiled
-# op at the rate the roof allows its intensity; the star is the whole step, timed. Left
-# of the dotted ridge a program waits on memory, right of it on arithmetic; how far the
-# star sits below the roof is time lost to neither (launches, small ops, a busy machine).
+# Each dot is one compiled op at the rate the roof allows its intensity; the star is the
+# whole step, timed. The dotted line is the ridge. How far the star sits below the roof
+# is time lost to neither memory nor arithmetic: launches, small ops, a busy machine.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# `device_peaks()` times a large float32 matmul and an in-place `x + 1` over 256 MiB: a
+# few seconds the first time, then cached per kind of device.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: which program fuses into fewer kernels?
@@ -832,13 +974,20 @@ check(ex_fewer_kernels)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_fewer_kernels, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/03_how_it_works.ipynb`, or the Colab badge. Hint: count the boxes in each compiled
+# drawing; an op outside every box is a kernel of its own. Which op needs all its input
+# before it can write any output?
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - printed a **tracer** and read the **jaxpr** it recorded, as text and drawn;
+# - read a **tracer**'s **jaxpr**, as text and drawn;
 # - met the **pitfalls**: retraces (`explain_retraces` says why), baked-in globals,
 #   Python `if`;
-# - followed the **pipeline** from Python to the device; shardings are annotations
-#   for XLA, not a jaxpr rewrite;
+# - followed the **pipeline** from Python to the device;
 # - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
-# - counted the step's **FLOPs and bytes** and placed it on this device's **roofline**.
+# - counted the step's **FLOPs, bytes** and **memory**; drew this device's **roofline**.
+#
+# *Next: lesson 04, transformations composed.*

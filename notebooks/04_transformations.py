@@ -20,13 +20,13 @@
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/04_transformations.ipynb)
 #
 # - **`vmap`**: write it for one example, run it on a batch
-# - **`jit`**: why a Python `if` fails under it, and the fix
-# - **composition**: `jit(vmap(grad(loss)))`, per-example gradients
+# - **`jit`** and a Python `if`; **composition**: per-example gradients
 # - **pytrees**, **pure functions**, **explicit random keys**
+# - **differences from NumPy**: `.at[]`, indexing, dtypes
 # - **control flow** under `jit` and `grad`, and `custom_jvp`
 # - **where a `nan` comes from**: every value of a run, the first `nan` found
 #
-# *About 50 minutes.*
+# *About 65 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -52,6 +52,11 @@ from jaxtour.exercises import check
 from jaxtour.tracing import find_nans, step_through
 from jaxtour.viz import compare_stages, draw_jaxpr
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# JAX's transformations take a function and return a function: `vmap` batches it, `jit`
+# compiles it, `grad` differentiates it, and they compose. Everything here is checked
+# against a loop, finite differences or NumPy.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## `vmap`: write it for one example, run it on a batch
 #
@@ -76,11 +81,15 @@ np.testing.assert_allclose(ys, jnp.stack([predict(w, b, x) for x in xs]), rtol=1
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `predict` knows nothing about batches: it takes one example `x` of 3 features.
-# `jax.vmap` makes a version that takes many. It uses `sum(w * x)` rather than a dot
-# product so that the comparison with a Python loop is exact float32 on every backend: at
-# *default* precision a float32 matrix product runs as one bfloat16 pass on a TPU and in
-# TF32 on Ampere-or-newer NVIDIA GPUs (pass `precision="highest"` for full float32), while
-# elementwise ops and sums stay float32.
+# `jax.vmap` makes a version that takes many. `in_axes=(None, None, 0)`: share `w` and
+# `b`, map over the first axis of `xs`.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# `predict` uses `sum(w * x)` rather than a dot product so that the comparison with a
+# Python loop is exact float32 on every backend: at *default* precision a float32 matrix
+# product runs as one bfloat16 pass on a TPU and in TF32 on Ampere-or-newer NVIDIA GPUs
+# (pass `precision="highest"` for full float32), while elementwise ops and sums stay
+# float32.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `in_axes`: where the batch is
@@ -97,6 +106,11 @@ print(by_columns.shape, five_models.shape)
 # %% tags=["check"] jupyter={"source_hidden": true}
 np.testing.assert_allclose(by_columns, ys, rtol=1e-6)
 assert five_models.shape == (5,)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `in_axes` names, per argument, which axis is the batch: 1 when the examples are
+# columns, 0 on the weights to evaluate five models on one input. The output's batch axis
+# is 0 unless `out_axes` says otherwise.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## No loop: `vmap` rewrites the jaxpr
@@ -166,6 +180,11 @@ relu_jaxpr = str(jax.make_jaxpr(relu)(3.0))
 assert relu_jit(3.0) == 3.0 and relu_jit(-2.0) == 0.0
 np.testing.assert_array_equal(relu_jit(jnp.array([-1.0, 2.0])), [0.0, 2.0])
 assert "select_n" in relu_jaxpr
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jnp.where(c, a, b)` computes both `a` and `b` and selects per element, on the device:
+# the choice is an equation (`select_n`) in the program, so one trace serves every value
+# of `x`, scalars and arrays alike.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `jit` traces once per abstract signature
@@ -284,6 +303,12 @@ check(ex_per_example_losses)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_per_example_losses, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: `loss` is written for
+# one example; `jax.vmap(loss, in_axes=...)` needs one entry per argument, `None` for
+# the shared `w` and `b`.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Pytrees: nested containers of arrays
 #
@@ -301,6 +326,11 @@ sizes = jax.tree.map(jnp.size, params)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert len(jax.tree.leaves(params)) == 4
 assert sum(jax.tree.leaves(sizes)) == 3 * 4 + 4 + 4 * 1 + 1
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Every JAX transformation accepts pytrees: lists, tuples, dicts, `None` and registered
+# classes, nested freely. `jax.tree.leaves_with_path` names each leaf by its path;
+# `jax.tree.map` applies a function to every leaf and keeps the structure.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Gradients come back in the same shape
@@ -320,6 +350,11 @@ stepped = jax.tree.map(lambda p, g: p - 0.1 * g, params, param_grads)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert jax.tree.structure(param_grads) == jax.tree.structure(params)
 assert network(stepped, jnp.ones(3)) < network(params, jnp.ones(3))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.grad` of a function of a pytree returns a pytree of the same structure, one
+# gradient per leaf. So an update rule is written once, for any model: `jax.tree.map`
+# over parameters and gradients together.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Your own class as a pytree
@@ -345,6 +380,11 @@ assert len(leaves) == 2 and isinstance(doubled, Linear) and doubled.activation =
 layer_grads = jax.grad(lambda layer, x: jnp.sum(jnp.tanh(x @ layer.w + layer.b)))(layer, xs[0])
 assert isinstance(layer_grads, Linear) and layer_grads.w.shape == (3, 2)
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `register_dataclass` makes a dataclass a pytree: `w` and `b` are leaves; the static
+# field `activation` sits in the tree structure, so changing it means a new structure,
+# hence a new trace under `jit`. `jax.grad` returns a `Linear` of gradients.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Why pure functions
 #
@@ -368,6 +408,135 @@ scaled_pure = jax.jit(lambda x, scale: scale * x)  # pure: everything it uses is
 assert before == 2.0
 assert scaled(1.0) == 2.0
 assert scaled_pure(1.0, scale) == 3.0
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# A jitted function runs its Python once, while tracing; the global's value then is a
+# constant in the program. A pure function, everything it reads passed in, gives the
+# same answer traced or not. Lesson 03 shows the same trap with `explain_retraces`.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Arrays are immutable: `.at[]` instead of `x[i] = v`
+#
+# An update returns a new array; the old one is unchanged.
+
+# %%
+row = jnp.arange(5.0)
+try:
+    row[0] = 10.0
+except TypeError as err:
+    print("TypeError:", str(err).split(". ")[0])
+print(row.at[0].set(10.0), row.at[1:3].add(1.0), row.at[jnp.array([0, 0])].add(1.0))
+print(row)  # unchanged
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+try:
+    jnp.arange(5.0)[0] = 10.0
+    raise AssertionError("item assignment should raise")
+except TypeError as err:
+    assert "JAX arrays are immutable" in str(err) and ".at[idx].set(y)" in str(err)
+np.testing.assert_array_equal(row.at[0].set(10.0), [10.0, 1.0, 2.0, 3.0, 4.0])
+np.testing.assert_array_equal(row.at[jnp.array([0, 0])].add(1.0), [2.0, 1.0, 2.0, 3.0, 4.0])
+np.testing.assert_array_equal(row, np.arange(5.0))
+assert "scatter" in str(jax.make_jaxpr(lambda v: v.at[0].set(1.0))(row))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# JAX's transformations assume pure functions, so arrays never change. `x.at[i].set(v)`,
+# `.add`, `.mul`, `.min`, `.max` return a new array (a `scatter` in the jaxpr); repeated
+# indices accumulate with `.add`. Under `jit`, when the old array is not used again, XLA
+# can update the buffer in place: no copy.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Out-of-bounds indexing: no error
+#
+# A device cannot raise mid-program: reads clamp, writes are dropped.
+
+# %%
+print("row[10]            =", row[10])
+print("row.at[10].set(99) =", row.at[10].set(99.0))
+print("fill instead       =", row.at[10].get(mode="fill", fill_value=jnp.nan))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert row[10] == row[-1] == 4.0  # clamped to the last element
+np.testing.assert_array_equal(row.at[10].set(99.0), row)  # the write is dropped
+assert np.isnan(row.at[10].get(mode="fill", fill_value=jnp.nan))
+try:
+    np.arange(5.0)[10]
+    raise AssertionError("NumPy should raise")
+except IndexError:
+    pass
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# NumPy raises `IndexError`; JAX cannot, because the index may be a traced value known
+# only on the device. By default a read clamps the index into range and a write out of
+# range is skipped. `mode="fill"` returns a fill value instead; `jax.experimental.checkify`
+# can turn such errors into exceptions.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Type promotion and weak types
+#
+# A Python number adapts to the array; a typed scalar does not.
+
+# %%
+half = jnp.ones(3, jnp.bfloat16)
+print("bfloat16 * 2.0            ->", (half * 2.0).dtype)
+print("bfloat16 * jnp.float32(2) ->", (half * jnp.float32(2.0)).dtype)
+print("JAX   int32 + float16     ->", (jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float16)).dtype)
+print("NumPy int32 + float16     ->", (np.ones(3, np.int32) + np.ones(3, np.float16)).dtype)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert (half * 2.0).dtype == jnp.bfloat16  # a Python float is weakly typed
+assert (half * jnp.float32(2.0)).dtype == jnp.float32
+assert (jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float16)).dtype == jnp.float16
+assert (np.ones(3, np.int32) + np.ones(3, np.float16)).dtype == np.float64
+assert jnp.promote_types(jnp.int8, jnp.uint8) == jnp.int16
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# A Python `2.0` is *weakly typed*: it takes the array's dtype, so bfloat16 stays
+# bfloat16. A typed `float32` scalar promotes. JAX's promotion table avoids silent
+# widening to 64 bits: int32 + float16 is float16 in JAX, float64 in NumPy.
+# `jnp.promote_types` answers any pair.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# JAX's promotion rules form a lattice documented in "Type promotion semantics" (JAX
+# docs); NumPy 2 adopted weak Python scalars too (NEP 50), but still promotes
+# mixed integer/float arrays to a float wide enough for both. Checked with JAX 0.10.2
+# and NumPy 2.
+
+# %% [markdown] tags=["exercise"] slideshow={"slide_type": "subslide"}
+# ## Your turn: a histogram with `.at[].add`
+#
+# Write `ex_histogram(labels, n)`: how often each label 0 … n−1 occurs in `labels`, as
+# an array of shape `(n,)`, with one `.at[...]` update and no Python loop.
+
+# %% tags=["exercise"] slideshow={"slide_type": "skip"}
+def ex_histogram(labels, n):
+    ...  # your code here
+
+
+# %% tags=["solution"] slideshow={"slide_type": "skip"}
+def ex_histogram(labels, n):
+    return jnp.zeros(n, jnp.int32).at[labels].add(1)  # repeated labels accumulate
+
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 1</summary>Start from <code>jnp.zeros(n, jnp.int32)</code>; an
+# array of indices can go inside <code>.at[...]</code>.</details>
+
+# %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
+# <details><summary>Hint 2</summary><code>.set(1)</code> writes 1 however often a label
+# occurs; <code>.add(1)</code> adds once per occurrence.</details>
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 4 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: start from zeros of
+# length n; which `.at[]` method counts a label that occurs twice? Then ask the room what
+# happens to a label of n or more (two slides back: dropped).
+
+# %% slideshow={"slide_type": "skip"}
+check(ex_histogram)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert check(ex_histogram, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Explicit random keys
@@ -414,12 +583,10 @@ unrolled = [e.primitive.name for e in jax.make_jaxpr(sin_thrice)(1.0).eqns]
 assert unrolled == ["sin", "sin", "sin"]  # three copies, no loop primitive
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Python control flow is fine under `jit` when it depends on things known at trace time
-# (shapes, static arguments, a fixed `range`): it runs once while tracing, and the jaxpr
-# holds its result. A `for` over 1000 steps writes 1000 copies of the body into the
-# program, which then takes long to compile. When the condition depends on a traced
-# *value*, Python cannot decide it at all (the `relu_if` error above). For both cases
-# JAX has control-flow primitives that live inside the program.
+# Python control flow on things known at trace time (shapes, static arguments, a fixed
+# `range`) runs once while tracing; the jaxpr holds its result. A `for` over 1000 steps
+# writes 1000 copies of the body, slow to compile. On a traced *value* Python cannot
+# decide at all. For both, JAX has control-flow primitives inside the program.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `lax.cond`: a branch inside the program
@@ -455,6 +622,11 @@ assert "select_n" in batched_cond and "cond" not in batched_cond
 
 # %%
 draw_jaxpr(sin_or_cos)(1.0)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Both branches are traced into nested jaxprs, so both must return the same shapes and
+# dtypes. At run time, unbatched, only the chosen branch executes; the first operand is
+# the branch index computed from the predicate.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `lax.scan`: a loop with a carry
@@ -495,6 +667,11 @@ assert [e.params["reverse"] for e in scans] == [False, True]  # the notes: a rev
 # %%
 draw_jaxpr(cumulative_sum, rankdir="LR")(jnp.arange(5.0))
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The `scan` cluster holds the body jaxpr once, whatever the length: compile time does not
+# grow with the number of steps, unlike the unrolled Python `for`. The carry goes around;
+# the stacked outputs come out below.
+
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "subslide"}
 # ## Your turn: read the scans off the drawing
 #
@@ -528,6 +705,11 @@ check(ex_count_scans)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_count_scans, quiet=True).passed
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 4 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: the gradient's drawing holds the
+# forward pass too; count the clusters labelled `scan`, and look for `reverse=True`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `while_loop`: forward mode yes, reverse mode no
@@ -589,6 +771,11 @@ except ValueError as err:
     assert "fori_loop with dynamic start/stop" in str(err)
 assert jax.jit(jax.jacfwd(power_fori))(2.0, 3) == 12.0  # forward mode goes through
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# With Python-int bounds, `fori_loop` lowers to a `scan` of known length, which reverse
+# mode handles. Under `jit` the bounds become tracers: the trip count is unknown at trace
+# time, so it must be a `while`, and `grad` refuses. Forward mode works either way.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Which loop does `grad` go through?
 #
@@ -618,11 +805,16 @@ print(softplus_naive(100.0), jax.grad(softplus_naive)(100.0))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert np.isinf(softplus_naive(100.0)) and np.isnan(jax.grad(softplus_naive)(100.0))
+# the notes' mechanism: log1p's cotangent is 0, exp's derivative inf, their product nan
+log1p_cotangent = jax.grad(jnp.log1p)(jnp.exp(jnp.float32(100.0)))
+assert log1p_cotangent == 0.0 and np.isinf(jnp.exp(jnp.float32(100.0)))
+assert np.isnan(log1p_cotangent * jnp.exp(jnp.float32(100.0)))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The chain rule through `log1p(exp(x))` computes `exp(x) / (1 + exp(x))`: in float32
-# `exp(100)` is `inf`, and `inf / inf` is `nan`. The true derivative is the sigmoid, about
-# 1 there. Autodiff differentiates the program you wrote, rounding included.
+# Reverse mode goes backwards through the program: `log1p`'s derivative gives
+# `1 / (1 + exp(100)) = 1 / inf = 0`, then `exp`'s multiplies by `exp(100) = inf`, and
+# `0 · inf` is `nan`. The true derivative, the sigmoid, is about 1 there. Autodiff
+# differentiates the program you wrote, rounding included.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `jax.custom_jvp`: you give the derivative
@@ -653,12 +845,15 @@ np.testing.assert_allclose(softplus(jnp.float32(20.0)), np.logaddexp(0, 20.0), r
 assert jax.grad(softplus)(-100.0) == 0.0 and not np.isnan(jax.grad(jax.grad(softplus))(100.0))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `custom_jvp` replaces JAX's derivative of `softplus` with the one you give; reverse
-# mode is derived from it (JAX transposes your JVP), so `grad`, `jacfwd` and `vmap` all
-# use it. The `where` in the value alone would not fix the gradient: `grad` of a `where`
-# still runs the backward pass of both sides, and the zero cotangent of the side not taken
-# meets `exp`'s derivative, `inf` at x = 100: `0 · inf` is `nan`. The check above compares
-# the derivative with float64 finite differences of `np.logaddexp(0, x)`.
+# `custom_jvp` replaces JAX's derivative of `softplus` with yours; reverse mode is
+# derived from it (JAX transposes your JVP), so `grad`, `jacfwd` and `vmap` all use it.
+# The `where` alone would not fix the gradient: `grad` still goes through the side not
+# taken, where `0 · inf` is again `nan` (checked below).
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# The check above compares the custom derivative with float64 finite differences of
+# `np.logaddexp(0, x)`. Lesson 02 shows the other kind, `custom_vjp`, which gives the
+# backward rule directly (and has no forward mode).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## `custom_jvp`, drawn
@@ -672,6 +867,11 @@ draw_jaxpr(softplus, rankdir="LR")(1.0)
 assert [e.primitive.name for e in jax.make_jaxpr(softplus)(1.0).eqns] == ["custom_jvp_call"]
 where_only = jax.grad(lambda x: jnp.where(x > 30.0, x, jnp.log1p(jnp.exp(x))))(100.0)
 assert np.isnan(where_only)  # the notes' claim: `where` alone keeps the nan gradient
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The jaxpr holds one `custom_jvp_call` equation with the original body inside; your
+# JVP rule is kept beside it and used only when a transformation differentiates. Running
+# or compiling the function uses the body.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Every value of a run: `step_through`
@@ -696,12 +896,14 @@ assert [s.line.code for s in steps] == ["squares = jnp.sum(x**2)"] * 2 + [
     "return jnp.sqrt(squares)"]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `step_through(f)(*args)` traces `f` to a jaxpr and evaluates it as JAX's own
-# `eval_jaxpr` does, one primitive at a time on concrete arrays, so nothing is hidden
-# inside `jit`. Nested `jit` calls, `custom_jvp`/`custom_vjp` functions and
-# `checkpoint` are stepped inside; a `cond` steps into the branch it takes; `scan` and
-# `while_loop` run as one step. Each node shows the value's type, its min, max and mean,
-# and the source line.
+# `step_through(f)(*args)` traces `f` and evaluates the jaxpr one primitive at a time on
+# concrete arrays, as `eval_jaxpr` does: nothing hidden inside `jit`. Each node shows
+# the value's type, min, max, mean and source line.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# Nested `jit` calls, `custom_jvp`/`custom_vjp` functions and `checkpoint` are stepped
+# inside; a `cond` steps into the branch it takes; `scan` and `while_loop` run as one
+# step.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## A `nan` gradient: `find_nans`
@@ -723,6 +925,11 @@ first_nan = find_nans(jax.grad(norm), include_inf=False)(jnp.zeros(2))
 assert first_nan.step.primitive == "mul" and first_nan.step.index > report.step.index
 assert first_nan.line.code == "squares = jnp.sum(x**2)"  # where inf meets 2·x = 0
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ‖x‖ is 0 at the origin, but its gradient x/‖x‖ is 0/0 there. `find_nans` steps through
+# `grad(norm)` and stops at the first `inf`: the `div` of `sqrt`'s derivative. The first
+# `nan` comes later, where that `inf` is multiplied by zero.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## The first `inf`, drawn
 #
@@ -732,13 +939,10 @@ assert first_nan.line.code == "squares = jnp.sum(x**2)"  # where inf meets 2·x 
 report
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The backward pass of `sqrt` multiplies the incoming cotangent by `0.5 / sqrt(x)`: at
-# `x = 0` that is `inf`. The backward pass of `x**2` then multiplies by `2·x = 0`, and
-# `0 · inf` is `nan`. For the backward pass, pass the gradient function itself:
-# `find_nans(jax.grad(f))`. Its jaxpr holds the forward and backward equations, and each
-# backward equation carries the line of the forward operation it differentiates. JAX's
-# own switch, `jax.config.update("jax_debug_nans", True)`, raises an error at the first
-# `nan` instead.
+# `sqrt`'s backward pass multiplies by `0.5 / sqrt(x)`: `inf` at `x = 0`. Then `x**2`'s
+# multiplies by `2·x = 0`, and `0 · inf` is `nan`. Pass the gradient function itself,
+# `find_nans(jax.grad(f))`: each backward equation carries the line it differentiates.
+# JAX's own switch, `jax_debug_nans`, raises at the first `nan` instead.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## The fix: the double `where`
@@ -765,6 +969,11 @@ np.testing.assert_allclose(jax.grad(norm_safe)(jnp.asarray(x64, jnp.float32)),
 assert not find_nans(jax.grad(norm_safe))(jnp.zeros(2)).found
 one_where = lambda x: jnp.where(jnp.sum(x**2) > 0, jnp.sqrt(jnp.sum(x**2)), 0.0)
 assert np.isnan(jax.grad(one_where)(jnp.zeros(2))).all()  # the claim: one is not enough
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The inner `where` keeps zero out of `sqrt`, so its derivative is finite everywhere; the
+# outer `where` restores the value 0. The gradient at the origin is now 0, and elsewhere
+# it still matches x/‖x‖ in float64 (the check cell).
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: a running product with `lax.scan`
@@ -800,13 +1009,19 @@ check(ex_cumulative_product)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_cumulative_product, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 6 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/04_transformations.ipynb`, or the Colab badge. Hint: copy `cumulative_sum`'s shape: the
+# carry is the product so far, starting from `jnp.ones((), xs.dtype)`; return the second
+# result of `lax.scan`.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
 # - batched a one-example function with `vmap`: no loop in the jaxpr;
-# - fixed a Python `if` under `jit` with `jnp.where`; one trace per abstract signature;
-# - composed `jit(vmap(grad(loss)))` into per-example gradients;
-# - used pytrees, pure functions and explicit random keys;
-# - put loops and branches in the program, saw where `grad` stops, fixed softplus with
-#   `custom_jvp`;
+# - fixed a Python `if` with `jnp.where`; composed per-example gradients;
+# - used pytrees, pure functions, random keys, and `.at[]` on immutable arrays;
+# - put loops and branches in the program; fixed softplus with `custom_jvp`;
 # - found a `nan` gradient's first `inf` and fixed it with a double `where`.
+#
+# *Next: lesson 05, an MLP on MNIST.*

@@ -7,11 +7,12 @@ from test_exercises_l01 import feedback
 from jaxtour import exercises as ex
 
 
-def test_lesson_02_registers_three_exercises():
+def test_lesson_02_registers_four_exercises():
     assert [e.name for e in ex.for_lesson("02")] == [
         "ex_grad_from_vjp",
         "ex_jacobian_from_jvp",
         "ex_biggest_cotangent",
+        "ex_clip_by_norm",
     ]
 
 
@@ -106,6 +107,37 @@ def test_biggest_cotangent_mistakes_get_their_words(returned, words):
     result = feedback(
         f"def ex_biggest_cotangent():\n    return {returned}", "ex_biggest_cotangent"
     )
+    assert not result.passed and result.kind == "wrong", result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+CLIP = """def ex_clip_by_norm(x):
+    @jax.custom_vjp
+    def clip(x):
+        return x
+
+    clip.defvjp(lambda x: (x, None), lambda _, g: ({},))
+    return clip(x)"""
+
+
+def test_clip_by_norm_right_answer_passes():
+    code = CLIP.format("g * jnp.minimum(1.0, 1.0 / jnp.linalg.norm(g))")
+    assert feedback(code, "ex_clip_by_norm").passed
+
+
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        (CLIP.format("g"), ["unchanged", "backward rule"]),
+        (CLIP.format("jnp.clip(g, -1.0, 1.0)"), ["each element", "norm"]),
+        (CLIP.format("g / jnp.linalg.norm(g)"), ["short cotangent", "min(1"]),
+        ("def ex_clip_by_norm(x):\n    return x", ["no `jax.custom_vjp`", ".defvjp"]),
+        ("def ex_clip_by_norm(x):\n    return 2 * x", ["expected", "got"]),
+    ],
+)
+def test_clip_by_norm_mistakes_get_their_words(code, words):
+    result = feedback(code, "ex_clip_by_norm")
     assert not result.passed and result.kind == "wrong", result
     for word in words:
         assert word in result.message, (word, result.message)

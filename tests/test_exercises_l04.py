@@ -136,3 +136,44 @@ def test_count_scans_one_scan_per_step_is_told_the_body_is_traced_once():
 
     result = feedback(ex_count_scans)
     assert not result.passed and "traced once" in result.message
+
+
+# --- ex_histogram ---------------------------------------------------------------------------
+def test_histogram_solution_passes():
+    def ex_histogram(labels, n):
+        return jnp.zeros(n, jnp.int32).at[labels].add(1)
+
+    assert feedback(ex_histogram).passed
+
+
+def test_histogram_stub_is_not_done():
+    def ex_histogram(labels, n): ...
+
+    assert feedback(ex_histogram).kind == "not done"
+
+
+def test_histogram_set_instead_of_add_is_told_to_accumulate():
+    def ex_histogram(labels, n):
+        return jnp.zeros(n, jnp.int32).at[labels].set(1)
+
+    result = feedback(ex_histogram)
+    assert not result.passed and "`.add(1)` accumulates" in result.message
+
+
+def test_histogram_bincount_is_told_to_use_at():
+    def ex_histogram(labels, n):
+        return jnp.bincount(labels, length=n)
+
+    result = feedback(ex_histogram)
+    assert not result.passed and "skip the exercise" in result.message
+
+
+def test_histogram_python_loop_is_told_to_add_at_once():
+    def ex_histogram(labels, n):
+        counts = jnp.zeros(n, jnp.int32)
+        for i in range(n):
+            counts = counts.at[i].set(jnp.sum(labels == i))
+        return counts
+
+    result = feedback(ex_histogram)
+    assert not result.passed and "no `.at[...].add`" in result.message

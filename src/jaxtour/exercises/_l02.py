@@ -186,3 +186,52 @@ def _check_biggest_cotangent(fn: Callable) -> None:
             f"the index is right, but {got_value} is not the value in its box "
             "(to two decimals)."
         )
+
+
+# --- ex_clip_by_norm: a custom_vjp ------------------------------------------------------
+
+
+def _primitives(fn: Callable, x: jax.Array) -> set[str]:
+    return {eqn.primitive.name for eqn in jax.make_jaxpr(fn)(x).eqns}
+
+
+@checks(LESSON, "ex_clip_by_norm", title="gradient clipping by norm with `custom_vjp`")
+def _check_clip_by_norm(fn: Callable) -> None:
+    """Practises `jax.custom_vjp`: a forward rule, a backward rule, and which one
+    `grad` uses."""
+    x = jnp.array([3.0, 4.0], jnp.float32)
+    expect_close(fn(x), x, where="the value at x = [3, 4]: the identity")
+    if "custom_vjp_call" not in _primitives(fn, x):
+        raise Wrong(
+            "there is no `jax.custom_vjp` in your program: define the identity with "
+            "`@jax.custom_vjp`, then give it its rules with `.defvjp(forward, backward)`."
+        )
+    long_cotangent = jnp.array([6.0, 8.0], jnp.float32)  # norm 10: shrinks to norm 1
+
+    def pulled(cotangent):
+        return jax.grad(lambda v: jnp.sum(cotangent * fn(v)))(x)
+
+    got = pulled(long_cotangent)
+    if np.allclose(got, long_cotangent):
+        raise Wrong(
+            "the cotangent [6, 8] came back unchanged: your backward rule is not "
+            "rescaling it (is it returning `g` as it is?)."
+        )
+    if np.allclose(got, [1.0, 1.0]):
+        raise Wrong(
+            "you clipped each element to [-1, 1]; the task clips the vector's norm: "
+            "[6, 8] (norm 10) should come back as [0.6, 0.8]."
+        )
+    expect_close(got, long_cotangent / 10.0, where="the cotangent [6, 8], norm 10")
+    short_cotangent = jnp.array([0.3, 0.4], jnp.float32)  # norm 0.5: unchanged
+    if np.allclose(pulled(short_cotangent), [0.6, 0.8]):
+        raise Wrong(
+            "you rescaled a short cotangent up to norm 1: only a cotangent longer "
+            "than 1 shrinks; g · min(1, 1/‖g‖) leaves [0.3, 0.4] as it is."
+        )
+    expect_close(
+        pulled(short_cotangent), short_cotangent, where="the cotangent [0.3, 0.4]"
+    )
+    expect_close(
+        jax.jit(pulled)(long_cotangent), long_cotangent / 10.0, where="under jax.jit"
+    )

@@ -147,3 +147,57 @@ def _check_count_scans(fn) -> None:
             f"the gradient's drawing has {backward} scan clusters, not {answer[1]}: "
             "the forward scan (saving what the backward pass needs) and a reversed one"
         )
+
+
+# --- ex_histogram: `.at[].add` on an immutable array ------------------------------------
+
+
+@checks(LESSON, "ex_histogram", title="a histogram with `.at[].add`")
+def _check_histogram(fn) -> None:
+    """Practises updating an immutable array with `.at[]`: `.add` accumulates repeated
+    indices, and an index out of range is dropped."""
+    labels = jnp.array([0, 2, 2, 1, 2, 0], jnp.int32)
+    got = fn(labels, 4)
+    if np.shape(got) == (4,) and np.allclose(got, [1, 1, 1, 0]):
+        raise Wrong(
+            "every label seen counts 1: `.set(1)` writes 1 over and over; "
+            "`.add(1)` accumulates a label that appears several times"
+        )
+    expect_close(
+        got,
+        jnp.array([2, 1, 3, 0]),
+        where="labels [0, 2, 2, 1, 2, 0], n = 4",
+        check_dtype=False,
+    )
+    names = _code_names(fn)
+    if names & {"bincount", "histogram"}:
+        raise Wrong(
+            "right counts, but `jnp.bincount`/`jnp.histogram` skip the exercise: start "
+            "from `jnp.zeros(n)` and add 1 at every label with `.at[labels].add(1)`"
+        )
+    primitives = {
+        e.primitive.name for e in jax.make_jaxpr(lambda v: fn(v, 4))(labels).eqns
+    }
+    if "scatter-add" not in primitives:
+        raise Wrong(
+            "right counts, but there is no `.at[...].add` in your program (a Python "
+            "loop writes one update per label): add at all labels at once"
+        )
+    expect_close(
+        fn(jnp.array([0, 5, 1], jnp.int32), 4),
+        jnp.array([1, 1, 0, 0]),
+        where="labels [0, 5, 1], n = 4: label 5 is out of range and must be dropped",
+        check_dtype=False,
+    )
+
+
+def _code_names(fn) -> set[str]:
+    """The global and attribute names `fn`'s code uses (nested functions included)."""
+    found: set[str] = set()
+    stack = [getattr(fn, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is not None:
+            found |= set(code.co_names)
+            stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return found
