@@ -7,6 +7,7 @@ checkout reads ``notebooks/``; a wheel holds the same files under ``jaxtour/less
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,13 @@ def notebook_text(source: Path, which: View = View.STUDENT) -> str:
     """
     import jupytext
 
-    return jupytext.writes(view(read(source), which), fmt="ipynb")
+    shown = view(read(source), which)
+    for index, cell in enumerate(
+        shown.cells
+    ):  # stable ids: a regenerated file diffs clean
+        digest = hashlib.sha256(f"{source.stem}:{index}:{cell.source}".encode())
+        cell["id"] = digest.hexdigest()[:8]
+    return jupytext.writes(shown, fmt="ipynb")
 
 
 def write_view(sources: list[Path], folder: Path, which: View) -> list[Path]:
