@@ -7,7 +7,6 @@ checkout, that ``notebooks/`` folder itself is used.
 
 from __future__ import annotations
 
-import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -34,13 +33,16 @@ def packaged_lessons_dir() -> Path:
 def copy_lessons(dest: Path, patterns: tuple[str, ...] = LESSON_PATTERNS) -> list[Path]:
     """Copy the packaged lessons matching `patterns` into `dest`; return the files written.
 
-    A file already in `dest` with the same name is replaced (the packaged lesson wins).
+    A file already in `dest` with the same name is replaced (the packaged lesson wins);
+    so is a symlink there, never written through. Each copy is whole or not at all.
     """
+    from jaxtour._files import copy_atomically
+
     source = packaged_lessons_dir()
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for pattern in patterns:
         for lesson in sorted(source.glob(pattern)):
-            shutil.copyfile(lesson, dest / lesson.name)
+            copy_atomically(lesson, dest / lesson.name)
             written.append(dest / lesson.name)
     return sorted(written)
