@@ -219,3 +219,19 @@ def test_write_errors_keep_os_error_for_callers_that_catch_it(tmp_path):
     assert err.filename == str(tmp_path / "x")
     assert "the disk is read-only. Write to another folder" in str(err)
     assert os.fspath(tmp_path / "x") in str(err)
+
+
+def test_jaxtour_tour_on_a_full_disk_names_the_file_and_leaves_no_part(
+    tmp_path, monkeypatch, capsys
+):
+    _full_disk_after(monkeypatch, 2000)
+    build = tmp_path / "build"
+    assert main(["tour", "--only", "diagrams", "--build-dir", str(build)]) == 1
+    err = [e for e in capsys.readouterr().err.splitlines() if e.startswith("jaxtour")]
+    assert err[0].startswith(f"jaxtour tour: error: Could not write {build}")
+    assert err[0].endswith(
+        ": no space left on that disk. Free some space, or write "
+        "elsewhere. Nothing was left there."
+    )
+    assert not [p for p in build.rglob("*") if p.name.endswith(".part")]
+    assert all(p.stat().st_size > 0 for p in build.rglob("*") if p.is_file())
