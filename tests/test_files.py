@@ -87,7 +87,7 @@ def test_a_full_disk_leaves_no_partial_file_and_names_the_path(tmp_path, monkeyp
         copy_atomically(Path(__file__), tmp_path / "out" / "big.py")
     assert str(info.value) == (
         f"Could not write {tmp_path / 'out' / 'big.py'}: no space left on that disk. "
-        "Free some space, or write elsewhere. Nothing was left there."
+        "Free some space, or write elsewhere. Nothing half-written was left."
     )
     assert info.value.errno == errno.ENOSPC
     assert _names(tmp_path / "out") == []  # no .part file, no truncated copy
@@ -116,7 +116,7 @@ def test_a_folder_that_cannot_be_made_is_named_with_what_to_do(tmp_path, monkeyp
         write_atomically(tmp_path / "new" / "a.svg", b"<svg/>")
     assert str(info.value) == (
         f"Could not write {tmp_path / 'new'}: permission denied. Choose a folder you can "
-        "write to, or fix its permissions. Nothing was left there."
+        "write to, or fix its permissions. Nothing half-written was left."
     )
 
 
@@ -187,7 +187,7 @@ def test_jaxtour_slides_on_a_full_disk_names_the_file_and_leaves_no_part(
     assert err[0].startswith("jaxtour slides: error: Could not write ")
     assert err[0].endswith(
         ": no space left on that disk. Free some space, or write elsewhere. Nothing "
-        "was left there."
+        "half-written was left."
     )
     assert "[(" not in err[0]  # not the repr of shutil's list of errors
     reveal = tmp_path / "build" / "slides" / "reveal.js"
@@ -231,7 +231,7 @@ def test_jaxtour_tour_on_a_full_disk_names_the_file_and_leaves_no_part(
     assert err[0].startswith(f"jaxtour tour: error: Could not write {build}")
     assert err[0].endswith(
         ": no space left on that disk. Free some space, or write "
-        "elsewhere. Nothing was left there."
+        "elsewhere. Nothing half-written was left."
     )
     assert not [p for p in build.rglob("*") if p.name.endswith(".part")]
     assert all(p.stat().st_size > 0 for p in build.rglob("*") if p.is_file())

@@ -33,7 +33,7 @@ class WriteError(OSError):
 
     def __init__(self, path: Path, err: OSError) -> None:
         what = ADVICE.get(err.errno or 0, f"{err.strerror or err}")
-        self.message = f"Could not write {path}: {what}. Nothing was left there."
+        self.message = f"Could not write {path}: {what}. Nothing half-written was left."
         super().__init__(err.errno, self.message, str(path))
 
     def __str__(self) -> str:

@@ -7,7 +7,10 @@ CPU backend runs its collectives over TCP with Gloo (jaxlib's default
 `jax_cpu_collectives_implementation`, on 0.10 and 0.12 alike). The launcher watches its
 children: when one fails or is killed it stops the others at once, and Ctrl-C stops
 them all; each worker also declares a silent peer dead after `heartbeat` seconds, and
-exits when the launcher's end of its stdin closes. Nothing is written to disk.
+exits when the launcher's end of its stdin closes. The coordinator's port is claimed
+(a lock file per port) from the free-port probe to the run's end, so two runs started
+at once never share it; the workers' count is checked against the memory available.
+Nothing is written to disk but that lock file.
 """
 
 from __future__ import annotations
