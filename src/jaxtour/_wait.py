@@ -13,8 +13,11 @@ so.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -71,13 +74,19 @@ LOOP_HINT = (
 )
 
 
-def run_interruptibly(fn: Callable[[], T], what: str, hint: str = LOOP_HINT) -> T:
+def run_interruptibly(
+    fn: Callable[[], T], what: str, hint: str = LOOP_HINT, calls_back: bool = True
+) -> T:
     """`fn()`, and every array it returns ready, waited for so that Ctrl-C can stop it.
 
     Args:
         fn: the work: runs the user's program and returns its results (a pytree).
         what: what it runs, for the message, e.g. "loss's compiled program".
         hint: what a stop suggests, after the message's colon.
+        calls_back: the work may call Python (a `jax.debug.print` in the loop): after a
+            stop the process then ends with `os._exit` when Python exits (status 1
+            after an uncaught exception, else 0), before finalisation, where the next
+            call would crash it.
 
     Raises:
         Interrupted: Ctrl-C, with what was running and for how long.
@@ -101,15 +110,17 @@ def run_interruptibly(fn: Callable[[], T], what: str, hint: str = LOOP_HINT) -> 
     context = contextvars.copy_context()
     thread = threading.Thread(target=context.run, args=(work,), daemon=True)
     start, limit = time.monotonic(), _LIMIT.get()
-    thread.start()
     try:
+        thread.start()  # inside: a Ctrl-C may land while it waits for the thread
         while thread.is_alive():
             thread.join(POLL)
             if limit is not None and time.monotonic() - start > limit:
+                _abandon(calls_back)
                 raise TimeLimitError(
                     _stopped(what, start, f"time limit of {limit:g} s", hint)
                 )
     except KeyboardInterrupt:
+        _abandon(calls_back)
         raise Interrupted(_stopped(what, start, "Ctrl-C", hint)) from None
     if "err" in box:
         raise box["err"]
@@ -119,3 +130,25 @@ def run_interruptibly(fn: Callable[[], T], what: str, hint: str = LOOP_HINT) -> 
 def _stopped(what: str, start: float, why: str, hint: str) -> str:
     took = time.monotonic() - start
     return f"Stopped ({why}) while running {what}, after {took:.1f} s: {hint}"
+
+
+def _abandon(calls_back: bool) -> None:
+    """A stopped run goes on in its thread; the process must leave before Python's
+    finalisation, where that thread's next Python callback (`jax.debug.print` in the
+    loop) would end it with "Fatal Python error" and SIGABRT."""
+    if calls_back and not _ABANDONED:
+        _ABANDONED.append(True)
+        atexit.register(_leave)
+
+
+_ABANDONED: list[bool] = []
+
+
+def _leave() -> None:
+    # Runs first of the atexit handlers (the last registered). The exit status: 1
+    # after an uncaught exception (Python keeps it in sys.last_value), else 0.
+    failed = getattr(sys, "last_value", None) or getattr(sys, "last_exc", None)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(1 if failed is not None else 0)

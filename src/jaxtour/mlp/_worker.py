@@ -106,7 +106,9 @@ def start(args: argparse.Namespace) -> None:
     join = lambda: jax.distributed.initialize(initialization_timeout=backstop, **given)
     try:
         with time_limit(args.init_timeout):
-            run_interruptibly(join, "jax.distributed.initialize()", hint=LEFT)
+            run_interruptibly(
+                join, "jax.distributed.initialize()", LEFT, calls_back=False
+            )
     except ValueError as err:  # e.g. "coordinator_address should be defined."
         if not auto:
             raise
