@@ -58,6 +58,13 @@ def test_every_numeric_option_names_itself_and_its_range(option, value, said, ca
     assert err == f"jaxtour train: error: argument {option}: must be {said}"
 
 
+def test_the_library_checks_the_port_s_range_too():
+    with pytest.raises(
+        ValueError, match=r"`port` must be from 1 to 65535 \(or None\); got 99999"
+    ):
+        _multiprocess.free_port(99999)
+
+
 def test_more_workers_than_memory_holds_are_refused_with_the_estimate(
     monkeypatch, capsys
 ):

@@ -87,8 +87,11 @@ def free_port(port: int | None = None) -> int:
     """`port` when it is free on 127.0.0.1, or a free one when `port` is None.
 
     Raises:
+        ValueError: `port` is not from 1 to 65535.
         PortInUseError: `port` is taken.
     """
+    if port is not None and not 1 <= port <= 65_535:
+        raise ValueError(f"`port` must be from 1 to 65535 (or None); got {port}.")
     with socket.socket() as probe:
         try:
             probe.bind((HOST, port or 0))
