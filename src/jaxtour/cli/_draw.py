@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from jaxtour.cli import add_flag
-from jaxtour.cli._usercode import UserCodeError, import_path
+from jaxtour.cli._usercode import UserCodeError, as_users, import_path
 
 # KIND -> (what it draws, whether it needs MODULE:FUNCTION)
 KINDS: dict[str, tuple[str, bool]] = {
@@ -259,31 +259,17 @@ def _import(module_name: str, parser: argparse.ArgumentParser):
     if path.suffix == ".py":
         if not path.is_file():
             parser.error(f"no file {path} (looked in {Path.cwd()})")
-        return _user_code(path.name, lambda: import_path(path), missing=None)
+        return as_users(path.name, lambda: import_path(path), missing=None)
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # a module beside the user, as `python -m`
     try:
         load = lambda: importlib.import_module(module_name)
-        return _user_code(module_name, load, missing=module_name)
+        return as_users(module_name, load, missing=module_name)
     except ModuleNotFoundError as err:  # the module itself, not one it imports
         parser.error(
             f"cannot import {module_name!r}: {err}. Run jaxtour from the folder "
             "that holds it, or pass a path: path/to/file.py:FUNCTION"
         )
-
-
-def _user_code(name: str, load, missing: str | None):
-    """`load()`; an exception the user's module raises becomes `UserCodeError`, but
-    a ModuleNotFoundError for `missing` itself (or a package on its way) passes."""
-    try:
-        return load()
-    except ModuleNotFoundError as err:
-        dotted = f"{missing}."
-        if missing and err.name and dotted.startswith(f"{err.name}."):
-            raise
-        raise UserCodeError(name, err) from None
-    except (Exception, SystemExit) as err:
-        raise UserCodeError(name, err) from None
 
 
 def example_arguments(specs: list, zeros: bool) -> list:

@@ -41,6 +41,20 @@ class UserCodeError(Exception):
         )
 
 
+def as_users(name: str, load, missing: str | None):
+    """`load()`; an exception the user's module raises becomes `UserCodeError`, but
+    a ModuleNotFoundError for `missing` itself (or a package on its way) passes."""
+    try:
+        return load()
+    except ModuleNotFoundError as err:
+        dotted = f"{missing}."
+        if missing and err.name and dotted.startswith(f"{err.name}."):
+            raise
+        raise UserCodeError(name, err) from None
+    except (Exception, SystemExit) as err:
+        raise UserCodeError(name, err) from None
+
+
 def import_path(path: Path):
     """The module at `path`, imported as `import` would find it.
 
