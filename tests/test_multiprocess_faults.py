@@ -198,3 +198,18 @@ def test_ctrl_c_stops_a_process_waiting_for_its_cluster():
         "Stopped (Ctrl-C) while running jax.distributed.initialize(), after "
     )
     assert "this process left" in err
+
+
+def test_the_worker_run_by_hand_checks_its_layout_numbers_too():
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxtour.mlp._worker", "--process-id", "-1"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "python -m jaxtour.mlp._worker: error: argument --process-id: must be an "
+        "integer from 0 to 999999; got '-1'"
+    )

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from jaxtour import paths
+from jaxtour._argtypes import bounded
 from jaxtour.cli import add_flag
 
 QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
@@ -15,31 +16,6 @@ MNIST_TRAIN = 60_000  # images in MNIST's training set
 MAX_PROCESSES, MAX_DEVICES = 128, 256
 INIT_TIMEOUT = 60.0  # seconds, as jaxtour.mlp._worker's
 TARGET = 0.98  # test accuracy worth reporting the time to
-
-
-def bounded(kind: type, low: float, high: float, *, above: bool = False):
-    """An argparse `type=`: `kind` (int or float) from `low` to `high` (or just above
-    `low` when `above`), else a usage error naming the range and what was given."""
-    noun = "an integer" if kind is int else "a number"
-    show = str if kind is int else (lambda v: f"{v:g}")
-    span = (
-        f"above {show(low)} up to {show(high)}"
-        if above
-        else f"from {show(low)} to {show(high)}"
-    )
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        inside = value is not None and (low < value if above else low <= value)
-        if not (inside and value <= high):
-            raise argparse.ArgumentTypeError(f"must be {noun} {span}; got {text!r}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse's name for the type in other messages
-    return parse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,7 @@ import time
 from jaxtour.mlp._procgroup import NO_CLUSTER, NoClusterError
 
 INIT_TIMEOUT = 60.0  # seconds to wait for every process to join (--init-timeout)
+MAX_PROCESSES, DAY = 1_000_000, 86_400
 BACKSTOP = 10  # JAX's own deadline comes this much later: it aborts the process
 UNREACHABLE = (
     "The other processes did not join within {seconds:g} s: jax.distributed.initialize()"
@@ -35,25 +36,33 @@ LEFT = "this process left; the others give up when their own --init-timeout pass
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    from jaxtour._argtypes import bounded
+    from jaxtour.mlp._model import LR, MOMENTUM
+
     p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
     p.add_argument(
         "--coordinator", default="auto", help="host:port, or auto (a cluster)"
     )
-    p.add_argument("--processes", type=int)
-    p.add_argument("--process-id", type=int)
-    p.add_argument("--devices", type=int, help="simulated CPU devices in this process")
+    p.add_argument("--processes", type=bounded(int, 1, MAX_PROCESSES))
+    p.add_argument("--process-id", type=bounded(int, 0, MAX_PROCESSES - 1))
     p.add_argument(
-        "--heartbeat", type=int, default=10, help="seconds to declare a peer dead"
+        "--devices",
+        type=bounded(int, 1, 256),
+        help="simulated CPU devices in this process",
+    )
+    p.add_argument(
+        "--heartbeat",
+        type=bounded(int, 1, DAY),
+        default=10,
+        help="seconds to declare a peer dead",
     )
     p.add_argument(
         "--init-timeout",
-        type=float,
+        type=bounded(float, 0, DAY, above=True),
         default=INIT_TIMEOUT,
         help=f"seconds to wait for every process to join ({INIT_TIMEOUT:g})",
     )
-    from jaxtour.mlp._model import LR, MOMENTUM
-
-    for name, kind, default in [
+    for name, kind, default in [  # as train_multiprocess passes them: its own checks
         ("epochs", int, 10),
         ("batch-size", int, 128),
         ("lr", float, LR),
