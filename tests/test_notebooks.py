@@ -114,7 +114,10 @@ def test_jaxtour_lessons_instructor_copies_solutions_and_sources(tmp_path, capsy
     )
     assert Kind.SOLUTION in {kind_of(c) for c in teacher.cells}
     assert "jaxtour tour --notebooks" in capsys.readouterr().out
-    assert main(["lessons", str(tmp_path / "mine"), "--instructor"]) == 1  # no --force
+    # the same files again are not edits; an edited one is kept without --force
+    assert main(["lessons", str(tmp_path / "mine"), "--instructor"]) == 0
+    (tmp_path / "mine" / "04_transformations.py").write_text("# my notes\n")
+    assert main(["lessons", str(tmp_path / "mine"), "--instructor"]) == 1
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

@@ -3,6 +3,7 @@
 from jaxtour._diagram import Diagram
 from jaxtour._render import RendererUnavailableError
 from jaxtour._setup import describe_devices
+from jaxtour._wait import time_limit
 from jaxtour.explorer import explore  # cheap: ipywidgets and JAX load on first call
 
 __version__ = "0.1.0"
@@ -13,4 +14,5 @@ __all__ = [
     "__version__",
     "describe_devices",
     "explore",
+    "time_limit",
 ]

@@ -1,27 +1,120 @@
-"""Files the kit writes: whole or not at all.
+"""Files the kit writes: whole or not at all, and only inside the folder asked for.
 
-Every picture, deck, checkpoint and notebook the kit saves goes through `write_atomically`,
-so a full disk, a killed process or Ctrl-C leaves the old file (or none), never half of one.
+Every picture, deck, checkpoint, lesson and copied asset the kit saves goes through
+`write_atomically` (or `copy_atomically`, `copy_tree`): the bytes go to a temporary
+name beside the target, which is then renamed over it. So a full disk, a killed process
+or Ctrl-C leaves the old file (or none), never half of one; and a target that is a
+symlink is *replaced* by the new file, never written through, so a link cannot make the
+kit overwrite a file elsewhere. A write that fails raises `WriteError`, which names the
+path and what to do.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
+# errno -> what to do about it, for the message of a failed write
+ADVICE = {
+    errno.ENOSPC: "no space left on that disk. Free some space, or write elsewhere",
+    errno.EDQUOT: "your disk quota is used up. Free some space, or write elsewhere",
+    errno.EACCES: "permission denied. Choose a folder you can write to, or fix its "
+    "permissions",
+    errno.EPERM: "not permitted. Choose a folder you can write to, or fix its permissions",
+    errno.EROFS: "the disk is read-only. Write to another folder",
+}
+
+
+class WriteError(OSError):
+    """A file could not be written; nothing was left half-written at its path."""
+
+    def __init__(self, path: Path, err: OSError) -> None:
+        what = ADVICE.get(err.errno or 0, f"{err.strerror or err}")
+        self.message = f"Could not write {path}: {what}. Nothing half-written was left."
+        super().__init__(err.errno, self.message, str(path))
+
+    def __str__(self) -> str:
+        return self.message
+
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file beside it, then rename it in place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    """Write `data` to `path` through a temporary file beside it, then rename it in place.
+
+    A symlink at `path` is replaced by the file (the file it pointed to is untouched).
+
+    Raises:
+        WriteError: the folder cannot be made or written (full disk, no permission);
+            the message names `path`, and no partial file remains.
+    """
+    _write(path, lambda out: out.write(data))
+
+
+def copy_atomically(source: Path, path: Path) -> None:
+    """As `shutil.copyfile`, but whole or not at all, and replacing a symlink at `path`.
+
+    Raises:
+        WriteError: as `write_atomically`.
+    """
+    with open(source, "rb") as inp:
+        _write(path, lambda out: shutil.copyfileobj(inp, out))
+
+
+def copy_tree(source: Path, target: Path) -> list[Path]:
+    """Copy the folder `source` into `target` file by file with `copy_atomically`.
+
+    Files already in `target` stay unless `source` has one of the same name. A
+    symlink at `target` or inside it, where a file or folder goes, is replaced by a
+    real one, so nothing outside `target` is written. Returns the files written.
+
+    Raises:
+        WriteError: as `write_atomically`.
+    """
+    written = []
+    for folder, _, files in os.walk(source):
+        into = target / Path(folder).relative_to(source)
+        _real_folder(into, target)
+        for name in sorted(files):
+            copy_atomically(Path(folder) / name, into / name)
+            written.append(into / name)
+    return written
+
+
+def _real_folder(folder: Path, top: Path) -> None:
+    """Make `folder`; a symlink on its way from `top` is replaced by a real folder."""
+    parts = folder.relative_to(top).parts
+    for depth in range(len(parts) + 1):
+        here = top.joinpath(*parts[:depth])
+        if here.is_symlink():
+            here.unlink()
+        _mkdir(here)
+
+
+def _mkdir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(folder, err) from None
+
+
+def _write(path: Path, fill) -> None:
+    _mkdir(path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".part", dir=path.parent
+        )
+    except OSError as err:
+        raise WriteError(path, err) from None
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(
-            tmp, 0o666 & ~_umask()
-        )  # mkstemp makes 0600; a saved picture is for sharing
+            fill(out)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a file is for sharing
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise WriteError(path, err) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxtour._ir._flat import PRIMAL_CALLS, FlatEqn, flatten_jaxpr
 from jaxtour._ir._jaxpr import SourceLine, is_dropvar, is_literal, source_line
+from jaxtour._wait import run_interruptibly
 
 
 @dataclass
@@ -98,7 +99,9 @@ def _run(
         if flat_eqn.primitive == "cond":
             invars, outvals = _cond(flat_eqn, env, run, stop)
         else:
-            outvals = _bind(flat_eqn.eqn, [_read(env, a) for a in invars])
+            outvals = _bind(
+                flat_eqn.eqn, [_read(env, a) for a in invars], len(run.steps)
+            )
         env.update(
             (v, x)
             for v, x in zip(flat_eqn.outvars, outvals, strict=True)
@@ -120,8 +123,20 @@ def _run(
             raise _Stop(step)
 
 
-def _bind(eqn: Any, invals: list) -> list:
-    """One equation, bound by its primitive as JAX's own jaxpr interpreter binds it."""
+def _bind(eqn: Any, invals: list, index: int) -> list:
+    """One equation, bound by its primitive as JAX's own jaxpr interpreter binds it.
+
+    One holding a jaxpr (`while`, `scan`, ...) may never end: Ctrl-C can stop it.
+    """
+    if any("jaxpr" in name for name in eqn.params):
+        line = source_line(eqn)
+        at = f", {line.file}:{line.line}" if line else ""
+        what = f"step {index} (a `{eqn.primitive}` equation{at})"
+        return run_interruptibly(lambda: _bind_now(eqn, invals), what)
+    return _bind_now(eqn, invals)
+
+
+def _bind_now(eqn: Any, invals: list) -> list:
     params = eqn.primitive.get_bind_params(
         eqn.params
     )  # e.g. shard_map's jaxpr to a fun

@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _extras.require(f"jaxtour {args.command}", NEEDS.get(args.command, ()))
         return importlib.import_module(args.module).run(args) or 0
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:  # a stopped wait says what it stopped
+        print(str(err) or "interrupted", file=sys.stderr)
         return 130
     except _extras.MissingExtraError as err:
         print(f"jaxtour {args.command}: error: {err}", file=sys.stderr)

@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
-import importlib.util
 import re
 import sys
 from pathlib import Path
 
 from jaxtour.cli import add_flag
+from jaxtour.cli._usercode import UserCodeError, as_users, import_path
 
 # KIND -> (what it draws, whether it needs MODULE:FUNCTION)
 KINDS: dict[str, tuple[str, bool]] = {
@@ -208,7 +208,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.target is None and (args.args or args.static_argnums):
         parser.error("--args and --static-argnums need MODULE:FUNCTION to pass them to")
-    f = resolve(args.target, parser) if args.target else None
+    try:
+        f = resolve(args.target, parser) if args.target else None
+    except UserCodeError as err:
+        print(f"jaxtour draw: error: {err}", file=sys.stderr)
+        return 1
     output = args.output or Path(f"{_stem(args)}.svg")
     if output.suffix.lower() not in SUFFIXES:
         parser.error(
@@ -255,31 +259,17 @@ def _import(module_name: str, parser: argparse.ArgumentParser):
     if path.suffix == ".py":
         if not path.is_file():
             parser.error(f"no file {path} (looked in {Path.cwd()})")
-        return _import_file(path)
+        return as_users(path.name, lambda: import_path(path), missing=None)
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # a module beside the user, as `python -m`
     try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name and module_name.startswith(
-            err.name
-        ):  # the module itself, not its import
-            parser.error(
-                f"cannot import {module_name!r}: {err}. Run jaxtour from the folder "
-                "that holds it, or pass a path: path/to/file.py:FUNCTION"
-            )
-        raise
-
-
-def _import_file(path: Path):
-    # By path, not by name: two files called model.py never shadow each other.
-    spec = importlib.util.spec_from_file_location(f"_jaxtour_draw_.{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"jaxtour draw: cannot import {path}: not a Python file.")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))  # its own sibling imports work
-    spec.loader.exec_module(module)
-    return module
+        load = lambda: importlib.import_module(module_name)
+        return as_users(module_name, load, missing=module_name)
+    except ModuleNotFoundError as err:  # the module itself, not one it imports
+        parser.error(
+            f"cannot import {module_name!r}: {err}. Run jaxtour from the folder "
+            "that holds it, or pass a path: path/to/file.py:FUNCTION"
+        )
 
 
 def example_arguments(specs: list, zeros: bool) -> list:

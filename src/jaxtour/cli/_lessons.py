@@ -35,15 +35,13 @@ def run(args: argparse.Namespace) -> int:
     from jaxtour import lesson
 
     which = lesson.View.INSTRUCTOR if args.instructor else lesson.View.STUDENT
-    sources = lesson.find_lessons(lesson.packaged_lessons_dir())
-    names = [s.with_suffix(".ipynb").name for s in sources]
-    if args.instructor:
-        names += [s.name for s in sources]
-    clashes = [name for name in names if (args.dir / name).exists()]
+    clashes = edited(args.dir, lesson.lesson_files(which))
     if clashes and not args.force:
         raise FileExistsError(
-            f"{args.dir} already holds {len(clashes)} lesson files ({clashes[0]}, ...); "
-            "your edits there would be lost. Pass --force to replace them, or another DIR."
+            f"{args.dir} already holds {len(clashes)} lesson files that differ from "
+            f"jaxtour's ({clashes[0]}, ...); your edits there would be lost. Pass "
+            "--force to replace them (a symlink is replaced by the file, never written "
+            "through), or another DIR."
         )
     written = lesson.copy_lessons(args.dir, which)
     print(f"wrote {len(written)} {which.value} files to {args.dir.resolve()}:")
@@ -53,3 +51,21 @@ def run(args: argparse.Namespace) -> int:
     if args.instructor:
         print(f"Build them into decks with: jaxtour tour --notebooks {args.dir}")
     return 0
+
+
+def edited(folder: Path, files: dict[str, bytes]) -> list[str]:
+    """The files of `files` already in `folder` that are not those bytes: the user's
+    edits, or a symlink (dangling or not) where a lesson goes."""
+    return [
+        name
+        for name, data in files.items()
+        if (folder / name).is_symlink()
+        or ((folder / name).exists() and not _same(folder / name, data))
+    ]
+
+
+def _same(path: Path, data: bytes) -> bool:
+    try:
+        return path.is_file() and path.read_bytes() == data
+    except OSError:
+        return False

@@ -7,30 +7,44 @@ import sys
 from pathlib import Path
 
 from jaxtour import paths
+from jaxtour._argtypes import bounded
 from jaxtour.cli import add_flag
 
 QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
 EPOCHS = 10
+MNIST_TRAIN = 60_000  # images in MNIST's training set
+MAX_PROCESSES, MAX_DEVICES = 128, 256
+INIT_TIMEOUT = 60.0  # seconds, as jaxtour.mlp._worker's
 TARGET = 0.98  # test accuracy worth reporting the time to
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--epochs",
-        type=int,
+        type=bounded(int, 1, 10_000),
         help=f"passes over the data ({EPOCHS}; {QUICK_EPOCHS} under --quick)",
     )
     parser.add_argument(
-        "--batch-size", type=int, default=128, help="images per step (128)"
+        "--batch-size",
+        type=bounded(int, 1, MNIST_TRAIN),
+        default=128,
+        help="images per step (128)",
     )
-    parser.add_argument("--lr", type=float, help="learning rate (jaxtour.mlp.LR: 0.05)")
+    parser.add_argument(
+        "--lr",
+        type=bounded(float, 0, 100, above=True),
+        help="learning rate (jaxtour.mlp.LR: 0.05)",
+    )
     parser.add_argument(
         "--momentum",
-        type=float,
+        type=bounded(float, 0, 0.999),
         help="SGD momentum (jaxtour.mlp.MOMENTUM: 0.9; 0 is plain SGD)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="initial weights and shuffles (0)"
+        "--seed",
+        type=bounded(int, 0, 2**32 - 1),
+        default=0,
+        help="initial weights and shuffles (0)",
     )
     parser.add_argument(
         "--device",
@@ -39,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--train-size",
-        type=int,
+        type=bounded(int, 1, MNIST_TRAIN),
         help="train on the first N images only (all; "
         f"{QUICK_TRAIN_SIZE} under --quick)",
     )
@@ -55,13 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--processes",
-        type=int,
+        type=bounded(int, 1, MAX_PROCESSES),
         metavar="N",
         help="start N JAX processes, joined by jax.distributed.initialize",
     )
     group.add_argument(
         "--devices-per-process",
-        type=int,
+        type=bounded(int, 1, MAX_DEVICES),
         metavar="M",
         help="simulated CPU devices in each process (4 with "
         "--processes; with --cluster, the hardware's devices)",
@@ -74,8 +88,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--port",
-        type=int,
+        type=bounded(int, 1, 65_535),
         help="the coordinator's port on 127.0.0.1 (default: a free one)",
+    )
+    group.add_argument(
+        "--init-timeout",
+        type=bounded(float, 0, 86_400, above=True),
+        default=INIT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long the processes wait for each other to join ({INIT_TIMEOUT:g})",
     )
     add_flag(group, "--log-all", "show every process's output, not only process 0's")
 
@@ -129,6 +150,7 @@ def run_processes(args: argparse.Namespace) -> int:
             epochs=epochs,
             train_size=train_size,
             port=args.port,
+            init_timeout=args.init_timeout,
             log_all=args.log_all,
             **hyper(args),
         )
@@ -158,9 +180,15 @@ def run_cluster(args: argparse.Namespace) -> int:
         train_size=train_size,
         data_dir=args.data_dir,
         devices=args.devices_per_process,
+        init_timeout=args.init_timeout,
     )
     worker = _worker.parse(
         [f"--{k.replace('_', '-')}={v}" for k, v in given.items() if v is not None]
+    )
+    print(
+        f"joining the cluster: waiting up to {args.init_timeout:g} s for the others "
+        "(--init-timeout)",
+        flush=True,
     )
     _worker.start(worker)  # jax.distributed.initialize(): the cluster's variables
     history = History(**_worker.train(worker)["history"])

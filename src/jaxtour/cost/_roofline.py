@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxtour import _ir
+from jaxtour._wait import run_interruptibly
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
 from jaxtour.cost._plot import Plot, figure
@@ -233,9 +234,9 @@ def draw_roofline(
         compiled = traced.lower().compile()
         table = build(_ir.function_name(f), traced, compiled)
         dynamic = [a for i, a in enumerate(args) if i not in statics]
-        seconds = best_seconds(
-            lambda: compiled(*dynamic, **kwargs), repeats=3, budget=0.25
-        )
+        run = lambda: compiled(*dynamic, **kwargs)
+        run_interruptibly(run, f"{table.name}'s compiled program")  # may never end
+        seconds = best_seconds(run, repeats=3, budget=0.25)
         return Roofline(table, peaks or device_peaks(), seconds)
 
     return draw

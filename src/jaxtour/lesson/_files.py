@@ -108,27 +108,36 @@ def write_notebooks(sources: list[Path], build_dir: Path) -> list[Path]:
     ]
 
 
-def copy_lessons(dest: Path, which: View = View.STUDENT) -> list[Path]:
-    """Write the packaged lessons into `dest` as `which` shows them; the files written.
+def lesson_files(which: View = View.STUDENT) -> dict[str, bytes]:
+    """What `copy_lessons` writes for `which`: each file's name and bytes.
 
     Students get ``NN_topic.ipynb`` only (no source: it holds the solutions): the
     packaged notebooks are the student view already (the tests hold them to it), so
-    they are copied as they are, which needs no jupytext. Instructors get the instructor
+    they are taken as they are, which needs no jupytext. Instructors get the instructor
     notebooks and the ``NN_topic.py`` sources (``jaxtour tour --notebooks DIR`` builds
-    from those). A file already in `dest` is replaced.
+    from those).
     """
     sources = find_lessons(packaged_lessons_dir())
     packaged = [s.with_suffix(".ipynb") for s in sources]
     if which is View.STUDENT and all(p.is_file() for p in packaged):
-        for path in packaged:
-            write_atomically(dest / path.name, path.read_bytes())
-        return [dest / p.name for p in packaged]
-    written = write_view(sources, dest, which)
+        return {p.name: p.read_bytes() for p in packaged}
+    files = {f"{s.stem}.ipynb": notebook_text(s, which).encode() for s in sources}
     if which is View.INSTRUCTOR:
-        for source in sources:
-            write_atomically(dest / source.name, source.read_bytes())
-            written.append(dest / source.name)
-    return sorted(written)
+        files |= {s.name: s.read_bytes() for s in sources}
+    return files
+
+
+def copy_lessons(dest: Path, which: View = View.STUDENT) -> list[Path]:
+    """Write the packaged lessons into `dest` as `which` shows them; the files written.
+
+    Each file is written whole or not at all; a file or symlink already in `dest` is
+    replaced (never written through).
+    """
+    written = []
+    for name, data in sorted(lesson_files(which).items()):
+        write_atomically(dest / name, data)
+        written.append(dest / name)
+    return written
 
 
 def copy_sources(dest: Path) -> list[Path]:

@@ -7,17 +7,25 @@ CPU backend runs its collectives over TCP with Gloo (jaxlib's default
 `jax_cpu_collectives_implementation`, on 0.10 and 0.12 alike). The launcher watches its
 children: when one fails or is killed it stops the others at once, and Ctrl-C stops
 them all; each worker also declares a silent peer dead after `heartbeat` seconds, and
-exits when the launcher's end of its stdin closes. Nothing is written to disk.
+exits when the launcher's end of its stdin closes. The coordinator's port is claimed
+(a lock file per port) from the free-port probe to the run's end, so two runs started
+at once never share it; the workers' count is checked against the memory available.
+Nothing is written to disk but that lock file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import re
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from jaxtour._diagram import Diagram
 from jaxtour.mlp._model import LR, MOMENTUM
@@ -25,6 +33,7 @@ from jaxtour.mlp._procgroup import RESULT, Group, MultiprocessError
 from jaxtour.mlp._train import History
 
 HOST = "127.0.0.1"
+WORKER_BYTES = 280 * 2**20  # one worker's resident memory, measured (MNIST, 4 devices)
 
 
 class PortInUseError(OSError):
@@ -78,8 +87,11 @@ def free_port(port: int | None = None) -> int:
     """`port` when it is free on 127.0.0.1, or a free one when `port` is None.
 
     Raises:
+        ValueError: `port` is not from 1 to 65535.
         PortInUseError: `port` is taken.
     """
+    if port is not None and not 1 <= port <= 65_535:
+        raise ValueError(f"`port` must be from 1 to 65535 (or None); got {port}.")
     with socket.socket() as probe:
         try:
             probe.bind((HOST, port or 0))
@@ -90,6 +102,87 @@ def free_port(port: int | None = None) -> int:
                 "or none to let jaxtour pick a free one."
             ) from None
         return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def claimed_port(port: int | None = None) -> Iterator[int]:
+    """`free_port(port)`, held for this run until the block ends.
+
+    The probe's socket closes before the coordinator (a worker) listens, so two runs
+    started at the same moment could both find the same port free and cross-connect.
+    A lock file per port (``jaxtour-port-N.lock`` in the temporary folder, locked with
+    `fcntl.flock`, freed by the system when this process ends) keeps a second jaxtour
+    run off a port a first one holds.
+
+    Raises:
+        PortInUseError: `port` is taken, or held by another jaxtour run.
+    """
+    for _ in range(1 if port else 20):
+        chosen = free_port(port)
+        lock = _lock(chosen)
+        if lock is not None:
+            break
+    else:
+        raise PortInUseError(
+            f"Port {port} on {HOST} is in use by another jaxtour run starting now, so "
+            "the coordinator cannot listen there. Pass another port, or none to let "
+            "jaxtour pick a free one."
+        )
+    try:
+        yield free_port(chosen)  # still free, now that it is ours
+    finally:
+        os.close(lock)
+
+
+def _lock(port: int) -> int | None:
+    """A descriptor holding the port's lock, or None when another process holds it."""
+    import fcntl
+
+    path = Path(tempfile.gettempdir()) / f"jaxtour-port-{port}.lock"
+    flags = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def check_memory(processes: int) -> str | None:
+    """Refuse a run whose workers would not fit in the memory available now; warn
+    (the returned line) when they would take over half of it.
+
+    Raises:
+        ValueError: the estimate (`WORKER_BYTES` per process) exceeds what is available.
+    """
+    available = available_memory()
+    need = processes * WORKER_BYTES
+    if available is None or need <= available / 2:
+        return None
+    said = (
+        f"{processes} processes need about {need / 2**30:.1f} GiB (about "
+        f"{WORKER_BYTES // 2**20} MB each, measured), and this machine has "
+        f"{available / 2**30:.1f} GiB available"
+    )
+    if need > available:
+        fits = max(int(available // WORKER_BYTES), 1)
+        raise ValueError(
+            f"{said}. Use at most --processes {fits}, or fewer processes with more "
+            "--devices-per-process each."
+        )
+    return f"warning: {said}; the machine may slow down or stop a worker."
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux's MemAvailable), or None if unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def train_multiprocess(
@@ -106,6 +199,7 @@ def train_multiprocess(
     test_size: int | None = None,
     port: int | None = None,
     heartbeat: int = 10,
+    init_timeout: float = 60.0,
     timeout: float | None = None,
     echo: bool = True,
     log_all: bool = False,
@@ -125,6 +219,7 @@ def train_multiprocess(
         train_size, test_size: train and test on the first N images only.
         port: the coordinator's port on 127.0.0.1; None picks a free one.
         heartbeat: seconds after which the workers declare a silent peer dead.
+        init_timeout: seconds the workers wait for each other to join.
         timeout: seconds the whole run may take; None waits.
         echo: print process 0's lines as they come; `log_all`: every process's.
         details: also report the compiled epoch's all-reduces and a batch's layout.
@@ -133,7 +228,8 @@ def train_multiprocess(
         a `MultiprocessRun`: process 0's `History`, the mesh and what was printed.
 
     Raises:
-        ValueError: a bad layout, or a batch that does not split over the devices.
+        ValueError: a bad layout, a batch that does not split over the devices, or
+            more processes than the memory available holds (`check_memory`).
         PortInUseError: `port` is taken.
         MultiprocessError: a process failed (the message says which and its last
             output) or the run took longer than `timeout`; the others were stopped.
@@ -147,43 +243,47 @@ def train_multiprocess(
             f"{processes} and {devices_per_process}."
         )
     check_batch_size(batch_size, processes * devices_per_process)
+    warning = check_memory(processes)
+    if warning and echo:
+        print(warning, file=sys.stderr)
     load_mnist(data_dir, progress=False)  # download once here, not N times at once
-    address = f"{HOST}:{free_port(port)}"
+    with claimed_port(port) as chosen:
+        return _launch(
+            f"{HOST}:{chosen}",
+            processes,
+            dict(
+                devices=devices_per_process,
+                heartbeat=heartbeat,
+                init_timeout=init_timeout,
+                epochs=epochs,
+                batch_size=batch_size,
+                lr=lr,
+                momentum=momentum,
+                seed=seed,
+                train_size=train_size,
+                test_size=test_size,
+                data_dir=data_dir,
+            ),
+            dict(echo=echo, log_all=log_all, details=details, timeout=timeout),
+        )
+
+
+def _launch(address: str, processes: int, given: dict, how: dict) -> MultiprocessRun:
     options = [
         f"--{k.replace('_', '-')}={v}"
-        for k, v in dict(
-            coordinator=address,
-            processes=processes,
-            devices=devices_per_process,
-            heartbeat=heartbeat,
-            epochs=epochs,
-            batch_size=batch_size,
-            lr=lr,
-            momentum=momentum,
-            seed=seed,
-            train_size=train_size,
-            test_size=test_size,
-            data_dir=data_dir,
-        ).items()
+        for k, v in dict(coordinator=address, processes=processes, **given).items()
         if v is not None
     ]
-    options += ["--watch-stdin", "--own-stdout"] + (["--details"] if details else [])
-    group = Group(
-        [
-            [
-                sys.executable,
-                "-u",
-                "-m",
-                "jaxtour.mlp._worker",
-                *options,
-                f"--process-id={i}",
-            ]
-            for i in range(processes)
-        ],
-        echo,
-        log_all,
+    options += ["--watch-stdin", "--own-stdout"] + (
+        ["--details"] if how["details"] else []
     )
-    lines = group.wait(timeout)
+    worker = [sys.executable, "-u", "-m", "jaxtour.mlp._worker", *options]
+    group = Group(
+        [[*worker, f"--process-id={i}"] for i in range(processes)],
+        how["echo"],
+        how["log_all"],
+    )
+    lines = group.wait(how["timeout"])
     return _result(lines, group.seconds)
 
 

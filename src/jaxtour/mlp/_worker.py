@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -22,21 +23,46 @@ import time
 
 from jaxtour.mlp._procgroup import NO_CLUSTER, NoClusterError
 
+INIT_TIMEOUT = 60.0  # seconds to wait for every process to join (--init-timeout)
+MAX_PROCESSES, DAY = 1_000_000, 86_400
+BACKSTOP = 10  # JAX's own deadline comes this much later: it aborts the process
+UNREACHABLE = (
+    "The other processes did not join within {seconds:g} s: jax.distributed.initialize()"
+    " got no answer from the coordinator{at} (process 0), or not every process started."
+    " Check that process 0 runs and that its host and port are reachable from here (a "
+    "firewall?), or wait longer with --init-timeout SECONDS."
+)
+LEFT = "this process left; the others give up when their own --init-timeout passes."
+
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    from jaxtour._argtypes import bounded
+    from jaxtour.mlp._model import LR, MOMENTUM
+
     p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
     p.add_argument(
         "--coordinator", default="auto", help="host:port, or auto (a cluster)"
     )
-    p.add_argument("--processes", type=int)
-    p.add_argument("--process-id", type=int)
-    p.add_argument("--devices", type=int, help="simulated CPU devices in this process")
+    p.add_argument("--processes", type=bounded(int, 1, MAX_PROCESSES))
+    p.add_argument("--process-id", type=bounded(int, 0, MAX_PROCESSES - 1))
     p.add_argument(
-        "--heartbeat", type=int, default=10, help="seconds to declare a peer dead"
+        "--devices",
+        type=bounded(int, 1, 256),
+        help="simulated CPU devices in this process",
     )
-    from jaxtour.mlp._model import LR, MOMENTUM
-
-    for name, kind, default in [
+    p.add_argument(
+        "--heartbeat",
+        type=bounded(int, 1, DAY),
+        default=10,
+        help="seconds to declare a peer dead",
+    )
+    p.add_argument(
+        "--init-timeout",
+        type=bounded(float, 0, DAY, above=True),
+        default=INIT_TIMEOUT,
+        help=f"seconds to wait for every process to join ({INIT_TIMEOUT:g})",
+    )
+    for name, kind, default in [  # as train_multiprocess passes them: its own checks
         ("epochs", int, 10),
         ("batch-size", int, 128),
         ("lr", float, LR),
@@ -58,24 +84,49 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def start(args: argparse.Namespace) -> None:
-    """Join the other processes; before this JAX must not have computed anything."""
+    """Join the other processes; before this JAX must not have computed anything.
+
+    The wait is jaxtour's, not JAX's: it ends after ``--init-timeout`` seconds with
+    `NoClusterError` in words, and Ctrl-C ends it (JAX's own deadline, set later as a
+    backstop, would end the process with a C++ stack trace).
+
+    Raises:
+        NoClusterError: no cluster detected (``auto``), or the others never answered.
+        jaxtour._wait.Interrupted: Ctrl-C while waiting for them.
+    """
     import jax
+
+    from jaxtour._wait import TimeLimitError, run_interruptibly, time_limit
 
     if args.devices:
         jax.config.update("jax_num_cpu_devices", args.devices)
-    if args.coordinator == "auto":
-        try:
-            jax.distributed.initialize()  # Cloud TPU, SLURM, Open MPI: detected
-        except ValueError as err:  # e.g. "coordinator_address should be defined."
-            raise NoClusterError(NO_CLUSTER.format(err=err)) from None
-        return
-    jax.distributed.initialize(
-        coordinator_address=args.coordinator,
-        num_processes=args.processes,
-        process_id=args.process_id,
-        initialization_timeout=60,
-        heartbeat_timeout_seconds=args.heartbeat,
+    auto = args.coordinator == "auto"  # Cloud TPU, SLURM, Open MPI: detected
+    given = (
+        {}
+        if auto
+        else dict(
+            coordinator_address=args.coordinator,
+            num_processes=args.processes,
+            process_id=args.process_id,
+            heartbeat_timeout_seconds=args.heartbeat,
+        )
     )
+    backstop = math.ceil(args.init_timeout) + BACKSTOP
+    join = lambda: jax.distributed.initialize(initialization_timeout=backstop, **given)
+    try:
+        with time_limit(args.init_timeout):
+            run_interruptibly(
+                join, "jax.distributed.initialize()", LEFT, calls_back=False
+            )
+    except ValueError as err:  # e.g. "coordinator_address should be defined."
+        if not auto:
+            raise
+        raise NoClusterError(NO_CLUSTER.format(err=err)) from None
+    except TimeLimitError:
+        at = "" if auto else f" at {args.coordinator}"
+        raise NoClusterError(
+            UNREACHABLE.format(seconds=args.init_timeout, at=at)
+        ) from None
 
 
 def train(args: argparse.Namespace) -> dict:
@@ -255,6 +306,9 @@ def main(argv: list[str] | None = None) -> None:
         start(args)
     except NoClusterError as err:
         raise SystemExit(str(err)) from None
+    except KeyboardInterrupt as err:
+        print(err, file=sys.stderr)
+        raise SystemExit(130) from None
     out = train(args)
     import jax
 

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from jaxtour._files import write_atomically
 from jaxtour.slides._plan import SlidesError
 
 CHROMIUM_VARIABLE = "JAXTOUR_CHROMIUM"
@@ -114,15 +115,7 @@ def print_deck(deck_html: Path, pdf: Path, chromium: str, timeout: float = 180) 
         raise SlidesError(
             f"Chromium ({chromium}) made no PDF of {Path(deck_html).name}."
         )
-    handle, part = tempfile.mkstemp(
-        prefix=f".{pdf.stem}.", suffix=".pdf.part", dir=pdf.parent
-    )
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(part, pdf)
-    finally:
-        Path(part).unlink(missing_ok=True)
+    write_atomically(pdf, data)  # whole or not at all; a full disk names the file
     return pdf
 
 

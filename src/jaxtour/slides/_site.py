@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -137,9 +136,15 @@ def _chromium_or_refuse() -> str:
 
 
 def copy_reveal(assets: Path, out_dir: Path) -> Path:
-    """Copy the vendored reveal.js to ``out_dir/reveal.js`` (decks link it relatively)."""
+    """Copy the vendored reveal.js to ``out_dir/reveal.js`` (decks link it relatively).
+
+    Each file is copied whole or not at all, and a symlink there is replaced, never
+    written through (`jaxtour._files.copy_tree`).
+    """
+    from jaxtour._files import copy_tree
+
     target = out_dir / REVEAL_FOLDER
-    shutil.copytree(_reveal(assets), target, dirs_exist_ok=True)
+    copy_tree(_reveal(assets), target)
     return target
 
 

@@ -12,6 +12,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour._ir._args import arg_names
+from jaxtour._wait import run_interruptibly
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._signature import (
     Cause,
@@ -153,7 +154,9 @@ class Retraced:
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:
-            out = jax.block_until_ready(self._jitted(*args, **kwargs))
+            out = run_interruptibly(
+                lambda: self._jitted(*args, **kwargs), f"{self.name}'s compiled program"
+            )
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
