@@ -1,0 +1,139 @@
+"""A check a student cannot fool: the answer runs in a checker process, so patching the
+kit there is refused, patching never reaches this process's kit, an endless answer is
+stopped after its timeout, and every exception an answer raises becomes feedback."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxtour.exercises import _expect, _l04, _pool, check
+
+
+def ex_per_example_losses(loss, w, b, xs, ts):
+    return jax.vmap(loss, in_axes=(None, None, 0, 0))(w, b, xs, ts)
+
+
+def _named(fn):
+    fn.__name__ = "ex_per_example_losses"
+    return fn
+
+
+def test_a_right_answer_passes_in_the_checker_process():
+    feedback = check(ex_per_example_losses, quiet=True)
+    assert feedback.passed and feedback.kind == "passed", feedback
+
+
+def test_an_answer_that_patches_the_kit_is_refused_and_the_kernel_kit_is_untouched():
+    originals = (_expect.expect_close, _l04.expect_close, _l04.under_jit)
+
+    @_named
+    def cheat(loss, w, b, xs, ts):
+        from jaxtour.exercises import _expect, _l04
+
+        _expect.expect_close = _l04.expect_close = lambda *a, **k: None
+        _l04.under_jit = lambda fn, *args: None
+        return jnp.zeros(len(xs))
+
+    feedback = check(cheat, quiet=True)
+    assert not feedback.passed and feedback.kind == "refused"
+    assert feedback.message.startswith(
+        "refused: while it was checked, your answer changed the checking kit "
+        "(`jaxtour.exercises._expect`, `jaxtour.exercises._l04`)."
+    )
+    assert (_expect.expect_close, _l04.expect_close, _l04.under_jit) == originals
+    # The patched worker was replaced: a wrong answer is wrong again, a right one right.
+    wrong = _named(lambda loss, w, b, xs, ts: jnp.zeros(len(xs)))
+    assert check(wrong, quiet=True).kind == "wrong"
+    assert check(ex_per_example_losses, quiet=True).passed
+
+
+def test_an_answer_that_patches_numpy_is_refused():
+    @_named
+    def cheat(loss, w, b, xs, ts):
+        import numpy as np
+
+        np.allclose = lambda *a, **k: True
+        return jnp.zeros(len(xs))
+
+    feedback = check(cheat, quiet=True)
+    assert feedback.kind == "refused" and "`numpy`" in feedback.message
+
+
+def test_an_endless_answer_is_stopped_after_its_timeout_and_the_checker_restarts():
+    @_named
+    def endless(loss, w, b, xs, ts):
+        while True:
+            pass
+
+    feedback = check(endless, quiet=True, timeout=1.5)
+    assert not feedback.passed and feedback.kind == "timeout"
+    assert feedback.message.startswith("your answer ran longer than 1.5 s; stopped.")
+    assert check(ex_per_example_losses, quiet=True).passed
+
+
+@pytest.mark.parametrize(
+    ("raised", "words"),
+    [
+        ("SystemExit(3)", "not right yet: your function raised SystemExit: 3"),
+        (
+            "KeyboardInterrupt()",
+            "not right yet: your function raised KeyboardInterrupt",
+        ),
+        (
+            "BaseException('odd')",
+            "not right yet: your function raised BaseException: odd",
+        ),
+        ("GeneratorExit()", "not right yet: your function raised GeneratorExit"),
+    ],
+)
+def test_every_exception_an_answer_raises_is_feedback(raised, words):
+    namespace: dict = {}
+    exec(f"def ex_per_example_losses(*args):\n    raise {raised}", namespace)
+    feedback = check(namespace["ex_per_example_losses"], quiet=True)
+    assert not feedback.passed and feedback.kind == "error"
+    assert feedback.message == words
+
+
+def test_an_answer_that_ends_the_checker_process_is_feedback_and_the_checker_restarts():
+    @_named
+    def leave(loss, w, b, xs, ts):
+        import os
+
+        os._exit(7)
+
+    feedback = check(leave, quiet=True)
+    assert feedback.kind == "error" and "exit status 7" in feedback.message
+    assert check(ex_per_example_losses, quiet=True).passed
+
+
+def test_an_answer_that_cannot_be_sent_says_why():
+    import threading
+
+    lock = threading.Lock()
+
+    @_named
+    def locked(loss, w, b, xs, ts):
+        with lock:
+            return ex_per_example_losses(loss, w, b, xs, ts)
+
+    feedback = check(locked, quiet=True)
+    assert feedback.kind == "error"
+    assert "could not be sent to the checker" in feedback.message
+    assert "cannot pickle '_thread.lock' object" in feedback.message
+
+
+def test_the_checker_process_is_started_once_and_reused():
+    check(ex_per_example_losses, quiet=True)
+    worker = _pool._WORKERS[1]
+    for _ in range(2):
+        check(ex_per_example_losses, quiet=True)
+    assert _pool._WORKERS[1] is worker and worker.alive()
+    assert worker.ready["devices"] == 1
+
+
+@pytest.mark.parametrize("timeout", [0, -1, "5", True])
+def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout):
+    with pytest.raises(
+        ValueError, match="`timeout` must be a number of seconds above 0"
+    ):
+        check(ex_per_example_losses, timeout=timeout)
