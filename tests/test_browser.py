@@ -530,3 +530,10 @@ def test_a_handout_page_shows_the_notes_under_its_slide(stacked_deck, offline_pa
     for text, notes_top, _ in pages[1:]:
         assert notes_top >= 720, f"the notes {text!r} cover the slide"
     assert left_the_machine(log) == [] and log["errors"] == []
+
+
+def test_a_handout_with_notes_keeps_one_page_per_slide(stacked_deck, tmp_path):
+    from jaxtour.slides._pdf import count_pages, print_deck
+
+    pdf = print_deck(stacked_deck.path, tmp_path / "handout.pdf", chromium())
+    assert count_pages(pdf.read_bytes()) == stacked_deck.slides == 7

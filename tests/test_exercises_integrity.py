@@ -137,3 +137,27 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout):
         ValueError, match="`timeout` must be a number of seconds above 0"
     ):
         check(ex_per_example_losses, timeout=timeout)
+
+
+def test_ctrl_c_in_the_kernel_stops_the_check_with_feedback():
+    import signal
+    import threading
+
+    @_named
+    def endless(loss, w, b, xs, ts):
+        while True:
+            pass
+
+    check(
+        ex_per_example_losses, quiet=True
+    )  # the worker is up: the interrupt hits the wait
+    timer = threading.Timer(1.0, signal.raise_signal, (signal.SIGINT,))
+    timer.start()
+    feedback = check(endless, quiet=True, timeout=30)
+    timer.join()
+    assert feedback.kind == "timeout"
+    assert (
+        feedback.message
+        == "stopped: you interrupted the check; run it again when ready."
+    )
+    assert check(ex_per_example_losses, quiet=True).passed
