@@ -13,3 +13,8 @@ if "JAXTOUR_DATA" not in os.environ and _shared.is_dir():
 
 # Matplotlib draws to files only, also in kernels started by the tests.
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# `check` stops an answer after 60 s; a busy machine must not turn a right answer into a
+# timeout, so the suite (and the lesson kernels it starts) allows 10 minutes. The timeout
+# tests pass their own short `timeout=`.
+os.environ.setdefault("JAXTOUR_CHECK_TIMEOUT", "600")

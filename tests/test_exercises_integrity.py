@@ -161,3 +161,27 @@ def test_ctrl_c_in_the_kernel_stops_the_check_with_feedback():
         == "stopped: you interrupted the check; run it again when ready."
     )
     assert check(ex_per_example_losses, quiet=True).passed
+
+
+def test_a_checker_that_cannot_start_says_why(monkeypatch):
+    monkeypatch.setattr(_pool, "_LAUNCH", "raise SystemExit('no JAX here')")
+    monkeypatch.setattr(_pool, "_WORKERS", {})
+    feedback = check(ex_per_example_losses, quiet=True)
+    assert feedback.kind == "error"
+    assert "the checker process died (exit status 1: no JAX here)" in feedback.message
+
+
+def test_the_environment_sets_the_default_timeout(monkeypatch):
+    monkeypatch.setenv("JAXTOUR_CHECK_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match=r"\$JAXTOUR_CHECK_TIMEOUT\); got 'soon'"):
+        check(ex_per_example_losses)
+    monkeypatch.setenv("JAXTOUR_CHECK_TIMEOUT", "1.5")
+
+    @_named
+    def endless(loss, w, b, xs, ts):
+        while True:
+            pass
+
+    assert check(endless, quiet=True).message.startswith(
+        "your answer ran longer than 1.5 s"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -14,8 +15,10 @@ from jaxtour.exercises import _pool
 from jaxtour.exercises._registry import Exercise, exercises, find
 from jaxtour.exercises._verdict import is_stub, not_done
 
-#: Seconds an answer may run before the checker process is stopped.
+#: Seconds an answer may run before the checker process is stopped, unless `check` is
+#: given `timeout=` or the environment sets TIMEOUT_VARIABLE (a test suite on a busy machine).
 TIMEOUT = 60.0
+TIMEOUT_VARIABLE = "JAXTOUR_CHECK_TIMEOUT"
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,9 @@ class Feedback:
         )
 
 
-def check(fn: Callable, *, quiet: bool = False, timeout: float = TIMEOUT) -> Feedback:
+def check(
+    fn: Callable, *, quiet: bool = False, timeout: float | None = None
+) -> Feedback:
     """Check a student's answer to the exercise named like `fn`; never raises.
 
     The answer runs in a checker process (started on the first check, then reused),
@@ -70,23 +75,17 @@ def check(fn: Callable, *, quiet: bool = False, timeout: float = TIMEOUT) -> Fee
         fn: the student's function, e.g. `ex_grad_from_vjp`.
         quiet: print nothing while checking, not even what `fn` prints (for check
             cells: `assert check(fn, quiet=True).passed`).
-        timeout: seconds the answer may run before it is stopped.
+        timeout: seconds the answer may run before it is stopped (default: `TIMEOUT`,
+            or `$JAXTOUR_CHECK_TIMEOUT` when set).
 
     Returns:
         A `Feedback`; as the last line of a notebook cell it shows itself.
 
     Raises:
-        ValueError: `timeout` is not a number above 0 (nothing an answer does makes
-            `check` raise).
+        ValueError: `timeout` (or `$JAXTOUR_CHECK_TIMEOUT`) is not a number above 0
+            (nothing an answer does makes `check` raise).
     """
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not timeout > 0
-    ):
-        raise ValueError(
-            f"`timeout` must be a number of seconds above 0; got {timeout!r}."
-        )
+    timeout = _timeout(timeout)
     exercise = find(getattr(fn, "__name__", ""))
     if exercise is None:
         return _unknown(fn)
@@ -110,6 +109,21 @@ def check(fn: Callable, *, quiet: bool = False, timeout: float = TIMEOUT) -> Fee
         sys.stderr.write(reply.get("err", ""))
     passed, message, kind = reply["verdict"]
     return Feedback(passed, exercise, message, kind)
+
+
+def _timeout(given: Any) -> float:
+    if given is None:
+        said = os.environ.get(TIMEOUT_VARIABLE)
+        try:
+            given = TIMEOUT if said is None else float(said)
+        except ValueError:
+            given = said
+    if isinstance(given, bool) or not isinstance(given, int | float) or not given > 0:
+        raise ValueError(
+            f"`timeout` must be a number of seconds above 0 (from `check(..., timeout=)` or "
+            f"${TIMEOUT_VARIABLE}); got {given!r}."
+        )
+    return float(given)
 
 
 def _pickled(exercise: Exercise, fn: Callable) -> bytes:

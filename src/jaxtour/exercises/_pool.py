@@ -18,6 +18,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import IO, Any
@@ -45,11 +46,13 @@ class Worker:
 
     def __init__(self, devices: int) -> None:
         self.devices = devices
+        # What the worker says on stderr (why it could not start, say): kept for the message.
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by stop())
         self.process = subprocess.Popen(
             [sys.executable, "-c", _LAUNCH],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self.log,
             env=_environment(devices),
             start_new_session=True,  # its own group: a kill reaches what it started
         )
@@ -81,6 +84,16 @@ class Worker:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
+        self.log.close()
+
+    def last_words(self) -> str:
+        """The last line the worker wrote to stderr (its error, when it died), or ""."""
+        try:
+            self.log.seek(max(0, self.log.seek(0, os.SEEK_END) - 2000))
+            lines = self.log.read().decode(errors="replace").strip().splitlines()
+        except (OSError, ValueError):
+            return ""
+        return lines[-1].strip() if lines else ""
 
     def _read(self, timeout: float, what: str) -> Any:
         stream = self.process.stdout
@@ -98,8 +111,12 @@ class Worker:
                 )
             chunk = os.read(stream.fileno(), need - len(data))
             if not chunk:
+                said = self.last_words() if what == "start" else ""
                 raise Stopped(
-                    f"the checker process died ({self._status()})", timed_out=False
+                    f"the checker process died ({self._status()}"
+                    + (f": {said}" if said else "")
+                    + ")",
+                    timed_out=False,
                 )
             data += chunk
             if len(data) == need and not header_read:
