@@ -464,7 +464,9 @@ def _all_slides(page) -> list[str]:
 
 
 @pytest.mark.parametrize("name", [s.stem for s in LESSONS])
-def test_the_right_arrow_reaches_every_slide_in_order(site, offline_page, name):
+def test_the_right_arrow_reaches_every_slide_of_each_deck_in_order(
+    site, offline_page, name
+):
     decks, _, _ = site
     page, log = offline_page
     open_deck(page, decks[name].path)

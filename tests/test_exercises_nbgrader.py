@@ -127,3 +127,22 @@ def test_nbgrader_refuses_a_file_for_a_folder(tmp_path, capsys):
     target.write_text("not a folder")
     assert main(["exercises", "--nbgrader", str(target)]) == 1
     assert f"--nbgrader takes a folder; {target} is a file." in capsys.readouterr().err
+
+
+def test_an_edited_source_notebook_is_kept_not_overwritten(tmp_path, capsys):
+    course = tmp_path / "course"
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", "04"]) == 0
+    notebook = course / "source" / "04_transformations" / "04_transformations.ipynb"
+    notebook.write_text(notebook.read_text().replace("Your turn", "Your go"))
+    edited = notebook.read_text()
+    capsys.readouterr()
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", "04"]) == 0
+    out = capsys.readouterr().out
+    assert f"Kept {notebook}: it differs from what jaxtour writes (your edits?)" in out
+    assert "Wrote no assignment" in out and notebook.read_text() == edited
+    notebook.unlink()
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", "04"]) == 0
+    assert (
+        "nbgrader_config.py and 1 assignment (04_transformations)."
+        in capsys.readouterr().out
+    )

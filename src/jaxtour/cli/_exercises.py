@@ -78,14 +78,22 @@ def _nbgrader(args: argparse.Namespace) -> int:
     folder: Path = args.nbgrader
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
-    written = _nbgrader.write_course(sources, folder)
-    lessons = [p.parent.name for p in written[1:]]
+    written, kept = _nbgrader.write_course(sources, folder)
+    for path in kept:
+        print(
+            f"Kept {path}: it differs from what jaxtour writes (your edits?); delete it "
+            "to have it written again."
+        )
+    lessons = [p.parent.name for p in written if p.suffix == ".ipynb"]
     if not lessons:
-        print(f"No lesson {args.lesson or ''} with exercises: wrote only {written[0]}.")
+        print(
+            f"Wrote no assignment in {folder}: no lesson with exercises to (re)write."
+        )
         return 0
     print(
-        f"Wrote an nbgrader course in {folder}: {written[0].name} and "
-        f"{len(lessons)} assignments ({', '.join(lessons)}).\n"
+        f"Wrote an nbgrader course in {folder}: nbgrader_config.py and "
+        f"{len(lessons)} assignment{'s' if len(lessons) > 1 else ''} "
+        f"({', '.join(lessons)}).\n"
         f"Next: cd {folder} && nbgrader generate_assignment {lessons[0]}"
     )
     return 0

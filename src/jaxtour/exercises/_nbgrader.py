@@ -34,25 +34,31 @@ _ALWAYS = (
 )
 
 
-def write_course(sources: list[Path], folder: Path) -> list[Path]:
+def write_course(sources: list[Path], folder: Path) -> tuple[list[Path], list[Path]]:
     """Write `folder/nbgrader_config.py` and one assignment per lesson with exercises.
 
+    A file already there that differs from what would be written (an instructor's edit)
+    is kept, never overwritten: delete it to have it written again.
+
     Returns:
-        The files written, the configuration first.
+        (the files written, the configuration first; the edited files kept).
     """
     import nbformat
 
-    config = folder / "nbgrader_config.py"
-    write_atomically(config, CONFIG.encode())
-    written = [config]
+    files = {folder / "nbgrader_config.py": CONFIG.encode()}
     for source in sources:
         notebook = assignment(source)
-        if notebook is None:
+        if notebook is not None:
+            path = folder / "source" / source.stem / f"{source.stem}.ipynb"
+            files[path] = nbformat.writes(notebook).encode()
+    written, kept = [], []
+    for path, data in files.items():
+        if path.is_file() and path.read_bytes() != data:
+            kept.append(path)
             continue
-        path = folder / "source" / source.stem / f"{source.stem}.ipynb"
-        write_atomically(path, nbformat.writes(notebook).encode())
+        write_atomically(path, data)
         written.append(path)
-    return written
+    return written, kept
 
 
 def assignment(source: Path):
