@@ -134,3 +134,20 @@ def test_each_lesson_meets_the_slide_rules(source):
         print(f"{source.stem}: {len(findings)} findings still to fix:\n{report}")
         return
     assert not findings, report
+
+
+def test_jaxtour_slides_lint_lists_findings_and_exits_1(tmp_path, capsys):
+    import nbformat
+
+    from jaxtour.cli import main
+
+    good, bad = tmp_path / "04_good.ipynb", tmp_path / "05_bad.ipynb"
+    nbformat.write(_lesson(_slide("## One idea")), good)
+    nbformat.write(_lesson(_slide("## Training", new_code_cell("_ = train()"))), bad)
+    assert main(["slides", "--lint", str(good)]) == 0
+    assert capsys.readouterr().out == "0 findings in 1 lessons.\n"
+    assert main(["slides", "--lint", str(good), str(bad)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "05_bad: slide 2: throwaway: an `_ = …` on the slide; end the cell with what it shows",
+        "1 findings in 2 lessons.",
+    ]
