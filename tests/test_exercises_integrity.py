@@ -185,3 +185,20 @@ def test_the_environment_sets_the_default_timeout(monkeypatch):
     assert check(endless, quiet=True).message.startswith(
         "your answer ran longer than 1.5 s"
     )
+
+
+@pytest.mark.parametrize("devices", [0, 65, 8.0, True, "8"])
+def test_an_exercise_asks_for_a_whole_number_of_devices(devices):
+    from jaxtour.exercises import Exercise
+
+    with pytest.raises(
+        ValueError, match="Exercise devices must be a whole number from 1 to 64"
+    ):
+        Exercise("ex_x", "98_fake_lesson", "t", "p", lambda fn: None, devices)
+
+
+def test_the_collective_exercise_is_checked_on_8_devices():
+    from jaxtour.exercises import find
+
+    assert find("ex_count_all_reduces").devices == 8
+    assert find("ex_per_example_losses").devices == 1

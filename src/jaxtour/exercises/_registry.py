@@ -57,7 +57,11 @@ class Exercise:
             )
         if not callable(self.checker):
             raise TypeError(f"Exercise checker must be callable; got {self.checker!r}.")
-        if isinstance(self.devices, bool) or self.devices not in range(1, 65):
+        if (
+            not isinstance(self.devices, int)
+            or isinstance(self.devices, bool)
+            or not (1 <= self.devices <= 64)
+        ):
             raise ValueError(
                 f"Exercise devices must be a whole number from 1 to 64; got {self.devices!r}."
             )
