@@ -13,14 +13,13 @@ import atexit
 import contextlib
 import os
 import pickle
+import queue
 import re
-import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from typing import IO, Any
 
 from jaxtour.exercises import _worker
@@ -28,6 +27,7 @@ from jaxtour.exercises import _worker
 #: Seconds a checker process may take to start (import JAX and the kit) on a busy machine.
 START_TIMEOUT = 300.0
 
+_CLOSED = object()  # what the reader thread queues when the worker's output closes
 _LAUNCH = "import sys; from jaxtour.exercises._worker import main; sys.exit(main())"
 _WORKERS: dict[int, Worker] = {}
 _LOCK = threading.Lock()
@@ -56,6 +56,8 @@ class Worker:
             env=_environment(devices),
             start_new_session=True,  # its own group: a kill reaches what it started
         )
+        self._replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._listen, daemon=True).start()
         try:
             self.ready = self._read(START_TIMEOUT, "start")
         except BaseException:
@@ -78,8 +80,9 @@ class Worker:
 
     def stop(self) -> None:
         """Kill the worker and whatever it started; wait for it (briefly)."""
-        with _suppress_lookup():
-            os.killpg(self.process.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):  # POSIX: its whole group
+            with _suppress_lookup():
+                os.killpg(self.process.pid, signal.SIGKILL)
         with _suppress_lookup():
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -96,35 +99,32 @@ class Worker:
         return lines[-1].strip() if lines else ""
 
     def _read(self, timeout: float, what: str) -> Any:
+        # A thread reads each reply, so the wait has a timeout on every platform
+        # (select() does not take pipes on Windows).
+        try:
+            reply = self._replies.get(timeout=timeout)
+        except queue.Empty:
+            raise Stopped(
+                f"no {what} within {timeout:g} s", timed_out=what == "answer"
+            ) from None
+        if reply is not _CLOSED:
+            return reply
+        said = self.last_words() if what == "start" else ""
+        raise Stopped(
+            f"the checker process died ({self._status()}"
+            + (f": {said}" if said else "")
+            + ")",
+            timed_out=False,
+        )
+
+    def _listen(self) -> None:
         stream = self.process.stdout
-        if stream is None:
-            raise Stopped("the checker process has no output", timed_out=False)
-        deadline = time.monotonic() + timeout
-        data = b""
-        need = _worker._HEADER.size
-        header_read = False
-        while len(data) < need:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([stream], [], [], left)[0]:
-                raise Stopped(
-                    f"no {what} within {timeout:g} s", timed_out=what == "answer"
-                )
-            chunk = os.read(stream.fileno(), need - len(data))
-            if not chunk:
-                said = self.last_words() if what == "start" else ""
-                raise Stopped(
-                    f"the checker process died ({self._status()}"
-                    + (f": {said}" if said else "")
-                    + ")",
-                    timed_out=False,
-                )
-            data += chunk
-            if len(data) == need and not header_read:
-                (need,) = _worker._HEADER.unpack(data)
-                data, header_read = b"", True
-                if need == 0:
-                    break
-        return pickle.loads(data)
+        while stream is not None:
+            try:
+                self._replies.put(_worker.receive(stream))
+            except (EOFError, OSError, ValueError, pickle.UnpicklingError):
+                break
+        self._replies.put(_CLOSED)
 
     def _status(self) -> str:
         try:
