@@ -20,3 +20,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault(
     "JAXTOUR_EXECUTED", str(Path(__file__).resolve().parent / "build" / "executed")
 )
+
+# `check` stops an answer after 60 s; a busy machine must not turn a right answer into a
+# timeout, so the suite (and the lesson kernels it starts) allows 10 minutes. The timeout
+# tests pass their own short `timeout=`.
+os.environ.setdefault("JAXTOUR_CHECK_TIMEOUT", "600")

@@ -412,3 +412,109 @@ def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
     assert "Tell the room about tracers." in notes.inner_text()
     speaker.screenshot(path=SCREENSHOTS / "speaker-view.png")
     assert left_the_machine(log) == [] and log["errors"] == []
+
+
+# --- a presenter with a clicker --------------------------------------------------------------
+
+_HERE = "() => { const i = Reveal.getIndices(); return i.h + '.' + (i.v || 0); }"
+_AT_THE_END = "Reveal.isLastSlide() && !Reveal.availableFragments().next"
+
+
+def _press_to_the_end(page, key: str, limit: int) -> list[str]:
+    """Press `key` (as a presenter or a clicker does) until the last slide; the slides
+    shown, in order, as "h.v"."""
+    page.click("body")
+    seen = [page.evaluate(_HERE)]
+    for _ in range(limit):
+        if page.evaluate(_AT_THE_END):
+            break
+        page.keyboard.press(key)
+        here = page.evaluate(_HERE)
+        if here != seen[-1]:
+            seen.append(here)
+    return seen
+
+
+def _all_slides(page) -> list[str]:
+    return page.evaluate(
+        "() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s); "
+        "return i.h + '.' + (i.v || 0); })"
+    )
+
+
+@pytest.mark.parametrize("name", [s.stem for s in LESSONS])
+def test_the_right_arrow_reaches_every_slide_of_each_deck_in_order(
+    site, offline_page, name
+):
+    decks, _, _ = site
+    page, log = offline_page
+    open_deck(page, decks[name].path)
+    pressed = _press_to_the_end(page, "ArrowRight", 4 * decks[name].slides)
+    assert pressed == _all_slides(page), f"{name}: → skipped or reordered slides"
+    assert len(pressed) == decks[name].slides
+    assert page.title() == f"{decks[name].title} · jaxtour slides"
+    assert left_the_machine(log) == []
+
+
+@pytest.fixture(scope="module")
+def stacked_deck(tmp_path_factory):
+    """A deck of slides and vertical stacks (subslides), each slide with notes."""
+    import nbformat
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    def cell(text, kind):
+        return new_markdown_cell(text, metadata={"slideshow": {"slide_type": kind}})
+
+    cells = [cell("# 03 · Stacks demo\n\n*About 20 minutes.*", "slide")]
+    for i, kind in enumerate(
+        ["slide", "subslide", "subslide", "slide", "subslide", "slide"]
+    ):
+        cells += [
+            cell(f"## Slide {i}", kind),
+            cell(f"Say point {i} to the room.", "notes"),
+        ]
+    folder = tmp_path_factory.mktemp("stacks")
+    nbformat.write(new_notebook(cells=cells), folder / "03_stacks_demo.ipynb")
+    [deck] = build_slides([folder / "03_stacks_demo.ipynb"], folder / "slides")
+    return deck
+
+
+@pytest.mark.parametrize("key", ["ArrowRight", "PageDown"])
+def test_a_clicker_walks_every_slide_of_vertical_stacks_in_order(
+    stacked_deck, offline_page, key
+):
+    page, log = offline_page
+    open_deck(page, stacked_deck.path)
+    seen = _press_to_the_end(page, key, 50)
+    assert seen == _all_slides(page)
+    assert seen == ["0.0", "1.0", "1.1", "1.2", "2.0", "2.1", "3.0"]
+    assert page.title() == "03 · Stacks demo · jaxtour slides"
+    assert left_the_machine(log) == [] and log["errors"] == []
+
+
+def test_a_handout_page_shows_the_notes_under_its_slide(stacked_deck, offline_page):
+    page, log = offline_page
+    page.goto(stacked_deck.path.as_uri() + "?print-pdf")
+    page.wait_for_selector("html[data-deck-ready=true]", timeout=30_000)
+    pages = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.pdf-page')).map(p => {
+          const slide = p.querySelector('section').getBoundingClientRect();
+          const notes = p.querySelector('.speaker-notes-pdf');
+          const top = p.getBoundingClientRect().top;
+          return notes ? [notes.textContent.trim(), notes.getBoundingClientRect().top - top,
+                          slide.bottom - top] : [null, 0, 0];
+        })"""
+    )
+    assert [text for text, _, _ in pages[1:]] == [
+        f"Say point {i} to the room." for i in range(6)
+    ]
+    for text, notes_top, _ in pages[1:]:
+        assert notes_top >= 720, f"the notes {text!r} cover the slide"
+    assert left_the_machine(log) == [] and log["errors"] == []
+
+
+def test_a_handout_with_notes_keeps_one_page_per_slide(stacked_deck, tmp_path):
+    from jaxtour.slides._pdf import count_pages, print_deck
+
+    pdf = print_deck(stacked_deck.path, tmp_path / "handout.pdf", chromium())
+    assert count_pages(pdf.read_bytes()) == stacked_deck.slides == 7

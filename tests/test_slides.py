@@ -319,7 +319,9 @@ def test_every_lesson_becomes_an_offline_deck_without_its_setup_cell(lesson_deck
 def test_the_index_links_every_deck_and_the_manifest_lists_their_slides(lesson_decks):
     decks, out = lesson_decks
     index = (out / "index.html").read_text()
-    assert re.findall(r'<a href="([^"]+)"', index) == [d.path.name for d in decks]
+    listed = re.findall(r'<li class="deck"[^>]*>\s*<a href="([^"]+)"', index)
+    scheduled = re.findall(r'<tr class="lesson"[^>]*>.*?<a href="([^"]+)"', index, re.S)
+    assert listed == scheduled == [d.path.name for d in decks]
     assert remote_resources(index) == set()
     manifest = json.loads((out / "decks.json").read_text())
     assert [(m["name"], m["slides"]) for m in manifest] == [
@@ -547,6 +549,47 @@ def test_the_index_lists_each_lessons_time_and_exercises(tmp_path):
     )
     index = (tmp_path / "slides" / "index.html").read_text()
     assert re.findall(r"<li>Your turn: (.*?)</li>", index) == ["from the registry"]
+
+
+def test_the_index_schedules_talks_exercises_and_breaks_and_links_the_notebooks(
+    tmp_path,
+):
+    turn = "## Your turn: {}"
+    notes = {"slideshow": {"slide_type": "notes"}}
+    first = write(
+        tmp_path,
+        [
+            md("# 03 · Demo\n\n*About 75 minutes.*"),
+            md(turn.format("a"), tags=["exercise"]),
+            md("12 min. Open student/03_demo.ipynb. Hint: ...", **notes),
+            md(turn.format("b"), tags=["exercise"]),  # no time box: 5 minutes
+        ],
+    )
+    second = write(
+        tmp_path, [md("# 04 · Next\n\n*About 30 minutes.*")], "04_next.ipynb"
+    )
+    for folder in ("student", "notebooks"):  # no instructor notebooks: no such link
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "03_demo.ipynb").write_text("{}")
+    decks = build_slides([first, second], tmp_path / "slides", ASSETS)
+    assert [d.exercise_minutes for d in decks] == [17, 0]
+    index = (tmp_path / "slides" / "index.html").read_text()
+    rows = [
+        " ".join(re.sub(r"<[^>]+>", " ", row).split())
+        for row in re.findall(r"<tr class=.*?</tr>", index, re.S)
+    ]
+    assert rows == [
+        "0:00 03 · Demo 75 min 17 min",
+        "1:32 Break 15 min",
+        "1:47 04 · Next 30 min 0 min",
+    ]
+    assert "About 2 h 17 min in all" in index
+    assert re.findall(r'data-kind="(\w+)" href="([^"]+)"', index) == [
+        ("student", "../student/03_demo.ipynb"),
+        ("executed", "../notebooks/03_demo.ipynb"),
+    ]
+    assert "<title>jaxtour · the lessons as slides, with a schedule</title>" in index
+    assert "<title>03 · Demo · jaxtour slides</title>" in decks[0].path.read_text()
 
 
 def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(

@@ -25,6 +25,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--markdown",
         "print a Markdown table (for a README or a lesson's closing note)",
     )
+    parser.add_argument(
+        "--nbgrader",
+        metavar="DIR",
+        type=Path,
+        help="write an nbgrader course into DIR: nbgrader_config.py and "
+        "source/<lesson>/<lesson>.ipynb with solution regions and autograded tests",
+    )
+    parser.add_argument(
+        "--notebooks",
+        metavar="DIR",
+        help="the lessons' folder (NN_topic.py) for --nbgrader; default: ./notebooks "
+        "in a checkout, else the lessons that came with jaxtour",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--lesson takes a lesson's number such as 02; got {args.lesson!r}."
         )
+    if args.nbgrader is not None:
+        return _nbgrader(args)
     chosen = exercises.exercises()
     if args.lesson is not None:
         chosen = exercises.for_lesson(args.lesson.zfill(2))
@@ -49,6 +64,37 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"\n{len(chosen)} exercises. In a lesson, write the function, then run "
         "`check(ex_…)` to see what is right or wrong."
+    )
+    return 0
+
+
+def _nbgrader(args: argparse.Namespace) -> int:
+    from jaxtour import lesson
+    from jaxtour.exercises import _nbgrader
+
+    sources = lesson.find_lessons(args.notebooks)
+    if args.lesson is not None:
+        sources = [s for s in sources if s.stem[:2] == args.lesson.zfill(2)]
+    folder: Path = args.nbgrader
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
+    written, kept = _nbgrader.write_course(sources, folder)
+    for path in kept:
+        print(
+            f"Kept {path}: it differs from what jaxtour writes (your edits?); delete it "
+            "to have it written again."
+        )
+    lessons = [p.parent.name for p in written if p.suffix == ".ipynb"]
+    if not lessons:
+        print(
+            f"Wrote no assignment in {folder}: no lesson with exercises to (re)write."
+        )
+        return 0
+    print(
+        f"Wrote an nbgrader course in {folder}: nbgrader_config.py and "
+        f"{len(lessons)} assignment{'s' if len(lessons) > 1 else ''} "
+        f"({', '.join(lessons)}).\n"
+        f"Next: cd {folder} && nbgrader generate_assignment {lessons[0]}"
     )
     return 0
 

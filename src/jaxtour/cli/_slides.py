@@ -36,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "also print each deck to a PDF handout, one page per slide, "
         "with the system Chromium or Chrome ($JAXTOUR_CHROMIUM)",
     )
+    add_flag(
+        parser,
+        "--lint",
+        "build nothing: list what each lesson's slides lack (titles, speaker notes, "
+        "Your-turn time boxes) or show that they must not (CI code, progress bars); "
+        "exit 1 when anything is found",
+    )
 
 
 def default_lessons(build_dir: Path) -> list[Path]:
@@ -57,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from jaxtour.slides import SlidesError, build_slides
 
     build_dir = args.build_dir or paths.build_dir()
+    if args.lint:
+        from jaxtour import lesson
+
+        return _lint(args.lessons or lesson.find_lessons())
     lessons = args.lessons or default_lessons(build_dir)
     if any(lesson.suffix == ".py" for lesson in lessons):
         print(
@@ -77,6 +88,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"{deck.handout}  handout, one page per slide")
     print(f"\nOpen {(build_dir / 'slides' / 'index.html').resolve()} in a browser.")
     return 0
+
+
+def _lint(lessons: list[Path]) -> int:
+    from jaxtour.slides import _lint
+    from jaxtour.slides._deck import read_notebook
+
+    found = [
+        finding
+        for lesson in lessons
+        for finding in _lint.lint_lesson(read_notebook(lesson), lesson.stem)
+    ]
+    for finding in found:
+        print(finding)
+    print(f"{len(found)} findings in {len(lessons)} lessons.")
+    return 1 if found else 0
 
 
 def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:

@@ -29,6 +29,9 @@ practises, completing "You practised …" (the `practises=` keyword can say it i
 
 Checkers raise `Wrong` with plain words at the first problem; anything else the
 student's code raises is turned into a hint by `check`, so checkers need not catch.
+`check` runs the checker and the answer in a checker process (`_pool`, `_worker`), with
+a timeout, so an answer can neither patch the kernel's kit nor hang the kernel; an
+exercise that needs several devices says so with `@checks(..., devices=8)`.
 '''
 
 import importlib as _importlib

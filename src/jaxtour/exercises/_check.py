@@ -1,27 +1,24 @@
-"""`check(fn)`: run an exercise's checker on a student's function; never raise."""
+"""`check(fn)`: judge a student's answer in the checker process; never raise."""
 
 from __future__ import annotations
 
 import contextlib
-import dis
-import functools
 import html
-import io
+import os
 import re
-import site
-import sysconfig
-import traceback
-import warnings
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from jaxtour.exercises._errors import describe
-from jaxtour.exercises._registry import Exercise, Wrong, exercises, find
+from jaxtour.exercises import _pool
+from jaxtour.exercises._registry import Exercise, exercises, find
+from jaxtour.exercises._verdict import is_stub, not_done
 
-_STUB_OPS = {"RESUME", "NOP", "RETURN_VALUE", "CACHE"}
-_RETURN_OPS = {"LOAD_CONST", "RETURN_CONST"}
+#: Seconds an answer may run before the checker process is stopped, unless `check` is
+#: given `timeout=` or the environment sets TIMEOUT_VARIABLE (a test suite on a busy machine).
+TIMEOUT = 60.0
+TIMEOUT_VARIABLE = "JAXTOUR_CHECK_TIMEOUT"
 
 
 @dataclass(frozen=True)
@@ -36,7 +33,8 @@ class Feedback:
         exercise: the exercise checked, or None when `check` could not find one.
         message: what is right or wrong, in plain words (no traceback).
         kind: "passed", "not done" (a stub), "wrong" (the checker said so), "error"
-            (the student's code raised) or "unknown" (no such exercise).
+            (the student's code raised), "timeout" (it ran too long and was stopped),
+            "refused" (it changed the checking kit) or "unknown" (no such exercise).
     """
 
     passed: bool
@@ -64,109 +62,134 @@ class Feedback:
         )
 
 
-def check(fn: Callable, *, quiet: bool = False) -> Feedback:
+def check(
+    fn: Callable, *, quiet: bool = False, timeout: float | None = None
+) -> Feedback:
     """Check a student's answer to the exercise named like `fn`; never raises.
+
+    The answer runs in a checker process (started on the first check, then reused),
+    so nothing it does reaches this kernel's kit, a verdict reached after it patched
+    the kit there is refused, and an answer that runs past `timeout` is stopped.
 
     Args:
         fn: the student's function, e.g. `ex_grad_from_vjp`.
         quiet: print nothing while checking, not even what `fn` prints (for check
             cells: `assert check(fn, quiet=True).passed`).
+        timeout: seconds the answer may run before it is stopped (default: `TIMEOUT`,
+            or `$JAXTOUR_CHECK_TIMEOUT` when set).
 
     Returns:
         A `Feedback`; as the last line of a notebook cell it shows itself.
+
+    Raises:
+        ValueError: `timeout` (or `$JAXTOUR_CHECK_TIMEOUT`) is not a number above 0
+            (nothing an answer does makes `check` raise).
     """
+    timeout = _timeout(timeout)
     exercise = find(getattr(fn, "__name__", ""))
     if exercise is None:
         return _unknown(fn)
-    if _is_stub(fn):
-        return _not_done(exercise)
-    with _quiet() if quiet else contextlib.nullcontext():
+    if is_stub(fn):
+        return Feedback(False, exercise, not_done(exercise), "not done")
+    try:
+        payload = _pickled(exercise, fn)
+    except Exception as err:
+        return Feedback(False, exercise, _unpicklable(exercise, err), "error")
+    try:
+        files = [_filename(f) for f in (exercise.checker, fn)]
+        job = {"payload": payload, "quiet": quiet, "files": files}
+        reply = _pool.ask(exercise.devices, job, timeout)
+    except _pool.Stopped as stop:
+        return _stopped(exercise, stop, timeout)
+    except KeyboardInterrupt:
+        message = "stopped: you interrupted the check; run it again when ready."
+        return Feedback(False, exercise, message, "timeout")
+    if not quiet:
+        sys.stdout.write(reply.get("out", ""))
+        sys.stderr.write(reply.get("err", ""))
+    passed, message, kind = reply["verdict"]
+    return Feedback(passed, exercise, message, kind)
+
+
+def _timeout(given: Any) -> float:
+    if given is None:
+        said = os.environ.get(TIMEOUT_VARIABLE)
         try:
-            exercise.checker(fn)
-        except Wrong as err:
-            return Feedback(False, exercise, str(err) or "not right yet.", "wrong")
-        except NotImplementedError:
-            return _not_done(exercise)
-        except (TypeError, AttributeError) as err:
-            if "ellipsis" not in str(err):
-                return _error(fn, exercise, err)
-            return Feedback(
-                False,
-                exercise,
-                f"not done yet: a `...` is still in `{exercise.name}`"
-                f" ({describe(err)}); replace it with your code.",
-                "not done",
-            )
-        except Exception as err:  # the student's code raised: a hint, not a traceback
-            return _error(fn, exercise, err)
-    return Feedback(
-        True, exercise, f"correct! You practised {exercise.practises}", "passed"
-    )
+            given = TIMEOUT if said is None else float(said)
+        except ValueError:
+            given = said
+    if isinstance(given, bool) or not isinstance(given, int | float) or not given > 0:
+        raise ValueError(
+            f"`timeout` must be a number of seconds above 0 (from `check(..., timeout=)` or "
+            f"${TIMEOUT_VARIABLE}); got {given!r}."
+        )
+    return float(given)
 
 
-def _is_stub(fn: Callable) -> bool:
-    # A body of only `...`, `pass` and a docstring compiles to "return None";
-    # `return ...` (a stub that shows it returns something) to "return Ellipsis".
+def _pickled(exercise: Exercise, fn: Callable) -> bytes:
+    """The exercise and the answer as cloudpickle bytes; code from outside the kit
+    (a notebook, a test module, a student's file) travels by value."""
+    import cloudpickle
+
+    with _by_value(fn, exercise.checker):
+        return cloudpickle.dumps((exercise, fn))
+
+
+def _filename(fn: Any) -> str | None:
     code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in _STUB_OPS:
-            continue
-        if instruction.opname in _RETURN_OPS and instruction.argval in (None, Ellipsis):
-            continue
-        return False
-    return True
+    return code.co_filename if code is not None else None
 
 
-def _error(fn: Callable, exercise: Exercise, err: Exception) -> Feedback:
-    culprit = (
-        "your function"
-        if _raised_in(fn, err)
-        else "checking what your function returned"
+@contextlib.contextmanager
+def _by_value(*functions: Any) -> Iterator[None]:
+    import cloudpickle
+
+    names = {getattr(f, "__module__", None) for f in functions}
+    modules = [
+        sys.modules[name]
+        for name in names
+        if name
+        and name != "__main__"
+        and not name.startswith("jaxtour")
+        and name in sys.modules
+    ]
+    chosen = [
+        m
+        for m in modules
+        if m.__name__ not in cloudpickle.list_registry_pickle_by_value()
+    ]
+    for module in chosen:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        yield
+    finally:
+        for module in chosen:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+def _unpicklable(exercise: Exercise, err: Exception) -> str:
+    said = " ".join(str(err).split())[:200]
+    return (
+        f"not right yet: `{exercise.name}` could not be sent to the checker, because it "
+        f"uses something that cannot be copied to another process ({type(err).__name__}: "
+        f"{said}). Create that object inside the function, or pass it as an argument."
     )
-    return Feedback(
-        False, exercise, f"not right yet: {describe(err, culprit)}", "error"
-    )
 
 
-def _raised_in(fn: Callable, err: BaseException) -> bool:
-    """Whether the student's code is in the traceback: `fn`'s own cell or file, or any
-    code that is not a library's (a helper from another notebook cell, say)."""
-    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
-    mine = code.co_filename if code is not None else None
-    for frame, _ in traceback.walk_tb(err.__traceback__):
-        name = frame.f_code.co_filename
-        if name == mine or not name.startswith(_library_roots()):
-            return True
-    return False
-
-
-@functools.cache
-def _library_roots() -> tuple[str, ...]:
-    import jax
-    import numpy
-
-    paths = sysconfig.get_paths()
-    roots = {
-        paths["stdlib"],
-        paths["platstdlib"],
-        paths["purelib"],
-        paths["platlib"],
-        *site.getsitepackages(),
-        str(Path(__file__).parents[1]),
-    }
-    # Wherever JAX and NumPy are installed (Colab's dist-packages, say) is library code too.
-    roots |= {str(Path(module.__file__ or "").parents[1]) for module in (jax, numpy)}
-    return tuple(sorted(roots))
-
-
-def _not_done(exercise: Exercise) -> Feedback:
+def _stopped(exercise: Exercise, stop: _pool.Stopped, timeout: float) -> Feedback:
+    if stop.timed_out:
+        message = (
+            f"your answer ran longer than {timeout:g} s; stopped. Look for a loop "
+            "that never ends (a `while` whose condition stays true), or pass a "
+            "longer `timeout=` to `check` if it is only slow."
+        )
+        return Feedback(False, exercise, message, "timeout")
     message = (
-        f"not done yet: write the body of `{exercise.name}` ({exercise.title}) in "
-        "place of the `...`, run that cell, then run this check again."
+        f"not right yet: the checker stopped before it could judge your answer "
+        f"({stop}); your function may have ended the process (`os._exit`, a crash). "
+        "Run the check again; the checker restarts."
     )
-    return Feedback(False, exercise, message, "not done")
+    return Feedback(False, exercise, message, "error")
 
 
 def _unknown(fn: Any) -> Feedback:
@@ -180,14 +203,3 @@ def _unknown(fn: Any) -> Feedback:
         )
     )
     return Feedback(False, None, f"{what}. The exercises are: {known}.", "unknown")
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    with (
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-        warnings.catch_warnings(),
-    ):
-        warnings.simplefilter("ignore")
-        yield

@@ -183,7 +183,7 @@ def _count_with_simulated_devices(n_devices: int = 8) -> int:
     return int(proc.stdout.split()[-1])
 
 
-@checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`")
+@checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`", devices=8)
 def _check_count_all_reduces(fn) -> None:
     """Practises reading the collectives of a compiled program off its drawing."""
     got = fn()

@@ -34,6 +34,8 @@ class Exercise:
             e.g. "building `grad` out of `jax.vjp`".
         checker: takes the student's function and returns None when it is right;
             raises `Wrong("plain words")` at the first problem it finds.
+        devices: how many CPU devices the checker process needs (8 for an exercise
+            about collectives; 1 otherwise).
     """
 
     name: str
@@ -41,6 +43,7 @@ class Exercise:
     title: str
     practises: str
     checker: Callable[[Callable], None]
+    devices: int = 1
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -54,6 +57,14 @@ class Exercise:
             )
         if not callable(self.checker):
             raise TypeError(f"Exercise checker must be callable; got {self.checker!r}.")
+        if (
+            not isinstance(self.devices, int)
+            or isinstance(self.devices, bool)
+            or not (1 <= self.devices <= 64)
+        ):
+            raise ValueError(
+                f"Exercise devices must be a whole number from 1 to 64; got {self.devices!r}."
+            )
 
     @property
     def number(self) -> str:
@@ -93,7 +104,12 @@ def register(exercise: Exercise) -> Exercise:
 
 
 def checks(
-    lesson: str, name: str, *, title: str, practises: str | None = None
+    lesson: str,
+    name: str,
+    *,
+    title: str,
+    practises: str | None = None,
+    devices: int = 1,
 ) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
     """Register the decorated checker as the exercise `name` of `lesson`.
 
@@ -109,7 +125,7 @@ def checks(
 
     def decorate(checker: Callable[[Callable], None]) -> Callable[[Callable], None]:
         said = _practises(checker, name, title) if practises is None else practises
-        register(Exercise(name, lesson, title, said, checker))
+        register(Exercise(name, lesson, title, said, checker, devices))
         return checker
 
     return decorate

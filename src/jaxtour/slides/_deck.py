@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from jaxtour.slides._frame import lesson_exercises, lesson_minutes
+from jaxtour.slides._lint import exercise_minutes
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 
 REVEAL_FOLDER = "reveal.js"
@@ -54,6 +55,7 @@ class Deck:
         exercises: the titles of the lesson's exercises (its markdown cells tagged
             ``exercise``), in order.
         handout: the deck's PDF, once `write_handouts` printed it.
+        exercise_minutes: the time boxes of its "Your turn" slides, in minutes.
     """
 
     name: str
@@ -64,6 +66,7 @@ class Deck:
     minutes: int | None = None
     exercises: tuple[str, ...] = ()
     handout: Path | None = None
+    exercise_minutes: int = 0
 
 
 def read_notebook(path: str | os.PathLike):
@@ -104,6 +107,10 @@ def build_deck(
     source = Path(source)
     notebook = read_notebook(source)
     planned = plan_slides(notebook, source.name)
+    title = lesson_title(notebook, source.stem)
+    planned.metadata["title"] = (
+        f"{title} · jaxtour"  # the tab: "<title> · jaxtour slides"
+    )
     for cell in planned.cells:
         if cell.cell_type == "markdown":
             cell.source = unbadge(cell.source)
@@ -121,12 +128,13 @@ def build_deck(
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     return Deck(
         source.stem,
-        lesson_title(notebook, source.stem),
+        title,
         path,
         count_slides(planned),
         executed,
         lesson_minutes(notebook),
         lesson_exercises(notebook),
+        exercise_minutes=exercise_minutes(notebook),
     )
 
 

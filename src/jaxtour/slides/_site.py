@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from jaxtour.slides import _pdf
+from jaxtour.slides import _pdf, _schedule
 from jaxtour.slides._deck import REVEAL_FOLDER, Deck, build_deck
 from jaxtour.slides._plan import SlidesError
 
@@ -175,7 +175,15 @@ def write_index(
             for d in decks
         ]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=True)
-    page = env.get_template("index.html.j2").render(decks=decks, version=__version__)
+    slots = _schedule.schedule(decks)
+    page = env.get_template("index.html.j2").render(
+        decks=decks,
+        by_name={d.name: d for d in decks},
+        slots=slots,
+        day=_schedule.total(slots),
+        notebooks={d.name: notebook_links(out_dir, d.name) for d in decks},
+        version=__version__,
+    )
     index = out_dir / "index.html"
     write_atomically(index, page.encode())
     manifest = [
@@ -186,6 +194,7 @@ def write_index(
             "slides": d.slides,
             "executed": d.executed,
             "minutes": d.minutes,
+            "exercise_minutes": d.exercise_minutes,
             "exercises": list(d.exercises),
             "handout": d.handout.name if d.handout else None,
         }
@@ -193,6 +202,24 @@ def write_index(
     ]
     write_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=2).encode())
     return index
+
+
+#: The notebooks the index links beside each deck: (label, folder beside the slides').
+NOTEBOOKS = (
+    ("student", "student"),  # stubs and hints, no solutions
+    ("instructor", "instructor"),  # every cell, solutions included
+    ("executed", "notebooks"),  # run by the tour, with outputs
+)
+
+
+def notebook_links(out_dir: Path, name: str) -> list[tuple[str, str]]:
+    """(label, relative link) of each notebook of lesson `name` that sits beside the
+    slides folder (``build/student/``, ``build/instructor/``, ``build/notebooks/``)."""
+    return [
+        (label, f"../{folder}/{name}.ipynb")
+        for label, folder in NOTEBOOKS
+        if (out_dir.parent / folder / f"{name}.ipynb").is_file()
+    ]
 
 
 def _reveal(assets: Path) -> Path:

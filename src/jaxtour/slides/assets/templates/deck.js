@@ -7,11 +7,15 @@
 //  3. only a slide that does not fit even then scrolls (class jt-scroll).
 // <html data-deck-ready="true"> tells a browser test (and the PDF printer) the deck is up:
 // in the print view (?print-pdf) only once reveal.js has laid out its pages.
-var MIN_PICTURE = 200, MAX_GROWTH = 2, MIN_ZOOM = 0.7, SLACK = 4;
+// Navigation is linear: → (and a clicker's PageDown) walks every slide in order, into and
+// out of vertical stacks. A handout (?print-pdf) puts each slide's notes under it: the
+// page is NOTES_ROOM px taller than the slide, and the notes sit in that strip.
+var MIN_PICTURE = 200, MAX_GROWTH = 2, MIN_ZOOM = 0.7, SLACK = 4, NOTES_ROOM = 260;
 var PICTURES = ".jp-RenderedSVG > svg, .jp-RenderedImage > img";
 
 function jaxtourDeck(options) {
   var H = options.height;
+  var printing = /print-pdf/i.test(window.location.search);
 
   function pictures(slide) {
     return Array.prototype.filter.call(slide.querySelectorAll(PICTURES), function (p) {
@@ -65,13 +69,14 @@ function jaxtourDeck(options) {
       if (stackHidden) { stack.style.display = ""; }
     });
   }
-  var printing = /print-pdf/i.test(window.location.search);
   var paged = new Promise(function (resolve) {
     if (printing) { Reveal.on("pdf-ready", resolve); } else { resolve(); }
   });
   return Reveal.initialize({
     width: options.width,
-    height: H,
+    height: printing ? H + NOTES_ROOM : H,
+    navigationMode: "linear",
+    showNotes: printing,
     margin: 0.04,
     center: false,
     hash: true,

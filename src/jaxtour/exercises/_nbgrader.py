@@ -1,0 +1,235 @@
+"""An nbgrader course from the lessons' exercises: `jaxtour exercises --nbgrader DIR`.
+
+For each lesson with exercises, `source/<lesson>/<lesson>.ipynb` holds only what its
+exercises need, so autograding is quick: the lesson's imports, the functions its tasks
+name, then per exercise the task, the hints, an answer cell whose function body is a
+solution region (nbgrader's release puts the lesson's `...` stub there) and a locked,
+autograded test cell worth `POINTS` that shows `check`'s feedback and, hidden from the
+student, asserts that it passed. `nbgrader_config.py` sets the course up.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from jaxtour import lesson
+from jaxtour._files import write_atomically
+
+#: Points each exercise is worth.
+POINTS = 1
+STUB = "...  # your code here"
+CONFIG = f'''"""The nbgrader course of jaxtour's exercises: `jaxtour exercises --nbgrader`."""
+
+c = get_config()  # noqa: F821  (nbgrader defines it)
+c.CourseDirectory.course_id = "jaxtour"
+c.ClearSolutions.code_stub = {{"python": {STUB!r}}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.Execute.timeout = 600  # seconds per cell: a first `check` starts the checker process
+'''
+_ALWAYS = (
+    "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
+    "from jaxtour.exercises import check"
+)
+
+
+def write_course(sources: list[Path], folder: Path) -> tuple[list[Path], list[Path]]:
+    """Write `folder/nbgrader_config.py` and one assignment per lesson with exercises.
+
+    A file already there that differs from what would be written (an instructor's edit)
+    is kept, never overwritten: delete it to have it written again.
+
+    Returns:
+        (the files written, the configuration first; the edited files kept).
+    """
+    import nbformat
+
+    files = {folder / "nbgrader_config.py": CONFIG.encode()}
+    for source in sources:
+        notebook = assignment(source)
+        if notebook is not None:
+            path = folder / "source" / source.stem / f"{source.stem}.ipynb"
+            files[path] = nbformat.writes(notebook).encode()
+    written, kept = [], []
+    for path, data in files.items():
+        if path.is_file() and path.read_bytes() != data:
+            kept.append(path)
+            continue
+        write_atomically(path, data)
+        written.append(path)
+    return written, kept
+
+
+def assignment(source: Path):
+    """Lesson `source`'s exercises as an nbgrader source notebook, or None without any."""
+    import nbformat.v4 as nbf
+
+    found = lesson.lesson_exercises(source)
+    if not found:
+        return None
+    cells = lesson.read(source).cells
+    tasks = _tasks(cells)
+    notebook = nbf.new_notebook()
+    notebook.metadata.kernelspec = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    notebook.cells = [
+        _locked(nbf.new_markdown_cell(_intro(source.stem)), "intro"),
+        _locked(nbf.new_code_cell(_imports(cells)), "imports"),
+    ]
+    context = _context(cells, " ".join(tasks.get(ex.name, ex.stub) for ex in found))
+    if context:
+        notebook.cells.append(_locked(nbf.new_code_cell(context), "context"))
+    for ex in found:
+        notebook.cells += _exercise_cells(ex, tasks.get(ex.name))
+    return notebook
+
+
+def _exercise_cells(ex: lesson.LessonExercise, task: str | None) -> list:
+    import nbformat.v4 as nbf
+
+    if ex.solution is None:
+        raise ValueError(
+            f"{ex.lesson}: `{ex.name}` has no cell tagged `solution`; nbgrader needs "
+            "one to mark the answer region."
+        )
+    cells = [
+        _locked(nbf.new_markdown_cell(task or f"Write `{ex.name}`."), f"task_{ex.name}")
+    ]
+    cells += [
+        _locked(nbf.new_markdown_cell(hint), f"hint_{ex.name}_{i}")
+        for i, hint in enumerate(ex.hints, 1)
+    ]
+    answer = nbf.new_code_cell(solution_region(ex.solution))
+    answer.metadata.nbgrader = _metadata(ex.name, solution=True)
+    test = nbf.new_code_cell(
+        f"check({ex.name})\n### BEGIN HIDDEN TESTS\n"
+        f"_feedback = check({ex.name}, quiet=True)\n"
+        "assert _feedback.passed, _feedback.message\n### END HIDDEN TESTS"
+    )
+    test.metadata.nbgrader = _metadata(f"test_{ex.name}", grade=True, locked=True)
+    return [*cells, answer, test]
+
+
+def solution_region(code: str) -> str:
+    """`code` with each top-level function's body, and every other top-level statement,
+    between `### BEGIN SOLUTION` and `### END SOLUTION` (what nbgrader's release
+    replaces with the stub); the `def` lines stay, so the student sees the signature.
+
+    Example:
+        >>> print(solution_region("def f(x):\\n    return 2 * x"))
+        def f(x):
+            ### BEGIN SOLUTION
+            return 2 * x
+            ### END SOLUTION
+    """
+    lines = code.rstrip().splitlines()
+    out: list[str] = []
+    done = 0  # lines of `code` already copied
+    for node in ast.parse(code).body:
+        first = _first_line(node)
+        out += lines[done : first - 1]
+        end = node.end_lineno or node.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            body = _first_line(node.body[0])  # a decorated inner def starts at its @
+            out += lines[first - 1 : body - 1]
+            out += _region(lines[body - 1 : end], " " * node.body[0].col_offset)
+        else:
+            out += _region(lines[first - 1 : end], "")
+        done = end
+    return "\n".join(out + lines[done:])
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _region(lines: list[str], indent: str) -> list[str]:
+    return [f"{indent}### BEGIN SOLUTION", *lines, f"{indent}### END SOLUTION"]
+
+
+def _metadata(
+    grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False
+) -> dict:
+    return {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+        **({"points": POINTS} if grade else {}),
+    }
+
+
+def _locked(cell, grade_id: str):
+    cell.metadata.nbgrader = _metadata(grade_id, locked=True)
+    return cell
+
+
+def _intro(stem: str) -> str:
+    return (
+        f"# Exercises of lesson {stem[:2]}: {stem[3:].replace('_', ' ')}\n\n"
+        "Write each function in place of its `...`, run its cell, then run the test cell "
+        "under it: it shows what is right or wrong. Each exercise is worth "
+        f"{POINTS} point{'s' if POINTS != 1 else ''}. Run the first cells first."
+    )
+
+
+def _tasks(cells) -> dict[str, str]:
+    """Each exercise's task: the markdown cell tagged `exercise` before its stub."""
+    tasks: dict[str, str] = {}
+    pending = None
+    for cell in cells:
+        kind = lesson.kind_of(cell)
+        if kind is lesson.Kind.TASK:
+            pending = cell.source
+        elif kind is lesson.Kind.STUB and pending is not None:
+            for name in lesson.defined_functions(cell.source):
+                tasks[name] = pending
+    return tasks
+
+
+def _teaching_code(cells) -> list[tuple[ast.stmt, str]]:
+    teaching = {lesson.Kind.TEACH, lesson.Kind.SETUP}
+    found: list[tuple[ast.stmt, str]] = []
+    for cell in cells:
+        if cell.cell_type != "code" or lesson.kind_of(cell) not in teaching:
+            continue
+        try:
+            found += [(node, cell.source) for node in ast.parse(cell.source).body]
+        except SyntaxError:  # IPython magics: not Python, and not needed here
+            continue
+    return found
+
+
+def _imports(cells) -> str:
+    """The imports the lesson makes at the top level of its cells, after the usual ones."""
+    lines = [_ALWAYS]
+    for node, text in _teaching_code(cells):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            segment = ast.get_source_segment(text, node) or ""
+            if segment not in "\n".join(lines):
+                lines.append(segment)
+    return "\n".join(lines)
+
+
+def _context(cells, task_text: str) -> str:
+    """The lesson's function definitions the tasks name, and those they call in turn."""
+    defs = {
+        node.name: ast.get_source_segment(text, node) or ""
+        for node, text in _teaching_code(cells)
+        if isinstance(node, ast.FunctionDef)
+    }
+    chosen: set[str] = set()
+    text = task_text
+    while True:
+        named = {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if n in defs}
+        if named <= chosen:
+            break
+        chosen |= named
+        text = " ".join(defs[n] for n in chosen)
+    return "\n\n\n".join(code for name, code in defs.items() if name in chosen)

@@ -1,0 +1,117 @@
+"""The verdict on one answer: run an exercise's checker on it and say what it found.
+
+This runs where the answer runs, in the checker process (`_worker`), never in the
+student's kernel; `check` only reads the answer's bytecode (`is_stub`) before sending it.
+Every exception the answer can raise, `SystemExit` and `KeyboardInterrupt` included,
+becomes a verdict: `(passed, message, kind)`, as `Feedback` holds them.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import site
+import sysconfig
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from jaxtour.exercises._errors import describe
+from jaxtour.exercises._registry import Exercise, Wrong
+
+Verdict = tuple[bool, str, str]  # (passed, message, kind)
+
+_STUB_OPS = {"RESUME", "NOP", "RETURN_VALUE", "CACHE"}
+_RETURN_OPS = {"LOAD_CONST", "RETURN_CONST"}
+
+
+def verdict(exercise: Exercise, fn: Callable) -> Verdict:
+    """Run `exercise.checker(fn)` here and now; whatever happens, return a verdict."""
+    try:
+        exercise.checker(fn)
+    except Wrong as err:
+        return False, str(err) or "not right yet.", "wrong"
+    except NotImplementedError:
+        return False, not_done(exercise), "not done"
+    except (TypeError, AttributeError) as err:
+        if "ellipsis" not in str(err):
+            return _error(fn, err)
+        return (
+            False,
+            f"not done yet: a `...` is still in `{exercise.name}` ({describe(err)}); "
+            "replace it with your code.",
+            "not done",
+        )
+    except Exception as err:  # the student's code raised: a hint, not a traceback
+        return _error(fn, err)
+    except BaseException as err:  # SystemExit, KeyboardInterrupt, GeneratorExit, ...
+        return False, f"not right yet: your function raised {_named(err)}", "error"
+    return True, f"correct! You practised {exercise.practises}", "passed"
+
+
+def not_done(exercise: Exercise) -> str:
+    """What a stub is told: write the body, run the cell, check again."""
+    return (
+        f"not done yet: write the body of `{exercise.name}` ({exercise.title}) in "
+        "place of the `...`, run that cell, then run this check again."
+    )
+
+
+def is_stub(fn: Callable) -> bool:
+    """Whether `fn`'s body is only `...`, `pass` and a docstring (read, not run)."""
+    # Such a body compiles to "return None"; `return ...` to "return Ellipsis".
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _STUB_OPS:
+            continue
+        if instruction.opname in _RETURN_OPS and instruction.argval in (None, Ellipsis):
+            continue
+        return False
+    return True
+
+
+def _named(err: BaseException) -> str:
+    said = " ".join(str(err).split())
+    return f"{type(err).__name__}: {said}" if said else type(err).__name__
+
+
+def _error(fn: Callable, err: Exception) -> Verdict:
+    culprit = (
+        "your function"
+        if _raised_in(fn, err)
+        else "checking what your function returned"
+    )
+    return False, f"not right yet: {describe(err, culprit)}", "error"
+
+
+def _raised_in(fn: Callable, err: BaseException) -> bool:
+    """Whether the student's code is in the traceback: `fn`'s own cell or file, or any
+    code that is not a library's (a helper from another notebook cell, say)."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    mine = code.co_filename if code is not None else None
+    for frame, _ in traceback.walk_tb(err.__traceback__):
+        name = frame.f_code.co_filename
+        if name == mine or not name.startswith(_library_roots()):
+            return True
+    return False
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    import jax
+    import numpy
+
+    paths = sysconfig.get_paths()
+    roots = {
+        paths["stdlib"],
+        paths["platstdlib"],
+        paths["purelib"],
+        paths["platlib"],
+        *site.getsitepackages(),
+        str(Path(__file__).parents[1]),
+    }
+    # Wherever JAX and NumPy are installed (Colab's dist-packages, say) is library code too.
+    roots |= {str(Path(module.__file__ or "").parents[1]) for module in (jax, numpy)}
+    return tuple(sorted(roots))

@@ -1,0 +1,180 @@
+"""The checker process: where a student's answer runs, away from the student's kernel.
+
+`_pool` starts it with `JAX_NUM_CPU_DEVICES` and `JAX_PLATFORMS=cpu` set; it imports the
+kit, says it is ready, then answers jobs until its input closes. A job is a cloudpickled
+`(Exercise, answer)`; the reply is the verdict and what the answer printed. Before
+each job the kit's module dictionaries (and NumPy's and JAX's, which the checkers
+compare with) are snapshotted; a verdict reached after the answer changed any of them
+is refused, and the parent replaces this process. Messages are framed pickles (an
+8-byte length, then the bytes) on the process's own stdin and a copy of its stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pickle
+import signal
+import struct
+import sys
+import threading
+import types
+import warnings
+from typing import IO, Any
+
+_HEADER = struct.Struct(">Q")
+_WATCHED = ("builtins", "numpy", "numpy.testing", "jax", "jax.numpy", "jax.lax")
+Snapshot = dict[str, dict[str, tuple[Any, ...]]]
+
+
+def send(stream: IO[bytes], message: Any) -> None:
+    """Write one framed message to `stream`."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def receive(stream: IO[bytes]) -> Any:
+    """Read one framed message from `stream`; EOFError when it closed."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def snapshot() -> Snapshot:
+    """Every watched module's names and the objects they hold, with each function's
+    code and defaults and each class's attributes (held, so no id is reused)."""
+    taken: Snapshot = {}
+    names = [m for m in list(sys.modules) if m.startswith("jaxtour")]
+    for name in [*names, *_WATCHED]:
+        module = sys.modules.get(name)
+        if isinstance(module, types.ModuleType):
+            taken[name] = _contents(vars(module))
+    from jaxtour.exercises import _registry
+
+    taken["the exercise registry"] = {k: (v,) for k, v in _registry._REGISTRY.items()}
+    return taken
+
+
+def _contents(namespace: dict) -> dict[str, tuple[Any, ...]]:
+    contents = {}
+    for key, value in list(namespace.items()):
+        held: tuple[Any, ...] = (value,)
+        if isinstance(value, types.FunctionType):
+            held = (value, value.__code__, value.__defaults__, value.__kwdefaults__)
+        elif isinstance(value, type) and value.__module__.startswith("jaxtour"):
+            held = (value, *vars(value).values())
+        contents[key] = held
+    return contents
+
+
+def changed(before: Snapshot, after: Snapshot) -> list[str]:
+    """The watched modules whose names were reassigned, deleted, or given a new value
+    other than a submodule (importing `jaxtour.mlp` adds `mlp` to `jaxtour`: not a patch)."""
+    return [name for name, was in before.items() if _differs(was, after.get(name, {}))]
+
+
+def _differs(was: dict[str, tuple[Any, ...]], now: dict[str, tuple[Any, ...]]) -> bool:
+    for key, held in was.items():
+        other = now.get(key, ())
+        if len(held) != len(other) or any(
+            a is not b for a, b in zip(held, other, strict=True)
+        ):
+            return True
+    return any(
+        key not in was and not isinstance(held[0], types.ModuleType)
+        for key, held in now.items()
+    )
+
+
+def run_job(job: dict) -> dict:
+    """Load the answer, run its checker, and refuse the verdict if the kit changed."""
+    import cloudpickle
+
+    from jaxtour.exercises._verdict import verdict
+
+    before = snapshot()
+    threads = threading.active_count()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            warnings.catch_warnings(),
+        ):
+            if job["quiet"]:
+                warnings.simplefilter("ignore")
+            exercise, answer = cloudpickle.loads(job["payload"])
+            for fn, filename in zip(
+                (exercise.checker, answer), job["files"], strict=True
+            ):
+                _refile(fn, filename)
+            result = verdict(exercise, answer)
+    except BaseException as error:  # loading the answer failed, or it broke the worker
+        said = " ".join(str(error).split())[:200]
+        result = (
+            False,
+            "not right yet: your function could not be run in the checker "
+            f"({type(error).__name__}: {said}).",
+            "error",
+        )
+    touched = changed(before, snapshot())
+    if touched or threading.active_count() > threads:
+        return {"verdict": _refused(touched), "tainted": True}
+    return {"verdict": result, "out": out.getvalue(), "err": err.getvalue()}
+
+
+def _refile(fn: Any, filename: str | None) -> None:
+    """Give `fn` back the file name its code had in the kernel (cloudpickle names code
+    it copies "<dynamic-code>"): the verdict tells the student's code from the kit's by it."""
+    if (
+        isinstance(fn, types.FunctionType)
+        and filename is not None
+        and fn.__code__.co_filename != filename
+    ):
+        fn.__code__ = _code_in(fn.__code__, filename)
+
+
+def _code_in(code: types.CodeType, filename: str) -> types.CodeType:
+    consts = tuple(
+        _code_in(c, filename) if isinstance(c, types.CodeType) else c
+        for c in code.co_consts
+    )
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def _refused(touched: list[str]) -> tuple[bool, str, str]:
+    what = ", ".join(f"`{name}`" for name in touched[:3]) or "a thread left running"
+    return (
+        False,
+        f"refused: while it was checked, your answer changed the checking kit ({what}). "
+        "A check is passed by a right answer, not by patching the checker: write the "
+        "function without assigning to jaxtour's, NumPy's or JAX's names.",
+        "refused",
+    )
+
+
+def main() -> int:
+    """Serve jobs on stdin/stdout until stdin closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's Ctrl-C is the parent's
+    channel_in = os.fdopen(os.dup(0), "rb")
+    channel_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # an answer's input() reads nothing
+    os.dup2(2, 1)  # what C code prints cannot reach the channel
+    import jax
+
+    import jaxtour.exercises  # noqa: F401  (the kit, and every lesson's checkers)
+
+    send(channel_out, {"ready": True, "devices": jax.device_count()})
+    while True:
+        try:
+            job = receive(channel_in)
+        except EOFError:
+            return 0
+        send(channel_out, run_job(job))

@@ -1,0 +1,144 @@
+"""`jaxtour exercises --nbgrader DIR`: a course the real nbgrader releases, autogrades
+and exports (an untouched submission scores 0, the solutions full marks), and for every
+lesson a source notebook whose regions release as the lesson's stubs."""
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jaxtour import lesson
+from jaxtour.cli import main
+from jaxtour.exercises import _nbgrader, _verdict, find
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = [
+    s for s in lesson.find_lessons(ROOT / "notebooks") if lesson.lesson_exercises(s)
+]
+GRADED = (
+    "02_close_to_the_math"  # cheap checks; the other lessons are checked by structure
+)
+
+
+def _nbgrader_cli(course: Path, *args: str) -> None:
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from its venv
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_nbgrader_releases_grades_and_exports_the_course(tmp_path, capsys):
+    course = tmp_path / "course"
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", GRADED[:2]]) == 0
+    assert f"Wrote an nbgrader course in {course}" in capsys.readouterr().out
+    _nbgrader_cli(course, "generate_assignment", GRADED, "--force")
+    released = course / "release" / GRADED / f"{GRADED}.ipynb"
+    source = course / "source" / GRADED / f"{GRADED}.ipynb"
+    assert "BEGIN SOLUTION" not in released.read_text()
+    assert "BEGIN HIDDEN TESTS" not in released.read_text()
+    for student, notebook in (("untouched", released), ("solved", source)):
+        folder = course / "submitted" / student / GRADED
+        folder.mkdir(parents=True)
+        shutil.copy(notebook, folder)
+    _nbgrader_cli(course, "autograde", GRADED, "--create")
+    _nbgrader_cli(course, "export", "--to", "grades.csv")
+    with open(course / "grades.csv", newline="") as f:
+        scores = {row["student_id"]: row for row in csv.DictReader(f)}
+    points = float(len(lesson.lesson_exercises(ROOT / "notebooks" / f"{GRADED}.py")))
+    assert float(scores["untouched"]["score"]) == 0.0
+    assert float(scores["solved"]["score"]) == points
+    assert float(scores["solved"]["max_score"]) == points
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_each_exercise_has_an_answer_region_and_a_graded_hidden_test(source):
+    notebook = _nbgrader.assignment(source)
+    names = [ex.name for ex in lesson.lesson_exercises(source)]
+    meta = [c.metadata.get("nbgrader", {}) for c in notebook.cells]
+    assert all(m.get("grade_id") for m in meta), "every cell has an nbgrader id"
+    assert len({m["grade_id"] for m in meta}) == len(meta), "ids are unique"
+    answers = [
+        c for c, m in zip(notebook.cells, meta, strict=True) if m.get("solution")
+    ]
+    tests = [c for c, m in zip(notebook.cells, meta, strict=True) if m.get("grade")]
+    assert [lesson.defined_functions(c.source)[0] for c in answers] == names
+    assert [m["points"] for m in meta if m.get("grade")] == [_nbgrader.POINTS] * len(
+        names
+    )
+    for name, test in zip(names, tests, strict=True):
+        visible, hidden = test.source.split("### BEGIN HIDDEN TESTS")
+        assert visible.strip() == f"check({name})"
+        assert f"check({name}, quiet=True)" in hidden and "assert" in hidden
+    assert all(m["locked"] for m in meta if not m.get("solution"))
+    nbformat.validate(notebook)
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_a_released_answer_cell_is_a_stub_that_check_calls_not_done(source):
+    notebook = _nbgrader.assignment(source)
+    for cell in notebook.cells:
+        if not cell.metadata.nbgrader.get("solution"):
+            continue
+        released = _release(cell.source)
+        namespace: dict = {}
+        exec(released, namespace)
+        (name,) = [n for n in lesson.defined_functions(released) if n.startswith("ex_")]
+        assert find(name) is not None and _verdict.is_stub(namespace[name]), released
+
+
+def _release(code: str) -> str:
+    """What nbgrader's ClearSolutions makes of a region: the stub, indented like it."""
+    return re.sub(
+        r"^( *)### BEGIN SOLUTION\n.*?^ *### END SOLUTION",
+        lambda m: m.group(1) + _nbgrader.STUB,
+        code,
+        flags=re.MULTILINE | re.DOTALL,
+    )
+
+
+def test_solution_region_keeps_signatures_and_wraps_other_statements():
+    code = "import math\n\n\n@jax.jit\ndef f(x):\n    y = 2 * x\n    return y\n"
+    assert _nbgrader.solution_region(code) == (
+        "### BEGIN SOLUTION\nimport math\n### END SOLUTION\n\n\n@jax.jit\ndef f(x):\n"
+        "    ### BEGIN SOLUTION\n    y = 2 * x\n    return y\n    ### END SOLUTION"
+    )
+
+
+def test_nbgrader_refuses_a_file_for_a_folder(tmp_path, capsys):
+    target = tmp_path / "course"
+    target.write_text("not a folder")
+    assert main(["exercises", "--nbgrader", str(target)]) == 1
+    assert f"--nbgrader takes a folder; {target} is a file." in capsys.readouterr().err
+
+
+def test_an_edited_source_notebook_is_kept_not_overwritten(tmp_path, capsys):
+    course = tmp_path / "course"
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", "04"]) == 0
+    notebook = course / "source" / "04_transformations" / "04_transformations.ipynb"
+    notebook.write_text(notebook.read_text().replace("Your turn", "Your go"))
+    edited = notebook.read_text()
+    capsys.readouterr()
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", "04"]) == 0
+    out = capsys.readouterr().out
+    assert f"Kept {notebook}: it differs from what jaxtour writes (your edits?)" in out
+    assert "Wrote no assignment" in out and notebook.read_text() == edited
+    notebook.unlink()
+    assert main(["exercises", "--nbgrader", str(course), "--lesson", "04"]) == 0
+    assert (
+        "nbgrader_config.py and 1 assignment (04_transformations)."
+        in capsys.readouterr().out
+    )
