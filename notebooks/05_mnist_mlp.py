@@ -299,8 +299,7 @@ assert history.device.startswith(jax.default_backend())
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Mixed precision: bfloat16 numbers, float32 sums
 #
-# Store weights and activations in bfloat16 (half the bytes); ask each matmul to add up
-# in float32 with `preferred_element_type`.
+# bfloat16 weights and activations, half the bytes; each matmul adds up in float32.
 
 # %%
 def predict_bf16(params, images):  # images: f32[batch, 784]
@@ -522,10 +521,10 @@ assert check(ex_first_matmul_shape, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - loaded MNIST with every file's checksum verified;
-# - made the parameters as a pytree with named layers, from an explicit key;
-# - wrote `predict` for one image and batched it with `vmap`;
-# - took the loss's gradient with `value_and_grad` and stepped SGD with momentum;
-# - trained with one jitted `lax.scan` per epoch (98 % test accuracy in the full run);
-# - ran it in bfloat16 with float32 sums, derived fresh keys with `fold_in`, and caught
-#   an out-of-bounds index with `checkify`.
+# - loaded MNIST, every file's checksum verified;
+# - made the parameters as a pytree, from an explicit key;
+# - wrote `predict` for one image, batched it with `vmap`;
+# - stepped SGD with momentum on `value_and_grad`;
+# - trained one jitted `lax.scan` per epoch (98 % in the full run);
+# - ran bfloat16 with float32 sums, folded fresh keys, caught an out-of-bounds index
+#   with `checkify`.
