@@ -306,17 +306,15 @@ def predict_bf16(params, images):  # images: f32[batch, 784]
     h = images.astype(jnp.bfloat16)
     for name in ("hidden1", "hidden2", "output"):
         w = params[name]["w"].astype(jnp.bfloat16)  # in a real run: kept in bfloat16
-        h = jnp.matmul(h, w, preferred_element_type=jnp.float32) + params[name]["b"]
-        if name != "output":
-            h = jax.nn.relu(h).astype(jnp.bfloat16)
-    return h  # f32[batch, 10]
+        z = jnp.matmul(h, w, preferred_element_type=jnp.float32) + params[name]["b"]
+        h = jax.nn.relu(z).astype(jnp.bfloat16)
+    return z  # the output layer's f32[batch, 10], before the ReLU
 
 
 logits_bf16 = predict_bf16(params, x_test)
 same = np.mean(np.argmax(logits_bf16, -1) == np.argmax(batched_predict(params, x_test), -1))
-bytes_f32 = sum(leaf.nbytes for leaf in jax.tree.leaves(params))
-print(f"{logits_bf16.dtype} logits; same answer as float32 on {same:.2%} of the digits; "
-      f"weights {bytes_f32 / 1e6:.2f} MB in float32, {bytes_f32 / 2e6:.2f} MB in bfloat16")
+mb = sum(leaf.nbytes for leaf in jax.tree.leaves(params)) / 1e6
+print(f"{logits_bf16.dtype} logits, {same:.2%} same answers; weights {mb:.2f} -> {mb / 2:.2f} MB")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert logits_bf16.dtype == jnp.float32 and same > 0.97
