@@ -310,7 +310,7 @@ print("static picture" in static, "<svg" in static)
 assert "<svg" in static and "static picture" in static
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# A widget needs a running kernel. Without one (HTML export, slides, GitHub's viewer)
+# A widget needs a running kernel. Without one (an HTML export, the slides)
 # the panel's output falls back to an SVG of what it last drew, marked static, so a
 # shared notebook still shows the picture.
 
