@@ -142,10 +142,12 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
 
+# Every rung times the same steps (eager too): a rung timed on fewer steps could catch
+# a quiet moment the others never get, and its fastest round would flatter it.
 if paths.quick():  # CI: three short rounds; the claims below still hold
-    options = {"rounds": 3, "train_size": 2560, "eager_steps": 5}
+    options = {"rounds": 3, "train_size": 2560, "eager_steps": 20}
 else:  # more, shorter rounds: a better fastest round on a busy machine
-    options = {"rounds": 5, "train_size": 6400, "eager_steps": 10}
+    options = {"rounds": 5, "train_size": 6400, "eager_steps": 50}
 
 # %% slideshow={"slide_type": "subslide"}
 ladder = run_ladder(mnist, log=None, **options)  # a minute or two
@@ -157,17 +159,20 @@ print(f"fastest of {ladder['rounds']} rounds: float32 NumPy "
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 # Only claims with a large margin by mechanism, on each rung's least disturbed round:
-# a compiled float32 epoch against float64 BLAS calls, a jitted step against ~100
-# eagerly dispatched operations. float32 NumPy against float64 is not asserted: on a
-# busy 2-core machine BLAS's waiting threads can blur it (lesson 01 times it cleanly).
+# a compiled float32 epoch against float64 BLAS calls. float32 NumPy against float64 is
+# not asserted: on a busy 2-core machine BLAS's waiting threads blur it (lesson 01 times
+# it cleanly). Nor is jit against eager on a CPU: there an eager step is the same
+# matmuls plus its dispatches, 2-4x a jitted one on a quiet machine, and a heavily
+# loaded one (load average 17 on 2 cores) measured it the other way round once.
 assert fastest["jaxtour-train"] < fastest["numpy-f64"]
-assert fastest["jax-jit-loop"] < fastest["jax-eager"]
+if jax.default_backend() != "cpu":  # a GPU or TPU step is dispatch-bound when eager
+    assert fastest["jax-jit-loop"] < fastest["jax-eager"]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Read the fastest rounds: on a quiet machine float32 NumPy takes about half float64's
-# time (lesson 01: the same for one matmul), and `jit` is far ahead of eager. On a busy
-# machine the medians can swap rungs (BLAS threads wait for busy cores); the spread
-# column shows how busy it was.
+# time (lesson 01: one matmul), and `jit` beats eager (by 2-4x on a CPU, far more on a
+# GPU). On a busy machine even these can swap (BLAS threads wait for busy cores); the
+# spread column shows how busy it was.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The ladder, drawn
@@ -182,8 +187,7 @@ plot_ladder(ladder)
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Every rung computed the same thing
 #
-# Each rung's mean training loss over the timed batches (JAX without `jit` timed fewer
-# batches, so it is left out):
+# Each rung's mean training loss over the timed batches:
 
 # %%
 losses = {name: round(value, 5) for name, value in ladder["epoch_loss"].items()}
@@ -191,7 +195,7 @@ print(losses)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 tolerance = 1e-3 if jax.default_backend() == "cpu" else 1e-2
-for name in ("numpy-f32", "jax-jit-loop", "jaxtour-train"):
+for name in ("numpy-f32", "jax-eager", "jax-jit-loop", "jaxtour-train"):
     assert abs(ladder["epoch_loss"][name] / ladder["epoch_loss"]["numpy-f64"] - 1) < tolerance
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -220,14 +224,14 @@ print(f"the same matmuls: BLAS takes {gemm_ratio:.2f}x as long as XLA's dot (fas
 # XLA's dot keeps up with BLAS within a small factor: 2x failed once in CI's quick run on
 # JAX 0.12 with a newer OpenBLAS, so the margin is 4x; a quiet machine measures about 1x.
 assert fastest["matmuls-numpy-f32"] > 0.25 * fastest["matmuls-jax"]
-if jax.default_backend() == "cpu":  # the compiled step is matmul-bound
-    assert fastest["matmuls-jax"] > 0.5 * fastest["jaxtour-train"]
+if jax.default_backend() == "cpu":  # the compiled step is matmul-bound (quiet: ~1x;
+    assert fastest["matmuls-jax"] > 0.2 * fastest["jaxtour-train"]  # margin for load)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# On a quiet CPU both libraries multiply these matrices at a similar rate, and the
-# matmuls are most of a compiled step: the network is matmul-bound. XLA's win over NumPy
-# float32 is in the rest, which fusion does in one pass over memory. ("The rest" can be
-# slightly negative: in one program XLA picks the matmuls' layouts.)
+# On a quiet CPU both libraries multiply these matrices at a similar rate (on a busy
+# one BLAS loses far more: see below), and the matmuls are most of a compiled step. XLA's
+# win over NumPy float32 is in the rest, fused into one pass over memory. ("The rest" can
+# be negative: in one program XLA picks the matmuls' layouts.)
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # On a quiet CPU the two libraries' rates differ by a small factor that depends on the JAX
@@ -359,9 +363,9 @@ if dispatch > 2 * fastest_step:  # dispatch shows (a fast GPU or TPU): the scan 
 elif jax.default_backend() == "cpu":  # dispatch hides behind a step's compute
     assert dispatch < 0.5 * fastest_step
 # without jit, each of a step's hundred-odd operations is dispatched on its own: an eager
-# step costs more than ten jitted calls (measured on a CPU: hundreds)
+# step costs more than several jitted calls (measured on a CPU: dozens to hundreds)
 eager_step = fastest["jax-eager"] / ladder["steps_per_epoch"]
-assert eager_step > 10 * dispatch
+assert eager_step > 5 * dispatch
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # On a quiet CPU a step is milliseconds of matmuls, dispatch hides behind it, loop and
