@@ -234,9 +234,9 @@ assert history.test_accuracy[-1] >= target
 assert history.loss[-1] < history.loss[0]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The first epoch includes compiling `train_epoch`, timed apart. In the full run: 10
-# epochs of all 60,000 images, about 98 % on the test set; a shorter run (CI's) trains
-# on a slice for two epochs. The numbers printed are this run's.
+# Compiling `train_epoch` is timed apart from the epochs. The full run: 10 epochs of
+# all 60,000 images, about 98 % on the test set; a shorter run (CI's) trains on a slice
+# for two epochs. The numbers printed are this run's.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The learning curve
