@@ -341,8 +341,7 @@ assert jnp.finfo(jnp.bfloat16).nmant == 7 and jnp.finfo(jnp.bfloat16).maxexp == 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Keys: never use one twice
 #
-# The same key gives the same numbers. Inside a `scan`, derive a fresh key per step with
-# `jax.random.fold_in(key, step)` (or `split`), never reuse the one you closed over.
+# Inside a `scan`, derive each step's key with `jax.random.fold_in(key, step)`.
 
 # %%
 key = jax.random.key(7)
@@ -356,7 +355,8 @@ def noise(key, steps, fresh):
 
 
 reused, fresh = noise(key, 4, fresh=False), noise(key, 4, fresh=True)
-print("reused key:\n", reused.astype(int), "\nfold_in(key, step):\n", fresh.astype(int))
+for name, masks in (("reused key", reused), ("fold_in(key, step)", fresh)):
+    print(f"{name:>18}:", *("".join(str(int(b)) for b in mask) for mask in masks))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert all(jnp.array_equal(row, reused[0]) for row in reused)  # the same mask every step
