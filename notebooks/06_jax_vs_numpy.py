@@ -338,7 +338,7 @@ if jax.default_backend() == "cpu":  # a CPU runs the tiny scan step in a few µs
 # loop condition): no ratio is guaranteed there, so none is asserted.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The loop pays one dispatch per step: Python hands 14 arrays to the compiled step,
+# The loop pays one dispatch per step: Python hands 14 arrays and an index to the step,
 # microseconds each call (a one-argument jitted call: about 5–30 µs, JAX 0.10 on a CPU).
 # The scan pays one dispatch for all 2,000. We show the fastest of 5 runs and the
 # slowest.
