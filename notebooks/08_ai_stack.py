@@ -81,11 +81,10 @@ assert all(name in stack.source for name in ("JAX", "XLA", "Optax", "Flax", "Orb
 assert stack.svg().lstrip().startswith("<?xml")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The lesson walks up the stack with the MLP of lessons 05 and 06 (784-512-256-10, ReLU):
-# Grain loads the data, Optax turns gradients into updates, Flax NNX holds the layers,
-# Orbax writes the weights to disk. Each library is optional and replaceable: Equinox
-# instead of Flax, a NumPy loop instead of Grain. The last picture of the lesson is this
-# stack again, marked with what the lesson ran.
+# We walk up the stack with lesson 05's MLP: Grain loads the data, Optax turns gradients
+# into updates, Flax NNX holds the layers, Orbax writes the weights. Each is optional and
+# replaceable (Equinox for Flax, a NumPy loop for Grain). The lesson ends on this picture,
+# marked with what ran.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The data: MNIST, as in lesson 05
@@ -93,12 +92,14 @@ assert stack.svg().lstrip().startswith("<?xml")
 # The same loader, the same standardised pixels; a slice of the training set so the
 # lesson runs in a minute.
 
+# %% tags=["setup"] slideshow={"slide_type": "skip"}
+n_train = 2048 if paths.quick() else 20_000  # CI: a smaller slice
+n_test = 2000 if paths.quick() else 10_000
+
 # %%
 mnist = load_mnist(progress=False)
-n_train = 2048 if paths.quick() else 20_000
 images = np.asarray(preprocess(mnist.train_images[:n_train]))
 labels = mnist.train_labels[:n_train].astype(np.int32)
-n_test = 2000 if paths.quick() else 10_000
 x_test = preprocess(mnist.test_images[:n_test])
 y_test = jnp.asarray(mnist.test_labels[:n_test], jnp.int32)
 print(f"train {images.shape}, test {x_test.shape}")
@@ -106,6 +107,11 @@ print(f"train {images.shape}, test {x_test.shape}")
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert images.shape == (n_train, 784) and images.dtype == np.float32
 assert x_test.shape == (n_test, 784) and labels.dtype == np.int32
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The full run trains on 20,000 images and tests on all 10,000 (a shorter run, CI's, on
+# fewer). The images stay a NumPy array on the host: Grain picks batches from it, and
+# each batch goes to the device when the step is called.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Grain: a data pipeline
@@ -139,12 +145,12 @@ seen = np.concatenate([y for _, y in epoch(0)])
 assert len(seen) == n_train - n_train % BATCH
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `drop_remainder=True` leaves out the last, short batch: 20,000 is not a multiple of 128,
-# so the full run's epoch ends with 32 examples. A batch of another shape would make
-# `jax.jit` trace and compile the step a second time, for one step per epoch; dropping
-# it (a different 32 each epoch, since the order changes) keeps one compiled step. Padding
-# the batch with masked examples is the other way out.
-#
+# `drop_remainder=True` drops the last, short batch: another shape would make `jax.jit`
+# compile the step again, for one step an epoch. The order changes each epoch, so a
+# different few are left out each time. Padding with masked examples is the other way
+# out.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # Grain never loads the whole epoch: `epoch(0)[5]` computes batch 5 alone. For data that
 # does not fit in memory, `grain.MapDataset.source` takes any indexable source (such as
 # ArrayRecord files), and `.to_iter_dataset()` with `.mp_prefetch()` moves the work to
@@ -192,6 +198,11 @@ def make_step(optimiser):
         return optax.apply_updates(params, updates), opt_state, batch_loss
     return step
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# An Optax optimiser is a pair of pure functions: `init` builds its state from the
+# params, `update` maps gradients (and that state) to updates and a new state. The step
+# is jitted once per optimiser; the rule lives in the state and in `update`.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### One training loop for any optimiser
 
@@ -206,6 +217,10 @@ def train(optimiser):
             losses.append(batch_loss)
         epoch_losses.append(float(jnp.mean(jnp.stack(losses))))
     return params, opt_state, epoch_losses
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The same loop as the hand-written one, with the optimiser as an argument: the same
+# starting weights, the same Grain batches, one `float` per epoch.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### `optax.sgd` with momentum is our rule
@@ -287,6 +302,11 @@ check(ex_optax_step)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_optax_step, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/08_ai_stack.ipynb`, or the Colab badge. Hint: `make_step` without the
+# `jax.jit`; AdamW's weight decay needs the params as `update`'s third argument.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Flax NNX: the same MLP as a Python object
 #
@@ -307,13 +327,20 @@ class MLP(nnx.Module):
 
 model = MLP(nnx.Rngs(0))
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `nnx.Rngs(0)` is a key and a counter: each layer draws a fresh key from it, lesson
+# 05's explicit keys carried in an object. The `__call__` is lesson 05's `predict`,
+# written on a batch.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Mutable object ↔ pure pytree
+# ### A module is a pytree; `split` gives its functional view
 #
-# `jax.grad` and `jax.jit` need pure functions of pytrees. `nnx.split` turns a module into
-# a static graph definition and a pytree of arrays; `nnx.merge` turns them back.
+# `jax.jit` and `jax.grad` take an NNX module as it is. `nnx.split` separates a static
+# graph definition from a pytree of arrays; `nnx.merge` rebuilds the module.
 
 # %%
+print(len(jax.tree.leaves(model)), "arrays in the module;",
+      "jax.jit takes it:", jax.jit(lambda m, x: m(x))(model, x_test[:2]).shape)
 graphdef, state = nnx.split(model)
 weights = nnx.to_pure_dict(state)
 print(jax.tree.map(jnp.shape, weights))
@@ -324,15 +351,17 @@ assert weights["hidden1"]["kernel"].shape == (784, 512)
 assert weights["output"]["bias"].shape == (10,)
 assert len(jax.tree.leaves(state)) == len(jax.tree.leaves(hand_params)) == 6
 assert np.array_equal(nnx.merge(graphdef, state)(x_test[:4]), model(x_test[:4]))
+assert len(jax.tree.leaves(model)) == 6  # the module itself: kernels and biases
+module_grads = jax.grad(lambda m: jnp.sum(m(x_test[:4])))(model)  # grad of a module
+assert isinstance(module_grads, MLP) and module_grads.hidden1.kernel.shape == (784, 512)
+np.testing.assert_allclose(jax.jit(lambda m, x: m(x))(model, x_test[:4]), model(x_test[:4]),
+                           rtol=1e-5, atol=1e-6)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# An NNX module is an ordinary, mutable Python object: `model.hidden1.kernel[...] = w`
-# changes it in place, as a PyTorch module would. JAX's transformations cannot see
-# objects, only pytrees; `nnx.split` / `nnx.merge` are the bridge, and NNX's own
-# transformations (`nnx.jit`, `nnx.grad`, `nnx.value_and_grad`) split the modules they
-# are given, run JAX's transformation on the pure function, and write the new state back
-# into the objects. The kernel is `[in, out]` and the layer computes `x @ kernel + bias`,
-# the same layout as our `params[...]["w"]`.
+# An NNX module is a mutable object *and*, in the pinned Flax 0.12, a pytree: JAX's
+# transformations take it directly. `split`/`merge` give the functional API: a pure step
+# on `(graphdef, state)`. NNX's own `nnx.jit`/`nnx.grad` also write state changes back
+# into the objects. A kernel is `[in, out]`, like our `w`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Start from the pure-JAX weights
@@ -349,6 +378,11 @@ nnx.update(model, state)  # the object changes in place
 # %% tags=["check"] jupyter={"source_hidden": true}
 np.testing.assert_array_equal(
     model(x_test[:8]), batched_predict(init_params(jax.random.key(0)), x_test[:8]))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `replace_by_pure_dict` fills the state pytree from plain dicts, and `nnx.update`
+# writes it into the module in place. The check: the NNX model and `batched_predict`
+# now give the same logits.
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: the NNX forward pass, by hand
@@ -378,6 +412,12 @@ check(ex_nnx_forward)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_nnx_forward, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 5 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/08_ai_stack.ipynb`, or the Colab badge. Hint: print
+# `jax.tree.map(jnp.shape, weights)`; each layer is `x @ kernel + bias`, ReLU after the
+# hidden ones only.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Training with NNX
 #
@@ -397,6 +437,12 @@ def nnx_step(model, optimizer, x, y):
     optimizer.update(model, grads)
     return value
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `nnx.Optimizer(model, sgd, wrt=nnx.Param)` keeps Optax's state for the `Param`s only.
+# `nnx.value_and_grad` differentiates with respect to the model's params;
+# `optimizer.update(model, grads)` changes the model in place. `nnx.jit` carries those changes out
+# of the compiled step.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Same batches, same epochs
 
@@ -413,9 +459,12 @@ assert abs(nnx_accuracy - jax_accuracy) <= 0.005, (nnx_accuracy, jax_accuracy)
 assert optimizer.step[...] == EPOCHS * (n_train // BATCH)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Same data, same order, same epochs, same optimiser and the same starting weights: the
-# two runs do the same arithmetic, in two programs XLA compiled separately, so they
-# agree to float32 rounding and the accuracies match (the check allows 0.5 points).
+# Same data, order, optimiser and starting weights, but not the same arithmetic: Flax's
+# layers and Optax's integer-label cross-entropy are other programs, rounding otherwise,
+# and SGD amplifies that (lesson 06). The weights part; the accuracies agree, within 0.5
+# points.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # Flax's own initialisation (LeCun normal, where `init_params` uses He for the hidden
 # layers) would start from other weights: a comparison of two different runs, not of
 # two implementations of one.
@@ -441,6 +490,11 @@ print(sorted(path.name for path in checkpoint.iterdir())[:4], "...")
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert checkpoint.is_dir() and any(checkpoint.iterdir())
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `nnx.state(model)` is the pytree of arrays; Orbax writes it to a folder
+# (TensorStore's format) in a background thread. The folder is temporary here; a real
+# run saves every few epochs (`ocp.CheckpointManager` keeps the last few).
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Restore into an empty model
 #
@@ -459,6 +513,11 @@ assert same
 _ = jax.tree.map(np.testing.assert_array_equal, nnx.state(restored), nnx.state(model))
 checkpointer.close()
 folder.cleanup()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `nnx.eval_shape` runs the constructor abstractly: shapes and dtypes, no memory. Orbax
+# restores into that template, so a model too big for two copies never has two. The
+# logits agree bit for bit.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A module, as JAX sees it
@@ -524,6 +583,11 @@ check(ex_read_the_jaxpr)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert check(ex_read_the_jaxpr, quiet=True).passed
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# About 4 minutes. Open your student copy: `jaxtour lessons` →
+# `lessons/08_ai_stack.ipynb`, or the Colab badge. Hint: count the `dot_general` boxes;
+# the inputs at the top are the weights plus the batch `x`.
+
 # %% slideshow={"slide_type": "skip"}
 n_linear = sum(isinstance(node, nnx.Linear) for _, node in nnx.iter_graph(model))
 ran = {
@@ -546,6 +610,10 @@ draw_ai_stack(ran=ran)
 assert n_linear == 3
 ran_stack = draw_ai_stack(ran=ran)
 assert all(f"▶ {text}" in ran_stack.source for text in ran.values())
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The opening picture, each layer marked with what this lesson ran on it, and the
+# backend it ran on. Equinox or a hand-written loop would fill the same places.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

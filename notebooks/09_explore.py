@@ -58,11 +58,10 @@ gallery.rankdir.value = "LR"
 gallery
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The gallery holds ready examples: a cubic, `tanh`, `relu`, the MLP loss, a `scan`, a
-# `cond`, a factorial loop. Pick one, tick a transformation (`jit`, `grad`, `jvp`, `vmap`
-# over an axis: they compose as `jit(vmap(jvp(grad(f))))`), choose a view, or turn the
-# picture with ↓ and →. Every control can also be set from code, which is how this
-# lesson checks what the panel shows.
+# Ready examples: a cubic, `tanh`, `relu`, the MLP loss, a `scan`, a `cond`, a loop.
+# Pick one, tick transformations (they compose as `jit(vmap(jvp(grad(f))))`), choose a
+# view, turn the picture with ↓ and →. Every control can be set from code, which is how
+# this lesson checks the panel.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The panel is the library
@@ -82,6 +81,11 @@ assert gallery.shown.result.title == draw_jaxpr(cubic)(1.0).title == "jaxpr of c
 assert gallery.shown.result.counts == draw_jaxpr(cubic)(1.0).counts  # (nodes, edges)
 assert "rankdir=LR" in gallery.shown.result.source  # turned on its side
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `shown.code` is the call behind the picture: copy it into a cell to get the same
+# drawing, and change its arguments from there. The panel teaches the library's calls,
+# not a separate tool.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Tick `grad`
 #
@@ -97,11 +101,20 @@ print(steps.shown.code)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert steps.shown.result.source == draw_jaxpr(jax.grad(cubic), rankdir="LR")(1.0).source
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `explore(cubic, 1.0)` puts your own function in the panel, with its example argument.
+# Ticking `grad` wraps it: the code line shows `jax.grad(cubic)`.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The jaxpr of `grad(cubic)`
 
 # %% tags=["hide-input"]
 steps
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# In order: the forward equations (`integer_pow`, `mul`, `add`, `sub`), which also keep
+# the factors 3x² and 2x for later, then the backward ones (`mul`, `add_any`) summing
+# 3x² + 4x − 3. At x = 1: 4.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Tick `vmap` too
@@ -122,6 +135,11 @@ renders = steps.renders
 steps.vmap.value = False
 steps.vmap.value = True
 assert steps.renders == renders  # both combinations came from the cache
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `vmap` goes outside `grad`: the derivative of one example, batched. The equations are
+# those of `grad(cubic)` on `f32[3]`, plus one `broadcast_in_dim` where a constant of
+# the backward pass meets batched values.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The jaxpr of `vmap(grad(cubic))`
@@ -152,6 +170,11 @@ print(mine.shown.hint)
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert "scalar" in mine.shown.message and "tick jvp" in mine.shown.hint
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.grad` is reverse mode for a scalar output. For a vector-valued function use
+# `jax.jacrev`/`jacfwd`, `vmap` of `grad` over the elements, or `jvp` for one direction:
+# the hint names the nearest one in the panel.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Forward mode has no such limit
 #
@@ -169,6 +192,11 @@ assert mine.shown.result.title.startswith("jvp of softplus")
 mine.view.value = "jaxpr graph"
 assert mine.shown.result.title.startswith("jaxpr of softplus")
 mine.view.value = "autodiff graph"
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jvp` pushes one tangent forward with the primal: no scalar output needed. The
+# autodiff graph draws both lanes; on a slide it is too crowded, so the notebook shows
+# it in the next cell.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # ### `jvp(softplus)`: primal and tangent
@@ -238,26 +266,34 @@ assert step.shown.result.title == compiled.title
 step
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The panel draws the compiled module with every fusion closed (depth 0: one box per
-# kernel), the same as `draw_hlo(jax.jit(mlp.update), stage="compiled",
-# max_depth=0)(params, x, y)`; depth 1 or 2 opens each fusion to show the ops inside,
-# too many for a slide but worth a look in the notebook. Which ops
-# XLA fuses, and how many kernels remain, depends on the backend: a GPU fuses more
-# aggressively than a CPU, so the picture differs from machine to machine.
+# The compiled module with every fusion closed (depth 0: one box per kernel), as
+# `draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=0)(params, x, y)`; depth
+# 1 or 2 opens the fusions. Which ops XLA fuses depends on the backend, so the picture
+# differs from machine to machine.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Before and after XLA
 #
-# *before/after XLA* counts the ops JAX handed to XLA and the ops XLA runs.
+# *before/after XLA* counts the ops JAX handed to XLA and the ops XLA runs. It compiles
+# the function itself, so we untick `jit`.
 
 # %%
+step.jit.value = False
 step.view.value = "before/after XLA"
+print(step.shown.code)
 print(step.shown.result.headline())
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 comparison = step.shown.result
-assert comparison.rows() == compare_stages(jax.jit(mlp.update))(params, x, y).rows()
+assert comparison.rows() == compare_stages(mlp.update)(params, x, y).rows()  # lesson 03's
 assert comparison.compiled_ops < comparison.stablehlo_ops
+nested = compare_stages(jax.jit(mlp.update))(params, x, y)  # jit inside jit: one `call`
+assert nested.stablehlo_ops == comparison.stablehlo_ops + 1
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The same call as lesson 03's `compare_stages(mlp.update)`, so the same counts, printed
+# from this run. With `jit` ticked the panel would compile `jit(update)` inside
+# `compare_stages`' own `jit`: the StableHLO gains one `call` op, and XLA inlines it.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Without a kernel
@@ -271,6 +307,11 @@ print("static picture" in static, "<svg" in static)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert "<svg" in static and "static picture" in static
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# A widget needs a running kernel. Without one (an HTML export, the slides)
+# the panel's output falls back to an SVG of what it last drew, marked static, so a
+# shared notebook still shows the picture.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
