@@ -414,7 +414,7 @@ from jaxtour.autodiff import mode_costs
 
 # %%
 costs = mode_costs()  # XLA's FLOPs for f: Rⁿ → Rᵐ
-costs.plot();  # the figure; the semicolon keeps its repr off the slide
+figure = costs.plot()  # drawn with pyplot: Jupyter shows it under the cell
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 for n, m in costs.sizes:
