@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from jaxtour.cli import main
+from jaxtour.data._download import FILES
 from jaxtour.mlp import (
     History,
     batch_indices,
@@ -31,7 +32,6 @@ from jaxtour.mlp import (
     train_epoch,
     update,
 )
-from jaxtour.mlp._download import FILES
 from jaxtour.mlp._ladder import VARIANTS, _step_matmuls, matmul_flops
 from jaxtour.mlp._train import UNROLL, resolve_device
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from jaxtour import mlp
+from jaxtour.data._download import FILES
 from jaxtour.mlp import _multiprocess, _procgroup
-from jaxtour.mlp._download import FILES
 from jaxtour.mlp._train import UNROLL
 
 SHARED = Path(

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from jaxtour import mlp
+from jaxtour.data._download import FILES
 from jaxtour.mlp import _multiprocess
-from jaxtour.mlp._download import FILES
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"

@@ -4,9 +4,15 @@ The names here are what a lesson or a user calls; the machinery behind them (fil
 the ladder's variants, device resolution) stays in the private modules.
 """
 
+from jaxtour.data import (
+    MIRRORS,
+    Budget,
+    Mnist,
+    MnistFormatError,
+    MnistUnavailableError,
+    load_mnist,
+)
 from jaxtour.mlp._checkpoint import load_params, save_params
-from jaxtour.mlp._data import Mnist, MnistFormatError, MnistUnavailableError, load_mnist
-from jaxtour.mlp._download import MIRRORS, Budget
 from jaxtour.mlp._ladder import format_ladder, run_ladder
 from jaxtour.mlp._model import (
     LR,

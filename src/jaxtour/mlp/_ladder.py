@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import jax.random as jr
 import numpy as np
 
-from jaxtour.mlp._data import Mnist, load_mnist
+from jaxtour.data import Mnist, load_mnist
 from jaxtour.mlp._model import LR, MOMENTUM, SIZES, init_params, preprocess, update
 from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._train import batch_indices, compile_epoch

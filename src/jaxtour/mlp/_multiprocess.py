@@ -138,7 +138,7 @@ def train_multiprocess(
         MultiprocessError: a process failed (the message says which and its last
             output) or the run took longer than `timeout`; the others were stopped.
     """
-    from jaxtour.mlp._data import load_mnist
+    from jaxtour.data import load_mnist
     from jaxtour.mlp._parallel import check_batch_size
 
     if processes < 1 or devices_per_process < 1:

@@ -23,7 +23,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxtour.mlp._data import Mnist, load_mnist
+from jaxtour.data import Mnist, load_mnist
 from jaxtour.mlp._model import (
     LR,
     MOMENTUM,

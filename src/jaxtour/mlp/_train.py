@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import jax.random as jr
 import numpy as np
 
-from jaxtour.mlp._data import Mnist, load_mnist
+from jaxtour.data import Mnist, load_mnist
 from jaxtour.mlp._model import (
     LR,
     MOMENTUM,

@@ -86,8 +86,8 @@ def train(args: argparse.Namespace) -> dict:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
+    from jaxtour.data import load_mnist
     from jaxtour.mlp import _parallel, _train
-    from jaxtour.mlp._data import load_mnist
     from jaxtour.mlp._model import init_params
 
     mesh = _parallel.data_mesh(jax.devices())  # every process's, in process order

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxtour import paths
-from jaxtour.mlp._download import (
+from jaxtour.data._download import (
     FILES,
     MIRRORS,
     Budget,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from jaxtour.mlp._http import Deadline
+from jaxtour.data._http import Deadline
 
 fcntl: ModuleType | None
 try:  # POSIX: a live download holds a lock on its .part file; a dead one's lock is gone.
