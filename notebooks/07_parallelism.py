@@ -64,7 +64,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxtour
-from jaxtour import mlp, paths
+from jaxtour import launch, mlp, paths
 from jaxtour.exercises import check
 from jaxtour.viz import draw_hlo, draw_sharding
 
@@ -714,15 +714,15 @@ assert jax.process_count() == 1 and jax.process_index() == 0
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Two JAX processes on this machine
 #
-# `mlp.train_multiprocess` starts 2 Python processes, 4 CPU devices each, joined at a
+# `launch.train_multiprocess` starts 2 Python processes, 4 CPU devices each, joined at a
 # coordinator on 127.0.0.1. Each feeds **only its half** of every batch.
 
 # %%
 small = data.subset(2048, 1000)
 settings_small = dict(epochs=2, batch_size=64, seed=0)
-two = mlp.train_multiprocess(processes=2, devices_per_process=4, details=True,
-                             echo=False, train_size=2048, test_size=1000,
-                             **settings_small)
+two = launch.train_multiprocess(processes=2, devices_per_process=4, details=True,
+                                echo=False, train_size=2048, test_size=1000,
+                                **settings_small)
 print("\n".join(two.log))  # process 0's output; the others stay quiet
 print("device ids of each process:", two.mesh)
 
@@ -735,7 +735,7 @@ assert epochs == [["epoch", "1/2"], ["epoch", "2/2"]], two.log  # process 0's on
 assert two.history.device == "2 processes × 4 cpu"
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Each process runs the same script (`python -m jaxtour.mlp._worker`): it calls
+# Each process runs the same script (`python -m jaxtour.launch._worker`): it calls
 # `jax.distributed.initialize(coordinator_address="127.0.0.1:PORT", num_processes=2,
 # process_id=i)`, builds one mesh over `jax.devices()` (all 8), computes the same
 # shuffle, and hands its half of each batch to

@@ -118,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_processes(args: argparse.Namespace) -> int:
     """`--processes N`: the data-parallel run over N local JAX processes."""
-    from jaxtour.mlp import MnistUnavailableError, train_multiprocess
+    from jaxtour.data import MnistUnavailableError
+    from jaxtour.launch import train_multiprocess
 
     epochs, train_size = sizes(args)
     try:
@@ -146,7 +147,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     """`--cluster`: this process is one of a cluster job's; process 0 reports."""
     import jax
 
-    from jaxtour.mlp import History, _worker
+    from jaxtour.launch import _worker
+    from jaxtour.mlp import History
 
     epochs, train_size = sizes(args)
     given = dict(

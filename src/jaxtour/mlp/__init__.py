@@ -92,18 +92,3 @@ __all__ += [
     "psum_update",
     "train_data_parallel",
 ]
-
-# The same over several JAX processes, as over several hosts (mlp/_multiprocess.py).
-from jaxtour.mlp._multiprocess import (  # noqa: E402
-    MultiprocessError,
-    MultiprocessRun,
-    PortInUseError,
-    train_multiprocess,
-)
-
-__all__ += [
-    "MultiprocessError",
-    "MultiprocessRun",
-    "PortInUseError",
-    "train_multiprocess",
-]

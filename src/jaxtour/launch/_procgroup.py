@@ -38,7 +38,7 @@ class NoClusterError(RuntimeError):
 NO_CLUSTER = (
     "No cluster to join: jax.distributed.initialize() found no TPU pod slice, SLURM "
     "or Open MPI job ({err}). Run this under srun or mpirun, or on every host of a "
-    "TPU slice; elsewhere start `python -m jaxtour.mlp._worker --coordinator "
+    "TPU slice; elsewhere start `python -m jaxtour.launch._worker --coordinator "
     "HOST:PORT --processes N --process-id I` on each host. On one machine, "
     "`jaxtour train --processes N` starts the processes for you."
 )

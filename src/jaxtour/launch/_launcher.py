@@ -1,6 +1,6 @@
 """Data-parallel training on several JAX processes of this machine, as on many hosts.
 
-`train_multiprocess` starts N Python processes (`python -m jaxtour.mlp._worker`, the
+`train_multiprocess` starts N Python processes (`python -m jaxtour.launch._worker`, the
 same interpreter), each with its own simulated CPU devices, joined by
 `jax.distributed.initialize` around a coordinator on 127.0.0.1. Between processes the
 CPU backend runs its collectives over TCP with Gloo (jaxlib's default
@@ -20,8 +20,8 @@ import sys
 from dataclasses import dataclass, field
 
 from jaxtour._diagram import Diagram
+from jaxtour.launch._procgroup import RESULT, Group, MultiprocessError
 from jaxtour.mlp._model import LR, MOMENTUM
-from jaxtour.mlp._procgroup import RESULT, Group, MultiprocessError
 from jaxtour.mlp._train import History
 
 HOST = "127.0.0.1"
@@ -174,7 +174,7 @@ def train_multiprocess(
                 sys.executable,
                 "-u",
                 "-m",
-                "jaxtour.mlp._worker",
+                "jaxtour.launch._worker",
                 *options,
                 f"--process-id={i}",
             ]

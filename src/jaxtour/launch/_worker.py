@@ -1,4 +1,4 @@
-"""One process of a multi-process data-parallel run: ``python -m jaxtour.mlp._worker``.
+"""One process of a multi-process data-parallel run: ``python -m jaxtour.launch._worker``.
 
 Every process runs this same script (SPMD across processes, as on a TPU pod slice or a
 SLURM job): it joins the others with `jax.distributed.initialize`, builds one mesh over
@@ -20,11 +20,11 @@ import sys
 import threading
 import time
 
-from jaxtour.mlp._procgroup import NO_CLUSTER, NoClusterError
+from jaxtour.launch._procgroup import NO_CLUSTER, NoClusterError
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
+    p = argparse.ArgumentParser(prog="python -m jaxtour.launch._worker")
     p.add_argument(
         "--coordinator", default="auto", help="host:port, or auto (a cluster)"
     )
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     out = train(args)
     import jax
 
-    from jaxtour.mlp._procgroup import RESULT
+    from jaxtour.launch._procgroup import RESULT
 
     if jax.process_index() == 0:
         print(RESULT + json.dumps(out), flush=True)
