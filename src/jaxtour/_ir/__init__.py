@@ -1,6 +1,7 @@
 """The one package that knows how JAX's IRs are laid out: jaxprs, StableHLO and compiled HLO.
 
-Everything else in jaxtour reads programs through these names, so a JAX release that
+Everything else in jaxtour reads programs through these names (never a private module
+of this package: `tests/test_architecture.py` says so), so a JAX release that
 changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir_*.py`
 say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
@@ -13,6 +14,7 @@ and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws 
 """
 
 from jaxtour._ir._args import (
+    arg_names,
     check_args,
     check_callable,
     describe,
@@ -21,6 +23,7 @@ from jaxtour._ir._args import (
     trace,
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
+from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
     Called,
@@ -49,23 +52,30 @@ from jaxtour._ir._jaxpr import (
 )
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
+from jaxtour._ir._step import Step, Stepped, step_jaxpr
 
 __all__ = [
     "BOOKKEEPING",
     "Called",
     "Count",
+    "FlatJaxpr",
     "HloComputation",
     "HloModule",
     "HloOp",
     "SourceLine",
+    "Step",
+    "Stepped",
     "SubJaxpr",
+    "arg_names",
     "check_args",
     "check_callable",
     "cost_summary",
     "count_eqns",
+    "depends_on",
     "describe",
     "dtype_str",
     "eqn_count",
+    "flatten_jaxpr",
     "function_name",
     "hlo_bytes",
     "hlo_counts",
@@ -82,6 +92,7 @@ __all__ = [
     "split_top",
     "stablehlo_text",
     "static_tuple",
+    "step_jaxpr",
     "sub_jaxprs",
     "trace",
     "type_str",

@@ -11,8 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._diagram import Diagram
-from jaxtour._ir import is_literal, type_str
-from jaxtour._ir._flat import depends_on
+from jaxtour._ir import depends_on, is_literal, type_str
 from jaxtour._style import plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._display import Display, display_options, lists_display_options

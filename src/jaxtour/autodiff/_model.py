@@ -13,8 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import is_dropvar, is_literal, source_line, type_str
-from jaxtour._ir._flat import FlatJaxpr
+from jaxtour._ir import FlatJaxpr, is_dropvar, is_literal, source_line, type_str
 from jaxtour.autodiff._format import eqn_label
 
 KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")

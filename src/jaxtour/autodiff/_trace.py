@@ -16,8 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir._args import arg_names
-from jaxtour._ir._flat import FlatJaxpr, flatten_jaxpr
+from jaxtour._ir import FlatJaxpr, arg_names, flatten_jaxpr
 from jaxtour.autodiff import _args
 
 

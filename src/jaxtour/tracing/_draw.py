@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxtour import _ir, _style
 from jaxtour._diagram import Diagram
-from jaxtour._ir._step import Stepped
+from jaxtour._ir import Stepped
 
 HIGHLIGHT = {"color": "#C0282D", "penwidth": "3.5", "style": "rounded,filled,bold"}
 

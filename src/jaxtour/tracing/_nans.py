@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._ir._step import Step
+from jaxtour._ir import Step
 from jaxtour._style import plural
 from jaxtour.tracing._draw import preview
 from jaxtour.tracing._steps import Steps, run_steps

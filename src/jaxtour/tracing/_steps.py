@@ -9,7 +9,7 @@ import jax
 
 from jaxtour import _ir, _style
 from jaxtour._diagram import Diagram
-from jaxtour._ir._step import Step, Stepped, step_jaxpr
+from jaxtour._ir import Step, Stepped, step_jaxpr
 from jaxtour._style import plural
 from jaxtour.tracing._draw import draw_run, preview
 
