@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Wrong, checks, expect_close
+from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "08_ai_stack"
 _WIDTHS = (

@@ -7,7 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Wrong, checks, expect_close
+from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "05_mnist_mlp"
 

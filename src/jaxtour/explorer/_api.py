@@ -73,7 +73,7 @@ def check(f: Callable, args: tuple, kwargs: dict):
     """The `Subject` to explore, after the library's own checks and one trace of `f`."""
     from jaxtour import _ir
     from jaxtour.explorer._compose import bind
-    from jaxtour.explorer._views import Subject
+    from jaxtour.explorer._request import Subject
 
     try:
         _ir.check_callable(f, WHO)
@@ -94,7 +94,7 @@ def check(f: Callable, args: tuple, kwargs: dict):
 
 def _load(load: Callable):
     from jaxtour import _ir
-    from jaxtour.explorer._views import Subject
+    from jaxtour.explorer._request import Subject
 
     fn, args = load()
     return Subject(fn, _ir.function_name(fn), args)

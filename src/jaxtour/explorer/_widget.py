@@ -15,14 +15,8 @@ import ipywidgets as widgets
 from jaxtour.explorer import _html
 from jaxtour.explorer._compose import Composed, Transforms, compose
 from jaxtour.explorer._gallery import GALLERY
-from jaxtour.explorer._views import (
-    DEFAULT_VIEW,
-    VIEWS,
-    Options,
-    Request,
-    Shown,
-    Subject,
-)
+from jaxtour.explorer._request import Options, Request, Shown, Subject
+from jaxtour.explorer._views import DEFAULT_VIEW, VIEWS
 
 AXES = (0, 1, 2, -1)
 DEPTHS = (("0", 0), ("1", 1), ("2", 2), ("3", 3), ("all", None))
