@@ -147,7 +147,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     """`--cluster`: this process is one of a cluster job's; process 0 reports."""
     import jax
 
-    from jaxtour.launch import _worker
+    from jaxtour.launch import _spmd
     from jaxtour.mlp import History
 
     epochs, train_size = sizes(args)
@@ -161,11 +161,11 @@ def run_cluster(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         devices=args.devices_per_process,
     )
-    worker = _worker.parse(
+    worker = _spmd.parse(
         [f"--{k.replace('_', '-')}={v}" for k, v in given.items() if v is not None]
     )
-    _worker.start(worker)  # jax.distributed.initialize(): the cluster's variables
-    history = History(**_worker.train(worker)["history"])
+    _spmd.start(worker)  # jax.distributed.initialize(): the cluster's variables
+    history = History(**_spmd.train(worker)["history"])
     if jax.process_index() != 0:
         return 0
     for path in write_outputs(None, history, args.build_dir or paths.build_dir()):

@@ -1,11 +1,12 @@
-"""One process of a multi-process data-parallel run: ``python -m jaxtour.launch._worker``.
+"""One process of a multi-process data-parallel run: join the others, train, report.
 
-Every process runs this same script (SPMD across processes, as on a TPU pod slice or a
-SLURM job): it joins the others with `jax.distributed.initialize`, builds one mesh over
+Every process runs this same code (SPMD across processes, as on a TPU pod slice or a
+SLURM job), started as ``python -m jaxtour.launch._worker`` (the script) or by `jaxtour
+train --cluster`: it joins the others with `jax.distributed.initialize`, builds one mesh over
 every process's devices, and feeds in only its own slice of each batch
 (`jax.make_array_from_process_local_data`). The params are replicated; the all-reduce
-that adds the gradients crosses processes. Process 0 prints each epoch and, last, one
-line ``JAXTOUR_RESULT {json}`` that `train_multiprocess` reads.
+that adds the gradients crosses processes. The epoch is `jaxtour.mlp`'s own scan
+(`scan_updates`), fed with this process's slice of every batch.
 
 With ``--coordinator auto``, `jax.distributed.initialize()` gets no arguments and
 detects the cluster it runs in (Cloud TPU, SLURM, Open MPI); the rest is unchanged.
@@ -14,10 +15,6 @@ detects the cluster it runs in (Cloud TPU, SLURM, Open MPI); the rest is unchang
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-import threading
 import time
 
 from jaxtour.launch._procgroup import NO_CLUSTER, NoClusterError
@@ -168,22 +165,17 @@ def _compile(mesh, split, args, params, velocity, xs, ys):
     import jax
 
     from jaxtour.mlp import _parallel, _train
-    from jaxtour.mlp._model import preprocess, update
 
     step_split = _parallel.batch_sharded(mesh)
     hyper = dict(lr=args.lr, momentum=args.momentum)
 
     def epoch(params, velocity, xs, ys):
-        def step(carry, batch):  # as `train_epoch_sharded`'s step
-            (params, velocity), (x, y) = carry, batch
-            x, y = (jax.lax.with_sharding_constraint(a, step_split) for a in (x, y))
-            params, velocity, loss = update(params, preprocess(x), y, velocity, **hyper)
-            return (params, velocity), loss
+        def batch_of(batch):  # each step's slice of the batch, split as in `train`
+            return tuple(jax.lax.with_sharding_constraint(a, step_split) for a in batch)
 
-        (params, velocity), losses = jax.lax.scan(
-            step, (params, velocity), (xs, ys), unroll=_train.UNROLL
+        return _train.scan_updates(
+            params, velocity, (xs, ys), batch_of, unroll=_train.UNROLL, **hyper
         )
-        return params, velocity, losses
 
     rep = _parallel.replicated(mesh)
     jitted = jax.jit(
@@ -192,9 +184,7 @@ def _compile(mesh, split, args, params, velocity, xs, ys):
         out_shardings=(rep, rep, rep),
         donate_argnums=(0, 1),
     )
-    begin = time.perf_counter()
-    compiled = jitted.lower(params, velocity, xs, ys).compile()
-    return compiled, time.perf_counter() - begin
+    return _train.compile_timed(jitted, params, velocity, xs, ys)
 
 
 def _details(mesh, compiled, batch_size: int) -> dict:
@@ -219,50 +209,3 @@ def _details(mesh, compiled, batch_size: int) -> dict:
         "unroll": _train.UNROLL,
         "sharding": {"source": picture.source, "title": picture.title},
     }
-
-
-def _watch_stdin() -> None:
-    """Exit when the launcher goes away (its end of our stdin closes): no orphans."""
-
-    def watch():
-        sys.stdin.read()
-        os._exit(3)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def _own_stdout() -> None:
-    """Keep the stdout pipe for this script's lines; send file descriptor 1 to stderr.
-
-    Gloo prints its connection messages to the C++ stdout from several threads at once,
-    in pieces ("[Gloo] Rank 0 is connected to " ... "7"), which no line filter can
-    reliably drop; after this they land on stderr, and the launcher's log holds only
-    the lines `print` writes here.
-    """
-    sys.stdout.flush()
-    ours = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = open(ours, "w", buffering=1, encoding="utf-8")  # noqa: SIM115
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = parse(argv)
-    if args.own_stdout:
-        _own_stdout()
-    if args.watch_stdin:
-        _watch_stdin()
-    try:
-        start(args)
-    except NoClusterError as err:
-        raise SystemExit(str(err)) from None
-    out = train(args)
-    import jax
-
-    from jaxtour.launch._procgroup import RESULT
-
-    if jax.process_index() == 0:
-        print(RESULT + json.dumps(out), flush=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -173,18 +173,50 @@ def scan_epoch(
     """
     order = batch_indices(key, images.shape[0], batch_size)
 
-    def step(carry, idx):
-        params, velocity = carry
+    def batch_of(idx: jax.Array) -> tuple[jax.Array, jax.Array]:
         if split is not None:
             idx = jax.lax.with_sharding_constraint(idx, split)
-        x, y = preprocess(images[idx]), labels[idx]
+        return images[idx], labels[idx]
+
+    return scan_updates(
+        params, velocity, order, batch_of, lr=lr, momentum=momentum, unroll=unroll
+    )
+
+
+def scan_updates(
+    params: Params,
+    velocity: Params,
+    batches: Any,
+    batch_of: Callable[[Any], tuple[jax.Array, jax.Array]],
+    *,
+    lr: float,
+    momentum: float,
+    unroll: int,
+) -> tuple[Params, Params, jax.Array]:
+    """The one training scan: `update` on each batch, in order, as one `lax.scan`.
+
+    Every epoch in jaxtour is this scan: one device's (`train_epoch`), every local
+    device's (`train_epoch_sharded`) and each process's in a multi-process run.
+
+    Args:
+        batches: what the scan walks, one leading-axis entry per step: the shuffled
+            indices (u32[steps, batch]), or the batches themselves.
+        batch_of: one entry of `batches` -> (u8 images [batch, 28, 28], i32 labels).
+
+    Returns:
+        (params, velocity, f32[steps] loss of each batch).
+    """
+
+    def step(carry: tuple[Params, Params], entry: Any) -> tuple[Any, jax.Array]:
+        params, velocity = carry
+        x, y = batch_of(entry)
         params, velocity, batch_loss = update(
-            params, x, y, velocity, lr=lr, momentum=momentum
+            params, preprocess(x), y, velocity, lr=lr, momentum=momentum
         )
         return (params, velocity), batch_loss
 
     (params, velocity), losses = jax.lax.scan(
-        step, (params, velocity), order, unroll=unroll
+        step, (params, velocity), batches, unroll=unroll
     )
     return params, velocity, losses
 
