@@ -73,4 +73,5 @@ class _HTTPS(urllib.request.HTTPSHandler):
         self._make = keep(http.client.HTTPSConnection)
 
     def https_open(self, req):
-        return self.do_open(self._make, req, context=self._context)
+        # HTTPSHandler keeps its SSL context as `_context` (not in typeshed's stubs).
+        return self.do_open(self._make, req, context=getattr(self, "_context", None))

@@ -24,7 +24,15 @@ import jax.random as jr
 import numpy as np
 
 from jaxtour.data import Mnist, load_mnist
-from jaxtour.mlp._model import LR, MOMENTUM, SIZES, init_params, preprocess, update
+from jaxtour.mlp._model import (
+    LR,
+    MOMENTUM,
+    SIZES,
+    Params,
+    init_params,
+    preprocess,
+    update,
+)
 from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._train import batch_indices, compile_epoch
 
@@ -240,7 +248,7 @@ class _JaxRunner(_Runner):
         self.images, self.labels = jax.device_put((images, labels))
         self.step = _step
 
-    def fresh(self):
+    def fresh(self) -> tuple[Params, Params]:
         params = jax.tree.map(jnp.copy, self.params0)
         return params, jax.tree.map(jnp.zeros_like, params)
 
