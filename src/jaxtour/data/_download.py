@@ -17,6 +17,7 @@ import urllib.error
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import BinaryIO
 
 from jaxtour.data._http import Deadline
 
@@ -273,7 +274,9 @@ def _download_verified(url: str, dest: Path, spec: MnistFile, mirrors: Mirrors) 
         tmp.unlink(missing_ok=True)
 
 
-def _copy_within_budget(resp, out, spec: MnistFile, mirrors: Mirrors) -> str:
+def _copy_within_budget(
+    resp: http.client.HTTPResponse, out: BinaryIO, spec: MnistFile, mirrors: Mirrors
+) -> str:
     from tqdm.auto import tqdm
 
     budget, start = mirrors.budget, time.monotonic()

@@ -81,7 +81,15 @@ class Group:
             for thread in self.threads[-2:]:
                 thread.start()
 
-    def _read(self, rank, proc, show: bool, echo: bool, log_all: bool) -> None:
+    def _read(
+        self,
+        rank: int,
+        proc: subprocess.Popen[str],
+        show: bool,
+        echo: bool,
+        log_all: bool,
+    ) -> None:
+        assert proc.stdout is not None  # every worker starts with stdout=PIPE
         for raw in proc.stdout:
             line = raw.rstrip("\n")
             self.tails[rank].append(line)

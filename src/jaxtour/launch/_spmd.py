@@ -16,8 +16,17 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from jaxtour.launch._procgroup import NO_CLUSTER, NoClusterError
+
+if TYPE_CHECKING:  # JAX loads in `start`, after the command line is read
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+
+    from jaxtour.mlp import Params
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -104,7 +113,9 @@ def train(args: argparse.Namespace) -> dict:
     split = NamedSharding(mesh, P(None, _parallel.AXIS))  # [step, batch]: batch split
     width = args.batch_size // count  # this process's share of every batch
 
-    def local_epoch(epoch: int):  # only this process's slice of every batch
+    def local_epoch(
+        epoch: int,
+    ) -> list[jax.Array]:  # only this process's slice of every batch
         key = jr.fold_in(shuffle_key, epoch)
         order = np.asarray(_train.batch_indices(key, len(images), args.batch_size))
         mine = order[:, rank * width : (rank + 1) * width]
@@ -154,14 +165,23 @@ def train(args: argparse.Namespace) -> dict:
     return out
 
 
-def _global(host, sharding):
+def _global(host: np.ndarray, sharding: NamedSharding) -> jax.Array:
     """A replicated global array from the same host value in every process."""
     import jax
 
     return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
-def _compile(mesh, split, args, params, velocity, xs, ys):
+def _compile(
+    mesh: Mesh,
+    split: NamedSharding,
+    args: argparse.Namespace,
+    params: Params,
+    velocity: Params,
+    xs: jax.Array,
+    ys: jax.Array,
+) -> tuple[Callable, float]:
+    """The epoch over this process's batches, jitted for the mesh and compiled."""
     import jax
 
     from jaxtour.mlp import _parallel, _train
@@ -169,9 +189,13 @@ def _compile(mesh, split, args, params, velocity, xs, ys):
     step_split = _parallel.batch_sharded(mesh)
     hyper = dict(lr=args.lr, momentum=args.momentum)
 
-    def epoch(params, velocity, xs, ys):
-        def batch_of(batch):  # each step's slice of the batch, split as in `train`
-            return tuple(jax.lax.with_sharding_constraint(a, step_split) for a in batch)
+    def epoch(
+        params: Params, velocity: Params, xs: jax.Array, ys: jax.Array
+    ) -> tuple[Params, Params, jax.Array]:
+        def batch_of(batch: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            x, y = batch  # this step's batch, split over the devices as in `train`
+            constrain = jax.lax.with_sharding_constraint
+            return constrain(x, step_split), constrain(y, step_split)
 
         return _train.scan_updates(
             params, velocity, (xs, ys), batch_of, unroll=_train.UNROLL, **hyper
@@ -187,7 +211,7 @@ def _compile(mesh, split, args, params, velocity, xs, ys):
     return _train.compile_timed(jitted, params, velocity, xs, ys)
 
 
-def _details(mesh, compiled, batch_size: int) -> dict:
+def _details(mesh: Mesh, compiled: Any, batch_size: int) -> dict:
     """For the lesson: the all-reduces in the compiled epoch, a batch's layout."""
     import jax
     import jax.numpy as jnp

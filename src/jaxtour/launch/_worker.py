@@ -23,7 +23,7 @@ from jaxtour.launch._spmd import parse, start, train
 def _watch_stdin() -> None:
     """Exit when the launcher goes away (its end of our stdin closes): no orphans."""
 
-    def watch():
+    def watch() -> None:
         sys.stdin.read()
         os._exit(3)
 
