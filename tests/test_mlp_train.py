@@ -237,7 +237,7 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     )
     assert result["compile_s"] > 0 and result["matmul_gflops"] > 0
     assert "jaxtour-train compile:" in format_ladder(result)
-    assert plot_ladder(result).axes[0].get_xscale() == "log"
+    assert plot_ladder(result).figure.axes[0].get_xscale() == "log"
     json.dumps(result)
 
 

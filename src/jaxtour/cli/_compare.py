@@ -56,12 +56,11 @@ def ladder(build_dir: Path, data, **options) -> tuple[dict, list[Path]]:
     """Run the ladder, print its table, write ladder.png and ladder.json under build/mlp."""
     from jaxtour._files import write_atomically
     from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
-    from jaxtour.mlp._plots import save_figure
 
     result = run_ladder(data, **options)
     print(format_ladder(result))
     out = build_dir / "mlp"
-    picture = save_figure(plot_ladder(result), out / "ladder.png")
+    picture = plot_ladder(result).save(out / "ladder.png")
     record = out / "ladder.json"
     write_atomically(record, json.dumps(result, indent=1).encode())
     return result, [picture, record]

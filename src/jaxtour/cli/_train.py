@@ -232,10 +232,9 @@ def write_outputs(params, history, build_dir: Path) -> list[Path]:
 
     from jaxtour._files import write_atomically
     from jaxtour.mlp import plot_history, save_params
-    from jaxtour.mlp._plots import save_figure
 
     out = build_dir / "mlp"
-    curve = save_figure(plot_history(history), out / "learning_curve.png")
+    curve = plot_history(history).save(out / "learning_curve.png")
     # a multi-process run's params stay in its processes (None here)
     weights = [] if params is None else [save_params(params, out / "params.npz")]
     record = out / "history.json"

@@ -7,12 +7,12 @@ bandwidth (cached); `draw_roofline(f)(*args)` places the program on that roof;
 shows what `jax.checkpoint` policies trade.
 """
 
+from jaxtour._plot import Plot
 from jaxtour._style import NOT_COUNTED
 from jaxtour.cost._fusion import FusionTraffic, fusion_traffic
 from jaxtour.cost._ledger import CostTable, Row
 from jaxtour.cost._memory import POLICIES, GradMemory, Policy, grad_memory
 from jaxtour.cost._peaks import Peaks, cache_dir, device_peaks
-from jaxtour.cost._plot import Plot
 from jaxtour.cost._roofline import Point, Roofline, draw_roofline
 from jaxtour.cost._table import cost_table
 
