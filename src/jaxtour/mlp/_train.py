@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -227,7 +227,7 @@ def compile_epoch(
     images: jax.Array,
     labels: jax.Array,
     key: jax.Array,
-    **hyper,
+    **hyper: Any,
 ) -> tuple[Callable, float]:
     """`train_epoch` jitted with params and velocity donated, compiled ahead of time.
 
@@ -328,7 +328,13 @@ def init_state(
 
 
 def run_epochs(
-    run_epoch, state, sets, history, bar, on_epoch=None, for_eval=lambda params: params
+    run_epoch: Callable,
+    state: tuple[Params, Params, jax.Array],
+    sets: Sequence[tuple[jax.Array, jax.Array]],
+    history: History,
+    bar: Any,
+    on_epoch: Callable[[int, History], None] | None = None,
+    for_eval: Callable[[Params], Params] = lambda params: params,
 ) -> Params:
     """The epoch loop `train` and `train_data_parallel` share: run each compiled epoch
     (a fresh shuffle key each time), record its time, losses and accuracies in `history`.
@@ -370,7 +376,7 @@ def _to_device(data: Mnist, device: jax.Device) -> list[jax.Array]:
     return jax.device_put(arrays, device)
 
 
-def _progress_bar(epochs: int, progress: bool):
+def _progress_bar(epochs: int, progress: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(range(epochs), desc="training", unit="epoch", disable=not progress)
