@@ -185,7 +185,7 @@ def test_the_checker_reads_the_real_house():
     edges = graph(SRC)
     assert len(edges) > 100
     assert "jaxtour._ir" in edges["jaxtour.cost._table"]
-    assert "jaxtour.explorer._request" in edges["jaxtour.explorer._stepping"]
+    assert "jaxtour.explorer._request" in edges["jaxtour.explorer._step_through"]
 
 
 def _plant(root: Path, files: dict[str, str]) -> Path:

@@ -9,7 +9,7 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
-`_step` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
+`_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
 `_cost` (FLOPs and bytes per equation and per compiled op).
 """
 
@@ -23,6 +23,7 @@ from jaxtour._ir._args import (
     trace,
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
+from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
@@ -52,7 +53,6 @@ from jaxtour._ir._jaxpr import (
 )
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
-from jaxtour._ir._step import Step, Stepped, step_jaxpr
 
 __all__ = [
     "BOOKKEEPING",

@@ -9,10 +9,10 @@ import graphviz
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour._terminals import ROW, place_rows
+from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
 from jaxtour.autodiff._fold import fold
 from jaxtour.autodiff._format import format_value
-from jaxtour.autodiff._model import ADGraph, ADNode
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
 # draw_jaxpr), one node per source line past 150 drawn equations.

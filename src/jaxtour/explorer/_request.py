@@ -1,6 +1,6 @@
 """What the explorer's views read and return: the example, the drawing options, a request.
 
-Kept apart from the views themselves (`_views`, `_stepping`) so that every view module
+Kept apart from the views themselves (`_views`, `_step_through`) so that every view module
 imports these types from below, and none imports another view module.
 """
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxtour.explorer._compose import stack
 from jaxtour.explorer._request import Request, Shown, Table, Text, View
-from jaxtour.explorer._stepping import step_view
+from jaxtour.explorer._step_through import step_view
 
 
 def _jitted(label: str) -> str:

@@ -224,12 +224,12 @@ class Explorer(widgets.VBox):
 
     def _size_step_slider(self) -> None:
         """The slider ends at the run's last step (the run is kept: this costs nothing)."""
-        from jaxtour.explorer import _stepping
+        from jaxtour.explorer import _step_through
 
         if not isinstance(self.shown, Shown):
             return
         request = Request(self.subject, self.transforms, self.composed, self.options)
-        self.step.max = _stepping.last_step(request)
+        self.step.max = _step_through.last_step(request)
 
     def _safe_label(self) -> str:
         try:

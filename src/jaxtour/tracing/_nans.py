@@ -12,7 +12,7 @@ from jaxtour._diagram import Diagram
 from jaxtour._ir import Step
 from jaxtour._style import plural
 from jaxtour.tracing._draw import preview
-from jaxtour.tracing._steps import Steps, run_steps
+from jaxtour.tracing._step_through import Steps, run_steps
 
 WHO = "find_nans"
 
