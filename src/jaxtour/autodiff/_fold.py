@@ -12,8 +12,8 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable
 
-from jaxtour._style import plural
 from jaxtour._terminals import FOLDED, ROW, fold_limit
+from jaxtour._wording import plural
 from jaxtour.autodiff._adgraph import ADEdge, ADGraph, ADNode
 
 

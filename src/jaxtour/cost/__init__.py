@@ -8,7 +8,7 @@ shows what `jax.checkpoint` policies trade.
 """
 
 from jaxtour._plot import Plot
-from jaxtour._style import NOT_COUNTED
+from jaxtour._wording import NOT_COUNTED
 from jaxtour.cost._fusion import FusionTraffic, fusion_traffic
 from jaxtour.cost._ledger import CostTable, Row
 from jaxtour.cost._memory import POLICIES, GradMemory, Policy, grad_memory

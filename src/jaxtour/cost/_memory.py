@@ -18,7 +18,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour._plot import Plot, figure
-from jaxtour._style import si
+from jaxtour._wording import si
 from jaxtour.cost._ledger import total
 from jaxtour.cost._table import build
 
