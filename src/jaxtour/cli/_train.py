@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxtour import paths
 from jaxtour.cli import add_flag
+
+if TYPE_CHECKING:
+    from jaxtour.mlp import History, Params
+
 
 QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
 EPOCHS = 10
@@ -200,7 +205,7 @@ def sizes(args: argparse.Namespace) -> tuple[int, int | None]:
     return epochs, train_size
 
 
-def _print_epoch(epoch: int, epochs: int, history) -> None:
+def _print_epoch(epoch: int, epochs: int, history: History) -> None:
     print(
         f"epoch {epoch + 1:>2}/{epochs}  loss {history.loss[-1]:.4f}  "
         f"train {history.train_accuracy[-1]:.4f}  test {history.test_accuracy[-1]:.4f}  "
@@ -209,7 +214,7 @@ def _print_epoch(epoch: int, epochs: int, history) -> None:
     )
 
 
-def _print_summary(history) -> None:
+def _print_summary(history: History) -> None:
     seconds = sum(history.epoch_seconds)
     per_epoch = seconds / max(len(history.epoch_seconds), 1)
     accuracy = history.test_accuracy[-1] if history.test_accuracy else float("nan")
@@ -226,7 +231,9 @@ def _print_summary(history) -> None:
     print(f"test_accuracy={accuracy:.4f} epoch_seconds={per_epoch:.3f}")
 
 
-def write_outputs(params, history, build_dir: Path) -> list[Path]:
+def write_outputs(
+    params: Params | None, history: History, build_dir: Path
+) -> list[Path]:
     """The learning curve (PNG), the params (.npz) and the history (.json) under build/mlp."""
     import json
 

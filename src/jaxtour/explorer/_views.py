@@ -116,7 +116,7 @@ def autodiff_graph(request: Request) -> Shown:
     )
 
 
-def _ones_tangent(x):
+def _ones_tangent(x: Any) -> Any:
     """Ones for a floating-point leaf; JAX's float0 zeros for an integer, bool or key."""
     if jnp.issubdtype(
         jnp.result_type(x) if not hasattr(x, "dtype") else x.dtype, jnp.inexact

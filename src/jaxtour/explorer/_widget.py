@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -192,7 +193,7 @@ class Explorer(widgets.VBox):
         return (self.example.value, self.transforms, self.view.value, self.options)
 
     # --- rendering ---------------------------------------------------------------------------
-    def _changed(self, change) -> None:
+    def _changed(self, change: Any) -> None:
         self.render()
 
     def render(self) -> None:
@@ -248,7 +249,7 @@ class Explorer(widgets.VBox):
         self.about.value = f"<small>{_about(self.example.value)}</small>"
 
     # --- without a kernel --------------------------------------------------------------------
-    def _repr_mimebundle_(self, **kwargs):
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         # The widget view for a live kernel, and beside it the picture as static HTML for
         # exported notebooks and slides (JupyterLab prefers the widget when it can show it).
         bundle = super()._repr_mimebundle_(**kwargs)
