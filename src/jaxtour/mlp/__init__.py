@@ -1,7 +1,9 @@
 """The MNIST MLP: real data, trained with one jitted scan per epoch, and its NumPy twin.
 
-The names here are what a lesson or a user calls; the machinery behind them (file lists,
-the ladder's variants, device resolution) stays in the private modules.
+The names here are what a lesson or a user calls; the machinery behind them (the
+ladder's variants, device resolution) stays in the private modules. MNIST on disk is
+`jaxtour.data`'s (`load_mnist` and its companions are re-exported here); training over
+several JAX processes is `jaxtour.launch`'s (`train_multiprocess`).
 """
 
 from jaxtour.data import (
