@@ -8,7 +8,7 @@ row prints its ratio to it. When JAX sees a GPU, one more process measures singl
 training; otherwise that row says "not measured".
 
 Then the same global mesh of 8 devices split over JAX processes: 1×8, 2×4 and 4×2
-(processes × devices per process), each a `jaxtour.mlp.train_multiprocess` run (local
+(processes × devices per process), each a `jaxtour.launch.train_multiprocess` run (local
 processes joined by `jax.distributed.initialize`, Gloo collectives between them). Their
 epochs also build each process's slice of every batch on the host
 (`jax.make_array_from_process_local_data`), so their baseline is the 1×8 run of the
@@ -206,12 +206,12 @@ def multiprocess(layouts: list[str], args: argparse.Namespace) -> list[dict]:
     the first (which compiles nothing, but warms the caches)."""
     import numpy as np
 
-    from jaxtour import mlp
+    from jaxtour import launch
 
     found = []
     for layout in layouts:
         processes, devices = (int(n) for n in layout.split("x"))
-        run = mlp.train_multiprocess(
+        run = launch.train_multiprocess(
             args.data_dir,
             processes=processes,
             devices_per_process=devices,

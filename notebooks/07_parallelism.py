@@ -64,7 +64,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxtour
-from jaxtour import mlp, paths
+from jaxtour import launch, mlp, paths
 from jaxtour.exercises import check
 from jaxtour.viz import draw_hlo, draw_sharding
 
@@ -872,15 +872,15 @@ assert jax.process_count() == 1 and jax.process_index() == 0
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Two JAX processes on this machine
 #
-# `mlp.train_multiprocess` starts 2 Python processes, 4 CPU devices each, joined at a
+# `launch.train_multiprocess` starts 2 Python processes, 4 CPU devices each, joined at a
 # coordinator on 127.0.0.1. Each feeds **only its half** of every batch.
 
 # %%
 small = data.subset(2048, 1000)
 settings_small = dict(epochs=2, batch_size=64, seed=0)
-two = mlp.train_multiprocess(processes=2, devices_per_process=4, details=True,
-                             echo=False, train_size=2048, test_size=1000,
-                             **settings_small)
+two = launch.train_multiprocess(processes=2, devices_per_process=4, details=True,
+                                echo=False, train_size=2048, test_size=1000,
+                                **settings_small)
 print("\n".join(two.log))  # process 0's output; the others stay quiet
 print("device ids of each process:", two.mesh)
 
@@ -899,7 +899,7 @@ assert two.history.device == "2 processes × 4 cpu"
 # batch no process holds whole. CPU collectives between processes: Gloo over TCP.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# The worker is `python -m jaxtour.mlp._worker`. Gloo is jaxlib's default CPU collectives
+# The worker is `python -m jaxtour.launch._worker`. Gloo is jaxlib's default CPU collectives
 # implementation (`jax_cpu_collectives_implementation`; "mpi" is the other one offered).
 # The launcher watches its children: when one dies it stops the others, and each worker
 # gives up on a silent peer after a heartbeat timeout. These are CPU processes whatever

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from jaxtour.mlp._download import FILES
+from jaxtour.data._download import FILES
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"

@@ -5,7 +5,7 @@ import inspect
 
 import pytest
 
-from jaxtour import _style, autodiff, viz
+from jaxtour import _options, autodiff, viz
 
 # What JAX itself takes positionally beside `f` (jax.grad(f, argnums, has_aux,
 # holomorphic); jax.vjp's cotangents come with the call, so draw_vjp takes them early).
@@ -22,7 +22,7 @@ DRAWERS = {
 }
 SHARED = {
     "rankdir": "TB",
-    "max_depth": _style.MAX_DEPTH,
+    "max_depth": _options.MAX_DEPTH,
     "values": True,
     "static_argnums": (),
     "has_aux": False,
@@ -73,7 +73,7 @@ def test_autodiff_drawers_list_the_same_display_options():
     expected = {
         "values": True,
         "rankdir": "TB",
-        "max_depth": _style.MAX_DEPTH,
+        "max_depth": _options.MAX_DEPTH,
         "max_eqns": 150,
         "expand_pytrees": None,
     }

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxtour.exercises import _expect, _l04, _pool, check
+from jaxtour.exercises import _expect, _pool, _transformations, check
 
 
 def ex_per_example_losses(loss, w, b, xs, ts):
@@ -24,23 +24,31 @@ def test_a_right_answer_passes_in_the_checker_process():
 
 
 def test_an_answer_that_patches_the_kit_is_refused_and_the_kernel_kit_is_untouched():
-    originals = (_expect.expect_close, _l04.expect_close, _l04.under_jit)
+    originals = (
+        _expect.expect_close,
+        _transformations.expect_close,
+        _transformations.under_jit,
+    )
 
     @_named
     def cheat(loss, w, b, xs, ts):
-        from jaxtour.exercises import _expect, _l04
+        from jaxtour.exercises import _expect, _transformations
 
-        _expect.expect_close = _l04.expect_close = lambda *a, **k: None
-        _l04.under_jit = lambda fn, *args: None
+        _expect.expect_close = _transformations.expect_close = lambda *a, **k: None
+        _transformations.under_jit = lambda fn, *args: None
         return jnp.zeros(len(xs))
 
     feedback = check(cheat, quiet=True)
     assert not feedback.passed and feedback.kind == "refused"
     assert feedback.message.startswith(
         "refused: while it was checked, your answer changed the checking kit "
-        "(`jaxtour.exercises._expect`, `jaxtour.exercises._l04`)."
+        "(`jaxtour.exercises._expect`, `jaxtour.exercises._transformations`)."
     )
-    assert (_expect.expect_close, _l04.expect_close, _l04.under_jit) == originals
+    assert (
+        _expect.expect_close,
+        _transformations.expect_close,
+        _transformations.under_jit,
+    ) == originals
     # The patched worker was replaced: a wrong answer is wrong again, a right one right.
     wrong = _named(lambda loss, w, b, xs, ts: jnp.zeros(len(xs)))
     assert check(wrong, quiet=True).kind == "wrong"

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from mirrors import HAVE_MNIST, NAMES, SHARED, Mirrors, mirror_root
 
+from jaxtour.data._mnist import read_idx
 from jaxtour.mlp import MnistFormatError, MnistUnavailableError, load_mnist
-from jaxtour.mlp._data import read_idx
 
 needs_mnist = pytest.mark.skipif(not HAVE_MNIST, reason=f"MNIST files not in {SHARED}")
 

@@ -25,8 +25,8 @@ from mirrors import (
     mirror_root,
 )
 
+from jaxtour.data._download import FILES, _abandoned, remove_leftovers
 from jaxtour.mlp import Budget, load_mnist
-from jaxtour.mlp._download import FILES, _abandoned, remove_leftovers
 
 pytestmark = pytest.mark.skipif(not HAVE_MNIST, reason=f"MNIST files not in {SHARED}")
 FAST = {"stall_s": 1.0, "grace_s": 2.0, "min_rate": 2000.0}

@@ -217,3 +217,15 @@ def test_params_round_trip_through_npz(params, tmp_path):
     np.savez(tmp_path / "other.npz", a=np.zeros(3))
     with pytest.raises(ValueError, match=r"other\.npz does not hold MLP params"):
         load_params(tmp_path / "other.npz")
+
+
+def test_the_mlp_pictures_are_plots_that_jupyter_shows_without_a_global_formatter():
+    from jaxtour._plot import Plot
+    from jaxtour.mlp import plot_predictions
+
+    images = np.zeros((3, 28, 28), np.uint8)
+    plot = plot_predictions(images, np.array([1, 2, 3]), np.array([1, 0, 3]))
+    assert isinstance(plot, Plot)
+    assert plot.title == "3 digits, 1 predicted wrong"
+    assert plot._repr_png_().startswith(b"\x89PNG")  # shown through its own repr
+    assert len(plot.figure.axes) == 8

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from jaxtour.cli import main
+from jaxtour.data._download import FILES
 from jaxtour.mlp import (
     History,
     batch_indices,
@@ -31,7 +32,6 @@ from jaxtour.mlp import (
     train_epoch,
     update,
 )
-from jaxtour.mlp._download import FILES
 from jaxtour.mlp._ladder import VARIANTS, _step_matmuls, matmul_flops
 from jaxtour.mlp._train import UNROLL, resolve_device
 
@@ -237,7 +237,7 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     )
     assert result["compile_s"] > 0 and result["matmul_gflops"] > 0
     assert "jaxtour-train compile:" in format_ladder(result)
-    assert plot_ladder(result).axes[0].get_xscale() == "log"
+    assert plot_ladder(result).figure.axes[0].get_xscale() == "log"
     json.dumps(result)
 
 

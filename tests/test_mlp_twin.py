@@ -11,6 +11,7 @@ import jax.random as jr
 import numpy as np
 import pytest
 
+from jaxtour.data._download import FILES
 from jaxtour.mlp import (
     NumpyTwin,
     batch_indices,
@@ -22,7 +23,6 @@ from jaxtour.mlp import (
     preprocess,
     update,
 )
-from jaxtour.mlp._download import FILES
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxtour import mlp
-from jaxtour.mlp import _multiprocess, _procgroup
-from jaxtour.mlp._download import FILES
+from jaxtour import launch, mlp
+from jaxtour.data._download import FILES
+from jaxtour.launch import _launcher, _procgroup
 from jaxtour.mlp._train import UNROLL
 
 SHARED = Path(
@@ -35,7 +35,7 @@ STOP_BOUND = 10.0  # seconds from a kill (or Ctrl-C) to the launcher's exit
 
 @pytest.fixture(scope="module")
 def two():
-    return mlp.train_multiprocess(
+    return launch.train_multiprocess(
         str(SHARED),
         processes=2,
         devices_per_process=2,
@@ -84,7 +84,7 @@ def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
 )
 def test_the_all_reduce_groups_are_read_in_each_way_xla_writes_them(groups, size):
     line = f"%a = (f32[512]{{0}}, f32[10]{{0}}) all-reduce(%x, %y), {groups}, x=%c"
-    run = mlp.MultiprocessRun(history=None, mesh=[], all_reduce_line=line)
+    run = launch.MultiprocessRun(history=None, mesh=[], all_reduce_line=line)
     assert run.all_reduce_group_size == size
     assert run.all_reduce_shapes == ["f32[512]", "f32[10]"]
 
@@ -137,7 +137,7 @@ def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
     # lone "7" in the log. With --own-stdout those writes go to stderr instead.
     script = (
         "import os\n"
-        "from jaxtour.mlp._worker import _own_stdout\n"
+        "from jaxtour.launch._worker import _own_stdout\n"
         "_own_stdout()\n"
         "os.write(1, b'[Gloo] Rank 0 is connected to ')\n"
         "print('epoch  1/2', flush=True)\n"
@@ -152,7 +152,7 @@ def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
 
 
 def test_log_all_shows_every_process_s_lines_marked_with_its_index():
-    run = mlp.train_multiprocess(
+    run = launch.train_multiprocess(
         str(SHARED),
         processes=2,
         devices_per_process=1,
@@ -179,18 +179,18 @@ def test_a_taken_port_is_a_clear_error_and_starts_nothing():
         port = taken.getsockname()[1]
         start = time.monotonic()
         with pytest.raises(
-            mlp.PortInUseError, match=f"Port {port} on 127.0.0.1 is in use"
+            launch.PortInUseError, match=f"Port {port} on 127.0.0.1 is in use"
         ):
-            mlp.train_multiprocess(str(SHARED), port=port, epochs=1)
+            launch.train_multiprocess(str(SHARED), port=port, epochs=1)
         assert time.monotonic() - start < 5
-    assert _multiprocess.free_port(port) == port  # free again, and reported as such
+    assert _launcher.free_port(port) == port  # free again, and reported as such
 
 
 def test_a_bad_layout_is_refused_before_anything_starts():
     with pytest.raises(ValueError, match="Use 120 or 132"):
-        mlp.train_multiprocess(processes=3, devices_per_process=4, batch_size=128)
+        launch.train_multiprocess(processes=3, devices_per_process=4, batch_size=128)
     with pytest.raises(ValueError, match="must be >= 1"):
-        mlp.train_multiprocess(processes=0)
+        launch.train_multiprocess(processes=0)
 
 
 @needs_mnist
@@ -215,8 +215,8 @@ def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
 @needs_mnist
 def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
     start = time.monotonic()
-    with pytest.raises(mlp.MultiprocessError) as raised:
-        mlp.train_multiprocess(
+    with pytest.raises(launch.MultiprocessError) as raised:
+        launch.train_multiprocess(
             str(SHARED), devices_per_process=1, timeout=2, echo=False, **RUN
         )
     took = time.monotonic() - start
@@ -262,7 +262,10 @@ def _workers(port: int) -> dict[int, int]:
             args = (entry / "cmdline").read_bytes().decode().split("\0")
         except (OSError, ValueError):
             continue
-        if f"--coordinator=127.0.0.1:{port}" in args and "jaxtour.mlp._worker" in args:
+        if (
+            f"--coordinator=127.0.0.1:{port}" in args
+            and "jaxtour.launch._worker" in args
+        ):
             rank = next(a for a in args if a.startswith("--process-id="))
             found[int(rank.split("=")[1])] = int(entry.name)
     return found
@@ -280,7 +283,7 @@ def _wait_for_training(launcher: subprocess.Popen) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("stop", ["kill a worker", "Ctrl-C"])
 def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
-    port = _multiprocess.free_port()
+    port = _launcher.free_port()
     launcher = _launch(port)
     try:
         _wait_for_training(launcher)
@@ -309,11 +312,11 @@ def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
 
 @needs_mnist
 def test_without_the_launcher_a_worker_gives_up_on_a_dead_peer_after_the_heartbeat():
-    port = _multiprocess.free_port()
+    port = _launcher.free_port()
     command = [
         sys.executable,
         "-m",
-        "jaxtour.mlp._worker",
+        "jaxtour.launch._worker",
         f"--coordinator=127.0.0.1:{port}",
         "--processes=2",
         "--devices=1",

@@ -18,16 +18,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxtour import mlp
-from jaxtour.mlp import _multiprocess
-from jaxtour.mlp._download import FILES
+from jaxtour import launch
+from jaxtour.data._download import FILES
+from jaxtour.launch import _launcher
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
 )
 RUN = ["--epochs=1", "--batch-size=64", "--train-size=1024"]
 SLURM_PORTS = 61440  # JAX's SlurmCluster: port = SLURM_JOB_ID % 4096 + 61440
-WORKER = [sys.executable, "-m", "jaxtour.mlp._worker"]
+WORKER = [sys.executable, "-m", "jaxtour.launch._worker"]
 CLUSTER = [sys.executable, "-m", "jaxtour.cli", "train", "--cluster"]
 
 
@@ -66,8 +66,8 @@ def _free_slurm_job_id() -> int:
     """A job id whose derived coordinator port is free now."""
     for offset in random.sample(range(4096), 64):
         try:
-            _multiprocess.free_port(SLURM_PORTS + offset)
-        except _multiprocess.PortInUseError:
+            _launcher.free_port(SLURM_PORTS + offset)
+        except _launcher.PortInUseError:
             continue
         return 10_000 * 4096 + offset
     pytest.skip("no free port in JAX's SLURM range 61440-65535")
@@ -115,7 +115,7 @@ def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone(tmp_path):
     assert "wrote " in outputs[0] and "wrote " not in outputs[1]  # process 0 reports
     record = json.loads((tmp_path / "mlp" / "history.json").read_text())
     assert record["device"] == "2 processes × 2 cpu"
-    launched = mlp.train_multiprocess(
+    launched = launch.train_multiprocess(
         str(SHARED),
         processes=2,
         devices_per_process=2,

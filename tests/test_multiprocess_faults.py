@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from jaxtour.cli import main
-from jaxtour.mlp import _multiprocess
-from jaxtour.mlp._download import FILES
+from jaxtour.data._download import FILES
+from jaxtour.launch import _launcher as _multiprocess
 
 SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
@@ -202,7 +202,7 @@ def test_ctrl_c_stops_a_process_waiting_for_its_cluster():
 
 def test_the_worker_run_by_hand_checks_its_layout_numbers_too():
     proc = subprocess.run(
-        [sys.executable, "-m", "jaxtour.mlp._worker", "--process-id", "-1"],
+        [sys.executable, "-m", "jaxtour.launch._worker", "--process-id", "-1"],
         capture_output=True,
         text=True,
         env=_env(),
@@ -210,6 +210,6 @@ def test_the_worker_run_by_hand_checks_its_layout_numbers_too():
     )
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == (
-        "python -m jaxtour.mlp._worker: error: argument --process-id: must be an "
+        "python -m jaxtour.launch._worker: error: argument --process-id: must be an "
         "integer from 0 to 999999; got '-1'"
     )

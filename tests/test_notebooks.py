@@ -98,7 +98,9 @@ def test_jaxtour_lessons_copies_student_notebooks_only(tmp_path, capsys):
     for path, source in zip(copied, SOURCES, strict=True):
         notebook = nbformat.read(path, as_version=4)
         assert not {kind_of(c) for c in notebook.cells} & {Kind.SOLUTION, Kind.CHECK}
-        secrets = _solution_lines(source)  # a line its own lesson's solutions alone hold
+        secrets = _solution_lines(
+            source
+        )  # a line its own lesson's solutions alone hold
         assert not [li for li in secrets if li in path.read_text()], path.name
     assert "wrote 10 student files" in capsys.readouterr().out
 

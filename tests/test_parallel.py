@@ -81,10 +81,10 @@ for name, make in [("jit", par.data_parallel_update), ("shard_map", par.psum_upd
                               for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(reference)))
     shards = jax.device_put(x, par.batch_sharded(mesh)).addressable_shards
     out[name + "_x_shards"] = sorted({s.data.shape[0] for s in shards})
-from jaxtour import _style
+from jaxtour import _palette
 from jaxtour.viz import draw_hlo
 picture = draw_hlo(par.data_parallel_update(mesh), max_depth=0)(params, x, y, velocity)
-red = _style.FAMILIES["collective"].fill
+red = _palette.FAMILIES["collective"].fill
 out["draw_hlo"] = {"title": picture.title,
                    "red_nodes": [line.strip().split(" [")[0]
                                  for line in picture.source.splitlines()

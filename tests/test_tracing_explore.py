@@ -4,7 +4,7 @@ import jax
 import pytest
 
 from jaxtour import explore
-from jaxtour.explorer import _gallery, _stepping
+from jaxtour.explorer import _gallery, _step_through
 from jaxtour.tracing import step_through
 
 cubic = _gallery.cubic
@@ -56,12 +56,12 @@ def test_moving_the_slider_steps_through_once(monkeypatch):
         runs.append(fn)
         return step_through(fn)
 
-    monkeypatch.setattr(_stepping, "step_through", counted)
+    monkeypatch.setattr(_step_through, "step_through", counted)
     p = explore(_gallery.tanh, 0.5)
     p.view.value = "step through"
     for k in (0, 1, 2, -1):
         p.step.value = k
     p.rankdir.value = "LR"
-    assert len(runs) == 1 and len(_stepping._RUNS) <= _stepping.KEEP
+    assert len(runs) == 1 and len(_step_through._RUNS) <= _step_through.KEEP
     p.grad.value = True  # another function: another run
     assert len(runs) == 2

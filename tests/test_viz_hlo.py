@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxtour import Diagram, _style
+from jaxtour import Diagram, _palette
 from jaxtour.viz import compare_stages, draw_hlo
 
 
@@ -175,7 +175,7 @@ def test_collectives_stand_out(tmp_path):
     assert "1 collective" in out.stdout
     source = (tmp_path / "g.dot").read_text()
     node = re.search(r'op\d+ \[label="all-reduce[^\n]*', source)[0]
-    assert "penwidth=3" in node and _style.FAMILIES["collective"].fill in node
+    assert "penwidth=3" in node and _palette.FAMILIES["collective"].fill in node
 
 
 # --- bad input -----------------------------------------------------------------------------

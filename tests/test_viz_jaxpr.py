@@ -10,7 +10,7 @@ import pytest
 from jax.extend import core as jex_core
 from jax.sharding import PartitionSpec as P
 
-from jaxtour import Diagram, _style
+from jaxtour import Diagram, _palette
 from jaxtour.viz import draw_jaxpr
 
 
@@ -165,7 +165,7 @@ def test_inputs_outputs_literals_and_edges_are_labelled():
     assert 'label="w\\nf32[3,2]"' in d.source and 'label="result\\nf32[]"' in d.source
     assert "(·, 1.0)" in d.source  # the literal of `- 1.0`, inline
     assert re.search(r"-> eqn\d+ \[label=\"f32\[4,2\]\"\]", d.source)
-    assert _style.FAMILIES["matmul"].fill in d.source
+    assert _palette.FAMILIES["matmul"].fill in d.source
     assert re.search(r'legend\d+ \[label="matmul / contraction"', d.source)
 
 

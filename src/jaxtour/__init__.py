@@ -3,10 +3,9 @@
 from jaxtour._diagram import Diagram
 from jaxtour._render import RendererUnavailableError
 from jaxtour._setup import describe_devices
+from jaxtour._version import __version__
 from jaxtour._wait import time_limit
 from jaxtour.explorer import explore  # cheap: ipywidgets and JAX load on first call
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Diagram",

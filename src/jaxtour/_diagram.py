@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 from jaxtour import _dotgraph, _render
 from jaxtour._files import write_atomically
@@ -34,7 +35,7 @@ class Diagram:
         self.title = title
 
     @classmethod
-    def from_graph(cls, graph, title: str = "") -> Diagram:
+    def from_graph(cls, graph: Any, title: str = "") -> Diagram:
         """As `Diagram`, but from a `graphviz.Digraph` (or `Graph`)."""
         return cls(graph.source, title)
 

@@ -1,6 +1,7 @@
 """The one package that knows how JAX's IRs are laid out: jaxprs, StableHLO and compiled HLO.
 
-Everything else in jaxtour reads programs through these names, so a JAX release that
+Everything else in jaxtour reads programs through these names (never a private module
+of this package: `tests/test_architecture.py` says so), so a JAX release that
 changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir_*.py`
 say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
@@ -8,11 +9,12 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
-`_step` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
+`_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
 `_cost` (FLOPs and bytes per equation and per compiled op).
 """
 
 from jaxtour._ir._args import (
+    arg_names,
     check_args,
     check_callable,
     describe,
@@ -21,6 +23,8 @@ from jaxtour._ir._args import (
     trace,
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
+from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
+from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
     Called,
@@ -54,18 +58,24 @@ __all__ = [
     "BOOKKEEPING",
     "Called",
     "Count",
+    "FlatJaxpr",
     "HloComputation",
     "HloModule",
     "HloOp",
     "SourceLine",
+    "Step",
+    "Stepped",
     "SubJaxpr",
+    "arg_names",
     "check_args",
     "check_callable",
     "cost_summary",
     "count_eqns",
+    "depends_on",
     "describe",
     "dtype_str",
     "eqn_count",
+    "flatten_jaxpr",
     "function_name",
     "hlo_bytes",
     "hlo_counts",
@@ -82,6 +92,7 @@ __all__ = [
     "split_top",
     "stablehlo_text",
     "static_tuple",
+    "step_jaxpr",
     "sub_jaxprs",
     "trace",
     "type_str",

@@ -6,6 +6,7 @@ JAX. The one exception is `Value`/`tape_grad`, a labelled teaching model of a
 PyTorch-style tape, checked against `jax.grad`.
 """
 
+from jaxtour.autodiff._adgraph import ADEdge, ADGraph, ADNode
 from jaxtour.autodiff._display import Display
 from jaxtour.autodiff._grad_graph import draw_grad, grad_graph
 from jaxtour.autodiff._higher import (
@@ -16,7 +17,6 @@ from jaxtour.autodiff._higher import (
     plot_derivatives,
 )
 from jaxtour.autodiff._jvp_vjp import draw_jvp, draw_vjp, jvp_graph, vjp_graph
-from jaxtour.autodiff._model import ADEdge, ADGraph, ADNode
 from jaxtour.autodiff._modes import RULE, ModeCost, ModeCosts, dense_family, mode_costs
 from jaxtour.autodiff._tape import Value, tape_grad
 

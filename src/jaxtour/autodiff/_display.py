@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar, get_type_hints
 
-from jaxtour._style import MAX_DEPTH, check_count, check_max_depth, check_rankdir
+from jaxtour._options import MAX_DEPTH, check_count, check_max_depth, check_rankdir
 from jaxtour._terminals import check_expand
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -6,13 +6,14 @@ import textwrap
 
 import graphviz
 
+from jaxtour import _options, _palette
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour._terminals import ROW, place_rows
+from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
 from jaxtour.autodiff._fold import fold
 from jaxtour.autodiff._format import format_value
-from jaxtour.autodiff._model import ADGraph, ADNode
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
 # draw_jaxpr), one node per source line past 150 drawn equations.
@@ -76,7 +77,7 @@ EDGES = {
 def to_digraph(graph: ADGraph, rankdir: str = "TB", **fold_options) -> graphviz.Digraph:
     """The Graphviz picture of `graph` (lanes as clusters, residuals between them),
     folded as `_fold.fold` says (`expand_pytrees`, `max_depth`, `max_eqns`)."""
-    style.check_rankdir(rankdir, "draw")
+    _options.check_rankdir(rankdir, "draw")
     return _draw(*fold(graph, **{**FOLD_DEFAULTS, **fold_options}), rankdir)
 
 
@@ -157,7 +158,7 @@ def _cluster(
         )
         for node in members:
             attrs = (
-                style.node_attrs(node.primitive)
+                _palette.node_attrs(node.primitive)
                 if node.kind == "op"
                 else NODES[node.kind]
             )

@@ -12,9 +12,9 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable
 
-from jaxtour._style import plural
 from jaxtour._terminals import FOLDED, ROW, fold_limit
-from jaxtour.autodiff._model import ADEdge, ADGraph, ADNode
+from jaxtour._wording import plural
+from jaxtour.autodiff._adgraph import ADEdge, ADGraph, ADNode
 
 
 def fold(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxtour._style import plural
+from jaxtour._wording import plural
 
 # Params worth a glance in a node label; everything else stays in the jaxpr text.
 _SHOWN_PARAMS = {

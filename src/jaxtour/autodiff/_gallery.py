@@ -1,7 +1,7 @@
 """Zero-argument autodiff pictures for `jaxtour tour` and slides.
 
-Each returns a `Diagram` with nothing to configure, so the tour can render it by name,
-e.g. ``"grad_cubic": "jaxtour.autodiff._gallery:grad_cubic"`` in `DIAGRAMS`.
+Each returns a `Diagram` with nothing to configure, so the tour can render it without
+arguments (`DIAGRAMS` in `jaxtour.cli._tour_steps` lists them).
 """
 
 from __future__ import annotations
@@ -36,16 +36,3 @@ def jvp_sin_times_x() -> Diagram:
         return jnp.sin(x) * x
 
     return draw_jvp(sin_times_x)((1.0,), (1.0,))
-
-
-def grad_small_mlp() -> Diagram:
-    """Reverse mode for a 4-8-3 MLP's loss on five examples (jaxtour.mlp.loss)."""
-    import jax
-    import jax.numpy as jnp
-
-    from jaxtour.autodiff._grad_graph import draw_grad
-    from jaxtour.mlp import init_params, loss
-
-    params = init_params(jax.random.key(0), (4, 8, 3))
-    x = jax.random.normal(jax.random.key(1), (5, 4))
-    return draw_grad(loss)(params, x, jnp.array([0, 2, 1, 1, 0]))

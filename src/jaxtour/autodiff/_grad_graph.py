@@ -8,11 +8,11 @@ from typing import Unpack
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._style import plural
+from jaxtour._wording import plural
 from jaxtour.autodiff import _args
+from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
-from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
 
 WHO = "draw_grad"

@@ -11,10 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._diagram import Diagram
-from jaxtour._ir import is_literal, type_str
-from jaxtour._ir._flat import depends_on
-from jaxtour._style import plural
+from jaxtour._ir import depends_on, is_literal, type_str
+from jaxtour._wording import plural
 from jaxtour.autodiff import _args
+from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._grad_graph import (
@@ -22,7 +22,6 @@ from jaxtour.autodiff._grad_graph import (
     function_name,
     reverse_graph,
 )
-from jaxtour.autodiff._model import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._trace import Call, prepare, trace_jvp, trace_vjp
 
 # How to keep an argument out of differentiation where every argument is differentiated.

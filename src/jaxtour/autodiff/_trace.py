@@ -16,8 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir._args import arg_names
-from jaxtour._ir._flat import FlatJaxpr, flatten_jaxpr
+from jaxtour._ir import FlatJaxpr, arg_names, flatten_jaxpr
 from jaxtour.autodiff import _args
 
 
@@ -159,7 +158,10 @@ def trace_vjp(
     box = {}
 
     def forward(diff, other):
-        got = jax.vjp(lambda *d: call.fn(d, other), *diff, has_aux=call.aux)
+        fn = lambda *d: call.fn(d, other)
+        got: tuple = (
+            jax.vjp(fn, *diff, has_aux=True) if call.aux else jax.vjp(fn, *diff)
+        )
         residuals, box["tree"] = jax.tree.flatten(got[1])
         box["n_aux"] = len(jax.tree.leaves(got[2])) if call.aux else 0
         return (got[0], got[2] if call.aux else ()), residuals

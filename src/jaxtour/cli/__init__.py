@@ -54,7 +54,7 @@ def add_flag(parser: argparse._ActionsContainer, name: str, help_text: str) -> N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jaxtour import __version__
+    from jaxtour._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="jaxtour", description="See what JAX does to your code: the jaxtour kit."

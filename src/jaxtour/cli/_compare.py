@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jaxtour import paths
 from jaxtour.cli import add_flag
+
+if TYPE_CHECKING:
+    from jaxtour.data import Mnist
+
 
 QUICK = {"rounds": 1, "train_size": 128 * 8, "eager_steps": 3}
 FULL = {"rounds": 3, "train_size": None, "eager_steps": 40}
@@ -52,16 +57,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def ladder(build_dir: Path, data, **options) -> tuple[dict, list[Path]]:
+def ladder(build_dir: Path, data: Mnist, **options: Any) -> tuple[dict, list[Path]]:
     """Run the ladder, print its table, write ladder.png and ladder.json under build/mlp."""
     from jaxtour._files import write_atomically
     from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
-    from jaxtour.mlp._plots import save_figure
 
     result = run_ladder(data, **options)
     print(format_ladder(result))
     out = build_dir / "mlp"
-    picture = save_figure(plot_ladder(result), out / "ladder.png")
+    picture = plot_ladder(result).save(out / "ladder.png")
     record = out / "ladder.json"
     write_atomically(record, json.dumps(result, indent=1).encode())
     return result, [picture, record]

@@ -28,7 +28,8 @@ def report(data_dir: str | None = None) -> list[tuple[str, str]]:
     """The doctor's findings as (label, value) rows."""
     import jax
 
-    from jaxtour import __version__, _render
+    from jaxtour import _render
+    from jaxtour._version import __version__
 
     rows = [
         ("jaxtour", __version__),

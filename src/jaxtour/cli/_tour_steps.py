@@ -3,37 +3,40 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from jaxtour import lesson
+from jaxtour._diagram import Diagram
 from jaxtour._files import write_atomically
+from jaxtour.autodiff import _gallery as autodiff_gallery
+from jaxtour.mlp import _gallery as mlp_gallery
+from jaxtour.viz import _gallery as viz_gallery
 
-# file stem -> "module:function" returning a Diagram with no arguments.
-DIAGRAMS: dict[str, str] = {
-    "pipeline_step1": "jaxtour.viz._gallery:pipeline_step1",
-    "pipeline_step2": "jaxtour.viz._gallery:pipeline_step2",
-    "pipeline_step3": "jaxtour.viz._gallery:pipeline_step3",
-    "autodiff_landscape": "jaxtour.viz._gallery:autodiff_landscape",
-    "ai_stack": "jaxtour.viz._gallery:ai_stack",
-    "mlp_pipeline": "jaxtour.viz._gallery:mlp_pipeline",
-    "mlp_jaxpr": "jaxtour.viz._gallery:mlp_jaxpr",
-    "mlp_hlo": "jaxtour.viz._gallery:mlp_hlo",
-    "grad_cubic": "jaxtour.autodiff._gallery:grad_cubic",
-    "jvp_sin_times_x": "jaxtour.autodiff._gallery:jvp_sin_times_x",
-    "grad_small_mlp": "jaxtour.autodiff._gallery:grad_small_mlp",
+# file stem -> a function returning a Diagram with no arguments.
+DIAGRAMS: dict[str, Callable[[], Diagram]] = {
+    "pipeline_step1": viz_gallery.pipeline_step1,
+    "pipeline_step2": viz_gallery.pipeline_step2,
+    "pipeline_step3": viz_gallery.pipeline_step3,
+    "autodiff_landscape": viz_gallery.autodiff_landscape,
+    "ai_stack": viz_gallery.ai_stack,
+    "mlp_pipeline": mlp_gallery.mlp_pipeline,
+    "mlp_jaxpr": mlp_gallery.mlp_jaxpr,
+    "mlp_hlo": mlp_gallery.mlp_hlo,
+    "grad_cubic": autodiff_gallery.grad_cubic,
+    "jvp_sin_times_x": autodiff_gallery.jvp_sin_times_x,
+    "grad_small_mlp": mlp_gallery.grad_small_mlp,
 }
 
 
 def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
     """Write every registered diagram as build/diagrams/<name>.svg."""
     written = []
-    for stem, target in tqdm(DIAGRAMS.items(), desc="diagrams", unit="svg"):
-        module, _, name = target.partition(":")
-        diagram = getattr(importlib.import_module(module), name)()
+    for stem, draw in tqdm(DIAGRAMS.items(), desc="diagrams", unit="svg"):
+        diagram = draw()
         written.append(diagram.save(build_dir / "diagrams" / f"{stem}.svg"))
     return written
 

@@ -5,16 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxtour import paths
 from jaxtour._argtypes import bounded
 from jaxtour.cli import add_flag
 
+if TYPE_CHECKING:
+    from jaxtour.mlp import History, Params
+
+
 QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
 EPOCHS = 10
 MNIST_TRAIN = 60_000  # images in MNIST's training set
 MAX_PROCESSES, MAX_DEVICES = 128, 256
-INIT_TIMEOUT = 60.0  # seconds, as jaxtour.mlp._worker's
+INIT_TIMEOUT = 60.0  # seconds, as jaxtour.launch._spmd's
 TARGET = 0.98  # test accuracy worth reporting the time to
 
 
@@ -139,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_processes(args: argparse.Namespace) -> int:
     """`--processes N`: the data-parallel run over N local JAX processes."""
-    from jaxtour.mlp import MnistUnavailableError, train_multiprocess
+    from jaxtour.data import MnistUnavailableError
+    from jaxtour.launch import train_multiprocess
 
     epochs, train_size = sizes(args)
     try:
@@ -168,7 +174,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     """`--cluster`: this process is one of a cluster job's; process 0 reports."""
     import jax
 
-    from jaxtour.mlp import History, _worker
+    from jaxtour.launch import _spmd
+    from jaxtour.mlp import History
 
     epochs, train_size = sizes(args)
     given = dict(
@@ -182,7 +189,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         devices=args.devices_per_process,
         init_timeout=args.init_timeout,
     )
-    worker = _worker.parse(
+    worker = _spmd.parse(
         [f"--{k.replace('_', '-')}={v}" for k, v in given.items() if v is not None]
     )
     print(
@@ -190,8 +197,8 @@ def run_cluster(args: argparse.Namespace) -> int:
         "(--init-timeout)",
         flush=True,
     )
-    _worker.start(worker)  # jax.distributed.initialize(): the cluster's variables
-    history = History(**_worker.train(worker)["history"])
+    _spmd.start(worker)  # jax.distributed.initialize(): the cluster's variables
+    history = History(**_spmd.train(worker)["history"])
     if jax.process_index() != 0:
         return 0
     for path in write_outputs(None, history, args.build_dir or paths.build_dir()):
@@ -226,7 +233,7 @@ def sizes(args: argparse.Namespace) -> tuple[int, int | None]:
     return epochs, train_size
 
 
-def _print_epoch(epoch: int, epochs: int, history) -> None:
+def _print_epoch(epoch: int, epochs: int, history: History) -> None:
     print(
         f"epoch {epoch + 1:>2}/{epochs}  loss {history.loss[-1]:.4f}  "
         f"train {history.train_accuracy[-1]:.4f}  test {history.test_accuracy[-1]:.4f}  "
@@ -235,7 +242,7 @@ def _print_epoch(epoch: int, epochs: int, history) -> None:
     )
 
 
-def _print_summary(history) -> None:
+def _print_summary(history: History) -> None:
     seconds = sum(history.epoch_seconds)
     per_epoch = seconds / max(len(history.epoch_seconds), 1)
     accuracy = history.test_accuracy[-1] if history.test_accuracy else float("nan")
@@ -252,16 +259,17 @@ def _print_summary(history) -> None:
     print(f"test_accuracy={accuracy:.4f} epoch_seconds={per_epoch:.3f}")
 
 
-def write_outputs(params, history, build_dir: Path) -> list[Path]:
+def write_outputs(
+    params: Params | None, history: History, build_dir: Path
+) -> list[Path]:
     """The learning curve (PNG), the params (.npz) and the history (.json) under build/mlp."""
     import json
 
     from jaxtour._files import write_atomically
     from jaxtour.mlp import plot_history, save_params
-    from jaxtour.mlp._plots import save_figure
 
     out = build_dir / "mlp"
-    curve = save_figure(plot_history(history), out / "learning_curve.png")
+    curve = plot_history(history).save(out / "learning_curve.png")
     # a multi-process run's params stay in its processes (None here)
     weights = [] if params is None else [save_params(params, out / "params.npz")]
     record = out / "history.json"

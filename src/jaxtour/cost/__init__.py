@@ -8,12 +8,12 @@ shows what `jax.checkpoint` policies trade; `profile(f)(*args)` measures where t
 time went, op by compiled op, and maps each op back to your lines.
 """
 
-from jaxtour._style import NOT_COUNTED
+from jaxtour._plot import Plot
+from jaxtour._wording import NOT_COUNTED
 from jaxtour.cost._fusion import FusionTraffic, fusion_traffic
 from jaxtour.cost._ledger import CostTable, Row
 from jaxtour.cost._memory import POLICIES, GradMemory, Policy, grad_memory
 from jaxtour.cost._peaks import Peaks, cache_dir, device_peaks
-from jaxtour.cost._plot import Plot
 from jaxtour.cost._profile import OpTime, Profile, profile
 from jaxtour.cost._roofline import Point, Roofline, draw_roofline
 from jaxtour.cost._table import cost_table

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
-from jaxtour._style import si
+from jaxtour._plot import Plot, figure
+from jaxtour._wording import si
 from jaxtour.cost._ledger import total
-from jaxtour.cost._plot import Plot, figure
 from jaxtour.cost._table import build
 
 DEFAULT = "no checkpoint"

@@ -7,7 +7,8 @@ from typing import Any
 
 from jaxtour import _style
 from jaxtour._diagram import Diagram
-from jaxtour._style import plural, si
+from jaxtour._options import check_rankdir
+from jaxtour._wording import plural, si
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
 DRAWN = 40  # the slowest ops drawn; the rest are one node
@@ -146,7 +147,7 @@ class ProfileView:
         Returns:
             A `jaxtour.Diagram`: white boxes took little time, deep red ones most.
         """
-        _style.check_rankdir(rankdir, "Profile.draw")
+        check_rankdir(rankdir, "Profile.draw")
         import graphviz
 
         title = (

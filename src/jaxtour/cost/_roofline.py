@@ -8,10 +8,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxtour import _ir
+from jaxtour._plot import Plot, figure
 from jaxtour._wait import run_interruptibly
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
-from jaxtour.cost._plot import Plot, figure
 from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"

@@ -7,14 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxtour import _ir
-from jaxtour._ir import _cost
 from jaxtour.cost._ledger import CostTable, Row, total
 
 
 def equation_rows(jaxpr: Any, group_by: str | None) -> list[Row]:
     """The kit's rows for a jaxpr's equations, or summed per source line."""
     rows = []
-    for _, eqn, count, times in _cost.jaxpr_counts(jaxpr):
+    for _, eqn, count, times in _ir.jaxpr_counts(jaxpr):
         line = _ir.source_line(eqn)
         flops = None if count.flops is None else count.flops * times
         rows.append(
@@ -99,7 +98,7 @@ def build(
             count.transcendentals,
             count.bytes,
         )
-        for op, count in _cost.hlo_counts(module)
+        for op, count in _ir.hlo_counts(module)
     ]
     figures = _ir.cost_summary(compiled)
     xla = {

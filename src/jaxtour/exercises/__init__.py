@@ -4,8 +4,9 @@ A lesson defines a stub such as `def ex_grad_from_vjp(f, x): ...`; the student f
 it in and runs `check(ex_grad_from_vjp)`, which finds the `Exercise` by the function's
 name, runs its checker against JAX as the oracle and shows a `Feedback`.
 
-Each lesson's checkers live in a module `_lNN.py` of this package (NN = the lesson's
-number); every such module is imported here, so registering is all a lesson needs.
+Each lesson's checkers live in a module of this package named by its topic (`_speed`,
+`_autodiff`, ...; its `LESSON` names the lesson); every such module is imported here, so
+registering is all a lesson needs.
 A lesson module looks like this: `checks` registers the checker under the student's
 function name with a title, and the checker's docstring says what the exercise
 practises, completing "You practised …" (the `practises=` keyword can say it instead)::
@@ -33,10 +34,6 @@ student's code raises is turned into a hint by `check`, so checkers need not cat
 a timeout, so an answer can neither patch the kernel's kit nor hang the kernel; an
 exercise that needs several devices says so with `@checks(..., devices=8)`.
 '''
-
-import importlib as _importlib
-import pkgutil as _pkgutil
-import re as _re
 
 from jaxtour.exercises._check import Feedback, check
 from jaxtour.exercises._errors import describe
@@ -78,10 +75,14 @@ __all__ = [
 ]
 
 
-def _import_lessons() -> None:
-    for module in _pkgutil.iter_modules(__path__):
-        if _re.fullmatch(r"_l\d\d", module.name):
-            _importlib.import_module(f"{__name__}.{module.name}")
-
-
-_import_lessons()
+# Imported to register every lesson's checkers (`exercises()` sorts them by lesson).
+from jaxtour.exercises import (  # noqa: F401
+    _autodiff,
+    _compilation,
+    _ecosystem,
+    _mlp,
+    _parallelism,
+    _precision,
+    _speed,
+    _transformations,
+)

@@ -28,7 +28,7 @@ from jaxtour.exercises import _worker
 START_TIMEOUT = 300.0
 
 _CLOSED = object()  # what the reader thread queues when the worker's output closes
-_LAUNCH = "import sys; from jaxtour.exercises._worker import main; sys.exit(main())"
+_LAUNCH = "import sys; from jaxtour.exercises._serve import main; sys.exit(main())"
 _WORKERS: dict[int, Worker] = {}
 _LOCK = threading.Lock()
 

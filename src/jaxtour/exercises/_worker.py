@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import pickle
-import signal
 import struct
 import sys
 import threading
@@ -158,23 +156,3 @@ def _refused(touched: list[str]) -> tuple[bool, str, str]:
         "function without assigning to jaxtour's, NumPy's or JAX's names.",
         "refused",
     )
-
-
-def main() -> int:
-    """Serve jobs on stdin/stdout until stdin closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's Ctrl-C is the parent's
-    channel_in = os.fdopen(os.dup(0), "rb")
-    channel_out = os.fdopen(os.dup(1), "wb")
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # an answer's input() reads nothing
-    os.dup2(2, 1)  # what C code prints cannot reach the channel
-    import jax
-
-    import jaxtour.exercises  # noqa: F401  (the kit, and every lesson's checkers)
-
-    send(channel_out, {"ready": True, "devices": jax.device_count()})
-    while True:
-        try:
-            job = receive(channel_in)
-        except EOFError:
-            return 0
-        send(channel_out, run_job(job))

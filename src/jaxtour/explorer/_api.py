@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jaxtour.explorer._request import Subject
+
 
 WHO = "explore"
 
 
-def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
+def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
     """Look at a function through every JAX lens, in one interactive panel.
 
     As `jax.make_jaxpr`, `f` is traced at the example arguments; unlike the drawing
@@ -69,11 +73,11 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
     return Explorer(loaders)
 
 
-def check(f: Callable, args: tuple, kwargs: dict):
+def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
     """The `Subject` to explore, after the library's own checks and one trace of `f`."""
     from jaxtour import _ir
     from jaxtour.explorer._compose import bind
-    from jaxtour.explorer._views import Subject
+    from jaxtour.explorer._request import Subject
 
     try:
         _ir.check_callable(f, WHO)
@@ -92,9 +96,9 @@ def check(f: Callable, args: tuple, kwargs: dict):
     return Subject(bind(f, kwargs), "f" if name == "<lambda>" else name, args)
 
 
-def _load(load: Callable):
+def _load(load: Callable) -> Subject:
     from jaxtour import _ir
-    from jaxtour.explorer._views import Subject
+    from jaxtour.explorer._request import Subject
 
     fn, args = load()
     return Subject(fn, _ir.function_name(fn), args)

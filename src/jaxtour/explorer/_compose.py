@@ -62,7 +62,7 @@ def bind(f: Callable, kwargs: dict) -> Callable:
         return f
 
     @functools.wraps(f)
-    def bound(*args):
+    def bound(*args: Any) -> Any:
         return f(*args, **kwargs)
 
     return bound
@@ -90,13 +90,13 @@ def compose(f: Callable, args: tuple, transforms: Transforms, name: str) -> Comp
 def _jvp(f: Callable) -> Callable:
     # The tangent is all ones: (primal_out, tangent_out) is f and its derivative along 1.
     @functools.wraps(f)
-    def pushforward(*primals):
+    def pushforward(*primals: Any) -> tuple[Any, Any]:
         return jax.jvp(f, primals, jax.tree.map(_ones_tangent, primals))
 
     return pushforward
 
 
-def _ones_tangent(x: Any):
+def _ones_tangent(x: Any) -> Any:
     if jnp.issubdtype(jnp.result_type(x), jnp.inexact):
         return jnp.ones_like(x)
     # Integers and booleans have no tangent space: JAX wants float0 zeros for them.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -23,42 +23,42 @@ class Example(NamedTuple):
     about: str
 
 
-def _fixed(fn: Callable, *args) -> Callable[[], tuple[Callable, tuple]]:
+def _fixed(fn: Callable, *args: Any) -> Callable[[], tuple[Callable, tuple]]:
     return lambda: (fn, args)
 
 
-def cubic(x):
+def cubic(x: jax.Array) -> jax.Array:
     """The polynomial of the autodiff lessons; at x = 1: f = 8, f' = 4."""
     return x**3 + 2 * x**2 - 3 * x + 8
 
 
-def tanh(x):
+def tanh(x: jax.Array) -> jax.Array:
     """One transcendental primitive: its derivative is 1 - tanh(x)**2."""
     return jnp.tanh(x)
 
 
-def relu(x):
+def relu(x: jax.Array) -> jax.Array:
     """max(x, 0): a kink at 0, differentiated as JAX's `max` rule says."""
     return jnp.maximum(x, 0.0)
 
 
-def sum_of_squares(xs):
+def sum_of_squares(xs: jax.Array) -> Any:
     """A `lax.scan` carrying a running total over the rows of `xs`."""
 
-    def step(total, x):
+    def body(total: Any, x: jax.Array) -> tuple[Any, Any]:
         total = total + x * x
         return total, total
 
-    total, _ = lax.scan(step, 0.0, xs)
+    total, _ = lax.scan(body, 0.0, xs)
     return total
 
 
-def signed_square(x):
+def signed_square(x: jax.Array) -> jax.Array:
     """A `lax.cond`: x**2 for positive x, -x otherwise; both branches are traced."""
     return lax.cond(x > 0, lambda v: v**2, lambda v: -v, x)
 
 
-def factorial(n):
+def factorial(n: jax.Array | int) -> jax.Array:
     """n! with `lax.fori_loop`: a `while` in the jaxpr; an integer input, so no `grad`."""
     return lax.fori_loop(1, n + 1, lambda i, acc: acc * i, 1)
 

@@ -10,7 +10,7 @@ import re
 from html import escape
 from typing import Any, NamedTuple
 
-from jaxtour.explorer._views import Shown, Table, Text
+from jaxtour.explorer._request import Shown, Table, Text
 
 _PROLOGUE = re.compile(
     r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?(<!--.*?-->\s*)*", re.S

@@ -9,71 +9,15 @@ makes the same thing in a notebook (`Shown.code`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.explorer._compose import Composed, Transforms, stack
-
-
-class Subject(NamedTuple):
-    """The function being explored (keyword arguments already bound), its name and args."""
-
-    fn: Callable
-    name: str
-    args: tuple
-
-
-@dataclass(frozen=True)
-class Options:
-    """Drawing options, defaulting as `draw_jaxpr` does: depth, grouping, direction;
-    `step` is the step-through view's step (-1: the whole run)."""
-
-    depth: int | None = 2
-    group: bool = False
-    rankdir: str = "TB"
-    step: int = -1
-
-
-class Text(NamedTuple):
-    """A program printed as text (a jaxpr, StableHLO, compiled HLO)."""
-
-    title: str
-    body: str
-
-
-class Table(NamedTuple):
-    """Named figures, e.g. XLA's cost and memory analysis."""
-
-    title: str
-    rows: list[tuple[str, str]]
-
-
-class Shown(NamedTuple):
-    """What a view produced, and the code that produces it outside the explorer."""
-
-    result: Any  # Diagram | Text | Table | whatever compare_stages returns
-    code: str
-
-
-class Request(NamedTuple):
-    """Everything a view may read: the example, the transformations, their composition."""
-
-    subject: Subject
-    transforms: Transforms
-    composed: Composed
-    options: Options
-
-
-class View(NamedTuple):
-    """A view: its label, the options it reads, and the function that draws it."""
-
-    label: str
-    options: frozenset[str]
-    draw: Callable[[Request], Shown]
+from jaxtour.explorer._compose import stack
+from jaxtour.explorer._request import Request, Shown, Table, Text, View
+from jaxtour.explorer._step_through import step_view
 
 
 def _jitted(label: str) -> str:
@@ -172,7 +116,7 @@ def autodiff_graph(request: Request) -> Shown:
     )
 
 
-def _ones_tangent(x):
+def _ones_tangent(x: Any) -> Any:
     """Ones for a floating-point leaf; JAX's float0 zeros for an integer, bool or key."""
     if jnp.issubdtype(
         jnp.result_type(x) if not hasattr(x, "dtype") else x.dtype, jnp.inexact
@@ -241,12 +185,6 @@ def _amount(key: str, value: float) -> str:
     return f"{value:,.0f} B" if unit == "B" else f"{value:,.1f} {unit}"
 
 
-def _stepping() -> Any:
-    from jaxtour.explorer import _stepping  # imports this module: loaded on first use
-
-    return _stepping
-
-
 GRAPH_OPTIONS = frozenset({"depth", "group", "rankdir"})
 HLO_OPTIONS = frozenset({"depth", "rankdir"})
 VIEWS: dict[str, View] = {
@@ -263,7 +201,7 @@ VIEWS: dict[str, View] = {
     "step through": View(
         "step through",
         frozenset({"rankdir", "step"}),
-        lambda request: _stepping().step_view(request),
+        step_view,
     ),
 }
 DEFAULT_VIEW = "jaxpr graph"

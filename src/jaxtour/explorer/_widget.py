@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 
 from jaxtour.explorer import _html
 from jaxtour.explorer._compose import Composed, Transforms, compose
 from jaxtour.explorer._gallery import GALLERY
-from jaxtour.explorer._views import (
-    DEFAULT_VIEW,
-    VIEWS,
-    Options,
-    Request,
-    Shown,
-    Subject,
-)
+from jaxtour.explorer._request import Options, Request, Shown, Subject
+from jaxtour.explorer._views import DEFAULT_VIEW, VIEWS
 
 AXES = (0, 1, 2, -1)
 DEPTHS = (("0", 0), ("1", 1), ("2", 2), ("3", 3), ("all", None))
@@ -198,7 +193,7 @@ class Explorer(widgets.VBox):
         return (self.example.value, self.transforms, self.view.value, self.options)
 
     # --- rendering ---------------------------------------------------------------------------
-    def _changed(self, change) -> None:
+    def _changed(self, change: Any) -> None:
         self.render()
 
     def render(self) -> None:
@@ -230,12 +225,12 @@ class Explorer(widgets.VBox):
 
     def _size_step_slider(self) -> None:
         """The slider ends at the run's last step (the run is kept: this costs nothing)."""
-        from jaxtour.explorer import _stepping
+        from jaxtour.explorer import _step_through
 
         if not isinstance(self.shown, Shown):
             return
         request = Request(self.subject, self.transforms, self.composed, self.options)
-        self.step.max = _stepping.last_step(request)
+        self.step.max = _step_through.last_step(request)
 
     def _safe_label(self) -> str:
         try:
@@ -254,7 +249,7 @@ class Explorer(widgets.VBox):
         self.about.value = f"<small>{_about(self.example.value)}</small>"
 
     # --- without a kernel --------------------------------------------------------------------
-    def _repr_mimebundle_(self, **kwargs):
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         # The widget view for a live kernel, and beside it the picture as static HTML for
         # exported notebooks and slides (JupyterLab prefers the widget when it can show it).
         bundle = super()._repr_mimebundle_(**kwargs)

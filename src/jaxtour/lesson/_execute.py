@@ -53,10 +53,10 @@ def kit_fingerprint() -> str:
     The lessons a wheel carries (``jaxtour/lessons/``) are left out: each run is keyed on
     its own lesson's source, so a checkout and an install of the same code share runs.
     """
-    import jaxtour
+    from jaxtour._version import __version__
 
-    digest = hashlib.sha256(jaxtour.__version__.encode())
-    package = Path(jaxtour.__file__).parent
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent.parent  # the installed jaxtour/
     for path in sorted(package.rglob("*.py")):
         if path.relative_to(package).parts[0] == "lessons":
             continue

@@ -1,12 +1,20 @@
 """The MNIST MLP: real data, trained with one jitted scan per epoch, and its NumPy twin.
 
-The names here are what a lesson or a user calls; the machinery behind them (file lists,
-the ladder's variants, device resolution) stays in the private modules.
+The names here are what a lesson or a user calls; the machinery behind them (the
+ladder's variants, device resolution) stays in the private modules. MNIST on disk is
+`jaxtour.data`'s (`load_mnist` and its companions are re-exported here); training over
+several JAX processes is `jaxtour.launch`'s (`train_multiprocess`).
 """
 
+from jaxtour.data import (
+    MIRRORS,
+    Budget,
+    Mnist,
+    MnistFormatError,
+    MnistUnavailableError,
+    load_mnist,
+)
 from jaxtour.mlp._checkpoint import load_params, save_params
-from jaxtour.mlp._data import Mnist, MnistFormatError, MnistUnavailableError, load_mnist
-from jaxtour.mlp._download import MIRRORS, Budget
 from jaxtour.mlp._ladder import format_ladder, run_ladder
 from jaxtour.mlp._model import (
     LR,
@@ -85,19 +93,4 @@ __all__ += [
     "data_parallel_update",
     "psum_update",
     "train_data_parallel",
-]
-
-# The same over several JAX processes, as over several hosts (mlp/_multiprocess.py).
-from jaxtour.mlp._multiprocess import (  # noqa: E402
-    MultiprocessError,
-    MultiprocessRun,
-    PortInUseError,
-    train_multiprocess,
-)
-
-__all__ += [
-    "MultiprocessError",
-    "MultiprocessRun",
-    "PortInUseError",
-    "train_multiprocess",
 ]

@@ -17,14 +17,23 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import jax.random as jr
 import numpy as np
 
-from jaxtour.mlp._data import Mnist, load_mnist
-from jaxtour.mlp._model import LR, MOMENTUM, SIZES, init_params, preprocess, update
+from jaxtour.data import Mnist, load_mnist
+from jaxtour.mlp._model import (
+    LR,
+    MOMENTUM,
+    SIZES,
+    Params,
+    init_params,
+    preprocess,
+    update,
+)
 from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._train import batch_indices, compile_epoch
 
@@ -152,15 +161,24 @@ def run_ladder(
 
 
 def _summarise(
-    times, losses, rate, runners, batch_size, full_steps, steps, eager, load, rounds
-):
+    times: dict[str, list[float]],
+    losses: dict[str, float],
+    rate: float,
+    runners: dict[str, _Runner],
+    batch_size: int,
+    full_steps: int,
+    steps: int,
+    eager: int,
+    load: float,
+    rounds: int,
+) -> dict[str, Any]:
     flops = matmul_flops(SIZES, batch_size, full_steps)
     epoch_s = {name: statistics.median(ts) for name, ts in times.items()}
     spread_s = {
         name: [min(ts), statistics.median(ts), max(ts)] for name, ts in times.items()
     }
     base = epoch_s.get("numpy-f64")
-    result = {
+    result: dict[str, Any] = {
         "device": str(jax.devices()[0].device_kind),
         "platform": jax.default_backend(),
         "jax": jax.__version__,
@@ -199,11 +217,11 @@ class _Runner:
 
     compile_s: float | None = None
 
-    def __init__(self, images, labels, batch_size, seed):
+    def __init__(self, images: Any, labels: Any, batch_size: int, seed: int) -> None:
         self.images, self.labels, self.batch_size = images, labels, batch_size
         self.params0 = init_params(jr.split(jr.key(seed))[0])
 
-    def run(self, key: jax.Array, order: jax.Array) -> tuple[float, float]:
+    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
         """Train over the batches `order` (= batch_indices(key, ...)[:steps]); return
         (seconds, mean batch loss)."""
         raise NotImplementedError
@@ -212,7 +230,7 @@ class _Runner:
 class _NumpyRunner(_Runner):
     dtype: type = np.float64
 
-    def run(self, key, order):
+    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
         order = np.asarray(order)
         NumpyTwin(self.params0, dtype=self.dtype).epoch(
             self.images, self.labels, order[:2]
@@ -227,7 +245,13 @@ class _NumpyF32Runner(_NumpyRunner):
     dtype = np.float32
 
 
-def _step(params, velocity, images, labels, idx):
+def _step(
+    params: Params,
+    velocity: Params,
+    images: jax.Array,
+    labels: jax.Array,
+    idx: jax.Array,
+) -> tuple[Params, Params, jax.Array]:
     """`train_epoch`'s scan body, for a Python loop."""
     return update(
         params, preprocess(images[idx]), labels[idx], velocity, lr=LR, momentum=MOMENTUM
@@ -235,16 +259,16 @@ def _step(params, velocity, images, labels, idx):
 
 
 class _JaxRunner(_Runner):
-    def __init__(self, images, labels, batch_size, seed):
+    def __init__(self, images: Any, labels: Any, batch_size: int, seed: int) -> None:
         super().__init__(images, labels, batch_size, seed)
         self.images, self.labels = jax.device_put((images, labels))
         self.step = _step
 
-    def fresh(self):
+    def fresh(self) -> tuple[Params, Params]:
         params = jax.tree.map(jnp.copy, self.params0)
         return params, jax.tree.map(jnp.zeros_like, params)
 
-    def run(self, key, order):
+    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
         jax.block_until_ready(
             self.step(*self.fresh(), self.images, self.labels, order[0])
         )
@@ -261,7 +285,7 @@ class _JaxRunner(_Runner):
 
 
 class _JitLoopRunner(_JaxRunner):
-    def __init__(self, images, labels, batch_size, seed):
+    def __init__(self, images: Any, labels: Any, batch_size: int, seed: int) -> None:
         super().__init__(images, labels, batch_size, seed)
         params, velocity = self.fresh()
         lowered = jax.jit(_step, donate_argnums=(0, 1)).lower(
@@ -271,13 +295,13 @@ class _JitLoopRunner(_JaxRunner):
 
 
 class _TrainEpochRunner(_JaxRunner):
-    def __init__(self, images, labels, batch_size, seed):
+    def __init__(self, images: Any, labels: Any, batch_size: int, seed: int) -> None:
         super().__init__(images, labels, batch_size, seed)
         self.epoch, self.compile_s = compile_epoch(
             *self.fresh(), self.images, self.labels, jr.key(0), batch_size=batch_size
         )
 
-    def run(self, key, order):
+    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
         jax.block_until_ready(self.epoch(*self.fresh(), self.images, self.labels, key))
         params, velocity = self.fresh()
         start = time.perf_counter()
@@ -288,7 +312,7 @@ class _TrainEpochRunner(_JaxRunner):
         return time.perf_counter() - start, float(np.mean(losses))
 
 
-def _step_matmuls(w, x, deltas):
+def _step_matmuls(w: list[Any], x: Any, deltas: list[Any]) -> list[Any]:
     """One training step's matmuls, with its shapes, and nothing else: the forward
     products, the weight gradients, and the input gradients of every layer but the first."""
     h = [x]
@@ -306,7 +330,14 @@ class _MatmulControl(_Runner):
     """The one-matmul control: `_step_matmuls` per batch, NumPy f32 (BLAS) or jitted JAX
     (XLA's dot), over batches preprocessed beforehand (no gather, no elementwise work)."""
 
-    def __init__(self, images, labels, batch_size, seed, name):
+    def __init__(
+        self,
+        images: Any,
+        labels: Any,
+        batch_size: int,
+        seed: int,
+        name: str,
+    ) -> None:
         super().__init__(images, labels, batch_size, seed)
         steps = len(images) // batch_size
         xs = np.asarray(preprocess(images[: steps * batch_size]))
@@ -329,7 +360,7 @@ class _MatmulControl(_Runner):
                 )
             )
 
-    def run(self, key, order):
+    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
         n = len(order)
         if self.jax:
             start = time.perf_counter()

@@ -145,7 +145,9 @@ class NumpyTwin:
                 delta = back
         return batch_loss
 
-    def _softmax_cross_entropy_grad(self, logits: np.ndarray, y: np.ndarray):
+    def _softmax_cross_entropy_grad(
+        self, logits: np.ndarray, y: np.ndarray
+    ) -> tuple[np.ndarray, float]:
         """In place: logits -> dL/dlogits = (softmax - onehot) / n; returns it and the loss."""
         n, rows = len(logits), np.arange(len(logits))
         logits -= logits.max(axis=1, keepdims=True)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxtour.mlp._data import Mnist, load_mnist
+from jaxtour.data import Mnist, load_mnist
 from jaxtour.mlp._model import (
     LR,
     MOMENTUM,
@@ -178,9 +179,9 @@ def psum_update(
     axis = mesh.axis_names[0]
     n = mesh.shape[axis]
 
-    def per_device(
-        params, x, y, velocity
-    ):  # x: f32[batch / n, 784], this device's slice
+    def per_device(  # x: f32[batch / n, 784], this device's slice
+        params: Params, x: jax.Array, y: jax.Array, velocity: Params
+    ) -> tuple[Params, Params, jax.Array]:
         # The params are the same everywhere ("invariant"); each device's gradient is its
         # own ("varying") until the psum adds them.
         local = jax.lax.pcast(params, axis, to="varying")
@@ -224,7 +225,7 @@ def train_epoch_sharded(
 
 
 def compile_epoch_sharded(
-    mesh: Mesh, params: Params, velocity: Params, *data: jax.Array, **hyper
+    mesh: Mesh, params: Params, velocity: Params, *data: jax.Array, **hyper: Any
 ) -> tuple[Callable, float]:
     """`train_epoch_sharded` jitted for `mesh` (params donated), compiled ahead of time.
 
@@ -323,7 +324,7 @@ def train_data_parallel(
     return params, history
 
 
-def _epochs(epochs: int, progress: bool):
+def _epochs(epochs: int, progress: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(

@@ -1,51 +1,23 @@
 """Pictures of the MLP: learning curve, test digits with predictions, the speed ladder.
 
-Each returns a `matplotlib.figure.Figure` (no pyplot state: Jupyter shows it, a script
-saves it with `save_figure`).
+Each returns a `Plot` (the kit's matplotlib picture, no pyplot state): Jupyter shows it,
+a script writes it with `.save(path)`, and `.figure` is the matplotlib `Figure`.
 """
 
 from __future__ import annotations
 
-import io
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jaxtour._files import write_atomically
+from jaxtour._plot import Plot, figure
 
 _GOOD, _BAD, _MAIN, _SOFT = "#2a9d8f", "#e63946", "#264653", "#a8dadc"
 
 
-def _figure(width: float, height: float):
-    from matplotlib.figure import Figure
-
-    _show_in_ipython(Figure)
-    return Figure(figsize=(width, height), dpi=110, layout="constrained")
-
-
-def _show_in_ipython(figure_class) -> None:
-    """Let Jupyter show a pyplot-free Figure as PNG (its one rich repr), as pyplot's would."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is not None:
-        formatter = shell.display_formatter.formatters["image/png"]
-        formatter.for_type(figure_class, _png)
-
-
-def _png(fig) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
-
-
-def plot_history(history: Any, target: float = 0.98):
+def plot_history(history: Any, target: float = 0.98) -> Plot:
     """The learning curve: training loss per batch and per epoch; accuracy per epoch."""
-    fig = _figure(11, 4)
+    fig = figure(11, 4)
     ax_loss, ax_acc = fig.subplots(1, 2)
     steps = max(len(history.batch_loss) // max(len(history.loss), 1), 1)
     batch_x = np.arange(1, len(history.batch_loss) + 1) / steps
@@ -71,21 +43,22 @@ def plot_history(history: Any, target: float = 0.98):
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.suptitle(
+    title = (
         f"784-512-256-10 MLP on MNIST ({history.device}): "
         f"{100 * history.test_accuracy[-1]:.2f} % test accuracy"
         if history.loss
         else ""
     )
-    return fig
+    fig.suptitle(title)
+    return Plot(fig, title or "learning curve")
 
 
 def plot_predictions(
     images: np.ndarray, labels: np.ndarray, predicted: np.ndarray, columns: int = 8
-):
+) -> Plot:
     """A grid of digits titled with the prediction; mistakes in red."""
     rows = -(-len(images) // columns)
-    fig = _figure(1.3 * columns, 1.5 * rows)
+    fig = figure(1.3 * columns, 1.5 * rows)
     for i, ax in enumerate(fig.subplots(rows, columns, squeeze=False).ravel()):
         ax.axis("off")
         if i < len(images):
@@ -96,10 +69,11 @@ def plot_predictions(
                 color=_GOOD if right else _BAD,
                 fontsize=12,
             )
-    return fig
+    wrong = int(np.sum(np.asarray(predicted) != np.asarray(labels)))
+    return Plot(fig, f"{len(images)} digits, {wrong} predicted wrong")
 
 
-def plot_ladder(result: dict):
+def plot_ladder(result: dict) -> Plot:
     """Seconds per epoch of each ladder variant (log scale): the median round, a bar from
     the fastest to the slowest round, speed-up and % of matmul; the one-matmul control's
     rows (the step's matmuls alone) hatched."""
@@ -111,7 +85,7 @@ def plot_ladder(result: dict):
             for n, s in zip(names, seconds, strict=True)
         ]
     )
-    fig = _figure(10, 0.6 * len(names) + 1.6)
+    fig = figure(10, 0.6 * len(names) + 1.6)
     ax = fig.subplots()
     colors = [
         _GOOD if n == "jaxtour-train" else _MAIN if "jax" in n else _SOFT for n in names
@@ -154,20 +128,11 @@ def plot_ladder(result: dict):
         "bar: median round; whisker: fastest to slowest round",
         fontsize=12,
     )
-    ax.set_title(
+    title = (
         f"One epoch on {where}; hatched: the step's matmuls alone. "
-        f"Matmul rate {result['matmul_gflops']:.0f} GFLOP/s",
-        fontsize=13,
+        f"Matmul rate {result['matmul_gflops']:.0f} GFLOP/s"
     )
+    ax.set_title(title, fontsize=13)
     ax.set_axisbelow(True)
     ax.grid(axis="x", alpha=0.3, which="both")
-    return fig
-
-
-def save_figure(fig, path: str | os.PathLike) -> Path:
-    """Write `fig` (format from the suffix) without ever leaving a half-written file."""
-    path = Path(path)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=150)
-    write_atomically(path, buffer.getvalue())
-    return path
+    return Plot(fig, title)

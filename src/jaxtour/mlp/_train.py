@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import jax.random as jr
 import numpy as np
 
-from jaxtour.mlp._data import Mnist, load_mnist
+from jaxtour.data import Mnist, load_mnist
 from jaxtour.mlp._model import (
     LR,
     MOMENTUM,
@@ -173,18 +173,50 @@ def scan_epoch(
     """
     order = batch_indices(key, images.shape[0], batch_size)
 
-    def step(carry, idx):
-        params, velocity = carry
+    def batch_of(idx: jax.Array) -> tuple[jax.Array, jax.Array]:
         if split is not None:
             idx = jax.lax.with_sharding_constraint(idx, split)
-        x, y = preprocess(images[idx]), labels[idx]
+        return images[idx], labels[idx]
+
+    return scan_updates(
+        params, velocity, order, batch_of, lr=lr, momentum=momentum, unroll=unroll
+    )
+
+
+def scan_updates(
+    params: Params,
+    velocity: Params,
+    batches: Any,
+    batch_of: Callable[[Any], tuple[jax.Array, jax.Array]],
+    *,
+    lr: float,
+    momentum: float,
+    unroll: int,
+) -> tuple[Params, Params, jax.Array]:
+    """The one training scan: `update` on each batch, in order, as one `lax.scan`.
+
+    Every epoch in jaxtour is this scan: one device's (`train_epoch`), every local
+    device's (`train_epoch_sharded`) and each process's in a multi-process run.
+
+    Args:
+        batches: what the scan walks, one leading-axis entry per step: the shuffled
+            indices (u32[steps, batch]), or the batches themselves.
+        batch_of: one entry of `batches` -> (u8 images [batch, 28, 28], i32 labels).
+
+    Returns:
+        (params, velocity, f32[steps] loss of each batch).
+    """
+
+    def step(carry: tuple[Params, Params], entry: Any) -> tuple[Any, jax.Array]:
+        params, velocity = carry
+        x, y = batch_of(entry)
         params, velocity, batch_loss = update(
-            params, x, y, velocity, lr=lr, momentum=momentum
+            params, preprocess(x), y, velocity, lr=lr, momentum=momentum
         )
         return (params, velocity), batch_loss
 
     (params, velocity), losses = jax.lax.scan(
-        step, (params, velocity), order, unroll=unroll
+        step, (params, velocity), batches, unroll=unroll
     )
     return params, velocity, losses
 
@@ -195,7 +227,7 @@ def compile_epoch(
     images: jax.Array,
     labels: jax.Array,
     key: jax.Array,
-    **hyper,
+    **hyper: Any,
 ) -> tuple[Callable, float]:
     """`train_epoch` jitted with params and velocity donated, compiled ahead of time.
 
@@ -296,7 +328,13 @@ def init_state(
 
 
 def run_epochs(
-    run_epoch, state, sets, history, bar, on_epoch=None, for_eval=lambda params: params
+    run_epoch: Callable,
+    state: tuple[Params, Params, jax.Array],
+    sets: Sequence[tuple[jax.Array, jax.Array]],
+    history: History,
+    bar: Any,
+    on_epoch: Callable[[int, History], None] | None = None,
+    for_eval: Callable[[Params], Params] = lambda params: params,
 ) -> Params:
     """The epoch loop `train` and `train_data_parallel` share: run each compiled epoch
     (a fresh shuffle key each time), record its time, losses and accuracies in `history`.
@@ -338,7 +376,7 @@ def _to_device(data: Mnist, device: jax.Device) -> list[jax.Array]:
     return jax.device_put(arrays, device)
 
 
-def _progress_bar(epochs: int, progress: bool):
+def _progress_bar(epochs: int, progress: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(range(epochs), desc="training", unit="epoch", disable=not progress)

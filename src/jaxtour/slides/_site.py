@@ -166,8 +166,8 @@ def write_index(
     """
     import jinja2
 
-    from jaxtour import __version__
     from jaxtour._files import write_atomically
+    from jaxtour._version import __version__
 
     if exercises is not None:
         decks = [

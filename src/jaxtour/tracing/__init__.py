@@ -9,7 +9,7 @@ makes a NaN (or an Inf) and draws where it came from.
 from jaxtour.tracing._nans import NanReport, find_nans
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._retrace import Retraced, explain_retraces
-from jaxtour.tracing._steps import Steps, step_through
+from jaxtour.tracing._step_through import Steps, step_through
 
 __all__ = [
     "NanReport",

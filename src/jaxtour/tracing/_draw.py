@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from jaxtour import _ir, _style
+from jaxtour import _canvas, _ir, _palette, _style
 from jaxtour._diagram import Diagram
-from jaxtour._ir._step import Stepped
+from jaxtour._ir import Stepped
 
 HIGHLIGHT = {"color": "#C0282D", "penwidth": "3.5", "style": "rounded,filled,bold"}
 
@@ -126,7 +126,7 @@ def draw_run(
         node_attr=_style.NODE,
         edge_attr=_style.EDGE,
     )
-    canvas = _style.Canvas(graph, labels=False)
+    canvas = _canvas.Canvas(graph, labels=False)
     made: dict = {}  # var -> node that made it
     names = list(arg_names or ())
     for i, (var, value) in enumerate(zip(run.invars, run.inputs, strict=True)):
@@ -170,7 +170,7 @@ def _reads(run: Stepped, only: set[int], var: Any) -> bool:
 
 
 def _step_node(
-    canvas: _style.Canvas,
+    canvas: _canvas.Canvas,
     step: Any,
     made: dict,
     upto: int | None,
@@ -186,27 +186,27 @@ def _step_node(
         f"{step.index}: {step.primitive}", value + more, *shades, line
     )
     attrs = {
-        **_style.node_attrs(step.primitive),
+        **_palette.node_attrs(step.primitive),
         **({} if ran else _style.DEAD),
         **(HIGHLIGHT if step.index == highlight else {}),
     }
     tooltip = f"{step.line}  {step.line.code}" if step.line else step.primitive
     with _clusters(canvas, step.scope) as g:
         g.node(node, label, tooltip=tooltip, **attrs)
-    canvas.families.add(_style.family(step.primitive))
+    canvas.families.add(_palette.family(step.primitive))
     for atom in step.invars:
         _connect(canvas, atom, node, made)
     for var in step.outvars:
         made[var] = node
 
 
-def _connect(canvas: _style.Canvas, atom: Any, dst: str, made: dict) -> None:
+def _connect(canvas: _canvas.Canvas, atom: Any, dst: str, made: dict) -> None:
     if not _ir.is_literal(atom) and atom in made:
         canvas.edge(made[atom], dst)
 
 
 @contextlib.contextmanager
-def _clusters(canvas: _style.Canvas, scope: tuple[str, ...]) -> Iterator[Any]:
+def _clusters(canvas: _canvas.Canvas, scope: tuple[str, ...]) -> Iterator[Any]:
     """Nested clusters for a scope such as ("loss", "cond branch 1"), reopened by name
     (Graphviz merges subgraphs of one name), so the steps of one call share them."""
     ids: dict = canvas.__dict__.setdefault("scope_ids", {})

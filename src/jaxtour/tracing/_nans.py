@@ -9,10 +9,10 @@ import numpy as np
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._ir._step import Step
-from jaxtour._style import plural
+from jaxtour._ir import Step
+from jaxtour._wording import plural
 from jaxtour.tracing._draw import preview
-from jaxtour.tracing._steps import Steps, run_steps
+from jaxtour.tracing._step_through import Steps, run_steps
 
 WHO = "find_nans"
 

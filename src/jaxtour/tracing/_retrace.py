@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
-from jaxtour._ir._args import arg_names
+from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._signature import (

@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from jaxtour import _ir, _style
+from jaxtour import _ir, _palette, _wording
 from jaxtour._files import write_atomically
 
 WHO = "compare_stages"
@@ -153,8 +153,8 @@ class StageComparison:
         n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
         text = (
             f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
-            f"for {self.platform}: {_style.plural(n, 'fusion')} holding "
-            f"{self.fused.total()} ops, and {_style.plural(standalone, 'op')} "
+            f"for {self.platform}: {_wording.plural(n, 'fusion')} holding "
+            f"{self.fused.total()} ops, and {_wording.plural(standalone, 'op')} "
             "left standalone"
         )
         rest = collections.Counter(
@@ -168,7 +168,7 @@ class StageComparison:
         def by_family(counts: collections.Counter) -> collections.Counter:
             out: collections.Counter = collections.Counter()
             for op, n in counts.items():
-                out["fusion" if op == "fusion" else _style.family(op)] += n
+                out["fusion" if op == "fusion" else _palette.family(op)] += n
             return out
 
         before, after, inside = (
@@ -176,7 +176,7 @@ class StageComparison:
         )
         kinds = [
             k
-            for k in (*_style.FAMILIES, "fusion")
+            for k in (*_palette.FAMILIES, "fusion")
             if before[k] or after[k] or inside[k]
         ]
         rows = [(k, before[k], after[k], inside[k]) for k in kinds]
@@ -196,7 +196,9 @@ class StageComparison:
             "output_bytes": "B outputs",
         }
         return ", ".join(
-            _style.si(self.figures[k], v) for k, v in names.items() if k in self.figures
+            _wording.si(self.figures[k], v)
+            for k, v in names.items()
+            if k in self.figures
         )
 
     def __str__(self) -> str:
@@ -329,7 +331,7 @@ def _counts(counts: collections.Counter, limit: int = 6) -> str:
 
 
 def _swatch(kind: str) -> str:
-    fam = _style.FAMILIES.get(kind)
+    fam = _palette.FAMILIES.get(kind)
     fill, border = (fam.fill, fam.border) if fam else ("#FFF6DC", "#C58B00")
     if kind == "total":
         return ""

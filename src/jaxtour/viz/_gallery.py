@@ -1,7 +1,7 @@
-"""Zero-argument diagrams for `jaxtour tour` and slides: `DIAGRAMS` in the tour names these.
+"""Zero-argument diagrams for `jaxtour tour` and slides: `DIAGRAMS` in the tour lists these.
 
-Each factory returns a `Diagram` with nothing to configure, so the tour can render it by
-name (`jaxtour.viz._gallery:pipeline_step1`).
+Each factory returns a `Diagram` with nothing to configure, so the tour can render it
+without arguments. The MLP's own pictures are `jaxtour.mlp._gallery`'s.
 """
 
 from __future__ import annotations
@@ -34,36 +34,3 @@ def autodiff_landscape() -> Diagram:
 def ai_stack() -> Diagram:
     """JAX at the centre of the libraries built on it and the things built with it."""
     return draw_ai_stack()
-
-
-def _mlp_step():
-    """The MLP's training step and example arguments: (update, (params, x, y))."""
-    import jax
-
-    from jaxtour import mlp
-
-    params = mlp.init_params(jax.random.key(0))
-    x, y = mlp.example_batch()
-    return mlp.update, (params, x, y)
-
-
-def mlp_pipeline() -> Diagram:
-    """The pipeline annotated with the MLP training step's own counts."""
-    update, args = _mlp_step()
-    return draw_pipeline(update)(*args)
-
-
-def mlp_jaxpr() -> Diagram:
-    """The jaxpr of the MLP's training step."""
-    from jaxtour.viz import draw_jaxpr
-
-    update, args = _mlp_step()
-    return draw_jaxpr(update)(*args)
-
-
-def mlp_hlo() -> Diagram:
-    """The MLP training step's compiled HLO, one box per fusion."""
-    from jaxtour.viz import draw_hlo
-
-    update, args = _mlp_step()
-    return draw_hlo(update, stage="compiled")(*args)

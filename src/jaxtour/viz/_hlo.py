@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir, _style, _terminals
+from jaxtour import _ir, _options, _palette, _style, _terminals, _wording
 from jaxtour._diagram import Diagram
-from jaxtour._style import plural
+from jaxtour._wording import plural
 from jaxtour.viz._hlo_graph import Builder, returned_values, scalar_constant
 from jaxtour.viz._jaxpr import _check_options
 
@@ -32,7 +32,7 @@ def draw_hlo(
     *,
     stage: str = "compiled",
     rankdir: str = "TB",
-    max_depth: int | None = _style.MAX_DEPTH,
+    max_depth: int | None = _options.MAX_DEPTH,
     max_ops: int = 150,
     edge_labels: bool | None = None,
     static_argnums: int | tuple[int, ...] = (),
@@ -114,7 +114,7 @@ def hlo_diagram(
     figures: dict | None = None,
     names: tuple = (None, None),
     rankdir: str = "TB",
-    max_depth: int | None = _style.MAX_DEPTH,
+    max_depth: int | None = _options.MAX_DEPTH,
     max_ops: int = 150,
     edge_labels: bool | None = None,
     expand_pytrees: bool | None = None,
@@ -134,7 +134,7 @@ def hlo_diagram(
     collectives = sum(
         n
         for op, n in module.op_counts().items()
-        if _style.family(op) == "collective" and not op.endswith("-done")
+        if _palette.family(op) == "collective" and not op.endswith("-done")
     )
     title += f", {plural(collectives, 'collective')}" if collectives else ""
     drawn, grouped, how = _drawn(module, max_depth), False, []
@@ -207,11 +207,11 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
     """One line: XLA's FLOPs, bytes accessed, temp memory, and what the fusions hold."""
     parts = []
     if "flops" in figures:
-        parts.append(_style.si(figures["flops"], "FLOP"))
+        parts.append(_wording.si(figures["flops"], "FLOP"))
     if "bytes_accessed" in figures:
-        parts.append(_style.si(figures["bytes_accessed"], "B accessed"))
+        parts.append(_wording.si(figures["bytes_accessed"], "B accessed"))
     if "temp_bytes" in figures:
-        parts.append(_style.si(figures["temp_bytes"], "B temp memory"))
+        parts.append(_wording.si(figures["temp_bytes"], "B temp memory"))
     fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")

@@ -7,14 +7,14 @@ import collections
 import itertools
 from typing import Any
 
-from jaxtour import _ir, _style
+from jaxtour import _canvas, _ir, _palette, _style
 from jaxtour.viz._jaxpr_graph import add_side
 
 # Characters of "file:line · from primitive" kept on one line; a longer pair takes two.
 ONE_LINE = 32
 
 
-class Builder(_style.Canvas):
+class Builder(_canvas.Canvas):
     """Ops become nodes as they are met; fusions, loops, branches and calls clusters."""
 
     def __init__(
@@ -87,10 +87,10 @@ class Builder(_style.Canvas):
                 op.opcode.removeprefix("sdy."), *_details(op, called, self.module)
             ),
             tooltip=op.op_name or op.opcode,
-            **{**_style.node_attrs(op.kind), **closed_fusion},
+            **{**_palette.node_attrs(op.kind), **closed_fusion},
         )
         if not closed_fusion:
-            self.families.add(_style.family(op.kind))
+            self.families.add(_palette.family(op.kind))
         for value in op.operands:
             self.connect(value, node, env)
         for value, kind in zip(op.results or [op.name], kinds, strict=False):
@@ -130,7 +130,7 @@ class Builder(_style.Canvas):
             line = _ir.SourceLine(*key) if key else None
             head = line.where if line else "(no source line)"
             top = counts.most_common(1)[0][0]
-            self.families.add(_style.family(top))
+            self.families.add(_palette.family(top))
             summary = ", ".join(f"{op}×{n}" for op, n in counts.most_common(4))
             self.graph.node(
                 f"group{i}",
@@ -139,7 +139,7 @@ class Builder(_style.Canvas):
                     line.code[:48] if line else "",
                     f"{counts.total()} ops: {summary}",
                 ),
-                **_style.node_attrs(top),
+                **_palette.node_attrs(top),
             )
 
     def see_through(self, op: _ir.HloOp, env: Any) -> None:
@@ -189,7 +189,11 @@ class Builder(_style.Canvas):
                 else op.opcode
             )
             g.node(
-                node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond")
+                node,
+                label,
+                shape="diamond",
+                fontsize="11",
+                **_palette.node_attrs("cond"),
             )
             for value in loose:
                 self.connect(value, node, env)

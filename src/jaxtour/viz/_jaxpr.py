@@ -7,9 +7,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir, _style, _terminals
+from jaxtour import _ir, _options, _palette, _style, _terminals
 from jaxtour._diagram import Diagram
-from jaxtour._style import plural
+from jaxtour._wording import plural
 from jaxtour.viz._jaxpr_graph import Builder, line_label
 
 WHO = "draw_jaxpr"
@@ -19,7 +19,7 @@ def draw_jaxpr(
     f: Callable,
     *,
     rankdir: str = "TB",
-    max_depth: int | None = _style.MAX_DEPTH,
+    max_depth: int | None = _options.MAX_DEPTH,
     group_by: str | None = None,
     max_eqns: int = 150,
     edge_labels: bool | None = None,
@@ -90,14 +90,14 @@ def _check_options(
     who: str = WHO,
     count: str = "max_eqns",
 ) -> None:
-    _style.check_rankdir(rankdir, who)
-    _style.check_max_depth(max_depth, who)
+    _options.check_rankdir(rankdir, who)
+    _options.check_max_depth(max_depth, who)
     if group_by not in (None, "source"):
         raise ValueError(
             f'{who}: `group_by` must be None or "source" (cluster equations by '
             f"the line of Python that produced them); got {group_by!r}."
         )
-    _style.check_count(max_eqns, count, who)
+    _options.check_count(max_eqns, count, who)
 
 
 def jaxpr_diagram(
@@ -105,7 +105,7 @@ def jaxpr_diagram(
     name: str = "f",
     *,
     rankdir: str = "TB",
-    max_depth: int | None = _style.MAX_DEPTH,
+    max_depth: int | None = _options.MAX_DEPTH,
     group_by: str | None = None,
     max_eqns: int = 150,
     edge_labels: bool | None = None,
@@ -209,12 +209,12 @@ def _groups(builder: Builder, jaxpr: Any, env: dict, chunk: int) -> None:
             else f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"
         )
         top = counts.most_common(1)[0][0]
-        builder.families.add(_style.family(top))
+        builder.families.add(_palette.family(top))
         summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
         builder.graph.node(
             f"group{i}",
             _style.text_label(head, f"{sum(counts.values())} equations: {summary}"),
-            **_style.node_attrs(top),
+            **_palette.node_attrs(top),
         )
 
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from jaxtour import _ir, _style, _terminals
-from jaxtour._style import plural
+from jaxtour import _canvas, _ir, _palette, _style, _terminals
+from jaxtour._wording import plural
 
 # where each side's terminals go, and how they look
 _SIDES = {"in": ("source", _style.INPUT), "out": ("sink", _style.OUTPUT)}
 
 
-class Builder(_style.Canvas):
+class Builder(_canvas.Canvas):
     """Equations become nodes as they are met; nested jaxprs become clusters."""
 
     def __init__(
@@ -111,14 +111,14 @@ class Builder(_style.Canvas):
             _ir.is_dropvar(v) or (used is not None and v not in used)
             for v in eqn.outvars
         )
-        attrs = {**_style.node_attrs(name), **(_style.DEAD if dead else {})}
+        attrs = {**_palette.node_attrs(name), **(_style.DEAD if dead else {})}
         g.node(
             node,
             _style.text_label(name, *lines, "result unused" if dead else ""),
             tooltip=line_label(line) if line else name,
             **attrs,
         )
-        self.families.add(_style.family(name))
+        self.families.add(_palette.family(name))
         for atom in eqn.invars:
             self.connect(atom, node, env)
         for var in eqn.outvars:
@@ -187,7 +187,11 @@ class Builder(_style.Canvas):
                 "branch index" if eqn.primitive.name == "cond" else eqn.primitive.name
             )
             g.node(
-                node, label, shape="diamond", fontsize="11", **_style.node_attrs("cond")
+                node,
+                label,
+                shape="diamond",
+                fontsize="11",
+                **_palette.node_attrs("cond"),
             )
             for atom in loose:
                 self.connect(atom, node, env)

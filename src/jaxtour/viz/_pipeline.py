@@ -14,11 +14,11 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
-from typing import NamedTuple, overload
+from typing import overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour.viz._pipeline_graph import annotated, general
+from jaxtour.viz._pipeline_graph import Artefacts, annotated, general
 
 STEPS = (1, 2, 3)
 
@@ -100,19 +100,6 @@ def _check_step(step: int) -> None:
 
 
 # --- f's artefacts: counted through jaxtour._ir, the one module that reads IR -------
-class Artefacts(NamedTuple):
-    """What one function became at each stage (private to `draw_pipeline`)."""
-
-    name: str
-    source: tuple[str, ...]
-    eqns: int
-    stablehlo_ops: int
-    fusions: int
-    hlo_ops: int
-    platform: str
-    device: str
-
-
 def collect(
     f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()
 ) -> Artefacts:

@@ -3,14 +3,11 @@ with one function's artefacts; and the slide style other concept diagrams share.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from jaxtour._diagram import Diagram
-from jaxtour._style import plural, text_label
-
-if TYPE_CHECKING:
-    from jaxtour.viz._pipeline import Artefacts
-
+from jaxtour._style import text_label
+from jaxtour._wording import plural
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"
@@ -208,6 +205,19 @@ def _transforms_label(step: int) -> str:
         f"{api if step == 3 else name}: {what}" for name, api, what in _TRANSFORMS
     )
     return stage_label("transformations", lines)
+
+
+class Artefacts(NamedTuple):
+    """What one function became at each stage (private to `draw_pipeline`)."""
+
+    name: str
+    source: tuple[str, ...]
+    eqns: int
+    stablehlo_ops: int
+    fusions: int
+    hlo_ops: int
+    platform: str
+    device: str
 
 
 def annotated(found: Artefacts, step: int) -> Diagram:

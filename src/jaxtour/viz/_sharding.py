@@ -10,14 +10,13 @@ it) is striped in all their colours. Everything is read from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import jax
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._style import plural
+from jaxtour._wording import plural
 from jaxtour.viz._sharding_layout import (
+    Block,
     device_name,
     draw_array,
     draw_arrow,
@@ -40,18 +39,6 @@ PALETTE = (
     "#ccebc5",
     "#ffed6f",
 )
-
-
-@dataclass(frozen=True)
-class Block:
-    """One block of an array: its index range per dimension and the devices holding it."""
-
-    index: tuple[tuple[int, int], ...]  # (start, stop) per dimension
-    devices: tuple[int, ...]  # device ids, ascending
-
-    def text(self) -> str:
-        """The index range as Python slices, e.g. ``"[0:2, 0:4]"``."""
-        return "[" + ", ".join(f"{a}:{b}" for a, b in self.index) + "]"
 
 
 def draw_sharding(x, *, colour_by: str = "device") -> Diagram:

@@ -8,13 +8,10 @@ system `dot` and the embedded Graphviz draw the same thing.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING
 
 from jaxtour.viz._pipeline_graph import FONT, node_style
-
-if TYPE_CHECKING:
-    from jaxtour.viz._sharding import Block
 
 ARRAY_SIZE = (4.2, 2.8)  # inches the whole array may span: (width, height)
 MIN_BLOCK = (1.1, 0.6)  # inches
@@ -23,6 +20,18 @@ ARROW = {
     False: 1.9,
     True: 1.3,
 }  # inches from the mesh to the array: beside it, above it
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of an array: its index range per dimension and the devices holding it."""
+
+    index: tuple[tuple[int, int], ...]  # (start, stop) per dimension
+    devices: tuple[int, ...]  # device ids, ascending
+
+    def text(self) -> str:
+        """The index range as Python slices, e.g. ``"[0:2, 0:4]"``."""
+        return "[" + ", ".join(f"{a}:{b}" for a, b in self.index) + "]"
 
 
 def sharding_graph(caption: str):

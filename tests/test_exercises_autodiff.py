@@ -2,7 +2,7 @@
 students make get the words the checkers promise."""
 
 import pytest
-from test_exercises_l01 import feedback
+from test_exercises_speed import feedback
 
 from jaxtour import exercises as ex
 

@@ -1,11 +1,10 @@
-"""MNIST: find the four files, check them, download what is missing, parse the IDX format."""
+"""MNIST: the four files made ready (`_fetch`), then parsed from the IDX format."""
 
 from __future__ import annotations
 
 import gzip
 import os
 import struct
-import warnings
 import zlib
 from pathlib import Path
 from typing import NamedTuple
@@ -13,24 +12,11 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxtour import paths
-from jaxtour.mlp._download import (
-    FILES,
-    MIRRORS,
-    Budget,
-    ChecksumError,
-    Mirrors,
-    MnistFile,
-    check,
-    check_writable,
-    remove_leftovers,
-)
+from jaxtour.data._download import MIRRORS, Budget, Mirrors
+from jaxtour.data._fetch import files_in
 
 # IDX magic numbers: 0x0000 then the element type (0x08 = unsigned byte) then the rank.
 _IMAGES_MAGIC, _LABELS_MAGIC = 0x00000803, 0x00000801
-
-
-class MnistUnavailableError(RuntimeError):
-    """MNIST is not on disk (or is corrupt) and could not be downloaded."""
 
 
 class MnistFormatError(ValueError):
@@ -97,57 +83,11 @@ def load_mnist(
         >>> mnist.train_images.shape, mnist.test_labels[:5]  # doctest: +SKIP
         ((60000, 28, 28), array([7, 2, 1, 0, 4], dtype=uint8))
     """
-    folder = paths.mnist_dir(data_dir)
-    remove_leftovers(folder)
     session = Mirrors(tuple(mirrors), budget or Budget(), progress)
-    files = [_ensure(spec, folder, session) for spec in FILES]
+    files = files_in(paths.mnist_dir(data_dir), session)
     train_images, train_labels, test_images, test_labels = (read_idx(f) for f in files)
     _check_pairs(files, train_images, train_labels, test_images, test_labels)
     return Mnist(train_images, train_labels, test_images, test_labels)
-
-
-def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
-    path = folder / spec.name
-    problem = "missing"
-    if path.is_file():
-        try:
-            check(path, spec)
-            return path
-        except ChecksumError as err:
-            problem = f"corrupt: {err}"
-            warnings.warn(
-                f"{err}; not using it, downloading a fresh copy.", stacklevel=3
-            )
-    try:
-        check_writable(folder)
-    except OSError as err:  # a read-only folder, or a file where the folder should be
-        raise MnistUnavailableError(_unwritable_message(folder, err)) from None
-    fetched, failures = mirrors.fetch(spec, folder)
-    if fetched is None:
-        raise MnistUnavailableError(
-            _unavailable_message(folder, spec, problem, failures)
-        )
-    return fetched
-
-
-def _unwritable_message(folder: Path, err: OSError) -> str:
-    return (
-        f"MNIST cannot be downloaded: cannot write to {folder}: {err.strerror or err}. "
-        f"Make that folder writable, or set {paths.DATA_VARIABLE} to a folder you can "
-        "write to (or one that already holds the four files)."
-    )
-
-
-def _unavailable_message(
-    folder: Path, spec: MnistFile, problem: str, failures: list[str]
-) -> str:
-    names = ", ".join(f.name for f in FILES)
-    tried = "\n".join(f"  - {line}" for line in failures) or "  (no mirrors given)"
-    return (
-        f"MNIST is not usable in {folder}: {spec.name} is {problem}, and it could not be "
-        f"downloaded:\n{tried}\nPut the four original files ({names}) in {folder}, or set "
-        f"{paths.DATA_VARIABLE} to a folder holding them."
-    )
 
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:

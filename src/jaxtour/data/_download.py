@@ -17,8 +17,9 @@ import urllib.error
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import BinaryIO
 
-from jaxtour.mlp._http import Deadline
+from jaxtour.data._http import Deadline
 
 fcntl: ModuleType | None
 try:  # POSIX: a live download holds a lock on its .part file; a dead one's lock is gone.
@@ -273,7 +274,9 @@ def _download_verified(url: str, dest: Path, spec: MnistFile, mirrors: Mirrors) 
         tmp.unlink(missing_ok=True)
 
 
-def _copy_within_budget(resp, out, spec: MnistFile, mirrors: Mirrors) -> str:
+def _copy_within_budget(
+    resp: http.client.HTTPResponse, out: BinaryIO, spec: MnistFile, mirrors: Mirrors
+) -> str:
     from tqdm.auto import tqdm
 
     budget, start = mirrors.budget, time.monotonic()

@@ -7,10 +7,10 @@ from typing import Any
 
 import jax
 
-from jaxtour import _ir, _style
+from jaxtour import _ir, _options
 from jaxtour._diagram import Diagram
-from jaxtour._ir._step import Step, Stepped, step_jaxpr
-from jaxtour._style import plural
+from jaxtour._ir import Step, Stepped, step_jaxpr
+from jaxtour._wording import plural
 from jaxtour.tracing._draw import draw_run, preview
 
 WHO = "step_through"
@@ -51,7 +51,7 @@ def step_through(
         True
     """
     _ir.check_callable(f, WHO)
-    _style.check_rankdir(rankdir, WHO)
+    _options.check_rankdir(rankdir, WHO)
     static = _ir.static_tuple(static_argnums)
 
     def run(*args: Any, **kwargs: Any) -> Steps:

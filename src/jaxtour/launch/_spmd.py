@@ -1,11 +1,12 @@
-"""One process of a multi-process data-parallel run: ``python -m jaxtour.mlp._worker``.
+"""One process of a multi-process data-parallel run: join the others, train, report.
 
-Every process runs this same script (SPMD across processes, as on a TPU pod slice or a
-SLURM job): it joins the others with `jax.distributed.initialize`, builds one mesh over
+Every process runs this same code (SPMD across processes, as on a TPU pod slice or a
+SLURM job), started as ``python -m jaxtour.launch._worker`` (the script) or by `jaxtour
+train --cluster`: it joins the others with `jax.distributed.initialize`, builds one mesh over
 every process's devices, and feeds in only its own slice of each batch
 (`jax.make_array_from_process_local_data`). The params are replicated; the all-reduce
-that adds the gradients crosses processes. Process 0 prints each epoch and, last, one
-line ``JAXTOUR_RESULT {json}`` that `train_multiprocess` reads.
+that adds the gradients crosses processes. The epoch is `jaxtour.mlp`'s own scan
+(`scan_updates`), fed with this process's slice of every batch.
 
 With ``--coordinator auto``, `jax.distributed.initialize()` gets no arguments and
 detects the cluster it runs in (Cloud TPU, SLURM, Open MPI); the rest is unchanged.
@@ -14,14 +15,19 @@ detects the cluster it runs in (Cloud TPU, SLURM, Open MPI); the rest is unchang
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import sys
-import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from jaxtour.mlp._procgroup import NO_CLUSTER, NoClusterError
+from jaxtour.launch._procgroup import NO_CLUSTER, NoClusterError
+
+if TYPE_CHECKING:  # JAX loads in `start`, after the command line is read
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+
+    from jaxtour.mlp import Params
 
 INIT_TIMEOUT = 60.0  # seconds to wait for every process to join (--init-timeout)
 MAX_PROCESSES, DAY = 1_000_000, 86_400
@@ -39,7 +45,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     from jaxtour._argtypes import bounded
     from jaxtour.mlp._model import LR, MOMENTUM
 
-    p = argparse.ArgumentParser(prog="python -m jaxtour.mlp._worker")
+    p = argparse.ArgumentParser(prog="python -m jaxtour.launch._worker")
     p.add_argument(
         "--coordinator", default="auto", help="host:port, or auto (a cluster)"
     )
@@ -137,8 +143,8 @@ def train(args: argparse.Namespace) -> dict:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
+    from jaxtour.data import load_mnist
     from jaxtour.mlp import _parallel, _train
-    from jaxtour.mlp._data import load_mnist
     from jaxtour.mlp._model import init_params
 
     mesh = _parallel.data_mesh(jax.devices())  # every process's, in process order
@@ -158,7 +164,9 @@ def train(args: argparse.Namespace) -> dict:
     split = NamedSharding(mesh, P(None, _parallel.AXIS))  # [step, batch]: batch split
     width = args.batch_size // count  # this process's share of every batch
 
-    def local_epoch(epoch: int):  # only this process's slice of every batch
+    def local_epoch(
+        epoch: int,
+    ) -> list[jax.Array]:  # only this process's slice of every batch
         key = jr.fold_in(shuffle_key, epoch)
         order = np.asarray(_train.batch_indices(key, len(images), args.batch_size))
         mine = order[:, rank * width : (rank + 1) * width]
@@ -208,33 +216,41 @@ def train(args: argparse.Namespace) -> dict:
     return out
 
 
-def _global(host, sharding):
+def _global(host: np.ndarray, sharding: NamedSharding) -> jax.Array:
     """A replicated global array from the same host value in every process."""
     import jax
 
     return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
-def _compile(mesh, split, args, params, velocity, xs, ys):
+def _compile(
+    mesh: Mesh,
+    split: NamedSharding,
+    args: argparse.Namespace,
+    params: Params,
+    velocity: Params,
+    xs: jax.Array,
+    ys: jax.Array,
+) -> tuple[Callable, float]:
+    """The epoch over this process's batches, jitted for the mesh and compiled."""
     import jax
 
     from jaxtour.mlp import _parallel, _train
-    from jaxtour.mlp._model import preprocess, update
 
     step_split = _parallel.batch_sharded(mesh)
     hyper = dict(lr=args.lr, momentum=args.momentum)
 
-    def epoch(params, velocity, xs, ys):
-        def step(carry, batch):  # as `train_epoch_sharded`'s step
-            (params, velocity), (x, y) = carry, batch
-            x, y = (jax.lax.with_sharding_constraint(a, step_split) for a in (x, y))
-            params, velocity, loss = update(params, preprocess(x), y, velocity, **hyper)
-            return (params, velocity), loss
+    def epoch(
+        params: Params, velocity: Params, xs: jax.Array, ys: jax.Array
+    ) -> tuple[Params, Params, jax.Array]:
+        def batch_of(batch: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            x, y = batch  # this step's batch, split over the devices as in `train`
+            constrain = jax.lax.with_sharding_constraint
+            return constrain(x, step_split), constrain(y, step_split)
 
-        (params, velocity), losses = jax.lax.scan(
-            step, (params, velocity), (xs, ys), unroll=_train.UNROLL
+        return _train.scan_updates(
+            params, velocity, (xs, ys), batch_of, unroll=_train.UNROLL, **hyper
         )
-        return params, velocity, losses
 
     rep = _parallel.replicated(mesh)
     jitted = jax.jit(
@@ -243,12 +259,10 @@ def _compile(mesh, split, args, params, velocity, xs, ys):
         out_shardings=(rep, rep, rep),
         donate_argnums=(0, 1),
     )
-    begin = time.perf_counter()
-    compiled = jitted.lower(params, velocity, xs, ys).compile()
-    return compiled, time.perf_counter() - begin
+    return _train.compile_timed(jitted, params, velocity, xs, ys)
 
 
-def _details(mesh, compiled, batch_size: int) -> dict:
+def _details(mesh: Mesh, compiled: Any, batch_size: int) -> dict:
     """For the lesson: the all-reduces in the compiled epoch, a batch's layout."""
     import jax
     import jax.numpy as jnp
@@ -270,53 +284,3 @@ def _details(mesh, compiled, batch_size: int) -> dict:
         "unroll": _train.UNROLL,
         "sharding": {"source": picture.source, "title": picture.title},
     }
-
-
-def _watch_stdin() -> None:
-    """Exit when the launcher goes away (its end of our stdin closes): no orphans."""
-
-    def watch():
-        sys.stdin.read()
-        os._exit(3)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def _own_stdout() -> None:
-    """Keep the stdout pipe for this script's lines; send file descriptor 1 to stderr.
-
-    Gloo prints its connection messages to the C++ stdout from several threads at once,
-    in pieces ("[Gloo] Rank 0 is connected to " ... "7"), which no line filter can
-    reliably drop; after this they land on stderr, and the launcher's log holds only
-    the lines `print` writes here.
-    """
-    sys.stdout.flush()
-    ours = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = open(ours, "w", buffering=1, encoding="utf-8")  # noqa: SIM115
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = parse(argv)
-    if args.own_stdout:
-        _own_stdout()
-    if args.watch_stdin:
-        _watch_stdin()
-    try:
-        start(args)
-    except NoClusterError as err:
-        raise SystemExit(str(err)) from None
-    except KeyboardInterrupt as err:
-        print(err, file=sys.stderr)
-        raise SystemExit(130) from None
-    out = train(args)
-    import jax
-
-    from jaxtour.mlp._procgroup import RESULT
-
-    if jax.process_index() == 0:
-        print(RESULT + json.dumps(out), flush=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """`ADGraph`: what an autodiff picture shows, as data the tests can read.
 
 Nodes are inputs, eqns, residuals, seeds and gradients; each carries the values JAX
-computed at the example point. The drawing (`_dot.py`) only renders this model.
+computed at the example point. The drawing (`_dot.py`) only renders this graph.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import is_dropvar, is_literal, source_line, type_str
-from jaxtour._ir._flat import FlatJaxpr
+from jaxtour._ir import FlatJaxpr, is_dropvar, is_literal, source_line, type_str
 from jaxtour.autodiff._format import eqn_label
 
 KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")
@@ -105,7 +104,7 @@ def add_lane(
     """Add one node per eqn of `flat` (and for its consts); return var -> node id.
 
     Args:
-        graph: the model to extend.
+        graph: the graph to extend.
         flat: a flattened jaxpr (`_flat.flatten_jaxpr`).
         lanes: the lane of the new nodes, or a list with one lane per eqn.
         sources: node ids already holding `flat`'s input vars.

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Wrong, checks
+from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "06_jax_vs_numpy"
 

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxtour.exercises import _l03 as l03
+from jaxtour.exercises import _compilation as l03
 from jaxtour.exercises import check
 
 calls = []  # the global a wrong answer appends to, as the lesson's given code does

@@ -187,10 +187,10 @@ def test_reading_the_jaxpr_wrongly_is_told_what_was_miscounted(answer, says):
 
 
 def test_the_jaxpr_counts_come_from_jax_not_from_a_constant():
-    from jaxtour.exercises import _l08
+    from jaxtour.exercises import _ecosystem
 
-    products, weights = _l08._counted_forward_jaxpr()
+    products, weights = _ecosystem._counted_forward_jaxpr()
     assert (products, weights) == (3, 6)
-    x = jnp.ones((2, _l08._WIDTHS[0]))
-    model, params = _l08._TinyMLP.build(0)
+    x = jnp.ones((2, _ecosystem._WIDTHS[0]))
+    model, params = _ecosystem._TinyMLP.build(0)
     assert jnp.allclose(ex_nnx_forward(params, x), model(x), atol=1e-6)

@@ -38,7 +38,7 @@ class NoClusterError(RuntimeError):
 NO_CLUSTER = (
     "No cluster to join: jax.distributed.initialize() found no TPU pod slice, SLURM "
     "or Open MPI job ({err}). Run this under srun or mpirun, or on every host of a "
-    "TPU slice; elsewhere start `python -m jaxtour.mlp._worker --coordinator "
+    "TPU slice; elsewhere start `python -m jaxtour.launch._worker --coordinator "
     "HOST:PORT --processes N --process-id I` on each host. On one machine, "
     "`jaxtour train --processes N` starts the processes for you."
 )
@@ -81,7 +81,15 @@ class Group:
             for thread in self.threads[-2:]:
                 thread.start()
 
-    def _read(self, rank, proc, show: bool, echo: bool, log_all: bool) -> None:
+    def _read(
+        self,
+        rank: int,
+        proc: subprocess.Popen[str],
+        show: bool,
+        echo: bool,
+        log_all: bool,
+    ) -> None:
+        assert proc.stdout is not None  # every worker starts with stdout=PIPE
         for raw in proc.stdout:
             line = raw.rstrip("\n")
             self.tails[rank].append(line)

@@ -6,11 +6,14 @@ that `jaxtour.exercises` imports without them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Wrong, checks, expect_close
+from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "08_ai_stack"
 _WIDTHS = (
@@ -99,7 +102,7 @@ def _compare_step(got, oracle, where):
             "`optax.apply_updates(params, updates)`."
         )
     expect_close(new_params, want_params, where=where, rtol=1e-4, atol=1e-6)
-    if jax.tree.structure(new_state) != jax.tree.structure(want_state) or not _close(
+    if _structure(new_state) != _structure(want_state) or not _close(
         new_state, want_state
     ):
         if _close(new_state, state):
@@ -118,6 +121,11 @@ def _compare_step(got, oracle, where):
             f"{float(want_loss):.4g}: return the loss of `params` before the step "
             "(from `jax.value_and_grad(loss_fn)(params, x, y)`)."
         )
+
+
+def _structure(tree: Any) -> Any:
+    """`jax.tree.structure(tree)`, typed Any: mypy cannot compare jaxlib's `PyTreeDef`."""
+    return jax.tree.structure(tree)
 
 
 def _close(a, b) -> bool:
@@ -153,9 +161,9 @@ class _TinyMLP:
         model = MLP(nnx.Rngs(seed))
         # Non-zero biases, so that a forgotten bias shows.
         for layer in (model.hidden1, model.hidden2, model.output):
-            layer.bias[...] = jax.random.normal(
-                jax.random.key(seed + 100), layer.bias.shape
-            )
+            bias = layer.bias
+            assert bias is not None  # nnx.Linear has one unless use_bias=False
+            bias[...] = jax.random.normal(jax.random.key(seed + 100), bias.shape)
         return model, nnx.to_pure_dict(nnx.state(model))
 
 

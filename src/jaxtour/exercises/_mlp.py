@@ -7,7 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import Wrong, checks, expect_close
+from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "05_mnist_mlp"
 
@@ -134,6 +135,7 @@ def _check_first_matmul_shape(fn):
     for batch in (8, 1, 32):
         x = jnp.zeros((batch, SIZES[0]), jnp.float32)
         want = _first_dot_shape(jax.make_jaxpr(batched_predict)(params, x).jaxpr)
+        assert want is not None, "batched_predict's jaxpr has no dot_general"
         got = fn(batch)
         try:
             got = tuple(int(n) for n in got)

@@ -1,6 +1,6 @@
 """Data-parallel training on several JAX processes of this machine, as on many hosts.
 
-`train_multiprocess` starts N Python processes (`python -m jaxtour.mlp._worker`, the
+`train_multiprocess` starts N Python processes (`python -m jaxtour.launch._worker`, the
 same interpreter), each with its own simulated CPU devices, joined by
 `jax.distributed.initialize` around a coordinator on 127.0.0.1. Between processes the
 CPU backend runs its collectives over TCP with Gloo (jaxlib's default
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxtour._diagram import Diagram
+from jaxtour.launch._procgroup import RESULT, Group, MultiprocessError
 from jaxtour.mlp._model import LR, MOMENTUM
-from jaxtour.mlp._procgroup import RESULT, Group, MultiprocessError
 from jaxtour.mlp._train import History
 
 HOST = "127.0.0.1"
@@ -234,7 +234,7 @@ def train_multiprocess(
         MultiprocessError: a process failed (the message says which and its last
             output) or the run took longer than `timeout`; the others were stopped.
     """
-    from jaxtour.mlp._data import load_mnist
+    from jaxtour.data import load_mnist
     from jaxtour.mlp._parallel import check_batch_size
 
     if processes < 1 or devices_per_process < 1:
@@ -277,7 +277,7 @@ def _launch(address: str, processes: int, given: dict, how: dict) -> Multiproces
     options += ["--watch-stdin", "--own-stdout"] + (
         ["--details"] if how["details"] else []
     )
-    worker = [sys.executable, "-u", "-m", "jaxtour.mlp._worker", *options]
+    worker = [sys.executable, "-u", "-m", "jaxtour.launch._worker", *options]
     group = Group(
         [[*worker, f"--process-id={i}"] for i in range(processes)],
         how["echo"],

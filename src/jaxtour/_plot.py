@@ -1,4 +1,10 @@
-"""`Plot`: a matplotlib figure Jupyter shows as PNG, with a title and `.save(path)`."""
+"""`Plot`: a matplotlib figure Jupyter shows as PNG, with a title and `.save(path)`.
+
+The kit's one plot type, beside `Diagram` (Graphviz): the cost lens and the MLP's
+pictures return it. Built on a pyplot-free `Figure` (`figure`), so no global state
+changes and nothing pops up in a script; Jupyter shows it through `_repr_png_`, with
+no formatter registered for every `Figure`.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ def figure(width: float, height: float) -> Any:
 
 
 class Plot:
-    """A cost picture: a matplotlib `Figure` plus a one-line title.
+    """A picture: a matplotlib `Figure` (`.figure`) plus a one-line title.
 
     Jupyter shows it as PNG (its one rich repr); `save` writes .png, .svg or .pdf.
     """

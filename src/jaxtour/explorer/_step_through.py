@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour.explorer._views import Request, Shown
+from jaxtour.explorer._request import Request, Shown
 from jaxtour.tracing import Steps, step_through
 
 KEEP = 8  # runs kept: one per composed function recently stepped through

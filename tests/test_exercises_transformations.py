@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises import _l04 as l04
+from jaxtour.exercises import _transformations as l04
 from jaxtour.exercises import check
 
 

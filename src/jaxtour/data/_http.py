@@ -13,6 +13,12 @@ import http.client
 import socket
 import threading
 import urllib.request
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+Connection = TypeVar("Connection", bound=http.client.HTTPConnection)
+# Deadline._keep: a connection class -> the same, its instances kept for the cut.
+Keep = Callable[[type[http.client.HTTPConnection]], Callable[..., Any]]
 
 
 class Deadline:
@@ -24,7 +30,7 @@ class Deadline:
         self._timer = threading.Timer(seconds, self._cut)
         self._timer.daemon = True
 
-    def open(self, url: str, timeout: float):
+    def open(self, url: str, timeout: float) -> http.client.HTTPResponse:
         """`urllib.request.urlopen(url, timeout=timeout)`, cut at the deadline."""
         opener = urllib.request.build_opener(_HTTP(self._keep), _HTTPS(self._keep))
         if not self._timer.is_alive():
@@ -38,11 +44,11 @@ class Deadline:
     def __enter__(self) -> Deadline:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.cancel()
 
-    def _keep(self, cls):
-        def connect(*args, **kwargs):
+    def _keep(self, cls: type[Connection]) -> Callable[..., Connection]:
+        def connect(*args: Any, **kwargs: Any) -> Connection:
             connection = cls(*args, **kwargs)
             self._connections.append(connection)
             return connection
@@ -59,18 +65,19 @@ class Deadline:
 
 
 class _HTTP(urllib.request.HTTPHandler):
-    def __init__(self, keep):
+    def __init__(self, keep: Keep) -> None:
         super().__init__()
         self._make = keep(http.client.HTTPConnection)
 
-    def http_open(self, req):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(self._make, req)
 
 
 class _HTTPS(urllib.request.HTTPSHandler):
-    def __init__(self, keep):
+    def __init__(self, keep: Keep) -> None:
         super().__init__()
         self._make = keep(http.client.HTTPSConnection)
 
-    def https_open(self, req):
-        return self.do_open(self._make, req, context=self._context)
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        # HTTPSHandler keeps its SSL context as `_context` (not in typeshed's stubs).
+        return self.do_open(self._make, req, context=getattr(self, "_context", None))

@@ -134,8 +134,8 @@ def _check_global_mean(fn) -> None:
 
 
 _COUNT = """
-from jaxtour.exercises import _l07
-print(_l07.data_parallel_all_reduces())
+from jaxtour.exercises import _parallelism
+print(_parallelism.data_parallel_all_reduces())
 """
 
 

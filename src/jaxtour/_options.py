@@ -1,0 +1,40 @@
+"""Checks of the drawing options every drawer shares: direction, depth, counts.
+
+Each raises ValueError naming the caller (`who`), the option, what it accepts and what
+it got.
+"""
+
+from __future__ import annotations
+
+RANKDIRS = ("TB", "LR", "BT", "RL")
+MAX_DEPTH = (
+    2  # every drawer opens two levels of nesting (calls, loops, fusions) by default
+)
+
+
+def check_rankdir(rankdir: str, who: str) -> None:
+    """Raises ValueError unless `rankdir` is one of Graphviz's four directions."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(
+            f'{who}: `rankdir` must be one of "TB" (top to bottom), "LR" (left '
+            f'to right), "BT" or "RL"; got {rankdir!r}.'
+        )
+
+
+def check_max_depth(max_depth: int | None, who: str) -> None:
+    """Raises ValueError unless `max_depth` is a whole number >= 0 or None."""
+    if max_depth is not None and (
+        isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0
+    ):
+        raise ValueError(
+            f"{who}: `max_depth` must be a whole number >= 0 (0 draws "
+            f"every nested part as one node) or None; got {max_depth!r}."
+        )
+
+
+def check_count(value: int, name: str, who: str) -> None:
+    """Raises ValueError unless `value` (option `name`) is a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"{who}: `{name}` must be a positive whole number; got {value!r}."
+        )

@@ -1,0 +1,80 @@
+"""The four MNIST files in their folder: each checked, or fetched from the mirrors.
+
+`load_mnist` calls `files_in` once; this module walks the files and asks `_download`
+for what is missing, so the walk goes one way (`_mnist` -> `_fetch` -> `_download`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from jaxtour import paths
+from jaxtour.data._download import (
+    FILES,
+    ChecksumError,
+    Mirrors,
+    MnistFile,
+    check,
+    check_writable,
+    remove_leftovers,
+)
+
+
+class MnistUnavailableError(RuntimeError):
+    """MNIST is not on disk (or is corrupt) and could not be downloaded."""
+
+
+def files_in(folder: Path, mirrors: Mirrors) -> list[Path]:
+    """The four files in `folder`, in `FILES` order, each verified or freshly fetched.
+
+    Raises:
+        MnistUnavailableError: a file is missing or corrupt and no mirror could supply
+            it, or the folder cannot be written.
+    """
+    remove_leftovers(folder)
+    return [_ensure(spec, folder, mirrors) for spec in FILES]
+
+
+def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
+    path = folder / spec.name
+    problem = "missing"
+    if path.is_file():
+        try:
+            check(path, spec)
+            return path
+        except ChecksumError as err:
+            problem = f"corrupt: {err}"
+            warnings.warn(
+                f"{err}; not using it, downloading a fresh copy.", stacklevel=4
+            )
+    try:
+        check_writable(folder)
+    except OSError as err:  # a read-only folder, or a file where the folder should be
+        raise MnistUnavailableError(_unwritable_message(folder, err)) from None
+    fetched, failures = mirrors.fetch(spec, folder)
+    if fetched is None:
+        raise MnistUnavailableError(
+            _unavailable_message(folder, spec, problem, failures)
+        )
+    return fetched
+
+
+def _unwritable_message(folder: Path, err: OSError) -> str:
+    return (
+        f"MNIST cannot be downloaded: cannot write to {folder}: {err.strerror or err}. "
+        f"Make that folder writable, or set {paths.DATA_VARIABLE} to a folder you can "
+        "write to (or one that already holds the four files)."
+    )
+
+
+def _unavailable_message(
+    folder: Path, spec: MnistFile, problem: str, failures: list[str]
+) -> str:
+    names = ", ".join(f.name for f in FILES)
+    tried = "\n".join(f"  - {line}" for line in failures) or "  (no mirrors given)"
+    return (
+        f"MNIST is not usable in {folder}: {spec.name} is {problem}, and it could not be "
+        f"downloaded:\n{tried}\nPut the four original files ({names}) in {folder}, or set "
+        f"{paths.DATA_VARIABLE} to a folder holding them."
+    )

@@ -1,0 +1,255 @@
+"""The house's floor plan, read from every module's imports (ast, nothing imported).
+
+- `_ir` is used through its front door (`jaxtour._ir`) only: no module outside it imports
+  one of its private modules;
+- no import circle between modules, nor between the top-level packages;
+- no import up a floor: curriculum (explorer, exercises, slides, cli, the lesson
+  machinery) -> models (mlp, data, launch) -> lenses (viz, autodiff, tracing, cost) ->
+  base (`_ir`, `_diagram`, `_style`, `paths`, ...); the package's face, `jaxtour`
+  itself, stands above them all and nothing imports it;
+- `mlp/` holds the model and its training: no module there downloads data or starts
+  processes (that is `jaxtour.data`'s and `jaxtour.launch`'s work).
+
+Every import counts, at the top of a module, inside a function or under
+`TYPE_CHECKING`: a deferred import is still an arrow in the plan. The checks run on a
+tiny planted tree too, so that a checker that finds nothing cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+CURRICULUM = {"explorer", "exercises", "slides", "cli", "lesson", "_lessons"}
+CURRICULUM |= {"_notebooks", "__main__"}
+MODELS = {"mlp", "data", "launch"}
+LENSES = {"viz", "autodiff", "tracing", "cost"}
+FACE = 4  # the root package `jaxtour`: its __init__ re-exports from every floor
+# What a model module may not import: downloading and process launching live elsewhere.
+NOT_IN_MLP = ("urllib", "http", "socket", "subprocess", "multiprocessing", "signal")
+NOT_IN_MLP += ("jax.distributed", "jaxtour.data._download", "jaxtour.data._http")
+NOT_IN_MLP += ("jaxtour.launch",)
+
+
+def floor(module: str) -> int:
+    """0 base, 1 lenses, 2 models, 3 curriculum, 4 the package's face."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return FACE
+    top = parts[1]
+    return 3 if top in CURRICULUM else 2 if top in MODELS else 1 if top in LENSES else 0
+
+
+def modules(src: Path, package: str = "jaxtour") -> dict[str, Path]:
+    """Every module of `package` under `src`, by dotted name (a package by its own)."""
+    found = {}
+    for path in sorted((src / package).rglob("*.py")):
+        parts = path.relative_to(src).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[tuple[str, int]]:
+    """(imported name, line) for every import in the module, relative ones resolved.
+
+    `from a.b import c` counts as an import of `a.b.c` when that is a module, else of
+    `a.b`; names outside `known`'s packages are kept as written (`urllib.request`).
+    """
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {(alias.name, node.lineno) for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = name if is_package else name.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    here = here.rpartition(".")[0]
+                base = f"{here}.{base}" if base else here
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.add((full if full in known else base, node.lineno))
+    return found
+
+
+def owner(imported: str, known: dict[str, Path]) -> str | None:
+    """The module of ours that an imported name lands in (None: not ours)."""
+    while imported and imported not in known:
+        imported = imported.rpartition(".")[0]
+    return imported or None
+
+
+def graph(src: Path) -> dict[str, dict[str, int]]:
+    """module -> {module of ours it imports: first line that does}."""
+    known = modules(src)
+    edges: dict[str, dict[str, int]] = {}
+    for name, path in known.items():
+        edges[name] = {}
+        for imported, line in sorted(imports(name, path, known)):
+            target = owner(imported, known)
+            if target is not None and target != name:
+                edges[name].setdefault(target, line)
+    return edges
+
+
+def circles(edges: dict[str, set[str]] | dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components with more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def packages(edges: dict[str, dict[str, int]]) -> dict[str, set[str]]:
+    """The same arrows between top-level packages (`jaxtour.viz`, `jaxtour._ir`, ...)."""
+
+    def top(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    out: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        out.setdefault(top(source), set())
+        out[top(source)] |= {top(t) for t in targets if top(t) != top(source)}
+    return out
+
+
+def violations(src: Path) -> list[str]:
+    """Every breach of the floor plan, one line each (empty: the house is in order)."""
+    known = modules(src)
+    edges = graph(src)
+    found = []
+    for source, targets in sorted(edges.items()):
+        for target, line in sorted(targets.items()):
+            where = f"{source}:{line} imports {target}"
+            if target.startswith("jaxtour._ir._") and not source.startswith(
+                "jaxtour._ir"
+            ):
+                found.append(f"{where}: a private module of _ir (use jaxtour._ir)")
+            if floor(target) > floor(source):
+                found.append(
+                    f"{where}: up a floor ({floor(source)} -> {floor(target)})"
+                )
+    for component in circles(edges):
+        found.append("import circle: " + " <-> ".join(component))
+    for component in circles(packages(edges)):
+        found.append("package circle: " + " <-> ".join(component))
+    for name, path in sorted(known.items()):
+        if name.startswith("jaxtour.mlp"):
+            for imported, line in sorted(imports(name, path, known)):
+                if any(
+                    imported == n or imported.startswith(n + ".") for n in NOT_IN_MLP
+                ):
+                    found.append(
+                        f"{name}:{line} imports {imported}: mlp/ neither downloads "
+                        "nor launches (jaxtour.data, jaxtour.launch do)"
+                    )
+    return found
+
+
+def test_the_house_keeps_its_floor_plan():
+    assert violations(SRC) == []
+
+
+def test_the_checker_reads_the_real_house():
+    edges = graph(SRC)
+    assert len(edges) > 100
+    assert "jaxtour._ir" in edges["jaxtour.cost._table"]
+    assert "jaxtour.explorer._request" in edges["jaxtour.explorer._step_through"]
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / "jaxtour" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+CLEAN = {
+    "__init__.py": "from jaxtour.explorer import explore\n",
+    "_ir/__init__.py": "from jaxtour._ir._jaxpr import walk\n",
+    "_ir/_jaxpr.py": "def walk(): ...\n",
+    "viz/__init__.py": "from jaxtour import _ir\n",
+    "mlp/__init__.py": "from jaxtour.viz import draw\nimport numpy\n",
+    "explorer/__init__.py": "from . import _views\n",
+    "explorer/_views.py": "def f():\n    from jaxtour.mlp import train\n",
+}
+
+
+def test_a_clean_planted_house_passes(tmp_path):
+    assert violations(_plant(tmp_path, CLEAN)) == []
+
+
+@pytest.mark.parametrize(
+    ("planted", "expected"),
+    [
+        (
+            {"viz/_draw.py": "from jaxtour._ir._jaxpr import walk\n"},
+            "jaxtour.viz._draw:1 imports jaxtour._ir._jaxpr: a private module of _ir "
+            "(use jaxtour._ir)",
+        ),
+        (
+            {"viz/_draw.py": "import os\n\ndef f():\n    from jaxtour.mlp import x\n"},
+            "jaxtour.viz._draw:4 imports jaxtour.mlp: up a floor (1 -> 2)",
+        ),
+        (
+            {"cli.py": "from jaxtour import __version__\n"},
+            "jaxtour.cli:1 imports jaxtour: up a floor (3 -> 4)",
+        ),
+        (
+            {
+                "viz/_a.py": "from jaxtour.viz._b import B\n",
+                "viz/_b.py": "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from ._a import A\n",
+            },
+            "import circle: jaxtour.viz._a <-> jaxtour.viz._b",
+        ),
+        (
+            {"data.py": "from jaxtour.mlp import Params\n"},
+            "package circle: jaxtour.data <-> jaxtour.mlp",
+        ),
+        (
+            {"mlp/_fetch.py": "import urllib.request\n"},
+            "jaxtour.mlp._fetch:1 imports urllib.request: mlp/ neither downloads nor "
+            "launches (jaxtour.data, jaxtour.launch do)",
+        ),
+    ],
+    ids=["private-ir", "upward", "face", "circle", "package-circle", "mlp-download"],
+)
+def test_a_planted_violation_is_named(tmp_path, planted, expected):
+    files = dict(CLEAN)
+    if "data.py" in planted:
+        files["mlp/__init__.py"] += "from jaxtour.data import load\n"
+    found = violations(_plant(tmp_path, files | planted))
+    assert expected in found
