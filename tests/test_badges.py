@@ -135,6 +135,7 @@ def test_the_readme_lists_every_lesson_with_both_badges_in_order():
 # Runs one set-up cell in a fresh interpreter, as Colab runs a lesson's first cell: with
 # jaxtour installed, or with `find_spec` saying it is missing. `%pip` is replaced by a
 # recorder, so nothing is installed and no network is used.
+SCENARIOS = ("installed", "missing")
 _RUN_SETUP_CELL = r"""
 import contextlib, importlib.util, io, json, sys
 from IPython.core.interactiveshell import InteractiveShell
@@ -167,8 +168,8 @@ def setup_cell(source: Path) -> str:
     return first.source
 
 
-def run_setup_cell(source: Path, scenario: str) -> dict:
-    job = json.dumps({"source": setup_cell(source), "scenario": scenario})
+def run_setup_cell(source: str, scenario: str) -> dict:
+    job = json.dumps({"source": source, "scenario": scenario})
     proc = subprocess.run(
         [sys.executable, "-c", _RUN_SETUP_CELL],
         input=job,
@@ -183,14 +184,22 @@ def run_setup_cell(source: Path, scenario: str) -> dict:
 
 @pytest.fixture(scope="module")
 def setup_runs():
-    """{(lesson, scenario): result}; each run is its own process, two at a time."""
-    jobs = [(s, scenario) for s in LESSONS for scenario in ("installed", "missing")]
+    """{(lesson, scenario): result}. Lessons share set-up cells (most are the same few
+    lines), so each distinct cell runs once per scenario, in its own process, two at a
+    time."""
+    cells = {source.stem: setup_cell(source) for source in LESSONS}
+    jobs = sorted(
+        {(cell, scenario) for cell in cells.values() for scenario in SCENARIOS}
+    )
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda job: run_setup_cell(*job), jobs)
-        return {
-            (s.stem, scenario): r
-            for (s, scenario), r in zip(jobs, results, strict=True)
-        }
+        ran = dict(
+            zip(jobs, pool.map(lambda job: run_setup_cell(*job), jobs), strict=True)
+        )
+    return {
+        (stem, scenario): ran[cell, scenario]
+        for stem, cell in cells.items()
+        for scenario in SCENARIOS
+    }
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
