@@ -3,7 +3,9 @@
 A student's first click is a badge; its first cell is the set-up cell. So: every badge in
 the README, docs/ and the lessons opens a lesson that exists, the README lists every
 lesson with both badges, and each lesson's set-up cell runs by itself, doing nothing
-where jaxtour is installed and installing it (`%pip`) where it is not.
+where jaxtour is installed and installing it (`%pip`) where it is not. The set-up cell
+is what Colab runs first on the newest JAX, so only its runs go to the newest-JAX run;
+the links and rows are plumbing.
 """
 
 import json
@@ -67,6 +69,7 @@ def readme_row(source: Path) -> str:
     )
 
 
+@pytest.mark.plumbing
 def test_lesson_of_reads_both_kinds_of_link_and_rejects_others():
     assert (
         lesson_of(COLAB + "notebooks/01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
@@ -81,6 +84,7 @@ def test_lesson_of_reads_both_kinds_of_link_and_rejects_others():
         )
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize("document", documents(), ids=lambda p: p.name)
 def test_every_badge_opens_a_lesson_that_exists(document):
     links = [u for u in _LINK.findall(document.read_text()) if u not in _BADGE_IMAGES]
@@ -97,6 +101,7 @@ def test_every_badge_opens_a_lesson_that_exists(document):
         )
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
     first = (
@@ -106,6 +111,7 @@ def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
     assert _BADGE_IMAGES[0] in first
 
 
+@pytest.mark.plumbing
 def test_the_readme_lists_every_lesson_with_both_badges_in_order():
     readme = (ROOT / "README.md").read_text()
     start, end = (
@@ -202,6 +208,7 @@ def setup_runs():
     }
 
 
+@pytest.mark.slow  # a fresh Python per distinct set-up cell
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
     setup_runs, source
@@ -212,6 +219,7 @@ def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
     assert re.match(r"JAX \S+ on (cpu|gpu|tpu): \d+ devices? \(", run["printed"]), run
 
 
+@pytest.mark.slow  # a fresh Python per distinct set-up cell
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
     run = setup_runs[source.stem, "missing"]
@@ -219,6 +227,7 @@ def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
     assert run["pip"] == [f"install {INSTALL}"]
 
 
+@pytest.mark.plumbing
 def test_the_readme_row_of_each_lesson_names_its_exercises():
     from jaxtour import exercises
 

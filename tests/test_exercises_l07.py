@@ -114,11 +114,13 @@ def eight() -> dict:
     return run_with_devices(EIGHT)
 
 
+@pytest.mark.slow  # compiles the data-parallel step for 8 devices
 def test_count_all_reduces_right_answer_passes_on_8_devices(eight):
     assert eight["devices"] == 8
     assert eight["1"][:2] == [True, "passed"]
 
 
+@pytest.mark.slow  # compiles the data-parallel step for 8 devices
 @pytest.mark.parametrize(
     ("answer", "says"),
     [
