@@ -17,6 +17,7 @@ PLUMBING_MODULES = frozenset(
         "test_checks.py",
         "test_contract.py",
         "test_diagram.py",
+        "test_markers.py",
         "test_mlp_data.py",
         "test_mlp_download.py",
         "test_notebooks.py",

@@ -4,7 +4,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import markers
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -15,7 +14,6 @@ def _target(name: str) -> str:
     return makefile.split(f"\n{name}:", 1)[1].split("\n\n", 1)[0]
 
 
-@pytest.mark.plumbing
 def test_every_plumbing_module_exists():
     # a renamed module would silently go back to the newest-JAX run
     missing = sorted(
@@ -26,12 +24,10 @@ def test_every_plumbing_module_exists():
     assert not missing, f"tests/markers.py's PLUMBING_MODULES names {missing}"
 
 
-@pytest.mark.plumbing
 def test_fast_run_leaves_out_slow_browser_and_lesson_execution():
     assert '-m "not slow and not browser and not notebooks"' in _target("test-fast")
 
 
-@pytest.mark.plumbing
 def test_newest_jax_run_leaves_out_plumbing_only():
     recipe = _target("test-latest")
     assert '-m "not plumbing"' in recipe
