@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-# The tests a slow one may take; a run that finds an unmarked test over it says so.
+# Seconds (set-up and call) past which a test counts as slow; a run names the unmarked ones.
 SLOW_S = 3.0
 
 # Modules that never reach JAX beyond importing it: lesson files and their pairing, the
