@@ -12,12 +12,21 @@ VENV_LATEST   := .venv-latest
 STAMP_LATEST  := $(VENV_LATEST)/.installed
 VENV_NEWEST   := .venv-newest
 
-.PHONY: tour test test-latest test-newest lint format lock notebooks clean help
+# pytest runs in PYTEST_WORKERS processes (pytest-xdist; 0 runs in this one). A test file
+# runs whole in one worker (--dist loadfile): a lesson's cells stay in order in one kernel
+# and a module's fixtures run once. Markers (pyproject.toml) pick the runs: the fast one
+# leaves out what is slow, drives a browser or executes a lesson; the newest-JAX one
+# leaves out the plumbing no JAX release changes.
+PYTEST_WORKERS ?= 2
+PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+
+.PHONY: tour test test-fast test-latest test-newest lint format lock notebooks clean help
 
 help:
 	@echo "make tour   set up .venv and run the jaxtour tour (writes build/)"
 	@echo "make test   set up .venv and run lint, type check and the whole test suite"
-	@echo "make test-latest  the test suite on the newest JAX, pinned in requirements-latest.lock"
+	@echo "make test-fast  the inner loop: the tests that are not slow, use no browser and execute no lesson"
+	@echo "make test-latest  the tests that touch JAX, on the newest JAX (requirements-latest.lock)"
 	@echo "make test-newest  the test suite on whatever JAX is newest today, unpinned (maintainers)"
 	@echo "make format lay the code out in the house style (ruff, 88 columns)"
 	@echo "make lock   re-resolve both lock files (needs uv and network; maintainers only)"
@@ -47,11 +56,14 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/$(PYTEST)
+
+test-fast: $(STAMP)
+	$(BIN)/$(PYTEST) -m "not slow and not browser and not notebooks"
 
 test-latest: $(STAMP_LATEST)
 	$(VENV_LATEST)/bin/python -c 'import jax, sys; print("newest JAX run: jax", jax.__version__, "on Python", sys.version.split()[0])'
-	$(VENV_LATEST)/bin/python -m pytest
+	$(VENV_LATEST)/bin/$(PYTEST) -m "not plumbing"
 
 test-newest:
 	@py="$${PYTHON_LATEST:-$$(sh .ci/newest-python)}" || exit 1; "$$py" -m venv $(VENV_NEWEST)

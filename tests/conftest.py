@@ -1,6 +1,14 @@
-"""Fixtures shared by the unit tests (settings for every test are in ../conftest.py)."""
+"""Fixtures shared by the unit tests, and the markers that size a run (settings for every
+test are in ../conftest.py).
+
+Markers (declared in pyproject.toml): `slow` (over ~3 s), `browser` (headless
+Chromium), `notebooks` (executes a lesson), `install` (builds a venv and installs the
+wheel), `plumbing` (files, documents and command lines that no JAX release changes:
+`make test-latest` leaves it out). `make test-fast` leaves out the first three.
+"""
 
 import jax
+import markers
 import pytest
 
 
@@ -26,3 +34,23 @@ def executed_lesson():
         return lesson.executed(source, which)
 
     return executed
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    markers.mark_by_place(items)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Names the unmarked tests that took over markers.SLOW_S here (a report, never a failure:
+    how long a test takes depends on the machine and its load)."""
+    reports = [r for rs in terminalreporter.stats.values() for r in rs]
+    slow = markers.unmarked_slow([r for r in reports if hasattr(r, "when")])
+    if slow:
+        terminalreporter.section(
+            f"unmarked tests over {markers.SLOW_S:.0f} s on this machine"
+        )
+        for nodeid, seconds in slow[:15]:
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+        terminalreporter.write_line(
+            "Mark them @pytest.mark.slow if they are slow on an idle machine too."
+        )

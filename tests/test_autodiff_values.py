@@ -127,6 +127,7 @@ def test_holomorphic_passes_through_as_in_jax_grad():
         draw_grad(f, holomorphic=True)(1.0)
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_sharded_arguments_in_explicit_and_shard_map_modes_draw_with_jax_values():
     result = run_with_devices("""
         import json

@@ -3,7 +3,9 @@
 A student's first click is a badge; its first cell is the set-up cell. So: every badge in
 the README, docs/ and the lessons opens a lesson that exists, the README lists every
 lesson with both badges, and each lesson's set-up cell runs by itself, doing nothing
-where jaxtour is installed and installing it (`%pip`) where it is not.
+where jaxtour is installed and installing it (`%pip`) where it is not. The set-up cell
+is what Colab runs first on the newest JAX, so only its runs go to the newest-JAX run;
+the links and rows are plumbing.
 """
 
 import json
@@ -69,6 +71,7 @@ def readme_row(source: Path) -> str:
     )
 
 
+@pytest.mark.plumbing
 def test_lesson_of_reads_both_kinds_of_link_and_rejects_others():
     assert (
         lesson_of(COLAB + "notebooks/01_why_jax.ipynb") == "notebooks/01_why_jax.ipynb"
@@ -83,6 +86,7 @@ def test_lesson_of_reads_both_kinds_of_link_and_rejects_others():
         )
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize("document", documents(), ids=lambda p: p.name)
 def test_every_badge_opens_a_lesson_that_exists(document):
     links = [u for u in _LINK.findall(document.read_text()) if u not in _BADGE_IMAGES]
@@ -99,6 +103,7 @@ def test_every_badge_opens_a_lesson_that_exists(document):
         )
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
     first = (
@@ -110,6 +115,7 @@ def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
     assert _BADGE_IMAGES[0] in first
 
 
+@pytest.mark.plumbing
 def test_the_readme_lists_every_lesson_with_both_badges_in_order():
     readme = (ROOT / "README.md").read_text()
     start, end = (
@@ -139,6 +145,7 @@ def test_the_readme_lists_every_lesson_with_both_badges_in_order():
 # Runs one set-up cell in a fresh interpreter, as Colab runs a lesson's first cell: with
 # jaxtour installed, or with `find_spec` saying it is missing. `%pip` is replaced by a
 # recorder, so nothing is installed and no network is used.
+SCENARIOS = ("installed", "missing")
 _RUN_SETUP_CELL = r"""
 import contextlib, importlib.util, io, json, sys
 from IPython.core.interactiveshell import InteractiveShell
@@ -171,8 +178,8 @@ def setup_cell(source: Path) -> str:
     return first.source
 
 
-def run_setup_cell(source: Path, scenario: str) -> dict:
-    job = json.dumps({"source": setup_cell(source), "scenario": scenario})
+def run_setup_cell(source: str, scenario: str) -> dict:
+    job = json.dumps({"source": source, "scenario": scenario})
     proc = subprocess.run(
         [sys.executable, "-c", _RUN_SETUP_CELL],
         input=job,
@@ -187,16 +194,25 @@ def run_setup_cell(source: Path, scenario: str) -> dict:
 
 @pytest.fixture(scope="module")
 def setup_runs():
-    """{(lesson, scenario): result}; each run is its own process, two at a time."""
-    jobs = [(s, scenario) for s in LESSONS for scenario in ("installed", "missing")]
+    """{(lesson, scenario): result}. Lessons share set-up cells (most are the same few
+    lines), so each distinct cell runs once per scenario, in its own process, two at a
+    time."""
+    cells = {source.stem: setup_cell(source) for source in LESSONS}
+    jobs = sorted(
+        {(cell, scenario) for cell in cells.values() for scenario in SCENARIOS}
+    )
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda job: run_setup_cell(*job), jobs)
-        return {
-            (s.stem, scenario): r
-            for (s, scenario), r in zip(jobs, results, strict=True)
-        }
+        ran = dict(
+            zip(jobs, pool.map(lambda job: run_setup_cell(*job), jobs), strict=True)
+        )
+    return {
+        (stem, scenario): ran[cell, scenario]
+        for stem, cell in cells.items()
+        for scenario in SCENARIOS
+    }
 
 
+@pytest.mark.slow  # a fresh Python per distinct set-up cell
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
     setup_runs, source
@@ -207,6 +223,7 @@ def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
     assert re.match(r"JAX \S+ on (cpu|gpu|tpu): \d+ devices? \(", run["printed"]), run
 
 
+@pytest.mark.slow  # a fresh Python per distinct set-up cell
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
     run = setup_runs[source.stem, "missing"]
@@ -214,6 +231,7 @@ def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
     assert run["pip"] == [f"install {INSTALL}"]
 
 
+@pytest.mark.plumbing
 def test_the_readme_row_of_each_lesson_names_its_exercises():
     from jaxtour import exercises
 

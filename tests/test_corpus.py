@@ -13,6 +13,7 @@ LIGHT = [p for p in corpus.PROGRAMS if p.devices == 1 and not p.heavy]
 SHARDED = [p.name for p in corpus.PROGRAMS if p.devices > 1 and not p.heavy]
 
 
+@pytest.mark.slow  # every visualiser compiles each program
 @pytest.mark.parametrize("program", LIGHT, ids=[p.name for p in LIGHT])
 def test_every_visualiser_draws_the_program_with_jax_values(program):
     if program.skip:
@@ -23,6 +24,7 @@ def test_every_visualiser_draws_the_program_with_jax_values(program):
     assert not too_wide, f"wider than {corpus.MAX_WIDTH_PX} px: {too_wide}"
 
 
+@pytest.mark.slow  # every visualiser compiles each program
 def test_sharded_programs_draw_with_jax_values():
     result = run_with_devices(f"""
         import json, sys
@@ -39,6 +41,7 @@ def _too_wide(widths: dict) -> dict:
     return {k: round(v) for k, v in widths.items() if v > corpus.MAX_WIDTH_PX}
 
 
+@pytest.mark.slow  # every visualiser compiles each program
 def test_a_train_step_on_a_state_of_50_arrays_fits_a_slide():
     # Issue 22: one box per leaf made this step's jaxpr 21,215 px wide.
     from jaxtour import viz

@@ -66,6 +66,7 @@ def test_group_by_source_sums_a_line():
     assert grouped.equations[0].flops == 8
 
 
+@pytest.mark.slow  # compiles the MLP step
 def test_counts_agree_with_cost_analysis_on_the_mlp_step():
     params, (x, y) = mlp.init_params(jax.random.key(0)), mlp.example_batch(128)
     table = cost_table(mlp.update)(params, x, y)

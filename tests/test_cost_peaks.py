@@ -66,6 +66,7 @@ def test_bad_device_message():
         device_peaks("gpu")
 
 
+@pytest.mark.slow  # measures the device
 def test_measured_peaks_are_sane_and_repeatable():
     device = jax.devices()[0]
     first, second = _peaks.measure(device), _peaks.measure(device)
@@ -78,6 +79,7 @@ def test_measured_peaks_are_sane_and_repeatable():
     assert 1 / 3 < first.bytes_per_s / second.bytes_per_s < 3
 
 
+@pytest.mark.slow  # measures the device
 def test_roofline_holds_every_fusion(tmp_path):
     params, (x, y) = mlp.init_params(jax.random.key(0)), mlp.example_batch(32)
     roof = draw_roofline(mlp.update, peaks=FAKE)(params, x, y)

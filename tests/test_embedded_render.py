@@ -69,6 +69,7 @@ def test_embedded_text_is_drawn_smaller_than_graphviz_measured_it(embedded):
     )  # 20 * EMBEDDED_TEXT_SCALE: fits browsers' wider fonts
 
 
+@pytest.mark.slow  # renders every tour diagram in WebAssembly
 @pytest.mark.parametrize("stem", sorted(DIAGRAMS))
 def test_every_tour_diagram_shows_all_its_text(stem, embedded):
     module, _, name = DIAGRAMS[stem].partition(":")

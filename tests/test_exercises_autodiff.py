@@ -1,5 +1,7 @@
-"""Lesson 02's exercises: the solutions pass, the stubs are 'not done', and the mistakes
-students make get the words the checkers promise."""
+"""Lesson 02's exercises: the read-off answer passes, the stubs are 'not done', and the mistakes
+students make get the words the checkers promise.
+
+Each lesson's own solutions are checked once, by the lesson's check cells."""
 
 import pytest
 from test_exercises_speed import feedback
@@ -17,12 +19,6 @@ def test_lesson_02_registers_four_exercises():
 
 
 GRAD = "def ex_grad_from_vjp(f, x):\n    y, f_vjp = jax.vjp(f, x)\n    return {}"
-
-
-def test_grad_from_vjp_right_answer_passes():
-    assert feedback(
-        GRAD.format("f_vjp(jnp.ones_like(y))[0]"), "ex_grad_from_vjp"
-    ).passed
 
 
 @pytest.mark.parametrize(
@@ -45,11 +41,6 @@ JACOBIAN = """def ex_jacobian_from_jvp(f, x):
     basis = jnp.eye(x.shape[0], dtype=x.dtype)
     push = lambda v: jax.jvp(f, (x,), (v,))[1]
     return {}"""
-
-
-def test_jacobian_from_jvp_right_answer_passes():
-    code = JACOBIAN.format("jax.vmap(push, out_axes=1)(basis)")
-    assert feedback(code, "ex_jacobian_from_jvp").passed
 
 
 @pytest.mark.parametrize(

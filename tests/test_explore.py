@@ -337,6 +337,7 @@ def test_before_after_is_compare_stages(panel):
     assert comparison._repr_html_() in panel.output.value
 
 
+@pytest.mark.slow  # compiles the full MLP
 def test_the_mlp_examples_load_from_jaxtour_mlp():
     from jaxtour import mlp
 

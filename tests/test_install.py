@@ -1,8 +1,9 @@
 """jaxtour as a user installs it: an sdist and a wheel built from this checkout, installed
 into a fresh Python 3.12+ venv with the newest JAX, run from an empty folder.
 
-Slow (a venv, two installs, a quick tour); pip's cache makes the installs quick after the
-first run. Nothing in the checkout is written: the build runs on a copy.
+Slow (a venv, two installs, the tour's steps with one lesson executed); pip's cache makes
+the installs quick after the first run. Nothing in the checkout is written: the build runs
+on a copy.
 """
 
 from __future__ import annotations
@@ -46,11 +47,13 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
 
 
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+ONE_LESSON = "01_why_jax"  # the one lesson the installed wheel executes
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
 # builds its own Python 3.12+ venv either way, so it runs in the first run only.
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.install,
     pytest.mark.skipif(
         Path(sys.prefix).name in (".venv-latest", ".venv-newest"),
         reason="runs in `make test`; it builds its own Python 3.12+ venv",
@@ -279,7 +282,9 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
     assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]
 
 
-def test_quick_tour_from_an_empty_folder_writes_every_deck(full):
+def test_quick_tour_from_an_empty_folder_runs_every_step_from_the_wheel(full):
+    """Every step of the tour, on the lessons that came with the wheel; one lesson is
+    executed (executing each lesson is the lesson tests' work, on both JAX versions)."""
     run = lambda *args, **extra: _run(list(args), full["work"], full["env"], **extra)
     assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith(
         "usage: jaxtour"
@@ -287,13 +292,37 @@ def test_quick_tour_from_an_empty_folder_writes_every_deck(full):
     assert re.search(
         r"^extra notebook +present$", _ok(run("jaxtour", "doctor")).stdout, re.M
     )
-    tour = _ok(run("jaxtour", "tour", JAXTOUR_QUICK="1", timeout=1800))
-    assert f"using the {len(LESSONS)} lessons that came with jaxtour" in tour.stdout
-    slides = full["work"] / "build" / "slides"
-    assert (slides / "index.html").is_file()
-    for stem in LESSONS:
-        assert (slides / f"{stem}.html").is_file(), stem
-        assert stem in (slides / "index.html").read_text()
+    steps = ("diagrams", "train", "compare", "exercises")
+    only = [arg for step in steps for arg in ("--only", step)]
+    tour = _ok(run("jaxtour", "tour", *only, JAXTOUR_QUICK="1", timeout=900))
+    assert f"[{len(steps)}/{len(steps)}] exercises" in tour.stdout
+    for stem in LESSONS:  # the packaged lessons, in both views
+        assert (full["work"] / "build" / "student" / f"{stem}.ipynb").is_file(), stem
     _ok(run("jaxtour", "lessons", "mine"))
-    one = _ok(run("jaxtour", "slides", "mine/01_why_jax.ipynb", "--build-dir", "one"))
-    assert (full["work"] / "one" / "slides" / "01_why_jax.html").is_file(), one.stdout
+    one = full["work"] / "one"
+    one.mkdir()
+    shutil.copy(full["work"] / "mine" / f"{ONE_LESSON}.py", one)
+    tour = _ok(
+        run(
+            "jaxtour",
+            "tour",
+            "--notebooks",
+            "one",
+            "--only",
+            "notebooks",
+            "--only",
+            "slides",
+            JAXTOUR_QUICK="1",
+            timeout=900,
+        )
+    )
+    assert f"executed {ONE_LESSON}.py in" in tour.stdout
+    slides = full["work"] / "build" / "slides"
+    assert ONE_LESSON in (slides / "index.html").read_text()
+    assert "<svg" in (slides / f"{ONE_LESSON}.html").read_text()  # executed: outputs
+    deck = _ok(
+        run("jaxtour", "slides", f"mine/{ONE_LESSON}.ipynb", "--build-dir", "deck")
+    )
+    assert (full["work"] / "deck" / "slides" / f"{ONE_LESSON}.html").is_file(), (
+        deck.stdout
+    )

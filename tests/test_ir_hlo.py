@@ -1,13 +1,12 @@
 """jaxtour._ir reading compiled HLO: fusions, sources, parameters, collectives."""
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import jax
 import jax.numpy as jnp
 import pytest
+from devices import run_with_devices
 from ir_cases import line_of
 
 from jaxtour import _ir
@@ -146,26 +145,19 @@ def test_an_async_collective_pair_is_one_collective_in_the_title():
 
 
 def test_collectives_on_four_cpu_devices():
-    script = textwrap.dedent("""
-        import os
-        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
-        import jax, jax.numpy as jnp
+    counts = run_with_devices("""
+        import json
+        import jax.numpy as jnp
         from jax.sharding import PartitionSpec as P
         from jaxtour import _ir
-        mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+        mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,),
+                             devices=jax.devices()[:4])
         f = jax.shard_map(lambda a: jax.lax.psum(a, "i") + jax.lax.all_gather(a, "i").sum(0),
                           mesh=mesh, in_specs=P("i"), out_specs=P("i"))
         lowered = jax.jit(f).lower(jnp.arange(8.0))
         hlo = _ir.parse_hlo(lowered.compile().as_text()).op_counts()
         shlo = _ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts()
-        print(hlo["all-reduce"], hlo["all-gather"], shlo["all_reduce"], shlo["all_gather"])
+        print(json.dumps([hlo["all-reduce"], hlo["all-gather"],
+                          shlo["all_reduce"], shlo["all_gather"]]))
     """)
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "JAX_PLATFORMS": "cpu"},
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "1", "1", "1"]
+    assert counts == [1, 1, 1, 1]

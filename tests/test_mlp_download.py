@@ -43,6 +43,7 @@ def _parts(folder: Path) -> list[Path]:
     return sorted(folder.glob(".*")) if folder.is_dir() else []
 
 
+@pytest.mark.slow  # waits out a mirror's deadlines
 def test_trickling_mirror_gives_up_within_the_budget(tmp_path, mirrors):
     folder = tmp_path / "data"
     result, seconds = load_in_process(
@@ -55,6 +56,7 @@ def test_trickling_mirror_gives_up_within_the_budget(tmp_path, mirrors):
     assert _parts(folder) == []
 
 
+@pytest.mark.slow  # waits out a mirror's deadlines
 def test_mirror_trickling_its_headers_is_cut_at_the_files_deadline(tmp_path, mirrors):
     folder = tmp_path / "data"
     # A deadline of 2 s + 9912422 B / 2 MB/s = 7 s for the first file; each byte resets
@@ -84,6 +86,7 @@ def test_trickling_mirror_gives_up_within_150_s_at_the_defaults(tmp_path, mirror
     assert _parts(folder) == []
 
 
+@pytest.mark.slow  # waits out a mirror's deadlines
 def test_stalling_mirror_is_skipped_for_every_later_file(tmp_path, mirrors):
     folder = tmp_path / "data"
     stalled, healthy = mirrors.start("stall"), mirrors.start()
@@ -118,6 +121,7 @@ def test_stalling_then_healthy_mirror_succeeds_within_60_s_at_the_defaults(
     assert seconds < 60
 
 
+@pytest.mark.slow  # waits out a mirror's deadlines
 def test_killed_download_leaves_no_part_file_after_the_next_load(tmp_path, mirrors):
     folder = tmp_path / "data"
     loader = subprocess.Popen(

@@ -97,6 +97,7 @@ def test_loss_is_cross_entropy_and_accuracy_counts_hits(params):
     assert float(accuracy(params, x, y)) == pytest.approx(hits.mean())
 
 
+@pytest.mark.slow  # float64 oracles over the full MLP
 def test_grad_of_loss_matches_central_differences(params):
     """d(loss)/d(params) along unit directions (the gradient's own, then random ones):
     jax.grad vs central differences, in float64 so the differences are exact enough."""
@@ -131,6 +132,7 @@ def test_grad_of_loss_matches_central_differences(params):
             assert float(analytic) == pytest.approx(float(numeric), rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.slow  # float64 oracles over the full MLP
 def test_update_is_sgd_with_momentum(params):
     x, y = example_batch(8)
     grads = jax.grad(loss)(params, x, y)

@@ -80,6 +80,7 @@ def test_batch_indices_is_a_permutation_in_batches():
         batch_indices(jr.key(0), 100, 128)
 
 
+@pytest.mark.slow  # compiles and runs epochs of the full MLP
 @pytest.mark.parametrize("unroll", [1, UNROLL])  # 5 steps: UNROLL=4 leaves a remainder
 def test_the_scan_epoch_equals_update_in_a_python_loop(unroll):
     images = jr.randint(jr.key(1), (320, 28, 28), 0, 256).astype(jnp.uint8)
@@ -102,6 +103,7 @@ def test_the_scan_epoch_equals_update_in_a_python_loop(unroll):
     )
 
 
+@pytest.mark.slow  # compiles and runs epochs of the full MLP
 def test_compiled_epoch_donates_params_and_velocity():
     images = jnp.zeros((256, 28, 28), jnp.uint8)
     labels = jnp.zeros(256, jnp.int32)
@@ -273,6 +275,7 @@ def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow  # compiles and runs epochs of the full MLP
 @needs_mnist
 def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist):
     result = run_ladder(

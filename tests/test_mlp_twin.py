@@ -57,6 +57,7 @@ def _max_relative(a, b) -> float:
     )
 
 
+@pytest.mark.slow  # the NumPy twin against JAX on real MNIST
 def test_one_sgd_step_agrees_with_jax_to_1e_4(mnist, params):
     x, y = (
         preprocess(mnist.train_images[:128]),
@@ -71,6 +72,7 @@ def test_one_sgd_step_agrees_with_jax_to_1e_4(mnist, params):
     assert _max_relative(twin.vw, [velocity[n]["w"] for n in twin.names]) < 1e-4
 
 
+@pytest.mark.slow  # the NumPy twin against JAX on real MNIST
 def test_twin_gradient_matches_jax_grad_and_finite_differences(mnist, params):
     x, y = (
         preprocess(mnist.train_images[:32]),
@@ -96,6 +98,7 @@ def test_twin_gradient_matches_jax_grad_and_finite_differences(mnist, params):
             )
 
 
+@pytest.mark.slow  # the NumPy twin against JAX on real MNIST
 def test_an_epoch_of_the_twin_follows_the_compiled_scan(mnist, params):
     """Same weights, same batch order (batch_indices), 20 steps: float32 vs float64."""
     key = jr.key(7)
@@ -131,6 +134,7 @@ def test_float32_twin_is_float32_and_close(mnist, params):
     assert _max_relative(twin32.params, twin64.params) < 1e-5
 
 
+@pytest.mark.slow  # the NumPy twin against JAX on real MNIST
 def test_twin_preprocess_matches_jax(mnist):
     twin = NumpyTwin(init_params(jr.key(1)))
     np.testing.assert_allclose(

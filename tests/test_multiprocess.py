@@ -46,6 +46,7 @@ def two():
     )
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_two_processes_follow_the_single_device_run(two):
     data = mlp.load_mnist(SHARED, mirrors=[]).subset(
@@ -61,6 +62,7 @@ def test_two_processes_follow_the_single_device_run(two):
     assert many.device == "2 processes × 2 cpu"
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
     assert len(two.mesh) == 2 and [len(ids) for ids in two.mesh] == [2, 2]
@@ -89,6 +91,7 @@ def test_the_all_reduce_groups_are_read_in_each_way_xla_writes_them(groups, size
     assert run.all_reduce_shapes == ["f32[512]", "f32[10]"]
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_the_batch_layout_is_coloured_by_process(two):
     picture = two.sharding
@@ -102,6 +105,7 @@ def test_the_batch_layout_is_coloured_by_process(two):
     assert "process 0: CPU 0–1" in picture.source and "process 1" in picture.source
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_only_process_0_speaks_unless_asked(two):
     assert two.log[0] == "process 0 of 2: 2 of 4 devices"  # every process says it
@@ -132,6 +136,7 @@ def test_gloo_s_connection_messages_stay_out_of_the_log_however_split(line):
         assert not _procgroup.CHATTER.search(ours)
 
 
+@pytest.mark.slow  # starts several JAX processes
 def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
     # Gloo writes to file descriptor 1 from several threads, in pieces; CI once saw a
     # lone "7" in the log. With --own-stdout those writes go to stderr instead.
@@ -151,6 +156,7 @@ def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
     assert done.stderr == "[Gloo] Rank 0 is connected to 7\n"
 
 
+@pytest.mark.slow  # starts several JAX processes
 def test_log_all_shows_every_process_s_lines_marked_with_its_index():
     run = launch.train_multiprocess(
         str(SHARED),
@@ -212,6 +218,7 @@ def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
     assert f"jaxtour train: error: Port {port} on 127.0.0.1 is in use" in err
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
     start = time.monotonic()
@@ -279,6 +286,7 @@ def _wait_for_training(launcher: subprocess.Popen) -> None:
         line = launcher.stdout.readline()
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("stop", ["kill a worker", "Ctrl-C"])
@@ -310,6 +318,7 @@ def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
         assert "stopped the other 1" in stderr
 
 
+@pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_without_the_launcher_a_worker_gives_up_on_a_dead_peer_after_the_heartbeat():
     port = _launcher.free_port()

@@ -73,6 +73,7 @@ def _free_slurm_job_id() -> int:
     pytest.skip("no free port in JAX's SLURM range 61440-65535")
 
 
+@pytest.mark.slow  # starts several JAX processes
 @pytest.mark.skipif(
     not all((SHARED / f.name).is_file() for f in FILES),
     reason="MNIST is not in $JAXTOUR_DATA",

@@ -129,11 +129,13 @@ def eight() -> dict:
     return run_with_devices(SNIPPET)
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_the_subprocess_really_has_8_devices(eight):
     assert eight["devices"] == 8
     assert eight["parallel"]["device"] == "8 × cpu"
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_data_parallel_training_follows_the_single_device_trajectory(eight):
     single, parallel = eight["single"], eight["parallel"]
     assert len(parallel["batch_loss"]) == len(single["batch_loss"]) == 2 * 1024 // 64
@@ -146,10 +148,12 @@ def test_data_parallel_training_follows_the_single_device_trajectory(eight):
     assert single["batch_loss"][0] != single["batch_loss"][-1]
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_params_come_back_replicated_on_every_device(eight):
     assert eight["param_sharding"] == [True, 8]
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_the_compiled_data_parallel_step_adds_gradients_with_an_all_reduce(eight):
     hlo = eight["hlo"]
     assert hlo["single"] == {}  # one device: nothing to communicate
@@ -160,28 +164,33 @@ def test_the_compiled_data_parallel_step_adds_gradients_with_an_all_reduce(eight
     assert hlo["epoch"] == {"all-reduce": UNROLL}
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_draw_hlo_shows_the_all_reduce_of_the_data_parallel_step_in_red(eight):
     assert "1 collective" in eight["draw_hlo"]["title"]
     assert len(eight["draw_hlo"]["red_nodes"]) == 1
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_jit_with_shardings_and_shard_map_with_psum_equal_update(eight):
     assert eight["jit_diff"] < 1e-5
     assert eight["shard_map_diff"] < 1e-5
     assert eight["jit_x_shards"] == [8]  # 64 examples, 8 on each device
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_psum_of_a_gradient_of_uncast_params_counts_it_once_per_device(eight):
     # with pcast, psum / n is the full batch's gradient; without, n times it
     np.testing.assert_allclose(eight["grad_ratio_cast_True"], 1, rtol=1e-5)
     np.testing.assert_allclose(eight["grad_ratio_cast_False"], 8, rtol=1e-5)
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_data_mesh_is_auto_while_make_mesh_defaults_to_explicit(eight):
     assert eight["axis_types"]["data_mesh"] == ["AxisType.Auto"]
     assert eight["axis_types"]["make_mesh"] == ["AxisType.Explicit"]  # since JAX 0.9
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_a_batch_that_does_not_split_evenly_gets_the_nearest_sizes(eight):
     assert eight["batch_error"] == (
         "`batch_size` 100 does not split evenly over 8 devices: every device must get the "
@@ -189,6 +198,7 @@ def test_a_batch_that_does_not_split_evenly_gets_the_nearest_sizes(eight):
     )
 
 
+@pytest.mark.slow  # compiles for 8 devices
 def test_asking_for_more_devices_than_there_are_says_how_to_simulate_them(eight):
     assert eight["mesh_error"] == (
         "Asked for 16 devices; JAX sees 8 (cpu). To simulate more CPU devices, run "

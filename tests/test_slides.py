@@ -297,6 +297,7 @@ def lesson_decks(tmp_path_factory):
     return build_slides(LESSONS, out, ASSETS), out
 
 
+@pytest.mark.slow  # a deck of every lesson
 def test_every_lesson_becomes_an_offline_deck_without_its_setup_cell(lesson_decks):
     decks, out = lesson_decks
     assert [d.name for d in decks] == [s.stem for s in LESSONS]

@@ -4,6 +4,8 @@ import itertools
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from jaxtour.viz import draw_ai_stack, draw_autodiff_landscape
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -195,6 +197,7 @@ def test_titles_say_what_is_drawn():
     )
 
 
+@pytest.mark.slow  # renders every tour diagram
 def test_every_diagram_the_tour_renders_is_registered_and_parses():
     from jaxtour.cli._tour_steps import DIAGRAMS
 

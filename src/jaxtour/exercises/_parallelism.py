@@ -10,6 +10,7 @@ lesson 07 uses (several accelerators, else the CPU devices).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -139,12 +140,15 @@ print(_parallelism.data_parallel_all_reduces())
 """
 
 
+@functools.cache
 def data_parallel_all_reduces() -> int:
     """The all-reduces in the compiled data-parallel MLP step on lesson 07's devices.
 
     With a single device there is nothing to add up, so the count is taken as the
     lesson takes it: in a fresh Python with 8 simulated CPU devices (JAX's devices are
-    fixed once it has started, so this process cannot split its CPU any more).
+    fixed once it has started, so this process cannot split its CPU any more). The
+    devices being fixed, so is the count: it is worked out once per process, not on
+    every check of a student's answer.
     """
     from jaxtour import mlp  # lazily: the mlp package is only needed by this check
 

@@ -1,0 +1,53 @@
+"""The markers that size a run: which files carry which marker, and which tests ran over
+the slow budget without one (used by conftest.py, tested by test_markers.py)."""
+
+from pathlib import Path
+
+import pytest
+
+# Seconds (set-up and call) past which a test counts as slow; a run names the unmarked ones.
+SLOW_S = 3.0
+
+# Modules that never reach JAX beyond importing it: lesson files and their pairing, the
+# check-cell floor, slide decks from hand-made notebooks, MNIST files and downloads,
+# Diagram rendering, option names. The newest-JAX run skips them (`-m "not plumbing"`);
+# tests/test_markers.py says when one of them is renamed or gone.
+PLUMBING_MODULES = frozenset(
+    {
+        "test_checks.py",
+        "test_contract.py",
+        "test_diagram.py",
+        "test_markers.py",
+        "test_mlp_data.py",
+        "test_mlp_download.py",
+        "test_notebooks.py",
+        "test_slides.py",
+    }
+)
+
+
+def mark_by_place(items: list[pytest.Item]) -> None:
+    """Marks what a file's place says: a cell of a lesson notebook executes the lesson
+    (slow); a test in a plumbing module is plumbing."""
+    for item in items:
+        path = Path(str(item.path))
+        if path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebooks)
+            item.add_marker(pytest.mark.slow)
+        elif path.name in PLUMBING_MODULES and not item.get_closest_marker("notebooks"):
+            # a lesson executed in such a module runs on every JAX: it is not plumbing
+            item.add_marker(pytest.mark.plumbing)
+
+
+def unmarked_slow(reports: list, slow_s: float = SLOW_S) -> list[tuple[str, float]]:
+    """(test id, seconds) of each test whose set-up and call took over `slow_s` and
+    that no size marker (slow, browser, notebooks, install) names."""
+    sizes = {"slow", "browser", "notebooks", "install"}
+    took: dict[str, float] = {}
+    for report in reports:
+        if report.when in ("setup", "call") and not sizes & set(report.keywords):
+            took[report.nodeid] = took.get(report.nodeid, 0.0) + report.duration
+    return sorted(
+        ((nodeid, s) for nodeid, s in took.items() if s > slow_s),
+        key=lambda pair: -pair[1],
+    )
