@@ -298,7 +298,9 @@ def test_quick_tour_from_an_empty_folder_runs_every_step_from_the_wheel(full):
     assert f"[{len(steps)}/{len(steps)}] exercises" in tour.stdout
     for stem in LESSONS:  # the packaged lessons, in both views
         assert (full["work"] / "build" / "student" / f"{stem}.ipynb").is_file(), stem
-    _ok(run("jaxtour", "lessons", "mine"))
+    _ok(run("jaxtour", "lessons", "students"))  # notebooks only: no source, no answers
+    assert not list((full["work"] / "students").glob("*.py"))
+    _ok(run("jaxtour", "lessons", "mine", "--instructor"))
     one = full["work"] / "one"
     one.mkdir()
     shutil.copy(full["work"] / "mine" / f"{ONE_LESSON}.py", one)
