@@ -19,6 +19,7 @@ from jaxtour._ir._args import (
     function_name,
     static_tuple,
     trace,
+    trace_split,
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._hlo import (
@@ -47,6 +48,7 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._split import Split, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
 
@@ -58,6 +60,7 @@ __all__ = [
     "HloModule",
     "HloOp",
     "SourceLine",
+    "Split",
     "SubJaxpr",
     "check_args",
     "check_callable",
@@ -79,11 +82,14 @@ __all__ = [
     "parse_stablehlo",
     "primitive_counts",
     "source_line",
+    "split",
     "split_top",
     "stablehlo_text",
     "static_tuple",
     "sub_jaxprs",
     "trace",
+    "trace_split",
+    "traceable",
     "type_str",
     "unwrap_jit",
     "walk",

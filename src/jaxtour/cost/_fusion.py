@@ -47,13 +47,17 @@ class FusionTraffic(NamedTuple):
 
 
 def fusion_traffic(
-    f: Callable, *, static_argnums: int | tuple[int, ...] = ()
+    f: Callable,
+    *,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., FusionTraffic]:
     """Bytes `f` would move unfused (each equation on its own) and moves once compiled.
 
     Args:
         f: the function; traced and compiled with `jax.jit`.
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `FusionTraffic`.
@@ -69,7 +73,12 @@ def fusion_traffic(
 
     def traffic(*args: Any, **kwargs: Any) -> FusionTraffic:
         traced = _ir.trace(
-            f, args, kwargs, who="fusion_traffic", static_argnums=statics
+            f,
+            args,
+            kwargs,
+            who="fusion_traffic",
+            static_argnums=statics,
+            static_argnames=static_argnames,
         )
         table = build(_ir.function_name(f), traced, traced.lower().compile())
         unfused = total(table.equations)[2]

@@ -210,7 +210,8 @@ def draw_roofline(
     f: Callable,
     *,
     peaks: Peaks | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., Roofline]:
     """Place `f`'s compiled ops and the whole program on this device's roofline.
 
@@ -221,6 +222,7 @@ def draw_roofline(
         f: the function; it is compiled with `jax.jit` and run a few times.
         peaks: the roof; None measures it (`device_peaks()`, cached after the first).
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
@@ -229,12 +231,14 @@ def draw_roofline(
     statics = _ir.static_tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Roofline:
-        traced = _ir.trace(f, args, kwargs, who="draw_roofline", static_argnums=statics)
+        traced, part = _ir.trace_split(
+            f, args, kwargs, "draw_roofline", statics, static_argnames
+        )
         compiled = traced.lower().compile()
         table = build(_ir.function_name(f), traced, compiled)
-        dynamic = [a for i, a in enumerate(args) if i not in statics]
+        dynamic, dynamic_kw = part.dynamic()
         seconds = best_seconds(
-            lambda: compiled(*dynamic, **kwargs), repeats=3, budget=0.25
+            lambda: compiled(*dynamic, **dynamic_kw), repeats=3, budget=0.25
         )
         return Roofline(table, peaks or device_peaks(), seconds)
 

@@ -46,7 +46,8 @@ def cost_table(
     f: Callable,
     *,
     group_by: str | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., CostTable]:
     """As `jax.jit(f).lower(*args).compile().cost_analysis()`, but per op, with reasons.
 
@@ -54,6 +55,7 @@ def cost_table(
         f: the function to cost; it is traced and compiled with `jax.jit`.
         group_by: None (one row per equation) or "source" (one per line of your code).
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `CostTable`.
@@ -76,7 +78,14 @@ def cost_table(
     statics = _ir.static_tuple(static_argnums)
 
     def table(*args: Any, **kwargs: Any) -> CostTable:
-        traced = _ir.trace(f, args, kwargs, who="cost_table", static_argnums=statics)
+        traced = _ir.trace(
+            f,
+            args,
+            kwargs,
+            who="cost_table",
+            static_argnums=statics,
+            static_argnames=static_argnames,
+        )
         compiled = traced.lower().compile()
         return build(_ir.function_name(f), traced, compiled, group_by)
 

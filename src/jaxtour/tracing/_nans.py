@@ -18,7 +18,11 @@ WHO = "find_nans"
 
 
 def find_nans(
-    f: Callable, *, include_inf: bool = True, static_argnums: int | tuple[int, ...] = ()
+    f: Callable,
+    *,
+    include_inf: bool = True,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., NanReport]:
     """As `jax_debug_nans`, but it names the equation and draws where the NaN came from.
 
@@ -34,6 +38,7 @@ def find_nans(
         include_inf: also stop at an Inf (True), or at NaNs only (False: an Inf that a
             later `where` discards is then no finding).
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function taking `f`'s example arguments and returning a `NanReport`: its text
@@ -66,6 +71,7 @@ def find_nans(
             kwargs,
             static,
             WHO,
+            static_argnames,
             stop=lambda step: any(bad(v) for v in step.outputs),
         )
         return NanReport(steps, include_inf)

@@ -23,7 +23,8 @@ def draw_jaxpr(
     group_by: str | None = None,
     max_eqns: int = 150,
     edge_labels: bool | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     expand_pytrees: bool | None = None,
 ) -> Callable[..., Diagram]:
     """As `jax.make_jaxpr`, but the result is a picture of the jaxpr.
@@ -45,6 +46,7 @@ def draw_jaxpr(
             first, then one node per source line) and the title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 equations.
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
         expand_pytrees: None draws an argument or result pytree of more than 8 arrays
             as one node naming its shape and leaf count; True draws every leaf, False
             folds every pytree of two leaves or more.
@@ -76,7 +78,14 @@ def draw_jaxpr(
     }
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
-        traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
+        traced = _ir.trace(
+            f,
+            args,
+            kwargs,
+            who=WHO,
+            static_argnums=static,
+            static_argnames=static_argnames,
+        )
         return jaxpr_diagram(traced.jaxpr, name=_ir.function_name(f), **options)
 
     return draw
