@@ -72,6 +72,7 @@ class ADGraph:
     title: str = ""
     nodes: dict = field(default_factory=dict)
     edges: list = field(default_factory=list)
+    note: str = ""  # under the title: e.g. which leaves were held fixed
 
     def add(self, node: ADNode) -> str:
         """Add `node`; returns its id."""
