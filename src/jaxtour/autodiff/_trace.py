@@ -101,9 +101,9 @@ def prepare(
         group = _args.tree_name(arg, names[i])
         labels = _args.leaf_names(arg, names[i])
         mask = masks.get(i, [False] * len(leaves))
-        for label, leaf, diff in zip(labels, leaves, mask, strict=True):
-            slot = "diff" if diff else _fixed_slot(leaf, i in argnums)
-            if i in argnums and not diff:
+        for label, leaf, take in zip(labels, leaves, mask, strict=True):
+            slot = "diff" if take else _fixed_slot(leaf, i in argnums)
+            if i in argnums and not take:
                 held.append(label)
             slots[slot].append((len(flat), label, leaf, group))
             flat.append(leaf)
