@@ -155,3 +155,21 @@ def test_public_jax_only():
             )
             for name in names:
                 assert not name.startswith(("jax._src", "jax.core")), (path, name)
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float8_e4m3fn])
+def test_a_nan_in_a_narrow_float_is_found(dtype):
+    """NumPy calls bfloat16 and float8 kind 'V'; jnp.isnan sees their NaNs."""
+    report = find_nans(lambda x: jnp.sqrt(x - 2))(jnp.ones(3, dtype))
+    assert report.found and report.step.primitive == "sqrt"
+    assert str(report).startswith("first NaN in <lambda>: step 1, sqrt, at ")
+
+
+def test_a_typed_key_is_shown_as_its_key_data():
+    def noisy(key, x):
+        return jnp.log(jax.random.uniform(key, x.shape) - 2.0) * x
+
+    for key in (jax.random.key(0), jax.random.PRNGKey(0)):
+        report = find_nans(noisy)(key, jnp.ones(3))
+        assert report.found and report.step.primitive == "log"
+        assert "<svg" in report.diagram().svg()

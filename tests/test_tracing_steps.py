@@ -143,3 +143,19 @@ def test_bad_inputs():
         ValueError, match=r'step_through: `rankdir` must be one of "TB"'
     ):
         step_through(jnp.sin, rankdir="up")
+
+
+def test_typed_keys_are_shown_as_their_key_data():
+    def sample(key, x):
+        k1, _ = jax.random.split(key)
+        return jax.random.normal(k1, x.shape) * x
+
+    key = jax.random.key(0)
+    steps = step_through(sample)(key, jnp.ones(3))
+    source = steps.diagram().source
+    data = " ".join(str(v) for v in jax.random.key_data(key).tolist())
+    assert (
+        f"key&lt;fry&gt;[] key data {data}" in source
+        or f"key<fry>[] key data {data}" in source
+    )
+    np.testing.assert_allclose(steps.outputs, sample(key, jnp.ones(3)))

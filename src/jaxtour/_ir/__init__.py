@@ -51,6 +51,7 @@ from jaxtour._ir._jaxpr import (
 from jaxtour._ir._split import Split, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
+from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 
 __all__ = [
     "BOOKKEEPING",
@@ -72,12 +73,16 @@ __all__ = [
     "function_name",
     "hlo_bytes",
     "hlo_counts",
+    "host",
     "important_params",
     "io_names",
     "is_dropvar",
+    "is_float",
+    "is_key",
     "is_literal",
     "jaxpr_counts",
     "literal_str",
+    "nonfinite",
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",
@@ -92,5 +97,6 @@ __all__ = [
     "traceable",
     "type_str",
     "unwrap_jit",
+    "value_type",
     "walk",
 ]

@@ -94,7 +94,7 @@ def split(
     Example:
         >>> part = split((1.0, {"act": print, "w": 2.0}), {})
         >>> part.args, part.held
-        ((1.0, {'act': None, 'w': 2.0}), ('args[1]["act"]',))
+        ((1.0, {'act': None, 'w': 2.0}), ("args[1]['act']",))
     """
     static = static_positions(static_argnums, len(args))
     static_names = names_tuple(static_argnames)

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import is_dropvar, is_literal, source_line, type_str
+from jaxtour._ir import host, is_dropvar, is_literal, source_line, type_str
 from jaxtour._ir._flat import FlatJaxpr
 from jaxtour.autodiff._format import eqn_label
 
@@ -162,11 +160,9 @@ def _val(flat: FlatJaxpr, atom, values: bool):
     if not values:
         return None
     value = flat.value(atom)
-    if value is None or jnp.issubdtype(
-        getattr(value, "dtype", float), jax.dtypes.prng_key
-    ):
-        return None  # not computed, or a PRNG key (shown by its type alone)
-    return np.asarray(value)
+    if value is None:
+        return None  # not computed
+    return host(value)  # a PRNG key as its key data (NumPy cannot hold the key)
 
 
 def add_terminal(

@@ -15,6 +15,10 @@ from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
 LABELLED = 6  # the ops with most FLOPs get their name written beside them
+NO_FLOPS = (
+    "no FLOPs after compilation (pure data movement), so the program has no place on "
+    "the roof; its ops are drawn at the left edge"
+)
 ABOVE = (
     "above the measured roof: the peaks were measured at a busier moment or the data "
     "sat in cache; device_peaks(refresh=True) measures again"
@@ -51,6 +55,8 @@ class Roofline(Plot):
             f"Roofline of {table.name} on {peaks.device}: {table.intensity:.3g} "
             f"FLOP/B, {rate:.3g} GFLOP/s measured "
             f"({100 * self.fraction:.2g} % of peak)"
+            if table.flops
+            else f"Roofline of {table.name} on {peaks.device}: {NO_FLOPS}"
         )
         if self.above_roof:
             title += f"; {ABOVE}"
@@ -97,6 +103,8 @@ class Roofline(Plot):
     @property
     def above_roof(self) -> bool:
         """The program ran faster than the measured roof allows: the roof is stale."""
+        if not self.table.flops:
+            return False
         return self.flops_per_s > self.peaks.attainable(self.table.intensity)
 
     @property
@@ -109,9 +117,12 @@ def _draw(roof: Roofline) -> Any:
     peaks, table = roof.peaks, roof.table
     fig = figure(7.6, 5.4)
     ax = fig.subplots()
-    shown = [p.intensity for p in roof.points if p.intensity > 0] + [table.intensity]
-    low = min(min(shown), peaks.ridge) / 10
-    high = max(max(shown), peaks.ridge) * 10
+    # Sizes and fonts are constants: only positions depend on the measured peaks, so
+    # the picture reads the same on every machine (a slide shows it at one scale).
+    shown = [p.intensity for p in roof.points if p.intensity > 0]
+    shown += [table.intensity] if table.intensity > 0 else []
+    low = min([*shown, peaks.ridge]) / 10
+    high = max([*shown, peaks.ridge]) * 10
     x = np.geomspace(low, high, 200)
     ax.loglog(
         x,
@@ -171,26 +182,28 @@ def _draw(roof: Roofline) -> Any:
             fontsize=11,
             color=_OP,
         )
-    ax.scatter(
-        [table.intensity],
-        [roof.flops_per_s],
-        marker="*",
-        s=260,
-        color=_PROGRAM,
-        zorder=4,
-        label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
-        + (", above the roof" if roof.above_roof else ""),
-    )
+    placed = table.intensity > 0 and roof.flops_per_s > 0
+    if placed:
+        ax.scatter(
+            [table.intensity],
+            [roof.flops_per_s],
+            marker="*",
+            s=260,
+            color=_PROGRAM,
+            zorder=4,
+            label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
+            + (", above the roof" if roof.above_roof else ""),
+        )
     ax.set_xlim(low, high)
-    ax.set_ylim(
-        min(peaks.bytes_per_s * low, roof.flops_per_s) / 3,
-        max(peaks.flops_per_s, roof.flops_per_s) * 3,
-    )
+    rates = [peaks.bytes_per_s * low] + ([roof.flops_per_s] if placed else [])
+    ax.set_ylim(min(rates) / 3, max(peaks.flops_per_s, *rates) * 3)
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log scale)", fontsize=12)
     ax.set_ylabel("FLOP/s (log scale)", fontsize=12)
     ax.set_title(
         f"{table.name} on {peaks.device}: {table.intensity:.3g} FLOP/B, "
-        f"{roof.bound}-bound here",
+        f"{roof.bound}-bound here"
+        if placed
+        else f"{table.name} on {peaks.device}: no FLOPs, pure data movement",
         fontsize=13,
     )
     ax.tick_params(labelsize=11)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._ir._step import Step
@@ -81,12 +79,7 @@ def find_nans(
 
 def _bad_values(include_inf: bool) -> Callable[[Any], bool]:
     def bad(value: Any) -> bool:
-        array = np.asarray(value)
-        if array.dtype.kind not in "fc":
-            return False
-        return bool(
-            np.any(~np.isfinite(array)) if include_inf else np.any(np.isnan(array))
-        )
+        return _ir.nonfinite(value, include_inf)  # bfloat16 and float8 too
 
     return bad
 
@@ -142,12 +135,8 @@ class NanReport:
         )
 
     def _kind(self) -> str:
-        out = [np.asarray(v) for v in self.step.outputs] if self.step else []
-        return (
-            "NaN"
-            if any(np.isnan(a).any() for a in out if a.dtype.kind in "fc")
-            else "Inf"
-        )
+        out = self.step.outputs if self.step else []
+        return "NaN" if any(_ir.nonfinite(v, include_inf=False) for v in out) else "Inf"
 
     def _repr_svg_(self) -> str | None:
         return self.diagram()._repr_svg_() if self.found else None

@@ -60,7 +60,7 @@ def _fingerprint(value: Any) -> str | None:
     if isinstance(value, jax.Array | np.ndarray):
         if value.size > BIG:
             return f"{_ir.type_str(value)} object {id(value)}"
-        array = np.asarray(value)
+        array = _ir.host(value)  # a key's data; NumPy cannot hold the key itself
         digest = hashlib.sha1(array.tobytes()).hexdigest()[:8]
         return f"{_ir.type_str(array)} #{digest}"
     if isinstance(value, tuple | list) and len(value) <= 16:
