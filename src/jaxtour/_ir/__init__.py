@@ -48,7 +48,7 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
-from jaxtour._ir._split import Split, split, traceable
+from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
 from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
@@ -63,6 +63,7 @@ __all__ = [
     "SourceLine",
     "Split",
     "SubJaxpr",
+    "bind",
     "check_args",
     "check_callable",
     "cost_summary",
