@@ -10,6 +10,7 @@ analysis adds the compiled temporary buffers where the backend gives one.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -221,13 +222,42 @@ def grad_memory(
                 f"{_ir.describe(out)}. Reduce it first (e.g. .sum())."
             )
         own = _has_checkpoint(g, part.args)
+        h, h_args, h_nums = _floating(g, part.args, nums)
         return GradMemory(
             _ir.function_name(f),
             jax.default_backend(),
-            [_cached(g, name, policy, part.args, nums, own) for name, policy in chosen],
+            [_cached(h, name, policy, h_args, h_nums, own) for name, policy in chosen],
         )
 
     return report
+
+
+def _floating(g: Callable, args: tuple, nums: tuple) -> tuple[Callable, tuple, tuple]:
+    """`g` differentiated in the floating leaves of `args[nums]` only, as `nnx.grad`
+    and `eqx.filter_grad` take a model with integer leaves (an NNX `Rngs` counter)."""
+    leaves, tree = jax.tree.flatten(tuple(args[i] for i in nums))
+    take = [k for k, leaf in enumerate(leaves) if _ir.is_float(leaf.dtype)]
+    if len(take) == len(leaves):
+        return g, args, nums
+    try:
+        h = _floating_fn(g, tree, tuple(take), nums)
+    except TypeError:  # an unhashable g: a fresh function (no warm cache)
+        h = _floating_fn.__wrapped__(g, tree, tuple(take), nums)
+    return h, ([leaves[k] for k in take], *args), (0,)
+
+
+@functools.lru_cache(maxsize=32)
+def _floating_fn(g: Callable, tree: Any, take: tuple, nums: tuple) -> Callable:
+    def h(diff: list, *full: Any) -> Any:
+        fixed = jax.tree.leaves(tuple(full[i] for i in nums))
+        for k, value in zip(take, diff, strict=True):
+            fixed[k] = value
+        rebuilt = list(full)
+        for i, value in zip(nums, jax.tree.unflatten(tree, fixed), strict=True):
+            rebuilt[i] = value
+        return g(*rebuilt)
+
+    return h
 
 
 def _has_checkpoint(g: Callable, args: tuple) -> bool:

@@ -70,11 +70,27 @@ def find_nans(
             static,
             WHO,
             static_argnames,
-            stop=lambda step: any(bad(v) for v in step.outputs),
+            stop=_stop_at(bad),
         )
         return NanReport(steps, include_inf)
 
     return find
+
+
+def _stop_at(bad: Callable[[Any], bool]) -> Callable[[Step], bool]:
+    """Stop at the first step whose output is bad, unless every input is a constant:
+    a NaN JAX writes into a jaxpr (`jnp.var`'s empty case, a `where` branch) and what
+    is computed from constants alone are not the program's NaN until a step mixes
+    them with its data."""
+    constant: set = set()
+
+    def stop(step: Step) -> bool:
+        if all(_ir.is_literal(a) or id(a) in constant for a in step.invars):
+            constant.update(id(v) for v in step.outvars)
+            return False
+        return any(bad(v) for v in step.outputs)
+
+    return stop
 
 
 def _bad_values(include_inf: bool) -> Callable[[Any], bool]:
