@@ -10,7 +10,7 @@ from typing import Any
 from jaxtour import _ir, _style, _terminals
 from jaxtour._diagram import Diagram
 from jaxtour._style import plural
-from jaxtour.viz._jaxpr_graph import Builder, line_label
+from jaxtour.viz._jaxpr_graph import Builder, group_head
 
 WHO = "draw_jaxpr"
 
@@ -213,16 +213,16 @@ def _groups(builder: Builder, jaxpr: Any, env: dict, chunk: int) -> None:
             env[var] = [node]
     for i, (key, counts) in enumerate(members.items()):
         head = (
-            (line_label(key) if key else "(no source line)")
+            (group_head(key) if key else ["(no source line)"])
             if chunk == 0
-            else f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"
+            else [f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"]
         )
         top = counts.most_common(1)[0][0]
         builder.families.add(_style.family(top))
-        summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
+        summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(3))
         builder.graph.node(
             f"group{i}",
-            _style.text_label(head, f"{sum(counts.values())} equations: {summary}"),
+            _style.text_label(*head, f"{sum(counts.values())} equations: {summary}"),
             **_style.node_attrs(top),
         )
 

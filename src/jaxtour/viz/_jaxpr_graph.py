@@ -263,6 +263,18 @@ def line_label(line: _ir.SourceLine) -> str:
     )
 
 
+def group_head(line: _ir.SourceLine) -> list[str]:
+    """A source line as a group box's head, in lines of at most about 40 characters:
+    where (with the innermost function's name), then the code cut to 40. A nested
+    function's full name (``update_fn.<locals>.<lambda>``) would widen a folded
+    picture past a slide."""
+    function = line.function.rsplit(".", 1)[-1] if line.function else ""
+    head = f"{line.where} ({function})" if function else line.where
+    code = line.code
+    code = code[:39] + "…" if len(code) > 40 else code
+    return [head, code]
+
+
 def _literals(eqn: Any) -> str:
     if not any(_ir.is_literal(a) for a in eqn.invars):
         return ""
