@@ -25,6 +25,7 @@ class FusionTraffic(NamedTuple):
     xla_bytes: float | None  # cost_analysis()'s "bytes accessed", None if not given
     equations: int
     ops: int
+    devices: int = 1
 
     @property
     def saving(self) -> float:
@@ -39,8 +40,9 @@ class FusionTraffic(NamedTuple):
             if self.xla_bytes is not None
             else ""
         )
+        where = f" (all {self.devices} devices)" if self.devices > 1 else ""
         return (
-            f"FusionTraffic({self.name!r}: {self.equations} equations move "
+            f"FusionTraffic({self.name!r}{where}: {self.equations} equations move "
             f"{si(self.unfused_bytes, 'B')}; {self.ops} compiled ops move "
             f"{si(self.fused_bytes, 'B')}{xla}: {self.saving:.3g}x less)"
         )
@@ -81,14 +83,17 @@ def fusion_traffic(
             static_argnames=static_argnames,
         )
         table = build(_ir.function_name(f), traced, traced.lower().compile())
-        unfused = total(table.equations)[2]
+        unfused = total(table.equations)[2]  # global shapes
+        per_device = table.devices  # the compiled ops are one device's share
+        xla = table.xla.get("bytes_accessed")
         return FusionTraffic(
             table.name,
             unfused,
-            table.bytes,
-            table.xla.get("bytes_accessed"),
+            table.bytes * per_device,
+            None if xla is None else xla * per_device,
             len(table.equations),
             len(table.ops),
+            per_device,
         )
 
     return traffic

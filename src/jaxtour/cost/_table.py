@@ -117,5 +117,26 @@ def build(
         if k in ("flops", "transcendentals", "bytes_accessed")
     }
     return CostTable(
-        name, jax.default_backend(), equation_rows(jaxpr, group_by), ops, xla
+        name,
+        jax.default_backend(),
+        equation_rows(jaxpr, group_by),
+        ops,
+        xla,
+        devices_of(compiled),
     )
+
+
+def devices_of(compiled: Any) -> int:
+    """How many devices share the compiled program (1 when not sharded)."""
+    try:
+        shardings = [*compiled.input_shardings[0], *[compiled.output_shardings]]
+    except Exception:  # an executable without shardings: one device
+        return 1
+    sizes = [len(s.device_set) for s in _leaves(shardings) if hasattr(s, "device_set")]
+    return max(sizes, default=1)
+
+
+def _leaves(tree: Any) -> list:
+    import jax
+
+    return jax.tree.leaves(tree, is_leaf=lambda x: hasattr(x, "device_set"))
