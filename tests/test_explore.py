@@ -265,7 +265,9 @@ def test_keyword_arguments_are_held_fixed():
     panel.grad.value = True
     expected = draw_jaxpr(jax.grad(functools.partial(power, n=3)))(2.0)
     assert (
-        panel.shown.result.title == expected.title == "jaxpr of <lambda>: 4 equations"
+        panel.shown.result.title
+        == expected.title
+        == "jaxpr of grad of <lambda>: 4 equations"
     )
     assert panel.shown.result.counts == expected.counts
     assert panel.shown.code.startswith("draw_jaxpr(grad(f)")

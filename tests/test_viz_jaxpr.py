@@ -312,3 +312,21 @@ def test_both_renderers_show_the_labels_not_the_node_ids(renderer, monkeypatch):
     ]
     assert {"sin", "branch index", "x", "result"} <= set(texts)
     assert not [t for t in texts if re.fullmatch(r"(eqn|in|out|head)\d+", t)]
+
+
+def test_titles_say_what_was_drawn():
+    def f(x):
+        return jnp.sin(x) * 2.0
+
+    assert draw_jaxpr(jax.grad(f))(1.0).title.startswith("jaxpr of grad of f: ")
+    assert draw_jaxpr(jax.vmap(f))(X).title.startswith("jaxpr of vmap of f: ")
+    assert draw_jaxpr(f, group_by="source")(1.0).title == (
+        "jaxpr of f: 2 equations, grouped by source line"
+    )
+
+
+def test_pvary_is_not_drawn_as_communication():
+    from jaxtour import _style
+
+    assert _style.family("pvary") != "collective"
+    assert _style.family("psum") == "collective"

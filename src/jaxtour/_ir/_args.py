@@ -29,12 +29,40 @@ def describe(value: Any, width: int = 40) -> str:
 
 
 def function_name(f: Any) -> str:
-    """The name a title should use for `f` (functools.partial and jitted functions too)."""
+    """The name a title should use for `f` (functools.partial and jitted functions too);
+    a function JAX transformed says so, as its docstring does.
+
+    Example:
+        >>> def f(x):
+        ...     return x * x
+        >>> function_name(f), function_name(jax.grad(f)), function_name(jax.vmap(f))
+        ('f', 'grad of f', 'vmap of f')
+    """
     for candidate in (f, getattr(f, "func", None), getattr(f, "__wrapped__", None)):
         name = getattr(candidate, "__name__", None)
         if name:
-            return name
+            return _transformed(f, name)
     return type(f).__name__
+
+
+# How jax.grad, value_and_grad, jacfwd/jacrev/hessian and vmap begin the docstring of
+# the function they return (they keep f's name, so a title would otherwise say f).
+_TRANSFORMED = (
+    ("Gradient of ", "grad of "),
+    ("Value and gradient of ", "value_and_grad of "),
+    ("Jacobian of ", "jacobian of "),
+    ("Vectorized version of ", "vmap of "),
+)
+
+
+def _transformed(f: Any, name: str) -> str:
+    doc = getattr(f, "__doc__", None)
+    if not isinstance(doc, str):
+        return name
+    for prefix, said in _TRANSFORMED:
+        if doc.startswith(f"{prefix}{name} ") or doc.startswith(f"{prefix}{name}."):
+            return said + name
+    return name
 
 
 def arg_names(f: Any, n: int) -> list[str]:

@@ -47,7 +47,7 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any):
         >>> panel.shown.code
         "draw_jaxpr(grad(cubic), max_depth=2, group_by=None, rankdir='TB')(*args)"
         >>> panel.shown.result.title
-        'jaxpr of cubic: 17 equations'
+        'jaxpr of grad of cubic: 17 equations'
     """
     if f is None and (args or kwargs):
         raise TypeError(

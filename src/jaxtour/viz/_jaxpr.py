@@ -140,6 +140,8 @@ def jaxpr_diagram(
     how = "; ".join(filter(None, [how, folded]))
     if how:
         title += f" (collapsed: {how})"
+    if group_by == "source" and chunk is None:
+        title += ", grouped by source line"
     graph = graphviz.Digraph(
         name="jaxpr",
         graph_attr=_style.graph_attrs(title, rankdir, _subtitle(jaxpr, total)),
