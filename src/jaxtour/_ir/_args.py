@@ -110,9 +110,12 @@ def check_args(
     static_argnums: Any,
     who: str,
     static_argnames: Any = (),
+    fix: str = "name it in static_argnums= (or static_argnames=) so it is treated as a "
+    "constant",
 ) -> None:
     """Raise a TypeError naming the first argument leaf that `jax.jit` cannot trace
-    (for the lenses that run `f` under `jax.jit` as it is, e.g. `explain_retraces`)."""
+    (for the lenses that run `f` under `jax.jit` as it is, e.g. `explain_retraces`);
+    `fix` says how, with the options the caller has."""
     static = static_positions(static_argnums, len(args))
     names = names_tuple(static_argnames)
     dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static}
@@ -124,9 +127,8 @@ def check_args(
                 name = where + jax.tree_util.keystr(path)
                 raise TypeError(
                     f"{who} cannot trace {name}: it is {describe(leaf)}, and JAX traces only "
-                    "arrays and numbers (or lists, tuples and dicts of them). Pass an array, "
-                    "or name it in static_argnums= (or static_argnames=) so it is treated "
-                    "as a constant."
+                    f"arrays and numbers (or lists, tuples and dicts of them). Pass an array, "
+                    f"or {fix}."
                 )
 
 

@@ -77,7 +77,9 @@ def check(f: Callable, args: tuple, kwargs: dict):
 
     try:
         _ir.check_callable(f, WHO)
-        _ir.check_args(args, kwargs, (), WHO)
+        _ir.check_args(
+            args, kwargs, (), WHO, fix="bind it first: functools.partial(f, value)"
+        )
     except TypeError as err:
         err.add_note(
             "explore takes the example arguments right after the function, "
