@@ -330,3 +330,19 @@ def test_pvary_is_not_drawn_as_communication():
 
     assert _style.family("pvary") != "collective"
     assert _style.family("psum") == "collective"
+
+
+def test_a_scan_carry_is_drawn_as_a_loop():
+    def cumulative(xs):
+        def body(carry, x):
+            carry = carry * 0.9 + x
+            return carry, carry
+
+        return jax.lax.scan(body, 0.0, xs)[1]
+
+    d = draw_jaxpr(cumulative)(jnp.arange(4.0))
+    carries = re.findall(r"^\s*carry\d+ \[", d.source, flags=re.M)
+    assert len(carries) == 1  # one carried value, one carry node
+    back = [line for line in d.source.splitlines() if "next iteration" in line]
+    assert len(back) == 1 and "constraint=false" in back[0] and "dashed" in back[0]
+    svg_parses(d)
