@@ -259,3 +259,13 @@ def test_a_static_keyword_left_to_its_default_then_passed_is_named():
 def test_static_argnums_none_and_negative_as_jax_jit(nums):
     f = explain_retraces(lambda x, n=2: x * n, static_argnums=nums)
     assert float(f(jnp.float32(2.0), 3)) == 6.0
+
+
+def test_a_mutated_closed_over_dict_is_flagged_stale():
+    cfg = {"scale": 2.0}
+    f = explain_retraces(lambda x: x * cfg["scale"])
+    f(jnp.ones(2))
+    cfg["scale"] = 3.0
+    f(jnp.ones(2))
+    (stale,) = f.calls[-1].stale
+    assert stale.startswith("`cfg` changed (dict(scale=2.0) → dict(scale=3.0))")
