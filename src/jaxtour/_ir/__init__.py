@@ -5,7 +5,9 @@ changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir
 say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
 
-One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
+One module per seam: `_args` (checked arguments and tracing), `_split` (leaves JAX
+cannot trace held fixed, as `eqx.filter_jit`), `_values` (run values as NumPy: keys as
+key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_step` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
