@@ -89,14 +89,14 @@ def test_no_nan_is_said_plainly():
     assert not report.found and report.step is None and report.line is None
     n = len(report.steps)
     assert str(report) == (
-        f"no NaN or Inf in double_where: all {n} equations gave finite values."
+        f"no NaN or Inf in grad of double_where: all {n} equations gave finite values."
     )
-    assert repr(report) == "NanReport(no NaN or Inf in double_where)"
+    assert repr(report) == "NanReport(no NaN or Inf in grad of double_where)"
     assert report._repr_svg_() is None  # Jupyter shows the sentence
     np.testing.assert_allclose(report.steps.outputs, jax.grad(double_where)(X))
     with pytest.raises(
         ValueError,
-        match="found no NaN or Inf in double_where, so there is nothing to draw",
+        match="found no NaN or Inf in grad of double_where, so there is nothing to draw",
     ):
         report.diagram()
 
@@ -106,7 +106,7 @@ def test_the_picture_is_the_neighbourhood():
     d = report.diagram()
     assert (
         d.title
-        == f"first NaN in naive_where: div at test_tracing_nans.py:{report.line.line}"
+        == f"first NaN in grad of naive_where: div at test_tracing_nans.py:{report.line.line}"
     )
     drawn = {int(i) for i in re.findall(r"^\s*step(\d+) \[", d.source, re.MULTILINE)}
     assert drawn == report.neighbourhood() and report.step.index in drawn
