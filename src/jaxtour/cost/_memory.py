@@ -11,7 +11,6 @@ analysis adds the compiled temporary buffers where the backend gives one.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -22,9 +21,9 @@ from jaxtour import _ir
 from jaxtour._style import si
 from jaxtour.cost._ledger import total
 from jaxtour.cost._plot import Plot, figure
+from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build
 
-DEFAULT = "no checkpoint"
 POLICIES = (DEFAULT, "dots_saveable", "nothing_saveable")
 NO_MEMORY = (
     "XLA gives no memory_analysis() on {backend}: temporary buffers are not "
@@ -111,67 +110,6 @@ class GradMemory:
         )
 
 
-# Names in jax.checkpoint_policies that build a policy from arguments, not policies.
-_FACTORY_PREFIXES = ("save_", "offload_")
-AS_WRITTEN = "as written (its own jax.checkpoint)"
-
-
-def _resolve(policy: Any) -> tuple[str, Any]:
-    """(label, policy function or None) for a name, a policy object, or DEFAULT.
-
-    Raises:
-        ValueError: an unknown name, or a factory passed without its arguments.
-        TypeError: neither a name nor a callable.
-    """
-    if policy == DEFAULT:
-        return DEFAULT, None
-    found = (
-        getattr(jax.checkpoint_policies, policy, None)
-        if isinstance(policy, str)
-        else policy
-    )
-    name = policy if isinstance(policy, str) else _policy_name(policy)
-    if isinstance(policy, str) and (found is None or not callable(found)):
-        names = [n for n in dir(jax.checkpoint_policies) if n.endswith("saveable")]
-        raise ValueError(
-            f"{policy!r} is not a policy in jax.checkpoint_policies; use "
-            f"{DEFAULT!r}, one of: {', '.join(sorted(names))}, or a policy object "
-            f"(e.g. jax.checkpoint_policies.save_only_these_names('h'))."
-        )
-    if not callable(found):
-        raise TypeError(
-            f"grad_memory: a policy is a name (str) or a policy object from "
-            f"jax.checkpoint_policies; got {_ir.describe(policy)}."
-        )
-    if name.startswith(_FACTORY_PREFIXES) and "(" not in name:
-        raise ValueError(
-            f"jax.checkpoint_policies.{name} builds a policy from names: call it "
-            f"first, e.g. policies=[jax.checkpoint_policies.{name}('hidden')] with "
-            f"the names given by jax.ad_checkpoint.checkpoint_name in f."
-        )
-    return name, found
-
-
-def _policy_name(policy: Any) -> str:
-    """`dots_saveable`, or `save_only_these_names(…)` for a policy a factory built."""
-    for name in dir(jax.checkpoint_policies):
-        if getattr(jax.checkpoint_policies, name) is policy:
-            return name
-        if getattr(jax.checkpoint_policies, name) is type(policy):  # a built object
-            return f"{name}(…)"
-    outer = getattr(policy, "__qualname__", "").split(".<locals>.")
-    if len(outer) > 1:
-        return f"{outer[0]}(…)"
-    if hasattr(policy, "__name__"):
-        return policy.__name__
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", type(policy).__name__).lower()
-    return f"{snake}(…)"  # SaveOnlyTheseNames(...) -> save_only_these_names(…)
-
-
-def _policy(f: Callable, policy: Any) -> Callable:
-    return f if policy is None else jax.checkpoint(f, policy=policy)
-
-
 def _temp_bytes(compiled: Any) -> float | None:
     try:
         stats = compiled.memory_analysis()
@@ -208,7 +146,7 @@ def grad_memory(
         TypeError: a policy that is neither a name nor a policy object.
     """
     _ir.check_callable(f, "grad_memory")
-    chosen = [_resolve(p) for p in policies]  # bad ones fail now, not after tracing
+    chosen = [resolve(p) for p in policies]  # bad ones fail now, not after tracing
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def report(*args: Any) -> GradMemory:
@@ -317,7 +255,7 @@ def residuals(g: Callable, args: tuple, argnums: tuple[int, ...] = ()) -> list[A
 def _measure(
     f: Callable, name: str, policy: Any, args: tuple, nums: tuple[int, ...]
 ) -> Policy:
-    g = _policy(f, policy)
+    g = wrap(f, policy)
     kept = residuals(g, args, nums)
     traced = jax.jit(jax.grad(g, argnums=nums)).trace(*args)
     compiled = traced.lower().compile()
