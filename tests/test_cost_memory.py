@@ -54,7 +54,7 @@ def test_bad_input_messages():
     with pytest.raises(
         ValueError,
         match=r"^'keep_all' is not a policy in "
-        r"jax.checkpoint_policies; use 'no checkpoint' or one of: ",
+        r"jax.checkpoint_policies; use 'no checkpoint', one of: ",
     ):
         grad_memory(jnp.sum, policies=["keep_all"])
     with pytest.raises(
@@ -78,3 +78,60 @@ def test_compiled_flops_show_what_xla_did_with_the_recomputation(report):
         # the CPU compiler merges the recomputed forward back into the first one for
         # this loss checkpointed whole (the module docstring says so): same FLOPs
         assert nothing.compiled_flops == pytest.approx(default.compiled_flops, rel=0.01)
+
+
+def _mlp_loss(w, x):
+    h = jnp.tanh(x @ w)
+    return jnp.sum(jnp.tanh(h @ w) ** 2)
+
+
+W, X = jnp.ones((8, 8)) / 8, jnp.ones((4, 8))
+
+
+def test_a_policy_object_is_measured_and_named():
+    from jax.ad_checkpoint import checkpoint_name
+
+    def named(w, x):
+        h = checkpoint_name(jnp.tanh(x @ w), "h")
+        return jnp.sum(jnp.tanh(h @ w) ** 2)
+
+    only_h = jax.checkpoint_policies.save_only_these_names("h")
+    result = grad_memory(
+        named, policies=[jax.checkpoint_policies.nothing_saveable, only_h]
+    )(W, X)
+    assert [p.name for p in result.policies] == [
+        "nothing_saveable",
+        "save_only_these_names(…)",
+    ]
+    assert result.policy("save_only_these_names(…)").residuals >= 1
+
+
+def test_a_policy_factory_not_called_is_refused_in_words():
+    with pytest.raises(
+        ValueError,
+        match=r"^jax.checkpoint_policies.save_only_these_names builds a policy from "
+        r"names: call it first",
+    ):
+        grad_memory(_mlp_loss, policies=[jax.checkpoint_policies.save_only_these_names])
+    with pytest.raises(ValueError, match=r"save_only_these_names builds a policy"):
+        grad_memory(_mlp_loss, policies=["save_only_these_names"])
+    with pytest.raises(TypeError, match=r"^grad_memory: a policy is a name"):
+        grad_memory(_mlp_loss, policies=[3])
+
+
+def test_argnums_differentiate_as_jax_grad_does():
+    by_x = grad_memory(_mlp_loss, argnums=1, policies=["no checkpoint"])(W, X)
+    both = grad_memory(_mlp_loss, argnums=(0, 1), policies=["no checkpoint"])(W, X)
+    assert by_x.policies[0].flops <= both.policies[0].flops
+
+
+def test_a_function_with_its_own_checkpoint_is_labelled_so():
+    result = grad_memory(jax.checkpoint(_mlp_loss), policies=["no checkpoint"])(W, X)
+    assert result.policies[0].name == "as written (its own jax.checkpoint)"
+    assert result.policy("no checkpoint") is result.policies[0]
+
+
+def test_a_warm_call_reuses_its_measurements():
+    measure = grad_memory(_mlp_loss)
+    first, again = measure(W, X), measure(W, X)
+    assert all(a is b for a, b in zip(first.policies, again.policies, strict=True))

@@ -5,6 +5,7 @@ import xml.etree.ElementTree as ET
 
 import jax
 import jax.numpy as jnp
+import matplotlib.text
 import pytest
 
 from jaxtour import _ir, mlp
@@ -48,10 +49,22 @@ def test_peaks_are_measured_once_then_cached(cache, measured, monkeypatch):
     assert len(measured) == 2
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"cpu:cpu": {"flops": 1}}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        "[1, 2]",
+        '{"cpu:cpu": {"flops": 1}}',
+        '{"cpu:cpu": {"flops_per_s": 0, "bytes_per_s": 1e9}}',
+        '{"cpu:cpu": {"flops_per_s": NaN, "bytes_per_s": 1e9}}',
+        '{"cpu:cpu": {"flops_per_s": 1e9, "bytes_per_s": -5}}',
+    ],
+)
 def test_corrupt_cache_is_measured_again_and_rewritten(cache, measured, text):
     (cache / "peaks.json").write_text(text)
-    assert device_peaks() == FAKE and len(measured) == 1
+    with pytest.warns(UserWarning, match="measuring again") as caught:
+        assert device_peaks() == FAKE and len(measured) == 1
+    assert str(cache / "peaks.json") in str(caught[0].message)
     assert (
         json.loads((cache / "peaks.json").read_text())["cpu:cpu"]["bytes_per_s"] == 10e9
     )
@@ -104,12 +117,36 @@ def test_roofline_holds_every_fusion(tmp_path):
 def test_roofline_bad_input():
     with pytest.raises(TypeError, match=r"^draw_roofline needs a function to trace"):
         draw_roofline(None)
-    with pytest.raises(
-        TypeError,
-        match=r"^draw_roofline cannot trace args\[0\]: it is "
-        r"'a' \(str\)",
-    ):
-        draw_roofline(jnp.sin, peaks=FAKE)("a")
+
+
+def test_a_program_without_flops_is_said_in_words():
+    roof = draw_roofline(jnp.sin, peaks=FAKE)(jnp.ones(3))  # sin: transcendental only
+    assert roof.table.flops == 0 and not roof.above_roof
+    assert roof.title == (
+        "Roofline of sin on cpu:cpu: no FLOPs after compilation (pure data movement), "
+        "so the program has no place on the roof; its ops are drawn at the left edge"
+    )
+    assert roof._repr_png_().startswith(b"\x89PNG")
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+@pytest.mark.parametrize(
+    "peaks",
+    [Peaks("cpu:cpu", 1e3, 1e15), Peaks("cpu:cpu", 1e19, 1e-2), FAKE],
+    ids=["ridge 1e-12", "ridge 1e21", "ordinary"],
+)
+def test_the_rooflines_size_and_fonts_do_not_depend_on_the_peaks(peaks):
+    """A slide shows the PNG at one scale: its pixels and font sizes are constants."""
+    roof = draw_roofline(lambda a, b: jnp.tanh(a @ b), peaks=peaks)(
+        jnp.ones((32, 32)), jnp.ones((32, 32))
+    )
+    assert _png_size(roof.png()) == (836, 594)  # 7.6 x 5.4 in at 110 dpi
+    texts = [t for t in roof.figure.findobj(matplotlib.text.Text) if t.get_text()]
+    assert len(texts) > 10
+    assert min(t.get_fontsize() for t in texts) >= 10  # points: 15 px at 110 dpi
 
 
 def test_roofline_marks_another_program():

@@ -190,3 +190,26 @@ def test_notes_say_when_a_program_is_too_short_to_time():
     assert (
         "too short to time op by op" in notes and "15 µs per call is in no op" in notes
     )
+
+
+def test_draw_keeps_the_slowest_ops_and_folds_the_rest(heavy):
+    assert len(heavy.rows) >= 2
+    d = heavy.draw(max_ops=1)
+    assert d.counts[0] == 2 and f"{len(heavy.rows) - 1} faster ops" in d.source
+    with pytest.raises(ValueError, match=r"Profile\.draw: `max_ops` must be a positive"):
+        heavy.draw(max_ops=0)
+
+
+def test_a_model_with_leaves_jax_cannot_trace_is_profiled_as_jit_would_hold_them():
+    model = {"w": jnp.ones((64, 64)), "activation": jnp.tanh, "name": "mlp"}
+
+    def forward(model, x):
+        return model["activation"](x @ model["w"]).sum()
+
+    p = profile(forward)(model, jnp.ones((8, 64)))
+    assert any("dot_general" in r.primitives for r in p.rows)
+
+
+def test_static_argnames_are_held_as_jax_jit_holds_them():
+    p = profile(lambda x, *, n: jnp.tanh(x) * n, static_argnames="n")(jnp.ones(8), n=3)
+    assert p.rows

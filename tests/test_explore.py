@@ -227,12 +227,11 @@ def test_a_non_callable_gets_the_library_error():
     assert "explore(loss, params, batch)" in "".join(ours.value.__notes__)
 
 
-def test_an_untraceable_argument_gets_the_library_error():
-    with pytest.raises(TypeError) as library:
-        draw_jaxpr(cubic)("one")
+def test_an_untraceable_argument_is_refused_by_name():
+    # The explorer's views run jax.vmap and jax.grad on the arguments themselves, so
+    # (unlike the drawing lenses, which hold such a leaf fixed) it refuses one.
     with pytest.raises(TypeError) as ours:
         explore(cubic, "one")
-    assert str(ours.value) == str(library.value).replace("draw_jaxpr", "explore")
     assert str(ours.value).startswith("explore cannot trace args[0]: it is 'one' (str)")
 
 
@@ -275,7 +274,9 @@ def test_keyword_arguments_are_held_fixed():
     panel.grad.value = True
     expected = draw_jaxpr(jax.grad(functools.partial(power, n=3)))(2.0)
     assert (
-        panel.shown.result.title == expected.title == "jaxpr of <lambda>: 4 equations"
+        panel.shown.result.title
+        == expected.title
+        == "jaxpr of grad of <lambda>: 4 equations"
     )
     assert panel.shown.result.counts == expected.counts
     assert panel.shown.code.startswith("draw_jaxpr(grad(f)")

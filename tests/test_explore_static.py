@@ -60,7 +60,7 @@ def test_an_executed_notebook_exports_the_picture():
     output = notebook.cells[0].outputs[-1]
     assert {WIDGET_VIEW, "text/html"} <= set(output.data)
     static = _static_block(_exported(notebook))
-    assert "grad(cubic)" in static and "jaxpr of cubic: 17 equations" in static
+    assert "grad(cubic)" in static and "jaxpr of grad of cubic: 17 equations" in static
 
 
 @pytest.mark.slow

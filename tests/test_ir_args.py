@@ -13,20 +13,46 @@ def test_a_non_callable_is_named():
         _ir.check_callable(3, "draw_x")
 
 
-@pytest.mark.parametrize(
-    ("args", "where", "what"),
-    [
-        (("abc",), r"args\[0\]", r"'abc' \(str\)"),
-        ((jnp.ones(2), {"w": object()}), r"args\[1\]\['w'\]", r"object"),
-    ],
-)
-def test_untraceable_arguments_are_named(args, where, what):
-    with pytest.raises(
-        TypeError,
-        match=rf"draw_x cannot trace {where}: it is .*{what}.*"
-        r"static_argnums",
-    ):
-        _ir.trace(lambda *a: a[0], args, {}, who="draw_x")
+def test_leaves_jax_cannot_trace_are_held_as_constants():
+    """As eqx.filter_jit: a string and a function inside the arguments are held."""
+
+    def f(x, cfg):
+        return cfg["act"](x) * 2 if cfg["mode"] == "double" else x
+
+    cfg = {"act": jnp.sin, "mode": "double", "w": jnp.ones(2)}
+    traced, part = _ir.trace_split(f, (jnp.ones(2), cfg), {}, who="draw_x")
+    assert part.held == ("cfg['act']", "cfg['mode']")
+    assert len(traced.jaxpr.jaxpr.invars) == len(part.leaves()) == 2
+    assert _ir.primitive_counts(traced.jaxpr.jaxpr)["sin"] == 1
+    out = traced.lower().compile()(*part.dynamic()[0])
+    assert (out == f(jnp.ones(2), cfg)).all()
+
+
+def test_a_warm_trace_with_held_leaves_hits_jaxs_cache():
+    def f(x, act):
+        return act(x)
+
+    first = _ir.trace(f, (jnp.ones(2), jnp.cos), {}, who="draw_x")
+    again = _ir.trace(f, (jnp.ones(2), jnp.cos), {}, who="draw_x")
+    assert first.jaxpr is again.jaxpr
+
+
+@pytest.mark.parametrize("nums", [None, -1, (-1,), 1])
+def test_static_argnums_read_as_jax_jit_reads_them(nums):
+    def f(x, n=2):
+        return x * n
+
+    traced = _ir.trace(f, (jnp.ones(2), 3), {}, who="draw_x", static_argnums=nums)
+    consts = len(traced.jaxpr.jaxpr.invars)
+    assert consts == (2 if nums is None else 1)
+
+
+def test_static_argnames_hold_a_keyword():
+    def f(x, *, mode="sin"):
+        return jnp.sin(x) if mode == "sin" else jnp.cos(x)
+
+    traced = _ir.trace(f, (1.0,), {"mode": "cos"}, who="draw_x", static_argnames="mode")
+    assert _ir.primitive_counts(traced.jaxpr.jaxpr)["cos"] == 1
 
 
 def test_keyword_arguments_are_named_too():

@@ -225,3 +225,47 @@ def test_bad_inputs_say_what_to_do():
         r"'a' \(str\)",
     ):
         explain_retraces(lambda x: x)("a")
+
+
+def test_the_closest_earlier_signature_is_blamed():
+    """Issue 27: {"a": f32}, {"a", "b"}, {"a": i32}: the third changed a dtype."""
+    f = explain_retraces(lambda d: sum(d.values()))
+    f({"a": jnp.float32(1)})
+    f({"a": jnp.float32(1), "b": jnp.float32(2)})
+    f({"a": jnp.int32(1)})
+    (cause,) = f.calls[-1].causes
+    assert (
+        cause.kind == "dtype" and "`d['a']` changed dtype: f32[] → i32[]" in cause.words
+    )
+
+
+def test_a_static_keyword_left_to_its_default_then_passed_is_named():
+    def g(x, mode="sin"):
+        return jnp.sin(x) if mode == "sin" else jnp.cos(x)
+
+    f = explain_retraces(g, static_argnames="mode")
+    f(1.0)
+    f(1.0, mode="sin")
+    f(1.0, mode="cos")
+    first, second = f.calls[1].causes, f.calls[2].causes
+    assert [c.words for c in first] == [
+        "static `mode` was left to its default 'sin', now passed as 'sin': jit keys a "
+        "keyword passed apart from one left to its default, even of equal value"
+    ]
+    assert [c.words for c in second] == ["static `mode` changed value: 'sin' → 'cos'"]
+
+
+@pytest.mark.parametrize("nums", [None, -1])
+def test_static_argnums_none_and_negative_as_jax_jit(nums):
+    f = explain_retraces(lambda x, n=2: x * n, static_argnums=nums)
+    assert float(f(jnp.float32(2.0), 3)) == 6.0
+
+
+def test_a_mutated_closed_over_dict_is_flagged_stale():
+    cfg = {"scale": 2.0}
+    f = explain_retraces(lambda x: x * cfg["scale"])
+    f(jnp.ones(2))
+    cfg["scale"] = 3.0
+    f(jnp.ones(2))
+    (stale,) = f.calls[-1].stale
+    assert stale.startswith("`cfg` changed (dict(scale=2.0) → dict(scale=3.0))")

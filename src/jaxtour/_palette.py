@@ -62,12 +62,15 @@ for _family, _names in {
     "dynamic_update_slice gather scatter scatter_add scatter_mul scatter_min scatter_max "
     "concatenate pad squeeze expand_dims rev reverse iota copy copy_p bitcast tuple "
     "get_tuple_element constant sharding_constraint device_put parameter split "
-    "optimization_barrier select_and_scatter_add select_and_gather_add",
+    "optimization_barrier select_and_scatter_add select_and_gather_add "
+    # no bytes cross devices: a type cast marking a value as varying over mesh axes
+    # (pvary, once pbroadcast), and a device's own index
+    "pvary pbroadcast axis_index",
     "random": "random_bits random_seed random_wrap random_unwrap random_fold_in random_split "
     "threefry2x32 rng_bit_generator rng rng_uniform",
     "collective": "psum pmax pmin pmean all_gather all_to_all ppermute psum_scatter "
-    "reduce_scatter all_reduce collective_permute collective_broadcast axis_index pbroadcast "
-    "psum_invariant pvary ragged_all_to_all",
+    "reduce_scatter all_reduce collective_permute collective_broadcast "
+    "psum_invariant ragged_all_to_all",
 }.items():
     _MEMBERS.update(dict.fromkeys(_names.split(), _family))
 

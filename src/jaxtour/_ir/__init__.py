@@ -6,7 +6,9 @@ changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir
 say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
 
-One module per seam: `_args` (checked arguments and tracing), `_jaxpr` (reading jaxprs),
+One module per seam: `_args` (checked arguments and tracing), `_split` (leaves JAX
+cannot trace held fixed, as `eqx.filter_jit`), `_values` (run values as NumPy: keys as
+key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
@@ -21,6 +23,7 @@ from jaxtour._ir._args import (
     function_name,
     static_tuple,
     trace,
+    trace_split,
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
@@ -51,8 +54,10 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
+from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 
 __all__ = [
     "BOOKKEEPING",
@@ -63,10 +68,12 @@ __all__ = [
     "HloModule",
     "HloOp",
     "SourceLine",
+    "Split",
     "Step",
     "Stepped",
     "SubJaxpr",
     "arg_names",
+    "bind",
     "check_args",
     "check_callable",
     "cost_summary",
@@ -79,23 +86,31 @@ __all__ = [
     "function_name",
     "hlo_bytes",
     "hlo_counts",
+    "host",
     "important_params",
     "io_names",
     "is_dropvar",
+    "is_float",
+    "is_key",
     "is_literal",
     "jaxpr_counts",
     "literal_str",
+    "nonfinite",
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",
     "source_line",
+    "split",
     "split_top",
     "stablehlo_text",
     "static_tuple",
     "step_jaxpr",
     "sub_jaxprs",
     "trace",
+    "trace_split",
+    "traceable",
     "type_str",
     "unwrap_jit",
+    "value_type",
     "walk",
 ]

@@ -6,9 +6,9 @@ import inspect
 from typing import Any
 
 import jax
-import numpy as np
 
 from jaxtour._ir._jaxpr import type_str
+from jaxtour._ir._split import bind, names_tuple, split, static_positions, traceable
 
 
 def check_callable(f: Any, who: str) -> None:
@@ -29,12 +29,40 @@ def describe(value: Any, width: int = 40) -> str:
 
 
 def function_name(f: Any) -> str:
-    """The name a title should use for `f` (functools.partial and jitted functions too)."""
+    """The name a title should use for `f` (functools.partial and jitted functions too);
+    a function JAX transformed says so, as its docstring does.
+
+    Example:
+        >>> def f(x):
+        ...     return x * x
+        >>> function_name(f), function_name(jax.grad(f)), function_name(jax.vmap(f))
+        ('f', 'grad of f', 'vmap of f')
+    """
     for candidate in (f, getattr(f, "func", None), getattr(f, "__wrapped__", None)):
         name = getattr(candidate, "__name__", None)
         if name:
-            return name
+            return _transformed(f, name)
     return type(f).__name__
+
+
+# How jax.grad, value_and_grad, jacfwd/jacrev/hessian and vmap begin the docstring of
+# the function they return (they keep f's name, so a title would otherwise say f).
+_TRANSFORMED = (
+    ("Gradient of ", "grad of "),
+    ("Value and gradient of ", "value_and_grad of "),
+    ("Jacobian of ", "jacobian of "),
+    ("Vectorized version of ", "vmap of "),
+)
+
+
+def _transformed(f: Any, name: str) -> str:
+    doc = getattr(f, "__doc__", None)
+    if not isinstance(doc, str):
+        return name
+    for prefix, said in _TRANSFORMED:
+        if doc.startswith(f"{prefix}{name} ") or doc.startswith(f"{prefix}{name}."):
+            return said + name
+    return name
 
 
 def arg_names(f: Any, n: int) -> list[str]:
@@ -54,51 +82,91 @@ def arg_names(f: Any, n: int) -> list[str]:
     return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
 
 
-def _traceable(leaf: Any) -> bool:
-    if isinstance(
-        leaf, jax.Array | np.ndarray | np.generic | bool | int | float | complex
-    ):
-        return True
-    return hasattr(leaf, "shape") and hasattr(leaf, "dtype")  # jax.ShapeDtypeStruct too
+def static_tuple(static_argnums: Any) -> tuple[int, ...]:
+    """`static_argnums` as `_ir.trace` takes it, read as `jax.jit` reads it: None is
+    none, one position becomes a 1-tuple (negative positions count from the end).
 
-
-def static_tuple(static_argnums: int | tuple[int, ...]) -> tuple[int, ...]:
-    """`static_argnums` as `_ir.trace` takes it: one position becomes a 1-tuple."""
-    if isinstance(static_argnums, int):
-        return (static_argnums,)
-    return tuple(static_argnums)
+    Raises:
+        TypeError: it is not None, an int or ints.
+    """
+    if static_argnums is None:
+        return ()
+    items = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = (static_argnums,)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        raise TypeError(
+            "`static_argnums` must be None, an int or a tuple of ints (positions of "
+            f"arguments, as in jax.jit); got {static_argnums!r}."
+        )
+    return items
 
 
 def check_args(
-    args: tuple, kwargs: dict, static_argnums: tuple[int, ...], who: str
+    args: tuple,
+    kwargs: dict,
+    static_argnums: Any,
+    who: str,
+    static_argnames: Any = (),
+    fix: str = "name it in static_argnums= (or static_argnames=) so it is treated as a "
+    "constant",
 ) -> None:
-    """Raise a TypeError naming the first argument leaf that JAX cannot trace."""
-    dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static_argnums}
-    dynamic |= {f"kwargs[{k!r}]": v for k, v in kwargs.items()}
+    """Raise a TypeError naming the first argument leaf that `jax.jit` cannot trace
+    (for the lenses that run `f` under `jax.jit` as it is, e.g. `explain_retraces`);
+    `fix` says how, with the options the caller has."""
+    static = static_positions(static_argnums, len(args))
+    names = names_tuple(static_argnames)
+    dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static}
+    dynamic |= {f"kwargs[{k!r}]": v for k, v in kwargs.items() if k not in names}
     for where, value in dynamic.items():
         leaves, _ = jax.tree_util.tree_flatten_with_path(value)
         for path, leaf in leaves:
-            if not _traceable(leaf):
+            if not traceable(leaf):
                 name = where + jax.tree_util.keystr(path)
                 raise TypeError(
                     f"{who} cannot trace {name}: it is {describe(leaf)}, and JAX traces only "
-                    "arrays and numbers (or lists, tuples and dicts of them). Pass an array, "
-                    "or name its position in static_argnums= so it is treated as a constant."
+                    f"arrays and numbers (or lists, tuples and dicts of them). Pass an array, "
+                    f"or {fix}."
                 )
 
 
 def trace(
-    f: Any, args: tuple, kwargs: dict, *, who: str, static_argnums: tuple[int, ...] = ()
+    f: Any,
+    args: tuple,
+    kwargs: dict,
+    *,
+    who: str,
+    static_argnums: Any = (),
+    static_argnames: Any = (),
 ) -> jax.stages.Traced:
-    """`jax.jit(f).trace(*args, **kwargs)` with checked inputs.
+    """`jax.jit(f, static_argnums, static_argnames).trace(*args, **kwargs)`, checked.
 
-    An exception raised by `f` itself propagates unchanged, with a note saying which
-    jaxtour call traced it and with what argument shapes.
+    Leaves JAX cannot trace (functions, strings, config objects inside a model) are
+    held as constants, as `eqx.filter_jit` holds them (`_split`). An exception raised
+    by `f` itself propagates unchanged, with a note saying which jaxtour call traced it
+    and with what argument shapes.
     """
+    return trace_split(f, args, kwargs, who, static_argnums, static_argnames)[0]
+
+
+def trace_split(
+    f: Any,
+    args: tuple,
+    kwargs: dict,
+    who: str,
+    static_argnums: Any = (),
+    static_argnames: Any = (),
+) -> tuple[jax.stages.Traced, Any]:
+    """As `trace`, and the `_split.Split` it traced: its `leaves()` are the jaxpr's
+    inputs, its `held` names the leaves held fixed."""
     check_callable(f, who)
-    check_args(args, kwargs, static_argnums, who)
+    nums, names = static_tuple(static_argnums), names_tuple(static_argnames)
+    part = split(args, kwargs, nums, names, arg_names(f, len(args)))
+    jitted = jax.jit(bind(f, part), static_argnums=nums, static_argnames=names)
     try:
-        return jax.jit(f, static_argnums=static_argnums).trace(*args, **kwargs)
+        return jitted.trace(*part.args, **part.kwargs), part
     except Exception as err:
         shapes = ", ".join(_arg_summary(a) for a in args)
         err.add_note(f"(raised while {who} traced {function_name(f)}({shapes}))")
@@ -113,4 +181,6 @@ def _arg_summary(arg: Any) -> str:
             if hasattr(jax, "typeof")
             else str(leaves[0].shape)
         )
-    return f"<{len(leaves)} arrays>" if leaves else type(arg).__name__
+    if len(leaves) == 1 and not hasattr(leaves[0], "shape"):
+        return type(leaves[0]).__name__
+    return f"<{len(leaves)} leaves>" if leaves else type(arg).__name__

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import FlatJaxpr, is_dropvar, is_literal, source_line, type_str
+from jaxtour._ir import FlatJaxpr, host, is_dropvar, is_literal, source_line, type_str
 from jaxtour.autodiff._format import eqn_label
 
 KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")
@@ -71,6 +69,7 @@ class ADGraph:
     title: str = ""
     nodes: dict = field(default_factory=dict)
     edges: list = field(default_factory=list)
+    note: str = ""  # under the title: e.g. which leaves were held fixed
 
     def add(self, node: ADNode) -> str:
         """Add `node`; returns its id."""
@@ -160,11 +159,9 @@ def _val(flat: FlatJaxpr, atom, values: bool):
     if not values:
         return None
     value = flat.value(atom)
-    if value is None or jnp.issubdtype(
-        getattr(value, "dtype", float), jax.dtypes.prng_key
-    ):
-        return None  # not computed, or a PRNG key (shown by its type alone)
-    return np.asarray(value)
+    if value is None:
+        return None  # not computed
+    return host(value)  # a PRNG key as its key data (NumPy cannot hold the key)
 
 
 def add_terminal(

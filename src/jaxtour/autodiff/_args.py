@@ -6,7 +6,9 @@ Every check raises before JAX does, with what went wrong and what to do instead.
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -51,9 +53,50 @@ def resolve_argnums(argnums: tuple[int, ...], nargs: int, who: str) -> tuple[int
 
 
 def leaf_names(value, name: str) -> list[str]:
-    """One label per leaf of `value`: ``x`` or ``params['w1']``."""
-    paths, _ = jax.tree_util.tree_flatten_with_path(value, is_leaf=_is_none)
+    """One label per leaf of `value`: ``x`` or ``params['w1']`` (None is an empty
+    pytree, as in JAX)."""
+    paths, _ = jax.tree_util.tree_flatten_with_path(value)
     return [name + jax.tree_util.keystr(path) for path, _ in paths]
+
+
+def _module_types() -> tuple[type, ...]:
+    """Equinox and Flax NNX module types, where the user has imported them."""
+    found: list[type] = []
+    eqx = sys.modules.get("equinox")
+    nnx = sys.modules.get("flax.nnx")
+    if eqx is not None:
+        found.append(eqx.Module)
+    if nnx is not None:
+        found.append(getattr(nnx, "Pytree", None) or nnx.Module)
+    return tuple(found)
+
+
+def is_filtered(value: Any) -> bool:
+    """Whether `value` is differentiated leaf by leaf, as `eqx.filter_grad` and
+    `nnx.grad` do: it holds a module, or leaves JAX cannot trace (a function, a
+    string). A plain pytree of arrays is differentiated whole, as by `jax.grad`."""
+    types = _module_types()
+    nodes = jax.tree.leaves(value, is_leaf=lambda x: isinstance(x, types))
+    return any(isinstance(n, types) or not is_array_like(n) for n in nodes)
+
+
+def diff_mask(value: Any) -> list[bool]:
+    """Per leaf of `value`: whether a filtered gradient takes it. Floating-point leaves,
+    as `eqx.filter_grad`; inside a Flax NNX variable, only an `nnx.Param`'s, as
+    `nnx.grad`'s default `wrt`."""
+    nnx = sys.modules.get("flax.nnx")
+    if nnx is None:
+        return [is_differentiable(leaf) for leaf in jax.tree.leaves(value)]
+    mask: list[bool] = []
+    for node in jax.tree.leaves(value, is_leaf=lambda x: isinstance(x, nnx.Variable)):
+        if isinstance(node, nnx.Variable):
+            param = isinstance(node, nnx.Param)
+            mask += [
+                param and is_differentiable(leaf) for leaf in jax.tree.leaves(node)
+            ]
+        else:
+            mask.append(is_differentiable(node))
+    return mask
 
 
 def tree_name(value, name: str) -> str:
@@ -66,10 +109,6 @@ def tree_name(value, name: str) -> str:
         }
         kind += f" of {len(value)}" + (f" {inner.pop()}s" if len(inner) == 1 else "")
     return f"{name} · {kind}"
-
-
-def _is_none(x) -> bool:
-    return x is None
 
 
 def is_array_like(leaf) -> bool:
@@ -110,7 +149,7 @@ def check_differentiable(
         TypeError: a leaf is not an array (a string, None, an object), is a PRNG key,
             or holds integers or booleans.
     """
-    leaves = jax.tree.leaves(value, is_leaf=_is_none)
+    leaves = jax.tree.leaves(value)
     for label, leaf in zip(leaf_names(value, name), leaves, strict=True):
         where = f"{who} cannot differentiate with respect to argument {position} (`{label}`)"
         if not is_array_like(leaf):

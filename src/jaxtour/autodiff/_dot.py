@@ -87,7 +87,11 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     attrs = style.graph_attrs(graph.title, rankdir)
     # Plain text in short lines: the embedded renderer under-measures text and would clip.
     attrs["label"] = "\\n".join(
-        [graph.title, *textwrap.wrap(SUBTITLES.get(lanes[-1], ""), 56)]
+        [
+            graph.title,
+            *textwrap.wrap(graph.note, 56),
+            *textwrap.wrap(SUBTITLES.get(lanes[-1], ""), 56),
+        ]
     )
     attrs["fontsize"] = "16"
     dot.attr(**attrs)

@@ -16,6 +16,8 @@ from jaxtour._terminals import FOLDED, ROW, fold_limit
 from jaxtour._wording import plural
 from jaxtour.autodiff._adgraph import ADEdge, ADGraph, ADNode
 
+LINE_ROW = 3  # folded by source line: a pytree of more leaves is one node
+
 
 def fold(
     graph: ADGraph, *, expand_pytrees: bool | None, max_depth: int | None, max_eqns: int
@@ -30,6 +32,9 @@ def fold(
     if _count(ops, op_key) > max_eqns:
         op_key = _line_key
         how.append(f"one node per source line, {_count(ops, op_key)} nodes")
+        if expand_pytrees is None:  # a big program: its pytrees as one node each too,
+            keys = _pytree_keys(graph, None, LINE_ROW)  # or their rows outgrow a slide
+            how = ([FOLDED] if keys else []) + [h for h in how if h != FOLDED]
     elif _count(ops, op_key) < len(ops):
         how.append("nested jit calls as one node each")
     keys.update({n.id: k for n in ops if (k := op_key(n)) is not None})
@@ -44,14 +49,16 @@ def fold(
     return folded, rep
 
 
-def _pytree_keys(graph: ADGraph, expand: bool | None) -> dict[str, tuple]:
+def _pytree_keys(
+    graph: ADGraph, expand: bool | None, limit: float | None = None
+) -> dict[str, tuple]:
     if expand:
         return {}
     members = collections.defaultdict(list)
     for node in graph.nodes.values():
         if node.group and node.kind != "op":
             members[(node.kind, node.lane, node.group)].append(node.id)
-    limit = fold_limit(expand)
+    limit = fold_limit(expand) if limit is None else limit
     return {
         i: ("tree", *key)
         for key, ids in members.items()
@@ -95,7 +102,7 @@ def _merge(graph: ADGraph, keys: dict) -> tuple[ADGraph, dict[str, str]]:
     groups: dict = collections.defaultdict(list)
     for node in graph.nodes.values():
         groups[keys.get(node.id, node.id)].append(node)
-    folded, rep = ADGraph(graph.title), {}
+    folded, rep = ADGraph(graph.title, note=graph.note), {}
     for key, members in groups.items():
         head = members[0]
         node = head if len(members) == 1 else _folded_node(key, members)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from jaxtour._ir import host
 from jaxtour._wording import plural
 
 # Params worth a glance in a node label; everything else stays in the jaxpr text.
@@ -22,7 +21,7 @@ _SHOWN_PARAMS = {
 
 def format_value(value, entries: int = 3) -> str:
     """A number as ``4.0``; an array as its first `entries` entries, ``[1, 2, 3, …]``."""
-    array = np.asarray(value)
+    array = host(value)  # a PRNG key as its key data, bfloat16 as float32
     if array.size == 1 and array.ndim == 0:
         return _number(array.item())
     flat = array.reshape(-1)

@@ -127,6 +127,7 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
     the word for the "backward" equations); see `_grad_labels`.
     """
     graph = ADGraph(title=reverse_title(labels["title"], trace, labels["backward"]))
+    graph.note = call.held_note()
     fwd, bwd = trace.forward, trace.backward
     groups = call.groups or [""] * len(call.labels)
     sources = {}

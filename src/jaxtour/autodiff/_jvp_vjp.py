@@ -155,7 +155,7 @@ def draw_jvp(
 
 def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     """The model of forward mode: primal inputs and tangent seeds, two lanes, two outputs."""
-    graph = ADGraph()
+    graph = ADGraph(note=call.held_note())
     n_primal = call.n_diff
     tangent_vars = flat.invars[n_primal : 2 * n_primal]
     labels = [

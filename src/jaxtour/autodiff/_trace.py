@@ -9,7 +9,7 @@ object, rebuilt from its leaves, on a cotangent. Nothing here re-derives a rule.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -35,6 +35,21 @@ class Call:
     labels: list[str]
     aux: bool = False
     groups: list[str] | None = None  # per leaf: its argument (`_args.tree_name`)
+    held: list[str] = field(
+        default_factory=list
+    )  # leaves of `argnums` not differentiated
+
+    def held_note(self, limit: int = 4) -> str:
+        """The picture's line naming the leaves held fixed ("" when none)."""
+        if not self.held:
+            return ""
+        shown = ", ".join(self.held[:limit])
+        more = len(self.held) - limit
+        return (
+            "held fixed (not differentiated): "
+            + shown
+            + (f" and {more} more" if more > 0 else "")
+        )
 
     @property
     def n_diff(self) -> int:
@@ -57,42 +72,41 @@ def prepare(
 ) -> Call:
     """Check the arguments (`_args`), then split them into leaves as `Call` describes.
 
-    With `strict` (as `jax.grad`), every leaf of the arguments in `argnums` must be
-    differentiable; without it (as `jax.vjp` and `jax.jvp`), integer, boolean and key
-    leaves there are kept fixed, as JAX does with its float0 tangents.
+    With `strict` (as `jax.grad`), every leaf of a plain pytree in `argnums` must be
+    differentiable; a module, or a pytree holding functions or strings, is filtered as
+    `eqx.filter_grad` and `nnx.grad` filter it (`_args.diff_mask`). Without `strict`
+    (as `jax.vjp` and `jax.jvp`), integer, boolean and key leaves are kept fixed, as JAX
+    does with its float0 tangents. Python ints and bools outside `argnums` are bound as
+    they are, as `jax.grad` leaves them (`range(n)` works); so is every leaf JAX cannot
+    trace. None is an empty pytree, as in JAX.
 
     Raises:
         ValueError, TypeError: as `_args.resolve_argnums` and `check_differentiable`.
     """
     argnums = _args.resolve_argnums(argnums, len(args), who)
     names = arg_names(f, len(args))
-    if strict or not any(
-        _args.is_differentiable(leaf)
-        for i in argnums
-        for leaf in jax.tree.leaves(args[i])
-    ):
+    masks = {i: _mask(args[i], strict) for i in argnums}
+    if strict or not any(any(m) for m in masks.values()):
         for i in argnums:  # all must be, or (vjp, jvp) at least one: JAX's message then
-            _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
+            if not (strict and _args.is_filtered(args[i]) and any(masks[i])):
+                _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
     flat: list[Any] = []
     trees: list[Any] = []
-    diff: list[Any] = []
-    other: list[Any] = []
+    slots: dict[str, list] = {"diff": [], "other": [], "held": []}
+    held: list[str] = []  # leaves of the arguments in `argnums` not differentiated
     for i, arg in enumerate(args):
-        leaves, tree = jax.tree.flatten(arg, is_leaf=_is_none)
+        leaves, tree = jax.tree.flatten(arg)
         trees.append(tree)
-        for label, leaf in zip(_args.leaf_names(arg, names[i]), leaves, strict=True):
-            slot = (
-                diff
-                if i in argnums and (strict or _args.is_differentiable(leaf))
-                else other
-                if _args.is_array_like(leaf)
-                else None
-            )
-            if slot is not None:
-                slot.append(
-                    (len(flat), label, _as_jax(leaf), _args.tree_name(arg, names[i]))
-                )
+        group = _args.tree_name(arg, names[i])
+        labels = _args.leaf_names(arg, names[i])
+        mask = masks.get(i, [False] * len(leaves))
+        for label, leaf, take in zip(labels, leaves, mask, strict=True):
+            slot = "diff" if take else _fixed_slot(leaf, i in argnums)
+            if i in argnums and not take:
+                held.append(label)
+            slots[slot].append((len(flat), label, leaf, group))
             flat.append(leaf)
+    diff, other = slots["diff"], slots["other"]
 
     def fn(diff_leaves, other_leaves):
         full = list(flat)
@@ -111,16 +125,31 @@ def prepare(
 
     return Call(
         fn,
-        tuple(s[2] for s in diff),
-        tuple(s[2] for s in other),
+        tuple(_as_jax(s[2]) for s in diff),
+        tuple(_as_jax(s[2]) for s in other),
         [s[1] for s in (*diff, *other)],
         has_aux,
         [s[3] for s in (*diff, *other)],
+        held,
     )
 
 
-def _is_none(x) -> bool:
-    return x is None
+def _mask(arg, strict: bool) -> list[bool]:
+    if strict and not _args.is_filtered(arg):
+        return [True] * len(jax.tree.leaves(arg))
+    if strict:
+        return _args.diff_mask(arg)
+    return [_args.is_differentiable(leaf) for leaf in jax.tree.leaves(arg)]
+
+
+def _fixed_slot(leaf, differentiated_arg: bool) -> str:
+    """Where a leaf not differentiated goes: traced as a fixed input, or held as it is
+    (what JAX cannot trace; a Python int or bool outside `argnums`, as `jax.grad`)."""
+    if not _args.is_array_like(leaf):
+        return "held"
+    if not differentiated_arg and isinstance(leaf, bool | int):
+        return "held"
+    return "other"
 
 
 def _as_jax(leaf):

@@ -25,6 +25,7 @@ class FusionTraffic(NamedTuple):
     xla_bytes: float | None  # cost_analysis()'s "bytes accessed", None if not given
     equations: int
     ops: int
+    devices: int = 1
 
     @property
     def saving(self) -> float:
@@ -39,21 +40,26 @@ class FusionTraffic(NamedTuple):
             if self.xla_bytes is not None
             else ""
         )
+        where = f" (all {self.devices} devices)" if self.devices > 1 else ""
         return (
-            f"FusionTraffic({self.name!r}: {self.equations} equations move "
+            f"FusionTraffic({self.name!r}{where}: {self.equations} equations move "
             f"{si(self.unfused_bytes, 'B')}; {self.ops} compiled ops move "
             f"{si(self.fused_bytes, 'B')}{xla}: {self.saving:.3g}x less)"
         )
 
 
 def fusion_traffic(
-    f: Callable, *, static_argnums: int | tuple[int, ...] = ()
+    f: Callable,
+    *,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., FusionTraffic]:
     """Bytes `f` would move unfused (each equation on its own) and moves once compiled.
 
     Args:
         f: the function; traced and compiled with `jax.jit`.
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `FusionTraffic`.
@@ -69,17 +75,25 @@ def fusion_traffic(
 
     def traffic(*args: Any, **kwargs: Any) -> FusionTraffic:
         traced = _ir.trace(
-            f, args, kwargs, who="fusion_traffic", static_argnums=statics
+            f,
+            args,
+            kwargs,
+            who="fusion_traffic",
+            static_argnums=statics,
+            static_argnames=static_argnames,
         )
         table = build(_ir.function_name(f), traced, traced.lower().compile())
-        unfused = total(table.equations)[2]
+        unfused = total(table.equations)[2]  # global shapes
+        per_device = table.devices  # the compiled ops are one device's share
+        xla = table.xla.get("bytes_accessed")
         return FusionTraffic(
             table.name,
             unfused,
-            table.bytes,
-            table.xla.get("bytes_accessed"),
+            table.bytes * per_device,
+            None if xla is None else xla * per_device,
             len(table.equations),
             len(table.ops),
+            per_device,
         )
 
     return traffic

@@ -50,6 +50,7 @@ class CostTable:
     equations: list[Row]
     ops: list[Row]
     xla: dict[str, float] = field(default_factory=dict)
+    devices: int = 1  # the compiled program is one device's share of this many
 
     @property
     def flops(self) -> float:
@@ -136,14 +137,17 @@ class CostTable:
     def __str__(self) -> str:
         eq, op = total(self.equations), total(self.ops)
         head = ["", "FLOPs", "transcendentals", "bytes"]
+        # A sharded program: the jaxpr holds global shapes, the compiled program is what
+        # one device runs. Each row says which, so no one sets them side by side.
+        glob, each = (", global", ", per device") if self.devices > 1 else ("", "")
         body = [
-            ["jaxpr (kit)", si(eq[0]), si(eq[1]), si(eq[2], "B")],
-            ["compiled (kit)", si(op[0]), si(op[1]), si(op[2], "B")],
+            [f"jaxpr (kit{glob})", si(eq[0]), si(eq[1]), si(eq[2], "B")],
+            [f"compiled (kit{each})", si(op[0]), si(op[1]), si(op[2], "B")],
         ]
         if self.xla:
             body.append(
                 [
-                    "compiled (XLA)",
+                    f"compiled (XLA{each})",
                     si(self.xla.get("flops")),
                     si(self.xla.get("transcendentals", 0.0)),
                     si(self.xla.get("bytes_accessed"), "B"),
@@ -152,9 +156,10 @@ class CostTable:
         ops = _text(
             ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"], self.rows()
         )
+        where = f", {self.devices} devices" if self.devices > 1 else ""
         return "\n".join(
             [
-                f"Cost of {self.name} on {self.backend}",
+                f"Cost of {self.name} on {self.backend}{where}",
                 _text(head, body),
                 "",
                 ops,

@@ -10,6 +10,7 @@ analysis adds the compiled temporary buffers where the backend gives one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -20,9 +21,9 @@ from jaxtour import _ir
 from jaxtour._plot import Plot, figure
 from jaxtour._wording import si
 from jaxtour.cost._ledger import total
+from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build
 
-DEFAULT = "no checkpoint"
 POLICIES = (DEFAULT, "dots_saveable", "nothing_saveable")
 NO_MEMORY = (
     "XLA gives no memory_analysis() on {backend}: temporary buffers are not "
@@ -51,7 +52,11 @@ class GradMemory:
 
     def policy(self, name: str) -> Policy:
         """The figures of one policy, by name ("no checkpoint", "nothing_saveable")."""
-        found = [p for p in self.policies if p.name == name]
+        found = [
+            p
+            for p in self.policies
+            if p.name == name or (name == DEFAULT and p.name == AS_WRITTEN)
+        ]
         if not found:
             raise KeyError(
                 f"{name!r} was not measured; measured: "
@@ -105,19 +110,6 @@ class GradMemory:
         )
 
 
-def _policy(f: Callable, name: str) -> Callable:
-    if name == DEFAULT:
-        return f
-    policy = getattr(jax.checkpoint_policies, name, None)
-    if policy is None or not callable(policy):
-        names = [n for n in dir(jax.checkpoint_policies) if n.endswith("saveable")]
-        raise ValueError(
-            f"{name!r} is not a policy in jax.checkpoint_policies; use "
-            f"{DEFAULT!r} or one of: {', '.join(sorted(names))}."
-        )
-    return jax.checkpoint(f, policy=policy)
-
-
 def _temp_bytes(compiled: Any) -> float | None:
     try:
         stats = compiled.memory_analysis()
@@ -128,50 +120,130 @@ def _temp_bytes(compiled: Any) -> float | None:
 
 
 def grad_memory(
-    f: Callable, *, policies: Sequence[str] = POLICIES
+    f: Callable,
+    *,
+    policies: Sequence[Any] = POLICIES,
+    argnums: int | tuple[int, ...] = 0,
 ) -> Callable[..., GradMemory]:
-    """As `jax.grad(f)`, but reporting its memory and FLOPs under checkpoint policies.
+    """As `jax.grad(f, argnums)`, but reporting its memory and FLOPs under checkpoint
+    policies.
+
+    A function that already calls `jax.checkpoint` is measured as written first
+    (labelled so), then under each policy wrapped around the whole of it. Figures are
+    kept per function, policy and argument types, so a warm call compiles nothing.
 
     Args:
-        f: a function with a scalar output, differentiated in its first argument.
-        policies: "no checkpoint" and names from `jax.checkpoint_policies`.
+        f: a function with a scalar output.
+        policies: "no checkpoint", names from `jax.checkpoint_policies`, or policy
+            objects (`jax.checkpoint_policies.save_only_these_names("h")`).
+        argnums: which positional arguments to differentiate, as in `jax.grad`.
 
     Returns:
         A function of `f`'s example arguments returning a `GradMemory`.
 
     Raises:
-        ValueError: a policy name JAX does not know.
+        ValueError: a policy name JAX does not know, or a policy factory not called.
+        TypeError: a policy that is neither a name nor a policy object.
     """
     _ir.check_callable(f, "grad_memory")
-    for name in policies:
-        _policy(f, name)  # unknown names fail now, not after tracing
+    chosen = [resolve(p) for p in policies]  # bad ones fail now, not after tracing
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def report(*args: Any) -> GradMemory:
-        _ir.check_args(args, {}, (), "grad_memory")
-        out = jax.eval_shape(f, *args)
+        part = _ir.split(args, {})
+        g = _ir.bind(f, part)
+        out = jax.eval_shape(g, *part.args)
         if getattr(out, "shape", None) != ():
             raise TypeError(
                 f"grad_memory needs f to return a scalar, as jax.grad "
                 f"does; {_ir.function_name(f)} returns "
                 f"{_ir.describe(out)}. Reduce it first (e.g. .sum())."
             )
+        own = _has_checkpoint(g, part.args)
+        h, h_args, h_nums = _floating(g, part.args, nums)
         return GradMemory(
             _ir.function_name(f),
             jax.default_backend(),
-            [_measure(f, name, args) for name in policies],
+            [_cached(h, name, policy, h_args, h_nums, own) for name, policy in chosen],
         )
 
     return report
 
 
-def residuals(g: Callable, args: tuple) -> list[Any]:
-    """The avals of what `jax.vjp(g, *args)`'s backward function holds, inputs left out.
+def _floating(g: Callable, args: tuple, nums: tuple) -> tuple[Callable, tuple, tuple]:
+    """`g` differentiated in the floating leaves of `args[nums]` only, as `nnx.grad`
+    and `eqx.filter_grad` take a model with integer leaves (an NNX `Rngs` counter)."""
+    leaves, tree = jax.tree.flatten(tuple(args[i] for i in nums))
+    take = [k for k, leaf in enumerate(leaves) if _ir.is_float(leaf.dtype)]
+    if len(take) == len(leaves):
+        return g, args, nums
+    try:
+        h = _floating_fn(g, tree, tuple(take), nums)
+    except TypeError:  # an unhashable g: a fresh function (no warm cache)
+        h = _floating_fn.__wrapped__(g, tree, tuple(take), nums)
+    return h, ([leaves[k] for k in take], *args), (0,)
+
+
+@functools.lru_cache(maxsize=32)
+def _floating_fn(g: Callable, tree: Any, take: tuple, nums: tuple) -> Callable:
+    def h(diff: list, *full: Any) -> Any:
+        fixed = jax.tree.leaves(tuple(full[i] for i in nums))
+        for k, value in zip(take, diff, strict=True):
+            fixed[k] = value
+        rebuilt = list(full)
+        for i, value in zip(nums, jax.tree.unflatten(tree, fixed), strict=True):
+            rebuilt[i] = value
+        return g(*rebuilt)
+
+    return h
+
+
+def _has_checkpoint(g: Callable, args: tuple) -> bool:
+    counts = _ir.primitive_counts(jax.make_jaxpr(g)(*args).jaxpr)
+    return any(p == "checkpoint" or p.startswith("remat") for p in counts)
+
+
+_MEASURED: dict = {}  # (g, policy, argnums, argument types) -> Policy
+
+
+def _cached(
+    g: Callable, name: str, policy: Any, args: tuple, nums: tuple, own: bool
+) -> Policy:
+    label = AS_WRITTEN if own and policy is None else name
+    leaves, tree = jax.tree.flatten(args)
+    types = tuple((jax.typeof(x), getattr(x, "weak_type", False)) for x in leaves)
+    key = (g, policy, nums, tree, types)
+    try:
+        hit = _MEASURED.get(key)
+    except TypeError:  # something unhashable: measure every time
+        return _measure(g, label, policy, args, nums)
+    if hit is None:
+        hit = _MEASURED[key] = _measure(g, label, policy, args, nums)
+        if len(_MEASURED) > 64:
+            _MEASURED.pop(next(iter(_MEASURED)))
+    return hit
+
+
+def residuals(g: Callable, args: tuple, argnums: tuple[int, ...] = ()) -> list[Any]:
+    """The avals of what `jax.vjp(g, *args)`'s backward function holds, inputs left out
+    (only the arguments in `argnums` differentiated, as `jax.grad` does; all by default).
 
     Traced, not run: the backward function is a pytree whose leaves are the residuals,
     so they are the outputs of a jaxpr returning it; an output that is one of the
     jaxpr's inputs is an argument passed through, and a literal is no buffer.
     """
-    jaxpr = jax.make_jaxpr(lambda *a: jax.vjp(g, *a)[1])(*args).jaxpr
+    nums = argnums or tuple(range(len(args)))
+
+    def backward(*a: Any) -> Any:
+        def of(*diff: Any) -> Any:
+            full = list(a)
+            for i, d in zip(nums, diff, strict=True):
+                full[i] = d
+            return g(*full)
+
+        return jax.vjp(of, *(a[i] for i in nums))[1]
+
+    jaxpr = jax.make_jaxpr(backward)(*args).jaxpr
     inputs = {id(var) for var in jaxpr.invars}
     return [
         var.aval
@@ -180,10 +252,12 @@ def residuals(g: Callable, args: tuple) -> list[Any]:
     ]
 
 
-def _measure(f: Callable, name: str, args: tuple) -> Policy:
-    g = _policy(f, name)
-    kept = residuals(g, args)
-    traced = jax.jit(jax.grad(g)).trace(*args)
+def _measure(
+    f: Callable, name: str, policy: Any, args: tuple, nums: tuple[int, ...]
+) -> Policy:
+    g = wrap(f, policy)
+    kept = residuals(g, args, nums)
+    traced = jax.jit(jax.grad(g, argnums=nums)).trace(*args)
     compiled = traced.lower().compile()
     table = build(name, traced, compiled)
     flops = total(table.equations)[0]

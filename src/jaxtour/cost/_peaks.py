@@ -13,6 +13,7 @@ file is measured anew.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import warnings
@@ -87,17 +88,17 @@ def device_peaks(device: jax.Device | None = None, *, refresh: bool = False) -> 
     key = device_key(device)
     if not refresh and key in _MEMORY:
         return _MEMORY[key]
-    stored = {} if refresh else _read(cache_dir() / "peaks.json")
-    if isinstance(stored.get(key), dict):
-        try:
-            _MEMORY[key] = Peaks(
-                key,
-                float(stored[key]["flops_per_s"]),
-                float(stored[key]["bytes_per_s"]),
-            )
-            return _MEMORY[key]
-        except (KeyError, TypeError, ValueError):
-            pass  # a hand-edited or truncated entry: measure again
+    stored = {} if refresh else _read(cache_dir() / "peaks.json", warn=True)
+    if key in stored:
+        cached = _cached(stored[key], key)
+        if cached is not None:
+            _MEMORY[key] = cached
+            return cached
+        warnings.warn(  # a hand-edited or truncated entry: measured again
+            f"device_peaks: the cached peaks for {key} in {cache_dir() / 'peaks.json'} "
+            f"are not two positive finite numbers ({stored[key]!r}); measuring again.",
+            stacklevel=2,
+        )
     peaks = measure(device)
     _MEMORY[key] = peaks
     stored = _read(cache_dir() / "peaks.json")
@@ -114,12 +115,32 @@ def device_peaks(device: jax.Device | None = None, *, refresh: bool = False) -> 
     return peaks
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _cached(entry: Any, key: str) -> Peaks | None:
+    """A cache entry as `Peaks`, or None unless both figures are positive and finite."""
+    try:
+        flops, rate = float(entry["flops_per_s"]), float(entry["bytes_per_s"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    ok = all(math.isfinite(v) and v > 0 for v in (flops, rate))
+    return Peaks(key, flops, rate) if ok else None
+
+
+def _read(path: Path, warn: bool = False) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):  # missing or corrupt: measured anew, then rewritten
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):  # corrupt: measured anew, then rewritten
+        data = None
+    if not isinstance(data, dict):
+        if warn:
+            warnings.warn(
+                f"device_peaks: {path} is not a JSON object of cached peaks; "
+                "measuring again and rewriting it.",
+                stacklevel=3,
+            )
+        return {}
+    return data
 
 
 def best_seconds(fn: Any, *args: Any, repeats: int = 5, budget: float = 0.0) -> float:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxtour import _ir
+from jaxtour._wait import run_interruptibly
 from jaxtour.cost import _trace
 from jaxtour.cost._profile_view import ProfileView
 
@@ -93,7 +94,8 @@ def profile(
     f: Callable,
     *,
     calls: int = 5,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., Profile]:
     """As `jax.profiler.trace` around `jax.jit(f)(*args)`, but read for you, op by op.
 
@@ -101,6 +103,7 @@ def profile(
         f: the function to time; it is traced and compiled once with `jax.jit`.
         calls: how many calls to record (the per-op figure is their median).
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `Profile`: its `rows`
@@ -128,22 +131,22 @@ def profile(
         import jax
 
         key = _signature(args, kwargs, statics)
+        traced, part = _ir.trace_split(f, args, kwargs, WHO, statics, static_argnames)
         if key not in compiled_for:
-            traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=statics)
             compiled = traced.lower().compile()
             compiled_for[key] = (compiled, _ir.parse_hlo(compiled.as_text()))
         compiled, module = compiled_for[key]
-        dynamic = [a for i, a in enumerate(args) if i not in statics]
-        run = lambda: compiled(*dynamic, **kwargs)
+        dynamic, dynamic_kw = part.dynamic()
+        run = lambda: compiled(*dynamic, **dynamic_kw)
+        run_interruptibly(run, f"{_ir.function_name(f)}'s compiled program")
         trace, walls = _trace.record(run, calls)
         events = _trace.op_events(trace, module.name)
         wall = statistics.median(walls)
         seconds, summed, overlap, seen = _trace.per_call(events)
         rows = op_rows(module, seconds, summed)
+        timing = (wall, summed, overlap, seen)
         name = _ir.function_name(f)
-        return Profile(
-            name, jax.default_backend(), rows, (wall, summed, overlap, seen), module
-        )
+        return Profile(name, jax.default_backend(), rows, timing, module)
 
     return measure
 
@@ -154,11 +157,17 @@ def _signature(args: tuple, kwargs: dict, statics: tuple[int, ...]) -> Any:
 
     def leaf(x: Any) -> Any:
         shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
-        return (tuple(shape), str(dtype)) if shape is not None else (type(x), x)
+        if shape is not None:
+            return (tuple(shape), str(dtype))
+        try:
+            return (type(x), hash(x), x)
+        except TypeError:  # an unhashable leaf: this very object
+            return (type(x), id(x))
 
-    dynamic = [a for i, a in enumerate(args) if i not in statics]
+    held = {i % len(args) for i in statics if -len(args) <= i < len(args)}
+    dynamic = [a for i, a in enumerate(args) if i not in held]
     leaves, tree = jax.tree.flatten((dynamic, kwargs))
-    static = tuple(repr(args[i]) for i in statics if i < len(args))
+    static = tuple(repr(args[i]) for i in sorted(held))
     return (tree, tuple(leaf(x) for x in leaves), static)
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from jaxtour import _style
 from jaxtour._diagram import Diagram
-from jaxtour._options import check_rankdir
+from jaxtour._options import check_count, check_rankdir
 from jaxtour._wording import plural, si
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
-DRAWN = 40  # the slowest ops drawn; the rest are one node
+DRAWN = 12  # the slowest ops drawn by default (a slide's worth); the rest are one node
 # white to deep red: an op's share of the summed op time, in five steps
 HEAT = ("#FFFFFF", "#FDE0C5", "#FAB98C", "#F4845F", "#D63C3C")
 HEAD = ["op", "kind", "time/call", "share", "rate", "primitives", "lines"]
@@ -141,20 +141,29 @@ class ProfileView:
             f"<ul>{notes}</ul></div>"
         )
 
-    def draw(self, *, rankdir: str = "TB") -> Diagram:
+    def draw(self, *, rankdir: str = "TB", max_ops: int = DRAWN) -> Diagram:
         """The compiled program, each op a box coloured and labelled by its time.
+
+        Args:
+            rankdir: "TB" (top to bottom) or "LR" (left to right).
+            max_ops: the slowest ops drawn; the others are one box with their share
+                (12 fits a slide; pass more for the whole program).
 
         Returns:
             A `jaxtour.Diagram`: white boxes took little time, deep red ones most.
+
+        Raises:
+            ValueError: `rankdir` or `max_ops` is not one this function knows.
         """
         check_rankdir(rankdir, "Profile.draw")
+        check_count(max_ops, "max_ops", "Profile.draw")
         import graphviz
 
         title = (
             f"Where the time went: {self.name} on {self.backend}, "
             f"{seconds_text(self.wall_seconds)} per call"
         )
-        shown = {r.op: r for r in self.rows[:DRAWN]}
+        shown = {r.op: r for r in self.rows[:max_ops]}
         graph = graphviz.Digraph(
             graph_attr=_style.graph_attrs(title, rankdir, _subtitle(self)),
             node_attr=dict(_style.NODE),
@@ -162,7 +171,7 @@ class ProfileView:
         )
         for row in shown.values():
             graph.node(_id(row.op), _label(row), fillcolor=_heat(row.share))
-        hidden = self.rows[DRAWN:]
+        hidden = self.rows[max_ops:]
         if hidden:
             share = sum(r.share for r in hidden)
             graph.node(

@@ -16,6 +16,10 @@ from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
 LABELLED = 6  # the ops with most FLOPs get their name written beside them
+NO_FLOPS = (
+    "no FLOPs after compilation (pure data movement), so the program has no place on "
+    "the roof; its ops are drawn at the left edge"
+)
 ABOVE = (
     "above the measured roof: the peaks were measured at a busier moment or the data "
     "sat in cache; device_peaks(refresh=True) measures again"
@@ -52,6 +56,8 @@ class Roofline(Plot):
             f"Roofline of {table.name} on {peaks.device}: {table.intensity:.3g} "
             f"FLOP/B, {rate:.3g} GFLOP/s measured "
             f"({100 * self.fraction:.2g} % of peak)"
+            if table.flops
+            else f"Roofline of {table.name} on {peaks.device}: {NO_FLOPS}"
         )
         if self.above_roof:
             title += f"; {ABOVE}"
@@ -98,6 +104,8 @@ class Roofline(Plot):
     @property
     def above_roof(self) -> bool:
         """The program ran faster than the measured roof allows: the roof is stale."""
+        if not self.table.flops:
+            return False
         return self.flops_per_s > self.peaks.attainable(self.table.intensity)
 
     @property
@@ -110,9 +118,12 @@ def _draw(roof: Roofline) -> Any:
     peaks, table = roof.peaks, roof.table
     fig = figure(7.6, 5.4)
     ax = fig.subplots()
-    shown = [p.intensity for p in roof.points if p.intensity > 0] + [table.intensity]
-    low = min(min(shown), peaks.ridge) / 10
-    high = max(max(shown), peaks.ridge) * 10
+    # Sizes and fonts are constants: only positions depend on the measured peaks, so
+    # the picture reads the same on every machine (a slide shows it at one scale).
+    shown = [p.intensity for p in roof.points if p.intensity > 0]
+    shown += [table.intensity] if table.intensity > 0 else []
+    low = min([*shown, peaks.ridge]) / 10
+    high = max([*shown, peaks.ridge]) * 10
     x = np.geomspace(low, high, 200)
     ax.loglog(
         x,
@@ -172,26 +183,28 @@ def _draw(roof: Roofline) -> Any:
             fontsize=11,
             color=_OP,
         )
-    ax.scatter(
-        [table.intensity],
-        [roof.flops_per_s],
-        marker="*",
-        s=260,
-        color=_PROGRAM,
-        zorder=4,
-        label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
-        + (", above the roof" if roof.above_roof else ""),
-    )
+    placed = table.intensity > 0 and roof.flops_per_s > 0
+    if placed:
+        ax.scatter(
+            [table.intensity],
+            [roof.flops_per_s],
+            marker="*",
+            s=260,
+            color=_PROGRAM,
+            zorder=4,
+            label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
+            + (", above the roof" if roof.above_roof else ""),
+        )
     ax.set_xlim(low, high)
-    ax.set_ylim(
-        min(peaks.bytes_per_s * low, roof.flops_per_s) / 3,
-        max(peaks.flops_per_s, roof.flops_per_s) * 3,
-    )
+    rates = [peaks.bytes_per_s * low] + ([roof.flops_per_s] if placed else [])
+    ax.set_ylim(min(rates) / 3, max(peaks.flops_per_s, *rates) * 3)
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log scale)", fontsize=12)
     ax.set_ylabel("FLOP/s (log scale)", fontsize=12)
     ax.set_title(
         f"{table.name} on {peaks.device}: {table.intensity:.3g} FLOP/B, "
-        f"{roof.bound}-bound here",
+        f"{roof.bound}-bound here"
+        if placed
+        else f"{table.name} on {peaks.device}: no FLOPs, pure data movement",
         fontsize=13,
     )
     ax.tick_params(labelsize=11)
@@ -211,7 +224,8 @@ def draw_roofline(
     f: Callable,
     *,
     peaks: Peaks | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., Roofline]:
     """Place `f`'s compiled ops and the whole program on this device's roofline.
 
@@ -222,6 +236,7 @@ def draw_roofline(
         f: the function; it is compiled with `jax.jit` and run a few times.
         peaks: the roof; None measures it (`device_peaks()`, cached after the first).
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
@@ -230,11 +245,13 @@ def draw_roofline(
     statics = _ir.static_tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Roofline:
-        traced = _ir.trace(f, args, kwargs, who="draw_roofline", static_argnums=statics)
+        traced, part = _ir.trace_split(
+            f, args, kwargs, "draw_roofline", statics, static_argnames
+        )
         compiled = traced.lower().compile()
         table = build(_ir.function_name(f), traced, compiled)
-        dynamic = [a for i, a in enumerate(args) if i not in statics]
-        run = lambda: compiled(*dynamic, **kwargs)
+        dynamic, dynamic_kw = part.dynamic()
+        run = lambda: compiled(*dynamic, **dynamic_kw)
         run_interruptibly(run, f"{table.name}'s compiled program")  # may never end
         seconds = best_seconds(run, repeats=3, budget=0.25)
         return Roofline(table, peaks or device_peaks(), seconds)

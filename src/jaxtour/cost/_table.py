@@ -45,7 +45,8 @@ def cost_table(
     f: Callable,
     *,
     group_by: str | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., CostTable]:
     """As `jax.jit(f).lower(*args).compile().cost_analysis()`, but per op, with reasons.
 
@@ -53,6 +54,7 @@ def cost_table(
         f: the function to cost; it is traced and compiled with `jax.jit`.
         group_by: None (one row per equation) or "source" (one per line of your code).
         static_argnums: as `jax.jit`'s.
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `CostTable`.
@@ -75,7 +77,14 @@ def cost_table(
     statics = _ir.static_tuple(static_argnums)
 
     def table(*args: Any, **kwargs: Any) -> CostTable:
-        traced = _ir.trace(f, args, kwargs, who="cost_table", static_argnums=statics)
+        traced = _ir.trace(
+            f,
+            args,
+            kwargs,
+            who="cost_table",
+            static_argnums=statics,
+            static_argnames=static_argnames,
+        )
         compiled = traced.lower().compile()
         return build(_ir.function_name(f), traced, compiled, group_by)
 
@@ -107,5 +116,26 @@ def build(
         if k in ("flops", "transcendentals", "bytes_accessed")
     }
     return CostTable(
-        name, jax.default_backend(), equation_rows(jaxpr, group_by), ops, xla
+        name,
+        jax.default_backend(),
+        equation_rows(jaxpr, group_by),
+        ops,
+        xla,
+        devices_of(compiled),
     )
+
+
+def devices_of(compiled: Any) -> int:
+    """How many devices share the compiled program (1 when not sharded)."""
+    try:
+        shardings = [*compiled.input_shardings[0], *[compiled.output_shardings]]
+    except Exception:  # an executable without shardings: one device
+        return 1
+    sizes = [len(s.device_set) for s in _leaves(shardings) if hasattr(s, "device_set")]
+    return max(sizes, default=1)
+
+
+def _leaves(tree: Any) -> list:
+    import jax
+
+    return jax.tree.leaves(tree, is_leaf=lambda x: hasattr(x, "device_set"))

@@ -51,7 +51,7 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
         >>> panel.shown.code
         "draw_jaxpr(grad(cubic), max_depth=2, group_by=None, rankdir='TB')(*args)"
         >>> panel.shown.result.title
-        'jaxpr of cubic: 17 equations'
+        'jaxpr of grad of cubic: 17 equations'
     """
     if f is None and (args or kwargs):
         raise TypeError(
@@ -81,7 +81,9 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
 
     try:
         _ir.check_callable(f, WHO)
-        _ir.check_args(args, kwargs, (), WHO)
+        _ir.check_args(
+            args, kwargs, (), WHO, fix="bind it first: functools.partial(f, value)"
+        )
     except TypeError as err:
         err.add_note(
             "explore takes the example arguments right after the function, "

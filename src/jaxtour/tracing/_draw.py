@@ -31,8 +31,10 @@ def preview(value: Any) -> str:
         >>> preview(np.array([1.0, np.nan, 3.0], np.float32))
         'f32[3] min 1 max 3 mean 2, 1 NaN'
     """
-    array = np.asarray(value)
-    head = _ir.type_str(array)
+    head, array = _ir.value_type(value), _ir.host(value)
+    if _ir.is_key(value):
+        data = " ".join(str(x) for x in array.reshape(-1)[:4].tolist())
+        return f"{head} key data {data}{' …' if array.size > 4 else ''}"
     if array.size == 0 or array.dtype.kind not in "biufc":
         return head
     if array.dtype.kind == "b":
@@ -78,8 +80,10 @@ def heatmap(value: Any, rows: int = 3, cols: int = 8) -> list[str]:
         >>> heatmap(np.arange(4.0).reshape(2, 2))
         ['░▒', '▓█']
     """
-    array = np.asarray(value)
-    if array.ndim != 2 or min(array.shape) < 2 or array.dtype.kind not in "biuf":
+    array = _ir.host(value)
+    if _ir.is_key(value) or array.ndim != 2 or min(array.shape) < 2:
+        return []
+    if array.dtype.kind not in "biuf":
         return []
     numbers = array.astype(np.float64)
     blocks = [
@@ -144,7 +148,7 @@ def draw_run(
     if only is None and run.outputs:
         done = upto is None or upto >= len(run.steps) - 1
         for i, (atom, value) in enumerate(zip(run.outvars, run.outputs, strict=True)):
-            shown = preview(value) if done else _ir.type_str(np.asarray(value))
+            shown = preview(value) if done else _ir.value_type(value)
             graph.node(f"out{i}", _style.text_label(f"out{i}", shown), **_style.OUTPUT)
             _connect(canvas, atom, f"out{i}", made)
     canvas.finish()

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._ir import Step
@@ -18,7 +16,11 @@ WHO = "find_nans"
 
 
 def find_nans(
-    f: Callable, *, include_inf: bool = True, static_argnums: int | tuple[int, ...] = ()
+    f: Callable,
+    *,
+    include_inf: bool = True,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., NanReport]:
     """As `jax_debug_nans`, but it names the equation and draws where the NaN came from.
 
@@ -34,6 +36,7 @@ def find_nans(
         include_inf: also stop at an Inf (True), or at NaNs only (False: an Inf that a
             later `where` discards is then no finding).
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function taking `f`'s example arguments and returning a `NanReport`: its text
@@ -66,21 +69,33 @@ def find_nans(
             kwargs,
             static,
             WHO,
-            stop=lambda step: any(bad(v) for v in step.outputs),
+            static_argnames,
+            stop=_stop_at(bad),
         )
         return NanReport(steps, include_inf)
 
     return find
 
 
+def _stop_at(bad: Callable[[Any], bool]) -> Callable[[Step], bool]:
+    """Stop at the first step whose output is bad, unless every input is a constant:
+    a NaN JAX writes into a jaxpr (`jnp.var`'s empty case, a `where` branch) and what
+    is computed from constants alone are not the program's NaN until a step mixes
+    them with its data."""
+    constant: set = set()
+
+    def stop(step: Step) -> bool:
+        if all(_ir.is_literal(a) or id(a) in constant for a in step.invars):
+            constant.update(id(v) for v in step.outvars)
+            return False
+        return any(bad(v) for v in step.outputs)
+
+    return stop
+
+
 def _bad_values(include_inf: bool) -> Callable[[Any], bool]:
     def bad(value: Any) -> bool:
-        array = np.asarray(value)
-        if array.dtype.kind not in "fc":
-            return False
-        return bool(
-            np.any(~np.isfinite(array)) if include_inf else np.any(np.isnan(array))
-        )
+        return _ir.nonfinite(value, include_inf)  # bfloat16 and float8 too
 
     return bad
 
@@ -136,12 +151,8 @@ class NanReport:
         )
 
     def _kind(self) -> str:
-        out = [np.asarray(v) for v in self.step.outputs] if self.step else []
-        return (
-            "NaN"
-            if any(np.isnan(a).any() for a in out if a.dtype.kind in "fc")
-            else "Inf"
-        )
+        out = self.step.outputs if self.step else []
+        return "NaN" if any(_ir.nonfinite(v, include_inf=False) for v in out) else "Inf"
 
     def _repr_svg_(self) -> str | None:
         return self.diagram()._repr_svg_() if self.found else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import time
 from collections.abc import Callable
@@ -47,8 +48,8 @@ class Call(NamedTuple):
 def explain_retraces(
     f: Callable,
     *,
-    static_argnums: int | tuple[int, ...] = (),
-    static_argnames: str | tuple[str, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Retraced:
     """As `jax.jit(f)`, but each call is recorded and a call that traces again says why.
 
@@ -94,7 +95,22 @@ def explain_retraces(
 
 
 def _tuple(value: Any) -> tuple:
+    if value is None:  # as jax.jit reads it: nothing static
+        return ()
     return (value,) if isinstance(value, int | str) else tuple(value)
+
+
+def _defaults(f: Callable) -> dict[str, Any]:
+    """`f`'s keyword defaults (none where Python cannot read its signature)."""
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not p.empty}
+
+
+def _weight(causes: list) -> int:
+    return sum(c.kind == "structure" for c in causes)
 
 
 class Retraced:
@@ -111,6 +127,7 @@ class Retraced:
         self.traces = 0
         self.calls: list[Call] = []
         self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
+        self._defaults = _defaults(f)
 
         @functools.wraps(f)
         def counted(*args: Any, **kwargs: Any) -> Any:
@@ -137,14 +154,17 @@ class Retraced:
             frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
         )
         names = arg_names(self.fn, len(args))
+        static = tuple(
+            i % len(args) for i in self.static if -len(args) <= i < len(args)
+        )
         by_name = tuple(i for i, name in enumerate(names) if name in self.static_names)
         _ir.check_args(
             args,
             {k: v for k, v in kwargs.items() if k not in self.static_names},
-            self.static + by_name,
+            static + by_name,
             WHO,
         )
-        sig = signature(names, args, kwargs, self.static, self.static_names)
+        sig = signature(names, args, kwargs, static, self.static_names, self._defaults)
         before, timings = self.traces, []
 
         def listener(event: str, duration_secs: float, **_: str | int) -> None:
@@ -192,8 +212,9 @@ class Retraced:
             ]
         else:
             event = "retrace"
-            causes = min(
-                (differences(sig, old) for old in reversed(self._seen)), key=len
+            causes = min(  # the closest: fewest changes, a structure change worst
+                (differences(sig, old) for old in reversed(self._seen)),
+                key=lambda found: (len(found), _weight(found)),
             )
         if traced:
             self._seen[sig] = now

@@ -22,6 +22,9 @@ class Leaf(NamedTuple):
     weak: bool
 
 
+DEFAULT = ("left to its default",)  # the key of a static keyword not passed
+
+
 class Static(NamedTuple):
     """A static argument: where it sits, its value shown, what jit hashes."""
 
@@ -54,11 +57,18 @@ def signature(
     kwargs: dict,
     static: tuple[int, ...],
     static_names: tuple[str, ...],
+    defaults: dict | None = None,
 ) -> Signature:
-    """The `Signature` of one call (`names`: one per positional argument)."""
+    """The `Signature` of one call (`names`: one per positional argument; `defaults`:
+    the default of each static keyword, which a call may leave out)."""
     named = {**dict(zip(names, args, strict=True)), **kwargs}
     is_static = {names[i] for i in static if i < len(names)} | set(static_names)
     trees, leaves, statics = [], [], []
+    for name, value in (defaults or {}).items():
+        if name in static_names and name not in named:  # jit keys "left out" apart
+            statics.append(
+                Static(name, f"left to its default {value!r}", DEFAULT, False)
+            )
     for name, value in named.items():
         if name in is_static:
             statics.append(_static(name, value))
@@ -92,6 +102,10 @@ def _static(name: str, value: Any) -> Static:
         id(value) if by_identity else value,
         by_identity,
     )
+
+
+def _said(static: Static) -> str:
+    return static.shown if static.key is DEFAULT else f"passed as {static.shown}"
 
 
 def _structure(value: Any) -> str:
@@ -135,10 +149,11 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
         )
     if not causes and len(new.leaves) == len(old.leaves):
         causes += _leaf_causes(new.leaves, old.leaves)
+    olds = {st.path: st for st in old.statics}
     causes += [
         c
-        for a, b in zip(new.statics, old.statics, strict=False)
-        if (c := _static_cause(a, b))
+        for a in new.statics
+        if a.path in olds and (c := _static_cause(a, olds[a.path]))
     ]
     return causes
 
@@ -189,6 +204,13 @@ def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
 def _static_cause(new: Static, old: Static) -> Cause | None:
     if new.by_identity == old.by_identity and new.key == old.key:
         return None
+    if DEFAULT in (new.key, old.key):
+        return Cause(
+            "static value",
+            f"static `{new.path}` was {_said(old)}, now {_said(new)}: jit keys a "
+            "keyword passed apart from one left to its default, even of equal value",
+            "pass the static keyword the same way every call (always, or never)",
+        )
     if new.by_identity and new.shown.startswith("<function"):
         return Cause(
             "static object",

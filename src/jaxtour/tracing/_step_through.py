@@ -18,7 +18,11 @@ MAX_STEPS = 80  # a picture past this many steps shows a window of them
 
 
 def step_through(
-    f: Callable, *, static_argnums: int | tuple[int, ...] = (), rankdir: str = "TB"
+    f: Callable,
+    *,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
+    rankdir: str = "TB",
 ) -> Callable[..., Steps]:
     """As `jax.jit(f)(*args)`, but one equation at a time, with every value kept.
 
@@ -31,6 +35,7 @@ def step_through(
     Args:
         f: the function to run (a `jax.jit`-wrapped one is stepped as its body).
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
         rankdir: "TB" (top to bottom) or "LR" for the picture.
 
     Returns:
@@ -55,7 +60,7 @@ def step_through(
     static = _ir.static_tuple(static_argnums)
 
     def run(*args: Any, **kwargs: Any) -> Steps:
-        return run_steps(f, args, kwargs, static, WHO, rankdir=rankdir)
+        return run_steps(f, args, kwargs, static, WHO, static_argnames, rankdir=rankdir)
 
     return run
 
@@ -66,14 +71,14 @@ def run_steps(
     kwargs: dict,
     static: tuple[int, ...],
     who: str,
+    static_names: Any = (),
     stop: Callable[[Step], bool] | None = None,
     rankdir: str = "TB",
 ) -> Steps:
     """Trace `f` (checked, as every jaxtour call does) and step its jaxpr."""
-    traced = _ir.trace(f, args, kwargs, who=who, static_argnums=static)
-    dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+    traced, part = _ir.trace_split(f, args, kwargs, who, static, static_names)
     closed = _ir.unwrap_jit(traced.jaxpr)
-    run = step_jaxpr(closed, jax.tree.leaves((dynamic, kwargs)), stop)
+    run = step_jaxpr(closed, part.leaves(), stop)
     return Steps(
         run,
         _ir.function_name(f),

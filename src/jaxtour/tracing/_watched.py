@@ -60,9 +60,14 @@ def _fingerprint(value: Any) -> str | None:
     if isinstance(value, jax.Array | np.ndarray):
         if value.size > BIG:
             return f"{_ir.type_str(value)} object {id(value)}"
-        array = np.asarray(value)
+        array = _ir.host(value)  # a key's data; NumPy cannot hold the key itself
         digest = hashlib.sha1(array.tobytes()).hexdigest()[:8]
         return f"{_ir.type_str(array)} #{digest}"
+    if isinstance(value, dict) and len(value) <= 16:  # a config dict mutated in place
+        items = [(k, _fingerprint(v)) for k, v in value.items()]
+        if all(isinstance(k, str | int) and p is not None for k, p in items):
+            return "dict(" + ", ".join(f"{k}={p}" for k, p in items) + ")"
+        return None
     if isinstance(value, tuple | list) and len(value) <= 16:
         parts = [p for v in value if (p := _fingerprint(v)) is not None]
         return (

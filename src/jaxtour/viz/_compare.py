@@ -23,7 +23,10 @@ NOTE = (
 
 
 def compare_stages(
-    f: Callable, *, static_argnums: int | tuple[int, ...] = ()
+    f: Callable,
+    *,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., StageComparison]:
     """Before versus after XLA: op counts by kind, and what each fusion absorbed.
 
@@ -35,6 +38,7 @@ def compare_stages(
     Args:
         f: the function to compile.
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function taking `f`'s example arguments and returning a `StageComparison`:
@@ -55,7 +59,14 @@ def compare_stages(
     def compare(*args: Any, **kwargs: Any) -> StageComparison:
         import jax
 
-        traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
+        traced = _ir.trace(
+            f,
+            args,
+            kwargs,
+            who=WHO,
+            static_argnums=static,
+            static_argnames=static_argnames,
+        )
         lowered = traced.lower()
         compiled = lowered.compile()
         return StageComparison.of(

@@ -35,7 +35,8 @@ def draw_hlo(
     max_depth: int | None = _options.MAX_DEPTH,
     max_ops: int = 150,
     edge_labels: bool | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     expand_pytrees: bool | None = None,
 ) -> Callable[..., Diagram]:
     """As `jax.jit(f).lower(*args)` (then `.compile()`), but the result is a picture.
@@ -57,6 +58,7 @@ def draw_hlo(
             title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 ops.
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
         expand_pytrees: as in `draw_jaxpr` (None: a pytree of more than 8 arrays is
             one node).
 
@@ -81,7 +83,14 @@ def draw_hlo(
     static = _ir.static_tuple(static_argnums)
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
-        traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
+        traced = _ir.trace(
+            f,
+            args,
+            kwargs,
+            who=WHO,
+            static_argnums=static,
+            static_argnames=static_argnames,
+        )
         lowered = traced.lower()
         names = _ir.io_names(traced.jaxpr.jaxpr)
         if stage == "stablehlo":

@@ -10,7 +10,7 @@ from typing import Any
 from jaxtour import _ir, _options, _palette, _style, _terminals
 from jaxtour._diagram import Diagram
 from jaxtour._wording import plural
-from jaxtour.viz._jaxpr_graph import Builder, line_label
+from jaxtour.viz._jaxpr_graph import Builder, group_head
 
 WHO = "draw_jaxpr"
 
@@ -23,7 +23,8 @@ def draw_jaxpr(
     group_by: str | None = None,
     max_eqns: int = 150,
     edge_labels: bool | None = None,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     expand_pytrees: bool | None = None,
 ) -> Callable[..., Diagram]:
     """As `jax.make_jaxpr`, but the result is a picture of the jaxpr.
@@ -45,6 +46,7 @@ def draw_jaxpr(
             first, then one node per source line) and the title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 equations.
         static_argnums: positions of arguments that are not arrays (as in `jax.jit`).
+        static_argnames: names of keyword arguments held static, as `jax.jit`'s.
         expand_pytrees: None draws an argument or result pytree of more than 8 arrays
             as one node naming its shape and leaf count; True draws every leaf, False
             folds every pytree of two leaves or more.
@@ -76,7 +78,14 @@ def draw_jaxpr(
     }
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
-        traced = _ir.trace(f, args, kwargs, who=WHO, static_argnums=static)
+        traced = _ir.trace(
+            f,
+            args,
+            kwargs,
+            who=WHO,
+            static_argnums=static,
+            static_argnames=static_argnames,
+        )
         return jaxpr_diagram(traced.jaxpr, name=_ir.function_name(f), **options)
 
     return draw
@@ -131,6 +140,8 @@ def jaxpr_diagram(
     how = "; ".join(filter(None, [how, folded]))
     if how:
         title += f" (collapsed: {how})"
+    if group_by == "source" and chunk is None:
+        title += ", grouped by source line"
     graph = graphviz.Digraph(
         name="jaxpr",
         graph_attr=_style.graph_attrs(title, rankdir, _subtitle(jaxpr, total)),
@@ -204,16 +215,16 @@ def _groups(builder: Builder, jaxpr: Any, env: dict, chunk: int) -> None:
             env[var] = [node]
     for i, (key, counts) in enumerate(members.items()):
         head = (
-            (line_label(key) if key else "(no source line)")
+            (group_head(key) if key else ["(no source line)"])
             if chunk == 0
-            else f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"
+            else [f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"]
         )
         top = counts.most_common(1)[0][0]
         builder.families.add(_palette.family(top))
-        summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(4))
+        summary = ", ".join(f"{p}×{n}" for p, n in counts.most_common(3))
         builder.graph.node(
             f"group{i}",
-            _style.text_label(head, f"{sum(counts.values())} equations: {summary}"),
+            _style.text_label(*head, f"{sum(counts.values())} equations: {summary}"),
             **_palette.node_attrs(top),
         )
 

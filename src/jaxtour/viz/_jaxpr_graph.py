@@ -156,11 +156,52 @@ class Builder(_canvas.Canvas):
                     c, _sub_label(sub.label), _style.NESTED, enabled=len(subs) > 1
                 ) as inner:
                     sub_env = self.bind(inner, sub, env)
+                    carries = self.carry_nodes(inner, eqn, sub, sub_env)
                     # Graphviz drops an empty cluster: say it is empty
                     if not sub.jaxpr.eqns:
                         self.pass_through(inner, sub.jaxpr, sub_env)
                     self.block(inner, sub.jaxpr, sub_env, depth + 1, line)
+                    self.back_edges(sub, sub_env, carries)
                     self.unbind(sub, sub_env, env)
+
+    def carry_nodes(self, g: Any, eqn: Any, sub: Any, sub_env: dict) -> list[str]:
+        """A scan's carry: one small node per carried value, fed by the initial value
+        and (`back_edges`) by what the body computes for the next iteration."""
+        if eqn.primitive.name != "scan":
+            return []
+        first = eqn.params.get("num_consts", 0)
+        carried = sub.jaxpr.invars[first : first + eqn.params.get("num_carry", 0)]
+        nodes = []
+        for var in carried:
+            node = self.new_id("carry")
+            g.node(
+                node,
+                _style.text_label("carry", _ir.type_str(var.aval)),
+                shape="ellipse",
+                fontsize="11",
+                **_palette.node_attrs("scan"),
+            )
+            for src in sub_env.get(var, ()):
+                self.edge(src, node, _ir.type_str(var.aval))
+            sub_env[var] = [node]
+            nodes.append(node)
+        return nodes
+
+    def back_edges(self, sub: Any, sub_env: dict, carries: list[str]) -> None:
+        """The loop drawn as a loop: each new carry back to its carry node, dashed."""
+        for var, node in zip(sub.jaxpr.outvars, carries, strict=False):
+            if _ir.is_literal(var):
+                continue
+            for src in sub_env.get(var, ()):
+                self.graph.edge(
+                    src,
+                    node,
+                    label="next iteration",
+                    style="dashed",
+                    constraint="false",
+                    color=_palette.node_attrs("scan").get("color", "#7B52BD"),
+                    fontsize="10",
+                )
 
     def pass_through(self, g: Any, jaxpr: Any, sub_env: dict) -> None:
         """A nested jaxpr with no equations (an identity body) as one node its values cross."""
@@ -265,6 +306,18 @@ def line_label(line: _ir.SourceLine) -> str:
     return (
         f"{line}  {code[:48] + '…' if len(code) > 49 else code}" if code else str(line)
     )
+
+
+def group_head(line: _ir.SourceLine) -> list[str]:
+    """A source line as a group box's head, in lines of at most about 40 characters:
+    where (with the innermost function's name), then the code cut to 40. A nested
+    function's full name (``update_fn.<locals>.<lambda>``) would widen a folded
+    picture past a slide."""
+    function = line.function.rsplit(".", 1)[-1] if line.function else ""
+    head = f"{line.where} ({function})" if function else line.where
+    code = line.code
+    code = code[:39] + "…" if len(code) > 40 else code
+    return [head, code]
 
 
 def _literals(eqn: Any) -> str:

@@ -14,7 +14,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
-from typing import overload
+from typing import Any, overload
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
@@ -25,13 +25,21 @@ STEPS = (1, 2, 3)
 
 @overload
 def draw_pipeline(
-    f: None = None, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+    f: None = None,
+    *,
+    step: int = 3,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Diagram: ...
 
 
 @overload
 def draw_pipeline(
-    f: Callable, *, step: int = 3, static_argnums: int | tuple[int, ...] = ()
+    f: Callable,
+    *,
+    step: int = 3,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., Diagram]: ...
 
 
@@ -39,7 +47,8 @@ def draw_pipeline(
     f: Callable | None = None,
     *,
     step: int = 3,
-    static_argnums: int | tuple[int, ...] = (),
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Diagram | Callable[..., Diagram]:
     """Draw how JAX runs a function: tracing, jaxpr, StableHLO, XLA, the device.
 
@@ -85,7 +94,7 @@ def draw_pipeline(
     static = _ir.static_tuple(static_argnums)
 
     def draw(*args, **kwargs) -> Diagram:
-        found = collect(f, args, kwargs, static)
+        found = collect(f, args, kwargs, static, static_argnames)
         return annotated(found, step)
 
     return draw
@@ -101,11 +110,22 @@ def _check_step(step: int) -> None:
 
 # --- f's artefacts: counted through jaxtour._ir, the one module that reads IR -------
 def collect(
-    f: Callable, args: tuple, kwargs: dict, static: tuple[int, ...] = ()
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    static: tuple[int, ...] = (),
+    static_names: Any = (),
 ) -> Artefacts:
     """Trace, lower and compile `f` on the example arguments; count what each made."""
     # f's own errors propagate, with a note saying what was being traced.
-    traced = _ir.trace(f, args, kwargs, who="draw_pipeline", static_argnums=static)
+    traced = _ir.trace(
+        f,
+        args,
+        kwargs,
+        who="draw_pipeline",
+        static_argnums=static,
+        static_argnames=static_names,
+    )
     lowered = traced.lower()
     compiled = lowered.compile()
     stablehlo = _ir.parse_stablehlo(lowered.as_text())

@@ -1,0 +1,84 @@
+"""Every lens on models as researchers write them (tests/corpus_models.py), timed warm.
+
+Run: .venv/bin/python benchmarks/models.py [--models eqx_mlp,bf16_block] [--repeat 3]
+For each model (a Flax NNX step with Dropout and Optax, an Equinox MLP, a bfloat16
+transformer block, ...) and each lens, it prints the first call and the median warm
+call, each with its picture made (SVG for a Diagram, PNG for a Plot, text for a
+report). Target: every warm call under 1 s; ceiling 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import corpus_models as corpus
+
+from jaxtour import autodiff, cost, tracing, viz
+
+PEAKS = cost.Peaks("cpu:cpu", 50e9, 10e9)  # fixed: the roofline's own cost, not a probe
+
+
+def _picture(result) -> object:
+    """What Jupyter shows for `result`: its rich repr (SVG, PNG, HTML), else its text."""
+    for rich in ("_repr_svg_", "_repr_png_", "_repr_html_", "_repr_markdown_"):
+        if hasattr(result, rich):
+            return getattr(result, rich)()
+    return str(result)
+
+
+def lenses(m: corpus.Model, args: tuple) -> dict[str, Callable[[], object]]:
+    """One thunk per lens call on `m`, as a user would write it."""
+    kw, opts = (
+        m.kwargs,
+        ({"static_argnames": m.static_argnames} if m.static_argnames else {}),
+    )
+    return {
+        "draw_jaxpr": lambda: viz.draw_jaxpr(m.fn, **opts)(*args, **kw),
+        "draw_hlo": lambda: viz.draw_hlo(m.fn, **opts)(*args, **kw),
+        "draw_grad": lambda: autodiff.draw_grad(m.loss, m.argnums)(*args),
+        "draw_vjp": lambda: autodiff.draw_vjp(m.loss)(*args),
+        "step_through": lambda: tracing.step_through(m.fn, **opts)(*args, **kw),
+        "find_nans": lambda: tracing.find_nans(m.fn, **opts)(*args, **kw),
+        "cost_table": lambda: cost.cost_table(m.fn, **opts)(*args, **kw),
+        "fusion_traffic": lambda: cost.fusion_traffic(m.fn, **opts)(*args, **kw),
+        "draw_roofline": lambda: cost.draw_roofline(m.fn, peaks=PEAKS, **opts)(
+            *args, **kw
+        ),
+        "grad_memory": lambda: cost.grad_memory(m.loss, argnums=m.argnums)(*args),
+    }
+
+
+def _seconds(thunk: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    _picture(thunk())
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(m.name for m in corpus.MODELS))
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    print(f"{'model':<18} {'lens':<15} {'first s':>8} {'warm s':>8}")
+    worst = 0.0
+    for name in options.models.split(","):
+        m = corpus.BY_NAME[name]
+        args = m.make_args()
+        for lens, thunk in lenses(m, args).items():
+            first = _seconds(thunk)
+            warm = statistics.median(_seconds(thunk) for _ in range(options.repeat))
+            worst = max(worst, warm)
+            flag = "" if warm < 1 else "  over 1 s" if warm < 2 else "  OVER 2 s"
+            print(f"{name:<18} {lens:<15} {first:8.3f} {warm:8.3f}{flag}")
+    print(f"slowest warm call: {worst:.3f} s (target 1 s, ceiling 2 s)")
+
+
+if __name__ == "__main__":
+    main()
