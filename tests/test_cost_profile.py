@@ -196,7 +196,9 @@ def test_draw_keeps_the_slowest_ops_and_folds_the_rest(heavy):
     assert len(heavy.rows) >= 2
     d = heavy.draw(max_ops=1)
     assert d.counts[0] == 2 and f"{len(heavy.rows) - 1} faster ops" in d.source
-    with pytest.raises(ValueError, match=r"Profile\.draw: `max_ops` must be a positive"):
+    with pytest.raises(
+        ValueError, match=r"Profile\.draw: `max_ops` must be a positive"
+    ):
         heavy.draw(max_ops=0)
 
 
