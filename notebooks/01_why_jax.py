@@ -144,12 +144,16 @@ with jax.default_matmul_precision("highest"):
 # `precision="highest"` works on `jnp.matmul`, `jnp.dot` and `jnp.einsum`; `with
 # jax.default_matmul_precision("highest"):` sets it for every matmul in a block (the check
 # cell uses it). `"high"` is three bfloat16 passes on a TPU. On a CPU both errors above
-# are float32's.
+# are float32's. JAX's docs now present dot-algorithm presets as the direct interface
+# (`precision="F32_F32_F32"`, `"TF32_TF32_F32"`, `"BF16_BF16_F32"`, members of
+# `jax.lax.DotAlgorithmPreset`; checked in JAX 0.10.2) and `Precision` levels as the older
+# one; a preset a backend cannot run raises instead of being silently replaced.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What float32 buys: speed
 #
-# The same NumPy matrix product in float64 and in float32, alternating, fastest of 15:
+# The same NumPy matrix product in float64 and in float32 (on the host CPU, whatever
+# JAX's device), alternating, fastest of 15:
 
 # %%
 size = 1024  # big enough that arithmetic, not overhead, dominates
@@ -290,8 +294,8 @@ assert finished > 10 * returned
 # %% [markdown] slideshow={"slide_type": "notes"}
 # A timer stopped when the call returns measures the queueing, not the work.
 # `matmul(big)` hands the product to the device and returns an array whose value does
-# not exist yet. The matrix is 2000 × 2000 on a CPU and 8192 × 8192 on a GPU or TPU, so
-# the work outlasts the call there too.
+# not exist yet. The matrix is 2000 × 2000 on a CPU (1000 in a quick run), 8192 × 8192
+# on a GPU or TPU: the work outlasts the call.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Timing JAX code correctly
@@ -415,7 +419,7 @@ assert abs(float(dgelu(1.0)) - finite_difference) < 1e-5
 # ## Your turn: make a function jit-safe
 #
 # A Python `if` on an array fails under `jax.jit`. Write `ex_safe_log(x)`: log x where
-# x > 0, 0 elsewhere, elementwise, and traceable by `jax.jit`.
+# x > 0, 0 elsewhere, elementwise, traceable by `jax.jit`, with a finite `jax.grad` at 0.
 
 # %% slideshow={"slide_type": "skip"}
 def safe_log(x):  # works on one Python number, not on a traced array
@@ -432,7 +436,8 @@ def ex_safe_log(x):
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
 def ex_safe_log(x):
     positive = x > 0
-    # log only where x > 0 (1.0 elsewhere, whose log is 0): no nan, no -inf
+    # the outer where alone gives the right values; the inner one keeps jax.grad
+    # finite at 0 (log sees 1.0 there, so no 0 * inf = nan in the backward pass)
     return jnp.where(positive, jnp.log(jnp.where(positive, x, 1.0)), 0.0)
 
 
@@ -443,7 +448,10 @@ def ex_safe_log(x):
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
 # <details><summary>Hint 2</summary>`jnp.where` computes both branches: `jnp.log` of a
-# negative number is nan and of 0 is -inf, but `where` picks 0.0 there.</details>
+# negative number is nan and of 0 is -inf, but `where` picks 0.0 there, so the values
+# are right. Its gradient is not: `jax.grad` also differentiates the branch not taken,
+# and 0 × (derivative of log at 0, infinite) is nan. Give `jnp.log` a safe input with a
+# second `jnp.where`.</details>
 
 # %% slideshow={"slide_type": "skip"}
 check(ex_safe_log)
@@ -453,8 +461,9 @@ assert check(ex_safe_log, quiet=True).passed
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # About 5 minutes. Open your student copy: `jaxtour lessons` →
-# `lessons/01_why_jax.ipynb`, or the Colab badge. Hint: `jnp.where(x > 0, ..., 0.0)` chooses
-# per element; give `jnp.log` a safe input where x ≤ 0, or it computes `nan` there.
+# `lessons/01_why_jax.ipynb`, or the Colab badge. Hint: `jnp.where(x > 0, ..., 0.0)` fixes
+# the values; a second `where`, giving `jnp.log` a safe input, keeps `jax.grad` finite at
+# 0 (else 0 × inf = nan).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:

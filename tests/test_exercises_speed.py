@@ -40,8 +40,7 @@ SAFE_LOG = "def ex_safe_log(x):\n    {}"
     "body",
     [
         "return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)",
-        # right values (its gradient is lesson 02's)
-        "return jnp.where(x > 0, jnp.log(x), 0.0)",
+        "return jnp.where(x > 0, jnp.log(jnp.maximum(x, 1e-30)), 0.0)",
     ],
 )
 def test_safe_log_right_answers_pass(body):
@@ -65,6 +64,11 @@ def test_safe_log_right_answers_pass(body):
         ),
         ("return jnp.log(jnp.abs(x))", ["at x = 0", "-inf"]),
         ("return jnp.where(x > 1, jnp.log(x), 0.0)", ["got", "expected", "0.5"]),
+        # right values, but the inner where is missing: grad at 0 is 0 * inf = nan
+        (
+            "return jnp.where(x > 0, jnp.log(x), 0.0)",
+            ["values are right", "jax.grad(ex_safe_log)(0.0)", "is nan", "safe input"],
+        ),
     ],
 )
 def test_safe_log_mistakes_get_their_words(body, words):

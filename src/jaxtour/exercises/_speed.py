@@ -2,8 +2,9 @@
 
 Each checker uses JAX itself as the oracle and raises `Wrong` with the specific
 mistake a student is likely to make: a Python `if` on a traced array, a `log` that
-gives nan or -inf, a timer that stops before the work is done or counts compilation,
-a count that includes the wrong boxes.
+gives nan or -inf, a gradient that is nan at 0 (one `where`, no safe input), a timer
+that stops before the work is done or counts compilation, a count that includes the
+wrong boxes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def _check_safe_log(fn: Callable) -> None:
         under_jit(fn, jnp.array([2.0, 1.0, 0.5, 0.0, -3.0], jnp.float32)),
         jnp.array([2.0, 1.0, 0.5, 0.0, -3.0], jnp.float32),
     )
+    _expect_finite_grad(fn)
 
 
 def _expect_log(got, x: jax.Array) -> None:
@@ -59,6 +61,18 @@ def _expect_log(got, x: jax.Array) -> None:
                     "`jnp.where(x > 0, ..., 0.0)`."
                 )
     expect_close(got, want, where=where)
+
+
+def _expect_finite_grad(fn: Callable) -> None:
+    """`jax.grad(fn)` is finite at 0, where the answer is the constant 0."""
+    slope = float(under_jit(jax.grad(fn), jnp.float32(0.0)))
+    if not np.isfinite(slope):
+        raise Wrong(
+            f"your values are right, but `jax.grad(ex_safe_log)(0.0)` is {slope}: "
+            "`jnp.where` differentiates both branches, `jnp.log`'s derivative at 0 is "
+            "infinite, and the 0 that `where` sends that branch times infinity is nan. "
+            "Give `jnp.log` a safe input too: `jnp.log(jnp.where(x > 0, x, 1.0))`."
+        )
 
 
 # --- ex_time_call: block_until_ready, and compile before timing --------------------------
