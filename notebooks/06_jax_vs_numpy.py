@@ -42,6 +42,8 @@ import jaxtour
 print(jaxtour.describe_devices())
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
+import inspect
+import os
 import time
 
 import jax
@@ -49,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
+from jaxtour.cost import profile
 from jaxtour.exercises import check
 from jaxtour.mlp import NumpyTwin, init_params, load_mnist, loss, preprocess, update
 from jaxtour.viz import draw_jaxpr
@@ -88,7 +91,7 @@ params = init_params(jax.random.key(0))
 x = preprocess(mnist.train_images[:128])
 y = jnp.asarray(mnist.train_labels[:128], jnp.int32)
 
-with jax.default_matmul_precision("highest"):  # full float32 on GPU/TPU too
+with jax.default_matmul_precision("highest"):  # about float32 on GPU/TPU too
     jax_params, _, jax_loss = update(params, x, y)
 twin = NumpyTwin(params)  # float64
 twin_loss = twin.step(np.asarray(x), np.asarray(y))
@@ -105,14 +108,16 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # The twin's `step` is `update` written out: forward keeping each layer's activations,
 # backward through the transposed weights and the ReLU's 0/1 mask, SGD in place.
 # `"highest"`: at default precision a TPU multiplies float32 in bfloat16 and an Ampere+
-# GPU in TF32; only at `"highest"` is a matmul float32 everywhere (see below).
+# GPU in TF32; only at `"highest"` is a matmul about float32 everywhere (see below).
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # Why `default_matmul_precision("highest")`: at JAX's *default* precision a float32
 # matmul is not float32 everywhere. A TPU runs it as one bfloat16 pass (8 significant
 # bits), an Ampere-or-newer NVIDIA GPU (A100, H100, L4) in TensorFloat-32 (11 bits); a T4
-# or V100 and a CPU compute in full float32 (24 bits). "About 7 digits" holds for
-# elementwise operations everywhere, for matmuls only at `"highest"`.
+# or V100 and a CPU compute in full float32 (24 bits). At `"highest"` a GPU computes
+# float32; a TPU runs several bfloat16 passes, which JAX's docs call "similar to full
+# float32 precision". "About 7 digits" holds for elementwise operations everywhere, for
+# matmuls only at `"highest"`.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The speed ladder
@@ -205,6 +210,37 @@ for name in ("numpy-f32", "jax-eager", "jax-jit-loop", "jaxtour-train"):
 # rounding and XLA's own `exp`/`log` differ in the last bits, and SGD lets that grow. At
 # JAX's default precision a GPU's TF32 or a TPU's bfloat16 matmuls move the JAX rungs by
 # up to 1 %, well inside what another shuffle does.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The jitted step, op by op
+#
+# `profile` times each compiled op of the step the ladder's `jit` rungs run (batch 128)
+# under `jax.profiler`, and maps it back to source lines.
+
+# %%
+step_profile = profile(update)(params, x, y)
+matmul_share = sum(row.share for row in step_profile.rows
+                   if row.kind == "dot" or "dot_general" in row.primitives)
+for row in step_profile.rows[:5]:
+    print(f"{row.op:<26} {row.share:6.1%}  {', '.join(row.lines)}")
+print(f"matmul ops: {matmul_share:.0%} of the op time")
+step_profile.draw()
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+# Mechanisms only, no timing law: every op maps back into the model's file, the rows
+# come slowest first, and their shares split the summed op time.
+model_file = os.path.basename(inspect.getsourcefile(update))
+assert step_profile.rows
+assert all(line.startswith(f"{model_file}:") for row in step_profile.rows for line in row.lines)
+profiled_seconds = [row.seconds for row in step_profile.rows]
+assert profiled_seconds == sorted(profiled_seconds, reverse=True)
+assert abs(sum(row.share for row in step_profile.rows) - 1) < 1e-6
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# One row per compiled op, slowest first: its share of the summed op time and the lines
+# of `_model.py` it came from. The matmul ops hold the share printed; the backward ones
+# are named `transpose`: JAX made them by transposing the forward `dot_general`. Fused
+# elementwise loops share the rest. Op names differ by backend.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where a step's time goes: matmuls and the rest
@@ -306,7 +342,9 @@ def tiny_step(p, v, xs, ys, i):
 @jax.jit
 def tiny_scan(p, v, xs, ys):
     def body(carry, batch):
-        p, v, batch_loss = update(*carry[:1], *batch, carry[1])
+        p, v = carry
+        x, y = batch
+        p, v, batch_loss = update(p, x, y, v)
         return (p, v), batch_loss
     return jax.lax.scan(body, (p, v), (xs, ys))[0]
 
@@ -343,8 +381,9 @@ if jax.default_backend() == "cpu":  # a CPU runs the tiny scan step in a few µs
 # loop condition): no ratio is guaranteed there, so none is asserted.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The loop pays one dispatch per step: Python hands 14 arrays and an index to the step,
-# microseconds each call (a one-argument jitted call: about 5–30 µs, JAX 0.10 on a CPU).
+# The loop pays one dispatch per step: Python hands 10 arrays (4 weights and biases, 4
+# velocities, `xs`, `ys`) and an index to the step, microseconds each call (a
+# one-argument jitted call: about 5–30 µs, JAX 0.10 on a CPU).
 # The scan pays one dispatch for all 2,000. We show the fastest of 5 runs and the
 # slowest.
 
@@ -375,8 +414,8 @@ assert eager_step > 5 * dispatch
 # %% [markdown] slideshow={"slide_type": "notes"}
 # On a quiet CPU a step is milliseconds of matmuls, dispatch hides behind it, loop and
 # scan come out close; on a busy one the loop loses (Python waits for a core). On a GPU
-# dispatch shows: one H100 run of ours, a single run, gave 17 ms (scan) against 81 ms
-# (loop) per epoch.
+# a step can take less than a dispatch; where it does, the scan must win clearly, and
+# the check cell asserts that.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # `jax-eager` is far behind either: without `jit`, each of the step's
@@ -405,7 +444,7 @@ twin_losses = twin.epoch(images, labels, np.asarray(batch_indices(key, n_train, 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `batch_indices(key, …)` is the shuffle `train_epoch` makes from the same key, so the
 # float64 twin sees the very same batches in the same order. JAX at `"highest"`
-# precision: full float32 matmuls on every backend.
+# precision: about float32 matmuls on every backend (a TPU emulates it in bfloat16 passes).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The two models' predictions, side by side
@@ -454,7 +493,8 @@ assert all(0.001 < d < 0.3 for d in layer_differences.values())  # per cents, no
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Not an epsilon per step: a difference in the weights becomes one in the next gradient,
-# and ReLUs switching and momentum amplify it, about a million-fold in an epoch. Two
+# and ReLUs switching and momentum amplify it: the growth printed above, orders of
+# magnitude in one epoch. Two
 # float32 runs on different hardware, or summing in another order, drift the same way:
 # SGD does this to any small perturbation.
 

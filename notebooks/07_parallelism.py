@@ -54,6 +54,7 @@ import collections
 import contextlib
 import functools
 import io
+import math
 import re
 import warnings
 
@@ -127,8 +128,8 @@ else:
 # `jax.devices()` lists the devices of the default backend (a GPU first, then a TPU, then
 # the CPU). `jax_num_cpu_devices` is the same as
 # `XLA_FLAGS=--xla_force_host_platform_device_count=8`; the lesson also makes a CPU device
-# JAX's default, so arrays made without a device land there too. Since September 2025
-# Colab's TPU runtime is a TPU v5e-1: one chip, which JAX sees as one device.
+# JAX's default, so arrays made without a device land there too. Colab's TPU runtime
+# is a TPU v5e-1: one chip, which JAX sees as one device.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## SPMD: a single program, multiple data
@@ -546,16 +547,16 @@ assert "deleted" in reused.lower(), reused
 # ## Manual mode: `shard_map` and `psum`
 #
 # You write what **one** device does with **its** slice, and the communication yourself:
-# each device's gradient, added up by `lax.psum` (the all-reduce), divided by `n`.
+# each device's gradient, averaged by `lax.pmean` (an all-reduce: `psum`, divided by `n`).
 
 # %%
 def per_device(params, x, y, velocity, lr=mlp.LR, momentum=mlp.MOMENTUM):
     local = jax.lax.pcast(params, "batch", to="varying")  # see the next slides
     loss, grads = jax.value_and_grad(mlp.loss)(local, x, y)
-    grads = jax.tree.map(lambda g: jax.lax.psum(g, "batch") / n, grads)  # all-reduce
+    grads = jax.lax.pmean(grads, "batch")  # all-reduce: psum, divided by n
     velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
     params = jax.tree.map(lambda p, v: p - lr * v, params, velocity)
-    return params, velocity, jax.lax.psum(loss, "batch") / n
+    return params, velocity, jax.lax.pmean(loss, "batch")
 
 
 manual_update = jax.jit(jax.shard_map(
@@ -567,13 +568,13 @@ sm_params, _, sm_loss = manual_update(params, images, labels, velocity)
 np.testing.assert_allclose(sm_loss, one_loss, rtol=1e-5)
 for a, b in zip(jax.tree.leaves(sm_params), jax.tree.leaves(one_params), strict=True):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-# our psums, bundled into all-reduces (one on CPU)
+# our pmeans, bundled into all-reduces (one on CPU)
 assert only_all_reduces(collectives(manual_update, params, images, labels, velocity))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `in_specs` say how each argument is split, `out_specs` how results are put together.
 # Inside, `x` is `f32[16,784]`, this device's slice. The same step as before, to float32
-# rounding; XLA bundles our psums as it bundled its own (one all-reduce on CPU).
+# rounding; XLA bundles our pmeans as it bundled its own (one all-reduce on CPU).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### `shard_map` types say what varies between devices
@@ -596,8 +597,8 @@ traced = jax.jit(jax.shard_map(types_inside, mesh=batch_mesh, out_specs=P("batch
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Each type carries the mesh axes it varies along (its "vma"). A `P()` argument is
 # *invariant*. Where invariant meets varying, JAX inserts an implicit `pcast(…,
-# to="varying")`, whose transpose is a `psum`. (`jax.lax.pvary`, deprecated in JAX 0.8.2,
-# was its former name.)
+# to="varying")`, whose transpose is a `psum`. (Its former name `jax.lax.pvary` was
+# deprecated in JAX 0.8.2, and is gone in 0.10.2.)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Without `pcast`, our `psum` counts every gradient `n` times
@@ -646,8 +647,8 @@ for g, r in zip(jax.tree.leaves(untracked), jax.tree.leaves(reference), strict=T
     np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6)  # no tracking: local, psum once
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# With 8 devices: 8.00, steps 8 times too long. Write `pcast` and your own `psum` (as in
-# `per_device`), or drop both and divide the implicit sum by `n`; never the `psum`
+# With 8 devices: 8.00, steps 8 times too long. Write `pcast` and your own `psum` (the
+# `pmean` of `per_device`), or drop both and divide the implicit sum by `n`; never the `psum`
 # alone. With `check_vma=False` JAX tracks nothing: the gradient stays local and the
 # `psum` alone is right (the check cell runs it).
 
@@ -921,13 +922,16 @@ device_fills = {line.split('fillcolor="')[1].split('"')[0]
                 if line.strip().startswith("device") and "fillcolor" in line}
 assert len(device_fills) == 2  # one colour per process
 assert "process 1:" in two.sharding.source
-assert two.mesh == [[0, 1, 2, 3], [2048, 2049, 2050, 2051]]  # ids: as the notes say
+# ids are global, and not 0-7 (as the notes say): only their being distinct is XLA's
+# promise, so no numbering is pinned
+assert sorted(two.mesh[0] + two.mesh[1]) != list(range(8))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jax.devices()` in either process lists all 8 devices, in the same order; each
-# process can compute only on its own 4 (`jax.local_devices()`). Device ids are global:
-# here process 1's CPU devices are numbered from 2048, not 4. The mesh puts the devices
-# in process order, so each process's half of the batch sits on its own devices.
+# process computes only on its own 4 (`jax.local_devices()`). Device ids are global, not
+# 0-7: process 1's CPU devices start far from 4 (printed above; 2048 in JAX 0.10.2). The
+# mesh puts the devices in process order: each process's half of the batch sits on its
+# own devices.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The all-reduce crosses processes
@@ -942,8 +946,12 @@ print("over:", two.all_reduce_groups, f"({two.all_reduce_group_size} devices)")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert two.all_reduces == two.unroll == 4  # one per step, as in one process
-assert "f32[512,784]" in two.all_reduce_shapes  # the first layer's gradient among them
-assert len(two.all_reduce_shapes) == 6  # every weight and bias: one all-reduce a step
+# it adds gradients: each operand is as big as a weight or bias (or the scalar loss);
+# how XLA's combiner bundles them, and their layouts, are not pinned
+param_sizes = {leaf.size for leaf in jax.tree.leaves(params)} | {1}
+operand_sizes = {math.prod(int(d) for d in re.findall(r"\d+", shape.partition("[")[2]))
+                 for shape in two.all_reduce_shapes}
+assert operand_sizes and operand_sizes <= param_sizes, two.all_reduce_shapes
 assert two.all_reduce_group_size == 8  # each sum takes in all 8 devices: both processes
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -1007,7 +1015,7 @@ def ex_batch_sharding(mesh):
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
 def ex_batch_sharding(mesh):
-    return jax.NamedSharding(mesh, jax.P("batch"))
+    return NamedSharding(mesh, P("batch"))
 
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
@@ -1053,9 +1061,9 @@ def ex_global_mean(x):
 # <details><summary>Hint 1</summary><code>jax.lax.psum(v, "batch")</code> adds up
 # <code>v</code> over the devices and gives every device the total.</details>
 #
-# <details><summary>Hint 2</summary>The mean of slices' means is right only when you
-# divide by the number of devices: <code>jax.lax.psum(1, "batch")</code> counts them.
-# </details>
+# <details><summary>Hint 2</summary>The whole vector's mean is its total over its
+# length: add up both over the devices. <code>jax.lax.psum(1, "batch")</code> counts the
+# devices.</details>
 
 # %% slideshow={"slide_type": "skip"}
 check(ex_global_mean)
@@ -1066,8 +1074,8 @@ assert check(ex_global_mean, quiet=True).passed
 # %% [markdown] slideshow={"slide_type": "notes"}
 # About 6 minutes. Open your student copy: `jaxtour lessons` →
 # `lessons/07_parallelism.ipynb`, or the Colab badge. Hint: add up the sums with
-# `psum`, and the element counts too; a mean of the devices' means is right only if
-# every slice has the same size.
+# `psum`, and the element counts too (or `pmean` of the slices' means: `shard_map`
+# slices are all one size).
 
 # %% [markdown] tags=["exercise"] slideshow={"slide_type": "slide"}
 # ## Your turn: read the all-reduces off the drawing
@@ -1084,7 +1092,9 @@ def ex_count_all_reduces():
 
 # %% tags=["solution"] slideshow={"slide_type": "skip"}
 def ex_count_all_reduces():
-    return 1  # one red box on a CPU: XLA combines the six gradients and the loss
+    # the red boxes of this lesson's drawing: XLA combines the gradients and the loss
+    # into fewer all-reduces (one on a CPU; another backend may make more)
+    return count_dp["all-reduce"]
 
 
 # %% [markdown] tags=["hint"] slideshow={"slide_type": "skip"}
@@ -1095,7 +1105,9 @@ def ex_count_all_reduces():
 check(ex_count_all_reduces)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-assert check(ex_count_all_reduces, quiet=True).passed
+assert ex_count_all_reduces() == count_dp["all-reduce"] >= 1
+if all(d.platform == "cpu" for d in batch_mesh.devices.flat):  # the checker compiles
+    assert check(ex_count_all_reduces, quiet=True).passed  # for 8 CPU devices, as here
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # About 4 minutes. Open your student copy: `jaxtour lessons` →

@@ -196,21 +196,31 @@ def _check_count_all_reduces(fn) -> None:
     want = data_parallel_all_reduces()
     if got == want:
         return
-    if got == 0:
-        raise Wrong(
-            "there is one: the red box between the backward pass and the update. "
-            "Look again at the drawing."
+    raise Wrong(_count_feedback(int(got), want) + ELSEWHERE)
+
+
+# The checker compiles for 8 CPU devices; a GPU or TPU notebook draws its own program.
+ELSEWHERE = (
+    " (This check counts the program compiled for 8 CPU devices: XLA may combine the "
+    "gradients into another number of all-reduces on a GPU or TPU.)"
+)
+
+
+def _count_feedback(got: int, want: int) -> str:
+    """Why `got` all-reduces is not the `want` the compiled data-parallel step holds."""
+    if got <= 0:
+        return (
+            f"{got}: the gradients must be added up over the devices: there is at least "
+            "one all-reduce between the backward pass and the update. Look again."
         )
-    if got >= 6:
-        raise Wrong(
-            f"{got}: one per gradient (6 of them) and perhaps the loss would be "
-            "natural, but XLA combines them into fewer. Count the red boxes."
+    if got >= 6 > want:
+        return (
+            f"{got}: one per gradient (6 of them) and perhaps the loss would be natural, "
+            "but XLA combines them into fewer. Count the red boxes."
         )
-    if got == 2:
-        raise Wrong(
-            "2: the loss does not need an all-reduce of its own; XLA sends it with "
-            "the gradients. Count the red boxes."
+    if got == want + 1:
+        return (
+            f"{got}: did you give the loss an all-reduce of its own? Count the red "
+            "boxes, not the values they add up: XLA bundles several into one."
         )
-    raise Wrong(
-        f"{got} is not what the drawing shows: count the red boxes (collectives)."
-    )
+    return f"{got} is not what the drawing shows: count the red boxes (collectives)."
