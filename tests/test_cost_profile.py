@@ -215,3 +215,23 @@ def test_a_model_with_leaves_jax_cannot_trace_is_profiled_as_jit_would_hold_them
 def test_static_argnames_are_held_as_jax_jit_holds_them():
     p = profile(lambda x, *, n: jnp.tanh(x) * n, static_argnames="n")(jnp.ones(8), n=3)
     assert p.rows
+
+
+def test_the_roofline_places_each_op_at_its_measured_rate():
+    from jaxtour.cost import Peaks, draw_roofline
+
+    peaks = Peaks("cpu:cpu", 1e15, 1e15)  # a roof no CPU op reaches
+    a = jnp.ones((512, 512))
+    ceiling = draw_roofline(heavy_and_light, peaks=peaks)(a, a)
+    roof = draw_roofline(heavy_and_light, peaks=peaks, measured=True)(a, a)
+    assert roof.measured and not ceiling.measured
+    assert roof.title.endswith("; ops at their measured rate")
+    labels = [t.get_text() for t in roof.figure.legends[0].get_texts()]
+    assert any(
+        label.startswith("compiled ops at their measured rate") for label in labels
+    )
+    flops = {r.name: r.flops for r in roof.table.ops}
+    for point in roof.points:  # each rate is the op's FLOPs over a measured time
+        took = flops[point.name] / point.flops_per_s
+        assert 0 < took < 60 and point.flops_per_s < peaks.attainable(point.intensity)
+    assert {p.name for p in roof.points} <= {p.name for p in ceiling.points}

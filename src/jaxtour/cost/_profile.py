@@ -139,16 +139,23 @@ def profile(
         dynamic, dynamic_kw = part.dynamic()
         run = lambda: compiled(*dynamic, **dynamic_kw)
         run_interruptibly(run, f"{_ir.function_name(f)}'s compiled program")
-        trace, walls = _trace.record(run, calls)
-        events = _trace.op_events(trace, module.name)
-        wall = statistics.median(walls)
-        seconds, summed, overlap, seen = _trace.per_call(events)
-        rows = op_rows(module, seconds, summed)
-        timing = (wall, summed, overlap, seen)
+        rows, timing = measured_ops(run, module, calls)
         name = _ir.function_name(f)
         return Profile(name, jax.default_backend(), rows, timing, module)
 
     return measure
+
+
+def measured_ops(
+    run: Callable[[], Any], module: Any, calls: int = 5
+) -> tuple[list[OpTime], tuple[float, float, float, int]]:
+    """Record `calls` runs of the compiled `module` (`run` calls it): its `OpTime` rows,
+    and (wall seconds, summed op seconds, overlap seconds, calls seen) per call."""
+    trace, walls = _trace.record(run, calls)
+    events = _trace.op_events(trace, module.name)
+    seconds, summed, overlap, seen = _trace.per_call(events)
+    rows = op_rows(module, seconds, summed)
+    return rows, (statistics.median(walls), summed, overlap, seen)
 
 
 def _signature(args: tuple, kwargs: dict, statics: tuple[int, ...]) -> Any:

@@ -12,6 +12,7 @@ from jaxtour._plot import Plot, figure
 from jaxtour._wait import run_interruptibly
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
+from jaxtour.cost._profile import measured_ops
 from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
@@ -27,7 +28,8 @@ ABOVE = (
 
 
 class Point(NamedTuple):
-    """One op on the roofline: its intensity and the FLOP/s the roof allows it."""
+    """One op on the roofline: its intensity and its FLOP/s (the rate the roof allows
+    it, or the rate it was measured at)."""
 
     name: str
     intensity: float  # FLOP per byte
@@ -40,16 +42,26 @@ class Roofline(Plot):
     Attributes:
         table: the program's `CostTable`.
         peaks: the device's measured `Peaks`.
-        points: one `Point` per compiled op, at the rate its intensity allows.
+        points: one `Point` per compiled op: at the rate its intensity allows, or,
+            when `op_seconds` is given, at the rate it was measured at (ops that took
+            no measured time are left out).
         seconds: the whole program's measured time per call (best of a few).
+        measured: whether the points are measured rates (`draw_roofline(measured=True)`).
     """
 
-    def __init__(self, table: CostTable, peaks: Peaks, seconds: float) -> None:
+    def __init__(
+        self,
+        table: CostTable,
+        peaks: Peaks,
+        seconds: float,
+        op_seconds: dict[str, float] | None = None,
+    ) -> None:
         self.table, self.peaks, self.seconds = table, peaks, seconds
+        self.measured = op_seconds is not None
         self.points = [
-            Point(r.name, r.intensity or 0.0, peaks.attainable(r.intensity or 0))
+            Point(r.name, r.intensity or 0.0, _rate(r, peaks, op_seconds))
             for r in table.ops
-            if r.flops is not None
+            if r.flops is not None and (op_seconds is None or op_seconds.get(r.name))
         ]
         rate = self.flops_per_s / 1e9
         title = (
@@ -61,6 +73,7 @@ class Roofline(Plot):
         )
         if self.above_roof:
             title += f"; {ABOVE}"
+        title += "; ops at their measured rate" if self.measured else ""
         super().__init__(_draw(self), title)
 
     @property
@@ -114,6 +127,13 @@ class Roofline(Plot):
         return "memory" if self.table.intensity < self.peaks.ridge else "compute"
 
 
+def _rate(row: Any, peaks: Peaks, op_seconds: dict[str, float] | None) -> float:
+    """An op's FLOP/s: measured when its time is known, else what the roof allows."""
+    if op_seconds is None:
+        return peaks.attainable(row.intensity or 0)
+    return (row.flops or 0.0) / op_seconds[row.name]
+
+
 def _draw(roof: Roofline) -> Any:
     peaks, table = roof.peaks, roof.table
     fig = figure(7.6, 5.4)
@@ -151,7 +171,11 @@ def _draw(roof: Roofline) -> Any:
         s=60,
         color=_OP,
         zorder=3,
-        label=f"compiled ops at their ceiling ({len(on)})",
+        label=(
+            f"compiled ops at their measured rate ({len(on)})"
+            if roof.measured
+            else f"compiled ops at their ceiling ({len(on)})"
+        ),
     )
     if off:
         ax.scatter(
@@ -226,17 +250,22 @@ def draw_roofline(
     peaks: Peaks | None = None,
     static_argnums: int | tuple[int, ...] | None = (),
     static_argnames: str | tuple[str, ...] | None = (),
+    measured: bool = False,
 ) -> Callable[..., Roofline]:
     """Place `f`'s compiled ops and the whole program on this device's roofline.
 
-    Each compiled op (a fusion counts once) sits at its arithmetic intensity, at the
-    rate the roof allows it; the whole program is timed and shown at its measured rate.
+    Each compiled op (a fusion counts once) sits at its arithmetic intensity: at the
+    rate the roof allows it, or with `measured=True` at the rate `profile` measured
+    (the dot where the op is, not where its ceiling is). The whole program is timed
+    and shown at its measured rate; the title and legend say which the ops show.
 
     Args:
         f: the function; it is compiled with `jax.jit` and run a few times.
         peaks: the roof; None measures it (`device_peaks()`, cached after the first).
         static_argnums: as `jax.jit`'s.
         static_argnames: names of keyword arguments held static, as `jax.jit`'s.
+        measured: time each op under `jax.profiler` (as `profile` does) and place it
+            at its measured rate.
 
     Returns:
         A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
@@ -254,6 +283,11 @@ def draw_roofline(
         run = lambda: compiled(*dynamic, **dynamic_kw)
         run_interruptibly(run, f"{table.name}'s compiled program")  # may never end
         seconds = best_seconds(run, repeats=3, budget=0.25)
-        return Roofline(table, peaks or device_peaks(), seconds)
+        op_seconds = None
+        if measured:
+            module = _ir.parse_hlo(compiled.as_text())
+            rows, _ = measured_ops(run, module)
+            op_seconds = {r.op: r.seconds for r in rows if r.seconds > 0}
+        return Roofline(table, peaks or device_peaks(), seconds, op_seconds)
 
     return draw
