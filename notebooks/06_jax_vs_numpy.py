@@ -224,7 +224,6 @@ matmul_share = sum(row.share for row in step_profile.rows
 for row in step_profile.rows[:5]:
     print(f"{row.op:<26} {row.share:6.1%}  {', '.join(row.lines)}")
 print(f"matmul ops: {matmul_share:.0%} of the op time")
-step_profile.draw()
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 # Mechanisms only, no timing law: every op maps back into the model's file, the rows
@@ -241,6 +240,16 @@ assert abs(sum(row.share for row in step_profile.rows) - 1) < 1e-6
 # of `_model.py` it came from. The matmul ops hold the share printed; the backward ones
 # are named `transpose`: JAX made them by transposing the forward `dot_general`. Fused
 # elementwise loops share the rest. Op names differ by backend.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The same step, coloured by measured time
+
+# %%
+step_profile.draw(max_ops=8)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Deep red boxes took most of the time, white ones little; the eight slowest ops are
+# drawn and the rest folded into one box. An edge is a value one op hands the next.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where a step's time goes: matmuls and the rest
