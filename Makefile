@@ -18,7 +18,7 @@ VENV_NEWEST   := .venv-newest
 # leaves out what is slow, drives a browser or executes a lesson; the newest-JAX one
 # leaves out the plumbing no JAX release changes.
 PYTEST_WORKERS ?= 2
-PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
 .PHONY: tour test test-fast test-latest test-newest lint format lock notebooks clean help
 

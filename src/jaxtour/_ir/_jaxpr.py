@@ -245,3 +245,16 @@ def _dot_dims(value: Any) -> str:
 def is_dropvar(var: Any) -> bool:
     """Whether an eqn output is `_`, a value nothing reads."""
     return isinstance(var, jex_core.DropVar)
+
+
+def scan_counts(eqn: Any) -> tuple[int, int]:
+    """(constants, carried values) among a `scan` equation's inputs, in that order.
+
+    JAX up to 0.11 says so in the `num_consts`/`num_carry` params; newer releases in
+    `ft_in`, the inputs' flat tree of (consts, carry, xs) groups.
+    """
+    params = eqn.params
+    if "num_carry" in params:
+        return int(params.get("num_consts", 0)), int(params["num_carry"])
+    groups = params["ft_in"].unpack()  # (consts, carry, xs)
+    return len(groups[0]), len(groups[1])

@@ -169,8 +169,8 @@ class Builder(_canvas.Canvas):
         and (`back_edges`) by what the body computes for the next iteration."""
         if eqn.primitive.name != "scan":
             return []
-        first = eqn.params.get("num_consts", 0)
-        carried = sub.jaxpr.invars[first : first + eqn.params.get("num_carry", 0)]
+        first, count = _ir.scan_counts(eqn)
+        carried = sub.jaxpr.invars[first : first + count]
         nodes = []
         for var in carried:
             node = self.new_id("carry")
