@@ -32,7 +32,8 @@ from jaxtour.mlp import (
     train_epoch,
     update,
 )
-from jaxtour.mlp._ladder import VARIANTS, _step_matmuls, matmul_flops
+from jaxtour.mlp._ladder import VARIANTS, matmul_flops
+from jaxtour.mlp._ladder_runners import _step_matmuls
 from jaxtour.mlp._train import UNROLL, resolve_device
 
 SHARED = Path(
