@@ -24,6 +24,7 @@ from jaxtour._ir._args import (
     static_tuple,
     trace,
     trace_split,
+    tracer,
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
@@ -111,6 +112,7 @@ __all__ = [
     "trace",
     "trace_split",
     "traceable",
+    "tracer",
     "type_str",
     "unwrap_jit",
     "value_type",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -132,23 +133,28 @@ def check_args(
                 )
 
 
-def trace(
-    f: Any,
-    args: tuple,
-    kwargs: dict,
-    *,
-    who: str,
-    static_argnums: Any = (),
-    static_argnames: Any = (),
-) -> jax.stages.Traced:
-    """`jax.jit(f, static_argnums, static_argnames).trace(*args, **kwargs)`, checked.
+def trace(f: Any, args: tuple, kwargs: dict, **options: Any) -> jax.stages.Traced:
+    """`jax.jit(f, static_argnums, static_argnames).trace(*args, **kwargs)`, checked;
+    `options` are `trace_split`'s: `who=` (required), `static_argnums=`, `static_argnames=`.
 
     Leaves JAX cannot trace (functions, strings, config objects inside a model) are
     held as constants, as `eqx.filter_jit` holds them (`_split`). An exception raised
     by `f` itself propagates unchanged, with a note saying which jaxtour call traced it
     and with what argument shapes.
     """
-    return trace_split(f, args, kwargs, who, static_argnums, static_argnames)[0]
+    return trace_split(f, args, kwargs, **options)[0]
+
+
+def tracer(
+    f: Any, who: str, static_argnums: Any = (), static_argnames: Any = ()
+) -> Callable[[tuple, dict], jax.stages.Traced]:
+    """`f` and the static options checked now (a lens's bad call fails where it is
+    written); the function returned traces `f` at `(args, kwargs)` as `trace` does."""
+    check_callable(f, who)
+    nums = static_tuple(static_argnums)
+    return lambda args, kwargs: trace_split(
+        f, args, kwargs, who, nums, static_argnames
+    )[0]
 
 
 def trace_split(

@@ -71,17 +71,10 @@ def fusion_traffic(
         (24000.0, 8000.0)
     """
     _ir.check_callable(f, "fusion_traffic")
-    statics = _ir.static_tuple(static_argnums)
+    trace = _ir.tracer(f, "fusion_traffic", static_argnums, static_argnames)
 
     def traffic(*args: Any, **kwargs: Any) -> FusionTraffic:
-        traced = _ir.trace(
-            f,
-            args,
-            kwargs,
-            who="fusion_traffic",
-            static_argnums=statics,
-            static_argnames=static_argnames,
-        )
+        traced = trace(args, kwargs)
         table = build(_ir.function_name(f), traced, traced.lower().compile())
         unfused = total(table.equations)[2]  # global shapes
         per_device = table.devices  # the compiled ops are one device's share

@@ -74,17 +74,10 @@ def cost_table(
             f'`group_by` must be None (one row per equation) or "source" '
             f"(one row per line of your code); got {group_by!r}."
         )
-    statics = _ir.static_tuple(static_argnums)
+    trace = _ir.tracer(f, "cost_table", static_argnums, static_argnames)
 
     def table(*args: Any, **kwargs: Any) -> CostTable:
-        traced = _ir.trace(
-            f,
-            args,
-            kwargs,
-            who="cost_table",
-            static_argnums=statics,
-            static_argnames=static_argnames,
-        )
+        traced = trace(args, kwargs)
         compiled = traced.lower().compile()
         return build(_ir.function_name(f), traced, compiled, group_by)
 

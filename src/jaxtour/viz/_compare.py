@@ -54,19 +54,12 @@ def compare_stages(
         True
     """
     _ir.check_callable(f, WHO)
-    static = _ir.static_tuple(static_argnums)
+    trace = _ir.tracer(f, WHO, static_argnums, static_argnames)
 
     def compare(*args: Any, **kwargs: Any) -> StageComparison:
         import jax
 
-        traced = _ir.trace(
-            f,
-            args,
-            kwargs,
-            who=WHO,
-            static_argnums=static,
-            static_argnames=static_argnames,
-        )
+        traced = trace(args, kwargs)
         lowered = traced.lower()
         compiled = lowered.compile()
         return StageComparison.of(

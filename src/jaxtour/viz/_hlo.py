@@ -80,17 +80,10 @@ def draw_hlo(
     stage = check_stage(stage)
     _check_options(rankdir, max_depth, None, max_ops, who=WHO, count="max_ops")
     _terminals.check_expand(expand_pytrees, WHO)
-    static = _ir.static_tuple(static_argnums)
+    trace = _ir.tracer(f, WHO, static_argnums, static_argnames)
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
-        traced = _ir.trace(
-            f,
-            args,
-            kwargs,
-            who=WHO,
-            static_argnums=static,
-            static_argnames=static_argnames,
-        )
+        traced = trace(args, kwargs)
         lowered = traced.lower()
         names = _ir.io_names(traced.jaxpr.jaxpr)
         if stage == "stablehlo":

@@ -67,7 +67,7 @@ def draw_jaxpr(
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
     _terminals.check_expand(expand_pytrees, WHO)
-    static = _ir.static_tuple(static_argnums)
+    trace = _ir.tracer(f, WHO, static_argnums, static_argnames)
     options: dict[str, Any] = {
         "rankdir": rankdir,
         "max_depth": max_depth,
@@ -78,14 +78,7 @@ def draw_jaxpr(
     }
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
-        traced = _ir.trace(
-            f,
-            args,
-            kwargs,
-            who=WHO,
-            static_argnums=static,
-            static_argnames=static_argnames,
-        )
+        traced = trace(args, kwargs)
         return jaxpr_diagram(traced.jaxpr, name=_ir.function_name(f), **options)
 
     return draw
