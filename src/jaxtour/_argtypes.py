@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 
 def bounded(
@@ -48,3 +49,20 @@ def bounded(
 
     parse.__name__ = kind.__name__  # argparse's name for the type in other messages
     return parse
+
+
+def add_number(
+    parser: argparse._ActionsContainer,
+    flag: str,
+    kind: type,
+    low: float,
+    high: float,
+    help_text: str | None = None,
+    *,
+    above: bool = False,
+    **options: Any,
+) -> None:
+    """An option taking one number, checked by `bounded(kind, low, high, above=)`;
+    `options` (``default=``, ``metavar=``) go to `add_argument` as they are."""
+    kind_of = bounded(kind, low, high, above=above)
+    parser.add_argument(flag, type=kind_of, help=help_text, **options)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxtour import paths
-from jaxtour._argtypes import bounded
+from jaxtour._argtypes import add_number
 from jaxtour.cli import add_flag
 
 if TYPE_CHECKING:
@@ -24,44 +24,23 @@ TARGET = 0.98  # test accuracy worth reporting the time to
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--epochs",
-        type=bounded(int, 1, 10_000),
-        help=f"passes over the data ({EPOCHS}; {QUICK_EPOCHS} under --quick)",
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=bounded(int, 1, MNIST_TRAIN),
-        default=128,
-        help="images per step (128)",
-    )
-    parser.add_argument(
-        "--lr",
-        type=bounded(float, 0, 100, above=True),
-        help="learning rate (jaxtour.mlp.LR: 0.05)",
-    )
-    parser.add_argument(
-        "--momentum",
-        type=bounded(float, 0, 0.999),
-        help="SGD momentum (jaxtour.mlp.MOMENTUM: 0.9; 0 is plain SGD)",
-    )
-    parser.add_argument(
-        "--seed",
-        type=bounded(int, 0, 2**32 - 1),
-        default=0,
-        help="initial weights and shuffles (0)",
-    )
+    epochs = f"passes over the data ({EPOCHS}; {QUICK_EPOCHS} under --quick)"
+    add_number(parser, "--epochs", int, 1, 10_000, epochs)
+    batch = "images per step (128)"
+    add_number(parser, "--batch-size", int, 1, MNIST_TRAIN, batch, default=128)
+    rate = "learning rate (jaxtour.mlp.LR: 0.05)"
+    add_number(parser, "--lr", float, 0, 100, rate, above=True)
+    momentum = "SGD momentum (jaxtour.mlp.MOMENTUM: 0.9; 0 is plain SGD)"
+    add_number(parser, "--momentum", float, 0, 0.999, momentum)
+    seed = "initial weights and shuffles (0)"
+    add_number(parser, "--seed", int, 0, 2**32 - 1, seed, default=0)
     parser.add_argument(
         "--device",
         choices=("cpu", "gpu", "tpu"),
         help="platform to train on (default: JAX's choice)",
     )
-    parser.add_argument(
-        "--train-size",
-        type=bounded(int, 1, MNIST_TRAIN),
-        help="train on the first N images only (all; "
-        f"{QUICK_TRAIN_SIZE} under --quick)",
-    )
+    size = f"train on the first N images only (all; {QUICK_TRAIN_SIZE} under --quick)"
+    add_number(parser, "--train-size", int, 1, MNIST_TRAIN, size)
     add_flag(parser, "--quick", "fewer epochs and images, as JAXTOUR_QUICK=1 does")
     parser.add_argument(
         "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
@@ -69,21 +48,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--build-dir", type=Path, help="output folder (default: ./build)"
     )
+    _add_process_arguments(parser)
+
+
+def _add_process_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "several JAX processes", "data-parallel over N local processes, as over N hosts"
     )
-    group.add_argument(
-        "--processes",
-        type=bounded(int, 1, MAX_PROCESSES),
-        metavar="N",
-        help="start N JAX processes, joined by jax.distributed.initialize",
+    started = "start N JAX processes, joined by jax.distributed.initialize"
+    add_number(group, "--processes", int, 1, MAX_PROCESSES, started, metavar="N")
+    devices = (
+        "simulated CPU devices in each process (4 with "
+        "--processes; with --cluster, the hardware's devices)"
     )
-    group.add_argument(
-        "--devices-per-process",
-        type=bounded(int, 1, MAX_DEVICES),
-        metavar="M",
-        help="simulated CPU devices in each process (4 with "
-        "--processes; with --cluster, the hardware's devices)",
+    add_number(
+        group, "--devices-per-process", int, 1, MAX_DEVICES, devices, metavar="M"
     )
     add_flag(
         group,
@@ -91,17 +70,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "be one process of a TPU pod slice, SLURM or Open MPI "
         "job: jax.distributed.initialize() finds the others",
     )
-    group.add_argument(
-        "--port",
-        type=bounded(int, 1, 65_535),
-        help="the coordinator's port on 127.0.0.1 (default: a free one)",
-    )
-    group.add_argument(
+    port = "the coordinator's port on 127.0.0.1 (default: a free one)"
+    add_number(group, "--port", int, 1, 65_535, port)
+    wait = f"how long the processes wait for each other to join ({INIT_TIMEOUT:g})"
+    add_number(
+        group,
         "--init-timeout",
-        type=bounded(float, 0, 86_400, above=True),
+        float,
+        0,
+        86_400,
+        wait,
+        above=True,
         default=INIT_TIMEOUT,
         metavar="SECONDS",
-        help=f"how long the processes wait for each other to join ({INIT_TIMEOUT:g})",
     )
     add_flag(group, "--log-all", "show every process's output, not only process 0's")
 

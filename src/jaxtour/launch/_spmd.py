@@ -42,7 +42,7 @@ LEFT = "this process left; the others give up when their own --init-timeout pass
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    from jaxtour._argtypes import bounded
+    from jaxtour._argtypes import add_number, bounded
     from jaxtour.mlp._model import LR, MOMENTUM
 
     p = argparse.ArgumentParser(prog="python -m jaxtour.launch._worker")
@@ -51,22 +51,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--processes", type=bounded(int, 1, MAX_PROCESSES))
     p.add_argument("--process-id", type=bounded(int, 0, MAX_PROCESSES - 1))
-    p.add_argument(
-        "--devices",
-        type=bounded(int, 1, 256),
-        help="simulated CPU devices in this process",
+    devices = "simulated CPU devices in this process"
+    add_number(p, "--devices", int, 1, 256, devices)
+    add_number(
+        p, "--heartbeat", int, 1, DAY, "seconds to declare a peer dead", default=10
     )
-    p.add_argument(
-        "--heartbeat",
-        type=bounded(int, 1, DAY),
-        default=10,
-        help="seconds to declare a peer dead",
-    )
-    p.add_argument(
-        "--init-timeout",
-        type=bounded(float, 0, DAY, above=True),
-        default=INIT_TIMEOUT,
-        help=f"seconds to wait for every process to join ({INIT_TIMEOUT:g})",
+    wait = f"seconds to wait for every process to join ({INIT_TIMEOUT:g})"
+    add_number(
+        p, "--init-timeout", float, 0, DAY, wait, above=True, default=INIT_TIMEOUT
     )
     for name, kind, default in [  # as train_multiprocess passes them: its own checks
         ("epochs", int, 10),
