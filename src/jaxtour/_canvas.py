@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+from jaxtour._palette import node_attrs
 from jaxtour._style import add_legend
 
 
@@ -34,6 +35,13 @@ class Canvas:
         if src != dst:
             folded = src in self.folded or dst in self.folded
             self.edges.setdefault((src, dst), "" if folded else label)
+
+    def diamond(self, g: Any, label: str) -> str:
+        """A small diamond in `g` for operands no nested computation takes (a branch
+        index, a predicate); its id."""
+        node = self.new_id("head")
+        g.node(node, label, shape="diamond", fontsize="11", **node_attrs("cond"))
+        return node
 
     @contextlib.contextmanager
     def cluster(

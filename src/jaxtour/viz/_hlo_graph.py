@@ -182,19 +182,12 @@ class Builder(_canvas.Canvas):
         taken = {arg for call in called for arg in call.args}
         loose = [v for v in op.operands if v not in taken and env.get(v)]
         if loose:
-            node = self.new_id("head")
             label = (
                 "branch index"
                 if op.opcode in ("conditional", "case", "if")
                 else op.opcode
             )
-            g.node(
-                node,
-                label,
-                shape="diamond",
-                fontsize="11",
-                **_palette.node_attrs("cond"),
-            )
+            node = self.diamond(g, label)
             for value in loose:
                 self.connect(value, node, env)
 

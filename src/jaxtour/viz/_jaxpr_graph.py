@@ -223,17 +223,10 @@ class Builder(_canvas.Canvas):
         taken = {id(a) for s in subs for a in s.inputs if a is not None}
         loose = [a for a in eqn.invars if id(a) not in taken and not _ir.is_literal(a)]
         if loose:
-            node = self.new_id("head")
             label = (
                 "branch index" if eqn.primitive.name == "cond" else eqn.primitive.name
             )
-            g.node(
-                node,
-                label,
-                shape="diamond",
-                fontsize="11",
-                **_palette.node_attrs("cond"),
-            )
+            node = self.diamond(g, label)
             for atom in loose:
                 self.connect(atom, node, env)
 
