@@ -162,7 +162,8 @@ class _TinyMLP:
         # Non-zero biases, so that a forgotten bias shows.
         for layer in (model.hidden1, model.hidden2, model.output):
             bias = layer.bias
-            assert bias is not None  # nnx.Linear has one unless use_bias=False
+            if bias is None:  # nnx.Linear has one unless use_bias=False
+                raise RuntimeError(f"the checker's model lost its bias: {layer!r}")
             bias[...] = jax.random.normal(jax.random.key(seed + 100), bias.shape)
         return model, nnx.to_pure_dict(nnx.state(model))
 

@@ -89,8 +89,7 @@ class Group:
         echo: bool,
         log_all: bool,
     ) -> None:
-        assert proc.stdout is not None  # every worker starts with stdout=PIPE
-        for raw in proc.stdout:
+        for raw in proc.stdout or ():  # every worker starts with stdout=PIPE
             line = raw.rstrip("\n")
             self.tails[rank].append(line)
             if not show:
