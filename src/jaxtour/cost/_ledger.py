@@ -153,14 +153,14 @@ class CostTable:
                     si(self.xla.get("bytes_accessed"), "B"),
                 ]
             )
-        ops = _text(
+        ops = text_table(
             ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"], self.rows()
         )
         where = f", {self.devices} devices" if self.devices > 1 else ""
         return "\n".join(
             [
                 f"Cost of {self.name} on {self.backend}{where}",
-                _text(head, body),
+                text_table(head, body),
                 "",
                 ops,
                 "",
@@ -198,7 +198,7 @@ def _compare(
     )
 
 
-def _text(head: list[str], rows: list[list[str]]) -> str:
+def text_table(head: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=True)]
     return "\n".join(
         "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()

@@ -9,6 +9,7 @@ from jaxtour import _style
 from jaxtour._diagram import Diagram
 from jaxtour._options import check_count, check_rankdir
 from jaxtour._wording import plural, si
+from jaxtour.cost._ledger import text_table
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
 DRAWN = 12  # the slowest ops drawn by default (a slide's worth); the rest are one node
@@ -96,8 +97,8 @@ class ProfileView:
                 seconds_text(r.seconds),
                 f"{100 * r.share:.1f} %",
                 _rate(r),
-                ", ".join(r.primitives[:4]) + (" …" if len(r.primitives) > 4 else ""),
-                ", ".join(r.lines[:3]) + (" …" if len(r.lines) > 3 else ""),
+                _first(r.primitives, 4),
+                _first(r.lines, 3),
             ]
             for r in self.rows
         ]
@@ -114,20 +115,8 @@ class ProfileView:
         )
 
     def __str__(self) -> str:
-        cells = [HEAD, *self.table()]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(HEAD))]
-        lines = [
-            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-            for row in cells
-        ]
-        return "\n".join(
-            [
-                f"Where the time went: {self.name} on {self.backend}",
-                *lines,
-                "",
-                *self.notes(),
-            ]
-        )
+        head = f"Where the time went: {self.name} on {self.backend}"
+        return "\n".join([head, text_table(HEAD, self.table()), "", *self.notes()])
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{h}</th>" for h in HEAD)
@@ -203,12 +192,15 @@ def _subtitle(view: ProfileView) -> str:
 def _label(row: Any) -> str:
     lines = [row.op, f"{seconds_text(row.seconds)} · {100 * row.share:.1f} %"]
     if row.primitives:
-        lines.append(
-            ", ".join(row.primitives[:3]) + (" …" if len(row.primitives) > 3 else "")
-        )
+        lines.append(_first(row.primitives, 3))
     if row.lines:
-        lines.append(", ".join(row.lines[:2]) + (" …" if len(row.lines) > 2 else ""))
+        lines.append(_first(row.lines, 2))
     return "\n".join(lines)
+
+
+def _first(items: tuple[str, ...], n: int) -> str:
+    """The first `n` items joined, with "…" when there are more."""
+    return ", ".join(items[:n]) + (" …" if len(items) > n else "")
 
 
 def _heat(share: float) -> str:
