@@ -92,11 +92,28 @@ NO_WARM_UP = """    start = time.perf_counter()
     return time.perf_counter() - start"""
 
 
+def test_an_honest_timer_passes():
+    result = feedback(TIME_CALL.format(HONEST), "ex_time_call")
+    assert result.passed, result
+
+
+def test_a_timer_that_never_calls_f_is_told_so():
+    body = "    return 1.0 if isinstance(x, float) else 0.5"
+    result = feedback(TIME_CALL.format(body), "ex_time_call")
+    assert not result.passed and "never called `f`" in result.message, result
+
+
 @pytest.mark.parametrize(
     "body, words",
     [
         (NO_BLOCK, ["asynchronous dispatch", "`.block_until_ready()`"]),
         (NO_WARM_UP, ["counted compilation", "once"]),
+        # the warm-up inside the clock: the time still holds the first call
+        (
+            "    start = time.perf_counter()\n    f(x).block_until_ready()\n"
+            "    f(x).block_until_ready()\n    return time.perf_counter() - start",
+            ["counted compilation", "first call alone took"],
+        ),
         (
             "    f(x).block_until_ready()\n    return f'{0.01:.3f} s'",
             ["return the time in seconds"],
