@@ -20,12 +20,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from typing import IO, Any
 
 from jaxtour.exercises import _worker
 
 #: Seconds a checker process may take to start (import JAX and the kit) on a busy machine.
 START_TIMEOUT = 300.0
+POLL = 0.1  # seconds between the waits' returns to Python, where Ctrl-C is raised
 
 _CLOSED = object()  # what the reader thread queues when the worker's output closes
 _LAUNCH = "import sys; from jaxtour.exercises._serve import main; sys.exit(main())"
@@ -100,13 +102,21 @@ class Worker:
 
     def _read(self, timeout: float, what: str) -> Any:
         # A thread reads each reply, so the wait has a timeout on every platform
-        # (select() does not take pipes on Windows).
-        try:
-            reply = self._replies.get(timeout=timeout)
-        except queue.Empty:
-            raise Stopped(
-                f"no {what} within {timeout:g} s", timed_out=what == "answer"
-            ) from None
+        # (select() does not take pipes on Windows). The wait comes back to Python every
+        # POLL seconds: a Ctrl-C that the OS hands to another thread (a kernel's
+        # interrupt is sent to the process) is raised here then, not after `timeout`.
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Stopped(
+                    f"no {what} within {timeout:g} s", timed_out=what == "answer"
+                )
+            try:
+                reply = self._replies.get(timeout=min(left, POLL))
+                break
+            except queue.Empty:
+                continue
         if reply is not _CLOSED:
             return reply
         said = self.last_words() if what == "start" else ""
