@@ -87,9 +87,10 @@ def test_measured_peaks_are_sane_and_repeatable():
         # a laptop CPU core does ~1e10 FLOP/s; an accelerator under 1e16
         assert 1e8 < peaks.flops_per_s < 1e16
         assert 1e8 < peaks.bytes_per_s < 1e14
-    # best-of-10 runs on a machine shared with other jobs: within 3x of each other
-    assert 1 / 3 < first.flops_per_s / second.flops_per_s < 3
-    assert 1 / 3 < first.bytes_per_s / second.bytes_per_s < 3
+    # best-of-10 runs, the same method twice: the same order of magnitude even when a
+    # busy machine halves one of them (a broken measure is off by far more: 1e3 and up)
+    assert 1 / 10 < first.flops_per_s / second.flops_per_s < 10
+    assert 1 / 10 < first.bytes_per_s / second.bytes_per_s < 10
 
 
 @pytest.mark.slow  # measures the device
