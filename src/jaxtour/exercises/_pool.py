@@ -128,6 +128,8 @@ class Worker:
         )
 
     def _listen(self) -> None:
+        if hasattr(signal, "pthread_sigmask"):  # POSIX: a Ctrl-C is the main thread's
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         stream = self.process.stdout
         while stream is not None:
             try:

@@ -166,7 +166,9 @@ def _time_fresh_call(fn: Callable) -> tuple[float, float]:
     recorded = _Recorded(f)
     timed = _seconds(fn(recorded, x), "a fresh jitted function")
     if not recorded.durations:
-        raise Wrong("your function never called `f`: time `f(x)`, the call it was given")
+        raise Wrong(
+            "your function never called `f`: time `f(x)`, the call it was given"
+        )
     return timed, recorded.durations[0]
 
 
