@@ -1,4 +1,5 @@
-"""Folding the autodiff pictures: pytrees as one node, `max_depth`, `max_eqns`."""
+"""Folding the autodiff pictures: pytrees as one node, `max_depth`, `max_eqns`,
+`max_width`."""
 
 import re
 
@@ -22,6 +23,14 @@ def _loss(params, x):
 
 def _labels(diagram):
     return re.findall(r'label="([^"]*)"', diagram.source)
+
+
+def _width_px(diagram):
+    # read from the SVG text here, not through Diagram.width_px: the oracle
+    (number, unit) = re.search(
+        r'<svg[^>]*\swidth="([\d.]+)(pt|px)?"', diagram.svg()
+    ).groups()
+    return float(number) * (4 / 3 if unit == "pt" else 1)
 
 
 def test_a_pytree_of_many_leaves_is_one_node_unless_expanded():
@@ -91,6 +100,30 @@ def test_past_max_eqns_each_source_line_is_one_node():
     assert any(re.fullmatch(r"\d+ residuals", label) for label in _labels(lines))
 
 
+def test_a_picture_wider_than_max_width_folds_a_step_further_until_it_fits():
+    params, x = _params(10), jnp.ones(2)  # 104 equations: under max_eqns (150)
+    full = draw_grad(_loss, max_width=None)(params, x)
+    assert "source line" not in full.title
+    assert _width_px(full) > 5000  # ten parallel tanh chains, lanes side by side
+    fitted = draw_grad(_loss)(params, x)
+    assert _width_px(fitted) <= 5000
+    assert fitted.counts[0] < full.counts[0]
+    assert fitted.title.endswith("to fit 5,000 px)")
+    assert fitted.width_px == pytest.approx(_width_px(fitted))
+    # a picture that fits is drawn as the counts say
+    small = draw_grad(_loss, max_width=None)(_params(2), x)
+    assert draw_grad(_loss)(_params(2), x).source == small.source
+
+
+def test_max_width_folds_no_further_than_source_lines():
+    params, x = _params(6), jnp.ones(2)
+    by_line = draw_grad(_loss, max_eqns=1, max_width=None)(params, x)
+    tiny = draw_vjp(_loss, max_width=1)(params, x)
+    assert "one node per source line" in by_line.title
+    assert "one node per source line" in tiny.title and "to fit 1 px" in tiny.title
+    assert _labels(draw_grad(_loss, max_width=1)(params, x))[1:] == _labels(by_line)[1:]
+
+
 @jax.jit
 def _ten_sines(x):
     return sum(jnp.sin(x * k) for k in range(1, 11))
@@ -98,7 +131,10 @@ def _ten_sines(x):
 
 def test_past_eight_residuals_those_saved_by_one_node_fold():
     x = jnp.arange(3.0)
-    opened = draw_grad(lambda x: jnp.sum(_ten_sines(x)), max_depth=None)(x)
+    # 7,199 px wide opened: max_width=None, or it folds the jit call to fit
+    opened = draw_grad(
+        lambda x: jnp.sum(_ten_sines(x)), max_depth=None, max_width=None
+    )(x)
     closed = draw_grad(lambda x: jnp.sum(_ten_sines(x)), max_depth=0)(x)
     saved = grad_graph(lambda x: jnp.sum(_ten_sines(x)))(x).select("residual")
     assert len(saved) >= 10  # a cos(x * k) for each sine, at least
@@ -115,6 +151,8 @@ def test_past_eight_residuals_those_saved_by_one_node_fold():
         ({"max_depth": True}, r"`max_depth` must be a whole number >= 0"),
         ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
         ({"expand_pytrees": "yes"}, r"`expand_pytrees` must be None .* got 'yes'"),
+        ({"max_width": 0}, r"`max_width` must be a positive whole number of pixels"),
+        ({"max_width": 9.5}, r"or None \(never fold for width\); got 9.5\.$"),
     ],
 )
 def test_bad_fold_options_are_refused_at_configure_time(option, message):

@@ -65,7 +65,7 @@ def test_a_misspelt_display_option_is_named_with_the_right_ones(name):
         DRAWERS[name](abs, rankdr="LR")
     assert str(info.value) == (
         f"{name}() got an unexpected keyword argument 'rankdr'; its display options "
-        "are values, rankdir, max_depth, max_eqns, expand_pytrees."
+        "are values, rankdir, max_depth, max_eqns, expand_pytrees, max_width."
     )
 
 
@@ -76,6 +76,7 @@ def test_autodiff_drawers_list_the_same_display_options():
         "max_depth": _options.MAX_DEPTH,
         "max_eqns": 150,
         "expand_pytrees": None,
+        "max_width": 5000,
     }
     assert list(expected) == list(autodiff.Display.__annotations__)
     for name in ("draw_grad", "draw_vjp", "draw_jvp"):

@@ -279,7 +279,49 @@ def test_keyword_arguments_are_held_fixed():
         == "jaxpr of grad of <lambda>: 4 equations"
     )
     assert panel.shown.result.counts == expected.counts
-    assert panel.shown.code.startswith("draw_jaxpr(grad(f)")
+    assert panel.shown.code.startswith("draw_jaxpr(grad(partial(f, n=3))")
+
+
+def _repeated(x, *, times, kind):
+    for _ in range(times):  # static: a Python loop over a Python int
+        x = getattr(jnp, kind)(x)
+    return x
+
+
+def _run_shown_code(panel, example_args, example_kwargs):
+    # The shown line, pasted where the user's function, args and kwargs are in scope.
+    from jax import grad, jit, vmap
+
+    from jaxtour.autodiff import draw_grad, draw_vjp
+
+    scope = {"jax": jax, "jnp": jnp, "partial": functools.partial, "grad": grad}
+    scope |= {"jit": jit, "vmap": vmap, "draw_jaxpr": draw_jaxpr}
+    scope |= {"draw_grad": draw_grad, "draw_vjp": draw_vjp, "_repeated": _repeated}
+    scope |= {"args": example_args, "kwargs": example_kwargs}
+    return eval(panel.shown.code, scope)
+
+
+@pytest.mark.parametrize("view", ["jaxpr graph", "autodiff graph", "jaxpr text"])
+def test_the_vmap_code_line_runs_on_the_users_arguments_with_static_ones_held(view):
+    panel = explore(_repeated, 0.5, times=3, kind="sin")
+    panel.grad.value = True
+    panel.vmap.value = True
+    panel.view.value = view
+    # the autodiff view draws reverse mode of vmap(f) itself: grad is its own
+    held = "partial(_repeated, times=3, kind='sin')"
+    assert f"vmap(grad({held}), in_axes=0)" in panel.shown.code or (
+        view == "autodiff graph" and f"vmap({held}, in_axes=0)" in panel.shown.code
+    )
+    pasted = _run_shown_code(panel, (0.5,), {"times": 3, "kind": "sin"})
+    if view == "jaxpr text":
+        assert str(pasted) == panel.shown.result.body
+    else:
+        assert pasted.source == panel.shown.result.source
+        assert pasted.title == panel.shown.result.title
+    # what runs: three sines batched, the kind and count held out of vmap
+    want = jax.vmap(jax.grad(lambda x: jnp.sin(jnp.sin(jnp.sin(x)))))(jnp.full(3, 0.5))
+    got = jax.vmap(jax.grad(functools.partial(_repeated, times=3, kind="sin")))
+    assert jnp.allclose(got(jnp.full(3, 0.5)), want)
 
 
 # --- the gallery and the static fallback ----------------------------------------------------

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any
 
 from jaxtour import _dotgraph, _render
 from jaxtour._files import write_atomically
+
+# The root element's width: Graphviz writes points ("pt"); a bare number is px.
+_SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
 
 
 class Diagram:
@@ -56,6 +60,22 @@ class Diagram:
     def svg(self) -> str:
         """Render to SVG text (system `dot` if on PATH, else embedded Graphviz)."""
         return _render.render(self._source, "svg").decode()
+
+    @property
+    def width_px(self) -> float:
+        """The width the SVG asks for, in CSS pixels (a Graphviz point is 4/3 px).
+
+        Renders (see `svg`); raises as `svg` does.
+
+        Example:
+            >>> Diagram('digraph { x -> y }').width_px > 0
+            True
+        """
+        match = _SVG_WIDTH.search(self.svg())
+        if match is None:
+            raise ValueError("the renderer wrote an SVG without a width")
+        number, unit = float(match.group(1)), match.group(2)
+        return number * 4 / 3 if unit == "pt" else number
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the picture; the format follows the suffix: .svg, .dot, .png or .pdf.

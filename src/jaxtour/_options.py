@@ -11,6 +11,9 @@ MAX_DEPTH = (
     2  # every drawer opens two levels of nesting (calls, loops, fusions) by default
 )
 
+# The widest an autodiff drawing may be at its defaults; a wider one folds further.
+MAX_WIDTH_PX = 5000
+
 
 def check_rankdir(rankdir: str, who: str) -> None:
     """Raises ValueError unless `rankdir` is one of Graphviz's four directions."""

@@ -11,7 +11,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar, get_type_hints
 
-from jaxtour._options import MAX_DEPTH, check_count, check_max_depth, check_rankdir
+from jaxtour._options import (
+    MAX_DEPTH,
+    MAX_WIDTH_PX,
+    check_count,
+    check_max_depth,
+    check_rankdir,
+)
 from jaxtour._terminals import check_expand
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,6 +35,9 @@ class Display(TypedDict, total=False):
     - `expand_pytrees`: None draws a pytree of more than 8 leaves (an argument, its
       gradient, the output) as one node naming its structure and leaf count; True
       draws every leaf, False folds every pytree of two leaves or more.
+    - `max_width`: a picture wider than this many pixels folds a step further (every
+      `jit` call closed, then one node per source line), as far as folding goes;
+      None draws it as the options above say, however wide.
     """
 
     values: bool
@@ -36,6 +45,7 @@ class Display(TypedDict, total=False):
     max_depth: int | None
     max_eqns: int
     expand_pytrees: bool | None
+    max_width: int | None
 
 
 DEFAULTS: Display = {
@@ -44,6 +54,7 @@ DEFAULTS: Display = {
     "max_depth": MAX_DEPTH,
     "max_eqns": 150,
     "expand_pytrees": None,
+    "max_width": MAX_WIDTH_PX,
 }
 
 
@@ -83,4 +94,15 @@ def display_options(who: str, display: Display) -> Display:
     check_max_depth(options["max_depth"], who)
     check_count(options["max_eqns"], "max_eqns", who)
     check_expand(options["expand_pytrees"], who)
+    _check_max_width(options["max_width"], who)
     return options
+
+
+def _check_max_width(max_width: int | None, who: str) -> None:
+    if max_width is not None and (
+        isinstance(max_width, bool) or not isinstance(max_width, int) or max_width < 1
+    ):
+        raise ValueError(
+            f"{who}: `max_width` must be a positive whole number of pixels, or None "
+            f"(never fold for width); got {max_width!r}."
+        )

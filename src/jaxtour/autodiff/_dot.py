@@ -6,9 +6,10 @@ import textwrap
 
 import graphviz
 
-from jaxtour import _options, _palette
+from jaxtour import _options, _palette, _render
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
+from jaxtour._options import MAX_WIDTH_PX
 from jaxtour._terminals import ROW, place_rows
 from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
@@ -181,7 +182,57 @@ def node_label(node: ADNode) -> str:
     return "\\n".join(line.replace("\\", "\\\\") for line in lines)
 
 
-def to_diagram(graph: ADGraph, rankdir: str = "TB", **fold_options) -> Diagram:
-    """As `to_digraph`, wrapped in the `Diagram` every jaxtour visualiser returns."""
-    folded, rep = fold(graph, **{**FOLD_DEFAULTS, **fold_options})
-    return Diagram.from_graph(_draw(folded, rep, rankdir), folded.title)
+def to_diagram(
+    graph: ADGraph,
+    rankdir: str = "TB",
+    max_width: int | None = MAX_WIDTH_PX,
+    **fold_options,
+) -> Diagram:
+    """As `to_digraph`, wrapped in the `Diagram` every jaxtour visualiser returns.
+
+    A picture wider than `max_width` pixels is folded a step further and drawn again,
+    until one fits; if none does, the narrowest is returned. The equation count alone
+    does not bound the width (parallel chains, long value labels), and the values a
+    program computes (a Dropout mask's random bits) change it from call to call.
+    """
+    options = {**FOLD_DEFAULTS, **fold_options}
+    why = f"to fit {max_width:,} px" if max_width else ""
+    drawn: list[tuple[float, Diagram]] = []
+    boxes = len(graph.nodes) + 1
+    for further in range(3):
+        folded, rep = fold(graph, **options, further=further, why=why)
+        if len(folded.nodes) >= boxes:
+            continue  # this step folds nothing more here: the same picture
+        boxes = len(folded.nodes)
+        diagram = Diagram.from_graph(_draw(folded, rep, rankdir), folded.title)
+        width = _width_over(diagram, folded, max_width)
+        if width is None:
+            return diagram
+        drawn.append((width, diagram))
+    return min(drawn, key=lambda pair: pair[0])[1]
+
+
+def _width_over(
+    diagram: Diagram, folded: ADGraph, max_width: int | None
+) -> float | None:
+    """`diagram`'s width in px if over `max_width`, else None; measured only where it
+    could be.
+
+    Boxes that would fit side by side are not laid out; with no renderer (or one
+    that rejects the picture, as `svg` will then say) there is nothing to measure.
+    """
+    if max_width is None or _side_by_side_px(folded) <= max_width:
+        return None
+    try:
+        width = diagram.width_px
+    except (_render.RendererUnavailableError, ValueError):
+        return None
+    return width if width > max_width else None
+
+
+def _side_by_side_px(graph: ADGraph) -> float:
+    """A generous width for the title beside every box in one row: 13 pt text is
+    about 9.5 px a character on average; 12 px, with margins and gaps (16 pt: 15)."""
+    labels = (node_label(n).split("\\n") for n in graph.nodes.values())
+    boxes = sum(12 * max(map(len, lines)) + 50 for lines in labels)
+    return boxes + 15 * len(graph.title)

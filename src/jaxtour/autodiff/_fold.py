@@ -4,7 +4,8 @@ The model keeps every leaf and every eqn (its values are what tests read); the p
 folds: a pytree argument, result or gradient of many leaves becomes one node naming
 the pytree and its leaf count, `jit` calls deeper than `max_depth` become one node
 each, and past `max_eqns` drawn equations every source line is one node (its
-residuals with it). The title says what was folded.
+residuals with it). A picture still too wide folds a step further (`_dot.to_diagram`).
+The title says what was folded.
 """
 
 from __future__ import annotations
@@ -20,23 +21,34 @@ LINE_ROW = 3  # folded by source line: a pytree of more leaves is one node
 
 
 def fold(
-    graph: ADGraph, *, expand_pytrees: bool | None, max_depth: int | None, max_eqns: int
+    graph: ADGraph,
+    *,
+    expand_pytrees: bool | None,
+    max_depth: int | None,
+    max_eqns: int,
+    further: int = 0,
+    why: str = "",
 ) -> tuple[ADGraph, dict[str, str]]:
-    """The folded picture's model, and each node's id -> the id drawn for it."""
+    """The folded picture's model, and each node's id -> the id drawn for it.
+
+    Equations fold in steps: `jit` calls below `max_depth` closed, every `jit` call
+    closed, one node per source line; the first step drawing at most `max_eqns`
+    equations is taken, then `further` steps more (`why` says why in the title).
+    """
     keys = _pytree_keys(graph, expand_pytrees)
     how = [FOLDED] if keys else []
     ops = graph.select("op")
-    op_key: Callable[[ADNode], tuple | None] = lambda n: _scope_key(n, max_depth)
-    if _count(ops, op_key) > max_eqns:
-        op_key = lambda n: _scope_key(n, 0)
-    if _count(ops, op_key) > max_eqns:
-        op_key = _line_key
-        how.append(f"one node per source line, {_count(ops, op_key)} nodes")
+    steps = _op_keys(max_depth)
+    step = next((i for i, k in enumerate(steps) if _count(ops, k) <= max_eqns), 2)
+    op_key = steps[min(step + further, len(steps) - 1)]
+    reason = f", {why}" if why and op_key is not steps[step] else ""
+    if op_key is _line_key:
+        how.append(f"one node per source line, {_count(ops, op_key)} nodes{reason}")
         if expand_pytrees is None:  # a big program: its pytrees as one node each too,
             keys = _pytree_keys(graph, None, LINE_ROW)  # or their rows outgrow a slide
             how = ([FOLDED] if keys else []) + [h for h in how if h != FOLDED]
     elif _count(ops, op_key) < len(ops):
-        how.append("nested jit calls as one node each")
+        how.append(f"nested jit calls as one node each{reason}")
     keys.update({n.id: k for n in ops if (k := op_key(n)) is not None})
     if op_key is _line_key or len(graph.select("residual")) > ROW:
         saved = _residual_keys(graph, keys)
@@ -47,6 +59,12 @@ def fold(
     if how:
         folded.title += f" (collapsed: {'; '.join(how)})"
     return folded, rep
+
+
+def _op_keys(max_depth: int | None) -> list[Callable[[ADNode], tuple | None]]:
+    """What an equation folds into, one step after another: its `jit` call below
+    `max_depth`, its outermost `jit` call, its source line."""
+    return [lambda n: _scope_key(n, max_depth), lambda n: _scope_key(n, 0), _line_key]
 
 
 def _pytree_keys(

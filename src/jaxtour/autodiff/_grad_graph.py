@@ -73,7 +73,7 @@ def draw_grad(
         has_aux: `f` returns ``(output, aux)``, as in `jax.grad`; aux is drawn as an
             output that is not differentiated.
         holomorphic: as in `jax.grad`: complex inputs and a complex output.
-        values, rankdir, max_depth, max_eqns, expand_pytrees: keyword-only display
+        values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: keyword-only display
             options (the numbers, the direction, how a big program folds to fit a
             slide), shared with `draw_vjp` and `draw_jvp`; see `Display`.
 

@@ -74,7 +74,7 @@ def draw_vjp(
             default ones everywhere, of the output's type and sharding (so each input's
             cotangent sums the Jacobian's rows).
         has_aux: `f` returns ``(output, aux)``, as in `jax.vjp`.
-        values, rankdir, max_depth, max_eqns, expand_pytrees: keyword-only display
+        values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: keyword-only display
             options, as in `draw_grad` (see `Display`).
 
     Returns:
@@ -134,7 +134,7 @@ def draw_jvp(
         f: the function, as for `jax.jvp`. Integer, boolean and key leaves of the
             primals are drawn fixed; their tangents (float0 in JAX) are not read.
         has_aux: `f` returns ``(output, aux)``, as in `jax.jvp`.
-        values, rankdir, max_depth, max_eqns, expand_pytrees: the numbers shown, the
+        values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: the numbers shown, the
             Graphviz direction and how a big program folds, as in `draw_vjp`.
 
     Returns:

@@ -32,7 +32,9 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
     Args:
         f: the function to explore, or None for the gallery alone.
         *args: example positional arguments: arrays, numbers, pytrees of them.
-        **kwargs: example keyword arguments, held fixed (not differentiated or mapped).
+        **kwargs: keyword arguments held fixed (not traced, differentiated or
+            mapped), as `jax.jit`'s static_argnames holds them: a flag, a mode
+            string, a loop count. Code lines bind them with `functools.partial`.
 
     Returns:
         An `Explorer` (an `ipywidgets.VBox`); as the last line of a cell it shows the
@@ -76,26 +78,25 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
 def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
     """The `Subject` to explore, after the library's own checks and one trace of `f`."""
     from jaxtour import _ir
-    from jaxtour.explorer._compose import bind
+    from jaxtour.explorer._compose import bind, bound_name
     from jaxtour.explorer._request import Subject
 
     try:
         _ir.check_callable(f, WHO)
-        _ir.check_args(
-            args, kwargs, (), WHO, fix="bind it first: functools.partial(f, value)"
-        )
+        _ir.check_args(args, {}, (), WHO, fix="pass it by keyword, held fixed")
     except TypeError as err:
         err.add_note(
             "explore takes the example arguments right after the function, "
-            "explore(loss, params, batch); fix a non-array argument with "
-            "functools.partial(f, value=...)."
+            "explore(loss, params, batch); keyword arguments are held fixed, as "
+            "static_argnames holds them: explore(f, x, n=3)."
         )
         raise
-    _ir.trace(
-        f, args, kwargs, who=WHO
-    )  # f's own errors surface here, before any widget
     name = _ir.function_name(f)
-    return Subject(bind(f, kwargs), "f" if name == "<lambda>" else name, args)
+    name = "f" if name == "<lambda>" else name
+    subject = Subject(bind(f, kwargs), name, args, bound_name(name, kwargs))
+    # f's own errors surface here, before any widget: traced as every view calls it
+    _ir.trace(subject.fn, args, {}, who=WHO)
+    return subject
 
 
 def _load(load: Callable) -> Subject:

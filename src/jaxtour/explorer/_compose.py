@@ -2,11 +2,14 @@
 
 The explorer's toggles name JAX transformations; `compose` applies the chosen ones to
 the example function with JAX's own `jax.grad`, `jax.jvp`, `jax.vmap` and `jax.jit`, and
-says in one line what it built (``jit(vmap(grad(cubic), in_axes=0))``).
+says in one line what it built (``jit(vmap(grad(cubic), in_axes=0))``). Keyword
+arguments are held fixed with a `partial` (`vmap` would map them), and code lines name
+them so (`bound_name`) and call the composition on the batch it runs on (`batch_code`).
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,15 +60,50 @@ class Composed(NamedTuple):
 
 
 def bind(f: Callable, kwargs: dict) -> Callable:
-    """`f` with its keyword arguments held fixed (not differentiated, not mapped)."""
+    """`f` with its keyword arguments held fixed (not differentiated, not mapped): the
+    `functools.partial` a code line shows (`bound_name`), so a pasted line draws the
+    same picture."""
+    return functools.partial(f, **kwargs) if kwargs else f
+
+
+def bound_name(name: str, kwargs: dict) -> str:
+    """How code names `f` with its keyword arguments held fixed, as `bind` holds them:
+    ``partial(power, n=3)``; a value Python cannot write as a literal is read from the
+    example's ``kwargs``.
+
+    Example:
+        >>> bound_name("power", {"n": 3, "w": jnp.ones(2)})
+        "partial(power, n=3, w=kwargs['w'])"
+    """
     if not kwargs:
-        return f
+        return name
+    held = ", ".join(
+        f"{k}={_literal(v) or f'kwargs[{k!r}]'}" for k, v in kwargs.items()
+    )
+    return f"partial({name}, {held})"
 
-    @functools.wraps(f)
-    def bound(*args: Any) -> Any:
-        return f(*args, **kwargs)
 
-    return bound
+def _literal(value: Any) -> str:
+    text = repr(value)
+    try:
+        same = ast.literal_eval(text) == value
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return ""
+    return text if same is True else ""
+
+
+def batch_code(transforms: Transforms) -> str:
+    """The arguments a code line calls the composition with, as one expression: the
+    example's ``args``, or with `vmap` on, the batch `compose` builds from them.
+
+    Example:
+        >>> batch_code(Transforms(vmap=1))
+        'jax.tree.map(lambda a: jnp.stack([a] * 3, axis=1), args)'
+    """
+    if transforms.vmap is None:
+        return "args"
+    axis = transforms.vmap
+    return f"jax.tree.map(lambda a: jnp.stack([a] * {BATCH}, axis={axis}), args)"
 
 
 def compose(f: Callable, args: tuple, transforms: Transforms, name: str) -> Composed:

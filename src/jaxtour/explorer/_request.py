@@ -14,11 +14,18 @@ from jaxtour.explorer._compose import Composed, Transforms
 
 
 class Subject(NamedTuple):
-    """The function being explored (keyword arguments already bound), its name and args."""
+    """The function being explored (keyword arguments already bound), its name, args,
+    and how code names it with those keyword arguments (``partial(power, n=3)``)."""
 
     fn: Callable
     name: str
     args: tuple
+    code: str = ""
+
+    @property
+    def label(self) -> str:
+        """The name code lines and titles use for the function."""
+        return self.code or self.name
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jaxtour.explorer._compose import batch_code
 from jaxtour.explorer._request import Request, Shown
 from jaxtour.tracing import Steps, step_through
 
@@ -41,7 +42,8 @@ def step_view(request: Request) -> Shown:
     options = request.options
     steps = Steps(run.run, run.name, run.arg_names, run.out_tree, options.rankdir)
     upto: Any = None if options.step < 0 else min(options.step, len(steps) - 1)
-    code = f"step_through({label}, rankdir={options.rankdir!r})(*args)"
+    batch = batch_code(request.transforms)
+    code = f"step_through({label}, rankdir={options.rankdir!r})(*{batch})"
     if upto is None:
         return Shown(steps.diagram(), code)
     return Shown(steps.diagram(upto=upto), f"{code}.diagram(upto={upto})")

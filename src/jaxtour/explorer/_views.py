@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.explorer._compose import stack
+from jaxtour.explorer._compose import batch_code, stack
 from jaxtour.explorer._request import Request, Shown, Table, Text, View
 from jaxtour.explorer._step_through import step_view
 
@@ -25,9 +25,9 @@ def _jitted(label: str) -> str:
     return f"jax.{label}" if label.startswith("jit(") else f"jax.jit({label})"
 
 
-def _code(call: str, kwargs: dict, label: str) -> str:
+def _code(call: str, kwargs: dict, label: str, request: Request) -> str:
     extra = "".join(f", {k}={v!r}" for k, v in kwargs.items())
-    return f"{call}({label}{extra})(*args)"
+    return f"{call}({label}{extra})(*{batch_code(request.transforms)})"
 
 
 def jaxpr_graph(request: Request) -> Shown:
@@ -40,14 +40,17 @@ def jaxpr_graph(request: Request) -> Shown:
         "group_by": "source" if options.group else None,
         "rankdir": options.rankdir,
     }
-    return Shown(draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label))
+    return Shown(
+        draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label, request)
+    )
 
 
 def jaxpr_text(request: Request) -> Shown:
     fn, args, label = request.composed
     jaxpr = jax.make_jaxpr(fn)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
-    return Shown(Text(title, str(jaxpr)), f"jax.make_jaxpr({label})(*args)")
+    code = f"jax.make_jaxpr({label})(*{batch_code(request.transforms)})"
+    return Shown(Text(title, str(jaxpr)), code)
 
 
 def stablehlo_text(request: Request) -> Shown:
@@ -58,7 +61,8 @@ def stablehlo_text(request: Request) -> Shown:
     ops = sum(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts().values())
     title = f"StableHLO of {label}: {ops} op{'s' * (ops != 1)}"
     return Shown(
-        Text(title, lowered.as_text()), f"{_jitted(label)}.lower(*args).as_text()"
+        Text(title, lowered.as_text()),
+        f"{_jitted(label)}.lower(*{batch_code(request.transforms)}).as_text()",
     )
 
 
@@ -73,7 +77,9 @@ def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
             "max_depth": options.depth,
             "rankdir": options.rankdir,
         }
-        return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label))
+        return Shown(
+            draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label, request)
+        )
 
     return draw
 
@@ -82,7 +88,7 @@ def before_after(request: Request) -> Shown:
     from jaxtour.viz import compare_stages
 
     fn, args, label = request.composed
-    return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, label))
+    return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, label, request))
 
 
 def autodiff_graph(request: Request) -> Shown:
@@ -93,7 +99,8 @@ def autodiff_graph(request: Request) -> Shown:
     """
     from jaxtour import autodiff
 
-    (fn, label, args), transforms = request.subject, request.transforms
+    subject, transforms = request.subject, request.transforms
+    fn, label, args = subject.fn, subject.label, subject.args
     if transforms.grad and transforms.jvp:  # forward over reverse
         fn, label = jax.grad(fn), f"grad({label})"
     if transforms.vmap is not None:
@@ -101,7 +108,7 @@ def autodiff_graph(request: Request) -> Shown:
         fn, args, label = (
             jax.vmap(fn, in_axes=axis),
             stack(args, axis),
-            f"vmap({label})",
+            f"vmap({label}, in_axes={axis})",
         )
     kwargs: dict[str, Any] = {"rankdir": request.options.rankdir}
     if transforms.jvp:
@@ -112,7 +119,8 @@ def autodiff_graph(request: Request) -> Shown:
         )
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
     return Shown(
-        getattr(autodiff, draw)(fn, **kwargs)(*args), _code(draw, kwargs, label)
+        getattr(autodiff, draw)(fn, **kwargs)(*args),
+        _code(draw, kwargs, label, request),
     )
 
 
@@ -144,16 +152,16 @@ def cost_and_memory(request: Request) -> Shown:
         for k, v in _ir.cost_summary(compiled).items()
     ]
     title = f"XLA's cost and memory analysis of {label} on {jax.default_backend()}"
-    return Shown(
-        Table(title, rows), f"{_jitted(label)}.lower(*args).compile().cost_analysis()"
-    )
+    batch = batch_code(request.transforms)
+    code = f"{_jitted(label)}.lower(*{batch}).compile().cost_analysis()"
+    return Shown(Table(title, rows), code)
 
 
 def cost_ledger(request: Request) -> Shown:
     from jaxtour.cost import cost_table
 
     fn, args, label = request.composed
-    return Shown(cost_table(fn)(*args), _code("cost_table", {}, label))
+    return Shown(cost_table(fn)(*args), _code("cost_table", {}, label, request))
 
 
 def measured_time(request: Request) -> Shown:
@@ -161,7 +169,8 @@ def measured_time(request: Request) -> Shown:
 
     fn, args, label = request.composed
     drawn = profile(fn)(*args).draw(rankdir=request.options.rankdir)
-    code = f"profile({label})(*args).draw(rankdir={request.options.rankdir!r})"
+    batch = batch_code(request.transforms)
+    code = f"profile({label})(*{batch}).draw(rankdir={request.options.rankdir!r})"
     return Shown(drawn, code)
 
 

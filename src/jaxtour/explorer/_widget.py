@@ -176,7 +176,7 @@ class Explorer(widgets.VBox):
     @property
     def label(self) -> str:
         """The composition shown, e.g. ``jit(grad(cubic))``."""
-        return self.transforms.describe(self.subject.name)
+        return self.transforms.describe(self.subject.label)
 
     @property
     def composed(self) -> Composed:
@@ -185,7 +185,7 @@ class Explorer(widgets.VBox):
         if key not in self._composed:
             subject = self.subject
             self._composed[key] = compose(
-                subject.fn, subject.args, self.transforms, subject.name
+                subject.fn, subject.args, self.transforms, subject.label
             )
         return self._composed[key]
 
