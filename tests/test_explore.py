@@ -292,11 +292,12 @@ def _run_shown_code(panel, example_args, example_kwargs):
     # The shown line, pasted where the user's function, args and kwargs are in scope.
     from jax import grad, jit, vmap
 
-    from jaxtour.autodiff import draw_grad, draw_vjp
+    from jaxtour.autodiff import draw_grad, draw_jvp, draw_vjp
 
     scope = {"jax": jax, "jnp": jnp, "partial": functools.partial, "grad": grad}
     scope |= {"jit": jit, "vmap": vmap, "draw_jaxpr": draw_jaxpr}
-    scope |= {"draw_grad": draw_grad, "draw_vjp": draw_vjp, "_repeated": _repeated}
+    scope |= {"draw_grad": draw_grad, "draw_vjp": draw_vjp, "draw_jvp": draw_jvp}
+    scope |= {"_repeated": _repeated}
     scope |= {"args": example_args, "kwargs": example_kwargs}
     return eval(panel.shown.code, scope)
 
@@ -322,6 +323,18 @@ def test_the_vmap_code_line_runs_on_the_users_arguments_with_static_ones_held(vi
     want = jax.vmap(jax.grad(lambda x: jnp.sin(jnp.sin(jnp.sin(x)))))(jnp.full(3, 0.5))
     got = jax.vmap(jax.grad(functools.partial(_repeated, times=3, kind="sin")))
     assert jnp.allclose(got(jnp.full(3, 0.5)), want)
+
+
+@pytest.mark.parametrize("vmap", [False, True])
+def test_the_jvp_code_line_pastes_with_tangents_of_ones(vmap):
+    panel = explore(_repeated, 0.5, times=2, kind="cos")
+    panel.jvp.value = True
+    panel.vmap.value = vmap
+    panel.view.value = "autodiff graph"
+    assert "jax.tree.map(jnp.ones_like, " in panel.shown.code, panel.shown.code
+    pasted = _run_shown_code(panel, (0.5,), {"times": 2, "kind": "cos"})
+    assert pasted.source == panel.shown.result.source
+    assert pasted.title == panel.shown.result.title
 
 
 # --- the gallery and the static fallback ----------------------------------------------------

@@ -129,15 +129,26 @@ def _jvp(f: Callable) -> Callable:
     # The tangent is all ones: (primal_out, tangent_out) is f and its derivative along 1.
     @functools.wraps(f)
     def pushforward(*primals: Any) -> tuple[Any, Any]:
-        return jax.jvp(f, primals, jax.tree.map(_ones_tangent, primals))
+        return jax.jvp(f, primals, ones_tangents(primals))
 
     return pushforward
 
 
+def ones_tangents(primals: Any) -> Any:
+    """A tangent of ones for every floating leaf of `primals`, as `jax.jvp` takes it;
+    float0 zeros for integer, bool and key leaves, which have no tangent space.
+
+    Example:
+        >>> ones_tangents((jnp.zeros(2), 3))[0]
+        Array([1., 1.], dtype=float32)
+    """
+    return jax.tree.map(_ones_tangent, primals)
+
+
 def _ones_tangent(x: Any) -> Any:
-    if jnp.issubdtype(jnp.result_type(x), jnp.inexact):
+    dtype = x.dtype if hasattr(x, "dtype") else jnp.result_type(x)
+    if jnp.issubdtype(dtype, jnp.inexact):
         return jnp.ones_like(x)
-    # Integers and booleans have no tangent space: JAX wants float0 zeros for them.
     return np.zeros(np.shape(x), dtype=jax.dtypes.float0)
 
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from jaxtour.explorer._compose import batch_code, stack
+from jaxtour.explorer._compose import batch_code, ones_tangents, stack
 from jaxtour.explorer._request import Request, Shown, Table, Text, View
 from jaxtour.explorer._step_through import step_view
 
@@ -112,11 +111,8 @@ def autodiff_graph(request: Request) -> Shown:
         )
     kwargs: dict[str, Any] = {"rankdir": request.options.rankdir}
     if transforms.jvp:
-        tangents = jax.tree.map(_ones_tangent, args)
-        diagram = autodiff.draw_jvp(fn, **kwargs)(args, tangents)
-        return Shown(
-            diagram, f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})(args, ones)"
-        )
+        diagram = autodiff.draw_jvp(fn, **kwargs)(args, ones_tangents(args))
+        return Shown(diagram, _jvp_code(label, kwargs, args, transforms))
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
     return Shown(
         getattr(autodiff, draw)(fn, **kwargs)(*args),
@@ -124,13 +120,18 @@ def autodiff_graph(request: Request) -> Shown:
     )
 
 
-def _ones_tangent(x: Any) -> Any:
-    """Ones for a floating-point leaf; JAX's float0 zeros for an integer, bool or key."""
-    if jnp.issubdtype(
-        jnp.result_type(x) if not hasattr(x, "dtype") else x.dtype, jnp.inexact
-    ):
-        return jnp.ones_like(x)
-    return np.zeros(np.shape(x), jax.dtypes.float0)
+def _jvp_code(label: str, kwargs: dict, args: tuple, transforms: Any) -> str:
+    """The line to paste: tangents of ones, which `jnp.ones_like` makes where every
+    leaf is floating (an integer leaf takes float0 zeros, said in a comment)."""
+    batch = batch_code(transforms)
+    floating = all(
+        jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)
+        for leaf in jax.tree.leaves(args)
+    )
+    call = f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})"
+    if floating:
+        return f"{call}({batch}, jax.tree.map(jnp.ones_like, {batch}))"
+    return f"{call}({batch}, tangents)  # ones; float0 zeros for integer leaves"
 
 
 def _scalar_output(fn: Callable, args: tuple) -> bool:
