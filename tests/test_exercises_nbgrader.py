@@ -2,6 +2,7 @@
 and exports (an untouched submission scores 0, the solutions full marks), and for every
 lesson a source notebook whose regions release as the lesson's stubs."""
 
+import builtins
 import csv
 import os
 import re
@@ -67,7 +68,8 @@ def test_nbgrader_releases_grades_and_exports_the_course(tmp_path, capsys):
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
 def test_each_exercise_has_an_answer_region_and_a_graded_hidden_test(source):
     notebook = _nbgrader.assignment(source)
-    names = [ex.name for ex in lesson.lesson_exercises(source)]
+    left = _nbgrader.left_out(source)
+    names = [ex.name for ex in lesson.lesson_exercises(source) if ex.name not in left]
     meta = [c.metadata.get("nbgrader", {}) for c in notebook.cells]
     assert all(m.get("grade_id") for m in meta), "every cell has an nbgrader id"
     assert len({m["grade_id"] for m in meta}) == len(meta), "ids are unique"
@@ -98,6 +100,40 @@ def test_a_released_answer_cell_is_a_stub_that_check_calls_not_done(source):
         exec(released, namespace)
         (name,) = [n for n in lesson.defined_functions(released) if n.startswith("ex_")]
         assert find(name) is not None and _verdict.is_stub(namespace[name]), released
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_every_solution_needs_only_what_its_assignment_defines(source):
+    # what autograding the solutions runs: the locked cells, then each answer
+    cells = _nbgrader.assignment(source).cells
+    given = "\n".join(c.source for c in cells if c.cell_type == "code")
+    bound, _ = lesson.names(given)
+    for cell in cells:
+        if cell.metadata.nbgrader.get("solution"):
+            _, free = lesson.names(cell.source)
+            missing = free - bound - set(dir(builtins))
+            assert not missing, (
+                f"{source.stem}: the answer reads {missing}:\n{cell.source}"
+            )
+
+
+def test_an_exercise_that_reads_the_lessons_run_is_left_out_and_said_so(
+    tmp_path, capsys
+):
+    source = ROOT / "notebooks" / "07_parallelism.py"
+    assert _nbgrader.left_out(source) == {"ex_count_all_reduces": ["count_dp"]}
+    # the only one in the whole course: no other exercise drops out unnoticed
+    assert [n for s in LESSONS for n in _nbgrader.left_out(s)] == [
+        "ex_count_all_reduces"
+    ]
+    imports = _nbgrader.assignment(source).cells[1].source
+    # the set-up cell holds a `%pip` line: read as IPython, its imports still count
+    assert "from jax.sharding import AxisType, NamedSharding" in imports
+    assert main(["exercises", "--nbgrader", str(tmp_path / "c"), "--lesson", "7"]) == 0
+    assert (
+        "Left ex_count_all_reduces (07_parallelism) out of the course: its solution "
+        "reads count_dp, which only the lesson computes." in capsys.readouterr().out
+    )
 
 
 def _release(code: str) -> str:

@@ -79,6 +79,13 @@ def _nbgrader(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
     written, kept = _nbgrader.write_course(sources, folder)
+    for source in sources:
+        for name, reads in _nbgrader.left_out(source).items():
+            print(
+                f"Left {name} ({source.stem}) out of the course: its solution reads "
+                f"{', '.join(reads)}, which only the lesson computes. Students do it in "
+                "the lesson, where check() gives feedback."
+            )
     for path in kept:
         print(
             f"Kept {path}: it differs from what jaxtour writes (your edits?); delete it "

@@ -11,6 +11,7 @@ student, asserts that it passed. `nbgrader_config.py` sets the course up.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from pathlib import Path
 
@@ -66,10 +67,13 @@ def assignment(source: Path):
     import nbformat.v4 as nbf
 
     found = lesson.lesson_exercises(source)
-    if not found:
-        return None
     cells = lesson.read(source).cells
     tasks = _tasks(cells)
+    imports = _imports(cells)
+    context = _context(cells, " ".join(tasks.get(ex.name, ex.stub) for ex in found))
+    found = [ex for ex in found if not _unknown_names(ex, imports + "\n" + context)]
+    if not found:
+        return None
     notebook = nbf.new_notebook()
     notebook.metadata.kernelspec = {
         "name": "python3",
@@ -78,14 +82,38 @@ def assignment(source: Path):
     }
     notebook.cells = [
         _locked(nbf.new_markdown_cell(_intro(source.stem)), "intro"),
-        _locked(nbf.new_code_cell(_imports(cells)), "imports"),
+        _locked(nbf.new_code_cell(imports), "imports"),
     ]
-    context = _context(cells, " ".join(tasks.get(ex.name, ex.stub) for ex in found))
     if context:
         notebook.cells.append(_locked(nbf.new_code_cell(context), "context"))
     for ex in found:
         notebook.cells += _exercise_cells(ex, tasks.get(ex.name))
     return notebook
+
+
+def left_out(source: Path) -> dict[str, list[str]]:
+    """Lesson `source`'s exercises the course leaves out, each with the names its solution
+    reads that only the lesson computes (a count read off one of its drawings, say):
+    an assignment holds the lesson's imports and the functions its tasks name, not the
+    lesson's run. Students do these in the lesson, where `check` gives its feedback."""
+    cells = lesson.read(source).cells
+    found = lesson.lesson_exercises(source)
+    tasks = _tasks(cells)
+    given = (
+        _imports(cells)
+        + "\n"
+        + _context(cells, " ".join(tasks.get(ex.name, ex.stub) for ex in found))
+    )
+    return {ex.name: m for ex in found if (m := _unknown_names(ex, given))}
+
+
+def _unknown_names(ex: lesson.LessonExercise, given: str) -> list[str]:
+    """The names `ex`'s solution reads that neither `given` nor Python defines."""
+    if ex.solution is None:
+        return []
+    bound, _ = lesson.names(given)
+    _, free = lesson.names(ex.solution)
+    return sorted(free - bound - set(dir(builtins)))
 
 
 def _exercise_cells(ex: lesson.LessonExercise, task: str | None) -> list:
@@ -199,9 +227,10 @@ def _teaching_code(cells) -> list[tuple[ast.stmt, str]]:
     for cell in cells:
         if cell.cell_type != "code" or lesson.kind_of(cell) not in teaching:
             continue
+        code = lesson.python_of(cell.source)  # a `%pip` line becomes a call
         try:
-            found += [(node, cell.source) for node in ast.parse(cell.source).body]
-        except SyntaxError:  # IPython magics: not Python, and not needed here
+            found += [(node, code) for node in ast.parse(code).body]
+        except SyntaxError:  # not Python, even read as IPython: nothing to carry
             continue
     return found
 

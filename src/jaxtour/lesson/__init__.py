@@ -44,7 +44,13 @@ from jaxtour.lesson._files import (
     write_view,
 )
 from jaxtour.lesson._kinds import Kind, is_kind, kind_of, tags
-from jaxtour.lesson._lint import check_names_taught, lint, opening_and_summary
+from jaxtour.lesson._lint import (
+    check_names_taught,
+    lint,
+    names,
+    opening_and_summary,
+    python_of,
+)
 from jaxtour.lesson._views import KEEPS, View, keeps, kept, view
 
 __all__ = [
@@ -75,9 +81,11 @@ __all__ = [
     "lesson_exercises",
     "lesson_files",
     "lint",
+    "names",
     "notebook_text",
     "opening_and_summary",
     "packaged_lessons_dir",
+    "python_of",
     "read",
     "tags",
     "view",
