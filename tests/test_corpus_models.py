@@ -50,6 +50,7 @@ def test_forward_lenses_draw_the_model(model):
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
 
 
+@pytest.mark.slow  # compiles each model's gradient programs (bf16 block: ~10 s)
 def test_gradient_lenses_give_the_frameworks_gradient(model):
     m, args = model
     graph = autodiff.grad_graph(m.loss, m.argnums)(*args)
@@ -58,6 +59,7 @@ def test_gradient_lenses_give_the_frameworks_gradient(model):
     _fits(autodiff.draw_grad(m.loss, m.argnums)(*args))
 
 
+@pytest.mark.slow  # runs each model under every tracing lens
 def test_tracing_lenses_run_the_model(model):
     m, _ = model
     args, fresh = m.make_args(), m.make_args()  # eager NNX calls advance their Rngs

@@ -67,6 +67,7 @@ def test_an_answer_that_patches_numpy_is_refused():
     assert feedback.kind == "refused" and "`numpy`" in feedback.message
 
 
+@pytest.mark.slow  # waits out a timeout, then starts a new checker
 def test_an_endless_answer_is_stopped_after_its_timeout_and_the_checker_restarts():
     @_named
     def endless(loss, w, b, xs, ts):
@@ -147,6 +148,7 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout):
         check(ex_per_example_losses, timeout=timeout)
 
 
+@pytest.mark.slow  # interrupts after 1 s, then starts a new checker
 def test_ctrl_c_in_the_kernel_stops_the_check_with_feedback():
     import os
     import signal

@@ -42,6 +42,7 @@ def _nbgrader_cli(course: Path, *args: str) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+@pytest.mark.slow  # the real nbgrader: release, autograde two submissions, export
 def test_nbgrader_releases_grades_and_exports_the_course(tmp_path, capsys):
     course = tmp_path / "course"
     assert main(["exercises", "--nbgrader", str(course), "--lesson", GRADED[:2]]) == 0

@@ -103,6 +103,7 @@ def test_a_port_another_jaxtour_run_holds_is_refused_before_any_worker_starts():
     assert took < 60
 
 
+@pytest.mark.slow  # two training runs race for one port
 @needs_mnist
 def test_two_runs_on_one_port_at_the_same_moment_never_cross_connect(tmp_path):
     port = _multiprocess.free_port()

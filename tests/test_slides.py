@@ -500,6 +500,7 @@ def test_a_failed_print_leaves_no_pdf_and_no_part_file(tmp_path):
     ]
 
 
+@pytest.mark.slow  # waits out the browser's timeout
 def test_a_browser_that_never_answers_times_out(tmp_path):
     fake = tmp_path / "chromium"
     fake.write_text("#!/bin/sh\nexec sleep 30\n")
