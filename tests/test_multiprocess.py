@@ -256,9 +256,21 @@ def _launch(port: int) -> subprocess.Popen:
         "--build-dir",
         "/nonexistent",
     ]
+    # faulthandler: a launcher that does not stop can be asked where it hangs (SIGABRT)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
+
+
+def _exit_code(launcher: subprocess.Popen, stop: str) -> int:
+    """The launcher's exit status; a failure quoting where it hangs after 60 s."""
+    try:
+        return launcher.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        launcher.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+        _, err = launcher.communicate(timeout=30)
+        pytest.fail(f"the launcher went on for 60 s after {stop}:\n{err[-6000:]}")
 
 
 def _workers(port: int) -> dict[int, int]:
@@ -302,7 +314,7 @@ def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
             launcher.send_signal(signal.SIGINT)
         else:
             os.kill(workers[1], signal.SIGKILL)
-        code = launcher.wait(timeout=60)
+        code = _exit_code(launcher, stop)
         took = time.monotonic() - start
     finally:
         launcher.kill()
