@@ -7,9 +7,14 @@ wheel), `plumbing` (files, documents and command lines that no JAX release chang
 `make test-latest` leaves it out). `make test-fast` leaves out the first three.
 """
 
+import signal
+import warnings
+
 import jax
 import markers
 import pytest
+
+_previous: list[str] = []  # the test this worker ran last
 
 
 @pytest.fixture
@@ -21,6 +26,24 @@ def full_float32():
     """
     with jax.default_matmul_precision("highest"):
         yield
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_a_terminal_gives_it(request):
+    """Each test starts with Ctrl-C as a terminal gives it: SIGINT not blocked, raising
+    KeyboardInterrupt. A child inherits a blocked or ignored SIGINT, and a launcher
+    started so never sees the Ctrl-C a test sends it (seen in a newest-JAX run: it went
+    on for 60 s); a warning names the test after which the state had changed."""
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    handler = signal.getsignal(signal.SIGINT)
+    if blocked or handler is not signal.default_int_handler:
+        state = "blocked" if blocked else f"handled by {handler!r}"
+        after = _previous[-1] if _previous else "the worker's start"
+        warnings.warn(f"SIGINT was {state} after {after}; reset", stacklevel=1)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    _previous[:] = [request.node.nodeid]
 
 
 @pytest.fixture(scope="session")
