@@ -34,14 +34,16 @@ def ctrl_c_as_a_terminal_gives_it(request):
     KeyboardInterrupt. A child inherits a blocked or ignored SIGINT, and a launcher
     started so never sees the Ctrl-C a test sends it (seen in a newest-JAX run: it went
     on for 60 s); a warning names the test after which the state had changed."""
-    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
-    handler = signal.getsignal(signal.SIGINT)
+    blocked = signal.SIGINT in signal.pthread_sigmask(
+        signal.SIG_UNBLOCK, {signal.SIGINT}
+    )
+    # set even when Python's record looks right: C code (a library's own handler, or
+    # SIG_IGN, which a child inherits) changes the process's disposition behind it
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     if blocked or handler is not signal.default_int_handler:
         state = "blocked" if blocked else f"handled by {handler!r}"
         after = _previous[-1] if _previous else "the worker's start"
         warnings.warn(f"SIGINT was {state} after {after}; reset", stacklevel=1)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     _previous[:] = [request.node.nodeid]
 
