@@ -86,6 +86,9 @@ def _env(venv: Path) -> dict[str, str]:
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
     env.pop("JAXTOUR_QUICK", None)
+    # a user has no suite's lesson cache: with it, a lesson the newest-JAX run already
+    # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
+    env.pop("JAXTOUR_EXECUTED", None)
     return env
 
 
