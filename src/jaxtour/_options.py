@@ -24,6 +24,17 @@ def check_rankdir(rankdir: str, who: str) -> None:
         )
 
 
+def check_max_width(max_width: int | None, who: str) -> None:
+    """Raises ValueError unless `max_width` is a whole number of pixels >= 1 or None."""
+    if max_width is not None and (
+        isinstance(max_width, bool) or not isinstance(max_width, int) or max_width < 1
+    ):
+        raise ValueError(
+            f"{who}: `max_width` must be a positive whole number of pixels, or None "
+            f"(never fold for width); got {max_width!r}."
+        )
+
+
 def check_max_depth(max_depth: int | None, who: str) -> None:
     """Raises ValueError unless `max_depth` is a whole number >= 0 or None."""
     if max_depth is not None and (

@@ -16,6 +16,7 @@ from jaxtour._options import (
     MAX_WIDTH_PX,
     check_count,
     check_max_depth,
+    check_max_width,
     check_rankdir,
 )
 from jaxtour._terminals import check_expand
@@ -94,15 +95,5 @@ def display_options(who: str, display: Display) -> Display:
     check_max_depth(options["max_depth"], who)
     check_count(options["max_eqns"], "max_eqns", who)
     check_expand(options["expand_pytrees"], who)
-    _check_max_width(options["max_width"], who)
+    check_max_width(options["max_width"], who)
     return options
-
-
-def _check_max_width(max_width: int | None, who: str) -> None:
-    if max_width is not None and (
-        isinstance(max_width, bool) or not isinstance(max_width, int) or max_width < 1
-    ):
-        raise ValueError(
-            f"{who}: `max_width` must be a positive whole number of pixels, or None "
-            f"(never fold for width); got {max_width!r}."
-        )
