@@ -82,6 +82,19 @@ def test_more_workers_than_memory_holds_are_refused_with_the_estimate(
     assert _multiprocess.check_memory(14) is None  # under half: nothing to say
 
 
+def test_a_claimed_port_is_refused_while_held_and_leaves_no_lock_file_behind():
+    with _multiprocess.claimed_port() as port:
+        lock = _multiprocess._lock_path(port)
+        assert lock.is_file()
+        refused = pytest.raises(_multiprocess.PortInUseError, match="another jaxtour")
+        with refused, _multiprocess.claimed_port(port):
+            pass
+    assert not lock.exists()
+    with _multiprocess.claimed_port(port) as again:  # free to claim once more
+        assert again == port
+    assert not lock.exists()
+
+
 @needs_mnist
 def test_a_port_another_jaxtour_run_holds_is_refused_before_any_worker_starts():
     with _multiprocess.claimed_port() as port:

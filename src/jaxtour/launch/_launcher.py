@@ -111,8 +111,8 @@ def claimed_port(port: int | None = None) -> Iterator[int]:
     The probe's socket closes before the coordinator (a worker) listens, so two runs
     started at the same moment could both find the same port free and cross-connect.
     A lock file per port (``jaxtour-port-N.lock`` in the temporary folder, locked with
-    `fcntl.flock`, freed by the system when this process ends) keeps a second jaxtour
-    run off a port a first one holds.
+    `fcntl.flock`, freed by the system if this process dies) keeps a second jaxtour
+    run off a port a first one holds; the block's end deletes it.
 
     Raises:
         PortInUseError: `port` is taken, or held by another jaxtour run.
@@ -131,22 +131,36 @@ def claimed_port(port: int | None = None) -> Iterator[int]:
     try:
         yield free_port(chosen)  # still free, now that it is ours
     finally:
+        _lock_path(chosen).unlink(missing_ok=True)  # while held: nobody else has it
         os.close(lock)
 
 
+def _lock_path(port: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"jaxtour-port-{port}.lock"
+
+
 def _lock(port: int) -> int | None:
-    """A descriptor holding the port's lock, or None when another process holds it."""
+    """A descriptor holding the port's lock, or None when another process holds it.
+
+    A holder deletes the file before it lets go, so a lock taken on a file that is no
+    longer at the path (deleted between our open and our lock) is taken again on the new
+    one.
+    """
     import fcntl
 
-    path = Path(tempfile.gettempdir()) / f"jaxtour-port-{port}.lock"
+    path = _lock_path(port)
     flags = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    while True:
+        fd = os.open(path, flags, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                return fd
         os.close(fd)
-        return None
-    return fd
 
 
 def check_memory(processes: int) -> str | None:

@@ -20,9 +20,11 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
         >>> import jax, tempfile
         >>> from jaxtour.mlp import init_params
         >>> params = init_params(jax.random.key(0))
-        >>> path = save_params(params, Path(tempfile.mkdtemp()) / "params.npz")
+        >>> scratch = tempfile.TemporaryDirectory()
+        >>> path = save_params(params, Path(scratch.name) / "params.npz")
         >>> sorted(np.load(path))[:2]
         ['hidden1/b', 'hidden1/w']
+        >>> scratch.cleanup()
     """
     arrays = {
         f"{layer}/{part}": np.asarray(value)

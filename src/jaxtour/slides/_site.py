@@ -78,7 +78,8 @@ def build_slides(
 
     Example:
         >>> import tempfile, nbformat
-        >>> folder = Path(tempfile.mkdtemp())
+        >>> scratch = tempfile.TemporaryDirectory()
+        >>> folder = Path(scratch.name)
         >>> cells = [nbformat.v4.new_markdown_cell("# 01 · Demo"),
         ...          nbformat.v4.new_code_cell("1")]
         >>> nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "01_demo.ipynb")
@@ -87,6 +88,7 @@ def build_slides(
         ('01_demo', '01 · Demo', 1, '01_demo.html')
         >>> sorted(p.name for p in (folder / "slides").iterdir())
         ['01_demo.html', 'decks.json', 'index.html', 'reveal.js']
+        >>> scratch.cleanup()
     """
     notebooks = [Path(n) for n in notebooks]
     if not notebooks:
