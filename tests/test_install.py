@@ -48,6 +48,9 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
 
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 ONE_LESSON = "01_why_jax"  # the one lesson the installed wheel executes
+# pip's compiling every installed module to bytecode was two thirds of an install's time
+# (22 s of 31 here); Python compiles what a run imports, on first import, instead.
+NO_COMPILE = ("--no-compile",)
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
 # builds its own Python 3.12+ venv either way, so it runs in the first run only.
@@ -124,7 +127,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
     _ok(_run([python, "-m", "venv", str(venv)], top, os.environ))
     env = _env(venv)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet"]
-    _ok(_run([*pip, "install", "build"], top, env))
+    _ok(_run([*pip, "install", *NO_COMPILE, "build"], top, env))
     dist = top / "dist"
     _ok(
         _run(
@@ -163,7 +166,9 @@ def bare(built) -> dict:
     """The venv with the wheel alone installed (no extras); an empty folder to run in."""
     _ok(
         _run(
-            [*built["pip"], "install", str(built["wheel"])], built["top"], built["env"]
+            [*built["pip"], "install", *NO_COMPILE, str(built["wheel"])],
+            built["top"],
+            built["env"],
         )
     )
     work = built["top"] / "bare-user"
@@ -177,7 +182,13 @@ def full(bare) -> dict:
     line = README_LAPTOP_LINE.replace(
         '"jaxtour[notebook]"', f'"jaxtour[notebook] @ {bare["wheel"].as_uri()}"'
     )
-    _ok(_run([*bare["pip"], *shlex.split(line)[1:]], bare["top"], bare["env"]))
+    _ok(
+        _run(
+            [*bare["pip"], *shlex.split(line)[1:], *NO_COMPILE],
+            bare["top"],
+            bare["env"],
+        )
+    )
     work = bare["top"] / "user"
     work.mkdir()
     return {**bare, "work": work}
@@ -261,7 +272,13 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
     with tarfile.open(full["sdist"]) as sdist:
         sdist.extractall(unpacked, filter="data")
     (root,) = unpacked.iterdir()
-    _ok(_run([*full["pip"], "install", "pytest", "nbval"], full["top"], full["env"]))
+    _ok(
+        _run(
+            [*full["pip"], "install", *NO_COMPILE, "pytest", "nbval"],
+            full["top"],
+            full["env"],
+        )
+    )
     result = _run(
         [
             "python",
