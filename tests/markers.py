@@ -10,13 +10,17 @@ SLOW_S = 3.0
 
 # Modules that never reach JAX beyond importing it: lesson files and their pairing, the
 # check-cell floor, slide decks from hand-made notebooks, MNIST files and downloads,
-# Diagram rendering, option names. The newest-JAX run skips them (`-m "not plumbing"`);
-# tests/test_markers.py says when one of them is renamed or gone.
+# Diagram rendering, option names; and the programs around the kit's JAX code: nbgrader's
+# grading of a course, JupyterLab redrawing the explorer's panel (what the kit computes
+# there runs on every JAX in test_exercises_lessons and test_explore). The newest-JAX run
+# skips them (`-m "not plumbing"`); tests/test_markers.py says when one is renamed or gone.
 PLUMBING_MODULES = frozenset(
     {
         "test_checks.py",
         "test_contract.py",
         "test_diagram.py",
+        "test_exercises_nbgrader.py",
+        "test_explore_browser.py",
         "test_markers.py",
         "test_mlp_data.py",
         "test_mlp_download.py",

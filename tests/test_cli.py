@@ -80,6 +80,7 @@ def test_doctor_finds_mnist_through_the_environment_variable(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.plumbing  # test_install runs these steps from the wheel on the newest JAX
 def test_tour_writes_diagrams_executed_notebooks_and_decks_and_can_run_again(tmp_path):
     lessons = tmp_path / "lessons"
     lessons.mkdir()

@@ -156,6 +156,7 @@ def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
     assert done.stderr == "[Gloo] Rank 0 is connected to 7\n"
 
 
+@pytest.mark.plumbing  # the launcher's own work
 @pytest.mark.slow  # starts several JAX processes
 def test_log_all_shows_every_process_s_lines_marked_with_its_index():
     run = launch.train_multiprocess(
@@ -218,6 +219,7 @@ def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
     assert f"jaxtour train: error: Port {port} on 127.0.0.1 is in use" in err
 
 
+@pytest.mark.plumbing  # the launcher's own work
 @pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
@@ -298,6 +300,7 @@ def _wait_for_training(launcher: subprocess.Popen) -> None:
         line = launcher.stdout.readline()
 
 
+@pytest.mark.plumbing  # the launcher's own work
 @pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
