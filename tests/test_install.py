@@ -49,7 +49,7 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 ONE_LESSON = "01_why_jax"  # the one lesson the installed wheel executes
 # pip's compiling every installed module to bytecode was two thirds of an install's time
-# (22 s of 31 here); Python compiles what a run imports, on first import, instead.
+# (22 s of 31 here); Python compiles what a run imports, on first import, and keeps it.
 NO_COMPILE = ("--no-compile",)
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
@@ -89,6 +89,8 @@ def _env(venv: Path) -> dict[str, str]:
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
     env.pop("JAXTOUR_QUICK", None)
+    # a user's Python keeps the bytecode it compiles (NO_COMPILE's installs rely on it)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     # a user has no suite's lesson cache: with it, a lesson the newest-JAX run already
     # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
     env.pop("JAXTOUR_EXECUTED", None)
