@@ -14,7 +14,9 @@ VENV_NEWEST   := .venv-newest
 
 # pytest runs in PYTEST_WORKERS processes (pytest-xdist; 0 runs in this one). A test file
 # runs whole in one worker (--dist loadfile): a lesson's cells stay in order in one kernel
-# and a module's fixtures run once. Markers (pyproject.toml) pick the runs: the fast one
+# and a module's fixtures run once; files go out in the order tests/markers.py's
+# LONGEST_FIRST gives (--no-loadscope-reorder: xdist would start the files with the most
+# tests first). Markers (pyproject.toml) pick the runs: the fast one
 # leaves out what is slow, drives a browser or executes a lesson; the newest-JAX one
 # leaves out the plumbing no JAX release changes.
 PYTEST_WORKERS ?= 2
@@ -23,7 +25,8 @@ PYTEST_WORKERS ?= 2
 # kept: where PYTHONDONTWRITEBYTECODE is set (as on the machines here) nothing else would;
 # every process of the suite would compile jax and its kin again (2 s more per start).
 PIP_INSTALL = -m pip install --quiet
-PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+                  --durations=15
 
 .PHONY: tour test test-fast test-latest test-newest lint format lock notebooks clean help
 

@@ -64,6 +64,7 @@ def executed_lesson():
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     markers.mark_by_place(items)
+    markers.longest_first(items)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

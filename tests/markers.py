@@ -30,6 +30,29 @@ PLUMBING_MODULES = frozenset(
 )
 
 
+# The files that take longest (a fresh clone, 2026-11-27: 50 to 130 s each), in the order
+# pytest-xdist hands them out (`--no-loadscope-reorder`; by default it starts the files
+# with the most tests first, and the install test, with 9, ran last, alone). The two
+# lesson consumers start at once and ask for the lessons in opposite orders; the browser
+# tests, which need every lesson, come after them. The other files follow as collected.
+LONGEST_FIRST = (
+    "test_install.py",
+    "test_notebooks.py",
+    "test_exercises_lessons.py",
+    "test_multiprocess.py",
+    "test_corpus_models.py",
+    "test_browser.py",
+    "test_mlp_download.py",
+)
+
+
+def longest_first(items: list[pytest.Item]) -> None:
+    """Orders `items` file by file: LONGEST_FIRST's files in its order, then the rest as
+    they were (a file's own tests keep their order)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(str(item.path)).name, len(rank)))
+
+
 def mark_by_place(items: list[pytest.Item]) -> None:
     """Marks what a file's place says: a cell of a lesson notebook executes the lesson
     (slow); a test in a plumbing module is plumbing."""

@@ -24,6 +24,35 @@ def test_every_plumbing_module_exists():
     assert not missing, f"tests/markers.py's PLUMBING_MODULES names {missing}"
 
 
+def test_every_longest_first_module_exists_and_the_runs_keep_its_order():
+    missing = [n for n in markers.LONGEST_FIRST if not (ROOT / "tests" / n).is_file()]
+    assert not missing, f"tests/markers.py's LONGEST_FIRST names {missing}"
+    makefile = (ROOT / "Makefile").read_text()
+    pytest_line = makefile.split("\nPYTEST ", 1)[1].split("\n\n", 1)[0]
+    assert "--dist loadfile --no-loadscope-reorder" in pytest_line
+    for target in ("test", "test-fast", "test-latest"):
+        assert "$(PYTEST)" in _target(target), target
+
+
+def test_longest_first_moves_whole_files_and_keeps_the_rest_in_place(tmp_path):
+    names = [
+        "test_a.py",
+        "test_browser.py",
+        "test_a.py",
+        "test_install.py",
+        "test_b.py",
+    ]
+    items = [SimpleNamespace(path=tmp_path / n, n=i) for i, n in enumerate(names)]
+    markers.longest_first(items)
+    assert [(Path(i.path).name, i.n) for i in items] == [
+        ("test_install.py", 3),
+        ("test_browser.py", 1),
+        ("test_a.py", 0),
+        ("test_a.py", 2),
+        ("test_b.py", 4),
+    ]
+
+
 def test_fast_run_leaves_out_slow_browser_and_lesson_execution():
     assert '-m "not slow and not browser and not notebooks"' in _target("test-fast")
 
