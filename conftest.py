@@ -25,16 +25,3 @@ os.environ.setdefault(
 # timeout, so the suite (and the lesson kernels it starts) allows 10 minutes. The timeout
 # tests pass their own short `timeout=`.
 os.environ.setdefault("JAXTOUR_CHECK_TIMEOUT", "600")
-
-# One JAX compilation cache for every process of a run (pytest-xdist's workers, the
-# lesson kernels, the checkers, the trainers the tests launch) and for later runs: a
-# program one process compiled, the next loads (the suite's lens tests: 85 s with none,
-# 81 s filling it, 35 s from it). Every compile is kept, not only those over JAX's 1 s;
-# JAX keys entries on the program, its options and jaxlib's version, and keeps the
-# folder under 1 GiB. A cache already named in the environment is used as it is.
-if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(
-        Path(__file__).resolve().parent / "build" / "jax-cache"
-    )
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(2**30))

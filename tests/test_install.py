@@ -94,11 +94,6 @@ def _env(venv: Path) -> dict[str, str]:
     # a user has no suite's lesson cache: with it, a lesson the newest-JAX run already
     # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
     env.pop("JAXTOUR_EXECUTED", None)
-    for name in (
-        "JAX_COMPILATION_CACHE_DIR",
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-    ):
-        env.pop(name, None)  # nor the suite's compilation cache
     return env
 
 
