@@ -26,7 +26,7 @@ PYTEST_WORKERS ?= 2
 # against 47 s). Bytecode must be written here: where PYTHONDONTWRITEBYTECODE is set (as
 # on the machines here) nothing writes it later, and every process of the suite would
 # compile jax and its kin again (2 s more per start). Like pip, it lets a file that does
-# not compile (a package's Python 2 test data) go.
+# not compile go, and keeps quiet about the SyntaxWarnings in packages' own tests.
 PIP_INSTALL = -m pip install --quiet --no-compile
 COMPILE     = -m compileall -qq -j 0
 PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
@@ -51,7 +51,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python $(PIP_INSTALL) --require-hashes -r requirements.lock
 	$(BIN)/python $(PIP_INSTALL) --no-deps -e .
-	-$(BIN)/python $(COMPILE) $(VENV)/lib
+	-PYTHONWARNINGS=ignore $(BIN)/python $(COMPILE) $(VENV)/lib
 	@touch $@
 
 $(STAMP_LATEST): requirements-latest.lock pyproject.toml
@@ -60,7 +60,7 @@ $(STAMP_LATEST): requirements-latest.lock pyproject.toml
 	$(VENV_LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV_LATEST)/bin/python $(PIP_INSTALL) --require-hashes -r requirements-latest.lock
 	$(VENV_LATEST)/bin/python $(PIP_INSTALL) --no-deps -e .
-	-$(VENV_LATEST)/bin/python $(COMPILE) $(VENV_LATEST)/lib
+	-PYTHONWARNINGS=ignore $(VENV_LATEST)/bin/python $(COMPILE) $(VENV_LATEST)/lib
 	@touch $@
 
 tour: $(STAMP)
