@@ -26,9 +26,7 @@ def check_rankdir(rankdir: str, who: str) -> None:
 
 def check_max_width(max_width: int | None, who: str) -> None:
     """Raises ValueError unless `max_width` is a whole number of pixels >= 1 or None."""
-    if max_width is not None and (
-        isinstance(max_width, bool) or not isinstance(max_width, int) or max_width < 1
-    ):
+    if max_width is not None and not _whole(max_width, at_least=1):
         raise ValueError(
             f"{who}: `max_width` must be a positive whole number of pixels, or None "
             f"(never fold for width); got {max_width!r}."
@@ -37,9 +35,7 @@ def check_max_width(max_width: int | None, who: str) -> None:
 
 def check_max_depth(max_depth: int | None, who: str) -> None:
     """Raises ValueError unless `max_depth` is a whole number >= 0 or None."""
-    if max_depth is not None and (
-        isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0
-    ):
+    if max_depth is not None and not _whole(max_depth, at_least=0):
         raise ValueError(
             f"{who}: `max_depth` must be a whole number >= 0 (0 draws "
             f"every nested part as one node) or None; got {max_depth!r}."
@@ -48,7 +44,12 @@ def check_max_depth(max_depth: int | None, who: str) -> None:
 
 def check_count(value: int, name: str, who: str) -> None:
     """Raises ValueError unless `value` (option `name`) is a positive whole number."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not _whole(value, at_least=1):
         raise ValueError(
             f"{who}: `{name}` must be a positive whole number; got {value!r}."
         )
+
+
+def _whole(value: object, at_least: int) -> bool:
+    """Whether `value` is an int (not a bool) of at least `at_least`."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= at_least
