@@ -48,9 +48,6 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
 
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 ONE_LESSON = "01_why_jax"  # the one lesson the installed wheel executes
-# pip's compiling every installed module to bytecode was two thirds of an install's time
-# (22 s of 31 here); Python compiles what a run imports, on first import, and keeps it.
-NO_COMPILE = ("--no-compile",)
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
 # builds its own Python 3.12+ venv either way, so it runs in the first run only.
@@ -89,7 +86,7 @@ def _env(venv: Path) -> dict[str, str]:
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
     env.pop("JAXTOUR_QUICK", None)
-    # a user's Python keeps the bytecode it compiles (NO_COMPILE's installs rely on it)
+    # a user's Python keeps the bytecode it compiles (the --no-compile installs rely on it)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     # a user has no suite's lesson cache: with it, a lesson the newest-JAX run already
     # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
@@ -129,7 +126,10 @@ def built(tmp_path_factory) -> dict[str, Path]:
     _ok(_run([python, "-m", "venv", str(venv)], top, os.environ))
     env = _env(venv)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet"]
-    _ok(_run([*pip, "install", *NO_COMPILE, "build"], top, env))
+    # pip's compiling every installed module to bytecode was two thirds of an install's
+    # time (22 s of 31 here); Python compiles what a run imports, on first import.
+    install = [*pip, "install", "--no-compile"]
+    _ok(_run([*install, "build"], top, env))
     dist = top / "dist"
     _ok(
         _run(
@@ -159,20 +159,14 @@ def built(tmp_path_factory) -> dict[str, Path]:
         "sdist": sdist,
         "wheel": wheel,
         "env": env,
-        "pip": pip,
+        "install": install,
     }
 
 
 @pytest.fixture(scope="module")
 def bare(built) -> dict:
     """The venv with the wheel alone installed (no extras); an empty folder to run in."""
-    _ok(
-        _run(
-            [*built["pip"], "install", *NO_COMPILE, str(built["wheel"])],
-            built["top"],
-            built["env"],
-        )
-    )
+    _ok(_run([*built["install"], str(built["wheel"])], built["top"], built["env"]))
     work = built["top"] / "bare-user"
     work.mkdir()
     return {**built, "work": work}
@@ -186,7 +180,7 @@ def full(bare) -> dict:
     )
     _ok(
         _run(
-            [*bare["pip"], *shlex.split(line)[1:], *NO_COMPILE],
+            [*bare["install"], *shlex.split(line)[2:]],  # after `pip install`
             bare["top"],
             bare["env"],
         )
@@ -287,7 +281,7 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
     (root,) = unpacked.iterdir()
     _ok(
         _run(
-            [*full["pip"], "install", *NO_COMPILE, "pytest", "nbval"],
+            [*full["install"], "pytest", "nbval"],
             full["top"],
             full["env"],
         )
