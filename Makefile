@@ -19,7 +19,9 @@ VENV_NEWEST   := .venv-newest
 # tests first). Markers (pyproject.toml) pick the runs: the fast one
 # leaves out what is slow, drives a browser or executes a lesson; the newest-JAX one
 # leaves out the plumbing no JAX release changes.
-PYTEST_WORKERS ?= 2
+# Three on two cores: a sixth of the run waits (on sleeps, sockets, a browser, subprocesses
+# starting), and a third worker fills that (measured in CONTRIBUTING's timing section).
+PYTEST_WORKERS ?= 3
 
 # pip compiles what it installs to bytecode on one core, half of an install's time from
 # pip's cache; compileall does it on every core (the lock: 16 s to install, 14 s to compile,

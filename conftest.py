@@ -1,7 +1,15 @@
 """Settings for every test, lessons included (their kernels inherit this environment)."""
 
 import os
+import sys
 from pathlib import Path
+
+# The suite keeps the bytecode it compiles, as a laptop's Python does. Where
+# PYTHONDONTWRITEBYTECODE is set (as on the machines here) each worker rewrote every test
+# module's asserts again (3.5 s a worker), and each of the ~100 processes a run starts
+# (lesson kernels, the CLI, launcher workers) compiled jaxtour from source again.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # Lessons and the tour shrink their data and epochs; their assertions stay the same.
 os.environ.setdefault("JAXTOUR_QUICK", "1")
