@@ -4,8 +4,8 @@ test are in ../conftest.py).
 Markers (declared in pyproject.toml): `slow` (over ~3 s), `browser` (headless
 Chromium), `notebooks` (executes a lesson), `install` (builds a venv and installs the
 wheel), `plumbing` (files, documents, command lines and the programs around the kit
-that no JAX release changes, or what the install test already runs on the newest JAX:
-`make test-latest` leaves it out). `make test-fast` leaves out the first three.
+that no JAX release changes: `make test-latest` leaves it out). `make test-fast` leaves
+out the first three.
 """
 
 import signal
