@@ -68,10 +68,10 @@ $(STAMP_LATEST): requirements-latest.lock pyproject.toml
 tour: $(STAMP)
 	$(BIN)/jaxtour tour
 
+# mypy runs inside the suite (tests/test_types.py), beside the other tests
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
 	$(BIN)/$(PYTEST)
 
 test-fast: $(STAMP)

@@ -22,15 +22,15 @@ def mlp_loss(params, images, labels):
 
 
 def _mlp_args():
-    k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
-    params = {
-        "w1": jax.random.normal(k1, (4, 8)) * 0.5,
-        "b1": jnp.full((8,), 0.1),
-        "w2": jax.random.normal(k2, (8, 3)) * 0.5,
-        "b2": jnp.zeros(3),
-    }
-    images = jax.random.normal(k3, (5, 4))
-    return params, images, jnp.array([0, 2, 1, 1, 0])
+    # NumPy draws them: every worker imports this module, and each eager jax.random call
+    # would compile (a second per worker)
+    rng = np.random.default_rng(0)
+    f32 = lambda *shape, scale=1.0: jnp.asarray(
+        scale * rng.normal(size=shape), "float32"
+    )
+    params = {"w1": f32(4, 8, scale=0.5), "b1": jnp.asarray(np.full(8, 0.1, "float32"))}
+    params |= {"w2": f32(8, 3, scale=0.5), "b2": jnp.asarray(np.zeros(3, "float32"))}
+    return params, f32(5, 4), jnp.asarray(np.array([0, 2, 1, 1, 0], "int32"))
 
 
 def _scan_power(x):
@@ -68,7 +68,10 @@ CASES = {
     "second_arg_only": (lambda x, y: x * jnp.sin(y) + y**2, (0.5, 1.5), 1),
     "matvec": (
         lambda w, x: jnp.sum(jnp.tanh(w @ x)),
-        (jnp.arange(12.0).reshape(3, 4) / 10 - 0.5, jnp.array([0.3, -0.1, 0.8, 0.2])),
+        (
+            jnp.asarray(np.arange(12.0).reshape(3, 4) / 10 - 0.5, "float32"),
+            jnp.array([0.3, -0.1, 0.8, 0.2]),
+        ),
         (0, 1),
     ),
     "mlp": (mlp_loss, _mlp_args(), 0),

@@ -21,8 +21,8 @@ def leaky_relu_reference(x):
 def _check_leaky_relu(fn) -> None:
     """Practises removing a side effect and a Python `if` on a tracer so that `jax.jit`
     runs a function the same way on every call."""
-    for x in (2.0, -3.0, 0.0):
-        x = jnp.float32(x)
+    for value in (2.0, -3.0, 0.0):
+        x = jnp.float32(value)
         expect_close(fn(x), leaky_relu_reference(x), where=f"x={float(x)}")
     under_jit(
         fn, jnp.float32(-1.5)

@@ -7,6 +7,8 @@ checkout reads ``notebooks/``; a wheel holds the same files under ``jaxtour/less
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -59,10 +61,21 @@ def find_lessons(folder: str | os.PathLike | None = None) -> list[Path]:
 
 
 def read(source: Path) -> Any:
-    """The lesson `source` (py:percent) as an nbformat notebook, every cell in it."""
+    """The lesson `source` (py:percent) as an nbformat notebook, every cell in it.
+
+    Each call returns a notebook of its own; a text read before is not parsed again.
+    """
+    source = Path(source)
+    return copy.deepcopy(_parse(source.read_text(encoding="utf-8"), source.suffix))
+
+
+@functools.lru_cache(maxsize=32)
+def _parse(text: str, extension: str) -> Any:
+    """jupytext's parse of a lesson's text (a tenth of a second each: a test run and the
+    tour read each lesson several times)."""
     import jupytext
 
-    return jupytext.read(source)
+    return jupytext.reads(text, fmt={"extension": extension})
 
 
 def notebook_text(source: Path, which: View = View.STUDENT) -> str:

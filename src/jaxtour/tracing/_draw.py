@@ -51,7 +51,7 @@ def preview(value: Any) -> str:
     finite = numbers[np.isfinite(numbers)]
     parts = (
         [
-            f"min {_number(finite.min())} max {_number(finite.max())} "
+            f"min {_number(np.min(finite))} max {_number(np.max(finite))} "
             f"mean {_number(finite.mean())}"
         ]
         if finite.size
