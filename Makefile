@@ -28,9 +28,13 @@ PYTEST_WORKERS ?= 3
 # against 47 s). Bytecode must be written here: where PYTHONDONTWRITEBYTECODE is set (as
 # on the machines here) nothing writes it later, and every process of the suite would
 # compile jax and its kin again (2 s more per start). Like pip, it lets a file that does
-# not compile go, and keeps quiet about the SyntaxWarnings in packages' own tests.
+# not compile go, and keeps quiet about the SyntaxWarnings in packages' own tests. It
+# leaves out what no command or test of ours imports (scipy alone is a sixth of the
+# source; pip and setuptools run before it, mypy is compiled to C): a process that does
+# import one compiles it then.
 PIP_INSTALL = -m pip install --quiet --no-compile
-COMPILE     = -m compileall -qq -j 0
+NOT_IMPORTED = scipy|mypy|mypyc|pip|setuptools|orbax|grain|tensorstore
+COMPILE      = -m compileall -qq -j 0 -x '/site-packages/($(NOT_IMPORTED))/'
 PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
                   --durations=15
 
