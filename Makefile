@@ -25,15 +25,15 @@ PYTEST_WORKERS ?= 3
 
 # pip compiles what it installs to bytecode on one core, half of an install's time from
 # pip's cache; compileall does it on every core (the lock: 16 s to install, 14 s to compile,
-# against 47 s). Bytecode must be written here: where PYTHONDONTWRITEBYTECODE is set (as
-# on the machines here) nothing writes it later, and every process of the suite would
-# compile jax and its kin again (2 s more per start). Like pip, it lets a file that does
-# not compile go, and keeps quiet about the SyntaxWarnings in packages' own tests. It
-# leaves out what no command or test of ours imports (scipy alone is a sixth of the
-# source; pip and setuptools run before it, mypy is compiled to C): a process that does
-# import one compiles it then.
+# against 47 s). Bytecode is written here: where PYTHONDONTWRITEBYTECODE is set (as on the
+# machines here) nothing but the test suite (conftest.py) writes it later, and `make tour`'s
+# every process would compile jax and its kin again (2 s more per start). Like pip, it lets
+# a file that does not compile go, and keeps quiet about the SyntaxWarnings in packages'
+# own tests. It leaves out what the kit's commands and tests barely import: scipy (a sixth
+# of the source; never imported), pip and setuptools (used before it), mypy (compiled to
+# C); a process that imports one compiles what it uses.
 PIP_INSTALL = -m pip install --quiet --no-compile
-NOT_IMPORTED = scipy|mypy|mypyc|pip|setuptools|orbax|grain|tensorstore
+NOT_IMPORTED = scipy|mypy|mypyc|pip|setuptools
 COMPILE      = -m compileall -qq -j 0 -x '/site-packages/($(NOT_IMPORTED))/'
 PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
                   --durations=15
