@@ -19,11 +19,8 @@ VENV_NEWEST   := .venv-newest
 # tests first). Markers (pyproject.toml) pick the runs: the fast one
 # leaves out what is slow, drives a browser or executes a lesson; the newest-JAX one
 # leaves out the plumbing no JAX release changes.
-# Three on two cores: part of the run waits (on sleeps, sockets, a browser, subprocesses
-# starting), and a third worker fills that. The fast run never waits: two workers, as a
-# third only adds a collection and contention (99 s against 125 s; CONTRIBUTING).
-PYTEST_WORKERS ?= 3
-FAST_WORKERS   ?= 2
+# Two on two cores: a third adds a collection and contention, not speed (CONTRIBUTING).
+PYTEST_WORKERS ?= 2
 
 # pip compiles what it installs to bytecode on one core, half of an install's time from
 # pip's cache; compileall does it on every core (the lock: 16 s to install, 14 s to compile,
@@ -37,7 +34,7 @@ FAST_WORKERS   ?= 2
 PIP_INSTALL = -m pip install --quiet --no-compile
 NOT_IMPORTED = scipy|mypy|mypyc|pip|setuptools
 COMPILE      = -m compileall -qq -j 0 -x '/site-packages/($(NOT_IMPORTED))/'
-PYTEST          = python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+PYTEST         := python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
                   --durations=15
 
 .PHONY: tour test test-fast test-latest test-newest lint format lock notebooks clean help
@@ -80,7 +77,6 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/$(PYTEST)
 
-test-fast: PYTEST_WORKERS = $(FAST_WORKERS)
 test-fast: $(STAMP)
 	$(BIN)/$(PYTEST) -m "not slow and not browser and not notebooks"
 
