@@ -147,11 +147,13 @@ def test_train_and_compare_sizes_follow_jaxtour_quick(quick, monkeypatch):
 
 
 @pytest.mark.slow
-def test_quick_train_runs_two_short_epochs(tmp_path):
-    result = jaxtour("train", "--build-dir", str(tmp_path), env={"JAXTOUR_QUICK": "1"})
-    assert result.returncode == 0, result.stderr
-    assert "epoch  2/2" in result.stdout and "epoch  3/" not in result.stdout
-    assert "training" in result.stdout and "for 2 epochs" in result.stdout
+def test_quick_train_runs_two_short_epochs(tmp_path, monkeypatch, capsys):
+    # in this process: `python -m jaxtour` as a command is test_python_dash_m_jaxtour's
+    monkeypatch.setenv("JAXTOUR_QUICK", "1")
+    assert main(["train", "--build-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "epoch  2/2" in out and "epoch  3/" not in out
+    assert "training" in out and "for 2 epochs" in out
     assert (tmp_path / "mlp" / "params.npz").is_file()
 
 

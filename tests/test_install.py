@@ -297,7 +297,9 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
             "-q",
             "-m",
             "not slow",
-            "tests/test_cli.py",
+            # files that need no lesson, network or JAX program: the suite's own
+            # conftest and helpers against the installed package (the commands the
+            # wheel installs are run by this file's tests)
             "tests/test_mlp_data.py",
             "tests/test_diagram.py",
         ],
