@@ -149,7 +149,10 @@ def test_train_and_compare_sizes_follow_jaxtour_quick(quick, monkeypatch):
 @pytest.mark.slow
 def test_quick_train_runs_two_short_epochs(tmp_path, monkeypatch, capsys):
     # in this process: `python -m jaxtour` as a command is test_python_dash_m_jaxtour's
+    from jaxtour.cli import _train
+
     monkeypatch.setenv("JAXTOUR_QUICK", "1")
+    monkeypatch.setattr(_train, "QUICK_TRAIN_SIZE", 2560)  # the size is its own test's
     assert main(["train", "--build-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "epoch  2/2" in out and "epoch  3/" not in out
