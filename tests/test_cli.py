@@ -1,5 +1,6 @@
 """The `jaxtour` command: --help everywhere, doctor's report, and a safe, re-runnable tour."""
 
+import json
 import os
 import subprocess
 import sys
@@ -152,12 +153,15 @@ def test_quick_train_runs_two_short_epochs(tmp_path, monkeypatch, capsys):
     from jaxtour.cli import _train
 
     monkeypatch.setenv("JAXTOUR_QUICK", "1")
-    monkeypatch.setattr(_train, "QUICK_TRAIN_SIZE", 2560)  # the size is its own test's
+    # the size itself is test_train_and_compare_sizes_follow_jaxtour_quick's
+    monkeypatch.setattr(_train, "QUICK_TRAIN_SIZE", 2560)
     assert main(["train", "--build-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "epoch  2/2" in out and "epoch  3/" not in out
     assert "training" in out and "for 2 epochs" in out
     assert (tmp_path / "mlp" / "params.npz").is_file()
+    history = json.loads((tmp_path / "mlp" / "history.json").read_text())
+    assert len(history["batch_loss"]) == 2 * 2560 // 128  # the quick size, two epochs
 
 
 _HIDE = (

@@ -297,11 +297,15 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
             "-q",
             "-m",
             "not slow",
-            # files that need no lesson, network or JAX program: the suite's own
-            # conftest and helpers against the installed package (the commands the
-            # wheel installs are run by this file's tests)
+            # the suite's own conftest and helpers against the installed package: files
+            # that need no lesson, outside network or JAX program, and test_cli's
+            # in-process checks of what the wheel declares and ships (its subprocess
+            # checks are this file's own: doctor, lessons, tour, slides)
             "tests/test_mlp_data.py",
             "tests/test_diagram.py",
+            "tests/test_cli.py::test_every_command_has_help",
+            "tests/test_cli.py::test_doctor_lists_every_extra",
+            "tests/test_cli.py::test_lessons_command_writes_every_lesson_once",
         ],
         root,
         full["env"],

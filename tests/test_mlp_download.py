@@ -49,30 +49,42 @@ AT_THE_DEFAULTS = (
 )
 
 
+def _load_at_the_defaults(pool: ThreadPoolExecutor, served: Mirrors, top: Path) -> dict:
+    """Starts two loads at the deadlines a user gets: one from a mirror that trickles a
+    byte every 5 s; one from a mirror that stalls, then a healthy one."""
+    trickle = served.start("trickle", interval=5)
+    stalled, healthy = served.start("stall"), served.start()
+    return {
+        "top": top,
+        "stalled": stalled,
+        "gives_up": pool.submit(load_in_process, top / "a", [trickle], timeout=150),
+        "skips": pool.submit(
+            load_in_process, top / "b", [stalled, healthy], timeout=60
+        ),
+    }
+
+
 @pytest.fixture(scope="module", autouse=True)
 def loads_at_the_defaults(request, tmp_path_factory):
-    """Two loads at the deadlines a user gets (a trickle; a stall, then a healthy
-    mirror), started with this file and checked by its last test: their ~35 s of
-    waiting runs beside the other tests here. Not started when that test is not run."""
-    if not any(item.name == AT_THE_DEFAULTS for item in request.session.items):
+    """The loads at the default deadlines, started with this file and checked by its last
+    test: their ~35 s of waiting runs beside the other tests here. None when that test
+    is not selected, or when this file's tests may be spread over workers (pytest-xdist
+    without --dist loadfile): the test then starts its own. A run stopped early (-x)
+    waits for them at the file's end, ~35 s (each load is killed after its timeout)."""
+    selected = any(item.name == AT_THE_DEFAULTS for item in request.session.items)
+    whole_file = request.config.getoption("dist", "no") in (
+        "no",
+        "loadfile",
+        "loadscope",
+    )
+    if not (selected and whole_file):
         yield None
         return
     top = tmp_path_factory.mktemp("defaults")
     served = Mirrors(mirror_root(top / "www"))
-    trickle = served.start("trickle", interval=5)
-    stalled, healthy = served.start("stall"), served.start()
     try:
-        with ThreadPoolExecutor(2) as pool:  # each load is killed after its timeout
-            yield {
-                "top": top,
-                "stalled": stalled,
-                "gives_up": pool.submit(
-                    load_in_process, top / "a", [trickle], timeout=150
-                ),
-                "skips": pool.submit(
-                    load_in_process, top / "b", [stalled, healthy], timeout=60
-                ),
-            }
+        with ThreadPoolExecutor(2) as pool:
+            yield _load_at_the_defaults(pool, served, top)
     finally:
         served.close()
 
@@ -204,10 +216,12 @@ def test_budget_bounds_every_file():
 
 @pytest.mark.slow  # waits out the default deadlines (both loads at once, ~35 s)
 def test_at_the_defaults_a_trickle_is_given_up_and_a_stall_skipped_in_time(
-    loads_at_the_defaults,
+    loads_at_the_defaults, tmp_path, mirrors
 ):
-    # last in the file: the loads started with it (see loads_at_the_defaults)
-    loads = loads_at_the_defaults
+    loads = loads_at_the_defaults  # started with the file: this test is its last
+    if loads is None:  # the file spread over workers: they start here
+        with ThreadPoolExecutor(2) as pool:  # leaving it waits for both
+            loads = _load_at_the_defaults(pool, mirrors, tmp_path)
     given_up, given_up_s = loads["gives_up"].result()
     skipped, skipped_s = loads["skips"].result()
     assert given_up.returncode == 1, given_up.stderr

@@ -362,9 +362,8 @@ def test_tour_train_step_is_short_under_quick(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setenv("JAXTOUR_QUICK", "1")
     monkeypatch.setenv("JAXTOUR_DATA", str(SHARED))
-    monkeypatch.setattr(
-        _train, "QUICK_TRAIN_SIZE", 2560
-    )  # the step's size is read here
+    # the size itself is test_cli's test_train_and_compare_sizes_follow_jaxtour_quick's
+    monkeypatch.setattr(_train, "QUICK_TRAIN_SIZE", 2560)
     written = _train.tour_step(None, tmp_path)
     assert [p.name for p in written] == [
         "learning_curve.png",
