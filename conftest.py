@@ -19,6 +19,13 @@ _shared = Path(__file__).resolve().parent.parent / "shared" / "mnist"
 if "JAXTOUR_DATA" not in os.environ and _shared.is_dir():
     os.environ["JAXTOUR_DATA"] = str(_shared)
 
+# One BLAS thread per process, as joblib gives its workers: the suite's processes (two
+# workers, their lesson kernels and subprocesses) already fill both cores, and two
+# OpenBLAS threads wait on each other for a core another process holds. Lesson 06's
+# float64 epoch took 28 s in a run instead of 5 s alone, and its NumPy rungs measured BLAS
+# at half the speed a quiet machine shows; with one thread, 9 s and about that speed.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # Matplotlib draws to files only, also in kernels started by the tests.
 os.environ.setdefault("MPLBACKEND", "Agg")
 
