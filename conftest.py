@@ -19,13 +19,6 @@ _shared = Path(__file__).resolve().parent.parent / "shared" / "mnist"
 if "JAXTOUR_DATA" not in os.environ and _shared.is_dir():
     os.environ["JAXTOUR_DATA"] = str(_shared)
 
-# One BLAS thread per process, as joblib gives its workers: the suite's processes (two
-# workers, their lesson kernels and subprocesses) already fill both cores, and two
-# OpenBLAS threads wait on each other for a core another process holds. Lesson 06's
-# float64 epoch took 28 s in a run instead of 5 s alone, and its NumPy rungs measured BLAS
-# at half the speed a quiet machine shows; with one thread, 9 s and about that speed.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 # Matplotlib draws to files only, also in kernels started by the tests.
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -40,3 +33,17 @@ os.environ.setdefault(
 # timeout, so the suite (and the lesson kernels it starts) allows 10 minutes. The timeout
 # tests pass their own short `timeout=`.
 os.environ.setdefault("JAXTOUR_CHECK_TIMEOUT", "600")
+
+
+def pytest_configure(config) -> None:
+    """Under pytest-xdist, OpenBLAS gets cores // workers threads in each process the run
+    starts (its workers, their lesson kernels and subprocesses), as joblib gives its
+    workers: one on a 2-core machine with two workers. With more threads than that, two
+    BLAS threads wait on each other for a core another process holds: lesson 06's float64
+    epoch took 28 s in a run instead of 5 s alone, and its control measured BLAS at half
+    the speed an idle machine shows. Not pytest's own process (a plugin imported NumPy
+    before this ran; it runs no test), nor XLA's threads."""
+    workers = getattr(config.option, "numprocesses", None) or 0
+    if workers > 1:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))

@@ -92,6 +92,8 @@ def _env(venv: Path) -> dict[str, str]:
     # a user has no suite's lesson cache: with it, a lesson the newest-JAX run already
     # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
     env.pop("JAXTOUR_EXECUTED", None)
+    # OPENBLAS_NUM_THREADS (../conftest.py) stays: the wheel's commands run beside the
+    # suite's other processes, as the suite's own do
     return env
 
 
