@@ -93,7 +93,8 @@ def _env(venv: Path) -> dict[str, str]:
     # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
     env.pop("JAXTOUR_EXECUTED", None)
     # OPENBLAS_NUM_THREADS (../conftest.py) stays: the wheel's commands run beside the
-    # suite's other processes, as the suite's own do
+    # suite's other processes, as the suite's own do. So does the run's compilation cache:
+    # a hit needs the same program, source lines included, so the wheel's code compiles
     return env
 
 
