@@ -59,20 +59,25 @@ def _blas_threads(config) -> None:
 # A read that meets an entry another process is still writing (JAX writes it in place)
 # warns and compiles again; in the suite that is no news.
 _CACHE_RACE = "ignore:Error reading persistent compilation cache entry:UserWarning"
+# Names the run's cache folder for the processes the run starts, pytest's own included.
+_RUN_CACHE = "JAXTOUR_TESTS_XLA_CACHE"
 
 
 def _compilation_cache_for_subprocesses(config) -> None:
-    """The JAX processes the run starts (lesson kernels, launcher workers, the CLI, the
-    8-device interpreters) share one persistent compilation cache, made for the run and
-    removed after it: the kit's own programs (`init_params`, the training step, the
-    epoch's scan) compile once, not in each process. 40 of 343 s of CPU on the lessons
-    and launcher tests. Every compile is kept (eager operations are most of them), and
-    the key holds the program's metadata (`op_name`, source lines), so a cached
-    executable prints the HLO its own program would.
+    """The JAX processes the run starts share one persistent compilation cache, made for
+    the run and removed after it (a user's JAX_COMPILATION_CACHE_DIR is set aside: its
+    entries may carry other programs' metadata). Every compile is kept (eager operations
+    are most of them), and the key holds each program's metadata, the source lines and
+    call stack of every operation, so a cached executable prints its own program's HLO.
+
+    A hit needs the same call stack too: the launcher's workers, the CLI, the exercise
+    checkers and the 8-device interpreters, whose stacks run through the kit's files,
+    share what they compile (`init_params`' operations, the training step, the epoch's
+    scan); a lesson kernel names its cells' file after its process, so kernels write and
+    never hit. 40 of 343 s of CPU on the lessons and launcher tests.
 
     Not the test processes themselves: there it cost 4 % more CPU (a test file's
-    programs are its own), and an in-process test compiles as a user's Python does. Where
-    the user set JAX_COMPILATION_CACHE_DIR, the subprocesses use that cache as it is."""
+    programs are its own), and an in-process test compiles as a user's Python does."""
     xdist_controller = getattr(config.option, "numprocesses", None) and not hasattr(
         config, "workerinput"
     )
@@ -80,14 +85,17 @@ def _compilation_cache_for_subprocesses(config) -> None:
         import jax
 
         jax.config.update("jax_enable_compilation_cache", False)
-    if "JAX_COMPILATION_CACHE_DIR" in os.environ:
-        return  # the user's, or the run's (a worker, or a pytest this suite started)
+    if _RUN_CACHE in os.environ:
+        return  # a worker, or a pytest started with the run's environment
     folder = tempfile.mkdtemp(prefix="jaxtour-tests-xla-cache-")
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
-    warnings = [os.environ.get("PYTHONWARNINGS"), _CACHE_RACE]
+    filters = [os.environ.get("PYTHONWARNINGS"), _CACHE_RACE]
     os.environ.update(
-        JAX_COMPILATION_CACHE_DIR=folder,
-        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-        JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY="true",
-        PYTHONWARNINGS=",".join(w for w in warnings if w),
+        {
+            _RUN_CACHE: folder,
+            "JAX_COMPILATION_CACHE_DIR": folder,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY": "true",
+            "PYTHONWARNINGS": ",".join(f for f in filters if f),
+        }
     )

@@ -93,8 +93,20 @@ def _env(venv: Path) -> dict[str, str]:
     # executed (same kit, same JAX) came back cached, and the wheel's tour ran nothing
     env.pop("JAXTOUR_EXECUTED", None)
     # OPENBLAS_NUM_THREADS (../conftest.py) stays: the wheel's commands run beside the
-    # suite's other processes, as the suite's own do. So does the run's compilation cache:
-    # a hit needs the same program, source lines included, so the wheel's code compiles
+    # suite's other processes, as the suite's own do
+    # a user has no run's compilation cache (../conftest.py); with the newest jaxlib in the
+    # key the wheel's processes could only have written to it
+    for name in (
+        "JAXTOUR_TESTS_XLA_CACHE",
+        "JAX_COMPILATION_CACHE_DIR",
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+        "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY",
+    ):
+        env.pop(name, None)
+    filters = env.pop("PYTHONWARNINGS", "").split(",")
+    kept = [f for f in filters if f and "persistent compilation cache" not in f]
+    if kept:
+        env["PYTHONWARNINGS"] = ",".join(kept)
     return env
 
 

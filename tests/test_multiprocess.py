@@ -30,6 +30,7 @@ needs_mnist = pytest.mark.skipif(
     reason="MNIST is not in $JAXTOUR_DATA",
 )
 RUN = dict(epochs=2, batch_size=64, train_size=2048, test_size=1000, seed=0)
+RUN_LONG = {**RUN, "epochs": 200}
 STOP_BOUND = 10.0  # seconds from a kill (or Ctrl-C) to the launcher's exit
 
 
@@ -225,8 +226,8 @@ def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
 def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
     start = time.monotonic()
     with pytest.raises(launch.MultiprocessError) as raised:
-        launch.train_multiprocess(
-            str(SHARED), devices_per_process=1, timeout=2, echo=False, **RUN
+        launch.train_multiprocess(  # 200 epochs: never done in 2 s, cache or not
+            str(SHARED), devices_per_process=1, timeout=2, echo=False, **RUN_LONG
         )
     took = time.monotonic() - start
     assert str(raised.value).startswith(

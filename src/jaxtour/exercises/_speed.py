@@ -9,6 +9,7 @@ wrong boxes.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 
@@ -85,9 +86,16 @@ def _matmul_case() -> tuple[Callable, jax.Array]:
 
 
 def _compile_heavy_case() -> tuple[Callable, jax.Array]:
-    """A fresh jitted function that takes long to compile and microseconds to run."""
+    """A fresh jitted function that takes long to compile and microseconds to run.
+
+    Fresh to every cache: its program adds a constant drawn anew each time, so neither
+    `jit`'s own cache nor a persistent compilation cache (JAX_COMPILATION_CACHE_DIR, which
+    an earlier check in this process or another would have filled) has compiled it.
+    """
+    offset = random.random()
 
     def chain(x):
+        x = x + offset
         for i in range(60):
             x = jnp.sin(x) * (1.0 + i * 1e-3)
         return x
