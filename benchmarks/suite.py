@@ -3,9 +3,14 @@
 Run: .venv/bin/python benchmarks/suite.py [--targets test-fast test test-latest] [--fresh]
 Runs each make target in turn from the repository root and prints, side by side, its
 wall time against the target issue 30 set (`make test` 8 min, `make test-fast` 2 min,
-`.ci/run` 15 min), with the load average before it started, then a JSON object with the
-same figures. `--fresh` forgets the lesson cache (`build/executed`) first, as a fresh
-clone has none. A benchmark, not a test: the figures depend on the machine and its load.
+`.ci/run` 15 min), the CPU time it took (user + system, every process it waited for) and
+the load average before it started, then a JSON object with the same figures. `--fresh`
+forgets the lesson cache (`build/executed`) first, as a fresh clone has none.
+
+A benchmark, not a test: the figures depend on the machine and its load. The same commit
+took 7 min 47 s on one 2-core machine here and 10 min 45 s on another, 764 s and 1,082 s
+of CPU: a run's CPU time says how fast the machine was, so the first line names the CPU
+and times a fixed pure-Python loop (the best of three) to compare machines by.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import resource
 import shutil
 import subprocess
 import time
@@ -22,9 +29,38 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS_S = {"test-fast": 120, "test": 480, "test-latest": 420, "ci": 900}
 
 
+def cpu_model() -> str:
+    """The CPU's name from /proc/cpuinfo (Linux), else what `platform` says."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def loop_s(n: int = 5_000_000) -> float:
+    """The best of three timings of a fixed loop of `n` integer additions."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(n):
+            total += i * i
+        best = min(best, time.perf_counter() - start)
+    return round(best, 3)
+
+
+def children_cpu_s() -> float:
+    """User and system time of every process this one has waited for, so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(target: str) -> dict:
     command = ["bash", ".ci/run"] if target == "ci" else ["make", target]
     load = os.getloadavg()[0]
+    cpu_before = children_cpu_s()
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -32,6 +68,7 @@ def run(target: str) -> dict:
     return {
         "target": target,
         "seconds": round(seconds, 1),
+        "cpu_s": round(children_cpu_s() - cpu_before, 1),
         "goal_s": TARGETS_S.get(target),
         "load_before": round(load, 2),
         "exit": done.returncode,
@@ -46,6 +83,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.fresh:
         shutil.rmtree(ROOT / "build" / "executed", ignore_errors=True)
+    machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "loop_s": loop_s()}
+    print(
+        f"{machine['cores']} cores of {machine['cpu']}; "
+        f"the reference loop: {machine['loop_s']} s"
+    )
     figures = []
     for target in args.targets:
         figure = run(target)
@@ -53,10 +95,11 @@ def main() -> None:
         goal = figure["goal_s"]
         verdict = "" if goal is None else f" (goal {goal / 60:.0f} min)"
         print(
-            f"{target:12s} {figure['seconds'] / 60:6.1f} min{verdict}, exit "
-            f"{figure['exit']}, load before {figure['load_before']}: {figure['last_line']}"
+            f"{target:12s} {figure['seconds'] / 60:6.1f} min{verdict}, "
+            f"{figure['cpu_s']:.0f} s of CPU, exit {figure['exit']}, "
+            f"load before {figure['load_before']}: {figure['last_line']}"
         )
-    print(json.dumps(figures, indent=1))
+    print(json.dumps({"machine": machine, "runs": figures}, indent=1))
 
 
 if __name__ == "__main__":
