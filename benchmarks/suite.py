@@ -57,6 +57,14 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def summary(output: str) -> str:
+    """pytest's last summary line (``=== 12 passed in 3.4s ===``) in `output`, else its
+    last line: a warning pip writes to stderr after the tests must not stand for them."""
+    lines = output.strip().splitlines()
+    results = [line for line in lines if line.startswith("=") and " in " in line]
+    return (results or lines or [""])[-1]
+
+
 def run(target: str) -> dict:
     command = ["bash", ".ci/run"] if target == "ci" else ["make", target]
     load = os.getloadavg()[0]
@@ -64,7 +72,7 @@ def run(target: str) -> dict:
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or [""]
+    tail = summary(done.stdout) or summary(done.stderr)
     return {
         "target": target,
         "seconds": round(seconds, 1),
@@ -72,7 +80,7 @@ def run(target: str) -> dict:
         "goal_s": TARGETS_S.get(target),
         "load_before": round(load, 2),
         "exit": done.returncode,
-        "last_line": tail[0],
+        "last_line": tail,
     }
 
 
