@@ -8,7 +8,7 @@ the load average before it started, then a JSON object with the same figures. `-
 forgets the lesson cache (`build/executed`) first, as a fresh clone has none.
 
 A benchmark, not a test: the figures depend on the machine and its load. The same commit
-took 7 min 47 s on one 2-core machine here and 10 min 45 s on another, 764 s and 1,082 s
+took 7 min 47 s on one 2-core machine here and 10 min 45 s on another, 764 s and 1,057 s
 of CPU: a run's CPU time says how fast the machine was, so the first line names the CPU
 and times a fixed pure-Python loop (the best of three) to compare machines by.
 """
@@ -40,7 +40,7 @@ def cpu_model() -> str:
 
 
 def loop_s(n: int = 5_000_000) -> float:
-    """The best of three timings of a fixed loop of `n` integer additions."""
+    """The best of three timings of a fixed Python loop of `n` multiply-adds."""
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
