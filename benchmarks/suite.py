@@ -8,10 +8,10 @@ the load average before it started, then a JSON object with the same figures. `-
 forgets the lesson cache (`build/executed`) first, as a fresh clone has none.
 
 A benchmark, not a test: the figures depend on the machine and its load. The same tests
-took 7 min 47 s on one 2-core machine here, and 9 min 4 s to 10 min 51 s on another over
-one morning (764 s of CPU, then 895 s to 1,083 s): a run's CPU time says how fast the
-machine was then, so compare it with the CPU time CONTRIBUTING gives for the same commit.
-A fixed Python loop timed 0.22 s at both ends of that morning: it did not see the change.
+took 7 min 47 s on one 2-core machine here, and 8 min 24 s to 10 min 51 s on another over
+one morning (764 s of CPU, then 818 s to 1,083 s): a run's CPU time says how fast the
+machine was then (a timed loop would sample one moment of it), so compare it with the
+CPU time CONTRIBUTING gives for the same commit.
 """
 
 from __future__ import annotations
