@@ -8,7 +8,7 @@ the load average before it started, then a JSON object with the same figures. `-
 forgets the lesson cache (`build/executed`) first, as a fresh clone has none.
 
 A benchmark, not a test: the figures depend on the machine and its load. The same tests
-took 7 min 47 s on one 2-core machine here, and 8 min 24 s to 10 min 51 s on another over
+took 7 min 47 s on one 2-core machine here, and 8 min 24 s to 10 min 59 s on another over
 one morning (764 s of CPU, then 818 s to 1,083 s): a run's CPU time says how fast the
 machine was then (a timed loop would sample one moment of it), so compare it with the
 CPU time CONTRIBUTING gives for the same commit.
