@@ -101,6 +101,7 @@ def _env(venv: Path) -> dict[str, str]:
         "JAX_COMPILATION_CACHE_DIR",
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
         "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY",
+        "JAX_TRACEBACK_IN_LOCATIONS_LIMIT",
     ):
         env.pop(name, None)
     filters = env.pop("PYTHONWARNINGS", "").split(",")
