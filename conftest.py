@@ -68,16 +68,18 @@ def _compilation_cache_for_subprocesses(config) -> None:
     the run and removed after it (a user's JAX_COMPILATION_CACHE_DIR is set aside: its
     entries may carry other programs' metadata). Every compile is kept (eager operations
     are most of them), and the key holds each program's metadata, the name and source line
-    of every operation, so a cached executable prints its own program's HLO.
+    of every operation, so a cached executable names its own program's operations and
+    lines.
 
     The processes the run starts keep one frame per operation in that metadata
     (JAX_TRACEBACK_IN_LOCATIONS_LIMIT=1): the innermost, the only one the kit reads. So
-    what the kit compiles hits whoever called it: `init_params`' random draws (0.3-0.7 s
-    each here), the training step and the epoch's scan are compiled once per run, not
-    once per lesson kernel, launcher worker, CLI, exercise checker and 8-device
-    interpreter. With the whole call stack in the key a kernel never hit: its cells'
-    file is named after its process. On the lesson and launcher tests that cache saved 40
-    of 343 s of CPU; one frame saves 28-58 s more of 380-420 s.
+    a program the kit traces itself hits whoever called it: `init_params`' random draws
+    (0.3-0.7 s each here), `example_batch`, the training epoch, the lenses' compiles of
+    the step, in every lesson kernel, launcher worker, CLI, exercise checker and 8-device
+    interpreter. A `jax.jit(mlp.update)` written in a cell still misses: its constants
+    carry the cell's line, and a cell's file is named after its kernel's process. On the
+    lesson and launcher tests the cache saved 40 of 343 s of CPU; one frame saves 28-58 s
+    more of 380-420 s.
 
     Not the test processes themselves: there it cost 4 % more CPU (a test file's
     programs are its own), and an in-process test compiles as a user's Python does,
@@ -90,7 +92,7 @@ def _compilation_cache_for_subprocesses(config) -> None:
 
         jax.config.update("jax_enable_compilation_cache", False)
         # for the processes it starts (see above)
-        os.environ.setdefault("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "1")
+        os.environ["JAX_TRACEBACK_IN_LOCATIONS_LIMIT"] = "1"
     if _RUN_CACHE in os.environ:
         return  # a worker, or a pytest started with the run's environment
     folder = tempfile.mkdtemp(prefix="jaxtour-tests-xla-cache-")
