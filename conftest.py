@@ -73,13 +73,10 @@ def _compilation_cache_for_subprocesses(config) -> None:
 
     The processes the run starts keep one frame per operation in that metadata
     (JAX_TRACEBACK_IN_LOCATIONS_LIMIT=1): the innermost, the only one the kit reads. So
-    a program the kit traces itself hits whoever called it: `init_params`' random draws
-    (0.3-0.7 s each here), `example_batch`, the training epoch, the lenses' compiles of
-    the step, in every lesson kernel, launcher worker, CLI, exercise checker and 8-device
-    interpreter. A `jax.jit(mlp.update)` written in a cell still misses: its constants
-    carry the cell's line, and a cell's file is named after its kernel's process. On the
-    lesson and launcher tests the cache saved 40 of 343 s of CPU; one frame saves 28-58 s
-    more of 380-420 s.
+    a program the kit traces itself (`init_params`' random draws, the training epoch, a
+    lens's compile of the step) hits whoever called it, in a lesson kernel, a launcher
+    worker, the CLI or a checker; a program jitted in a cell still only writes (its
+    cell's file is named after its kernel's process). CONTRIBUTING gives the figures.
 
     Not the test processes themselves: there it cost 4 % more CPU (a test file's
     programs are its own), and an in-process test compiles as a user's Python does,
