@@ -21,6 +21,10 @@ from jaxtour.lesson import find_lessons
 from jaxtour.slides import build_slides
 
 pytestmark = pytest.mark.browser
+# The decks' machinery (the offline gate, navigation, notes, handouts, the lint itself) is
+# the same on every JAX: the newest-JAX run leaves it out. What a lesson's outputs put on
+# its slides (every deck's slide lint, the diagrams, the exported HTML) runs on both.
+machinery = pytest.mark.plumbing
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = find_lessons(ROOT / "notebooks")
@@ -139,6 +143,7 @@ def left_the_machine(log) -> list[str]:
     return log["blocked"] + [u for u in log["requests"] if not u.startswith(local)]
 
 
+@machinery
 def test_the_gate_blocks_and_records_a_request_to_the_network(offline_page):
     page, log = offline_page
     page.set_content('<img src="https://example.org/badge.svg">')
@@ -146,6 +151,7 @@ def test_the_gate_blocks_and_records_a_request_to_the_network(offline_page):
     assert log["blocked"] == ["https://example.org/badge.svg"]
 
 
+@machinery
 def test_index_links_every_deck_with_its_slide_count(site, offline_page):
     decks, folder, _ = site
     page, log = offline_page
@@ -164,6 +170,7 @@ def test_index_links_every_deck_with_its_slide_count(site, offline_page):
     assert left_the_machine(log) == [] and log["errors"] == []
 
 
+@machinery
 @pytest.mark.parametrize("name", [s.stem for s in LESSONS])
 def test_deck_opens_offline_with_the_slides_the_builder_counted(
     site, offline_page, name
@@ -333,6 +340,7 @@ def lint_demo(tmp_path_factory):
     return deck, expected
 
 
+@machinery
 def test_the_slide_lint_finds_each_fault_on_its_slide_and_nothing_on_good_ones(
     lint_demo, offline_page, tmp_path
 ):
@@ -353,6 +361,7 @@ def test_the_slide_lint_finds_each_fault_on_its_slide_and_nothing_on_good_ones(
     assert next(v.detail for v in found if v.slide == 10).endswith("px to the side")
 
 
+@machinery
 def test_the_slide_lint_runs_by_hand_and_exits_1_on_violations(lint_demo):
     import subprocess
     import sys
@@ -374,6 +383,7 @@ def test_the_slide_lint_runs_by_hand_and_exits_1_on_violations(lint_demo):
     assert done.stdout.strip().endswith("violations in 1 page.")
 
 
+@machinery
 def test_handout_pdf_has_one_page_per_slide(site, tmp_path):
     from jaxtour.slides._pdf import count_pages, print_deck
 
@@ -386,6 +396,7 @@ def test_handout_pdf_has_one_page_per_slide(site, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["handout.pdf"]
 
 
+@machinery
 def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
     import nbformat
     from nbformat.v4 import new_markdown_cell, new_notebook
@@ -446,6 +457,7 @@ def _all_slides(page) -> list[str]:
     )
 
 
+@machinery
 @pytest.mark.parametrize("name", [s.stem for s in LESSONS])
 def test_the_right_arrow_reaches_every_slide_of_each_deck_in_order(
     site, offline_page, name
@@ -483,6 +495,7 @@ def stacked_deck(tmp_path_factory):
     return deck
 
 
+@machinery
 @pytest.mark.parametrize("key", ["ArrowRight", "PageDown"])
 def test_a_clicker_walks_every_slide_of_vertical_stacks_in_order(
     stacked_deck, offline_page, key
@@ -496,6 +509,7 @@ def test_a_clicker_walks_every_slide_of_vertical_stacks_in_order(
     assert left_the_machine(log) == [] and log["errors"] == []
 
 
+@machinery
 def test_a_handout_page_shows_the_notes_under_its_slide(stacked_deck, offline_page):
     page, log = offline_page
     page.goto(stacked_deck.path.as_uri() + "?print-pdf")
@@ -517,6 +531,7 @@ def test_a_handout_page_shows_the_notes_under_its_slide(stacked_deck, offline_pa
     assert left_the_machine(log) == [] and log["errors"] == []
 
 
+@machinery
 def test_a_handout_with_notes_keeps_one_page_per_slide(stacked_deck, tmp_path):
     from jaxtour.slides._pdf import count_pages, print_deck
 

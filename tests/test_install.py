@@ -81,9 +81,9 @@ def find_new_python() -> str | None:
 
 def _env(venv: Path) -> dict[str, str]:
     """The user's environment: this venv first on PATH, no checkout on PYTHONPATH."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
-    }
+    # PYTEST_ADDOPTS is this run's (a plugin of the checkout's, say), not the sdist suite's
+    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
     env.pop("JAXTOUR_QUICK", None)
