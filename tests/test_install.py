@@ -81,8 +81,9 @@ def find_new_python() -> str | None:
 
 def _env(venv: Path) -> dict[str, str]:
     """The user's environment: this venv first on PATH, no checkout on PYTHONPATH."""
-    # PYTEST_ADDOPTS is this run's (a plugin of the checkout's, say), not the sdist suite's
-    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS")
+    # pytest's options and plugins are this run's (a plugin of the checkout's, say), not
+    # the sdist suite's
+    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
