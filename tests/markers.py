@@ -34,16 +34,19 @@ PLUMBING_MODULES = frozenset(
 # pytest-xdist hands them out (`--no-loadscope-reorder`; by default it starts the files
 # with the most tests first, and the install test, with 9, ran last, alone). The two
 # lesson consumers start at once and ask for the lessons in opposite orders; the browser
-# tests, which need every lesson, come after them. The other files follow as collected.
+# tests, which need every lesson, come last of these, so that the lessons have run by
+# then (in a newest-JAX run, where the browser tests are short, their first test's
+# set-up took 26 s, against 5 s with every lesson cached). The other files follow as
+# collected.
 LONGEST_FIRST = (
     "test_install.py",
     "test_notebooks.py",
     "test_exercises_lessons.py",
     "test_multiprocess.py",
     "test_corpus_models.py",
-    "test_browser.py",
     "test_mlp_download.py",
     "test_types.py",  # one test of ~12 s: early, not in the run's tail
+    "test_browser.py",
 )
 
 
