@@ -157,9 +157,9 @@ def evaluate_flat(closed: Any, flat: FlatJaxpr, args: list) -> dict:
 
 
 _CACHE: dict = {}
-# A notebook or a test file draws a few dozen programs, and draws some again after others:
-# 32 dropped one in twelve of the programs drawn in the suite's autodiff and lens tests before
-# they came back; 64 kept every one.
+# A notebook or a test file draws a few dozen programs, some again after others: with 32,
+# one in twelve of those the suite's autodiff and lens tests draw was dropped before it
+# came back; 64 kept every one.
 _CACHE_SIZE = 64
 
 
