@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+COMPILED := $(VENV)/.compiled
 
 # The second test run: the newest JAX (pinned in requirements-latest.lock) on the newest
 # Python 3.12+ the machine has (.ci/newest-python finds it; override with PYTHON_LATEST=...).
@@ -23,14 +24,15 @@ VENV_NEWEST   := .venv-newest
 PYTEST_WORKERS ?= 2
 
 # pip compiles what it installs to bytecode on one core, half of an install's time from
-# pip's cache; compileall does it on every core (the lock: 16 s to install, 14 s to compile,
-# against 47 s). Bytecode is written here: where PYTHONDONTWRITEBYTECODE is set (as on the
-# machines here) nothing but the test suite (conftest.py) writes it later, and `make tour`'s
-# every process would compile jax and its kin again (2 s more per start). Like pip, it lets
-# a file that does not compile go, and keeps quiet about the SyntaxWarnings in packages'
-# own tests. It leaves out what the kit's commands and tests barely import: scipy (a sixth
-# of the source; never imported), pip and setuptools (used before it), mypy (compiled to
-# C); a process that imports one compiles what it uses.
+# pip's cache, so it installs with --no-compile. The test suite writes the bytecode of what
+# its processes import (conftest.py clears PYTHONDONTWRITEBYTECODE, which the machines
+# here set), about half of the venv's source, at no cost a run can measure: a set-up
+# compileall -j 0 only added its 12 s to `make test` (CONTRIBUTING). `make tour` compiles
+# the venv once (COMPILED): where PYTHONDONTWRITEBYTECODE is set nothing else writes
+# bytecode, and every process of the tour would compile jax and its kin again (2 s more
+# per start). Like pip, it lets a file that does not compile go, and keeps quiet about the
+# SyntaxWarnings in packages' own tests. It leaves out what the tour never imports: scipy
+# (a sixth of the source), pip and setuptools (used before it), mypy (compiled to C).
 PIP_INSTALL = -m pip install --quiet --no-compile
 NOT_IMPORTED = scipy|mypy|mypyc|pip|setuptools
 COMPILE      = -m compileall -qq -j 0 -x '/site-packages/($(NOT_IMPORTED))/'
@@ -56,6 +58,9 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python $(PIP_INSTALL) --require-hashes -r requirements.lock
 	$(BIN)/python $(PIP_INSTALL) --no-deps -e .
+	@touch $@
+
+$(COMPILED): $(STAMP)
 	-PYTHONWARNINGS=ignore $(BIN)/python $(COMPILE) $(VENV)/lib
 	@touch $@
 
@@ -65,10 +70,9 @@ $(STAMP_LATEST): requirements-latest.lock pyproject.toml
 	$(VENV_LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV_LATEST)/bin/python $(PIP_INSTALL) --require-hashes -r requirements-latest.lock
 	$(VENV_LATEST)/bin/python $(PIP_INSTALL) --no-deps -e .
-	-PYTHONWARNINGS=ignore $(VENV_LATEST)/bin/python $(COMPILE) $(VENV_LATEST)/lib
 	@touch $@
 
-tour: $(STAMP)
+tour: $(COMPILED)
 	$(BIN)/jaxtour tour
 
 # mypy runs inside the suite (tests/test_types.py), beside the other tests
