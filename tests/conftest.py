@@ -11,7 +11,6 @@ out the first three.
 import signal
 import warnings
 
-import jax
 import markers
 import pytest
 
@@ -25,6 +24,8 @@ def full_float32():
     A CPU multiplies float32 exactly as written; GPUs round the inputs to TF32 and TPUs
     to bfloat16 passes unless asked not to, which moves results by ~1e-3.
     """
+    import jax  # here, not at the top: pytest-xdist's controller runs no test
+
     with jax.default_matmul_precision("highest"):
         yield
 
