@@ -36,7 +36,14 @@ def test_the_table_reads_as_text_and_as_markdown():
     assert repr(table) == f"DerivativeTable('cubic' at x = 1: {', '.join(rows)})"
     lines = str(table).splitlines()
     assert lines[0] == "derivatives of cubic at x = 1"
-    assert lines[2].split() == ["derivative", "value", "equations", "in", "its", "jaxpr"]
+    assert lines[2].split() == [
+        "derivative",
+        "value",
+        "equations",
+        "in",
+        "its",
+        "jaxpr",
+    ]
     body = lines[4:]
     assert [line.split()[0] for line in body] == ["cubic(x)", "cubic′(x)", "cubic′′(x)"]
     assert [line.split()[1] for line in body] == rows

@@ -17,6 +17,7 @@ from html import escape
 from pathlib import Path
 
 from jaxtour._files import write_atomically
+from jaxtour._wording import plural
 
 CELL_WIDTH = 48  # characters of a text cell before it wraps onto the next line
 SUFFIXES = (".html", ".txt", ".md")
@@ -48,8 +49,9 @@ class Table:
         for i, row in enumerate(self.rows):
             if len(row) != len(self.columns):
                 raise ValueError(
-                    f"Table row {i} has {len(row)} cells for {len(self.columns)} "
-                    f"columns ({', '.join(self.columns)}): give one cell per column."
+                    f"Table row {i} has {plural(len(row), 'cell')} for "
+                    f"{len(self.columns)} columns ({', '.join(self.columns)}): "
+                    "give one cell per column."
                 )
 
     def _align(self, i: int) -> str:
