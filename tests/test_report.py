@@ -11,7 +11,9 @@ other way.
 import functools
 import importlib
 import inspect
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jax.numpy as jnp
 import pytest
@@ -322,3 +324,20 @@ def test_the_scan_catches_a_result_displayed_by_hand():
     assert displays_badly(Markdown).startswith("rich reprs ['_repr_markdown_']")
     assert displays_badly(Both).startswith("rich reprs ['_repr_html_', '_repr_svg_']")
     assert displays_badly(FusionTraffic) is None and displays_badly(Profile) is None
+
+
+def table_writers(src: Path) -> list[str]:
+    """Modules other than `_table` that write an HTML table cell or pad a text column."""
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        code = path.read_text(encoding="utf-8")
+        if path.name != "_table.py" and re.search(r"<t[dhr][ >]|\.[lr]just\(", code):
+            found.append(str(path.relative_to(src)))
+    return found
+
+
+def test_table_is_the_one_table_writer(tmp_path):
+    src = Path(_report.__file__).parent
+    assert table_writers(src) == []
+    (tmp_path / "mine.py").write_text("row = f'<td>{x}</td>' + name.ljust(8)\n")
+    assert table_writers(tmp_path) == ["mine.py"]  # the scan finds a planted writer
