@@ -52,12 +52,12 @@ class FusionTraffic(NamedTuple):
 
     def report(self) -> Report:
         """Bytes unfused, fused (and XLA's count), and the saving, as one `Report`."""
+        unfused = ["jaxpr equations, unfused", str(self.equations)]
+        fused = ["compiled ops, a fusion once", str(self.ops)]
         rows = [
-            ["jaxpr equations, each on its own", str(self.equations)],
-            ["compiled ops, a fusion once", str(self.ops)],
+            [*unfused, si(self.unfused_bytes, "B")],
+            [*fused, si(self.fused_bytes, "B")],
         ]
-        rows[0].append(si(self.unfused_bytes, "B"))
-        rows[1].append(si(self.fused_bytes, "B"))
         if self.xla_bytes is not None:
             rows.append(["XLA's cost_analysis()", "", si(self.xla_bytes, "B")])
         where = f", all {self.devices} devices" if self.devices > 1 else ""
