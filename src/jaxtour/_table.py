@@ -101,7 +101,10 @@ class Table:
                 for i, c in enumerate(row)
             )
             body.append(f"<tr{style}>{cells}</tr>")
-        out = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        out = (
+            f"<table style='border-collapse:collapse'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
         if self.heading:
             out = f"<h4 style='margin:8px 0 4px'>{escape(self.heading)}</h4>{out}"
         if self.note:
