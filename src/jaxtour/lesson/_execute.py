@@ -5,8 +5,9 @@ hash of its installed source files, so a dev checkout never reuses a run of olde
 JAX's version, ``JAXTOUR_QUICK`` and the Graphviz that draws the lesson's pictures (system
 or embedded, and its version: the two lay the same graph out at different sizes). An
 entry is a folder ``NN_topic-<key>/`` holding the executed .ipynb and its HTML export;
-it appears whole (renamed into place) or not at all, so a failing lesson leaves none. A file lock per entry lets pytest-xdist workers and
-two tours share one cache: the second waits for the first run instead of repeating it.
+it appears whole (renamed into place) or not at all, so a failing lesson leaves none. A
+file lock per entry lets pytest-xdist workers and two tours share one cache: the second
+waits for the first run instead of repeating it.
 """
 
 from __future__ import annotations
