@@ -102,10 +102,17 @@ print(f"relative error, NumPy float64: {err64:.1e}")
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert jnp.finfo(jnp.float32).eps == 2.0**-23 and np.finfo(np.float64).eps == 2.0**-52
 assert err64 < 1e-12 < err32 < 1e-5
+# the notes: the same float32 terms, added one after another (NumPy's float32 running
+# sum, `np.add.accumulate`, adds strictly in order)
+in_order = np.cumsum(np.asarray(jnp.sin(x) ** 2), dtype=np.float32)[-1]
+err_in_order = abs(float(in_order) / n - oracle) / oracle
+assert err_in_order > 100 * err32, (err_in_order, err32)  # 1.2e-4 against 1.0e-7 here
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# About 7 digits is what float32 *elementwise* operations and sums give on every device.
-# Matrix products are different on accelerators: the next slide.
+# One float32 operation rounds to about 7 digits. A sum's error also grows with its
+# length and depends on the order of the additions, which XLA chooses per backend: here
+# `mean` keeps nearly 7 digits; the same million terms added one after another lose
+# about three (the check cell). Matrix products differ on accelerators: next slide.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A float32 matmul: precision depends on the device
@@ -130,9 +137,23 @@ print(f"{jax.default_backend()}: default {err_default:.1e}, highest {err_highest
 assert err_highest < 1e-5  # full float32 on every backend
 assert err_default < 1e-2  # at worst one bfloat16 pass (TPU); TF32 on a recent GPU
 if jax.default_backend() == "cpu":
-    assert err_default < 1e-5  # a CPU ignores `precision`: always full float32
+    assert err_default < 1e-5  # a CPU computes every `Precision` level in full float32
 with jax.default_matmul_precision("highest"):
     assert error(a @ a) < 1e-5  # the same for every matmul in the block
+# the skip cell: a bfloat16 preset on a CPU is accepted but computed in float32
+# (JAX 0.10.2 and 0.12); bfloat16 numerics need inputs really rounded to bfloat16
+a_bf16 = a.astype(jnp.bfloat16).astype(jnp.float32)
+err_rounded = error(jnp.matmul(a_bf16, a_bf16, precision="highest"))
+assert err_rounded > 1e-3  # 8 significant bits: about 2e-3
+if jax.default_backend() == "cpu" and jax.__version__.startswith(("0.10.", "0.12.")):
+    assert error(jnp.matmul(a, a, precision="BF16_BF16_F32")) < 1e-5  # float32, not bf16
+    with jax.default_matmul_precision("BF16_BF16_F32"):
+        assert error(a @ a) < 1e-5
+    try:
+        jnp.matmul(a, a, precision="TF32_TF32_F32")
+        raise AssertionError("a CPU should refuse the TF32 preset")
+    except ValueError:
+        pass
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The default is the fastest the hardware offers: a TPU rounds float32 matmul inputs to
@@ -146,8 +167,11 @@ with jax.default_matmul_precision("highest"):
 # cell uses it). `"high"` is three bfloat16 passes on a TPU. On a CPU both errors above
 # are float32's. JAX's docs now present dot-algorithm presets as the direct interface
 # (`precision="F32_F32_F32"`, `"TF32_TF32_F32"`, `"BF16_BF16_F32"`, members of
-# `jax.lax.DotAlgorithmPreset`; checked in JAX 0.10.2) and `Precision` levels as the older
-# one; a preset a backend cannot run raises instead of being silently replaced.
+# `jax.lax.DotAlgorithmPreset`) and `Precision` levels as the older one. On a CPU (JAX
+# 0.10.2 and 0.12) the TF32 presets raise a `ValueError`, but `"BF16_BF16_F32"` (and its
+# `_X3`, `_X6`) is accepted and computed in full float32: a laptop does not preview a
+# TPU's bfloat16 numerics. Round the inputs yourself (`a.astype(jnp.bfloat16)`) to see
+# them: about 2e-3 here (the check cell).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What float32 buys: speed
