@@ -153,8 +153,8 @@ assert all(np.isclose(drawn, float(r)).any() for r in jax.tree.leaves(jax.vjp(s,
 # sin 1 + cos 1 = 1.382, is the product rule.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# The same picture for the cubic: its residuals are 3x² and 2x and the constants 3 and 2
-# (the picture is too big for a slide: the notebook only).
+# The same picture for the cubic: its residuals (JAX 0.10.2 and 0.12) are 3x² and 2x and
+# the constants 3 and 2 (the picture is too big for a slide: the notebook only).
 
 # %% slideshow={"slide_type": "skip"}
 picture = draw_grad(f)(1.0)
@@ -170,9 +170,11 @@ _, f_vjp = jax.vjp(f, 1.0)
 print(picture.title)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-assert graph.values_of("gradient") == [4.0]
-assert sorted(map(float, graph.values_of("residual"))) == sorted(
-    map(float, jax.tree.leaves(f_vjp))) == [2.0, 2.0, 3.0, 3.0]
+assert graph.values_of("gradient") == [4.0] and f_vjp(1.0)[0] == 4.0
+drawn_residuals = sorted(map(float, graph.values_of("residual")))
+assert drawn_residuals == sorted(map(float, jax.tree.leaves(f_vjp))) != []  # JAX's own
+if jax.__version__.startswith(("0.10.", "0.12.")):  # which residuals: JAX's choice
+    assert drawn_residuals == [2.0, 2.0, 3.0, 3.0]  # 2x, 3x² at x = 1, and the constants 2, 3
 assert picture.svg().lstrip().startswith("<?xml")
 
 # %% [markdown] slideshow={"slide_type": "skip"}
@@ -502,16 +504,20 @@ for name, count in dot_counts.items():
     print(f"{name:<29} {count:2} dot_general")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-# 3 forward + 3 weight-gradient + 2 input-gradient products; the recompute adds 3 forward
-assert list(dot_counts.values()) == [8, 8, 11], dot_counts
+plain, remat_grad, remat_both = dot_counts.values()
+forward_dots = stablehlo_dots(loss)
+assert forward_dots == 3  # three layers: the oracle is the network's shape
+assert plain == forward_dots + 3 + 2  # a weight-gradient product per layer, input ones for 2
+assert remat_grad == plain  # the unused first forward pass: dead code, removed
+assert remat_both == plain + forward_dots  # both forward passes stay: 11
 assert "optimization_barrier" in jax.jit(jax.value_and_grad(remat_loss)).lower(
     mnist_params, images, labels).as_text()  # prevent_cse=True, the default
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Under `grad` the first forward pass only computes the loss, which `grad` discards:
 # dead code, removed before XLA sees it. The recomputed pass is all that is left, so no
-# memory is saved. `value_and_grad` keeps the loss: both passes stay (11 products),
-# fenced by an `optimization_barrier` (`prevent_cse=True`) meant to stop XLA merging them.
+# memory is saved. `value_and_grad` keeps the loss: both passes stay (11 products, JAX
+# 0.10.2 and 0.12), fenced by an `optimization_barrier` (`prevent_cse=True`).
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # What XLA then does with the barrier depends on the backend and the version: on a CPU
@@ -572,8 +578,24 @@ for name, policy in policies.items():
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 default_kept, named_kept, nothing_kept = (len(arrays) for arrays in kept.values())
-assert (named_kept, nothing_kept) == (2, 1)  # pre_activation and the carry; the carry only
-assert default_kept >= named_kept  # JAX's own choice: 3 arrays in 0.10.2, 2 in 0.12
+carries, pre_activations = [], []  # the oracle: the scan unrolled, each step's values
+carry = h0
+for w_step in ws:
+    carries.append(carry)
+    pre_activations.append(carry @ w_step)
+    carry = jnp.tanh(pre_activations[-1])
+
+
+def holds(arrays, oracle):
+    return any(np.allclose(a, jnp.stack(oracle), atol=1e-5) for a in arrays)
+
+
+assert holds(kept["save pre_activation"], pre_activations)  # the name listed: kept
+assert not holds(kept["nothing_saveable"], pre_activations)
+assert holds(kept["nothing_saveable"], carries)  # the carry each step starts from
+assert nothing_kept < named_kept <= default_kept  # JAX's own: 3 in 0.10.2, 2 in 0.12
+if jax.__version__.startswith(("0.10.", "0.12.")):
+    assert (named_kept, nothing_kept) == (2, 1)  # the counts the slide prints
 reference_grads = jax.grad(deep_net(None))(ws, h0)
 for policy in policies.values():  # every policy: the same gradient, only memory differs
     assert np.allclose(jax.grad(deep_net(policy))(ws, h0), reference_grads, atol=1e-5)
@@ -613,12 +635,13 @@ assert steep(2.0) == 20.0 and jax.grad(steep)(2.0) == 1.0
 assert jax.grad(lambda x: 0.5 * clip_gradient(x))(2.0) == 0.5  # inside the clip: unchanged
 assert np.allclose(jax.vmap(jax.grad(lambda x: 3 * clip_gradient(x) ** 2))(jnp.array([0.1, 1.0])),
                    [0.6, 1.0])  # 6x, clipped where it exceeds 1; vmap goes through
-assert [e.primitive.name for e in jax.make_jaxpr(clip_gradient)(1.0).eqns] == ["custom_vjp_call"]
+assert len(jax.make_jaxpr(clip_gradient)(1.0).eqns) == 1  # one call; the rules beside it
+assert jax.grad(jax.jit(steep))(2.0) == 1.0  # the rule survives tracing and compiling
 try:
     jax.jvp(clip_gradient, (1.0,), (1.0,))
     raise AssertionError("forward mode should refuse a custom_vjp function")
-except TypeError as err:  # the notes' claim: custom_vjp has no forward mode
-    assert "forward-mode" in str(err)
+except TypeError:  # the notes' claim: custom_vjp has no forward mode (the class, not text)
+    pass
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `custom_vjp` takes two rules: a forward one returning the output and its residuals,
@@ -745,8 +768,9 @@ assert x.grad == 4.0
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Like with like: one point per call
 #
-# The tape and `jax.jit(jax.grad(f))`, each called once per point, on a short and a
-# ten-times-longer function:
+# The tape; `jax.grad(f)`, which traces f on every call and runs it op by op; and
+# `jax.jit(jax.grad(f))`, traced once and compiled. Each is called once per point, on a
+# short and a ten-times-longer function:
 
 # %% slideshow={"slide_type": "skip"}
 def logistic(x, steps):  # `steps` rounds of the logistic map: 7 tape nodes each
@@ -759,7 +783,7 @@ points = np.linspace(0.1, 0.9, 100 if paths.quick() else 500).tolist()
 traces = []  # one entry per time JAX traces the function
 
 
-def per_call(grad_of, repeat=5):
+def per_call(grad_of, repeat=5, points=points):
     """Seconds of one `grad_of(p)` call: each point's fastest of `repeat`, median over points."""
     fastest = [float("inf")] * len(points)
     for _ in range(repeat):
@@ -779,19 +803,25 @@ for steps in (1, 10):
         return logistic(x, steps)
     jax_grad = jax.jit(jax.grad(f_steps))
     tape_s, tape_grads = per_call(lambda p: tape_grad(f_steps, p)[1][0])
+    eager_s, eager_grads = per_call(jax.grad(f_steps), 3, points[:8])  # slow: 8 points
     jax_s, jax_grads = per_call(jax_grad)
-    timings[steps] = tape_s, jax_s
-    print(f"steps = {steps:2}: tape {tape_s * 1e6:6.1f} µs, jit(grad) {jax_s * 1e6:5.1f} µs")
-(tape_1, jax_1), (tape_10, jax_10) = timings[1], timings[10]
+    timings[steps] = tape_s, eager_s, jax_s
+    print(f"steps = {steps:2}: tape {tape_s * 1e6:6.1f} µs, grad {eager_s * 1e6:7.1f} µs, "
+          f"jit(grad) {jax_s * 1e6:5.1f} µs")
+(tape_1, eager_1, jax_1), (tape_10, eager_10, jax_10) = timings[1], timings[10]
 nodes = [tape_grad(lambda x, n=n: logistic(x, n), 0.5)[2] for n in (1, 10)]
 print(f"ten steps: tape {nodes[0]} → {nodes[1]} nodes, time ×{tape_10 / tape_1:.1f}; "
-      f"jit(grad) time ×{jax_10 / jax_1:.1f}")
+      f"grad ×{eager_10 / eager_1:.1f}; jit(grad) ×{jax_10 / jax_1:.1f}")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-# the same derivatives; JAX traced each function once, the tape recorded every call
+# the same derivatives; jit traced each function once, the tape and eager grad every call
 assert np.allclose(tape_grads, jax_grads, rtol=1e-4, atol=1e-5)
-assert traces.count(1) == traces.count(10) == 1 + 5 * len(points)
-assert len(traces) == 2 * (1 + 5 * len(points))
+assert np.allclose(eager_grads, jax_grads[:8], rtol=1e-4, atol=1e-5)
+assert traces.count(1) == traces.count(10) == 1 + 5 * len(points) + 3 * 8
+assert len(traces) == 2 * (1 + 5 * len(points) + 3 * 8)
+# eager grad re-traces and dispatches every op: its cost grows with them, as the tape's
+assert eager_10 > 2 * eager_1 and eager_10 / eager_1 > 2 * (jax_10 / jax_1)
+assert eager_10 > jax_10  # the same arithmetic, compiled once: cheaper per call
 # the mechanism: the tape records 7 nodes per step (and one for x) on every call
 assert nodes == [8, 71]
 assert tape_10 > 4 * tape_1  # the tape's cost grows with the operations it records (8.9×)
@@ -801,16 +831,17 @@ if jax.default_backend() == "cpu":  # a GPU/TPU call's fixed cost is near the ta
     assert tape_10 > 5 * jax_10
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# One derivative per Python call, for both. The tape records 8 nodes for one step, 71
-# for ten (8.9×), and its time grows about as much (printed). `jit(grad)` runs one
-# compiled program: its time is mostly a call's fixed cost, nearly flat. On a GPU or
-# TPU that cost is larger: the ratios, not the microseconds, are the point.
+# The tape records 8 nodes for one step, 71 for ten, and its time grows about as much.
+# Eager `grad` grows too: it re-traces and dispatches op by op on every call. `jit(grad)`
+# runs one compiled program: a call's fixed cost, nearly flat. So the gap is
+# interpreted against compiled, not tape against tracing; the ratios are the point.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# Each time is the median over the points of each point's fastest of five calls, so a
-# busy machine moves it little. The trace counter shows the mechanism: `f_steps` ran
-# once per tape call but only once under `jax.jit` (the check cell counts). Vectorising
-# is a separate win: `jax.vmap(jax.grad(f))` takes all points in one call.
+# Each time is the median over the points of each point's fastest of five calls (eager
+# `grad`, slow: eight points, fastest of three), so a busy machine moves it little. The
+# trace counter shows the mechanism: `f_steps` ran on every tape call and every eager
+# `grad` call, but only once under `jax.jit` (the check cell counts). Vectorising is a
+# separate win: `jax.vmap(jax.grad(f))` takes all points in one call.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Where this sits: the autodiff landscape
@@ -842,6 +873,6 @@ assert all(name in landscape.source for name in ("PyTorch", "TensorFlow", "JAX")
 # - met `jvp` and `vjp`, and `jacfwd`/`jacrev` as `vmap` over a basis;
 # - weighed what `grad` keeps, and what `jax.checkpoint` trades for it;
 # - wrote a derivative (`custom_vjp`) and removed one (`stop_gradient`);
-# - timed a tape against `jit(grad)`.
+# - timed a tape against eager `grad` and `jit(grad)`.
 #
 # *Next: lesson 03, how tracing and XLA work.*
