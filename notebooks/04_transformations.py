@@ -160,7 +160,11 @@ print(message.splitlines()[0])
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert relu_if(3.0) == 3.0 and relu_if(-2.0) == 0.0
-assert message.startswith("Attempted boolean conversion of traced array")
+try:  # raised while tracing, before any compiling: make_jaxpr alone trips on it
+    jax.make_jaxpr(relu_if)(3.0)
+    raise AssertionError("tracing an `if` on a traced value should raise")
+except jax.errors.TracerBoolConversionError:
+    pass
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Written the Python way, with an `if`, `relu` works eagerly but not under `jax.jit`:
@@ -436,8 +440,8 @@ print(row)  # unchanged
 try:
     jnp.arange(5.0)[0] = 10.0
     raise AssertionError("item assignment should raise")
-except TypeError as err:
-    assert "JAX arrays are immutable" in str(err) and ".at[idx].set(y)" in str(err)
+except TypeError:  # the class is the contract; the wording may change
+    pass
 np.testing.assert_array_equal(row.at[0].set(10.0), [10.0, 1.0, 2.0, 3.0, 4.0])
 np.testing.assert_array_equal(row.at[jnp.array([0, 0])].add(1.0), [2.0, 1.0, 2.0, 3.0, 4.0])
 np.testing.assert_array_equal(row, np.arange(5.0))
@@ -742,8 +746,8 @@ assert jax.jacfwd(power_by_loop)(2.0, 3) == 12.0
 try:
     jax.grad(power_by_loop)(2.0, 3)
     raise AssertionError("reverse mode should refuse while_loop")
-except ValueError as err:
-    assert "Reverse-mode differentiation does not work for lax.while_loop" in str(err)
+except ValueError:  # the class is the contract; the wording may change
+    pass
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `while_loop` runs until its condition is false, so how many trips it makes is a run-time
@@ -775,8 +779,8 @@ np.testing.assert_allclose(jax.grad(power_fori)(2.0, 3), 12.0)
 try:
     jax.jit(jax.grad(power_fori))(2.0, 3)
     raise AssertionError("reverse mode should refuse fori_loop with traced bounds")
-except ValueError as err:
-    assert "fori_loop with dynamic start/stop" in str(err)
+except ValueError:  # the class is the contract; the wording may change
+    pass
 assert jax.jit(jax.jacfwd(power_fori))(2.0, 3) == 12.0  # forward mode goes through
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -857,12 +861,32 @@ np.testing.assert_allclose(jax.vmap(jax.grad(softplus))(jnp.asarray(xs64, jnp.fl
                            finite_sp, rtol=1e-5, atol=1e-6)
 np.testing.assert_allclose(softplus(jnp.float32(20.0)), np.logaddexp(0, 20.0), rtol=1e-6)
 assert jax.grad(softplus)(-100.0) == 0.0 and not np.isnan(jax.grad(jax.grad(softplus))(100.0))
+assert jax.jacfwd(softplus)(100.0) == 1.0  # forward mode: the rule itself
+rule_runs = []  # the notes: vmap batches the body; the rule runs only to differentiate
+
+
+@jax.custom_jvp
+def counted_sin(x):
+    return jnp.sin(x)
+
+
+@counted_sin.defjvp
+def counted_sin_jvp(primals, tangents):
+    rule_runs.append(1)
+    return counted_sin(primals[0]), jnp.cos(primals[0]) * tangents[0]
+
+
+np.testing.assert_allclose(jax.vmap(counted_sin)(jnp.arange(3.0)), jnp.sin(jnp.arange(3.0)))
+assert not rule_runs  # vmap alone: the body, batched; the rule untouched
+np.testing.assert_allclose(jax.vmap(jax.grad(counted_sin))(jnp.arange(3.0)),
+                           jnp.cos(jnp.arange(3.0)))
+assert rule_runs  # vmap of grad: the rule, batched
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `custom_jvp` replaces JAX's derivative of `softplus` with yours; reverse mode is
-# derived from it (JAX transposes your JVP), so `grad`, `jacfwd` and `vmap` all use it.
-# The `where` alone would not fix the gradient: `grad` still goes through the side not
-# taken, where `0 · inf` is again `nan` (checked below).
+# `custom_jvp` replaces JAX's derivative of `softplus` with yours: `jacfwd` uses it, and
+# `grad` transposes it. `vmap` alone runs the body and never the rule; under
+# `vmap(grad(…))` the rule is batched too. `where` alone would not fix the gradient:
+# `grad` still goes through the side not taken, where `0 · inf` is `nan` (checked below).
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # The check above compares the custom derivative with float64 finite differences of
