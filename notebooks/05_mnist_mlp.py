@@ -306,13 +306,14 @@ assert history.device.startswith(jax.default_backend())
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Mixed precision: bfloat16 numbers, float32 sums
 #
-# bfloat16 weights and activations, half the bytes; each matmul adds up in float32.
+# Inference with the trained float32 weights: each matmul takes bfloat16 weights and
+# activations, half the bytes, and adds up in float32.
 
 # %%
 def predict_bf16(params, images):  # images: f32[batch, 784]
     h = images.astype(jnp.bfloat16)
     for name in ("hidden1", "hidden2", "output"):
-        w = params[name]["w"].astype(jnp.bfloat16)  # in a real run: kept in bfloat16
+        w = params[name]["w"].astype(jnp.bfloat16)  # a cast per call; params stay float32
         z = jnp.matmul(h, w, preferred_element_type=jnp.float32) + params[name]["b"]
         h = jax.nn.relu(z).astype(jnp.bfloat16)
     return z  # the output layer's f32[batch, 10], before the ReLU
@@ -321,7 +322,8 @@ def predict_bf16(params, images):  # images: f32[batch, 784]
 logits_bf16 = predict_bf16(params, x_test)
 same = np.mean(np.argmax(logits_bf16, -1) == np.argmax(batched_predict(params, x_test), -1))
 mb = sum(leaf.nbytes for leaf in jax.tree.leaves(params)) / 1e6
-print(f"{logits_bf16.dtype} logits, {same:.2%} same answers; weights {mb:.2f} -> {mb / 2:.2f} MB")
+print(f"{logits_bf16.dtype} logits, {same:.2%} same answers; weights {mb:.2f} MB, "
+      f"a bfloat16 copy {mb / 2:.2f} MB")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert logits_bf16.dtype == jnp.float32 and same > 0.97
@@ -331,12 +333,18 @@ assert len(matmuls) == 3
 assert all(e.invars[0].aval.dtype == jnp.bfloat16 and e.outvars[0].aval.dtype == jnp.float32
            for e in matmuls)  # bfloat16 in, float32 out: the accumulation asked for
 assert jnp.finfo(jnp.bfloat16).nmant == 7 and jnp.finfo(jnp.bfloat16).maxexp == 128
+assert all(leaf.dtype == jnp.float32 for leaf in jax.tree.leaves(params))  # not replaced
+# the notes: a small step, lr 0.05 × a gradient of 0.002, vanishes from a bfloat16 weight
+small_weight, small_step = jnp.float32(0.05), jnp.float32(LR * 0.002)
+assert small_weight - small_step != small_weight  # float32 moves
+as_bf16 = small_weight.astype(jnp.bfloat16)
+assert as_bf16 - small_step.astype(jnp.bfloat16) == as_bf16  # bfloat16 does not
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # bfloat16 keeps float32's range (8 exponent bits) but 8 significant bits: no loss
 # scaling, unlike float16. TPU matrix units and GPU tensor cores take bfloat16 in and
-# add in float32. Training keeps a float32 master copy of the weights; the gradient
-# steps are too small for bfloat16.
+# add in float32. This is inference only: training in bfloat16 keeps a float32 master
+# copy of the weights, since small steps round away in bfloat16 (checked).
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # And the other way, float64: `jax.config.update("jax_enable_x64", True)` (or the
