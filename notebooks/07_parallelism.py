@@ -419,13 +419,20 @@ with jax.set_mesh(explicit_mesh):
 print(jax.typeof(summed))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-assert ambiguity.startswith("ShardingTypeError") and "out_sharding" in ambiguity, ambiguity
+refused = False
+with jax.set_mesh(explicit_mesh):  # refused while tracing: no compile, no run
+    try:
+        jax.jit(jnp.matmul).trace(x_cols, w_rows)
+    except Exception:  # its class is not public API: only that it raises, and why
+        refused = True
+    jax.jit(functools.partial(jnp.matmul, out_sharding=P())).trace(x_cols, w_rows)  # fine
+assert refused, "Explicit mode should refuse the ambiguous matmul"
 assert str(jax.typeof(summed)) == f"float32[{16 * n},512]"
 np.testing.assert_allclose(summed, images @ params["hidden1"]["w"], rtol=1e-4, atol=1e-4)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `ShardingTypeError` (JAX 0.10.2; the class is not public, so we print its name) names
-# both contracting specs. `out_sharding=P()` asks for the partial sums added up: an
+# `ShardingTypeError` (JAX 0.10.2 and 0.12; the class is not public, so we print its
+# name) names both contracting specs. `out_sharding=P()` asks for the partial sums added up: an
 # all-reduce. Auto mode would have let the compiler choose, silently.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -476,9 +483,10 @@ np.testing.assert_allclose(pinned(params, images),
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Without the constraint the step needs no collective here; with it, an all-gather.
-# `with_sharding_constraint` is Auto mode's `reshard`: use it where propagation chooses
-# badly, found by profiling, not by default. Inside `shard_map` there is nothing to
-# constrain: you hold the blocks.
+# `with_sharding_constraint` is Auto mode's `reshard`. At scale it is routine: large
+# models constrain activations at layer and scan boundaries (MaxText; Flax's logical
+# axis rules), so propagation keeps the layout they were designed for. Inside
+# `shard_map` there is nothing to constrain: you hold the blocks.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### `auto_axes`: let the compiler choose, inside Explicit code
@@ -532,10 +540,9 @@ for a, b in zip(jax.tree.leaves(new_params), jax.tree.leaves(new_e), strict=True
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)  # the same step as before
 try:
     old_params["hidden1"]["w"] + 1
-    reused = ""
-except RuntimeError as err:
-    reused = str(err)
-assert "deleted" in reused.lower(), reused
+    raise AssertionError("a donated array should refuse to be used")
+except RuntimeError:  # the class is the contract; the wording may change
+    pass
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Donation is a promise not to use the old arrays again: JAX deletes them, and using one
@@ -594,11 +601,26 @@ traced = jax.jit(jax.shard_map(types_inside, mesh=batch_mesh, out_specs=P("batch
                                in_specs=(P(), P("batch"), P("batch")))).trace(
     params, images, labels)
 
+# %% tags=["check"] jupyter={"source_hidden": true}
+varying = {}  # the notes: where the type keeps the axes it varies along
+
+
+def record_varying(params, x, y):
+    local = jax.lax.pcast(params, "batch", to="varying")
+    for name, value in (("w", params["output"]["w"]), ("x", x), ("cast", local["output"]["w"])):
+        varying[name] = jax.typeof(value).manual_axis_type.varying
+    return x
+
+
+jax.jit(jax.shard_map(record_varying, mesh=batch_mesh, out_specs=P("batch"),
+                      in_specs=(P(), P("batch"), P("batch")))).trace(params, images, labels)
+assert varying == {"w": set(), "x": {"batch"}, "cast": {"batch"}}, varying
+
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Each type carries the mesh axes it varies along (its "vma"). A `P()` argument is
+# Each type carries the mesh axes it varies along: `jax.typeof(x).manual_axis_type.varying`
+# (JAX 0.10 and 0.12; before 0.10 `.vma`, still in `check_vma=`). A `P()` argument is
 # *invariant*. Where invariant meets varying, JAX inserts an implicit `pcast(…,
-# to="varying")`, whose transpose is a `psum`. (Its former name `jax.lax.pvary` was
-# deprecated in JAX 0.8.2, and is gone in 0.10.2.)
+# to="varying")`, whose transpose is a `psum` (`jax.lax.pvary`, its old name, is gone).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Without `pcast`, our `psum` counts every gradient `n` times
@@ -922,16 +944,17 @@ device_fills = {line.split('fillcolor="')[1].split('"')[0]
                 if line.strip().startswith("device") and "fillcolor" in line}
 assert len(device_fills) == 2  # one colour per process
 assert "process 1:" in two.sharding.source
-# ids are global, and not 0-7 (as the notes say): only their being distinct is XLA's
-# promise, so no numbering is pinned
-assert sorted(two.mesh[0] + two.mesh[1]) != list(range(8))
+# ids are global and distinct (checked above); their numbering is XLA's choice, so the
+# figure the notes give is checked only for the versions it was seen in
+if jax.__version__.startswith(("0.10.", "0.12.")):
+    assert min(two.mesh[1]) == 2048, two.mesh
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jax.devices()` in either process lists all 8 devices, in the same order; each
 # process computes only on its own 4 (`jax.local_devices()`). Device ids are global, not
-# 0-7: process 1's CPU devices start far from 4 (printed above; 2048 in JAX 0.10.2). The
-# mesh puts the devices in process order: each process's half of the batch sits on its
-# own devices.
+# 0-7: process 1's CPU devices start far from 4 (printed above; 2048 in JAX 0.10.2 and
+# 0.12). The mesh puts the devices in process order: each process's half of the batch
+# sits on its own devices.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The all-reduce crosses processes
