@@ -61,7 +61,7 @@ def test_keyword_arguments_are_named_too():
         match=r"draw_x cannot trace kwargs\['mode'\]\['how'\]: "
         r"it is 'fast' \(str\)",
     ):
-        _ir.check_args((1.0,), {"mode": {"how": "fast"}}, (), "draw_x")
+        _ir.check_args((1.0,), {"mode": {"how": "fast"}}, _ir.StaticArgs(), "draw_x")
 
 
 def test_static_argnums_let_a_string_through():

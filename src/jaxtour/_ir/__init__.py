@@ -6,9 +6,11 @@ changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir
 say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
 
-One module per seam: `_args` (checked arguments and tracing), `_split` (leaves JAX
-cannot trace held fixed, as `eqx.filter_jit`), `_values` (run values as NumPy: keys as
-key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
+One module per seam: `_static` (`static_argnums`/`static_argnames` and `argnums`,
+read once as `jax.jit` and `jax.grad` read them), `_args` (checked arguments and
+tracing), `_split` (leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
+`_values` (run values as NumPy: keys as key data, bfloat16/float8 NaNs found), `_jaxpr`
+(reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
@@ -19,9 +21,7 @@ from jaxtour._ir._args import (
     arg_names,
     check_args,
     check_callable,
-    describe,
     function_name,
-    static_tuple,
     trace,
     trace_split,
     tracer,
@@ -59,6 +59,13 @@ from jaxtour._ir._jaxpr import (
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
+from jaxtour._ir._static import (
+    StaticArgs,
+    check_argnums,
+    describe,
+    resolve_argnums,
+    static_args,
+)
 from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 
 __all__ = [
@@ -71,11 +78,13 @@ __all__ = [
     "HloOp",
     "SourceLine",
     "Split",
+    "StaticArgs",
     "Step",
     "Stepped",
     "SubJaxpr",
     "arg_names",
     "bind",
+    "check_argnums",
     "check_args",
     "check_callable",
     "cost_summary",
@@ -101,12 +110,13 @@ __all__ = [
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",
+    "resolve_argnums",
     "scan_counts",
     "source_line",
     "split",
     "split_top",
     "stablehlo_text",
-    "static_tuple",
+    "static_args",
     "step_jaxpr",
     "sub_jaxprs",
     "trace",

@@ -271,11 +271,11 @@ def draw_roofline(
         A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
     """
     _ir.check_callable(f, "draw_roofline")
-    statics = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, "draw_roofline")
 
     def draw(*args: Any, **kwargs: Any) -> Roofline:
         traced, part = _ir.trace_split(
-            f, args, kwargs, "draw_roofline", statics, static_argnames
+            f, args, kwargs, "draw_roofline", statics.nums, statics.names
         )
         compiled = traced.lower().compile()
         table = build(_ir.function_name(f), traced, compiled)
