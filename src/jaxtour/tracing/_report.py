@@ -79,6 +79,21 @@ class RetraceReport:
                 out += [first + text[0], *(pad + t for t in text[1:])]
         return "\n".join(out)
 
+    def closest(self, number: int) -> int | None:
+        """The number of the earlier traced call that call `number` (as the table
+        counts calls, from 1) was explained against: the one that differs least. For
+        a cache hit, the call whose trace it reused; None for the first trace.
+
+        Raises:
+            IndexError: there is no call `number`.
+        """
+        if not 1 <= number <= len(self.calls):
+            raise IndexError(
+                f"{self.name}: there is no call {number}; calls are numbered "
+                f"1..{len(self.calls)}."
+            )
+        return self.calls[number - 1].compared_with
+
     def __repr__(self) -> str:
         return (
             f"RetraceReport({self.name!r}: {plural(len(self.calls), 'call')}, "
