@@ -321,6 +321,11 @@ def test_a_retrace_is_explained_against_the_call_that_differs_least():
     assert [c.event for c in f.calls] == ["first trace", "retrace", "retrace"]
     assert [f.closest(n) for n in (1, 2, 3)] == [None, 1, 1]
     assert f.report.closest(3) == f.calls[2].compared_with == 1
+    text = " ".join(str(f.report).split())
+    assert "retrace 〈ms〉 against call 1, the closest:" in re.sub(
+        r"\d+(\.\d+)? ms", "〈ms〉", text
+    )
+    assert text.count("against call") == 1  # not on call 2's row: its closest is 1
     assert [(c.kind, c.words) for c in f.calls[2].causes] == [
         ("dtype", "`params['b']` changed dtype: f32[8] → bf16[8]"),
         ("dtype", "`params['w']` changed dtype: f32[8,8] → bf16[8,8]"),

@@ -47,6 +47,8 @@ class RetraceReport:
             why = [(c.words, c.hint) for c in call.causes] or [
                 ("the arguments changed in a way jaxtour does not name", "")
             ]
+            if call.compared_with not in (None, self._previous_trace(call.number)):
+                why.insert(0, (f"against call {call.compared_with}, the closest:", ""))
         else:
             why = [("STALE: " + s, "pass it as an argument") for s in call.stale]
         where = call.site.where if call.site else ""
@@ -78,6 +80,11 @@ class RetraceReport:
                 first = (line(cells) + "  ") if i == 0 else pad
                 out += [first + text[0], *(pad + t for t in text[1:])]
         return "\n".join(out)
+
+    def _previous_trace(self, number: int) -> int | None:
+        """The number of the last call before call `number` that traced."""
+        earlier = [c.number for c in self.calls[: number - 1] if c.event != "cache hit"]
+        return earlier[-1] if earlier else None
 
     def closest(self, number: int) -> int | None:
         """The number of the earlier traced call that call `number` (as the table
