@@ -32,8 +32,8 @@ def grad_graph(
     holomorphic: bool = False,
     *,
     values: bool = True,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_grad`, but returns the `ADGraph` model instead of its picture.
 
@@ -77,8 +77,8 @@ def draw_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     *,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.

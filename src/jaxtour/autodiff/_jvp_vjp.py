@@ -41,8 +41,8 @@ def vjp_graph(
     *,
     has_aux: bool = False,
     values: bool = True,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_vjp")
@@ -81,8 +81,8 @@ def draw_vjp(
     cotangents=None,
     *,
     has_aux: bool = False,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
@@ -132,8 +132,8 @@ def jvp_graph(
     *,
     has_aux: bool = False,
     values: bool = True,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_jvp")
@@ -165,8 +165,8 @@ def draw_jvp(
     f: Callable,
     *,
     has_aux: bool = False,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.

@@ -124,8 +124,8 @@ def grad_memory(
     *,
     policies: Sequence[Any] = POLICIES,
     argnums: int | tuple[int, ...] = 0,
-    static_argnums: int | tuple[int, ...] | None = None,
-    static_argnames: str | tuple[str, ...] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., GradMemory]:
     """As `jax.grad(f, argnums)`, but reporting its memory and FLOPs under checkpoint
     policies.
