@@ -3,17 +3,22 @@
 Every lens that takes a function takes `static_argnums` / `static_argnames` (and the
 gradient lenses `argnums`); they all read them here, so they accept the same things and
 refuse the same things with the same words. The reading is `jax.jit`'s: None, an int or
-a sequence; negative positions count from the end of the call's positional arguments;
-names given, positions are inferred from `f`'s signature and the other way round; a
+a sequence; negative positions count from the end (of each call's positional
+arguments in JAX 0.10, of `f`'s positional parameters in JAX 0.12: whichever the
+installed JAX does); names given, positions are inferred from `f`'s signature and the
+other way round; a
 position `f` cannot take, or a name it has no parameter for, is refused when the lens is
 configured; a static value that cannot be hashed, when it is called.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Iterable
 from typing import Any, NamedTuple
+
+import jax
 
 _POSITIONAL = (
     inspect.Parameter.POSITIONAL_ONLY,
@@ -101,8 +106,8 @@ def static_args(
         ...     return x
         >>> static_args(f, static_argnames="cfg"), static_args(f, 1)
         (StaticArgs(nums=(2,), names=('cfg',)), StaticArgs(nums=(1,), names=('n',)))
-        >>> static_args(f, -1)
-        StaticArgs(nums=(-1,), names=())
+        >>> static_args(f, -1) in (StaticArgs((-1,), ()), StaticArgs((2,), ("cfg",)))
+        True
     """
     nums = _nums(static_argnums, "static_argnums", who)
     names = _names(static_argnames, who)
@@ -117,14 +122,42 @@ def static_args(
             if p.kind == p.POSITIONAL_OR_KEYWORD and k in (names or ())
         )
     elif names is None:
+        # JAX 0.12 also names a negative position, counted from the last parameter
+        late = any(i < 0 for i in nums) and _negative_from_signature()
         names = tuple(
             k
             for i, (k, p) in enumerate(params)
-            if p.kind == p.POSITIONAL_OR_KEYWORD and i in nums
+            if p.kind == p.POSITIONAL_OR_KEYWORD
+            and (i in nums or (late and i - len(params) in nums))
         )
     _check_nums(sig, nums, "static_argnums", who, f)
     _check_names(sig, names or (), who, f)
-    return StaticArgs(nums, names or ())
+    return StaticArgs(_from_signature(sig, nums), names or ())
+
+
+@functools.cache
+def _negative_from_signature() -> bool:
+    """Whether the installed `jax.jit` reads a negative static position against the
+    function's positional parameters (JAX 0.12) rather than against each call's
+    positional arguments (JAX 0.10): one probe, traced once."""
+
+    def probe(x: Any, n: Any = None) -> Any:
+        return x
+
+    traced = jax.jit(probe, static_argnums=-1).trace(1.0)
+    return len(traced.jaxpr.jaxpr.invars) == 1  # -1 held `n`, not the `x` passed
+
+
+def _from_signature(sig: inspect.Signature, nums: tuple[int, ...]) -> tuple[int, ...]:
+    """`nums` with negative positions made positive against `sig`, where the
+    installed JAX does so (no ``*args`` in `sig`); else as given."""
+    kinds = [p.kind for p in sig.parameters.values()]
+    n = sum(k in _POSITIONAL for k in kinds)
+    if inspect.Parameter.VAR_POSITIONAL in kinds or not n or min(nums, default=0) >= 0:
+        return nums
+    if not _negative_from_signature():
+        return nums
+    return tuple(i % n if i < 0 else i for i in nums)
 
 
 def _signature(f: Any) -> inspect.Signature | None:
