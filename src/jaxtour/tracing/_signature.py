@@ -252,8 +252,8 @@ def _shape(type_: str) -> str:
 
 def _leaf_causes(new: tuple[Leaf, ...], old: tuple[Leaf, ...]) -> list[Cause]:
     """One cause per kind of change: three list items that all changed dtype the same
-    way are one cause naming the three, so the closest earlier call is the one with the
-    fewest kinds of change."""
+    way are one cause naming the three (which earlier call is closest is `distance`'s
+    count, leaf by leaf)."""
     groups: dict[Cause, list[str]] = {}
     for a, b in zip(new, old, strict=True):
         if (cause := _leaf_cause(a, b)) is not None:
