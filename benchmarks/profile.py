@@ -9,6 +9,12 @@ Prints, side by side, from one run:
   - the MLP's gradient step (`jax.grad(jaxtour.mlp.loss)`, 784-512-256-10): the first
     `profile` call (trace, compile, record) and warm calls (median of --repeat; target
     < 1 s), and `draw()`;
+  - where the wall went, on a small MLP loss (its gradient), a `lax.scan` and an
+    elementwise chain: `profile`'s wall (no profiler running) beside an independent
+    unprofiled timing of `jax.jit(f)` (target 0.6-1.6x), `dispatch_seconds` beside an
+    independent no-op `jax.jit` of the same arguments (target within 3x), the profiled
+    wall over the unprofiled one (the profiler's own cost), and the itemised parts
+    (ops + between ops + dispatch) over the wall, with what is left unexplained;
 then a JSON object with the same figures.
 """
 
@@ -35,6 +41,61 @@ def matmul_and_elementwise(a, b):
 
 def two_matmuls(big, small):
     return (big @ big).sum() + (small @ small).sum()
+
+
+def scan_steps(x):
+    def step(carry, _):
+        return jnp.tanh(carry @ carry) * 0.5, carry.sum()
+
+    return jax.lax.scan(step, x, None, length=32)
+
+
+def elementwise_chain(x):
+    for _ in range(12):
+        x = jnp.sin(x) * 1.01 + jnp.cos(x)
+    return x
+
+
+def median_wall(call, calls=25):
+    jax.block_until_ready(call())
+    walls = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        jax.block_until_ready(call())
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls)
+
+
+def where_the_wall_went(name, f, *args):
+    """profile's figures beside ground truths timed here, independently."""
+    p = profile(f, calls=10)(*args)
+    compiled = jax.jit(f)
+    unprofiled = median_wall(lambda: compiled(*args))
+    no_op = jax.jit(lambda *a: jnp.zeros(()))
+    dispatch = median_wall(lambda: no_op(*args), calls=101)
+    measured = sum(p.parts().values())
+    row = {
+        "wall_s": p.wall_seconds,
+        "unprofiled_s": unprofiled,
+        "wall_over_unprofiled": p.wall_seconds / unprofiled,
+        "dispatch_s": p.dispatch_seconds,
+        "no_op_jit_s": dispatch,
+        "dispatch_over_no_op": p.dispatch_seconds / dispatch,
+        "profiled_over_wall": p.profiled_wall_seconds / p.wall_seconds,
+        "parts_over_wall": measured / p.wall_seconds,
+        "parts": {k: v / p.wall_seconds for k, v in p.parts().items()},
+        "unexplained_over_wall": p.unexplained_seconds / p.wall_seconds,
+    }
+    print(
+        f"{name:18} wall/unprofiled {row['wall_over_unprofiled']:.2f}x "
+        f"(target 0.6-1.6) · dispatch/no-op jit {row['dispatch_over_no_op']:.2f}x "
+        f"({p.dispatch_seconds * 1e6:.0f} vs {dispatch * 1e6:.0f} µs; target 1/3-3) · "
+        f"profiled/wall {row['profiled_over_wall']:.2f}x · parts/wall "
+        f"{row['parts_over_wall']:.2f}x ("
+        + ", ".join(f"{k} {v:.2f}" for k, v in row["parts"].items())
+        + f") · unexplained {row['unexplained_over_wall']:.2f}x"
+    )
+    return row
 
 
 def timed(call):
@@ -89,6 +150,18 @@ def main() -> None:
         f"{first:.2f} s, warm median {statistics.median(warm):.2f} s "
         f"(target < {TARGET_S} s), draw to SVG {drawn:.2f} s"
     )
+    print("\nWhere the wall went (each figure over its ground truth, side by side):")
+    small = init_params(jax.random.key(1))
+    sx, sy = example_batch(32)
+    figures["wall"] = {
+        "mlp_loss_grad": where_the_wall_went(
+            "MLP loss (grad)", jax.grad(loss), small, sx, sy
+        ),
+        "scan": where_the_wall_went("lax.scan x32", scan_steps, jnp.ones((64, 64))),
+        "elementwise": where_the_wall_went(
+            "elementwise chain", elementwise_chain, jnp.ones((256, 256))
+        ),
+    }
     print(json.dumps(figures, indent=1, default=str))
 
 
