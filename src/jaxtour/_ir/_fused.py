@@ -14,6 +14,24 @@ from jaxtour._ir._hlo import BOOKKEEPING, HloModule, HloOp
 # HLO opcodes that *are* a jaxpr primitive, whatever equation their metadata names
 OPCODE_PRIMITIVE = {"dot": "dot_general", "convolution": "conv_general_dilated"}
 MATMUL_TARGETS = ("gemm", "matmul")
+# an op tagged with a dot it is not is named by its opcode, in JAX's word where it has one
+JAX_WORD = {
+    "multiply": "mul",
+    "subtract": "sub",
+    "divide": "div",
+    "negate": "neg",
+    "maximum": "max",
+    "minimum": "min",
+    "cosine": "cos",
+    "sine": "sin",
+    "exponential": "exp",
+    "exponential-minus-one": "expm1",
+    "log-plus-one": "log1p",
+    "power": "pow",
+    "convert": "convert_element_type",
+    "broadcast": "broadcast_in_dim",
+    "select": "select_n",
+}
 # primitives an op is named by only when its opcode implements them
 HEAVY = frozenset(OPCODE_PRIMITIVE.values())
 # ops that hold no computation of their own
@@ -57,7 +75,8 @@ def op_primitive(op: HloOp) -> str:
     """The jaxpr primitive `op` computes ("" when it computes nothing of its own).
 
     Its metadata's primitive, unless that names a dot or convolution the op is not (a
-    layout `copy` tagged `dot_general`); a `dot` is `dot_general` whatever it is tagged.
+    layout `copy` tagged `dot_general`: then its opcode, in JAX's word where it has
+    one); a `dot` is `dot_general` whatever it is tagged.
     """
     if op.opcode in OPCODE_PRIMITIVE:
         return OPCODE_PRIMITIVE[op.opcode]
@@ -66,7 +85,7 @@ def op_primitive(op: HloOp) -> str:
     if "custom" in op.opcode and any(k in op.target.lower() for k in MATMUL_TARGETS):
         return "dot_general"  # a library matmul: cuBLAS's gemm, oneDNN's matmul
     named = op.primitive
-    return "" if named in HEAVY else named
+    return JAX_WORD.get(op.opcode, op.opcode) if named in HEAVY else named
 
 
 def held_primitives(module: HloModule, op: HloOp) -> tuple[str, ...]:
