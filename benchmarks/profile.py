@@ -66,36 +66,47 @@ def median_wall(call, calls=25):
     return statistics.median(walls)
 
 
-def where_the_wall_went(name, f, *args):
-    """profile's figures beside ground truths timed here, independently."""
+def one_round(f, args):
+    """profile's figures and their ground truths, timed here independently, as ratios:
+    the ground truths right after profile's own timings, so a load shift hits both."""
     p = profile(f, calls=10)(*args)
     compiled = jax.jit(f)
     unprofiled = median_wall(lambda: compiled(*args))
     no_op = jax.jit(lambda *a: jnp.zeros(()))
     dispatch = median_wall(lambda: no_op(*args), calls=101)
-    measured = sum(p.parts().values())
-    row = {
-        "wall_s": p.wall_seconds,
-        "unprofiled_s": unprofiled,
-        "wall_over_unprofiled": p.wall_seconds / unprofiled,
-        "dispatch_s": p.dispatch_seconds,
-        "no_op_jit_s": dispatch,
+    wall = p.wall_seconds
+    return {
+        "wall_over_unprofiled": wall / unprofiled,
         "dispatch_over_no_op": p.dispatch_seconds / dispatch,
-        "profiled_over_wall": p.profiled_wall_seconds / p.wall_seconds,
-        "parts_over_wall": measured / p.wall_seconds,
-        "parts": {k: v / p.wall_seconds for k, v in p.parts().items()},
-        "unexplained_over_wall": p.unexplained_seconds / p.wall_seconds,
+        "dispatch_us": p.dispatch_seconds * 1e6,
+        "no_op_jit_us": dispatch * 1e6,
+        "profiled_over_wall": p.profiled_wall_seconds / wall,
+        "parts_over_wall": sum(p.parts().values()) / wall,
+        **{f"{k}_over_wall": v / wall for k, v in p.parts().items()},
+        "unexplained_over_wall": p.unexplained_seconds / wall,
     }
+
+
+def where_the_wall_went(name, f, *args, rounds=3):
+    """The median of each ratio over `rounds` rounds, and its range."""
+    runs = [one_round(f, args) for _ in range(rounds)]
+    row = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    spread = {k: (min(r[k] for r in runs), max(r[k] for r in runs)) for k in runs[0]}
+
+    def show(key):
+        low, high = spread[key]
+        return f"{row[key]:.2f}x [{low:.2f}-{high:.2f}]"
+
     print(
-        f"{name:18} wall/unprofiled {row['wall_over_unprofiled']:.2f}x "
-        f"(target 0.6-1.6) · dispatch/no-op jit {row['dispatch_over_no_op']:.2f}x "
-        f"({p.dispatch_seconds * 1e6:.0f} vs {dispatch * 1e6:.0f} µs; target 1/3-3) · "
-        f"profiled/wall {row['profiled_over_wall']:.2f}x · parts/wall "
-        f"{row['parts_over_wall']:.2f}x ("
-        + ", ".join(f"{k} {v:.2f}" for k, v in row["parts"].items())
-        + f") · unexplained {row['unexplained_over_wall']:.2f}x"
+        f"{name:18} wall/unprofiled {show('wall_over_unprofiled')} (target 0.6-1.6)"
+        f" · dispatch/no-op jit {show('dispatch_over_no_op')} ({row['dispatch_us']:.0f}"
+        f" vs {row['no_op_jit_us']:.0f} µs; target 1/3-3) · profiled/wall "
+        f"{show('profiled_over_wall')} · parts/wall {show('parts_over_wall')} (ops "
+        f"{row['ops_over_wall']:.2f}, between ops {row['between ops_over_wall']:.2f}, "
+        f"dispatch {row['dispatch_over_wall']:.2f}) · unexplained "
+        f"{row['unexplained_over_wall']:.2f}x"
     )
-    return row
+    return {"median": row, "range": spread}
 
 
 def timed(call):
@@ -150,7 +161,10 @@ def main() -> None:
         f"{first:.2f} s, warm median {statistics.median(warm):.2f} s "
         f"(target < {TARGET_S} s), draw to SVG {drawn:.2f} s"
     )
-    print("\nWhere the wall went (each figure over its ground truth, side by side):")
+    print(
+        "\nWhere the wall went (each figure over its ground truth, side by side; the "
+        "median of 3 rounds [their range]):"
+    )
     small = init_params(jax.random.key(1))
     sx, sy = example_batch(32)
     figures["wall"] = {

@@ -165,11 +165,11 @@ def profile(
         run_interruptibly(run, f"{_ir.function_name(f)}'s compiled program")
         # unprofiled calls before and after the profiled ones: a load that drifts
         # meanwhile weighs on both sides alike
-        before = _walls.walls(run, max(calls // 2, 1))
+        before = _walls.walls(run, max(calls // 2, 1), warm=False)
         used = _ir.used_inputs(traced.jaxpr)
         dispatch = _walls.dispatch_seconds(dynamic, dynamic_kw, used)
         rows, (timeline, profiled) = measured_ops(run, module, calls)
-        after = _walls.walls(run, max(calls - calls // 2, 1))
+        after = _walls.walls(run, max(calls - calls // 2, 1), warm=False)
         wall = statistics.median(before + after)
         walls = Walls(wall, statistics.median(profiled), dispatch)
         name = _ir.function_name(f)

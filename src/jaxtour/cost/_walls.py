@@ -35,12 +35,13 @@ class Walls:
     dispatch_seconds: float
 
 
-def walls(run: Callable[[], Any], calls: int) -> list[float]:
+def walls(run: Callable[[], Any], calls: int, *, warm: bool = True) -> list[float]:
     """The wall times of `calls` calls of `run`, each waiting for its result, after
-    one call to warm it."""
+    one call to warm it (`warm=False`: `run` has run already)."""
     import jax
 
-    jax.block_until_ready(run())
+    if warm:
+        jax.block_until_ready(run())
     taken = []
     for _ in range(calls):
         start = time.perf_counter()
