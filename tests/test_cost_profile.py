@@ -368,3 +368,25 @@ def test_the_roofline_places_each_op_at_its_measured_rate():
         took = flops[point.name] / point.flops_per_s
         assert 0 < took < 60 and point.flops_per_s < peaks.attainable(point.intensity)
     assert {p.name for p in roof.points} <= {p.name for p in ceiling.points}
+
+
+@pytest.mark.slow  # compiles for 8 devices
+def test_dispatch_is_timed_with_the_arguments_shardings():
+    from devices import run_with_devices
+
+    result = run_with_devices("""
+        import json
+        import jax, jax.numpy as jnp
+        from jaxtour.cost import profile
+        from jaxtour.cost._walls import no_op_twin
+        mesh = jax.make_mesh((8,), ("X",))
+        x = jax.device_put(jnp.ones((64, 16)), jax.NamedSharding(mesh, jax.P("X")))
+        twin = no_op_twin((x,), {}, [True])
+        p = profile(lambda x: jnp.tanh(x) * 2.0)(x)
+        print(json.dumps({
+            "same": twin.input_shardings[0][0] == x.sharding,
+            "dispatch": p.dispatch_seconds, "wall": p.wall_seconds, "rows": len(p.rows),
+        }))
+    """)
+    assert result["same"] and result["rows"] >= 1
+    assert 0 < result["dispatch"] and 0 < result["wall"]
