@@ -211,7 +211,7 @@ def _parts_note(view: ProfileView) -> str:
         f"unexplained {seconds_text(left)} ({left / wall:.2f}x): measured by none of them."
         if left >= 0
         else f"the parts sum to {seconds_text(-left)} more than the wall: ops and the "
-        "time between them are timed under the profiler, which slows them."
+        "time between them are timed under the profiler, the wall without it."
     )
     return (
         f"Of the wall, measured: {parts} (dispatch: a jitted call of the same "

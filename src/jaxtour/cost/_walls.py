@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 NO_OP_CALLS = 25  # a no-op call takes microseconds: many, for a steady median
+BUDGET_S = 0.05  # short calls are repeated for this long, for a steady median...
+MAX_CALLS = 500  # ...up to this many
 
 
 @dataclass(frozen=True)
@@ -36,14 +38,15 @@ class Walls:
 
 
 def walls(run: Callable[[], Any], calls: int, *, warm: bool = True) -> list[float]:
-    """The wall times of `calls` calls of `run`, each waiting for its result, after
-    one call to warm it (`warm=False`: `run` has run already)."""
+    """The wall times of at least `calls` calls of `run`, each waiting for its result,
+    after one call to warm it (`warm=False`: `run` has run already). Short calls are
+    repeated for `BUDGET_S` (at most `MAX_CALLS`), for a steadier median."""
     import jax
 
     if warm:
         jax.block_until_ready(run())
-    taken = []
-    for _ in range(calls):
+    taken: list[float] = []
+    while len(taken) < calls or (sum(taken) < BUDGET_S and len(taken) < MAX_CALLS):
         start = time.perf_counter()
         jax.block_until_ready(run())
         taken.append(time.perf_counter() - start)
