@@ -122,7 +122,8 @@ def profile(
 
     Args:
         f: the function to time; it is traced and compiled once with `jax.jit`.
-        calls: how many calls to record (the per-op figure is their median).
+        calls: how many calls to record under the profiler (the per-op figure is
+            their median); as many more, or 50 ms of them, are timed without it.
         static_argnums: as `jax.jit`'s.
         static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
