@@ -123,7 +123,8 @@ def profile(
     Args:
         f: the function to time; it is traced and compiled once with `jax.jit`.
         calls: how many calls to record under the profiler (the per-op figure is
-            their median); as many more, or 50 ms of them, are timed without it.
+            their median); as many again, and at least 50 ms of calls before and after
+            the recorded ones, are timed without it (the wall).
         static_argnums: as `jax.jit`'s.
         static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
