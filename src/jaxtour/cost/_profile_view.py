@@ -210,8 +210,9 @@ def _parts_note(view: ProfileView) -> str:
     tail = (
         f"unexplained {seconds_text(left)} ({left / wall:.2f}x): measured by none of them."
         if left >= 0
-        else f"the parts sum to {seconds_text(-left)} more than the wall: ops and the "
-        "time between them are timed under the profiler, the wall without it."
+        else f"the parts sum to {seconds_text(-left)} more than the wall: they are "
+        "separate measurements (ops and the time between them under the profiler, "
+        "dispatch on a twin call, the wall with neither), each with its own spread."
     )
     return (
         f"Of the wall, measured: {parts} (dispatch: a jitted call of the same "

@@ -27,7 +27,9 @@ SLIDE_HEIGHT = 720
 ROOM_WIDTH = 1240  # a picture's room on a 1280 px slide: the output area is 1246 px
 TITLE_HEIGHT = 90  # a slide's heading and the space under it
 SLACK = 16
-SHARED_SLACK = 48  # beside other cells: their margins, and room for the estimate's error
+SHARED_SLACK = (
+    48  # beside other cells: their margins, and room for the estimate's error
+)
 ALONE_HEIGHT = SLIDE_HEIGHT - TITLE_HEIGHT - SLACK  # a picture with only a title above
 MIN_HEIGHT = "data-jt-min-height"
 _REMOVED = {"hide-output", "remove-output"}
