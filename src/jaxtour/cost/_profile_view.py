@@ -197,7 +197,12 @@ def _wall_note(view: ProfileView) -> str:
         f"{seconds_text(view.wall_seconds)} per call from Python to its result with no "
         f"profiler running (medians). Under the profiler "
         f"({plural(view.calls, 'recorded call')}) {seconds_text(view.profiled_wall_seconds)}"
-        f": the profiler's own cost is {_signed(view.profiler_seconds)} per call."
+        f": the profiler's own cost is {_signed(view.profiler_seconds)} per call"
+        + (
+            " (below zero: within the two timings' spread)."
+            if view.profiler_seconds < 0
+            else "."
+        )
     )
 
 
