@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from jaxtour import _style
 from jaxtour._diagram import Diagram
 from jaxtour._options import check_count, check_rankdir
+from jaxtour._report import Report, Reported, Table
 from jaxtour._wording import plural, si
-from jaxtour.cost._ledger import text_table
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
 DRAWN = 12  # the slowest ops drawn by default (a slide's worth); the rest are one node
@@ -27,7 +26,7 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds * 1e9:.3g} ns"
 
 
-class ProfileView:
+class ProfileView(Reported):
     """The displays of `Profile` (its data lives there)."""
 
     name: str
@@ -116,20 +115,12 @@ class ProfileView:
             f"{seconds_text(self.wall_seconds)} per call{top})"
         )
 
-    def __str__(self) -> str:
-        head = f"Where the time went: {self.name} on {self.backend}"
-        return "\n".join([head, text_table(HEAD, self.table()), "", *self.notes()])
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in HEAD)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.table()
-        )
-        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes())
-        return (
-            f"<div><b>{escape(repr(self))}</b><table><tr>{head}</tr>{body}</table>"
-            f"<ul>{notes}</ul></div>"
+    def report(self) -> Report:
+        """The ops, slowest first, and how far their times can be trusted."""
+        return Report(
+            f"Where the time went: {self.name} on {self.backend}",
+            tables=[Table(HEAD, self.table(), align="llrrrll")],
+            notes=self.notes(),
         )
 
     def draw(self, *, rankdir: str = "TB", max_ops: int = DRAWN) -> Diagram:

@@ -96,10 +96,9 @@ def _pictures(slide: list) -> Iterator[tuple]:
 def _cut(svg: str, measured: Measured) -> Iterator[tuple[str, float]]:
     """Pieces of `svg`, each legible within a slide of its own, and their heights."""
     scale = measured.legible_scale()
-    columns = math.ceil(measured.width * scale / ROOM_WIDTH)
-    rows = math.ceil(measured.height * scale / ALONE_HEIGHT)
-    xs = _cuts(measured.x, measured.width, columns, measured.text_xs)
-    ys = _cuts(measured.y, measured.height, rows, measured.text_ys)
+    m = measured
+    xs = _cuts(m.x, m.width, ROOM_WIDTH / scale, m.text_xs)
+    ys = _cuts(m.y, m.height, ALONE_HEIGHT / scale, m.text_ys)
     n = 0
     for top, bottom in itertools.pairwise(ys):
         for left, right in itertools.pairwise(xs):
@@ -109,19 +108,19 @@ def _cut(svg: str, measured: Measured) -> Iterator[tuple[str, float]]:
             yield _cropped(svg, box, f"_p{n}", height), height
 
 
-def _cuts(start: float, length: float, parts: int, texts: tuple) -> list[float]:
-    """`parts` + 1 edges along one axis, each inner one in the widest gap between texts
-    near its even share (a piece may come out up to a sixth smaller, never larger)."""
-    edges = [start]
-    share = length / parts
-    for k in range(1, parts):
-        ideal = start + k * share
-        low, high = ideal - share / 6, ideal
-        inside = sorted(t for t in texts if low <= t <= high)
-        points = [low, *inside, high]
-        gaps = [(b - a, (a + b) / 2) for a, b in itertools.pairwise(points)]
-        edges.append(max(gaps)[1] if inside else ideal)
-    return [*edges, start + length]
+def _cuts(start: float, length: float, room: float, texts: tuple) -> list[float]:
+    """Edges along one axis cutting `length` into pieces of at most `room`, of about
+    equal size, each cut in the widest gap between texts near where it falls."""
+    edges, end = [start], start + length
+    share = length / math.ceil(length / room)
+    while end - edges[-1] > room:
+        high = min(edges[-1] + share * 1.1, edges[-1] + room)
+        low = high - share / 5
+        points = [low, *sorted(t for t in texts if low < t < high), high]
+        edges.append(
+            max((b - a, (a + b) / 2) for a, b in itertools.pairwise(points))[1]
+        )
+    return [*edges, end]
 
 
 def _cropped(svg: str, box: tuple, suffix: str, height: float) -> str:
