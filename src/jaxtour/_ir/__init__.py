@@ -12,7 +12,8 @@ key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
-`_cost` (FLOPs and bytes per equation and per compiled op).
+`_cost` (FLOPs and bytes per equation and per compiled op), `_nodes` (equations and
+ops as canonical nodes, names left out) and `_match` (two programs' nodes paired).
 """
 
 from jaxtour._ir._args import (
@@ -56,6 +57,8 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._match import Change, Matching, match_nodes
+from jaxtour._ir._nodes import Node, hlo_nodes, jaxpr_nodes, module_attrs
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
@@ -64,11 +67,14 @@ from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 __all__ = [
     "BOOKKEEPING",
     "Called",
+    "Change",
     "Count",
     "FlatJaxpr",
     "HloComputation",
     "HloModule",
     "HloOp",
+    "Matching",
+    "Node",
     "SourceLine",
     "Split",
     "Step",
@@ -88,6 +94,7 @@ __all__ = [
     "function_name",
     "hlo_bytes",
     "hlo_counts",
+    "hlo_nodes",
     "host",
     "important_params",
     "io_names",
@@ -96,7 +103,10 @@ __all__ = [
     "is_key",
     "is_literal",
     "jaxpr_counts",
+    "jaxpr_nodes",
     "literal_str",
+    "match_nodes",
+    "module_attrs",
     "nonfinite",
     "parse_hlo",
     "parse_stablehlo",

@@ -1,0 +1,343 @@
+"""Programs as canonical nodes: each equation or op with its fields and its operands' origins.
+
+A `Node` is what two programs are compared by (`_match`): its primitive or opcode, its
+fields (input and output types, parameters, literal inputs; never a variable's or an
+instruction's name) and where each operand comes from (another node's output, an
+argument of the program, a literal). Calls that only wrap a body (`pjit`, `checkpoint`,
+`custom_jvp_call`, a compiled `fusion` or `call`) are seen through: their body's nodes
+read the caller's values directly, so wrapping code in `jax.checkpoint` adds one node
+and moves none. Bodies run differently (scan, while, cond) read their own arguments.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from jaxtour._ir._hlo import HloComputation, HloModule, split_top
+from jaxtour._ir._jaxpr import (
+    SourceLine,
+    is_literal,
+    source_line,
+    sub_jaxprs,
+    type_str,
+)
+
+# jaxtour's own files: a line there is where the kit called JAX, not the user's line
+_KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+# Bodies that run once per call, with the caller's values: seen through.
+_LOOPING = frozenset({"scan", "while", "cond"})
+# Params that name things or hold Python callables: never a difference.
+_NAMES = frozenset({"name", "debug_info", "source_info", "fun_name", "module_name"})
+# Compiled HLO attributes that name computations or number channels.
+_HLO_NAMES = ("calls", "to_apply", "condition", "body", "branch_computations")
+_HLO_NAMES += ("true_computation", "false_computation", "channel_id", "backend_config")
+
+
+@dataclass
+class Node:
+    """One equation or op, canonical: `fields` say what it is, `operands` what it reads.
+
+    An operand is `("node", i, k)` (output k of node i), `("arg", i)` (the program's
+    argument i), `("arg", i, role, k)` (argument k of node i's body `role`) or
+    `("lit",)` (a literal, whose value is among the fields).
+    """
+
+    label: str
+    fields: dict[str, str]
+    operands: list[tuple]
+    source: SourceLine | None = None
+    scope: str = ""  # "scan › " for an equation inside a scan's body
+    region: str = (
+        ""  # the looping bodies it is in (scan, while, cond): seen-through calls not
+    )
+    local: int = 0  # hash of label and fields
+    fp: int = 0  # hash of `local` and, recursively, its operands' fingerprints
+
+    @property
+    def where(self) -> str:
+        """`file.py:N` of the line that wrote it ("" when unknown)."""
+        return self.source.where if self.source else ""
+
+    def text(self) -> str:
+        """`mul f32[3] (file.py:4)`: how a report names the node."""
+        out = self.fields.get("out", "")
+        where = f" ({self.where})" if self.where else ""
+        return f"{self.scope}{self.label} {out}".rstrip() + where
+
+
+@dataclass
+class _Builder:
+    nodes: list[Node] = field(default_factory=list)
+
+    def add(self, node: Node) -> int:
+        node.local = hash((node.label, tuple(sorted(node.fields.items()))))
+        node.fp = hash((node.local, tuple(self.key(r) for r in node.operands)))
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def key(self, ref: tuple) -> tuple:
+        """An operand's origin by content: a node by its fingerprint, not its index."""
+        if ref[0] == "node":
+            return ("node", self.nodes[ref[1]].fp, ref[2])
+        if ref[0] == "arg" and len(ref) == 4:
+            return ("arg", self.nodes[ref[1]].fp, *ref[2:])
+        if ref[0] == "tuple":
+            return ("tuple", tuple(self.key(r) for r in ref[1]))
+        return ref
+
+
+def jaxpr_nodes(jaxpr: Any) -> list[Node]:
+    """The equations of `jaxpr` (an open jaxpr), nested ones included, as nodes."""
+    builder = _Builder()
+    env: dict[Any, tuple] = {v: ("arg", i) for i, v in enumerate(jaxpr.invars)}
+    env |= {v: ("const", type_str(v.aval)) for v in jaxpr.constvars}
+    _add_jaxpr(builder, jaxpr, env, "")
+    return builder.nodes
+
+
+def _ref(env: dict, atom: Any) -> tuple:
+    if atom is None:
+        return ("none",)
+    if is_literal(atom):
+        return ("lit",)
+    return env.get(atom, ("free", type_str(atom.aval)))
+
+
+def _add_jaxpr(
+    builder: _Builder, jaxpr: Any, env: dict, scope: str, region: str = ""
+) -> None:
+    for v in jaxpr.constvars:
+        env.setdefault(v, ("const", type_str(v.aval)))
+    for eqn in jaxpr.eqns:
+        name, subs = eqn.primitive.name, sub_jaxprs(eqn)
+        node = Node(
+            name,
+            eqn_fields(eqn),
+            [_ref(env, v) for v in eqn.invars],
+            _user(source_line(eqn)),
+            scope,
+            region=region,
+        )
+        index = builder.add(node)
+        if len(subs) == 1 and name not in _LOOPING and _lines_up(eqn, subs[0]):
+            sub = subs[0]
+            inner = {
+                v: _ref(env, a)
+                for v, a in zip(sub.jaxpr.invars, sub.inputs, strict=False)
+            }
+            _add_jaxpr(builder, sub.jaxpr, inner, f"{scope}{name} › ", region)
+            for outer, result in zip(eqn.outvars, sub.jaxpr.outvars, strict=True):
+                env[outer] = _ref(inner, result)
+            continue
+        for sub in subs:
+            inner = {
+                v: ("arg", index, sub.label, k) for k, v in enumerate(sub.jaxpr.invars)
+            }
+            _add_jaxpr(
+                builder, sub.jaxpr, inner, f"{scope}{name} › ", f"{region}{name}/"
+            )
+        env |= {v: ("node", index, k) for k, v in enumerate(eqn.outvars)}
+
+
+def _user(line: SourceLine | None) -> SourceLine | None:
+    return None if line is None or line.file.startswith(_KIT) else line
+
+
+def _lines_up(eqn: Any, sub: Any) -> bool:
+    return len(sub.jaxpr.invars) == len(eqn.invars) and len(sub.jaxpr.outvars) == len(
+        eqn.outvars
+    )
+
+
+def eqn_fields(eqn: Any) -> dict[str, str]:
+    """What an equation is, minus names: types in and out, params, literal inputs."""
+    fields = {
+        "in": ", ".join(type_str(v.aval) for v in eqn.invars),
+        "out": ", ".join(type_str(v.aval) for v in eqn.outvars),
+    }
+    for i, atom in enumerate(eqn.invars):
+        if is_literal(atom):
+            fields[f"input {i}"] = _literal(atom.val)
+    for key, value in eqn.params.items():
+        text = _param(value)
+        if key not in _NAMES and text is not None:
+            fields[key] = text
+    return fields
+
+
+def _literal(value: Any) -> str:
+    array = np.asarray(value)
+    if array.ndim == 0:
+        return repr(array.item())
+    return f"{array.dtype}{list(array.shape)} #{hash(array.tobytes()) & 0xFFFF:04x}"
+
+
+def _param(value: Any) -> str | None:
+    """A param as text; None for what is not a difference (bodies, callables, names)."""
+    many = value if isinstance(value, tuple | list) else [value]
+    if any(hasattr(v, "eqns") or hasattr(v, "jaxpr") for v in many) or callable(value):
+        return None
+    text = str(value)
+    return None if " at 0x" in text else text
+
+
+def hlo_nodes(module: HloModule) -> list[Node]:
+    """The ops of a StableHLO or compiled HLO module, from its entry, as nodes.
+
+    Parameters, tuples and `get-tuple-element` are plumbing and make no node; a fusion
+    makes one node (its `holds` field counts what it fuses) and its fused ops are
+    nodes of their own that read the fusion's operands.
+    """
+    builder = _Builder()
+    entry = module.computations[module.entry]
+    env: dict[str, tuple] = {name: ("arg", i) for i, name in enumerate(entry.params)}
+    _add_computation(builder, module, entry, env, "")
+    _inherit_sources(builder.nodes)
+    return builder.nodes
+
+
+def _add_computation(
+    builder: _Builder,
+    module: HloModule,
+    computation: HloComputation,
+    env: dict[str, tuple],
+    scope: str,
+    region: str = "",
+) -> list[tuple]:
+    """Add the ops of `computation`; return the origins of the values it returns."""
+    types = dict(zip(computation.params, computation.param_types, strict=False))
+    types |= {op.name: op.type for op in computation.ops}
+    for op in computation.ops:
+        refs = [env.get(name, ("free",)) for name in op.operands]
+        if op.opcode == "parameter":
+            continue
+        if op.opcode == "get-tuple-element" and refs:
+            env[op.name] = _element(refs[0], op.index or 0)
+            continue
+        if op.opcode == "tuple":
+            env[op.name] = ("tuple", tuple(refs))
+            continue
+        calls = [c for c in op.called if c.computation in module.computations]
+        fields = _op_fields(op, module)
+        fields["in"] = ", ".join(types.get(name, "?") for name in op.operands)
+        # an op JAX made for the whole call (a hoisted constant) names the caller's line
+        source = _user(op.source) if op.primitive or op.opcode != "constant" else None
+        index = builder.add(Node(op.kind, fields, refs, source, scope, region))
+        if op.opcode in ("fusion", "call") and len(calls) == 1:
+            inner_comp = module.computations[calls[0].computation]
+            inner = {p: r for p, r in zip(inner_comp.params, refs, strict=False)}
+            returned = _add_computation(
+                builder, module, inner_comp, inner, f"{scope}{op.opcode} › ", region
+            )
+            _bind_results(env, op.results, returned)
+            continue
+        for called in calls:
+            body = module.computations[called.computation]
+            inner = {
+                p: ("arg", index, called.role, k) for k, p in enumerate(body.params)
+            }
+            _add_computation(
+                builder,
+                module,
+                body,
+                inner,
+                f"{scope}{op.opcode} › ",
+                f"{region}{op.opcode}/",
+            )
+        for k, result in enumerate(op.results):
+            env[result] = ("node", index, k)
+    return [env.get(name, ("free",)) for name in computation.returns]
+
+
+def _element(ref: tuple, k: int) -> tuple:
+    """Element k of a tuple-valued origin."""
+    if ref[0] == "tuple":
+        return ref[1][k] if k < len(ref[1]) else ("free",)
+    return ("node", ref[1], k) if ref[0] == "node" else ref
+
+
+def _bind_results(env: dict, results: list[str], returned: list[tuple]) -> None:
+    if len(results) == 1 and len(returned) != 1:
+        env[results[0]] = ("tuple", tuple(returned))
+        return
+    for name, ref in zip(results, returned, strict=False):
+        env[name] = ref
+
+
+def _op_fields(op: Any, module: HloModule) -> dict[str, str]:
+    fields = {"out": op.type}
+    if op.literal:
+        fields["value"] = op.literal
+    for part in _attr_parts(op.attrs):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key and key not in _HLO_NAMES and key != "kind":
+            fields[key] = value.strip() or key
+    if op.opcode == "fusion":
+        fields["kind"] = op.fusion
+        fields["holds"] = _holds(module, op)
+    return fields
+
+
+def _attr_parts(attrs: str) -> list[str]:
+    text = attrs.strip().lstrip(",").strip()
+    return [p.strip() for p in split_top(text)] if text else []
+
+
+def _holds(module: HloModule, op: Any) -> str:
+    counts: collections.Counter = collections.Counter()
+    for called in op.called:
+        if called.computation in module.computations:
+            for _, inner in module.walk(called.computation):
+                if inner.opcode not in ("parameter", "tuple", "get-tuple-element"):
+                    counts[inner.kind] += 1
+    return ", ".join(f"{k}×{n}" if n > 1 else k for k, n in sorted(counts.items()))
+
+
+def module_attrs(text: str) -> dict[str, str]:
+    """What a whole module says beyond its ops (buffer donation, partitions, layouts).
+
+    From compiled HLO's `HloModule` line, or StableHLO's `module` line and `@main`'s
+    signature; the module's own name is left out (it is the function's).
+    """
+    found: dict[str, str] = {}
+    for line in (raw.strip() for raw in text.splitlines()):
+        if line.startswith("HloModule "):
+            for part in _split_braces(line.split(None, 1)[1])[1:]:
+                key, _, value = part.strip().partition("=")
+                found[key] = value
+            return found
+        if line.startswith("module "):
+            found["module"] = re.sub(r"^module\s+@[\w.$\-]+\s*", "", line).rstrip("{ ")
+        elif line.startswith("func.func public @main"):
+            signature = re.sub(r"\s*loc\((?:[^()]|\([^()]*\))*\)", "", line)
+            found["main"] = re.sub(r"%[\w.$\-]+", "%", signature).rstrip("{ ")
+            return found
+    return found
+
+
+def _split_braces(text: str) -> list[str]:
+    """Split at commas outside brackets (`->` in a layout is no bracket)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _inherit_sources(nodes: list[Node]) -> None:
+    """A node with no line of its own (a constant) takes the line of its first reader."""
+    for node in reversed(nodes):  # readers come later: a chain of them resolves
+        for ref in node.operands:
+            if ref[0] == "node" and nodes[ref[1]].source is None:
+                nodes[ref[1]].source = node.source

@@ -1,0 +1,252 @@
+"""`diff(f, g)(*args)`: what an edit changed, in the jaxpr, StableHLO, compiled HLO and cost."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jaxtour import _ir, _wording
+from jaxtour._diagram import Diagram
+from jaxtour._files import write_atomically
+from jaxtour.viz import _diff_draw
+from jaxtour.viz._diff_levels import LEVELS, LevelDiff, module_changes
+from jaxtour.viz._diff_program import WHO, Program, build, time_call
+
+# What each cost figure is, as a row of the report says it.
+_COST_NAMES = {
+    "flops": "FLOPs (compiled{each})",
+    "bytes": "bytes (compiled{each})",
+    "compiled ops": "compiled ops{each}",
+    "jaxpr flops": "FLOPs (jaxpr{glob})",
+    "jaxpr bytes": "bytes (jaxpr, unfused{glob})",
+    "time": "time per call (measured)",
+}
+
+
+def diff(
+    f: Callable,
+    g: Callable,
+    *,
+    measure: bool = False,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
+) -> Callable[..., ProgramDiff]:
+    """What changes from `f` to `g`: jaxpr, StableHLO, compiled HLO, FLOPs, bytes, lines.
+
+    Both are traced, lowered and compiled on the same arguments, then matched op by op
+    by structure: renamed variables, reordered independent lines and renumbered
+    instructions are no difference; calls (`pjit`, `checkpoint`, custom rules) and
+    fusions are matched inside. A function already under `jax.jit` keeps its own
+    options (donation, shardings), so `diff(jax.jit(f), jax.jit(f, donate_argnums=0))`
+    shows what donation changes.
+
+    Args:
+        f: the program before the edit.
+        g: the program after it.
+        measure: also time one call of each compiled program (median of 20).
+        static_argnums: as `jax.jit`'s, for both.
+        static_argnames: as `jax.jit`'s, for both.
+
+    Returns:
+        A function of the example arguments returning a `ProgramDiff`.
+
+    Raises:
+        TypeError: `f` or `g` is not callable, or an argument is not traceable.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> d = diff(jnp.sum, jnp.mean)(jnp.ones(8))
+        >>> dict(d.jaxpr.added)
+        {'div': 1}
+    """
+    _ir.check_callable(f, WHO)
+    _ir.check_callable(g, WHO)
+    static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
+
+    def compare(*args: Any, **kwargs: Any) -> ProgramDiff:
+        before = build(f, args, kwargs, static)
+        after = build(g, args, kwargs, static)
+        result = ProgramDiff.of(before, after)
+        if measure:
+            result.cost["time"] = (time_call(before.call), time_call(after.call))
+        return result
+
+    return compare
+
+
+@dataclass
+class ProgramDiff:
+    """What differs between two programs, level by level, and what it costs.
+
+    Attributes:
+        names: the two functions' names (before, after).
+        jaxpr, stablehlo, compiled: each level's `LevelDiff` (`.added`, `.removed`,
+            `.changed`, `.lines`, `.same`).
+        cost: name → (before, after): "flops", "bytes", "compiled ops" of the compiled
+            program (one device's share when sharded), "jaxpr flops", "jaxpr bytes"
+            (global, each equation through memory) and, when measured, "time" (s).
+        devices: how many devices share each compiled program.
+        not_counted: primitives and ops the FLOP rules do not know (totals are then
+            lower bounds).
+    """
+
+    names: tuple[str, str]
+    jaxpr: LevelDiff
+    stablehlo: LevelDiff
+    compiled: LevelDiff
+    cost: dict[str, tuple[float, float]]
+    devices: tuple[int, int] = (1, 1)
+    not_counted: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, before: Program, after: Program) -> ProgramDiff:
+        """Match two built programs at every level."""
+        levels = {
+            level: LevelDiff(
+                level,
+                _ir.match_nodes(before.nodes[level], after.nodes[level]),
+                module_changes(
+                    before.modules.get(level, {}), after.modules.get(level, {})
+                ),
+            )
+            for level in LEVELS
+        }
+        return cls(
+            (before.name, after.name),
+            levels["jaxpr"],
+            levels["stablehlo"],
+            levels["compiled"],
+            {k: (before.cost[k], after.cost[k]) for k in before.cost},
+            (before.devices, after.devices),
+            list(dict.fromkeys(before.not_counted + after.not_counted)),
+        )
+
+    @property
+    def levels(self) -> list[LevelDiff]:
+        """The three levels, from what you wrote to what runs."""
+        return [self.jaxpr, self.stablehlo, self.compiled]
+
+    @property
+    def same(self) -> bool:
+        """True when no level differs."""
+        return all(level.same for level in self.levels)
+
+    @property
+    def lines(self) -> list[str]:
+        """ "file.py:N" of every op that differs, at any level."""
+        return list(dict.fromkeys(x for level in self.levels for x in level.lines))
+
+    def headline(self) -> str:
+        """The most consequential change, and what it does to the cost, in one sentence."""
+        f, g = self.names
+        if self.same:
+            return f"{f} and {g} compile to the same program at every level."
+        first = next(level for level in self.levels if not level.same)
+        lead = "" if first.level == "jaxpr" else "same jaxpr; "
+        if first.level == "compiled":
+            lead = "same jaxpr and StableHLO; XLA compiled them differently: "
+        return f"{lead}{first.sentences()[0]}; {self.cost_words()}."
+
+    def cost_words(self) -> str:
+        """`FLOPs unchanged, bytes −48 %`: the compiled program's figures, compared."""
+        return ", ".join(
+            f"{word} {_change(*self.cost[key])}"
+            for key, word in (("flops", "FLOPs"), ("bytes", "bytes"), ("time", "time"))
+            if key in self.cost
+        )
+
+    def cost_rows(self) -> list[list[str]]:
+        """The cost table: figure, before, after, change."""
+        sharded = max(self.devices) > 1
+        each, glob = (", per device", ", global") if sharded else ("", "")
+        rows = []
+        for key, (b, a) in self.cost.items():
+            unit = "s" if key == "time" else "B" if "bytes" in key else ""
+            name = _COST_NAMES[key].format(each=each, glob=glob)
+            rows.append([name, _figure(b, unit), _figure(a, unit), _change(b, a)])
+        return rows
+
+    def __str__(self) -> str:
+        f, g = self.names
+        lines = [f"diff {f} → {g}: {self.headline()}", ""]
+        lines += [str(level) for level in self.levels]
+        table = _text_table(["", f, g, "change"], self.cost_rows())
+        lines += ["", table]
+        if max(self.devices) > 1:
+            lines.append(f"devices: {self.devices[0]} → {self.devices[1]}")
+        if self.not_counted:
+            lines.append(
+                f"{_wording.NOT_COUNTED} (FLOP totals are lower bounds): "
+                + ", ".join(self.not_counted)
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        f, g = self.names
+        if self.same:
+            return f"ProgramDiff({f} → {g}: the same at every level)"
+        counts = ", ".join(
+            f"{LEVELS[level.level]} {len(level.sentences())}"
+            for level in self.levels
+            if not level.same
+        )
+        return f"ProgramDiff({f} → {g}: differences in {counts})"
+
+    def draw(self, level: str = "jaxpr") -> Diagram:
+        """The two programs side by side at `level`, differences coloured, the rest folded.
+
+        Raises:
+            ValueError: `level` is not "jaxpr", "stablehlo" or "compiled".
+        """
+        if level not in LEVELS:
+            raise ValueError(
+                f'`level` must be "jaxpr", "stablehlo" or "compiled"; got {level!r}.'
+            )
+        return _diff_draw.draw_level(getattr(self, level), self.names)
+
+    def _repr_html_(self) -> str:
+        # One rich mime type: HTML holding the text and the drawings (inline SVG).
+        return _diff_draw.page_body(self)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write a self-contained page (.html, no network reference) or the text (.txt).
+
+        Raises:
+            ValueError: the suffix is neither.
+        """
+        path = Path(path)
+        if path.suffix not in (".html", ".txt"):
+            raise ValueError(
+                f"{WHO}: save() writes .html (a page with the drawings) or .txt; got "
+                f"{path.name!r}. For one level's picture alone, d.draw(level).save(...)."
+            )
+        text = _diff_draw.page(self) if path.suffix == ".html" else str(self) + "\n"
+        write_atomically(path, text.encode())
+        return path
+
+
+def _change(before: float, after: float) -> str:
+    if before == after:
+        return "unchanged"
+    if not before:
+        return f"{_wording.si(before)} → {_wording.si(after)}"
+    percent = 100 * (after - before) / before
+    size = f"{abs(percent):.0f}" if abs(percent) >= 10 else f"{abs(percent):.2g}"
+    return f"{'+' if percent > 0 else '−'}{size} %"
+
+
+def _figure(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value * 1e3:.3g} ms" if value >= 1e-3 else f"{value * 1e6:.3g} µs"
+    return _wording.si(value, unit) if value >= 1000 or unit else f"{value:g}"
+
+
+def _text_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [head, *rows]
+    )

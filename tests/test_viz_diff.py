@@ -1,0 +1,272 @@
+"""diff(f, g): canonical edits with known answers, at every level, and the page it saves.
+
+Each program is written as source text compiled under the name `before.py` or
+`after.py`, so the lines a diff names are known in advance: an edit on line 5 must be
+reported as `after.py:5` (and `before.py:5`), and nothing else.
+"""
+
+import json
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import pytest
+from devices import run_with_devices
+
+from jaxtour import Diagram
+from jaxtour.viz import ProgramDiff, diff
+
+
+def program(source: str, file: str, name: str = "f"):
+    """The function `name` defined by `source`, its lines numbered from 1 in `file`."""
+    namespace = {"jax": jax, "jnp": jnp}
+    exec(compile(textwrap.dedent(source), file, "exec"), namespace)
+    return namespace[name]
+
+
+def pair(before: str, after: str):
+    return program(before, "before.py"), program(after, "after.py")
+
+
+X, W = jnp.ones((8, 16)), jnp.ones((16, 4))
+
+MATMUL = """
+def f(x, w):
+    h = jnp.tanh(x)
+    return h @ w
+"""
+BF16 = """
+def f(x, w):
+    h = jnp.tanh(x)
+    return h.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16)
+"""
+
+
+@pytest.fixture(scope="module")
+def cast() -> ProgramDiff:
+    return diff(*pair(MATMUL, BF16))(X, W)
+
+
+def test_a_cast_to_bf16_adds_two_converts_on_the_edited_line(cast):
+    assert dict(cast.jaxpr.added) == {"convert_element_type": 2}
+    assert not cast.jaxpr.removed
+    (dot,) = cast.jaxpr.changed
+    assert dot.name == "dot_general"
+    assert "out: f32[8,4] → bf16[8,4]" in dot.what
+    assert cast.jaxpr.lines == ["after.py:4", "before.py:4"]
+    assert set(cast.compiled.lines) <= {"after.py:3", "after.py:4", "before.py:3", "before.py:4"}
+    assert not cast.same and not cast.compiled.same
+
+
+def test_the_text_leads_with_the_edit_and_its_cost(cast):
+    text = str(cast)
+    first = text.splitlines()[0]
+    assert first.startswith("diff f → f: 2 convert_element_type added (after.py:4)")
+    assert "FLOPs unchanged" in first  # a bf16 matmul does as many multiply-adds
+    assert "dot_general changed on after.py:4, before.py:4" in text
+    assert repr(cast).startswith("ProgramDiff(f → f: differences in jaxpr 2,")
+
+
+def test_renamed_variables_are_the_same_program():
+    before, after = pair(
+        "def f(x, w):\n    h = jnp.tanh(x)\n    return h @ w\n",
+        "def f(inputs, weights):\n    hidden = jnp.tanh(inputs)\n    return hidden @ weights\n",
+    )
+    d = diff(before, after)(X, W)
+    assert d.same, str(d)
+    assert str(d).splitlines()[0] == "diff f → f: f and f compile to the same program at every level."
+
+
+def test_reordered_independent_lines_are_the_same_program():
+    before, after = pair(
+        "def f(x, w):\n    a = jnp.sin(x)\n    b = jnp.cos(w)\n    return a @ b\n",
+        "def f(x, w):\n    b = jnp.cos(w)\n    a = jnp.sin(x)\n    return a @ b\n",
+    )
+    d = diff(before, after)(X, W)
+    assert d.jaxpr.same and d.stablehlo.same and d.compiled.same, str(d)
+
+
+TEN = """
+def f(x):
+    x = x + 1.0
+    x = x * 2.0
+    x = jnp.sin(x)
+    x = x - 3.0
+    x = x * {}
+    x = jnp.exp(x)
+    x = x + 4.0
+    x = x * 5.0
+    x = jnp.cos(x)
+    return x / 6.0
+"""
+
+
+def test_one_edited_line_among_ten_is_the_only_line_named():
+    d = diff(*pair(TEN.format("0.5"), TEN.format("0.25")))(X)
+    (mul,) = d.jaxpr.changed
+    assert mul.what == ["input 1: 0.5 → 0.25"]
+    assert not d.jaxpr.added and not d.jaxpr.removed
+    for level in d.levels:  # downstream ops read a changed value but are not changes
+        assert level.lines == ["after.py:7", "before.py:7"], str(level)
+
+
+def test_sum_to_mean_adds_one_division():
+    before = program("def f(x):\n    return x.sum()\n", "before.py")
+    after = program("def f(x):\n    return x.mean()\n", "after.py")
+    d = diff(before, after)(X)
+    assert dict(d.jaxpr.added) == {"div": 1}
+    assert not d.jaxpr.removed and not d.jaxpr.changed
+    assert d.jaxpr.lines == ["after.py:2"]
+
+
+def test_checkpoint_wraps_the_same_equations():
+    f = program(MATMUL, "before.py")
+    d = diff(f, jax.checkpoint(f))(X, W)
+    (wrapper,) = d.jaxpr.added
+    assert wrapper in ("checkpoint", "remat", "remat2")
+    assert d.jaxpr.added[wrapper] == 1
+    assert not d.jaxpr.removed and not d.jaxpr.changed
+    assert d.compiled.same  # no gradient: nothing to recompute, XLA drops the wrapper
+
+
+LOOP = """
+def f(c, w):
+    for _ in range(3):
+        c = jnp.sin(c * w)
+    return c
+"""
+SCAN = """
+def f(c, w):
+    def body(c, _):
+        return jnp.sin(c * w), None
+    return jax.lax.scan(body, c, None, length=3)[0]
+"""
+
+
+def test_a_loop_rewritten_as_scan_keeps_one_body():
+    d = diff(*pair(LOOP, SCAN))(jnp.ones(4), jnp.ones(4))
+    assert dict(d.jaxpr.removed) == {"mul": 3, "sin": 3}
+    assert dict(d.jaxpr.added) == {"scan": 1, "mul": 1, "sin": 1}
+    assert "after.py:4" in d.jaxpr.lines and "before.py:4" in d.jaxpr.lines
+
+
+def test_an_added_matmul_costs_two_m_n_k_flops():
+    before = program("def f(x, w):\n    return jnp.tanh(x)\n", "before.py")
+    after = program(MATMUL, "after.py")
+    d = diff(before, after)(X, W)
+    assert dict(d.jaxpr.added) == {"dot_general": 1}
+    m, k, n = 8, 16, 4
+    for key in ("jaxpr flops", "flops"):  # tanh is a transcendental: 0 FLOPs
+        b, a = d.cost[key]
+        assert a - b == 2 * m * n * k, key
+
+
+def test_donation_shows_only_after_lowering():
+    f = program("def f(x):\n    return x * 2.0 + 1.0\n", "before.py")
+    d = diff(jax.jit(f), jax.jit(f, donate_argnums=0))(X)
+    assert d.jaxpr.same
+    assert not d.compiled.same
+    assert any(m.startswith("input_output_alias") for m in d.compiled.module)
+    assert str(d).splitlines()[0].startswith(
+        "diff f → f: same jaxpr and StableHLO; XLA compiled them differently"
+    ) or not d.stablehlo.same
+
+
+def test_measure_times_both_programs():
+    d = diff(jnp.sin, jnp.cos, measure=True)(jnp.ones(4))
+    before, after = d.cost["time"]
+    assert before > 0 and after > 0
+    assert "time per call (measured)" in str(d)
+
+
+def test_a_sharding_constraint_on_8_devices():
+    reply = run_with_devices(
+        """
+        import json
+        import jax.numpy as jnp
+        from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+        from jaxtour.viz import diff
+
+        mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+        def f(x):
+            return jnp.sin(x) * 2.0
+        def g(x):
+            x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("x")))
+            return jnp.sin(x) * 2.0
+        d = diff(f, g)(jnp.ones((64, 4)))
+        print(json.dumps({"added": dict(d.jaxpr.added), "devices": d.devices,
+                          "cost": d.cost, "compiled_same": d.compiled.same,
+                          "text": str(d)}))
+        """
+    )
+    assert reply["added"] == {"sharding_constraint": 1}
+    assert reply["devices"] == [1, 8]
+    assert not reply["compiled_same"]
+    jaxpr_flops, flops = reply["cost"]["jaxpr flops"][1], reply["cost"]["flops"][1]
+    assert flops == jaxpr_flops / 8  # one device's share of an elementwise program
+    assert "FLOPs (compiled, per device)" in reply["text"]
+    assert "FLOPs (jaxpr, global)" in reply["text"]
+
+
+def test_draw_puts_the_programs_side_by_side(cast):
+    picture = cast.draw()
+    assert isinstance(picture, Diagram)
+    assert picture.title == "jaxpr: f → f"
+    assert "before: f" in picture.source and "after: f" in picture.source
+    assert picture.source.count("#E0F2E9") == 2  # the two converts, green
+    assert "rank=same" in picture.source
+    with pytest.raises(ValueError, match='`level` must be "jaxpr", "stablehlo" or "compiled"'):
+        cast.draw("hlo")
+
+
+def test_unchanged_runs_fold():
+    d = diff(*pair(TEN.format("0.5"), TEN.format("0.25")))(X)
+    source = d.draw().source
+    assert "⋯ 4 unchanged" in source and "⋯ 5 unchanged" in source
+
+
+def test_one_rich_mime_type(cast):
+    assert hasattr(cast, "_repr_html_")
+    assert not any(hasattr(cast, f"_repr_{k}_") for k in ("svg", "png", "markdown", "json"))
+    assert "<svg" in cast._repr_html_()
+
+
+def test_the_saved_page_holds_no_address(cast, tmp_path):
+    page = cast.save(tmp_path / "d.html").read_text()
+    assert page.startswith("<!doctype html>")
+    assert page.count("<svg") == 3  # a drawing per level that differs
+    for needle in ("http", "//", "<script", "src=", "@import", "url("):
+        assert needle not in page.replace("</", "<"), needle
+    assert cast.save(tmp_path / "d.txt").read_text() == str(cast) + "\n"
+    with pytest.raises(ValueError, match=r"save\(\) writes \.html .* or \.txt; got 'd.svg'"):
+        cast.save(tmp_path / "d.svg")
+
+
+def test_bad_input_says_what_to_do():
+    with pytest.raises(TypeError, match="diff"):
+        diff(jnp.sin, 3)
+
+
+@pytest.mark.browser
+def test_the_saved_page_opens_offline_in_chromium(cast, tmp_path):
+    from browser import ARGS, find_chromium
+    from playwright.sync_api import sync_playwright
+
+    path = cast.save(tmp_path / "d.html")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=find_chromium(), args=ARGS)
+        context = browser.new_context()
+        asked = []
+        context.route("**/*", lambda r: (asked.append(r.request.url), r.continue_() if r.request.url.startswith("file://") else r.abort()))
+        page = context.new_page()
+        page.goto(path.as_uri())
+        drawn = page.locator("svg").count()
+        text = page.inner_text("body")
+        browser.close()
+    assert asked == [path.as_uri()]
+    assert drawn == 3
+    assert "2 convert_element_type added" in text
+
+
+def test_json_of_the_cost_is_plain(cast):
+    json.dumps(cast.cost)  # floats only: a notebook can store it
