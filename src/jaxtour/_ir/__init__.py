@@ -12,8 +12,9 @@ key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
-`_cost` (FLOPs and bytes per equation and per compiled op), `_nodes` (equations and
-ops as canonical nodes, names left out) and `_match` (two programs' nodes paired).
+`_cost` (FLOPs and bytes per equation and per compiled op), `_nodes` and
+`_hlo_nodes` (equations and ops as canonical nodes, names left out) and `_match` (two
+programs' nodes paired).
 """
 
 from jaxtour._ir._args import (
@@ -39,6 +40,7 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
+from jaxtour._ir._hlo_nodes import hlo_nodes, module_attrs
 from jaxtour._ir._jaxpr import (
     SourceLine,
     SubJaxpr,
@@ -58,7 +60,7 @@ from jaxtour._ir._jaxpr import (
     walk,
 )
 from jaxtour._ir._match import Change, Matching, match_nodes
-from jaxtour._ir._nodes import Node, hlo_nodes, jaxpr_nodes, module_attrs
+from jaxtour._ir._nodes import Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text

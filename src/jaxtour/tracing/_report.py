@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -22,8 +23,10 @@ class RetraceReport:
     slide's output box shows); in a notebook it shows as HTML.
     """
 
-    def __init__(self, name: str, calls: list[Any]) -> None:
-        self.name, self.calls = name, calls
+    def __init__(
+        self, name: str, calls: list[Any], differ: Callable[[int], Any] | None = None
+    ) -> None:
+        self.name, self.calls, self._differ = name, calls, differ
         self.traces = sum(c.event != "cache hit" for c in calls)
         self.rows = [c for c in calls if c.event != "cache hit" or c.stale]
 
@@ -52,6 +55,26 @@ class RetraceReport:
         where = call.site.where if call.site else ""
         compile_ms = _ms(call.compile_s) if call.event != "cache hit" else "—"
         return str(call.number), where, call.event, compile_ms, why
+
+    def diff(self, n: int) -> Any:
+        """What retracing changed: call `n`'s program against the trace before it.
+
+        Both are traced, lowered and compiled again from the argument types recorded
+        at each call (`jaxtour.viz.diff_calls`); the earlier one is the traced call
+        just before `n` (not yet the closest signature the table's cause names).
+
+        Returns:
+            A `jaxtour.viz.ProgramDiff`.
+
+        Raises:
+            ValueError: call `n` did not trace, or it was the first trace.
+        """
+        if self._differ is None:
+            raise ValueError(
+                f"this report of {self.name} keeps no arguments to diff; take it from "
+                "`explain_retraces(f).report`."
+            )
+        return self._differ(n)
 
     def __str__(self) -> str:
         rows = [self._cells(c) for c in self.rows]

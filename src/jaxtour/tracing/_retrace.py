@@ -15,6 +15,7 @@ from jaxtour import _ir
 from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
 from jaxtour.tracing._report import RetraceReport
+from jaxtour.tracing._retrace_diff import Example, abstract, diff_trace
 from jaxtour.tracing._signature import (
     Cause,
     Signature,
@@ -127,6 +128,7 @@ class Retraced:
         self.traces = 0
         self.calls: list[Call] = []
         self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
+        self._examples: dict[int, Example] = {}  # traced call -> its argument types
         self._defaults = _defaults(f)
 
         @functools.wraps(f)
@@ -146,7 +148,7 @@ class Retraced:
     @property
     def report(self) -> RetraceReport:
         """The table of this function's traces (and stale reads)."""
-        return RetraceReport(self.name, self.calls)
+        return RetraceReport(self.name, self.calls, self._diff)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         frame = sys._getframe(1)
@@ -183,7 +185,16 @@ class Retraced:
         self.calls.append(
             self._record(sig, self.traces > before, site, sum(timings), took)
         )
+        if self.traces > before:
+            held = self.static_names
+            self._examples[len(self.calls)] = abstract(
+                args, kwargs, static + by_name, held
+            )
         return out
+
+    def _diff(self, n: int) -> Any:
+        static = {"static_argnums": self.static, "static_argnames": self.static_names}
+        return diff_trace(self.fn, self.name, self._examples, n, static)
 
     def _record(
         self, sig: Signature, traced: bool, site: Any, compile_s: float, call_s: float

@@ -77,6 +77,42 @@ def diff(
     return compare
 
 
+def diff_calls(
+    f: Callable,
+    before: tuple[tuple, dict],
+    after: tuple[tuple, dict],
+    *,
+    names: tuple[str, str] | None = None,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
+) -> ProgramDiff:
+    """As `diff(f, f)`, but each side on its own arguments: what a retrace changed.
+
+    Args:
+        f: the function (both sides).
+        before: `(args, kwargs)` of the first call; arrays may be `jax.ShapeDtypeStruct`s.
+        after: `(args, kwargs)` of the second.
+        names: what the report calls each side (default: `f`'s name twice).
+        static_argnums: as `jax.jit`'s.
+        static_argnames: as `jax.jit`'s.
+
+    Returns:
+        A `ProgramDiff`.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> d = diff_calls(jnp.sum, ((jnp.ones(4),), {}), ((jnp.ones(4, int),), {}))
+        >>> [c.what for c in d.jaxpr.changed]
+        [['in: f32[4] → i32[4]', 'out: f32[] → i32[]']]
+    """
+    _ir.check_callable(f, WHO)
+    static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
+    result = ProgramDiff.of(build(f, *before, static), build(f, *after, static))
+    if names is not None:
+        result.names = names
+    return result
+
+
 @dataclass
 class ProgramDiff:
     """What differs between two programs, level by level, and what it costs.
@@ -91,6 +127,8 @@ class ProgramDiff:
         devices: how many devices share each compiled program.
         not_counted: primitives and ops the FLOP rules do not know (totals are then
             lower bounds).
+        loops: whether each compiled program has a while loop, whose body the
+            compiled figures count once.
     """
 
     names: tuple[str, str]
@@ -100,6 +138,7 @@ class ProgramDiff:
     cost: dict[str, tuple[float, float]]
     devices: tuple[int, int] = (1, 1)
     not_counted: list[str] = field(default_factory=list)
+    loops: tuple[bool, bool] = (False, False)
 
     @classmethod
     def of(cls, before: Program, after: Program) -> ProgramDiff:
@@ -122,6 +161,7 @@ class ProgramDiff:
             {k: (before.cost[k], after.cost[k]) for k in before.cost},
             (before.devices, after.devices),
             list(dict.fromkeys(before.not_counted + after.not_counted)),
+            (before.loops, after.loops),
         )
 
     @property
@@ -152,11 +192,31 @@ class ProgramDiff:
 
     def cost_words(self) -> str:
         """`FLOPs unchanged, bytes −48 %`: the compiled program's figures, compared."""
-        return ", ".join(
+        words = ", ".join(
             f"{word} {_change(*self.cost[key])}"
             for key, word in (("flops", "FLOPs"), ("bytes", "bytes"), ("time", "time"))
             if key in self.cost
         )
+        return words + (
+            " (a compiled loop's body counted once)" if any(self.loops) else ""
+        )
+
+    def notes(self) -> list[str]:
+        """What the figures leave out, in words."""
+        notes = []
+        if any(self.loops):
+            notes.append(
+                "A compiled while loop's body is counted once (compiled HLO keeps no "
+                "trip count): the compiled figures of a looping program are one "
+                "iteration's; the jaxpr figures count a scan's body `length` times."
+            )
+        if self.not_counted:
+            notes.append(
+                f"{_wording.NOT_COUNTED.capitalize()} (FLOP totals are lower bounds): "
+                + ", ".join(self.not_counted)
+                + "."
+            )
+        return notes
 
     def cost_rows(self) -> list[list[str]]:
         """The cost table: figure, before, after, change."""
@@ -177,12 +237,7 @@ class ProgramDiff:
         lines += ["", table]
         if max(self.devices) > 1:
             lines.append(f"devices: {self.devices[0]} → {self.devices[1]}")
-        if self.not_counted:
-            lines.append(
-                f"{_wording.NOT_COUNTED} (FLOP totals are lower bounds): "
-                + ", ".join(self.not_counted)
-            )
-        return "\n".join(lines)
+        return "\n".join(lines + self.notes())
 
     def __repr__(self) -> str:
         f, g = self.names

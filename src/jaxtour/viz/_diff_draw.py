@@ -171,7 +171,8 @@ def page_body(d: ProgramDiff) -> str:
         for row in d.cost_rows()
     )
     head = "".join(f"<th>{escape(h)}</th>" for h in ("", f, g, "change"))
-    parts.append(f"<table>{head}{table}</table></div>")
+    notes = "".join(f"<li>{escape(n)}</li>" for n in d.notes())
+    parts.append(f"<table>{head}{table}</table><ul>{notes}</ul></div>")
     return "".join(parts)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import collections
+import difflib
+import re
 from dataclasses import dataclass, field
 
 from jaxtour import _ir
@@ -125,10 +127,31 @@ def _lines(nodes: list[_ir.Node]) -> list[str]:
 
 
 def module_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """`input_output_alias: — → {...}` for each module attribute that differs."""
-    keys = dict.fromkeys([*before, *after])
-    return [
-        f"{key}: {before.get(key, '—')} → {after.get(key, '—')}"
-        for key in keys
-        if before.get(key) != after.get(key)
-    ]
+    """`input_output_alias: — → {...}` for each module attribute that differs; a long
+    one (a function's signature) says only what was added or dropped."""
+    found = []
+    for key in dict.fromkeys([*before, *after]):
+        b, a = before.get(key), after.get(key)
+        if b == a:
+            continue
+        if b is None or a is None or len(b) + len(a) < 80:
+            found.append(f"{key}: {b or '—'} → {a or '—'}")
+        else:
+            found.append(f"{key}: {_edits(b, a)}")
+    return found
+
+
+# an attribute dictionary `{...}` is one token, a bracket or comma another, a word a third
+_TOKEN = re.compile(r"\{[^{}]*\}|[(),]|[^\s{}(),]+")
+
+
+def _edits(before: str, after: str) -> str:
+    """What changed in a long text, as `+ added` / `- dropped` pieces."""
+    b, a = _TOKEN.findall(before), _TOKEN.findall(after)
+    pieces = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, a).get_opcodes():
+        if tag in ("delete", "replace"):
+            pieces.append("- " + " ".join(b[i1:i2]))
+        if tag in ("insert", "replace"):
+            pieces.append("+ " + " ".join(a[j1:j2]))
+    return ", ".join(pieces)

@@ -34,6 +34,7 @@ class Program:
     devices: int
     call: Callable[[], Any]
     not_counted: list[str] = field(default_factory=list)
+    loops: bool = False  # the compiled program has a while loop (counted once)
 
 
 def build(f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]) -> Program:
@@ -60,6 +61,7 @@ def build(f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]) -> Pro
         _devices(compiled),
         run,
         missing,
+        any(op.opcode == "while" for _, op in module.walk()),
     )
 
 
