@@ -14,7 +14,8 @@ import pytest
 from devices import run_with_devices
 
 from jaxtour import Diagram
-from jaxtour.viz import ProgramDiff, diff
+from jaxtour.tracing import explain_retraces
+from jaxtour.viz import ProgramDiff, diff, diff_hint
 
 
 def program(source: str, file: str, name: str = "f"):
@@ -101,8 +102,13 @@ def f(x):
 """
 
 
-def test_one_edited_line_among_ten_is_the_only_line_named():
-    d = diff(*pair(TEN.format("0.5"), TEN.format("0.25")))(X)
+@pytest.fixture(scope="module")
+def edited() -> ProgramDiff:
+    return diff(*pair(TEN.format("0.5"), TEN.format("0.25")))(X)
+
+
+def test_one_edited_line_among_ten_is_the_only_line_named(edited):
+    d = edited
     (mul,) = d.jaxpr.changed
     assert mul.what == ["input 1: 0.5 → 0.25"]
     assert not d.jaxpr.added and not d.jaxpr.removed
@@ -219,9 +225,8 @@ def test_draw_puts_the_programs_side_by_side(cast):
         cast.draw("hlo")
 
 
-def test_unchanged_runs_fold():
-    d = diff(*pair(TEN.format("0.5"), TEN.format("0.25")))(X)
-    source = d.draw().source
+def test_unchanged_runs_fold(edited):
+    source = edited.draw().source
     assert "⋯ 4 unchanged" in source and "⋯ 5 unchanged" in source
 
 
@@ -240,6 +245,33 @@ def test_the_saved_page_holds_no_address(cast, tmp_path):
     assert cast.save(tmp_path / "d.txt").read_text() == str(cast) + "\n"
     with pytest.raises(ValueError, match=r"save\(\) writes \.html .* or \.txt; got 'd.svg'"):
         cast.save(tmp_path / "d.svg")
+
+
+def test_a_retrace_diff_shows_what_the_new_dtype_changed():
+    f = explain_retraces(program("def f(x):\n    return (x * 2).sum()\n", "loss.py"))
+    f(jnp.ones(4))
+    f(jnp.ones(4))  # a cache hit: no program of its own
+    f(jnp.ones(4, jnp.int32))
+    d = f.report.diff(3)
+    assert d.names == ("f (call 1)", "f (call 3)")
+    assert [c.name for c in d.jaxpr.changed] == ["mul", "reduce_sum"]
+    assert "out: f32[4] → i32[4]" in d.jaxpr.changed[0].what
+    assert d.jaxpr.lines == ["loss.py:2"] and not d.jaxpr.added
+    with pytest.raises(ValueError, match=r"call 2 of f did not trace .* \[1, 3\]"):
+        f.report.diff(2)
+    with pytest.raises(ValueError, match="call 1 was f's first trace"):
+        f.report.diff(1)
+
+
+def test_a_checker_can_show_a_student_their_extra_op():
+    reference = program("def f(x):\n    return x.mean()\n", "solution.py")
+    answer = program("def f(x):\n    return x.sum() / x.size / x.size\n", "cell.py")
+    hint = diff_hint(answer, reference)(X)
+    assert hint.splitlines() == [
+        "Your program, compared with the reference (jaxpr):",
+        "  - 1 div added (cell.py:2)",
+    ]
+    assert diff_hint(reference, reference)(X) == ""
 
 
 def test_bad_input_says_what_to_do():
