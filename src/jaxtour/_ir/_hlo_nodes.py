@@ -15,8 +15,10 @@ from jaxtour._ir._hlo import HloComputation, HloModule, split_top
 from jaxtour._ir._nodes import Builder, Node, inherit_sources, user_line
 
 # Compiled HLO attributes that name computations or number channels.
-_HLO_NAMES = ("calls", "to_apply", "condition", "body", "branch_computations")
-_HLO_NAMES += ("true_computation", "false_computation", "channel_id", "backend_config")
+_HLO_NAMES = frozenset(
+    "calls to_apply condition body branch_computations true_computation "  # noqa: SIM905
+    "false_computation channel_id backend_config".split()
+)
 
 
 def hlo_nodes(module: HloModule) -> list[Node]:

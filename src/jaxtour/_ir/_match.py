@@ -55,32 +55,131 @@ class Matching:
 def match_nodes(before: list[Node], after: list[Node]) -> Matching:
     """Pair the nodes of two programs; see the module's docstring for how."""
     matching = Matching(before, after)
-    _pair(matching, lambda n: n.fp)
-    local = _pair(matching, lambda n: (n.region, n.local))
-    loose = _pair(matching, lambda n: (n.region, n.label))
+    keys: list[Callable[[Node], Any]] = [
+        lambda n: n.fp,
+        lambda n: (n.region, n.local),
+        lambda n: (n.region, n.label),
+    ]
+    # nodes that read nothing (constants, iotas) all look alike: they pair last, each
+    # with the one its readers' partners read
+    found = [_pair(matching, key, leaves=False) for key in keys]
+    for k, key in enumerate(keys):
+        found[k] |= _pair(matching, key, leaves=True)
+    local, loose = found[1], found[2]
+    paired, taken = set(matching.pairs), set(matching.pairs.values())
     for i in local | loose:
         j = matching.pairs[i]
         what = _fields(before[i], after[j]) if i in loose else []
-        what += _rewired(matching, i, j)
+        what += _rewired(matching, i, j, (paired, taken))
         if what:
             matching.changed.append(Change(i, j, what))
     matching.changed.sort(key=lambda c: c.before)
     return matching
 
 
-def _pair(matching: Matching, key: Callable[[Node], Any]) -> set[int]:
-    """Pair the unpaired nodes with equal keys, in program order; return the new ones."""
-    taken = set(matching.pairs.values())
+def _pair(matching: Matching, key: Callable[[Node], Any], leaves: bool) -> set[int]:
+    """Pair the unpaired nodes with equal keys, in program order; return the new ones.
+
+    Only nodes that read nothing (`leaves`) or only nodes that read something. Of
+    several candidates, the one reading the partners of this node's inputs wins
+    (inputs come earlier, so they are paired already), for a leaf the one its
+    readers' partners read; then the first in order.
+    """
+    pairs, after = matching.pairs, matching.after
+    free = {j for j in range(len(after)) if (not after[j].operands) == leaves}
+    free -= set(pairs.values())
+    read_by = _readers(matching.before) if leaves else {}
     waiting: dict[Any, collections.deque] = collections.defaultdict(collections.deque)
-    for j, node in enumerate(matching.after):
-        if j not in taken:
-            waiting[key(node)].append(j)
+    readers: dict[tuple, list[int]] = collections.defaultdict(list)
+    for j in sorted(free):
+        waiting[key(after[j])].append(j)
+        for position, ref in enumerate(after[j].operands):
+            readers[(position, *ref)].append(j)
     new = set()
     for i, node in enumerate(matching.before):
-        if i not in matching.pairs and waiting[key(node)]:
-            matching.pairs[i] = waiting[key(node)].popleft()
+        if i in pairs or (not node.operands) != leaves:
+            continue
+        wanted = key(node)
+        j = _read_by_partners(matching, read_by.get(i, []), free, key, wanted)
+        j = (
+            j
+            if j is not None
+            else _best(
+                node,
+                pairs,
+                readers,
+                lambda j, w=wanted: j in free and key(after[j]) == w,
+            )
+        )
+        queue = waiting[wanted]
+        while j is None and queue:
+            j = queue.popleft()
+            j = j if j in free else None
+        if j is not None:
+            pairs[i] = j
+            free.discard(j)
             new.add(i)
     return new
+
+
+def _readers(nodes: list[Node]) -> dict[int, list[tuple[int, int]]]:
+    """Node → (reader, operand position) for every node another one reads."""
+    found: dict[int, list[tuple[int, int]]] = collections.defaultdict(list)
+    for r, node in enumerate(nodes):
+        for position, ref in enumerate(node.operands):
+            if ref[0] == "node":
+                found[ref[1]].append((r, position))
+    return found
+
+
+def _read_by_partners(
+    matching: Matching,
+    readers: list[tuple[int, int]],
+    free: set[int],
+    key: Callable[[Node], Any],
+    wanted: Any,
+) -> int | None:
+    """The free node with key `wanted` that the partner of a reader reads there."""
+    for r, position in readers:
+        if r in matching.pairs:
+            operands = matching.after[matching.pairs[r]].operands
+            ref = operands[position] if position < len(operands) else ("none",)
+            if (
+                ref[0] == "node"
+                and ref[1] in free
+                and key(matching.after[ref[1]]) == wanted
+            ):
+                return int(ref[1])
+    return None
+
+
+# An input read by more nodes than this says little about which of them is the partner.
+_MAX_READERS = 256
+
+
+def _best(
+    node: Node,
+    pairs: dict[int, int],
+    readers: dict[tuple, list[int]],
+    fits: Callable[[int], bool],
+) -> int | None:
+    """The free candidate reading the most of `node`'s inputs' partners, if any."""
+    scores: collections.Counter = collections.Counter()
+    for position, ref in enumerate(node.operands):
+        mapped = _mapped(pairs, ref)
+        found = readers.get((position, *mapped), []) if mapped else []
+        if len(found) <= _MAX_READERS:
+            scores.update(j for j in found if fits(j))
+    if not scores:
+        return None
+    return max(scores, key=lambda j: (scores[j], -j))
+
+
+def _mapped(pairs: dict[int, int], ref: tuple) -> tuple | None:
+    """Where the partner program reads the value `ref` names, when that is known."""
+    if ref[0] == "node" or (ref[0] == "arg" and len(ref) == 4):
+        return (ref[0], pairs[ref[1]], *ref[2:]) if ref[1] in pairs else None
+    return ref if ref[0] == "arg" else None
 
 
 def _fields(before: Node, after: Node) -> list[str]:
@@ -93,13 +192,14 @@ def _fields(before: Node, after: Node) -> list[str]:
     ]
 
 
-def _rewired(matching: Matching, i: int, j: int) -> list[str]:
+def _rewired(
+    matching: Matching, i: int, j: int, partnered: tuple[set[int], set[int]]
+) -> list[str]:
     """Inputs that now come from another value, where both values have partners."""
     found = []
     pairs, b, a = matching.pairs, matching.before[i], matching.after[j]
-    taken = set(pairs.values())
     for k, (rb, ra) in enumerate(zip(b.operands, a.operands, strict=False)):
-        kept = _partnered(set(pairs), rb) and _partnered(taken, ra)
+        kept = _partnered(partnered[0], rb) and _partnered(partnered[1], ra)
         if kept and not _same_origin(pairs, rb, ra):
             found.append(f"input {k} now comes from a different value")
     if len(b.operands) != len(a.operands):

@@ -188,7 +188,10 @@ def _param(value: Any) -> str | None:
 
 def inherit_sources(nodes: list[Node]) -> None:
     """A node with no line of its own (a constant) takes the line of its first reader."""
-    for node in reversed(nodes):  # readers come later: a chain of them resolves
+    lineless = {i for i, node in enumerate(nodes) if node.source is None}
+    # readers come later: walked backwards, the first reader writes last, and a chain
+    # (constant → broadcast → multiply) resolves
+    for node in reversed(nodes):
         for ref in node.operands:
-            if ref[0] == "node" and nodes[ref[1]].source is None:
+            if ref[0] == "node" and ref[1] in lineless and node.source is not None:
                 nodes[ref[1]].source = node.source

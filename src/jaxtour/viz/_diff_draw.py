@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import re
 from html import escape
-from typing import TYPE_CHECKING
+from typing import Any
 
 from jaxtour import _render, _style
 from jaxtour._diagram import Diagram
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff
-
-if TYPE_CHECKING:
-    from jaxtour.viz._diff import ProgramDiff
 
 FOLD = 3  # a run of this many unchanged rows or more folds into one
 MAX_ROWS = 150  # rows drawn; the text report lists every difference
@@ -153,8 +150,11 @@ def inline_svg(diagram: Diagram) -> str:
     return _SVG_XMLNS.sub("", _SVG_PROLOG.sub("", svg)).strip()
 
 
-def page_body(d: ProgramDiff) -> str:
-    """The report as HTML: headline, each level's differences and drawing, the costs."""
+def page_body(d: Any) -> str:
+    """A `ProgramDiff` as HTML: headline, each level's differences and drawing, costs.
+
+    (`d` is untyped here: `_diff` imports this module, not the other way round.)
+    """
     f, g = d.names
     parts = [
         "<div style='font-family:sans-serif'>",
@@ -176,7 +176,7 @@ def page_body(d: ProgramDiff) -> str:
     return "".join(parts)
 
 
-def page(d: ProgramDiff) -> str:
+def page(d: Any) -> str:
     """A whole self-contained page: no script, no stylesheet, no address."""
     f, g = d.names
     return (

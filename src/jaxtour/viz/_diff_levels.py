@@ -141,8 +141,9 @@ def module_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return found
 
 
-# an attribute dictionary `{...}` is one token, a bracket or comma another, a word a third
-_TOKEN = re.compile(r"\{[^{}]*\}|[(),]|[^\s{}(),]+")
+# Tokens of a signature: an attribute dictionary `{...}`, a type `f32[8,4]` or
+# `tensor<8x4xf32>`, an arrow, a bracket or comma, a word
+_TOKEN = re.compile(r"\{[^{}]*\}|\w+\[[\d,]*\]|\w+<[^<>]*>|->|[(),]|[^\s{}(),\-]+|\S")
 
 
 def _edits(before: str, after: str) -> str:
