@@ -12,7 +12,7 @@ import re
 from html import escape
 from typing import Any
 
-from jaxtour import _render, _style
+from jaxtour import _render, _style, _wording
 from jaxtour._diagram import Diagram
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff
 
@@ -25,6 +25,8 @@ COLOURS = {
     "changed": ("#FFF4CC", "#C58B00"),
     "same": ("#F5F5F5", "#9E9E9E"),
 }
+
+KEY = "green added, red removed, amber changed, grey the same"
 
 Row = tuple[str, int | None, int | None]  # state, before index, after index
 
@@ -75,7 +77,8 @@ def draw_level(level: LevelDiff, names: tuple[str, str]) -> Diagram:
     import graphviz
 
     title = f"{LEVELS[level.level]}: {names[0]} → {names[1]}"
-    subtitle = "the same" if level.same else f"{len(level.sentences())} differences"
+    n = len(level.sentences())
+    subtitle = "the same" if level.same else f"{_wording.plural(n, 'difference')}: {KEY}"
     graph = graphviz.Digraph(graph_attr=_style.graph_attrs(title, "TB", subtitle))
     graph.attr("node", shape="box", style="rounded,filled", fontname=_style.FONT)
     graph.attr("node", fontsize="11")
