@@ -67,6 +67,14 @@ def test_the_text_leads_with_the_edit_and_its_cost(cast):
     assert first.startswith("diff f → f: 2 convert_element_type added (after.py:4)")
     assert "FLOPs unchanged" in first  # a bf16 matmul does as many multiply-adds
     assert "dot_general changed on after.py:4, before.py:4" in text
+    # one line, every level: the equations it wrote and the ops they became
+    first = cast.by_line()[0]
+    assert first[:3] == [
+        "after.py:4",
+        "+2 convert_element_type, ~1 dot_general",
+        "+2 convert, ~1 dot_general",
+    ]
+    assert "convert" in first[3]
     assert repr(cast).startswith("ProgramDiff(f → f: differences in jaxpr 2,")
 
 
@@ -117,6 +125,10 @@ def test_one_edited_line_among_ten_is_the_only_line_named(edited):
     assert not d.jaxpr.added and not d.jaxpr.removed
     for level in d.levels:  # downstream ops read a changed value but are not changes
         assert level.lines == ["after.py:7", "before.py:7"], str(level)
+    assert d.by_line() == [
+        ["after.py:7", "~1 mul", "~1 constant", "~1 constant"],
+        ["before.py:7", "~1 mul", "~1 constant", "~1 constant"],
+    ]
 
 
 CHAIN = """

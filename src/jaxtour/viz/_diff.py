@@ -179,6 +179,13 @@ class ProgramDiff:
         """ "file.py:N" of every op that differs, at any level."""
         return list(dict.fromkeys(x for level in self.levels for x in level.lines))
 
+    def by_line(self) -> list[list[str]]:
+        """Rows of (line, jaxpr, StableHLO, compiled HLO): what differs on each line
+        at each level (`+2 convert_element_type`, `~1 dot_general`, `-3 mul`)."""
+        levels = [level.by_line() for level in self.levels]
+        lines = sorted({w for marks in levels for w in marks}, key=_line_order)
+        return [[where, *(marks.get(where, "") for marks in levels)] for where in lines]
+
     def headline(self) -> str:
         """The most consequential change, and what it does to the cost, in one sentence."""
         f, g = self.names
@@ -233,6 +240,11 @@ class ProgramDiff:
         f, g = self.names
         lines = [f"diff {f} → {g}: {self.headline()}", ""]
         lines += [str(level) for level in self.levels]
+        rows = self.by_line()
+        if rows:
+            head = ["line", *(LEVELS[level.level] for level in self.levels)]
+            lines += ["", "By line (+ added, - removed, ~ changed):"]
+            lines.append(_text_table(head, rows))
         table = _text_table(["", f, g, "change"], self.cost_rows())
         lines += ["", table]
         if max(self.devices) > 1:
@@ -281,6 +293,12 @@ class ProgramDiff:
         text = _diff_draw.page(self) if path.suffix == ".html" else str(self) + "\n"
         write_atomically(path, text.encode())
         return path
+
+
+def _line_order(where: str) -> tuple:
+    """`a.py:9` before `a.py:10`; ops with no line last."""
+    head, _, number = where.rpartition(":" if ":" in where else " ")
+    return (where == "(no line)", head, int(number) if number.isdigit() else 0)
 
 
 def _change(before: float, after: float) -> str:

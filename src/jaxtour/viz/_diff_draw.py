@@ -78,7 +78,9 @@ def draw_level(level: LevelDiff, names: tuple[str, str]) -> Diagram:
 
     title = f"{LEVELS[level.level]}: {names[0]} → {names[1]}"
     n = len(level.sentences())
-    subtitle = "the same" if level.same else f"{_wording.plural(n, 'difference')}: {KEY}"
+    subtitle = (
+        "the same" if level.same else f"{_wording.plural(n, 'difference')}: {KEY}"
+    )
     graph = graphviz.Digraph(graph_attr=_style.graph_attrs(title, "TB", subtitle))
     graph.attr("node", shape="box", style="rounded,filled", fontname=_style.FONT)
     graph.attr("node", fontsize="11")
@@ -169,14 +171,22 @@ def page_body(d: Any) -> str:
         parts.append(f"<pre style='margin:6px 0'>{escape(str(level))}</pre>")
         if not level.same:
             parts.append(inline_svg(d.draw(level.level)))
-    table = "".join(
-        "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-        for row in d.cost_rows()
-    )
-    head = "".join(f"<th>{escape(h)}</th>" for h in ("", f, g, "change"))
+    if rows := d.by_line():
+        parts.append(
+            "<p style='margin:6px 0'>By line (+ added, - removed, ~ changed):</p>"
+        )
+        parts.append(_table(["line", *LEVELS.values()], rows))
+    parts.append(_table(["", f, g, "change"], d.cost_rows()))
     notes = "".join(f"<li>{escape(n)}</li>" for n in d.notes())
-    parts.append(f"<table>{head}{table}</table><ul>{notes}</ul></div>")
+    parts.append(f"<ul>{notes}</ul></div>")
     return "".join(parts)
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{cells}</table>"
 
 
 def page(d: Any) -> str:

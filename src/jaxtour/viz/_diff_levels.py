@@ -111,6 +111,32 @@ class LevelDiff:
         found += [(1, f"module: {text}") for text in self.module]
         return [text for _, text in sorted(found, key=lambda p: -p[0])]
 
+    def by_line(self) -> dict[str, str]:
+        """ "file.py:N" → what differs there at this level, in brief (`+2 convert`).
+
+        One line of code may make one equation and several ops: this is how an
+        equation's difference is found again among the ops it became.
+        """
+        m = self.matching
+        marks: dict[str, collections.Counter] = collections.defaultdict(
+            collections.Counter
+        )
+        for sign, nodes, indices in (
+            ("+", m.after, m.added),
+            ("-", m.before, m.removed),
+            ("~", m.before, [c.before for c in m.changed]),
+        ):
+            for k in indices:
+                for where in _lines([nodes[k]]) or ["(no line)"]:
+                    marks[where][f"{sign}{nodes[k].label}"] += 1
+        for c in m.changed:  # a changed op's partner may be on another line
+            for where in _lines([m.after[c.after]]):
+                marks[where][f"~{m.after[c.after].label}"] += 0
+        return {
+            where: ", ".join(f"{k[0]}{n or 1} {k[1:]}" for k, n in counts.items())
+            for where, counts in sorted(marks.items())
+        }
+
     def __str__(self) -> str:
         name = LEVELS[self.level]
         before, after = self.ops
