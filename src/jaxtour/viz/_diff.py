@@ -82,6 +82,7 @@ def diff_calls(
     before: tuple[tuple, dict],
     after: tuple[tuple, dict],
     *,
+    then: Callable | None = None,
     names: tuple[str, str] | None = None,
     static_argnums: int | tuple[int, ...] | None = (),
     static_argnames: str | tuple[str, ...] | None = (),
@@ -89,10 +90,12 @@ def diff_calls(
     """As `diff(f, f)`, but each side on its own arguments: what a retrace changed.
 
     Args:
-        f: the function (both sides).
+        f: the function of the first call.
         before: `(args, kwargs)` of the first call; arrays may be `jax.ShapeDtypeStruct`s.
         after: `(args, kwargs)` of the second.
-        names: what the report calls each side (default: `f`'s name twice).
+        then: the function of the second call, when it is not `f` (a transformed `f`,
+            `jax.vmap(f)`, called on a batch).
+        names: what the report calls each side (default: the functions' names).
         static_argnums: as `jax.jit`'s.
         static_argnames: as `jax.jit`'s.
 
@@ -106,8 +109,10 @@ def diff_calls(
         [['in: f32[4] → i32[4]', 'out: f32[] → i32[]']]
     """
     _ir.check_callable(f, WHO)
+    g = f if then is None else then
+    _ir.check_callable(g, WHO)
     static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
-    result = ProgramDiff.of(build(f, *before, static), build(f, *after, static))
+    result = ProgramDiff.of(build(f, *before, static), build(g, *after, static))
     if names is not None:
         result.names = names
     return result
