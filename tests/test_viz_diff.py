@@ -200,6 +200,28 @@ def test_a_loop_rewritten_as_scan_keeps_one_body():
     assert "after.py:4" in d.jaxpr.lines and "before.py:4" in d.jaxpr.lines
 
 
+NESTED = """
+@jax.custom_jvp
+def softplus(x):
+    return jnp.log1p(jnp.exp(x * {}))
+
+softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] * jax.nn.sigmoid(p[0])))
+
+def f(x):
+    return jax.lax.cond(x.sum() > 0, softplus, jnp.cos, x)
+"""
+
+
+def test_an_edit_inside_a_custom_rule_inside_a_cond_is_found_there():
+    d = diff(*pair(NESTED.format("1.0"), NESTED.format("2.0")))(jnp.ones(4))
+    (mul,) = d.jaxpr.changed
+    assert mul.name.startswith("cond › ") and mul.name.endswith("mul")
+    assert mul.what == ["input 1: 1.0 → 2.0"]
+    assert not d.jaxpr.added and not d.jaxpr.removed
+    for level in d.levels:  # XLA folds `x * 1.0` away: the compiled level gains ops
+        assert level.lines == ["after.py:4", "before.py:4"], str(level)
+
+
 def test_an_added_matmul_costs_two_m_n_k_flops():
     before = program("def f(x, w):\n    return jnp.tanh(x)\n", "before.py")
     after = program(MATMUL, "after.py")

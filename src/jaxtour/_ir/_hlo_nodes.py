@@ -33,6 +33,8 @@ def hlo_nodes(module: HloModule) -> list[Node]:
     env: dict[str, tuple] = {name: ("arg", i) for i, name in enumerate(entry.params)}
     _add_computation(builder, module, entry, env, "")
     inherit_sources(builder.nodes)
+    for index, own in builder.fallback.items():
+        builder.nodes[index].source = builder.nodes[index].source or own
     return builder.nodes
 
 
@@ -64,11 +66,12 @@ def _add_computation(
         calls = [c for c in op.called if c.computation in module.computations]
         fields = _op_fields(op, module)
         fields["in"] = ", ".join(types.get(name, "?") for name in op.operands)
-        # an op JAX made for the whole call (a hoisted constant) names the caller's line
-        source = (
-            user_line(op.source) if op.primitive or op.opcode != "constant" else None
-        )
+        # a constant's own location names where JAX made it (the call, a cond): the
+        # line that reads it says more, and it keeps its own only when none does
+        own = user_line(op.source)
+        source = None if op.opcode == "constant" else own
         index = builder.add(Node(op.kind, fields, refs, source, scope, region))
+        builder.fallback[index] = own
         if op.opcode in ("fusion", "call") and len(calls) == 1:
             inner_comp = module.computations[calls[0].computation]
             inner = {p: r for p, r in zip(inner_comp.params, refs, strict=False)}

@@ -72,6 +72,8 @@ class Builder:
     """Nodes in program order, each hashed as it is added (operands come first)."""
 
     nodes: list[Node] = field(default_factory=list)
+    # node → the line to fall back on when none of its readers has one
+    fallback: dict[int, SourceLine | None] = field(default_factory=dict)
 
     def add(self, node: Node) -> int:
         node.local = hash((node.label, tuple(sorted(node.fields.items()))))
