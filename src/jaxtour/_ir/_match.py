@@ -100,24 +100,20 @@ def _pair(matching: Matching, key: Callable[[Node], Any], leaves: bool) -> set[i
         if i in pairs or (not node.operands) != leaves:
             continue
         wanted = key(node)
-        j = _read_by_partners(matching, read_by.get(i, []), free, key, wanted)
-        j = (
-            j
-            if j is not None
-            else _best(
-                node,
-                pairs,
-                readers,
-                lambda j, w=wanted: j in free and key(after[j]) == w,
-            )
-        )
+
+        def fits(j: int, w: Any = wanted) -> bool:
+            return j in free and key(after[j]) == w
+
+        partner = _read_by_partners(matching, read_by.get(i, []), fits)
+        if partner is None:
+            partner = _best(node, pairs, readers, fits)
         queue = waiting[wanted]
-        while j is None and queue:
-            j = queue.popleft()
-            j = j if j in free else None
-        if j is not None:
-            pairs[i] = j
-            free.discard(j)
+        while partner is None and queue:
+            first = queue.popleft()
+            partner = first if first in free else None
+        if partner is not None:
+            pairs[i] = partner
+            free.discard(partner)
             new.add(i)
     return new
 
@@ -135,20 +131,14 @@ def _readers(nodes: list[Node]) -> dict[int, list[tuple[int, int]]]:
 def _read_by_partners(
     matching: Matching,
     readers: list[tuple[int, int]],
-    free: set[int],
-    key: Callable[[Node], Any],
-    wanted: Any,
+    fits: Callable[[int], bool],
 ) -> int | None:
-    """The free node with key `wanted` that the partner of a reader reads there."""
+    """The fitting node that the partner of one of this node's readers reads there."""
     for r, position in readers:
         if r in matching.pairs:
             operands = matching.after[matching.pairs[r]].operands
             ref = operands[position] if position < len(operands) else ("none",)
-            if (
-                ref[0] == "node"
-                and ref[1] in free
-                and key(matching.after[ref[1]]) == wanted
-            ):
+            if ref[0] == "node" and fits(ref[1]):
                 return int(ref[1])
     return None
 
