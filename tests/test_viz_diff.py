@@ -66,7 +66,8 @@ def test_the_text_leads_with_the_edit_and_its_cost(cast):
     first = text.splitlines()[0]
     assert first.startswith("diff f → f: 2 convert_element_type added (after.py:4)")
     assert "FLOPs unchanged" in first  # a bf16 matmul does as many multiply-adds
-    assert "dot_general changed on after.py:4, before.py:4" in text
+    assert "dot_general changed on after.py:4, before.py:4" in str(cast.jaxpr)
+    assert "Levels:" in text and "By line" in text and "Cost:" in text
     # one line, every level: the equations it wrote and the ops they became
     first = cast.by_line()[0]
     assert first[:3] == [
@@ -318,8 +319,9 @@ def test_the_saved_page_holds_no_address(cast, tmp_path):
     for needle in ("http", "//", "<script", "src=", "@import", "url("):
         assert needle not in page.replace("</", "<"), needle
     assert cast.save(tmp_path / "d.txt").read_text() == str(cast) + "\n"
+    assert cast.save(tmp_path / "d.md").read_text().startswith("**diff f → f")
     with pytest.raises(
-        ValueError, match=r"save\(\) writes \.html .* or \.txt; got 'd.svg'"
+        ValueError, match=r"ProgramDiff.save\(\) writes .html, .txt or .md"
     ):
         cast.save(tmp_path / "d.svg")
 

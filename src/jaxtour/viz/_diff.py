@@ -11,6 +11,7 @@ from typing import Any
 from jaxtour import _ir, _wording
 from jaxtour._diagram import Diagram
 from jaxtour._files import write_atomically
+from jaxtour._report import Report, Reported, Table
 from jaxtour.viz import _diff_draw
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff, module_changes
 from jaxtour.viz._diff_program import WHO, Program, build, time_call
@@ -119,7 +120,7 @@ def diff_calls(
 
 
 @dataclass
-class ProgramDiff:
+class ProgramDiff(Reported):
     """What differs between two programs, level by level, and what it costs.
 
     Attributes:
@@ -241,20 +242,27 @@ class ProgramDiff:
             rows.append([name, _figure(b, unit), _figure(a, unit), _change(b, a)])
         return rows
 
-    def __str__(self) -> str:
+    def report(self) -> Report:
+        """The differences level by level, by line of code, and the costs."""
         f, g = self.names
-        lines = [f"diff {f} → {g}: {self.headline()}", ""]
-        lines += [str(level) for level in self.levels]
-        rows = self.by_line()
-        if rows:
-            head = ["line", *(LEVELS[level.level] for level in self.levels)]
-            lines += ["", "By line (+ added, - removed, ~ changed):"]
-            lines.append(_text_table(head, rows))
-        table = _text_table(["", f, g, "change"], self.cost_rows())
-        lines += ["", table]
+        levels = [
+            [
+                LEVELS[level.level],
+                " → ".join(str(n) for n in level.ops),
+                "\n".join(level.sentences()) or "the same",
+            ]
+            for level in self.levels
+        ]
+        tables = [Table(["level", "ops", "what differs"], levels, heading="Levels")]
+        if rows := self.by_line():
+            columns = ["line", *LEVELS.values()]
+            heading = "By line (+ added, - removed, ~ changed)"
+            tables.append(Table(columns, rows, heading=heading))
+        tables.append(Table(["", f, g, "change"], self.cost_rows(), "Cost", "lrrr"))
+        notes = self.notes()
         if max(self.devices) > 1:
-            lines.append(f"devices: {self.devices[0]} → {self.devices[1]}")
-        return "\n".join(lines + self.notes())
+            notes.insert(0, f"Devices: {self.devices[0]} → {self.devices[1]}.")
+        return Report(f"diff {f} → {g}: {self.headline()}", tables=tables, notes=notes)
 
     def __repr__(self) -> str:
         f, g = self.names
@@ -280,23 +288,21 @@ class ProgramDiff:
         return _diff_draw.draw_level(getattr(self, level), self.names)
 
     def _repr_html_(self) -> str:
-        # One rich mime type: HTML holding the text and the drawings (inline SVG).
-        return _diff_draw.page_body(self)
+        # One rich mime type: the report, then each level that differs drawn (inline SVG).
+        return self.report().html() + _diff_draw.drawings(self)
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write a self-contained page (.html, no network reference) or the text (.txt).
+        """Write a self-contained page with the drawings (.html: no script, no address),
+        the text (.txt) or Markdown (.md).
 
         Raises:
-            ValueError: the suffix is neither.
+            ValueError: the suffix is none of those.
         """
         path = Path(path)
-        if path.suffix not in (".html", ".txt"):
-            raise ValueError(
-                f"{WHO}: save() writes .html (a page with the drawings) or .txt; got "
-                f"{path.name!r}. For one level's picture alone, d.draw(level).save(...)."
-            )
-        text = _diff_draw.page(self) if path.suffix == ".html" else str(self) + "\n"
-        write_atomically(path, text.encode())
+        if path.suffix.lower() != ".html":
+            return self.report().save(path, who=type(self).__name__)
+        page = _diff_draw.page(self.report(), _diff_draw.drawings(self))
+        write_atomically(path, page.encode())
         return path
 
 
@@ -320,11 +326,3 @@ def _figure(value: float, unit: str) -> str:
     if unit == "s":
         return f"{value * 1e3:.3g} ms" if value >= 1e-3 else f"{value * 1e6:.3g} µs"
     return _wording.si(value, unit) if value >= 1000 or unit else f"{value:g}"
-
-
-def _text_table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [head, *rows]
-    )

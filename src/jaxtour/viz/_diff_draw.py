@@ -14,6 +14,7 @@ from typing import Any
 
 from jaxtour import _render, _style, _wording
 from jaxtour._diagram import Diagram
+from jaxtour._report import Report
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff
 
 FOLD = 3  # a run of this many unchanged rows or more folds into one
@@ -155,44 +156,25 @@ def inline_svg(diagram: Diagram) -> str:
     return _SVG_XMLNS.sub("", _SVG_PROLOG.sub("", svg)).strip()
 
 
-def page_body(d: Any) -> str:
-    """A `ProgramDiff` as HTML: headline, each level's differences and drawing, costs.
+def drawings(d: Any) -> str:
+    """Each level of a `ProgramDiff` that differs, drawn side by side, as inline SVG.
 
     (`d` is untyped here: `_diff` imports this module, not the other way round.)
     """
-    f, g = d.names
-    parts = [
-        "<div style='font-family:sans-serif'>",
-        f"<h3 style='margin:4px 0'>diff <code>{escape(f)}</code> → "
-        f"<code>{escape(g)}</code></h3>",
-        f"<p style='margin:4px 0'>{escape(d.headline())}</p>",
-    ]
+    parts = []
     for level in d.levels:
-        parts.append(f"<pre style='margin:6px 0'>{escape(str(level))}</pre>")
         if not level.same:
+            parts.append(
+                f"<h4 style='margin:8px 0 4px'>{escape(LEVELS[level.level])}</h4>"
+            )
             parts.append(inline_svg(d.draw(level.level)))
-    if rows := d.by_line():
-        parts.append(
-            "<p style='margin:6px 0'>By line (+ added, - removed, ~ changed):</p>"
-        )
-        parts.append(_table(["line", *LEVELS.values()], rows))
-    parts.append(_table(["", f, g, "change"], d.cost_rows()))
-    notes = "".join(f"<li>{escape(n)}</li>" for n in d.notes())
-    parts.append(f"<ul>{notes}</ul></div>")
     return "".join(parts)
 
 
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    cells = "".join(
-        "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows
-    )
-    return f"<table><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{cells}</table>"
-
-
-def page(d: Any) -> str:
-    """A whole self-contained page: no script, no stylesheet, no address."""
-    f, g = d.names
+def page(report: Report, drawings: str) -> str:
+    """A whole self-contained page: the report, then the drawings; no script, no address."""
     return (
-        f"<!doctype html>\n<html><head><meta charset='utf-8'><title>diff "
-        f"{escape(f)} → {escape(g)}</title></head>\n<body>{page_body(d)}</body></html>\n"
+        f"<!doctype html>\n<html><head><meta charset='utf-8'><title>"
+        f"{escape(report.title)}</title></head>\n<body>{report.html()}{drawings}"
+        "</body></html>\n"
     )
