@@ -198,7 +198,7 @@ class ProgramDiff(Reported):
         if self.same:
             return f"{f} and {g} compile to the same program at every level."
         first = next(level for level in self.levels if not level.same)
-        lead = "" if first.level == "jaxpr" else "same jaxpr; "
+        lead = "" if first.level == "jaxpr" else "same jaxpr; in StableHLO, "
         if first.level == "compiled":
             lead = "same jaxpr and StableHLO; XLA compiled them differently: "
         return f"{lead}{first.sentences()[0]}; {self.cost_words()}."
