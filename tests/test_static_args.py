@@ -188,6 +188,7 @@ CONFIGURE = {
     "explain_retraces": tracing.explain_retraces,
     "step_through": tracing.step_through,
     "find_nans": tracing.find_nans,
+    "diff": lambda f, **opts: viz.diff(f, f, **opts),
 }
 
 BAD_OPTIONS = {

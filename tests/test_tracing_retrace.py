@@ -326,6 +326,8 @@ def test_a_retrace_is_explained_against_the_call_that_differs_least():
         r"\d+(\.\d+)? ms", "〈ms〉", text
     )
     assert text.count("against call") == 1  # not on call 2's row: its closest is 1
+    # report.diff(n) sets call n's program beside that same closest trace
+    assert f.report.diff(3).names == ("_loss (call 1)", "_loss (call 3)")
     assert [(c.kind, c.words) for c in f.calls[2].causes] == [
         ("dtype", "`params['b']` changed dtype: f32[8] → bf16[8]"),
         ("dtype", "`params['w']` changed dtype: f32[8,8] → bf16[8,8]"),

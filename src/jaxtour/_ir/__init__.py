@@ -16,7 +16,9 @@ and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws 
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
 `_cost` (FLOPs and bytes per equation and per compiled op), `_fused` (what a compiled
 op holds: its fused computation's ops and the primitives they compute), `_inputs` (the
-jaxpr inputs a program reads, the buffers `jax.jit` passes on).
+jaxpr inputs a program reads, the buffers `jax.jit` passes on), `_nodes` and
+`_hlo_nodes` (equations and ops as canonical nodes, names left out) and `_match` (two
+programs' nodes paired).
 """
 
 from jaxtour._ir._args import (
@@ -41,6 +43,7 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
+from jaxtour._ir._hlo_nodes import hlo_nodes, module_attrs
 from jaxtour._ir._inputs import used_inputs
 from jaxtour._ir._jaxpr import (
     SourceLine,
@@ -60,6 +63,8 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._match import Change, Matching, match_nodes
+from jaxtour._ir._nodes import Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
@@ -75,11 +80,14 @@ from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 __all__ = [
     "BOOKKEEPING",
     "Called",
+    "Change",
     "Count",
     "FlatJaxpr",
     "HloComputation",
     "HloModule",
     "HloOp",
+    "Matching",
+    "Node",
     "SourceLine",
     "Split",
     "StaticArgs",
@@ -104,6 +112,7 @@ __all__ = [
     "held_primitives",
     "hlo_bytes",
     "hlo_counts",
+    "hlo_nodes",
     "host",
     "important_params",
     "io_names",
@@ -112,7 +121,10 @@ __all__ = [
     "is_key",
     "is_literal",
     "jaxpr_counts",
+    "jaxpr_nodes",
     "literal_str",
+    "match_nodes",
+    "module_attrs",
     "nonfinite",
     "op_primitive",
     "parse_hlo",

@@ -51,6 +51,7 @@ class HloOp:
     target: str = ""  # custom-call target
     index: int | None = None  # which element a get-tuple-element takes
     attrs: str = ""  # the text after the operands (dims, window), metadata dropped
+    literal: str = ""  # a constant's value as written: `2`, `{1, 2}`, `dense<2.0>`
 
     @property
     def fusion(self) -> str:
@@ -226,6 +227,8 @@ def _hlo_op(
         op.index = int(attr(rest, r"\bindex=(\d+)") or 0)
     if opcode == "parameter":
         _set_param(computation, int(raw), op)
+    if opcode == "constant":
+        op.literal = raw.strip()
     frame = attr(meta, r"stack_frame_id=(\d+)")
     return op, int(frame) if frame else None
 

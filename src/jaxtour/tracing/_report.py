@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jaxtour._report import Report, Reported, Table
@@ -21,8 +22,10 @@ class RetraceReport(Reported):
     slide's output box shows); in a notebook it shows as HTML.
     """
 
-    def __init__(self, name: str, calls: list[Any]) -> None:
-        self.name, self.calls = name, calls
+    def __init__(
+        self, name: str, calls: list[Any], differ: Callable[[int], Any] | None = None
+    ) -> None:
+        self.name, self.calls, self._differ = name, calls, differ
         self.traces = sum(c.event != "cache hit" for c in calls)
         self.rows = [c for c in calls if c.event != "cache hit" or c.stale]
 
@@ -54,6 +57,26 @@ class RetraceReport(Reported):
         compile_ms = _ms(call.compile_s) if call.event != "cache hit" else "—"
         reasons = "\n".join(w + (f"\n→ {h}" if h else "") for w, h in why)
         return [str(call.number), where, call.event, compile_ms, reasons]
+
+    def diff(self, n: int) -> Any:
+        """What retracing changed: call `n`'s program against the closest earlier trace.
+
+        Both are traced, lowered and compiled again from the argument types recorded
+        at each call (`jaxtour.viz.diff_calls`); the earlier one is the traced call
+        the table's cause names (`closest(n)`: the one that differs least).
+
+        Returns:
+            A `jaxtour.viz.ProgramDiff`.
+
+        Raises:
+            ValueError: call `n` did not trace, or it was the first trace.
+        """
+        if self._differ is None:
+            raise ValueError(
+                f"this report of {self.name} keeps no arguments to diff; take it from "
+                "`explain_retraces(f).report`."
+            )
+        return self._differ(n)
 
     def report(self) -> Report:
         """A row per call that traced (or read a stale value), 88 characters wide."""

@@ -15,6 +15,7 @@ from jaxtour import _ir
 from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
 from jaxtour.tracing._report import RetraceReport
+from jaxtour.tracing._retrace_diff import Example, abstract, diff_trace
 from jaxtour.tracing._signature import (
     Cause,
     Signature,
@@ -124,6 +125,7 @@ class Retraced:
         self.calls: list[Call] = []
         self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
         self._traced_by: dict[Signature, int] = {}  # -> the call that last traced it
+        self._examples: dict[int, Example] = {}  # traced call -> its argument types
         self._defaults = _defaults(f)
 
         @functools.wraps(f)
@@ -143,7 +145,7 @@ class Retraced:
     @property
     def report(self) -> RetraceReport:
         """The table of this function's traces (and stale reads)."""
-        return RetraceReport(self.name, self.calls)
+        return RetraceReport(self.name, self.calls, self._diff)
 
     def closest(self, number: int) -> int | None:
         """The number of the earlier traced call that call `number` (1-based, as the
@@ -185,7 +187,17 @@ class Retraced:
         self.calls.append(
             self._record(sig, self.traces > before, site, sum(timings), took)
         )
+        if self.traces > before:
+            self._examples[len(self.calls)] = abstract(
+                args, kwargs, tuple(static), self.statics.names
+            )
         return out
+
+    def _diff(self, n: int) -> Any:
+        nums, names = self.statics
+        static = {"static_argnums": nums, "static_argnames": names}
+        against = self.calls[n - 1].compared_with if 1 <= n <= len(self.calls) else None
+        return diff_trace(self.fn, self.name, self._examples, n, static, against)
 
     def _record(
         self, sig: Signature, traced: bool, site: Any, compile_s: float, call_s: float
