@@ -12,7 +12,8 @@ key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
-`_cost` (FLOPs and bytes per equation and per compiled op).
+`_cost` (FLOPs and bytes per equation), `_hlo_cost` (per compiled op), `_loops` (how
+often a loop runs).
 """
 
 from jaxtour._ir._args import (
@@ -26,7 +27,7 @@ from jaxtour._ir._args import (
     trace_split,
     tracer,
 )
-from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
+from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._hlo import (
@@ -38,6 +39,7 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
+from jaxtour._ir._hlo_cost import hlo_bytes, hlo_counts, trips_of
 from jaxtour._ir._jaxpr import (
     SourceLine,
     SubJaxpr,
@@ -56,6 +58,7 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
@@ -63,12 +66,14 @@ from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 
 __all__ = [
     "BOOKKEEPING",
+    "DATA_DEPENDENT",
     "Called",
     "Count",
     "FlatJaxpr",
     "HloComputation",
     "HloModule",
     "HloOp",
+    "Loop",
     "SourceLine",
     "Split",
     "Step",
@@ -88,6 +93,7 @@ __all__ = [
     "function_name",
     "hlo_bytes",
     "hlo_counts",
+    "hlo_trips",
     "host",
     "important_params",
     "io_names",
@@ -96,6 +102,7 @@ __all__ = [
     "is_key",
     "is_literal",
     "jaxpr_counts",
+    "jaxpr_loops",
     "literal_str",
     "nonfinite",
     "parse_hlo",
@@ -113,6 +120,7 @@ __all__ = [
     "trace_split",
     "traceable",
     "tracer",
+    "trips_of",
     "type_str",
     "unwrap_jit",
     "value_type",
