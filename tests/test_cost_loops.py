@@ -180,6 +180,7 @@ def test_hlo_trips_reads_xlas_annotation_or_pairs_with_the_jaxpr():
     module = _ir.parse_hlo(compiled.as_text())
     (op,) = [op for _, op in module.walk() if op.opcode == "while"]
     jaxpr = jax.make_jaxpr(f)(jnp.ones(4)).jaxpr
+    assert op.trip_count == 5  # XLA's known_trip_count (JAX 0.10 and 0.12 print it)
     op.trip_count = None  # an XLA that does not annotate: the jaxpr's count is used
     (loop,) = _ir.hlo_trips(module, jaxpr).values()
     assert (loop.trips, loop.how) == (5, "counted in the jaxpr")

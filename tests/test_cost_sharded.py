@@ -76,5 +76,6 @@ def test_every_figure_says_global_or_per_device(sharded):
     table = sharded["table"]
     assert "on cpu, 8 devices" in table
     assert "jaxpr (kit, global)" in table and "compiled (kit, per device)" in table
+    assert "on each of 8 devices" in table  # the fusion note sets no ratio across kinds
     assert "per device" in sharded["repr"]
     assert "one device's of 8" in sharded["roof"]

@@ -25,6 +25,12 @@ class Loop(NamedTuple):
 
     `trips` is None when the count depends on the data (or an argument): the figures
     then hold one iteration of it, and `how` says so.
+
+    Example:
+        >>> str(Loop("scan", 8, "scan's length"))
+        "scan runs 8 times (scan's length)"
+        >>> str(Loop("while.0", None, DATA_DEPENDENT))
+        'while.0: data-dependent: figures count one iteration'
     """
 
     name: str  # "scan", "while" (jaxpr) or the compiled op's name ("while.1")

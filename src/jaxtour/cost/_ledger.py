@@ -101,6 +101,11 @@ class CostTable:
         notes = [
             f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} if each read "
             f"and wrote memory; the compiled program moves {si(op[2], 'B')}."
+            if self.devices == 1
+            else f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} in all "
+            f"(global shapes) if each read and wrote memory; the compiled program moves "
+            f"{si(op[2], 'B')} on each of {self.devices} devices. The two are not "
+            "comparable: fusion_traffic sets like against like."
         ]
         notes += _notes.loop_notes(self.loops, self.compiled_loops)
         if self.uncounted:

@@ -56,7 +56,13 @@ def repeats(loops: Sequence[_ir.Loop]) -> bool:
 
 def uncounted(names: Sequence[str], kit_flops: float, xla_flops: float | None) -> str:
     """'' when every op is counted; else how many of which kind, and the FLOPs XLA
-    counts beyond the kit's counted ops (about what they cost)."""
+    counts beyond the kit's counted ops (about what they cost).
+
+    Example:
+        >>> uncounted(["sort.1", "sort.2", "fft.3"], 100.0, 400.0)
+        "2 sort, 1 fft ops not counted (FLOP totals leave them out; XLA counts 300
+        FLOPs beyond the kit's, about what they cost)"
+    """
     if not names:
         return ""
     kinds = collections.Counter(name.split(".")[0] for name in names)
