@@ -10,6 +10,7 @@ import numpy as np
 from jaxtour import _ir
 from jaxtour._plot import Plot, figure
 from jaxtour._wait import run_interruptibly
+from jaxtour.cost import _notes
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
 from jaxtour.cost._profile import measured_ops
@@ -84,7 +85,7 @@ class Roofline(Plot):
         table, notes = self.table, []
         if table.devices > 1:
             notes.append(f"figures are one device's of {table.devices}")
-        if any(loop.trips not in (None, 1) for loop in table.compiled_loops):
+        if _notes.repeats(table.compiled_loops):
             notes.append("loops count every iteration")
         if table.per_iteration:
             notes.append("a data-dependent loop counts one iteration")
