@@ -36,15 +36,17 @@ SNIPPET = """
     xs, ys = on(x, "data", None), on(y, "data", None)
     g = jnp.linspace(-3, 3, 8 * 1024).reshape(8, 1024)
     table = cost_table(loss)(sharded_w, xs, ys)
+    mesh_traffic = fusion_traffic(loss)(sharded_w, xs, ys)
+    shard_map_traffic = fusion_traffic(twin)(w, x, y)
     out = {
         "gelu": fusion_traffic(gelu)(g).saving,
         "gelu8": fusion_traffic(gelu)(on(g, all8)).saving,
         "one": fusion_traffic(loss)(w, x, y).saving,
-        "mesh": repr(fusion_traffic(loss)(sharded_w, xs, ys)),
-        "mesh_saving": fusion_traffic(loss)(sharded_w, xs, ys).saving,
+        "mesh": repr(mesh_traffic),
+        "mesh_saving": mesh_traffic.saving,
         "share": fusion_traffic(loss)(w, x[:32], y[:32]).saving,
-        "shard_map": repr(fusion_traffic(twin)(w, x, y)),
-        "shard_map_saving": fusion_traffic(twin)(w, x, y).saving,
+        "shard_map": repr(shard_map_traffic),
+        "shard_map_saving": shard_map_traffic.saving,
         "table": str(table),
         "repr": repr(table),
         "roof": Roofline(table, Peaks("cpu:cpu", 50e9, 10e9), 1e-3).title,
