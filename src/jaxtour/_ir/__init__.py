@@ -13,7 +13,9 @@ key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
 `_cost` (FLOPs and bytes per equation), `_hlo_cost` (per compiled op), `_loops` (how
-often a loop runs).
+often a loop runs), `_fused` (what a compiled op holds: its fused computation's ops and
+the primitives they compute), `_inputs` (the jaxpr inputs a program reads, the buffers
+`jax.jit` passes on).
 """
 
 from jaxtour._ir._args import (
@@ -30,6 +32,7 @@ from jaxtour._ir._args import (
 from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
+from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
     Called,
@@ -40,6 +43,7 @@ from jaxtour._ir._hlo import (
     split_top,
 )
 from jaxtour._ir._hlo_cost import hlo_bytes, hlo_counts, trips_of
+from jaxtour._ir._inputs import used_inputs
 from jaxtour._ir._jaxpr import (
     SourceLine,
     SubJaxpr,
@@ -91,6 +95,9 @@ __all__ = [
     "eqn_count",
     "flatten_jaxpr",
     "function_name",
+    "fusion_root",
+    "held_ops",
+    "held_primitives",
     "hlo_bytes",
     "hlo_counts",
     "hlo_trips",
@@ -105,6 +112,7 @@ __all__ = [
     "jaxpr_loops",
     "literal_str",
     "nonfinite",
+    "op_primitive",
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",
@@ -123,6 +131,7 @@ __all__ = [
     "trips_of",
     "type_str",
     "unwrap_jit",
+    "used_inputs",
     "value_type",
     "walk",
 ]
