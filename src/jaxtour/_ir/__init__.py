@@ -14,11 +14,11 @@ tracing), `_split` (leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
-`_cost` (FLOPs and bytes per equation and per compiled op), `_fused` (what a compiled
-op holds: its fused computation's ops and the primitives they compute), `_inputs` (the
-jaxpr inputs a program reads, the buffers `jax.jit` passes on), `_nodes` and
-`_hlo_nodes` (equations and ops as canonical nodes, names left out) and `_match` (two
-programs' nodes paired).
+`_cost` (FLOPs and bytes per equation), `_hlo_cost` (per compiled op), `_loops` (how
+often a loop runs), `_fused` (what a compiled op holds: its fused computation's ops and
+the primitives they compute), `_inputs` (the jaxpr inputs a program reads, the buffers
+`jax.jit` passes on), `_nodes` and `_hlo_nodes` (equations and ops as canonical nodes,
+names left out) and `_match` (two programs' nodes paired).
 """
 
 from jaxtour._ir._args import (
@@ -30,7 +30,7 @@ from jaxtour._ir._args import (
     trace_split,
     tracer,
 )
-from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
+from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
@@ -43,6 +43,7 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
+from jaxtour._ir._hlo_cost import hlo_bytes, hlo_counts, trips_of
 from jaxtour._ir._hlo_nodes import hlo_nodes, module_attrs
 from jaxtour._ir._inputs import used_inputs
 from jaxtour._ir._jaxpr import (
@@ -63,6 +64,7 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
@@ -79,6 +81,7 @@ from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 
 __all__ = [
     "BOOKKEEPING",
+    "DATA_DEPENDENT",
     "Called",
     "Change",
     "Count",
@@ -86,6 +89,7 @@ __all__ = [
     "HloComputation",
     "HloModule",
     "HloOp",
+    "Loop",
     "Matching",
     "Node",
     "SourceLine",
@@ -113,6 +117,7 @@ __all__ = [
     "hlo_bytes",
     "hlo_counts",
     "hlo_nodes",
+    "hlo_trips",
     "host",
     "important_params",
     "io_names",
@@ -121,6 +126,7 @@ __all__ = [
     "is_key",
     "is_literal",
     "jaxpr_counts",
+    "jaxpr_loops",
     "jaxpr_nodes",
     "literal_str",
     "match_nodes",
@@ -143,6 +149,7 @@ __all__ = [
     "trace_split",
     "traceable",
     "tracer",
+    "trips_of",
     "type_str",
     "unwrap_jit",
     "used_inputs",
