@@ -9,7 +9,7 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 One module per seam: `_args` (checked arguments and tracing), `_split` (leaves JAX
 cannot trace held fixed, as `eqx.filter_jit`), `_values` (run values as NumPy: keys as
 key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
-`_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
+`_frames` (the user's call stack behind an equation), `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
 `_cost` (FLOPs and bytes per equation and per compiled op).
@@ -28,6 +28,7 @@ from jaxtour._ir._args import (
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
+from jaxtour._ir._frames import Frame, Stack, is_library, user_stack
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
@@ -66,11 +67,13 @@ __all__ = [
     "Called",
     "Count",
     "FlatJaxpr",
+    "Frame",
     "HloComputation",
     "HloModule",
     "HloOp",
     "SourceLine",
     "Split",
+    "Stack",
     "Step",
     "Stepped",
     "SubJaxpr",
@@ -94,6 +97,7 @@ __all__ = [
     "is_dropvar",
     "is_float",
     "is_key",
+    "is_library",
     "is_literal",
     "jaxpr_counts",
     "literal_str",
@@ -115,6 +119,7 @@ __all__ = [
     "tracer",
     "type_str",
     "unwrap_jit",
+    "user_stack",
     "value_type",
     "walk",
 ]
