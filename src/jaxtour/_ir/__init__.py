@@ -8,8 +8,9 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 
 One module per seam: `_args` (checked arguments and tracing), `_split` (leaves JAX
 cannot trace held fixed, as `eqx.filter_jit`), `_values` (run values as NumPy: keys as
-key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
-`_frames` (the user's call stack behind an equation), `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
+key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs), `_frames` (the
+user's call stack behind an equation), `_hlo` (compiled HLO text), `_stablehlo`
+(StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
 `_cost` (FLOPs and bytes per equation and per compiled op).
@@ -28,8 +29,8 @@ from jaxtour._ir._args import (
 )
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
-from jaxtour._ir._frames import Frame, Stack, is_library, user_stack
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
+from jaxtour._ir._frames import Frame, Stack, is_library, user_stack
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
     Called,

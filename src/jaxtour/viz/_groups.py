@@ -19,7 +19,6 @@ from typing import Any
 
 from jaxtour import _ir
 
-
 SMALLEST = 3  # a call that made fewer equations is drawn as its equations
 
 
