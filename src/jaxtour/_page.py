@@ -44,10 +44,10 @@ svg.querySelectorAll('g.node,g.edge,g.cluster').forEach(g => {
   else byTitle[name] = g;
 });
 const folded = new Set(groups.filter(g => g.folded).map(g => g.id));
-const kids = {}; groups.forEach(g => { if (g.parent !== null) (kids[g.parent] = kids[g.parent] || []).push(g.id); });
 function hiddenBy(id) {  // the outermost folded group holding group id, or null
   let found = null;
-  for (let p = groups[id].parent; p !== null; p = groups[p].parent) if (folded.has(p)) found = p;
+  for (let p = groups[id].parent; p !== null; p = groups[p].parent)
+    if (folded.has(p)) found = p;
   return found;
 }
 function render() {
@@ -64,8 +64,10 @@ function render() {
       g.clusters.forEach(n => { if (clusters[n]) clusters[n].classList.add('jt-hidden'); });
       const b = c.getBBox(), t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
       t.setAttribute('class', 'jt-box'); t.setAttribute('x', b.x + b.width / 2);
-      t.setAttribute('y', b.y + Math.min(b.height / 2, 40)); t.setAttribute('text-anchor', 'middle');
-      t.textContent = '\u25B8 ' + g.label + ': ' + g.size + ' equation' + (g.size === 1 ? '' : 's');
+      t.setAttribute('y', b.y + Math.min(b.height / 2, 40));
+      t.setAttribute('text-anchor', 'middle');
+      t.textContent = '\u25B8 ' + g.label + ': ' + g.size + ' equation'
+        + (g.size === 1 ? '' : 's');
       c.appendChild(t);
     }
   });
@@ -105,7 +107,8 @@ view.addEventListener('wheel', ev => { ev.preventDefault();
   zoom(ev.deltaY > 0 ? 1.15 : 1 / 1.15, ev.clientX, ev.clientY); }, {passive: false});
 let drag = null, moved = false;
 view.addEventListener('mousedown', ev => { drag = [ev.clientX, ev.clientY]; moved = false; });
-window.addEventListener('mouseup', () => { drag = null; setTimeout(() => { moved = false; }); });
+window.addEventListener('mouseup', () => {
+  drag = null; setTimeout(() => { moved = false; }); });
 window.addEventListener('mousemove', ev => {
   if (!drag) return;
   const r = svg.getBoundingClientRect(), s = Math.max(vb[2] / r.width, vb[3] / r.height);
@@ -117,7 +120,8 @@ document.getElementById('jt-in').onclick = () => { const r = svg.getBoundingClie
   zoom(1 / 1.5, r.left + r.width / 2, r.top + r.height / 2); };
 document.getElementById('jt-out').onclick = () => { const r = svg.getBoundingClientRect();
   zoom(1.5, r.left + r.width / 2, r.top + r.height / 2); };
-document.getElementById('jt-fit').onclick = () => { vb = [vb0.x, vb0.y, vb0.width, vb0.height]; apply(); };
+document.getElementById('jt-fit').onclick = () => {
+  vb = [vb0.x, vb0.y, vb0.width, vb0.height]; apply(); };
 render();
 })();
 """

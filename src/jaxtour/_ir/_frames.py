@@ -12,6 +12,7 @@ structure is then read from the user's frames alone, with no adapter per framewo
 from __future__ import annotations
 
 import functools
+import itertools
 import linecache
 import os
 import re
@@ -26,6 +27,7 @@ class Frame(NamedTuple):
     line: int
     function: str  # the qualified name: `Block.__call__`, `loss`
     callee: str = ""  # what this frame was calling: `self.fc1`, `blk`, `jnp.tanh`
+    at: int = 0  # the bytecode offset of that call: orders two calls on one line
 
     @property
     def attribute(self) -> str:
@@ -35,8 +37,9 @@ class Frame(NamedTuple):
     @property
     def short(self) -> str:
         """`Block.__call__` as `Block`, `loss` as `loss`: how a box names the call."""
-        owner, _, method = self.function.rpartition(".")
-        return owner if method == "__call__" and owner else self.function
+        function = self.function.rpartition("<locals>.")[2]
+        owner, _, method = function.rpartition(".")
+        return owner if method == "__call__" and owner else function
 
 
 class Stack(NamedTuple):
@@ -77,7 +80,7 @@ def _callee(code: Any, lasti: int) -> str:
     """The callee's expression of the call `code` is running at `lasti` (`self.fc1`),
     read from the instruction's source position; "" when Python keeps none."""
     try:
-        line, _, col, _ = list(code.co_positions())[lasti // 2]
+        line, _, col, _ = next(itertools.islice(code.co_positions(), lasti // 2, None))
     except Exception:  # positions are best effort (python -X no_debug_ranges)
         return ""
     if line is None or col is None:
@@ -87,24 +90,27 @@ def _callee(code: Any, lasti: int) -> str:
     return match[1] if match else ""
 
 
-def _raw(traceback: Any) -> list[Frame]:
-    """The traceback's frames, outermost first, with what each was calling."""
+def _raw(traceback: Any) -> list[tuple[Frame, Any, int]]:
+    """The traceback's frames, outermost first, each with its code object and offset
+    (None and 0 where jaxlib gives none)."""
     frames = list(getattr(traceback, "frames", None) or ())
     try:
         codes, lastis = traceback.raw_frames()
     except Exception:  # a jaxlib without raw frames: no callee names
         codes, lastis = [None] * len(frames), [0] * len(frames)
     return [
-        Frame(
-            f.file_name,
-            int(f.line_num),
-            f.function_name,
-            _callee(code, lasti) if code is not None else "",
-        )
+        (Frame(f.file_name, int(f.line_num), f.function_name), code, int(lasti))
         for f, code, lasti in zip(
             reversed(frames), reversed(codes), reversed(lastis), strict=False
         )
     ]
+
+
+def _named(frame: Frame, code: Any, lasti: int) -> Frame:
+    """`frame` with what it was calling and where in its bytecode."""
+    if code is None:
+        return frame
+    return frame._replace(callee=_callee(code, lasti), at=lasti)
 
 
 def public(function: str) -> bool:
@@ -121,12 +127,12 @@ def user_stack(eqn: Any) -> Stack:
     Empty when JAX kept no traceback (equations made by a transformation's rules).
     """
     try:
-        frames = _raw(eqn.source_info.traceback)
+        raw = _raw(eqn.source_info.traceback)
         backward = "transpose" in str(eqn.source_info.name_stack)
     except Exception:  # source info is best effort: a picture without it is still right
         return Stack((), None)
-    user = [i for i, f in enumerate(frames) if not is_library(f.file)]
+    user = [i for i, (f, _, _) in enumerate(raw) if not is_library(f.file)]
     if not user:
         return Stack((), None, backward)
-    entry = next((f for f in frames[user[-1] + 1 :] if public(f.function)), None)
-    return Stack(tuple(frames[i] for i in user), entry, backward)
+    entry = next((f for f, _, _ in raw[user[-1] + 1 :] if public(f.function)), None)
+    return Stack(tuple(_named(*raw[i]) for i in user), entry, backward)

@@ -4,7 +4,8 @@
 the equations the way the code nested its calls: `Block` holds `CausalSelfAttention`
 holds the library's `Linear` its `self.qkv(x)` called. One call is one group: two
 blocks called from the same line of a loop are two groups, told apart because the
-second one starts again at (or before) the first line the first one ran. Groups of fewer
+second one starts again at (or before) the first line and bytecode offset the first
+one ran. Groups of fewer
 than three equations, and groups holding nothing but one other group, are dissolved into
 their parent, so every box in a picture stands for at least two equations.
 """
@@ -53,12 +54,12 @@ class Group:
 class _Open:
     """A group being filled while the equations are read: its key and lines seen."""
 
-    def __init__(self, key: tuple, group: Group, line: int) -> None:
+    def __init__(self, key: tuple, group: Group, line: tuple) -> None:
         self.key, self.group, self.first, self.last = key, group, line, line
 
 
-def _levels(stack: _ir.Stack) -> list[tuple[tuple, int, Group]]:
-    """(key, the line running at that level, a fresh group) for each level of `stack`.
+def _levels(stack: _ir.Stack) -> list[tuple[tuple, tuple, Group]]:
+    """(key, where that level runs: (line, offset), a fresh group) for each level.
 
     The backward pass (equations a grad's transpose made) runs the calls again, in
     reverse: its groups are apart from the forward ones, and their lines run backwards.
@@ -67,11 +68,15 @@ def _levels(stack: _ir.Stack) -> list[tuple[tuple, int, Group]]:
     for i, frame in enumerate(frames):
         key = (back, *frames[:i], (frame.file, frame.function))
         caller = frames[i - 1] if i else None
-        line = -frame.line if back else frame.line
+        line = (-frame.line, -frame.at) if back else (frame.line, frame.at)
         out.append((key, line, _group(frame.short, caller, back)))
     if stack.entry is not None and frames:
         key = (back, *frames, (stack.entry.file, stack.entry.function))
-        line = -stack.entry.line if back else stack.entry.line
+        line = (
+            (-stack.entry.line, -stack.entry.at)
+            if back
+            else (stack.entry.line, stack.entry.at)
+        )
         out.append((key, line, _group(stack.entry.short, frames[-1], back)))
     return out
 

@@ -123,10 +123,10 @@ def jaxpr_diagram(
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
     closed_jaxpr = _ir.unwrap_jit(closed_jaxpr)
     total = _ir.count_eqns(closed_jaxpr.jaxpr)
-    if group_by == "auto":
-        group_by = "code" if total > AUTO_CODE else None
-    if group_by == "code":
-        return _code_diagram(
+    if group_by == "auto" and total <= AUTO_CODE:
+        group_by = None
+    if group_by in ("code", "auto"):
+        diagram = _code_diagram(
             closed_jaxpr,
             name,
             rankdir=rankdir,
@@ -134,7 +134,11 @@ def jaxpr_diagram(
             budget=max(8, max_eqns * 2 // 5),
             edge_labels=edge_labels,
             expand_pytrees=expand_pytrees,
+            strict=group_by == "code",
         )
+        if diagram is not None:
+            return diagram
+        group_by = None  # the calls do not fold the program small enough: as before
     return _flat_diagram(
         closed_jaxpr,
         name,
@@ -208,9 +212,12 @@ def _code_diagram(
     budget: int,
     edge_labels: bool | None,
     expand_pytrees: bool | None,
-) -> Diagram:
+    strict: bool = True,
+) -> Diagram | None:
     """The jaxpr nested by the user's calls, opening as many groups as fit `budget`
-    nodes and `_fit.MAX_PX` both ways; its page (`Diagram.save(".html")`) opens all."""
+    nodes and `_fit.MAX_PX` both ways; its page (`Diagram.save(".html")`) opens all.
+    None, unless `strict`, when even every call folded draws more than 1.5 × `budget`
+    nodes (a loop of many small calls, not a model)."""
     import graphviz
 
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
@@ -263,6 +270,8 @@ def _code_diagram(
         builder.finish()
         return Diagram.from_graph(builder.graph, title)
 
+    if not strict and build(set(), max_depth, head).drawn_nodes > 1.5 * budget:
+        return None
     diagram, _ = _fit.fit(draw, budget)
 
     def whole() -> tuple[str, list]:

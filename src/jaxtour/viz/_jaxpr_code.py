@@ -2,7 +2,8 @@
 
 `CodeBuilder` is `Builder` with `group_by="code"`: each block of equations (the top
 level, a jit's body, a scan's body) is nested by the user's calls (`_groups`). Groups
-named in `opened` are opened as labelled clusters; the others are folded into one box ("Block.fc1: 3 equations"). It records every group it draws, with the nodes
+named in `opened` are opened as labelled clusters; the others are folded into one box
+("Block.fc1: 3 equations"). It records every group it draws, with the nodes
 inside it, so a page (`jaxtour._page`) can fold and open them again.
 """
 
