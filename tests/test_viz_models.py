@@ -156,3 +156,17 @@ def test_a_diagram_without_groups_saves_a_page_too(tmp_path):
     page = d.save(tmp_path / "small.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page
     assert not _NETWORK.search(page)
+
+
+def test_the_explorer_saves_every_view_in_one_page(tmp_path):
+    from jaxtour.explorer import explore
+    from jaxtour.explorer._views import VIEWS
+
+    def f(x):
+        return jnp.sum(jnp.tanh(x) ** 2)
+
+    page = explore(f, jnp.ones(3)).save(tmp_path / "explore.html").read_text()
+    assert page.count("<section class='jt-view") == len(VIEWS)
+    assert not _NETWORK.search(page)
+    with pytest.raises(ValueError, match=r"use a \.html suffix"):
+        explore(f, jnp.ones(3)).save(tmp_path / "explore.svg")

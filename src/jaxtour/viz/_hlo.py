@@ -8,6 +8,7 @@ from typing import Any
 from jaxtour import _ir, _options, _palette, _style, _terminals, _wording
 from jaxtour._diagram import Diagram
 from jaxtour._wording import plural
+from jaxtour.viz import _fit
 from jaxtour.viz._hlo_graph import Builder, returned_values, scalar_constant
 from jaxtour.viz._jaxpr import _check_options
 
@@ -121,7 +122,37 @@ def hlo_diagram(
     edge_labels: bool | None = None,
     expand_pytrees: bool | None = None,
 ) -> Diagram:
-    """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does."""
+    """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does.
+
+    A picture over 5,000 px either way is drawn again with fewer ops (fusions closed,
+    then one node per source line) until it fits.
+    """
+    options = {
+        "figures": figures,
+        "names": names,
+        "rankdir": rankdir,
+        "max_depth": max_depth,
+        "edge_labels": edge_labels,
+        "expand_pytrees": expand_pytrees,
+    }
+    diagram, _ = _fit.fit(
+        lambda budget: _hlo_diagram(module, name, max_ops=budget, **options), max_ops
+    )
+    return diagram
+
+
+def _hlo_diagram(
+    module: _ir.HloModule,
+    name: str,
+    *,
+    figures: dict | None,
+    names: tuple,
+    rankdir: str,
+    max_depth: int | None,
+    max_ops: int,
+    edge_labels: bool | None,
+    expand_pytrees: bool | None,
+) -> Diagram:
     import graphviz
     import jax
 
