@@ -55,11 +55,27 @@ def fit(
     draw: Callable[[int], Any], budget: int, max_px: int | None = MAX_PX
 ) -> tuple[Any, int]:
     """`draw(budget)`'s Diagram, with the budget shrunk until it fits `max_px` both
-    ways (down to a budget of 8 nodes); (diagram, tries)."""
-    tries = 0
+    ways (down to a budget of 8 nodes, or until a smaller budget draws the same
+    graph); (diagram, tries)."""
+    tries, before = 0, None
     while True:
         diagram = draw(budget)
         tries += 1
         if max_px is None or budget <= 8 or max(diagram.size_px) <= max_px:
             return diagram, tries
+        if diagram.counts == before:  # folding further changes nothing
+            return diagram, tries
+        before = diagram.counts
         budget = max(8, int(budget * 0.6))
+
+
+_FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
+
+
+def turned(draw: Callable[[str], Any], rankdir: str, first: Any) -> Any:
+    """`first` if it fits `MAX_PX` both ways, else the picture drawn the other way
+    round (`draw(rankdir)` top-down for left-right), whichever has the smaller side."""
+    if max(first.size_px) <= MAX_PX:
+        return first
+    other = draw(_FLIP[rankdir])
+    return other if max(other.size_px) < max(first.size_px) else first

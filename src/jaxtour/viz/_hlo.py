@@ -125,7 +125,8 @@ def hlo_diagram(
     """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does.
 
     A picture over 5,000 px either way is drawn again with fewer ops (fusions closed,
-    then one node per source line) until it fits.
+    then one node per source line) until it fits, and then, if it still does not,
+    the other way round (left to right for top to bottom).
     """
     options = {
         "figures": figures,
@@ -135,10 +136,16 @@ def hlo_diagram(
         "edge_labels": edge_labels,
         "expand_pytrees": expand_pytrees,
     }
-    diagram, _ = _fit.fit(
-        lambda budget: _hlo_diagram(module, name, max_ops=budget, **options), max_ops
-    )
-    return diagram
+
+    def draw(direction: str) -> Diagram:
+        options["rankdir"] = direction
+        diagram, _ = _fit.fit(
+            lambda budget: _hlo_diagram(module, name, max_ops=budget, **options),
+            max_ops,
+        )
+        return diagram
+
+    return _fit.turned(draw, rankdir, draw(rankdir))
 
 
 def _hlo_diagram(
@@ -222,7 +229,16 @@ def _terminal_names(
         ins = [_param_name(entry, param, i) for i, param in enumerate(entry.params)]
     if len(outs) != len(returned):
         outs = [f"out{i}" for i in range(len(returned))]
-    return ins, outs
+    return [_short_name(n) for n in ins], [_short_name(n) for n in outs]
+
+
+def _short_name(name: str, most: int = 40) -> str:
+    """A result path cut in the middle past `most` characters: checkify's error paths
+    (`result[0][1][0][<class 'jax._src.checkify.…'>, …]`) would widen a picture by
+    hundreds of pixels each."""
+    if not isinstance(name, str) or len(name) <= most:
+        return name
+    return name[: most // 2 - 1] + "…" + name[-(most // 2) :]
 
 
 def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:

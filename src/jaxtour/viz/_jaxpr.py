@@ -139,16 +139,22 @@ def jaxpr_diagram(
         if diagram is not None:
             return diagram
         group_by = None  # the calls do not fold the program small enough: as before
-    return _flat_diagram(
-        closed_jaxpr,
-        name,
-        rankdir=rankdir,
-        max_depth=max_depth,
-        group_by=group_by,
-        max_eqns=max_eqns,
-        edge_labels=edge_labels,
-        expand_pytrees=expand_pytrees,
+    diagram, _ = _fit.fit(
+        lambda budget: _flat_diagram(
+            closed_jaxpr,
+            name,
+            rankdir=rankdir,
+            max_depth=max_depth,
+            group_by=group_by,
+            max_eqns=budget,
+            edge_labels=edge_labels,
+            expand_pytrees=expand_pytrees,
+        ),
+        max_eqns,
+        # a small program is drawn whole, as asked, and not laid out here
+        _fit.MAX_PX if total > AUTO_CODE else None,
     )
+    return diagram
 
 
 def _flat_diagram(
