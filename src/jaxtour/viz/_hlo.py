@@ -128,7 +128,7 @@ def hlo_diagram(
     then one node per source line) until it fits, and then, if it still does not,
     the other way round (left to right for top to bottom).
     """
-    options = {
+    options: dict[str, Any] = {
         "figures": figures,
         "names": names,
         "rankdir": rankdir,

@@ -103,7 +103,7 @@ class CodeBuilder(Builder):
                 env[var] = [node]
 
     def _record(self, group: Group, *, folded: bool) -> dict:
-        record = {
+        record: dict[str, Any] = {
             "id": len(self.groups),
             "key": id(group),
             "label": group.label,
