@@ -46,10 +46,6 @@ class Group:
     def size(self) -> int:
         return sum(1 for _ in self.eqns())
 
-    def height(self) -> int:
-        """Levels of groups below this one (0: equations only)."""
-        return max((g.height() + 1 for g in self.groups()), default=0)
-
 
 class _Open:
     """A group being filled while the equations are read: its key and lines seen."""
@@ -152,10 +148,3 @@ def _number_repeats(group: Group) -> None:
         if names[child.label] > 1:
             seen[child.label] += 1
             child.label = f"{child.label} {seen[child.label]}"
-
-
-def walk(group: Group, depth: int = 0) -> Iterator[tuple[int, Group]]:
-    """Every group below `group` (not itself), as (depth, group), depth 1 first below."""
-    for child in group.groups():
-        yield depth + 1, child
-        yield from walk(child, depth + 1)

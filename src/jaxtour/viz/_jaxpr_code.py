@@ -12,8 +12,10 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from jaxtour import _palette, _style
+from jaxtour import _ir, _palette, _style
+from jaxtour._diagram import Diagram
 from jaxtour._wording import plural
+from jaxtour.viz import _fit
 from jaxtour.viz._groups import Group, code_groups
 from jaxtour.viz._jaxpr_graph import Builder
 
@@ -127,6 +129,79 @@ def _kind(group: Group) -> str:
 
 
 def _is_lit(atom: Any) -> bool:
-    from jaxtour import _ir
-
     return _ir.is_literal(atom)
+
+
+def code_diagram(
+    closed_jaxpr: Any,
+    name: str,
+    names: list[list[str]],
+    subtitle: str,
+    *,
+    rankdir: str,
+    max_depth: int | None,
+    budget: int,
+    edge_labels: bool | None,
+    expand_pytrees: bool | None,
+    strict: bool = True,
+) -> Diagram | None:
+    """The jaxpr nested by the user's calls, opening as many groups as fit `budget`
+    nodes and `_fit.MAX_PX` both ways; its page (`Diagram.save(".html")`) opens all.
+    None, unless `strict`, when even every call folded draws more than 1.5 × `budget`
+    nodes (a loop of many small calls, not a model)."""
+    import graphviz
+
+    jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
+    trees: dict = {}
+
+    def build(opened: set | None, depth: int | None, title: str) -> CodeBuilder:
+        graph = graphviz.Digraph(
+            name="jaxpr",
+            graph_attr=_style.graph_attrs(title, rankdir, subtitle),
+            node_attr=_style.NODE,
+            edge_attr=_style.EDGE,
+        )
+        builder = CodeBuilder(
+            graph,
+            opened=opened,
+            trees=trees,
+            max_depth=depth,
+            labels=bool(edge_labels),
+            expand=expand_pytrees,
+        )
+        env = builder.inputs(closed_jaxpr, names[0])
+        builder.block(graph, jaxpr, env, 0)
+        builder.outputs(jaxpr, env, names[1])
+        return builder
+
+    head = f"jaxpr of {name}: {plural(total, 'equation')}, nested by your code's calls"
+
+    default: set[int] = set()  # the groups the picture folds: the page folds them too
+
+    def draw(nodes: int) -> Diagram:
+        builder = _fit.plan(lambda opened: build(opened, max_depth, head), nodes)
+        default.clear()
+        default.update(id(g) for g in builder.folded_groups)
+        folded = len(builder.folded_groups)
+        title = head + (f" ({plural(folded, 'call')} folded)" if folded else "")
+        label = _style.text_label(title, subtitle) if subtitle else title
+        builder.graph.attr(label=label)
+        builder.labels = (
+            edge_labels if edge_labels is not None else (builder.drawn_nodes <= 60)
+        )
+        builder.finish()
+        return Diagram.from_graph(builder.graph, title)
+
+    if not strict and build(set(), max_depth, head).drawn_nodes > 1.5 * budget:
+        return None
+    diagram, _ = _fit.fit(draw, budget)
+
+    def whole() -> tuple[str, list]:
+        builder = build(None, None, head)
+        builder.finish()
+        for group in builder.groups:
+            group["folded"] = group["key"] in default
+        return builder.graph.source, builder.groups
+
+    diagram.whole = whole
+    return diagram
