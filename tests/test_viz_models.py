@@ -37,7 +37,10 @@ def _every_eqn_once(root: Group, eqns: list) -> None:
 @pytest.mark.parametrize(
     ("make", "names"),
     [
-        ("linen_mlp", {"LinenMLP", "Dense 1", "Dense 2", "LayerNorm"}),
+        (
+            "linen_mlp",
+            {"LinenMLP", "LinenMLP.hidden", "LinenMLP.norm", "LinenMLP.out", "Dense"},
+        ),
         ("eqx_mlp", {"EqxMLP", "EqxMLP.hidden", "EqxMLP.norm", "EqxMLP.out"}),
         ("plain", {"dense 1", "dense 2", "layer_norm"}),
     ],

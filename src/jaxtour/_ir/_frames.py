@@ -48,6 +48,8 @@ class Stack(NamedTuple):
     frames: tuple[Frame, ...]
     entry: Frame | None
     backward: bool = False  # made by transposing (the backward pass of a grad)
+    scope: str = ""  # the innermost name of the name stack: Linen's `hidden`, a
+    # `jax.named_scope`'s name
 
 
 @functools.cache
@@ -128,11 +130,23 @@ def user_stack(eqn: Any) -> Stack:
     """
     try:
         raw = _raw(eqn.source_info.traceback)
-        backward = "transpose" in str(eqn.source_info.name_stack)
+        names = str(eqn.source_info.name_stack)
+        backward = "transpose" in names
     except Exception:  # source info is best effort: a picture without it is still right
         return Stack((), None)
     user = [i for i, (f, _, _) in enumerate(raw) if not is_library(f.file)]
     if not user:
         return Stack((), None, backward)
     entry = next((f for f, _, _ in raw[user[-1] + 1 :] if public(f.function)), None)
-    return Stack(tuple(_named(*raw[i]) for i in user), entry, backward)
+    scope = _SCOPE.search(names)
+    return Stack(
+        tuple(_named(*raw[i]) for i in user),
+        entry,
+        backward,
+        scope[1] if scope else "",
+    )
+
+
+# the last name of a name stack when it is a plain name (`jvp(MLP)/hidden`: `hidden`),
+# not a transformation's (`jit(step)`)
+_SCOPE = re.compile(r"(?:^|/)([A-Za-z_]\w*)$")

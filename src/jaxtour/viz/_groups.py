@@ -73,7 +73,13 @@ def _levels(stack: _ir.Stack) -> list[tuple[tuple, tuple, Group]]:
             if back
             else (stack.entry.line, stack.entry.at)
         )
-        out.append((key, line, _group(stack.entry.short, frames[-1], back)))
+        group = _group(stack.entry.short, frames[-1], back)
+        scope = stack.scope
+        if scope and not frames[-1].callee.startswith("self.") and scope != group.kind:
+            # a module the name stack names (Linen's `hidden`): `LinenMLP.hidden`
+            group.label = f"{frames[-1].short}.{scope}" + (" (backward)" * back)
+            key = (*key, scope)
+        out.append((key, line, group))
     return out
 
 
