@@ -15,6 +15,7 @@ and save the block under 1 s warm.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -67,6 +68,10 @@ def _seconds(thunk: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def _draw_whole(f: Callable, args: tuple, group_by: str | None) -> object:
+    return viz.draw_jaxpr(f, group_by=group_by)(*args)
+
+
 def whole(repeat: int, folder: Path) -> None:
     """The NNX block and its train step: nested by the code and saved as a page, against
     the flat drawing, each warm (median of `repeat`)."""
@@ -85,7 +90,7 @@ def whole(repeat: int, folder: Path) -> None:
     )
     for name, (f, a) in cases.items():
         for how, group_by in (("flat", None), ("nested", "auto")):
-            draw = lambda: viz.draw_jaxpr(f, group_by=group_by)(*a)  # noqa: E731
+            draw = functools.partial(_draw_whole, f, a, group_by)
             size = draw().size_px  # the first call: tracing, caches
             times, pages, cold = [], [], []
             for _ in range(repeat):

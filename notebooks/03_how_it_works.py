@@ -351,6 +351,41 @@ assert calls[2].site.line == calls[1].site.line + 1  # each row names its call's
 # version is a log message: `jax_explain_cache_misses`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Predict, then look: what did a retrace change?
+#
+# Call 3 summed a list of three floats, call 2 a list of two; call 5 summed Python ints.
+# Predict for each: which equations appear, and which change type?
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Give the room a minute. Three floats: one more `add` (Python's `sum` unrolls over the
+# list). Ints: the same four equations, each now on `i32`: no equation is new, every one
+# changed type. `report.diff(n)` traces, lowers and compiles both calls again and matches
+# their programs level by level.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `report.diff(n)`: two traces, side by side
+
+# %%
+grew, ints = total_jit.report.diff(3), total_jit.report.diff(5)
+print(grew.headline())
+print(ints.headline())
+grew.draw("jaxpr")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert dict(grew.jaxpr.added) == {"add": 1} and not grew.jaxpr.removed
+assert not grew.jaxpr.changed  # the shared equations did not change
+assert grew.cost["jaxpr flops"][1] == grew.cost["jaxpr flops"][0] + 1
+assert not ints.jaxpr.added and not ints.jaxpr.removed
+assert sorted(c.name for c in ints.jaxpr.changed) == ["add", "add", "add", "mul"]
+assert ints.cost["flops"][0] == ints.cost["flops"][1]  # same work, other dtype
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Green is added, amber changed, grey the same; three or more unchanged rows fold into
+# one. `diff(f, g)` from `jaxtour.viz` does the same for any two functions (a cast to
+# bf16, a `jax.checkpoint`, a loop rewritten as `scan`) and names the lines that differ
+# at the jaxpr, StableHLO and compiled levels.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Printing at run time: `jax.debug.print`
 #
 # It becomes part of the program, so it runs on every call.

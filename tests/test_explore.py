@@ -133,7 +133,7 @@ def test_cost_view_is_the_ledger(panel):
     expected = cost_table(cubic)(1.0)
     assert repr(panel.shown.result) == repr(expected)
     assert panel.shown.code == "cost_table(cubic)(*args)"
-    assert "<table>" in panel.output.value and "FLOP/B" in panel.output.value
+    assert "<table " in panel.output.value and "FLOP/B" in panel.output.value
 
 
 def test_time_view_is_the_profile_drawn(panel):
@@ -391,6 +391,22 @@ def test_before_after_is_compare_stages(panel):
     assert comparison.rows() == compare_stages(cubic)(1.0).rows()
     assert comparison.compiled_ops <= comparison.stablehlo_ops
     assert comparison._repr_html_() in panel.output.value
+
+
+def test_compare_shows_what_grad_did_to_the_program(panel):
+    panel.grad.value = True
+    panel.view.value = "compare"
+    d = panel.shown.result
+    # oracle: the equations of each program, counted by primitive from JAX's own jaxprs
+    plain = _ir.primitive_counts(jax.make_jaxpr(cubic)(1.0).jaxpr)
+    graded = _ir.primitive_counts(jax.make_jaxpr(jax.grad(cubic))(1.0).jaxpr)
+    assert d.jaxpr.added - d.jaxpr.removed == graded - plain
+    assert d.jaxpr.removed - d.jaxpr.added == plain - graded
+    assert d.names == ("cubic", "grad(cubic)")
+    assert (
+        panel.shown.code
+        == "diff_calls(cubic, (args, {}), (args, {}), then=grad(cubic))"
+    )
 
 
 @pytest.mark.slow  # compiles the full MLP

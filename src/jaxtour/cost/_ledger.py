@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 
+from jaxtour import _ir
+from jaxtour._report import Report, Reported, Table
 from jaxtour._wording import NOT_COUNTED, si
+from jaxtour.cost import _notes
+
+OPS_HEAD = ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"]
 
 
 @dataclass
@@ -37,12 +41,15 @@ def total(rows: list[Row]) -> tuple[float, float, float]:
 
 
 @dataclass
-class CostTable:
+class CostTable(Reported):
     """The ledger of one program: the kit's counts per equation and per op, and XLA's.
 
     `equations` are the jaxpr's (what you wrote, every equation reading and writing
     memory); `ops` are the compiled program's (after XLA fused them). `xla` holds
-    `compiled.cost_analysis()`'s figures when the backend gives them ({} otherwise).
+    `compiled.cost_analysis()`'s figures when the backend gives them ({} otherwise):
+    XLA counts a loop body once, the kit every iteration (`loops`, `compiled_loops`
+    say how often each ran; `once` holds the kit's figures counted XLA's way). With
+    `devices` > 1 the jaxpr's figures are global, the compiled ones one device's.
     """
 
     name: str
@@ -51,6 +58,9 @@ class CostTable:
     ops: list[Row]
     xla: dict[str, float] = field(default_factory=dict)
     devices: int = 1  # the compiled program is one device's share of this many
+    loops: list[_ir.Loop] = field(default_factory=list)  # the jaxpr's
+    compiled_loops: list[_ir.Loop] = field(default_factory=list)
+    once: dict[str, float] = field(default_factory=dict)  # loops once, as XLA counts
 
     @property
     def flops(self) -> float:
@@ -73,13 +83,35 @@ class CostTable:
         names = [r.name for r in self.equations + self.ops if r.flops is None]
         return list(dict.fromkeys(names))
 
+    @property
+    def uncounted(self) -> str:
+        """The compiled ops the rules cannot count and what XLA says they cost
+        ("" when every op is counted): every total that leaves them out says so."""
+        names = [r.name for r in self.ops if r.flops is None]
+        return _notes.uncounted(
+            names, self.once.get("flops", self.flops), self.xla.get("flops")
+        )
+
+    @property
+    def per_iteration(self) -> bool:
+        """Some loop's trip count is unknown: totals hold one iteration of it."""
+        return _notes.per_iteration(self.loops, self.compiled_loops)
+
     def notes(self) -> list[str]:
         """Why the columns differ, in words."""
         eq, op = total(self.equations), total(self.ops)
         notes = [
             f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} if each read "
             f"and wrote memory; the compiled program moves {si(op[2], 'B')}."
+            if self.devices == 1
+            else f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} in all "
+            f"(global shapes) if each read and wrote memory; the compiled program moves "
+            f"{si(op[2], 'B')} on each of {self.devices} devices. The two are not "
+            "comparable: fusion_traffic sets like against like."
         ]
+        notes += _notes.loop_notes(self.loops, self.compiled_loops)
+        if self.uncounted:
+            notes.append(f"Compiled: {self.uncounted}.")
         if self.not_counted:
             notes.append(
                 f"{NOT_COUNTED.capitalize()} (the rules do not know them, so "
@@ -89,6 +121,16 @@ class CostTable:
             notes.append(
                 f"XLA gives no cost_analysis() on {self.backend}: only the "
                 "kit's own counts are shown."
+            )
+            return notes
+        if self.once:
+            notes.append(
+                _notes.xla_loops(self.xla.get("flops"), self.once["flops"], op[0])
+            )
+            notes.append(
+                _notes.xla_loops(
+                    self.xla.get("bytes_accessed"), self.once["bytes"], op[2], "B"
+                )
             )
             return notes
         notes.append(
@@ -128,15 +170,20 @@ class CostTable:
         ]
 
     def __repr__(self) -> str:
+        where = ", per device" if self.devices > 1 else ""
+        where += (
+            ", per iteration of a data-dependent loop" if self.per_iteration else ""
+        )
+        left = f"; {self.uncounted}" if self.uncounted else ""
         return (
             f"CostTable({self.name!r}: {len(self.equations)} equations, "
             f"{len(self.ops)} compiled ops, {si(self.flops)}FLOP, "
-            f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B)"
+            f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B{where}{left})"
         )
 
-    def __str__(self) -> str:
+    def report(self) -> Report:
+        """The totals (jaxpr, compiled, XLA), the ops and the notes, as one `Report`."""
         eq, op = total(self.equations), total(self.ops)
-        head = ["", "FLOPs", "transcendentals", "bytes"]
         # A sharded program: the jaxpr holds global shapes, the compiled program is what
         # one device runs. Each row says which, so no one sets them side by side.
         glob, each = (", global", ", per device") if self.devices > 1 else ("", "")
@@ -145,42 +192,23 @@ class CostTable:
             [f"compiled (kit{each})", si(op[0]), si(op[1]), si(op[2], "B")],
         ]
         if self.xla:
+            once = ", each loop body once" if self.once else ""
             body.append(
                 [
-                    f"compiled (XLA{each})",
+                    f"compiled (XLA{each}{once})",
                     si(self.xla.get("flops")),
                     si(self.xla.get("transcendentals", 0.0)),
                     si(self.xla.get("bytes_accessed"), "B"),
                 ]
             )
-        ops = text_table(
-            ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"], self.rows()
-        )
         where = f", {self.devices} devices" if self.devices > 1 else ""
-        return "\n".join(
-            [
-                f"Cost of {self.name} on {self.backend}{where}",
-                text_table(head, body),
-                "",
-                ops,
-                "",
-                *self.notes(),
-            ]
-        )
-
-    def _repr_html_(self) -> str:
-        cells = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows()
-        )
-        head = "".join(
-            f"<th>{h}</th>"
-            for h in ("op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B")
-        )
-        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes())
-        return (
-            f"<div><b>{escape(repr(self))}</b><table>{head}{cells}</table>"
-            f"<ul>{notes}</ul></div>"
+        return Report(
+            f"Cost of {self.name} on {self.backend}{where}",
+            tables=[
+                Table(["", "FLOPs", "transcendentals", "bytes"], body, align="lrrr"),
+                Table(OPS_HEAD, self.rows(), align="llrrrr"),
+            ],
+            notes=self.notes(),
         )
 
 
@@ -195,12 +223,4 @@ def _compare(
     return (
         f"{what}: kit {si(ours, unit)}, XLA {si(xla, unit)} "
         f"({100 * gap:.2g} % apart): {why}."
-    )
-
-
-def text_table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=True)]
-    return "\n".join(
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [head, *rows]
     )

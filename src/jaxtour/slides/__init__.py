@@ -11,11 +11,15 @@ from jaxtour.slides._deck import (
     remote_resources,
     unbadge,
 )
+from jaxtour.slides._legible import MIN_TEXT_PX, Measured, measure
+from jaxtour.slides._place import place_pictures
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 from jaxtour.slides._site import assets_dir, build_slides, copy_reveal, write_index
 
 __all__ = [
+    "MIN_TEXT_PX",
     "Deck",
+    "Measured",
     "SlidesError",
     "assets_dir",
     "build_deck",
@@ -23,6 +27,8 @@ __all__ = [
     "copy_reveal",
     "count_slides",
     "lesson_title",
+    "measure",
+    "place_pictures",
     "plan_slides",
     "read_notebook",
     "remote_resources",

@@ -10,6 +10,7 @@ import jax
 from jaxtour import _ir, _options
 from jaxtour._diagram import Diagram
 from jaxtour._ir import Step, Stepped, step_jaxpr
+from jaxtour._report import Report, Table
 from jaxtour._wording import plural
 from jaxtour.tracing._draw import draw_run, preview
 
@@ -57,10 +58,11 @@ def step_through(
     """
     _ir.check_callable(f, WHO)
     _options.check_rankdir(rankdir, WHO)
-    static = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
 
     def run(*args: Any, **kwargs: Any) -> Steps:
-        return run_steps(f, args, kwargs, static, WHO, static_argnames, rankdir=rankdir)
+        nums, names = statics
+        return run_steps(f, args, kwargs, nums, WHO, names, rankdir=rankdir)
 
     return run
 
@@ -162,12 +164,16 @@ class Steps:
 
     def __str__(self) -> str:
         rows = [
-            f"{s.index:>3}  {s.primitive:<20} "
-            f"{preview(s.outputs[0]) if s.outputs else ''}"
-            + (f"   {s.line.where}" if s.line else "")
+            [
+                str(s.index),
+                s.primitive,
+                preview(s.outputs[0]) if s.outputs else "",
+                s.line.where if s.line else "",
+            ]
             for s in self
         ]
-        return "\n".join([repr(self), *rows])
+        head = ["step", "primitive", "result", "line"]
+        return Report(repr(self), tables=[Table(head, rows, align="r")]).text()
 
     def __repr__(self) -> str:
         ran = (
