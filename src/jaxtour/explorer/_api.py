@@ -51,7 +51,7 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
         >>> panel = explore(cubic, 1.0)
         >>> panel.grad.value = True
         >>> panel.shown.code
-        "draw_jaxpr(grad(cubic), max_depth=2, group_by=None, rankdir='TB')(*args)"
+        "draw_jaxpr(grad(cubic), max_depth=2, group_by='auto', rankdir='TB')(*args)"
         >>> panel.shown.result.title
         'jaxpr of grad of cubic: 17 equations'
     """
@@ -83,7 +83,9 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
 
     try:
         _ir.check_callable(f, WHO)
-        _ir.check_args(args, {}, (), WHO, fix="pass it by keyword, held fixed")
+        _ir.check_args(
+            args, {}, _ir.StaticArgs(), WHO, fix="pass it by keyword, held fixed"
+        )
     except TypeError as err:
         err.add_note(
             "explore takes the example arguments right after the function, "
