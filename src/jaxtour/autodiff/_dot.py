@@ -9,8 +9,8 @@ import graphviz
 from jaxtour import _options, _palette, _render
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
+from jaxtour._io_nodes import ROW, place_rows
 from jaxtour._options import MAX_WIDTH_PX
-from jaxtour._terminals import ROW, place_rows
 from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
 from jaxtour.autodiff._fold import fold

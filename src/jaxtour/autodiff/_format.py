@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxtour._ir import host
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 
 # Params worth a glance in a node label; everything else stays in the jaxpr text.
 _SHOWN_PARAMS = {

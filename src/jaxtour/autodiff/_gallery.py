@@ -1,10 +1,12 @@
 """Zero-argument autodiff pictures for `jaxtour tour` and slides.
 
 Each returns a `Diagram` with nothing to configure, so the tour can render it without
-arguments (`DIAGRAMS` in `jaxtour.cli._tour_steps` lists them).
+arguments; `GALLERY` lists them (exported as `jaxtour.autodiff.GALLERY`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from jaxtour._diagram import Diagram
 
@@ -36,3 +38,10 @@ def jvp_sin_times_x() -> Diagram:
         return jnp.sin(x) * x
 
     return draw_jvp(sin_times_x)((1.0,), (1.0,))
+
+
+# file stem -> picture, in the order the tour renders them
+GALLERY: dict[str, Callable[[], Diagram]] = {
+    "grad_cubic": grad_cubic,
+    "jvp_sin_times_x": jvp_sin_times_x,
+}

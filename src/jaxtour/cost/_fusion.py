@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from jaxtour import _ir
-from jaxtour._wording import si
+from jaxtour._number_words import si
 from jaxtour.cost._ledger import total
 from jaxtour.cost._table import build
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
-from jaxtour._wording import NOT_COUNTED, si
+from jaxtour._number_words import NOT_COUNTED, si
 
 
 @dataclass

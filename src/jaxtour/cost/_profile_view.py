@@ -7,8 +7,8 @@ from typing import Any
 
 from jaxtour import _style
 from jaxtour._diagram import Diagram
+from jaxtour._number_words import plural, si
 from jaxtour._options import check_count, check_rankdir
-from jaxtour._wording import plural, si
 from jaxtour.cost._ledger import text_table
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part

@@ -35,7 +35,9 @@ _ALWAYS = (
 )
 
 
-def write_course(sources: list[Path], folder: Path) -> tuple[list[Path], list[Path]]:
+def write_nbgrader_course(
+    sources: list[Path], folder: Path
+) -> tuple[list[Path], list[Path]]:
     """Write `folder/nbgrader_config.py` and one assignment per lesson with exercises.
 
     A file already there that differs from what would be written (an instructor's edit)
@@ -91,7 +93,7 @@ def assignment(source: Path):
     return notebook
 
 
-def left_out(source: Path) -> dict[str, list[str]]:
+def left_out_of_course(source: Path) -> dict[str, list[str]]:
     """Lesson `source`'s exercises the course leaves out, each with the names its solution
     reads that only the lesson computes (a count read off one of its drawings, say):
     an assignment holds the lesson's imports and the functions its tasks name, not the

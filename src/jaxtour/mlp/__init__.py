@@ -33,10 +33,14 @@ from jaxtour.mlp._model import (
 from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._plots import plot_history, plot_ladder, plot_predictions
 from jaxtour.mlp._train import (
+    TRAIN_EVAL_SIZE,
+    UNROLL,
     History,
     batch_indices,
     compile_epoch,
+    describe_device,
     evaluate,
+    resolve_device,
     train,
     train_epoch,
 )
@@ -49,6 +53,8 @@ __all__ = [
     "MIRRORS",
     "MOMENTUM",
     "SIZES",
+    "TRAIN_EVAL_SIZE",
+    "UNROLL",
     "Budget",
     "History",
     "Mnist",
@@ -60,6 +66,7 @@ __all__ = [
     "batch_indices",
     "batched_predict",
     "compile_epoch",
+    "describe_device",
     "evaluate",
     "example_batch",
     "format_ladder",
@@ -73,6 +80,7 @@ __all__ = [
     "plot_predictions",
     "predict",
     "preprocess",
+    "resolve_device",
     "run_ladder",
     "save_params",
     "train",
@@ -81,16 +89,30 @@ __all__ = [
 ]
 
 # Data parallelism: the same training over every local device (mlp/_parallel.py).
+# Its parts are exported for `jaxtour.launch`, which runs the same epoch over processes.
 from jaxtour.mlp._parallel import (  # noqa: E402
+    batch_sharded,
+    check_batch_size,
+    compile_epoch_of_batches,
     data_mesh,
     data_parallel_update,
     psum_update,
+    replicated,
     train_data_parallel,
 )
 
 __all__ += [
+    "batch_sharded",
+    "check_batch_size",
+    "compile_epoch_of_batches",
     "data_mesh",
     "data_parallel_update",
     "psum_update",
+    "replicated",
     "train_data_parallel",
 ]
+
+# Zero-argument pictures of the MLP for the tour (stem -> function returning a Diagram).
+from jaxtour.mlp._gallery import GALLERY  # noqa: E402
+
+__all__ += ["GALLERY"]

@@ -11,18 +11,23 @@ from jaxtour.slides._deck import (
     remote_resources,
     unbadge,
 )
+from jaxtour.slides._lint import Finding, lint_lesson
+from jaxtour.slides._pdf import find_chromium
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 from jaxtour.slides._site import assets_dir, build_slides, copy_reveal, write_index
 
 __all__ = [
     "Deck",
+    "Finding",
     "SlidesError",
     "assets_dir",
     "build_deck",
     "build_slides",
     "copy_reveal",
     "count_slides",
+    "find_chromium",
     "lesson_title",
+    "lint_lesson",
     "plan_slides",
     "read_notebook",
     "remote_resources",

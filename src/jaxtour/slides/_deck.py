@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from jaxtour.slides._frame import lesson_exercises, lesson_minutes
+from jaxtour.slides._frame import exercise_titles, lesson_minutes
 from jaxtour.slides._lint import exercise_minutes
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 
@@ -133,7 +133,7 @@ def build_deck(
         count_slides(planned),
         executed,
         lesson_minutes(notebook),
-        lesson_exercises(notebook),
+        exercise_titles(notebook),
         exercise_minutes=exercise_minutes(notebook),
     )
 

@@ -148,7 +148,7 @@ def lesson_minutes(notebook) -> int | None:
     return read_opening(first.get("source", "")).minutes if first else None
 
 
-def lesson_exercises(notebook) -> tuple[str, ...]:
+def exercise_titles(notebook) -> tuple[str, ...]:
     """The titles of a lesson's exercises: the first line of each markdown cell tagged
     ``exercise``, heading marks, code marks and a leading "Your turn:" dropped.
 
@@ -157,7 +157,7 @@ def lesson_exercises(notebook) -> tuple[str, ...]:
         >>> task = new_markdown_cell(
         ...     "## Your turn: gradient from `vjp`\\nWrite it.",
         ...     metadata={"tags": ["exercise"]})
-        >>> lesson_exercises(new_notebook(cells=[task]))
+        >>> exercise_titles(new_notebook(cells=[task]))
         ('gradient from vjp',)
     """
     titles = []

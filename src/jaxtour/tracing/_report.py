@@ -6,7 +6,7 @@ import textwrap
 from html import escape
 from typing import Any
 
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 
 _HEAD = ("call", "where", "what", "compile", "why")
 WIDTH = 88  # characters of the text table: a slide's code box, a terminal

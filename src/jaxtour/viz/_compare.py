@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from jaxtour import _ir, _palette, _wording
+from jaxtour import _ir, _number_words, _palette
 from jaxtour._files import write_atomically
 
 WHO = "compare_stages"
@@ -157,8 +157,8 @@ class StageComparison:
         n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
         text = (
             f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
-            f"for {self.platform}: {_wording.plural(n, 'fusion')} holding "
-            f"{self.fused.total()} ops, and {_wording.plural(standalone, 'op')} "
+            f"for {self.platform}: {_number_words.plural(n, 'fusion')} holding "
+            f"{self.fused.total()} ops, and {_number_words.plural(standalone, 'op')} "
             "left standalone"
         )
         rest = collections.Counter(
@@ -200,7 +200,7 @@ class StageComparison:
             "output_bytes": "B outputs",
         }
         return ", ".join(
-            _wording.si(self.figures[k], v)
+            _number_words.si(self.figures[k], v)
             for k, v in names.items()
             if k in self.figures
         )

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from jaxtour._diagram import Diagram
+from jaxtour._number_words import plural
 from jaxtour._style import text_label
-from jaxtour._wording import plural
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"

@@ -14,7 +14,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.viz._sharding_layout import (
     Block,
     device_name,
