@@ -122,14 +122,20 @@ def test_python_dash_m_jaxtour_is_the_command(tmp_path):
         assert name in result.stdout
 
 
-def test_a_closed_stdout_ends_a_command_quietly(tmp_path):
-    # `jaxtour exercises | head`: the reader leaves; its end of the pipe is closed here
-    # before the command writes, so the first write fails, whatever the timing
+def _closed_pipe() -> int:
+    """A pipe's writing end whose reader has gone (`| head` after its lines): the first
+    write to it fails, whatever the timing."""
     read_end, write_end = os.pipe()
     os.close(read_end)
+    return write_end
+
+
+def test_a_closed_stdout_ends_a_command_quietly(tmp_path):
+    # the console script as a whole, to the interpreter's exit (its last flush)
+    write_end = _closed_pipe()
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "jaxtour", "exercises"],
+            [sys.executable, "-m", "jaxtour", "lessons", str(tmp_path / "mine")],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
@@ -139,6 +145,15 @@ def test_a_closed_stdout_ends_a_command_quietly(tmp_path):
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (128 + 13, "")  # as SIGPIPE would
+    assert (tmp_path / "mine" / "00_setup.ipynb").is_file()  # the work was done
+
+
+def test_jaxtour_exercises_into_a_closed_pipe_stops_quietly(monkeypatch, capsys):
+    with open(_closed_pipe(), "w") as closed:
+        monkeypatch.setattr(sys, "stdout", closed)
+        assert main(["exercises"]) == 128 + 13
+        monkeypatch.undo()
+    assert capsys.readouterr().err == ""  # not "error: [Errno 32] Broken pipe"
 
 
 def test_a_broken_pipe_that_is_not_stdout_s_is_not_hidden(monkeypatch):

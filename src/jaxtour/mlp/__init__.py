@@ -6,6 +6,8 @@ ladder's variants, device resolution) stays in the private modules. MNIST on dis
 several JAX processes is `jaxtour.launch`'s (`train_multiprocess`).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from jaxtour.data import (
     MIRRORS,
     Budget,
@@ -113,6 +115,17 @@ __all__ += [
 ]
 
 # Zero-argument pictures of the MLP for the tour (stem -> function returning a Diagram).
-from jaxtour.mlp._gallery import GALLERY  # noqa: E402
+# They draw with the lenses (Graphviz and all): imported when asked for, so that a
+# launcher's worker or a lesson that only trains does not load them.
+if TYPE_CHECKING:
+    from jaxtour.mlp._gallery import GALLERY
 
 __all__ += ["GALLERY"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GALLERY":
+        from jaxtour.mlp._gallery import GALLERY
+
+        return GALLERY
+    raise AttributeError(f"module 'jaxtour.mlp' has no attribute {name!r}")
