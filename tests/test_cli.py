@@ -311,6 +311,14 @@ def test_a_failing_tour_lists_what_it_wrote_then_the_error(
     assert err.startswith("jaxtour tour: error: lesson 03 failed in cell 7\n")
 
 
+def test_every_tour_step_is_bound_to_what_it_needs(tmp_path):
+    from jaxtour.cli import _tour
+
+    bound = _tour.bound_steps(tmp_path, None)
+    assert list(bound) == list(_tour.STEPS)
+    assert all(callable(step) for step in bound.values())
+
+
 def test_lessons_command_writes_every_lesson_once(tmp_path, capsys):
     # Students get the committed student notebooks; the sources hold the solutions.
     notebooks = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
