@@ -9,6 +9,12 @@ Prints, side by side, from one run:
   - the MLP's gradient step (`jax.grad(jaxtour.mlp.loss)`, 784-512-256-10): the first
     `profile` call (trace, compile, record) and warm calls (median of --repeat; target
     < 1 s), and `draw()`;
+  - where the wall went, on a small MLP loss (its gradient), a `lax.scan` and an
+    elementwise chain: `profile`'s wall (no profiler running) beside an independent
+    unprofiled timing of `jax.jit(f)` (target 0.6-1.6x), `dispatch_seconds` beside an
+    independent no-op `jax.jit` of the same arguments (target within 3x), the profiled
+    wall over the unprofiled one (the profiler's own cost), and the itemised parts
+    (ops + between ops + dispatch) over the wall, with what is left unexplained;
 then a JSON object with the same figures.
 """
 
@@ -35,6 +41,72 @@ def matmul_and_elementwise(a, b):
 
 def two_matmuls(big, small):
     return (big @ big).sum() + (small @ small).sum()
+
+
+def scan_steps(x):
+    def step(carry, _):
+        return jnp.tanh(carry @ carry) * 0.5, carry.sum()
+
+    return jax.lax.scan(step, x, None, length=32)
+
+
+def elementwise_chain(x):
+    for _ in range(12):
+        x = jnp.sin(x) * 1.01 + jnp.cos(x)
+    return x
+
+
+def median_wall(call, calls=25):
+    jax.block_until_ready(call())
+    walls = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        jax.block_until_ready(call())
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls)
+
+
+def one_round(f, args):
+    """profile's figures and their ground truths, timed here independently, as ratios:
+    the ground truths right after profile's own timings, so a load shift hits both."""
+    p = profile(f, calls=10)(*args)
+    compiled = jax.jit(f)
+    unprofiled = median_wall(lambda: compiled(*args))
+    no_op = jax.jit(lambda *a: jnp.zeros(()))
+    dispatch = median_wall(lambda: no_op(*args), calls=101)
+    wall = p.wall_seconds
+    return {
+        "wall_over_unprofiled": wall / unprofiled,
+        "dispatch_over_no_op": p.dispatch_seconds / dispatch,
+        "dispatch_us": p.dispatch_seconds * 1e6,
+        "no_op_jit_us": dispatch * 1e6,
+        "profiled_over_wall": p.profiled_wall_seconds / wall,
+        "parts_over_wall": sum(p.parts().values()) / wall,
+        **{f"{k}_over_wall": v / wall for k, v in p.parts().items()},
+        "unexplained_over_wall": p.unexplained_seconds / wall,
+    }
+
+
+def where_the_wall_went(name, f, *args, rounds=3):
+    """The median of each ratio over `rounds` rounds, and its range."""
+    runs = [one_round(f, args) for _ in range(rounds)]
+    row = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    spread = {k: (min(r[k] for r in runs), max(r[k] for r in runs)) for k in runs[0]}
+
+    def show(key):
+        low, high = spread[key]
+        return f"{row[key]:.2f}x [{low:.2f}-{high:.2f}]"
+
+    print(
+        f"{name:18} wall/unprofiled {show('wall_over_unprofiled')} (target 0.6-1.6)"
+        f" · dispatch/no-op jit {show('dispatch_over_no_op')} ({row['dispatch_us']:.0f}"
+        f" vs {row['no_op_jit_us']:.0f} µs; target 1/3-3) · profiled/wall "
+        f"{show('profiled_over_wall')} · parts/wall {show('parts_over_wall')} (ops "
+        f"{row['ops_over_wall']:.2f}, between ops {row['between ops_over_wall']:.2f}, "
+        f"dispatch {row['dispatch_over_wall']:.2f}) · unexplained "
+        f"{row['unexplained_over_wall']:.2f}x"
+    )
+    return {"median": row, "range": spread}
 
 
 def timed(call):
@@ -89,6 +161,21 @@ def main() -> None:
         f"{first:.2f} s, warm median {statistics.median(warm):.2f} s "
         f"(target < {TARGET_S} s), draw to SVG {drawn:.2f} s"
     )
+    print(
+        "\nWhere the wall went (each figure over its ground truth, side by side; the "
+        "median of 3 rounds [their range]):"
+    )
+    small = init_params(jax.random.key(1))
+    sx, sy = example_batch(32)
+    figures["wall"] = {
+        "mlp_loss_grad": where_the_wall_went(
+            "MLP loss (grad)", jax.grad(loss), small, sx, sy
+        ),
+        "scan": where_the_wall_went("lax.scan x32", scan_steps, jnp.ones((64, 64))),
+        "elementwise": where_the_wall_went(
+            "elementwise chain", elementwise_chain, jnp.ones((256, 256))
+        ),
+    }
     print(json.dumps(figures, indent=1, default=str))
 
 

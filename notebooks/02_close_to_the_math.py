@@ -430,8 +430,7 @@ for n, m in costs.sizes:
 # a loss has m = 1, which is why training uses `grad`, reverse mode.
 
 # %% slideshow={"slide_type": "skip"}
-print(costs)
-print(costs.rule)
+print(costs)  # the table, and the rule under it
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What `grad` keeps: the residuals

@@ -595,7 +595,7 @@ two_layer_grad = jax.grad(two_layers, argnums=(0, 1))
 # ### … drawn: count the `dot_general`s
 
 # %%
-draw_jaxpr(two_layer_grad, max_depth=0)(w1, w2, x[:8])
+draw_jaxpr(two_layer_grad, max_depth=0, edge_labels=False)(w1, w2, x[:8])
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Forward: one `dot_general` per layer. Backward: one per weight gradient, and one to

@@ -24,12 +24,16 @@ scaling the 1280x720 slide to fit, every fragment shown):
 - ``prose``: more than 70 words of visible text outside code blocks, outputs' text, pictures
   and speaker notes (headings count; a word is a run of non-space characters holding a letter
   or a digit).
-- ``small-text``: a picture whose median text height is under 12 px on screen. For an SVG:
-  the median rendered height (``getBoundingClientRect``) of its non-empty ``<text>``
-  elements. For a raster image (a Matplotlib PNG) the text cannot be measured, so it is
-  estimated as Matplotlib's default tick-label font size (10 pt) at the image's resolution
-  (the PNG's pHYs chunk; 100 dpi without one, Matplotlib's default) times the scale the
-  slide draws the image at (rendered height / natural height). A figure drawn with bigger
+- ``small-text``: a picture whose median text size is under 12 px on screen
+  (`jaxtour.slides.MIN_TEXT_PX`, the rule the deck builder plans every picture's room by).
+  For an SVG: the median over its non-empty ``<text>`` elements of each one's font size
+  times the scale it is drawn at on screen (its screen width over its width in its own
+  units): a property of the picture and its place, not of which fonts the machine has (a
+  glyph box's height is). For a raster image (a Matplotlib PNG) the text cannot be
+  measured, so it is estimated as Matplotlib's default tick-label font size (10 pt) at
+  the image's resolution (the PNG's pHYs chunk; 100 dpi without one, Matplotlib's
+  default) times the scale the slide draws the image at (rendered height / natural
+  height). A figure drawn with bigger
   fonts is under-estimated, never over-estimated, unless it uses fonts smaller than 10 pt.
 
 In an exported HTML lesson (a page without reveal.js) only the ``assert`` rule applies.
@@ -43,9 +47,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxtour.slides import MIN_TEXT_PX
+
 VIEWPORT = {"width": 1280, "height": 720}
 MAX_WORDS = 70
-MIN_TEXT_PX = 12.0
 ROOT = Path(__file__).resolve().parent.parent
 LINT_SHOTS = (
     Path(os.environ.get("JAXTOUR_BUILD") or ROOT / "build") / "screenshots" / "lint"
@@ -119,7 +124,11 @@ window.__lint = {
       if (box.width < 1 || box.height < 1) return;
       const heights = Array.from(svg.querySelectorAll('text'))
         .filter(t => t.textContent.trim())
-        .map(t => t.getBoundingClientRect().height)
+        .map(t => {  // font size × screen pixels per unit of the text's own coordinates
+          const own = t.getBBox(), seen = t.getBoundingClientRect();
+          const font = parseFloat(getComputedStyle(t).fontSize);
+          return own.width > 0 ? font * seen.width / own.width : 0;
+        })
         .filter(h => h > 0);
       if (heights.length) found.push({kind: 'svg', texts: heights.length,
                                       median: this.median(heights), height: box.height});

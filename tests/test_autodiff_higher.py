@@ -33,18 +33,24 @@ def test_grad_of_the_cubic_at_1_is_4_and_programs_grow_with_each_grad():
 def test_the_table_reads_as_text_and_as_markdown():
     table = derivative_table(cubic, order=2)(1.0)
     rows = [f"{row.value:.6g}" for row in table.rows]
-    lines = repr(table).splitlines()
+    assert repr(table) == f"DerivativeTable('cubic' at x = 1: {', '.join(rows)})"
+    lines = str(table).splitlines()
     assert lines[0] == "derivatives of cubic at x = 1"
-    assert [line.split()[0] for line in lines[1:]] == [
-        "cubic(x)",
-        "cubic′(x)",
-        "cubic′′(x)",
+    assert lines[2].split() == [
+        "derivative",
+        "value",
+        "equations",
+        "in",
+        "its",
+        "jaxpr",
     ]
-    assert [line.split()[1] for line in lines[1:]] == rows
-    assert [int(line.split()[2]) for line in lines[1:]] == table.eqns
-    markdown = table._repr_markdown_().splitlines()
+    body = lines[4:]
+    assert [line.split()[0] for line in body] == ["cubic(x)", "cubic′(x)", "cubic′′(x)"]
+    assert [line.split()[1] for line in body] == rows
+    assert [int(line.split()[2]) for line in body] == table.eqns
+    markdown = table.report().markdown().splitlines()
     assert markdown[2] == "| derivative | value | equations in its jaxpr |"
-    assert markdown[4] == f"| `cubic(x)` | 8 | {table.eqns[0]} |"
+    assert markdown[4] == f"| cubic(x) | 8 | {table.eqns[0]} |"
 
 
 def _tanh_derivatives(x, order):

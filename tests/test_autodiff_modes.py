@@ -33,10 +33,12 @@ def test_the_flop_ratio_follows_n_over_m(costs):
 
 
 def test_the_text_form_is_a_table_with_a_winner_column(costs):
-    lines = repr(costs).splitlines()
-    assert lines[0] == "ModeCosts: 3 sizes"
-    assert lines[1].split()[-1] == "winner"
-    assert [line.split()[-1] for line in lines[2:]] == ["jacrev", "jacfwd", "tie"]
+    assert repr(costs) == "ModeCosts(3 sizes, 6 Jacobians)"
+    lines = str(costs).splitlines()
+    assert lines[0] == "jacfwd vs jacrev: 3 sizes"
+    assert lines[2].split()[-1] == "winner"
+    assert [line.split()[-1] for line in lines[4:7]] == ["jacrev", "jacfwd", "tie"]
+    assert lines[-1] == costs.rule
 
 
 def test_the_plot_has_a_winner_map_and_a_ratio_panel(costs):

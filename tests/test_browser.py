@@ -537,3 +537,65 @@ def test_a_handout_with_notes_keeps_one_page_per_slide(stacked_deck, tmp_path):
 
     pdf = print_deck(stacked_deck.path, tmp_path / "handout.pdf", chromium())
     assert count_pages(pdf.read_bytes()) == stacked_deck.slides == 7
+
+
+@pytest.fixture(scope="module")
+def both_graphviz_deck(tmp_path_factory):
+    """A deck of one jaxpr drawn by each Graphviz here, beside code, alone, and too large
+    for a slide (the same program nested ten times over)."""
+    import os
+    import shutil
+
+    import jax
+    import jax.numpy as jnp
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from jaxtour._render import render
+    from jaxtour.viz import draw_jaxpr
+
+    def layers(w, x):
+        for _ in range(12):
+            x = jnp.tanh(x @ w) + x
+        return jnp.sum(x)
+
+    sources = {
+        "small": draw_jaxpr(jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2)))(1.0).source,
+        "large": draw_jaxpr(jax.grad(layers))(
+            jnp.ones((4, 4)), jnp.ones((2, 4))
+        ).source,
+    }
+    cells = [new_markdown_cell("# 00 · Pictures\n\n*About 5 minutes.*")]
+    renderers = ["embedded"] + (["system"] if shutil.which("dot") else [])
+    for which in renderers:
+        os.environ["JAXTOUR_RENDERER"] = which
+        try:
+            drawn = {name: render(s, "svg").decode() for name, s in sources.items()}
+        finally:
+            os.environ.pop("JAXTOUR_RENDERER")
+        for name, picture in drawn.items():
+            output = new_output("display_data", {"image/svg+xml": picture})
+            cells += [
+                new_markdown_cell(f"## {name}, drawn by the {which} Graphviz"),
+                new_code_cell(
+                    "\n".join(f"x{i} = {i}" for i in range(8)), outputs=[output]
+                ),
+                new_markdown_cell(
+                    "Say it.", metadata={"slideshow": {"slide_type": "notes"}}
+                ),
+            ]
+    folder = tmp_path_factory.mktemp("graphviz")
+    nbformat.write(new_notebook(cells=cells), folder / "00_pictures.ipynb")
+    [deck] = build_slides([folder / "00_pictures.ipynb"], folder / "slides")
+    return deck
+
+
+@machinery
+def test_pictures_from_either_graphviz_pass_the_slide_lint(
+    both_graphviz_deck, offline_page
+):
+    page, log = offline_page
+    found = lint_page(page, both_graphviz_deck.path)
+    assert not found, "\n".join(str(v) for v in found)
+    assert both_graphviz_deck.slides > 1 + 2 * 2  # the large picture was given slides
+    assert left_the_machine(log) == [] and log["errors"] == []

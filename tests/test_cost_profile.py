@@ -3,19 +3,26 @@
 Timing tests assert mechanisms with wide margins (a matmul of 2^34 FLOPs, ~0.2 s on a
 laptop core, against an add of 2^22 elements; 2048^3 against 32^3 multiply-adds): a busy
 laptop can hold any op back for tens of milliseconds, so the heavy op must take longer.
-The trace arithmetic is tested on made-up events, against sums done by hand.
+The timeline arithmetic is tested on made-up events, against sums done by hand; the
+wall's itemisation on a made-up `Profile`. The wall and dispatch figures are tested as
+mechanisms: an independent unprofiled timing of a 2^34 FLOP program, a profiler made
+slow on purpose, a no-op that pays for 1000 argument leaves against one that pays for 1.
 """
 
 import inspect
+import statistics
+import time
 
 import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxtour import Diagram
-from jaxtour.cost import OpTime, Profile, profile
+from jaxtour import Diagram, _ir
+from jaxtour.cost import OpTime, Profile, _timeline, profile
+from jaxtour.cost._profile import op_rows
 from jaxtour.cost._profile_view import HEAT
-from jaxtour.cost._trace import OpEvent, exclusive, op_events, per_call
+from jaxtour.cost._timeline import OpEvent, Timeline, exclusive, op_events, per_call
+from jaxtour.cost._walls import Walls, no_op_twin
 
 
 def heavy_and_light(a, b):
@@ -61,10 +68,91 @@ def test_summed_op_time_is_the_calls_time_within_a_wide_margin(heavy):
     # milliseconds on a busy machine)
     assert 0.3 < heavy.op_seconds / heavy.wall_seconds < 3, str(heavy)
     assert heavy.calls == 5 and 0 <= heavy.overlap_seconds <= heavy.op_seconds
+    assert 0 <= heavy.between_ops_seconds < heavy.wall_seconds
+
+
+def test_the_wall_agrees_with_an_unprofiled_timing_of_the_same_call(heavy):
+    a = jnp.ones((N, N))
+    compiled = jax.jit(heavy_and_light)
+    jax.block_until_ready(compiled(a, a))
+    walls = []
+    for _ in range(3):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(a, a))
+        walls.append(time.perf_counter() - start)
+    # a 2^34 FLOP call: the same work either way, whatever the load does to both
+    assert 1 / 3 < heavy.wall_seconds / statistics.median(walls) < 3, str(heavy)
+    # dispatch does none of that work
+    assert heavy.dispatch_seconds < heavy.wall_seconds / 10, str(heavy)
+
+
+def test_the_wall_is_timed_with_no_profiler_running(monkeypatch):
+    record = _timeline.record
+    slow = 0.2  # a profiler made slow on purpose: 200 ms more per recorded call
+
+    def slow_record(run, calls):
+        return record(lambda: (time.sleep(slow), run())[1], calls)
+
+    monkeypatch.setattr(_timeline, "record", slow_record)
+    p = profile(jnp.sin)(jnp.ones(8))
+    assert p.profiled_wall_seconds >= slow and p.wall_seconds < slow / 2, str(p)
+    assert p.profiler_seconds == p.profiled_wall_seconds - p.wall_seconds
+
+
+def test_dispatch_pays_for_the_same_arguments():
+    def first(tree):
+        return tree[0] * 2
+
+    few, many = [jnp.ones(2)], [jnp.ones(2) for _ in range(1000)]
+    # flattening and checking a pytree of 1000 leaves: 10-25x one leaf (a ~20-35 µs
+    # call), on 2 cores under a load of 15 too
+    assert (
+        profile(first)(many).dispatch_seconds > 4 * profile(first)(few).dispatch_seconds
+    )
+
+
+def test_the_no_op_twin_takes_the_buffers_the_program_reads_and_does_no_work():
+    def f(a, unused, c):
+        return a @ c
+
+    args = (jnp.ones((4, 4)), jnp.ones(3), jnp.ones((4, 4)))
+    used = _ir.used_inputs(jax.make_jaxpr(f)(*args))
+    twin = no_op_twin(args, {}, used)
+    module = _ir.parse_hlo(twin.as_text())
+    entry = module.computations[module.entry].ops
+    assert sum(op.opcode == "parameter" for op in entry) == 2
+    assert not any(op.opcode in ("dot", "fusion") for _, op in module.walk())
+    assert float(twin(*args)) == 0.0
+
+
+def two_layer_loss(p, x):
+    h = jax.nn.relu(x @ p["w1"] + p["b1"])
+    return -jnp.mean(jax.nn.log_softmax(h @ p["w2"] + p["b2"]))
+
+
+def test_rows_are_named_by_what_their_ops_hold():
+    p = {"w1": jnp.ones((32, 16)), "b1": jnp.ones(16), "w2": jnp.ones((16, 4))}
+    p["b2"] = jnp.ones(4)
+    grad = jax.jit(jax.grad(two_layer_loss)).lower(p, jnp.ones((8, 32)))
+    module = _ir.parse_hlo(grad.compile().as_text())
+    entry = module.computations[module.entry].ops
+    rows = op_rows(module, {op.name: 1e-6 for op in entry}, len(entry) * 1e-6)
+    for row in rows:
+        held = _ir.held_ops(module, next(o for o in entry if o.name == row.op))
+        holds_dot = any(op.opcode == "dot" for op in held)
+        # XLA tags backward dots `transpose`; they are dots all the same
+        assert ("dot_general" in row.primitives) == holds_dot, row
+    assert sum("dot_general" in r.primitives for r in rows) >= 4  # 2 forward, 2+ back
+
+
+def test_a_pure_elementwise_program_lists_no_dot():
+    p = profile(lambda x: jnp.cos(jnp.sin(x) * 2.0 + 1.0), calls=1)(jnp.ones(256))
+    assert p.rows and not any("dot_general" in r.primitives for r in p.rows)
+    assert {"sin", "cos"} <= {q for r in p.rows for q in r.primitives}
 
 
 def test_two_matmuls_of_very_different_sizes_rank_in_order():
-    p = profile(two_matmuls)(jnp.ones((N, N)), jnp.ones((32, 32)))
+    p = profile(two_matmuls, calls=3)(jnp.ones((N, N)), jnp.ones((32, 32)))
     rank = {line: i for i, r in enumerate(p.rows) for line in r.lines}
     big, small = (_line_of(two_matmuls, f"{x} @ {x}") for x in ("big", "small"))
     assert rank[big] < rank[small], str(p)
@@ -142,10 +230,29 @@ def test_per_call_takes_medians_and_sees_overlap_across_lanes():
             _event("b", run, 0, 10 * scale, lane=(1, 2)),  # runs beside a
         )
     ]
-    seconds, summed, overlap, calls = per_call(events)
-    assert seconds == {"a": pytest.approx(20e-6), "b": pytest.approx(20e-6)}
-    assert summed == pytest.approx(40e-6) and overlap == pytest.approx(20e-6)
-    assert calls == 3
+    line = per_call(events)
+    assert line.seconds == {"a": pytest.approx(20e-6), "b": pytest.approx(20e-6)}
+    assert line.op_seconds == pytest.approx(40e-6)
+    assert line.overlap_seconds == pytest.approx(20e-6)
+    assert line.calls == 3 and line.between_seconds == 0
+
+
+def test_time_between_ops_is_each_calls_idle_time_inside_its_span():
+    events = [
+        # call 1: a gap of 5 µs between a and b
+        _event("a", "1", 0, 10),
+        _event("b", "1", 15, 5),
+        # call 2: c on another lane fills b's gap: no idle time
+        _event("a", "2", 100, 10),
+        _event("c", "2", 108, 6, lane=(1, 2)),
+        _event("b", "2", 114, 6),
+        # call 3: gaps of 4 and 6 µs; a while's body inside it is not a gap
+        _event("a", "3", 200, 10),
+        _event("while", "3", 214, 20),
+        _event("body", "3", 216, 4),
+        _event("b", "3", 240, 5),
+    ]
+    assert per_call(events).between_seconds == pytest.approx(5e-6)  # median of 5, 0, 10
 
 
 def test_op_events_keep_the_module_and_prefer_device_lanes():
@@ -188,13 +295,35 @@ def test_op_events_keep_the_module_and_prefer_device_lanes():
     assert (event.op, event.device, event.duration) == ("fusion", True, 3.0)
 
 
-def test_notes_say_when_a_program_is_too_short_to_time():
-    row = OpTime("add", 5e-6, 1.0, ("f.py:1",), ("add",), "add", 8.0, 96.0)
-    p = Profile("f", "cpu", [row], (2e-5, 5e-6, 0.0, 5), module=None)
+def _made_up(wall, profiled, dispatch, ops, between):
+    row = OpTime("add", ops, 1.0, ("f.py:1",), ("add",), "add", 8.0, 96.0)
+    timeline = Timeline({"add": ops}, ops, 0.0, between, 5)
+    return Profile("f", "cpu", [row], timeline, Walls(wall, profiled, dispatch), None)
+
+
+def test_the_wall_is_itemised_in_measured_parts_and_the_rest_is_unexplained():
+    p = _made_up(wall=100e-6, profiled=180e-6, dispatch=12e-6, ops=50e-6, between=8e-6)
+    assert p.parts() == {"ops": 50e-6, "between ops": 8e-6, "dispatch": 12e-6}
+    assert p.unexplained_seconds == pytest.approx(30e-6)
+    assert p.profiler_seconds == pytest.approx(80e-6)
+    assert sum(p.parts().values()) + p.unexplained_seconds == pytest.approx(100e-6)
     notes = " ".join(p.notes())
-    assert (
-        "too short to time op by op" in notes and "15 µs per call is in no op" in notes
-    )
+    assert "unexplained 30 µs (0.30x)" in notes and "dispatch 12 µs (0.12x)" in notes
+    assert "the profiler's own cost is 80 µs per call" in notes
+    assert "dispatch from Python" not in notes and "is in no op" not in notes
+
+
+def test_parts_timed_under_the_profiler_may_exceed_the_wall_and_say_so():
+    p = _made_up(wall=100e-6, profiled=90e-6, dispatch=10e-6, ops=95e-6, between=5e-6)
+    assert p.unexplained_seconds == pytest.approx(-10e-6)
+    notes = " ".join(p.notes())
+    assert "the parts sum to 10 µs more than the wall" in notes
+    assert "the profiler's own cost is -10 µs per call (below zero" in notes
+
+
+def test_notes_say_when_a_program_is_too_short_to_time():
+    p = _made_up(wall=20e-6, profiled=30e-6, dispatch=5e-6, ops=5e-6, between=0.0)
+    assert "too short to time op by op" in " ".join(p.notes())
 
 
 def test_draw_keeps_the_slowest_ops_and_folds_the_rest(heavy):
@@ -240,3 +369,25 @@ def test_the_roofline_places_each_op_at_its_measured_rate():
         took = flops[point.name] / point.flops_per_s
         assert 0 < took < 60 and point.flops_per_s < peaks.attainable(point.intensity)
     assert {p.name for p in roof.points} <= {p.name for p in ceiling.points}
+
+
+@pytest.mark.slow  # compiles for 8 devices
+def test_dispatch_is_timed_with_the_arguments_shardings():
+    from devices import run_with_devices
+
+    result = run_with_devices("""
+        import json
+        import jax, jax.numpy as jnp
+        from jaxtour.cost import profile
+        from jaxtour.cost._walls import no_op_twin
+        mesh = jax.make_mesh((8,), ("X",))
+        x = jax.device_put(jnp.ones((64, 16)), jax.NamedSharding(mesh, jax.P("X")))
+        twin = no_op_twin((x,), {}, [True])
+        p = profile(lambda x: jnp.tanh(x) * 2.0)(x)
+        print(json.dumps({
+            "same": twin.input_shardings[0][0] == x.sharding,
+            "dispatch": p.dispatch_seconds, "wall": p.wall_seconds, "rows": len(p.rows),
+        }))
+    """)
+    assert result["same"] and result["rows"] >= 1
+    assert result["dispatch"] > 0 and result["wall"] > 0

@@ -208,7 +208,9 @@ def test_a_second_call_reuses_the_run_and_a_changed_source_runs_again(
     assert counted_runs == ["00_demo.py"] * 3
 
 
-def test_the_key_holds_the_kit_jax_and_quick_mode(tmp_path, monkeypatch):
+def test_the_key_holds_the_kit_jax_quick_mode_and_graphviz(tmp_path, monkeypatch):
+    import shutil
+
     from jaxtour.lesson import _execute
 
     source = _lesson_file(tmp_path)
@@ -219,7 +221,15 @@ def test_the_key_holds_the_kit_jax_and_quick_mode(tmp_path, monkeypatch):
     keys.add(lesson.cache_key(source))
     monkeypatch.setattr("jax.__version__", "99.0")
     keys.add(lesson.cache_key(source))
-    assert len(keys) == 4
+    # the other Graphviz, or another version of it, lays the lesson's pictures out anew
+    monkeypatch.setenv("JAXTOUR_RENDERER", "embedded")
+    keys.add(lesson.cache_key(source))
+    if shutil.which("dot"):  # "auto" drew with it: the same key as "system"
+        monkeypatch.setenv("JAXTOUR_RENDERER", "system")
+        assert lesson.cache_key(source) in keys
+        monkeypatch.setattr("jaxtour._render.graphviz_version", lambda: "99.0.0")
+        keys.add(lesson.cache_key(source))
+    assert len(keys) == (6 if shutil.which("dot") else 5)
 
 
 def test_a_failing_lesson_leaves_no_cache_entry(tmp_path, counted_runs):

@@ -108,7 +108,14 @@ def test_picture_shows_values_source_lines_and_progress():
     assert 'out0 [label="out0\\nf32[2,2]"' in half.source
     assert half.svg().lstrip().startswith("<?xml")
     assert repr(steps) == "Steps('<lambda>': 2 steps, 1 output)"
-    assert str(steps).splitlines()[1].split()[:2] == ["0", "sin"]
+    lines = str(steps).splitlines()
+    assert lines[0] == repr(steps) and lines[2].split() == [
+        "step",
+        "primitive",
+        "result",
+        "line",
+    ]
+    assert [line.split()[:2] for line in lines[4:]] == [["0", "sin"], ["1", "mul"]]
 
 
 def test_a_2d_value_gets_a_heatmap_of_its_blocks():

@@ -12,7 +12,9 @@ key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
-`_cost` (FLOPs and bytes per equation and per compiled op).
+`_cost` (FLOPs and bytes per equation and per compiled op), `_fused` (what a compiled
+op holds: its fused computation's ops and the primitives they compute), `_inputs` (the
+jaxpr inputs a program reads, the buffers `jax.jit` passes on).
 """
 
 from jaxtour._ir._args import (
@@ -29,6 +31,7 @@ from jaxtour._ir._args import (
 from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
+from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
     Called,
@@ -38,6 +41,7 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
+from jaxtour._ir._inputs import used_inputs
 from jaxtour._ir._jaxpr import (
     SourceLine,
     SubJaxpr,
@@ -86,6 +90,9 @@ __all__ = [
     "eqn_count",
     "flatten_jaxpr",
     "function_name",
+    "fusion_root",
+    "held_ops",
+    "held_primitives",
     "hlo_bytes",
     "hlo_counts",
     "host",
@@ -98,6 +105,7 @@ __all__ = [
     "jaxpr_counts",
     "literal_str",
     "nonfinite",
+    "op_primitive",
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",
@@ -115,6 +123,7 @@ __all__ = [
     "tracer",
     "type_str",
     "unwrap_jit",
+    "used_inputs",
     "value_type",
     "walk",
 ]

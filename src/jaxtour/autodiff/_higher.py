@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import _ir
+from jaxtour._report import Report, Reported, Table
 from jaxtour.autodiff._args import is_array_like
 
 
@@ -24,10 +25,10 @@ class DerivativeRow:
 
 
 @dataclass
-class DerivativeTable:
+class DerivativeTable(Reported):
     """Values of f, f', f'', ... at one point, and how many equations each jaxpr holds.
 
-    The text form (`repr`) is one row per order; Jupyter shows a Markdown table.
+    `print` shows one row per order; Jupyter shows the same table in HTML.
     """
 
     name: str
@@ -44,31 +45,22 @@ class DerivativeTable:
         """Eqn counts of the jaxprs of f, grad(f), grad(grad(f)), ... (nested ones included)."""
         return [row.eqns for row in self.rows]
 
-    def _lines(self) -> list[tuple[str, str, str]]:
-        return [
-            (_symbol(self.name, r.order), f"{r.value:.6g}", str(r.eqns))
+    def report(self) -> Report:
+        """A row per order: the derivative, its value, its jaxpr's equations."""
+        rows = [
+            [f"{_symbol(self.name, r.order)}(x)", f"{r.value:.6g}", str(r.eqns)]
             for r in self.rows
         ]
+        head = ["derivative", "value", "equations in its jaxpr"]
+        return Report(
+            f"derivatives of {self.name} at x = {self.x:g}",
+            tables=[Table(head, rows, align="lrr")],
+        )
 
     def __repr__(self) -> str:
-        head = f"derivatives of {self.name} at x = {self.x:g}"
-        width = max(len(s) for s, _, _ in self._lines()) + 7
-        rows = [
-            f"  {f'{s}(x)':<{width}}{v:>12}   {e:>4} equations"
-            for s, v, e in self._lines()
-        ]
-        return "\n".join([head, *rows])
-
-    def _repr_markdown_(self) -> str:
-        rows = [f"| `{s}(x)` | {v} | {e} |" for s, v, e in self._lines()]
-        return "\n".join(
-            [
-                f"Derivatives of `{self.name}` at x = {self.x:g}",
-                "",
-                "| derivative | value | equations in its jaxpr |",
-                "|---|---:|---:|",
-                *rows,
-            ]
+        return (
+            f"DerivativeTable({self.name!r} at x = {self.x:g}: "
+            f"{', '.join(f'{v:.6g}' for v in self.values)})"
         )
 
 

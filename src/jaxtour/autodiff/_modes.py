@@ -11,6 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import _ir, paths
+from jaxtour._number_words import plural
+from jaxtour._report import Report, Reported, Table
 
 RULE = (
     "jacfwd pushes one tangent per input (n JVPs), jacrev pulls one cotangent per output "
@@ -45,7 +47,7 @@ class ModeCost:
 
 
 @dataclass
-class ModeCosts:
+class ModeCosts(Reported):
     """Measured costs of `jacfwd` and `jacrev` over a sweep of (n, m)."""
 
     records: list[ModeCost] = field(default_factory=list)
@@ -70,20 +72,26 @@ class ModeCosts:
     def sizes(self) -> list[tuple[int, int]]:
         return list(dict.fromkeys((r.n, r.m) for r in self.records))
 
-    def __repr__(self) -> str:
-        lines = [
-            f"ModeCosts: {len(self.sizes)} sizes",
-            f"  {'n':>5} {'m':>5}  "
-            f"{'jacfwd FLOPs':>13} {'jacrev FLOPs':>13}  {'fwd µs':>8} {'rev µs':>8}  winner",
-        ]
+    def report(self) -> Report:
+        """A row per (n, m): both modes' FLOPs and best times, and the winner."""
+        rows = []
         for n, m in self.sizes:
             f = [self.cost(n, m, k) for k in MODES]
             t = [self.cost(n, m, k, "seconds") * 1e6 for k in MODES]
-            lines.append(
-                f"  {n:>5} {m:>5}  {f[0]:>13.4g} {f[1]:>13.4g}  {t[0]:>8.1f} "
-                f"{t[1]:>8.1f}  {self.winner(n, m)}"
-            )
-        return "\n".join(lines)
+            flops, times = (f"{v:.4g}" for v in f), (f"{v:.1f}" for v in t)
+            rows.append([str(n), str(m), *flops, *times, self.winner(n, m)])
+        head = ["n", "m", "jacfwd FLOPs", "jacrev FLOPs", "fwd µs", "rev µs", "winner"]
+        return Report(
+            f"jacfwd vs jacrev: {plural(len(self.sizes), 'size')}",
+            tables=[Table(head, rows, align="rrrrrrl")],
+            notes=[self.rule],
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ModeCosts({plural(len(self.sizes), 'size')}, "
+            f"{plural(len(self.records), 'Jacobian')})"
+        )
 
     def plot(self, fig=None):
         """Where each mode wins, and the cost ratio against n/m; returns the Figure."""

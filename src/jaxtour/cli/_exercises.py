@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from jaxtour._table import Table
 from jaxtour.cli import add_flag
 
-COLUMNS = (("lesson", 7), ("exercise", 28), ("title", 30), ("practises", 40))
+COLUMNS = ("lesson", "exercise", "title", "practises")
+WIDTH = 120  # characters of the listing: the practises column wraps to fit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,31 +109,14 @@ def _nbgrader(args: argparse.Namespace) -> int:
 
 def markdown_table(rows: Sequence[tuple[str, ...]]) -> str:
     """`rows` as a Markdown table; the exercise's name in code font."""
-    lines = [
-        "| " + " | ".join(name for name, _ in COLUMNS) + " |",
-        "|" + "---|" * len(COLUMNS),
-    ]
-    for number, name, title, practises in rows:
-        cells = (number, f"`{name}`", title, practises)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
+    cells = [(number, f"`{name}`", *rest) for number, name, *rest in rows]
+    return Table(COLUMNS, cells).markdown()
 
 
 def table(rows: Sequence[tuple[str, ...]]) -> str:
     """`rows` as a plain-text table under COLUMNS' headings; long cells wrap."""
-    lines = [_row([name for name, _ in COLUMNS]), _row(["-" * w for _, w in COLUMNS])]
-    for row in rows:
-        wrapped = [
-            textwrap.wrap(cell.replace("`", ""), w) or [""]
-            for cell, (_, w) in zip(row, COLUMNS, strict=True)
-        ]
-        for i in range(max(map(len, wrapped))):
-            lines.append(_row([cell[i] if i < len(cell) else "" for cell in wrapped]))
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _row(cells: list[str]) -> str:
-    return "  ".join(cell.ljust(w) for cell, (_, w) in zip(cells, COLUMNS, strict=True))
+    cells = [[cell.replace("`", "") for cell in row] for row in rows]
+    return Table(COLUMNS, cells).text(width=WIDTH)
 
 
 def tour_step(build_dir: Path, notebooks: Path | None = None) -> list[Path]:

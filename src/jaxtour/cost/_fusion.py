@@ -7,11 +7,14 @@ inside a fusion staying in registers. The ratio is what fusion saves on this pro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from jaxtour import _ir
 from jaxtour._number_words import si
+from jaxtour._report import Report, Table
 from jaxtour.cost._ledger import total
 from jaxtour.cost._table import build
 
@@ -46,6 +49,34 @@ class FusionTraffic(NamedTuple):
             f"{si(self.unfused_bytes, 'B')}; {self.ops} compiled ops move "
             f"{si(self.fused_bytes, 'B')}{xla}: {self.saving:.3g}x less)"
         )
+
+    def report(self) -> Report:
+        """Bytes unfused, fused (and XLA's count), and the saving, as one `Report`."""
+        unfused = ["jaxpr equations, unfused", str(self.equations)]
+        fused = ["compiled ops, a fusion once", str(self.ops)]
+        rows = [
+            [*unfused, si(self.unfused_bytes, "B")],
+            [*fused, si(self.fused_bytes, "B")],
+        ]
+        if self.xla_bytes is not None:
+            rows.append(["XLA's cost_analysis()", "", si(self.xla_bytes, "B")])
+        where = f", all {self.devices} devices" if self.devices > 1 else ""
+        return Report(
+            f"Bytes through memory: {self.name}{where}",
+            lead=[f"Fusion moves {self.saving:.3g}x fewer bytes."],
+            tables=[Table(["moved by", "count", "bytes"], rows, align="lrr")],
+        )
+
+    # A NamedTuple takes no base class but itself: `Reported`'s three methods, by hand.
+    def _repr_html_(self) -> str:
+        return self.report().html()
+
+    def __str__(self) -> str:
+        return self.report().text()
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the result as a web page (.html), text (.txt) or Markdown (.md)."""
+        return self.report().save(path, who="FusionTraffic")
 
 
 def fusion_traffic(

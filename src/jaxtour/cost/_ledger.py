@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 
 from jaxtour._number_words import NOT_COUNTED, si
+from jaxtour._report import Report, Reported, Table
+
+OPS_HEAD = ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"]
 
 
 @dataclass
@@ -37,7 +39,7 @@ def total(rows: list[Row]) -> tuple[float, float, float]:
 
 
 @dataclass
-class CostTable:
+class CostTable(Reported):
     """The ledger of one program: the kit's counts per equation and per op, and XLA's.
 
     `equations` are the jaxpr's (what you wrote, every equation reading and writing
@@ -134,9 +136,9 @@ class CostTable:
             f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B)"
         )
 
-    def __str__(self) -> str:
+    def report(self) -> Report:
+        """The totals (jaxpr, compiled, XLA), the ops and the notes, as one `Report`."""
         eq, op = total(self.equations), total(self.ops)
-        head = ["", "FLOPs", "transcendentals", "bytes"]
         # A sharded program: the jaxpr holds global shapes, the compiled program is what
         # one device runs. Each row says which, so no one sets them side by side.
         glob, each = (", global", ", per device") if self.devices > 1 else ("", "")
@@ -153,34 +155,14 @@ class CostTable:
                     si(self.xla.get("bytes_accessed"), "B"),
                 ]
             )
-        ops = text_table(
-            ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"], self.rows()
-        )
         where = f", {self.devices} devices" if self.devices > 1 else ""
-        return "\n".join(
-            [
-                f"Cost of {self.name} on {self.backend}{where}",
-                text_table(head, body),
-                "",
-                ops,
-                "",
-                *self.notes(),
-            ]
-        )
-
-    def _repr_html_(self) -> str:
-        cells = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows()
-        )
-        head = "".join(
-            f"<th>{h}</th>"
-            for h in ("op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B")
-        )
-        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes())
-        return (
-            f"<div><b>{escape(repr(self))}</b><table>{head}{cells}</table>"
-            f"<ul>{notes}</ul></div>"
+        return Report(
+            f"Cost of {self.name} on {self.backend}{where}",
+            tables=[
+                Table(["", "FLOPs", "transcendentals", "bytes"], body, align="lrrr"),
+                Table(OPS_HEAD, self.rows(), align="llrrrr"),
+            ],
+            notes=self.notes(),
         )
 
 
@@ -195,12 +177,4 @@ def _compare(
     return (
         f"{what}: kit {si(ours, unit)}, XLA {si(xla, unit)} "
         f"({100 * gap:.2g} % apart): {why}."
-    )
-
-
-def text_table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=True)]
-    return "\n".join(
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [head, *rows]
     )

@@ -20,6 +20,7 @@ import jax
 from jaxtour import _ir
 from jaxtour._number_words import si
 from jaxtour._plot import Plot, figure
+from jaxtour._report import Report, Reported, Table
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build
@@ -43,7 +44,7 @@ class Policy(NamedTuple):
 
 
 @dataclass
-class GradMemory:
+class GradMemory(Reported):
     """`grad(f)` under each checkpoint policy."""
 
     name: str
@@ -65,7 +66,10 @@ class GradMemory:
         return found[0]
 
     def __repr__(self) -> str:
-        return str(self)
+        return (
+            f"GradMemory({self.name!r} on {self.backend}: "
+            f"{', '.join(p.name for p in self.policies)})"
+        )
 
     def notes(self) -> list[str]:
         """What the numbers mean, and what the backend did not give."""
@@ -74,16 +78,25 @@ class GradMemory:
             notes.append(NO_MEMORY.format(backend=self.backend))
         return notes
 
-    def __str__(self) -> str:
-        lines = [f"Memory of grad({self.name}) on {self.backend}:"]
-        for p in self.policies:
-            temp = "-" if p.temp_bytes is None else si(p.temp_bytes, "B")
-            lines.append(
-                f"  {p.name:<20} residuals {si(p.residual_bytes, 'B'):>9} "
-                f"({p.residuals:>2} arrays)  FLOPs {si(p.flops):>8} "
-                f"(compiled {si(p.compiled_flops)})  temp {temp}"
-            )
-        return "\n".join(lines + self.notes())
+    def report(self) -> Report:
+        """A row per policy: residuals, FLOPs (jaxpr and compiled), temporary bytes."""
+        rows = [
+            [
+                p.name,
+                si(p.residual_bytes, "B"),
+                str(p.residuals),
+                si(p.flops),
+                si(p.compiled_flops),
+                "-" if p.temp_bytes is None else si(p.temp_bytes, "B"),
+            ]
+            for p in self.policies
+        ]
+        head = ["policy", "residuals", "arrays", "FLOPs", "compiled FLOPs", "temp"]
+        return Report(
+            f"Memory of grad({self.name}) on {self.backend}",
+            tables=[Table(head, rows, align="lrrrrr")],
+            notes=self.notes(),
+        )
 
     def plot(self) -> Plot:
         """Residual bytes (memory) against FLOPs (compute), one point per policy."""

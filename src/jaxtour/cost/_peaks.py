@@ -25,6 +25,8 @@ import jax.numpy as jnp
 
 from jaxtour import paths
 from jaxtour._files import write_atomically
+from jaxtour._number_words import si
+from jaxtour._report import Report, Table
 
 
 class Peaks(NamedTuple):
@@ -48,6 +50,31 @@ class Peaks(NamedTuple):
             f"Peaks({self.device!r}: {self.flops_per_s / 1e9:.3g} GFLOP/s, "
             f"{self.bytes_per_s / 1e9:.3g} GB/s, ridge {self.ridge:.3g} FLOP/B)"
         )
+
+    def report(self) -> Report:
+        """The two peaks and the ridge between them, as one `Report`."""
+        row = [si(self.flops_per_s, "FLOP/s"), si(self.bytes_per_s, "B/s")]
+        return Report(
+            f"The roof of {self.device}, measured here",
+            tables=[
+                Table(
+                    ["matmul (float32)", "memory (copy)", "ridge"],
+                    [[*row, f"{self.ridge:.3g} FLOP/B"]],
+                    align="rrr",
+                )
+            ],
+        )
+
+    # A NamedTuple takes no base class but itself: `Reported`'s three methods, by hand.
+    def _repr_html_(self) -> str:
+        return self.report().html()
+
+    def __str__(self) -> str:
+        return self.report().text()
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the peaks as a web page (.html), text (.txt) or Markdown (.md)."""
+        return self.report().save(path, who="Peaks")
 
 
 _MEMORY: dict[str, Peaks] = {}

@@ -1,10 +1,13 @@
 """`profile`: where the time went, op by compiled op, mapped back to your lines.
 
 The cost lens says what a program *should* cost; this says what each compiled op *took*.
-`profile(f)(*args)` compiles `f` once, runs it a few times under `jax.profiler`, reads
-the trace offline (no server, no network) and joins each op's measured time with what
-the compiled HLO says about it: the jaxpr primitives it holds, their source lines, and
-the kit's FLOP and byte counts.
+`profile(f)(*args)` compiles `f` once, times it with no profiler running, times a
+jitted function of the same arguments that does no work (dispatch), runs `f` a few times
+under `jax.profiler`, reads the profiler's trace offline (no server, no network) and
+joins each op's measured time with what the compiled HLO says about it: the jaxpr
+primitives its fused computation holds, their source lines, and the kit's FLOP and byte
+counts. The wall is itemised in measured figures (ops, time between ops, dispatch) and
+what they leave is called unexplained, not given a cause.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from typing import Any
 
 from jaxtour import _ir
 from jaxtour._wait import run_interruptibly
-from jaxtour.cost import _trace
+from jaxtour.cost import _timeline, _walls
 from jaxtour.cost._profile_view import ProfileView
+from jaxtour.cost._timeline import Timeline
+from jaxtour.cost._walls import Walls
 
 WHO = "profile"
 
@@ -32,10 +37,13 @@ class OpTime:
             call, the ops it runs included.
         share: its part of the summed op time (0 to 1).
         lines: `file:line` of the source lines whose equations it holds.
-        primitives: the jaxpr primitives it holds, in program order.
+        primitives: the jaxpr primitives its ops compute, in program order, read from
+            its fused computation (or loop body): a fusion holding a dot lists
+            `dot_general`, one holding none never does, whatever the op is named.
         kind: the op's opcode, or the fusion's kind.
         flops: its FLOPs by the kit's rules (None: not counted).
         bytes: what it reads and writes.
+        root: for a fusion, the primitive of the op it returns ("" otherwise).
     """
 
     op: str
@@ -46,6 +54,7 @@ class OpTime:
     kind: str
     flops: float | None
     bytes: float
+    root: str = ""
 
     @property
     def flops_per_s(self) -> float | None:
@@ -63,17 +72,22 @@ class OpTime:
 
 
 class Profile(ProfileView):
-    """The measured time of one compiled program, op by op.
+    """The measured time of one compiled program, op by op, and where its wall went.
 
     Attributes:
         name: the function's name.
         backend: where it ran ("cpu", "gpu", "tpu").
         rows: one `OpTime` per compiled op, slowest first.
-        wall_seconds: one call's time from Python to its result, the median of the
-            recorded calls (the same calls the op times come from).
-        op_seconds: the ops' times summed, per call.
+        wall_seconds: one call's time from Python to its result with no profiler
+            running (the median of separate calls).
+        profiled_wall_seconds: the same under the profiler (the recorded calls);
+            `profiler_seconds` is the difference, the profiler's own cost.
+        dispatch_seconds: a jitted call of the same arguments that does no work.
+        op_seconds: the ops' times summed, per call (under the profiler).
         overlap_seconds: op time that ran at the same moment as other ops (several
             threads), per call: `busy_seconds` is the summed time less this.
+        between_ops_seconds: time inside the executable's run when no op ran (gaps
+            between consecutive ops on its own timeline), per call.
         calls: how many calls the trace recorded.
         module: the parsed compiled HLO (what `draw()` draws).
     """
@@ -83,11 +97,18 @@ class Profile(ProfileView):
         name: str,
         backend: str,
         rows: list[OpTime],
-        timing: tuple[float, float, float, int],
+        timeline: Timeline,
+        walls: Walls,
         module: Any,
     ) -> None:
         self.name, self.backend, self.rows, self.module = name, backend, rows, module
-        self.wall_seconds, self.op_seconds, self.overlap_seconds, self.calls = timing
+        self.wall_seconds = walls.wall_seconds
+        self.profiled_wall_seconds = walls.profiled_wall_seconds
+        self.dispatch_seconds = walls.dispatch_seconds
+        self.op_seconds = timeline.op_seconds
+        self.overlap_seconds = timeline.overlap_seconds
+        self.between_ops_seconds = timeline.between_seconds
+        self.calls = timeline.calls
 
 
 def profile(
@@ -101,14 +122,19 @@ def profile(
 
     Args:
         f: the function to time; it is traced and compiled once with `jax.jit`.
-        calls: how many calls to record (the per-op figure is their median).
+        calls: how many calls to record under the profiler (the per-op figure is
+            their median); as many again, and at least 50 ms of calls before and after
+            the recorded ones, are timed without it (the wall).
         static_argnums: as `jax.jit`'s.
         static_argnames: names of keyword arguments held static, as `jax.jit`'s.
 
     Returns:
         A function of `f`'s example arguments returning a `Profile`: its `rows`
         (slowest op first, with `.op`, `.seconds`, `.share`, `.lines`), its
-        `wall_seconds`, and `draw()`, the compiled program coloured by time.
+        `wall_seconds` (no profiler running) itemised as `busy_seconds`,
+        `between_ops_seconds`, `dispatch_seconds` and `unexplained_seconds`, the
+        profiler's own cost `profiler_seconds`, and `draw()`, the compiled program
+        coloured by time.
 
     Raises:
         TypeError: `f` is not callable, or an argument is not something JAX traces.
@@ -139,23 +165,29 @@ def profile(
         dynamic, dynamic_kw = part.dynamic()
         run = lambda: compiled(*dynamic, **dynamic_kw)
         run_interruptibly(run, f"{_ir.function_name(f)}'s compiled program")
-        rows, timing = measured_ops(run, module, calls)
+        # unprofiled calls before and after the profiled ones: a load that drifts
+        # meanwhile weighs on both sides alike
+        before = _walls.walls(run, max(calls // 2, 1), warm=False)
+        used = _ir.used_inputs(traced.jaxpr)
+        dispatch = _walls.dispatch_seconds(dynamic, dynamic_kw, used)
+        rows, (timeline, profiled) = measured_ops(run, module, calls)
+        after = _walls.walls(run, max(calls - calls // 2, 1), warm=False)
+        wall = statistics.median(before + after)
+        walls = Walls(wall, statistics.median(profiled), dispatch)
         name = _ir.function_name(f)
-        return Profile(name, jax.default_backend(), rows, timing, module)
+        return Profile(name, jax.default_backend(), rows, timeline, walls, module)
 
     return measure
 
 
 def measured_ops(
     run: Callable[[], Any], module: Any, calls: int = 5
-) -> tuple[list[OpTime], tuple[float, float, float, int]]:
-    """Record `calls` runs of the compiled `module` (`run` calls it): its `OpTime` rows,
-    and (wall seconds, summed op seconds, overlap seconds, calls seen) per call."""
-    trace, walls = _trace.record(run, calls)
-    events = _trace.op_events(trace, module.name)
-    seconds, summed, overlap, seen = _trace.per_call(events)
-    rows = op_rows(module, seconds, summed)
-    return rows, (statistics.median(walls), summed, overlap, seen)
+) -> tuple[list[OpTime], tuple[Timeline, list[float]]]:
+    """Record `calls` runs of the compiled `module` (`run` calls it) under the
+    profiler: its `OpTime` rows, its `Timeline`, and each recorded call's wall time."""
+    events, profiled = _timeline.record(run, calls)
+    timeline = _timeline.per_call(_timeline.op_events(events, module.name))
+    return op_rows(module, timeline.seconds, timeline.op_seconds), (timeline, profiled)
 
 
 def _signature(args: tuple, kwargs: dict, statics: tuple[int, ...]) -> Any:
@@ -178,6 +210,16 @@ def _signature(args: tuple, kwargs: dict, statics: tuple[int, ...]) -> Any:
     return (tree, tuple(leaf(x) for x in leaves), static)
 
 
+def op_counts(module: Any) -> dict[str, Any]:
+    """Each entry op's `_ir.Count` (FLOPs, bytes): where `profile`'s per-op counts
+    come from, in this one call.
+
+    XLA's figures count a loop body once; loop-aware counts (every iteration, issue 45)
+    belong to the ledger's work and replace this call when they land.
+    """
+    return {op.name: count for op, count in _ir.hlo_counts(module)}
+
+
 def op_rows(module: Any, seconds: dict[str, float], summed: float) -> list[OpTime]:
     """One `OpTime` per entry op that took time: a loop body's ops count to the loop."""
     owner = _owners(module)
@@ -185,26 +227,31 @@ def op_rows(module: Any, seconds: dict[str, float], summed: float) -> list[OpTim
     for name, t in seconds.items():
         top = owner.get(name, name)
         per_op[top] = per_op.get(top, 0.0) + t
-    counts = {op.name: count for op, count in _ir.hlo_counts(module)}
+    counts = op_counts(module)
     entry = {op.name: op for op in module.computations[module.entry].ops}
-    rows = []
-    for name, t in per_op.items():
-        op = entry.get(name)
-        inner = [op, *_inside(module, op)] if op else []
-        count = counts.get(name)
-        rows.append(
-            OpTime(
-                name,
-                t,
-                t / summed if summed else 0.0,
-                tuple(dict.fromkeys(o.source.where for o in inner if o.source)),
-                tuple(dict.fromkeys(o.primitive for o in inner if o.primitive)),
-                (op.fusion or op.kind) if op else "not in the entry computation",
-                count.flops if count else None,
-                count.bytes if count else 0.0,
-            )
-        )
+    rows = [
+        _row(module, entry.get(name), name, t, summed, counts.get(name))
+        for name, t in per_op.items()
+    ]
     return sorted(rows, key=lambda r: -r.seconds)
+
+
+def _row(
+    module: Any, op: Any, name: str, t: float, summed: float, count: Any
+) -> OpTime:
+    inner = [op, *_ir.held_ops(module, op)] if op else []
+    root = _ir.fusion_root(module, op) if op else None
+    return OpTime(
+        name,
+        t,
+        t / summed if summed else 0.0,
+        tuple(dict.fromkeys(o.source.where for o in inner if o.source)),
+        _ir.held_primitives(module, op) if op else (),
+        (op.fusion or op.kind) if op else "not in the entry computation",
+        count.flops if count else None,
+        count.bytes if count else 0.0,
+        _ir.op_primitive(root) if root else "",
+    )
 
 
 def _owners(module: Any) -> dict[str, str]:
@@ -212,15 +259,6 @@ def _owners(module: Any) -> dict[str, str]:
     owner = {}
     for op in module.computations[module.entry].ops:
         owner[op.name] = op.name
-        for inner in _inside(module, op):
+        for inner in _ir.held_ops(module, op):
             owner.setdefault(inner.name, op.name)
     return owner
-
-
-def _inside(module: Any, op: Any) -> list[Any]:
-    return [
-        inner
-        for called in op.called
-        if called.computation in module.computations
-        for _, inner in module.walk(called.computation)
-    ]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from jaxtour import _style
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural, si
 from jaxtour._options import check_count, check_rankdir
-from jaxtour.cost._ledger import text_table
+from jaxtour._report import Report, Reported, Table
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
 DRAWN = 12  # the slowest ops drawn by default (a slide's worth); the rest are one node
@@ -27,15 +26,18 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds * 1e9:.3g} ns"
 
 
-class ProfileView:
+class ProfileView(Reported):
     """The displays of `Profile` (its data lives there)."""
 
     name: str
     backend: str
     rows: list
     wall_seconds: float
+    profiled_wall_seconds: float
+    dispatch_seconds: float
     op_seconds: float
     overlap_seconds: float
+    between_ops_seconds: float
     calls: int
     module: Any
 
@@ -45,17 +47,27 @@ class ProfileView:
         return self.op_seconds - self.overlap_seconds
 
     @property
-    def unaccounted_seconds(self) -> float:
-        """Wall time no op accounts for: dispatch, argument handling, transfers."""
-        return max(self.wall_seconds - self.busy_seconds, 0.0)
+    def profiler_seconds(self) -> float:
+        """The profiler's own cost per call: profiled wall less the unprofiled wall."""
+        return self.profiled_wall_seconds - self.wall_seconds
+
+    @property
+    def unexplained_seconds(self) -> float:
+        """The wall less its measured parts (ops, between ops, dispatch); negative when
+        the parts, timed under the profiler, sum to more than the unprofiled wall."""
+        return self.wall_seconds - sum(self.parts().values())
+
+    def parts(self) -> dict[str, float]:
+        """The wall's measured parts per call: busy ops, between ops, dispatch."""
+        return {
+            "ops": self.busy_seconds,
+            "between ops": self.between_ops_seconds,
+            "dispatch": self.dispatch_seconds,
+        }
 
     def notes(self) -> list[str]:
-        """How far the op times can be trusted, in words."""
-        wall, ops = self.wall_seconds, self.op_seconds
-        notes = [
-            f"Medians of {plural(self.calls, 'recorded call')}: "
-            f"{seconds_text(wall)} per call from Python to its result."
-        ]
+        """Where the wall time went, in measured figures, and how far to trust them."""
+        notes = [_wall_note(self)]
         if not self.rows:
             notes.append(
                 f"The profiler recorded no compiled op of {self.name} on "
@@ -63,28 +75,17 @@ class ProfileView:
                 "ran none (it may only move its inputs)."
             )
             return notes
-        notes.append(
-            f"The ops add up to {seconds_text(ops)} per call, {ops / wall:.2f}x the "
-            "wall time."
-            if wall
-            else f"The ops add up to {seconds_text(ops)} per call."
-        )
-        if self.overlap_seconds > 0.01 * ops:
+        notes.append(_parts_note(self))
+        if self.overlap_seconds > 0.01 * self.op_seconds:
             notes.append(
-                f"{seconds_text(self.overlap_seconds)} of it ran at the same moment as "
-                "other ops (several threads): shares are of the summed time."
+                f"{seconds_text(self.overlap_seconds)} of op time ran at the same "
+                "moment as other ops (several threads): shares are of the summed time."
             )
-        notes.append(
-            f"{seconds_text(self.unaccounted_seconds)} per call is in no op: dispatch "
-            "from Python, argument checks, output buffers and transfers."
-            if self.unaccounted_seconds > 0
-            else "Nothing measurable is outside the ops: the call's time is theirs."
-        )
-        if wall < TOO_SHORT:
+        if self.wall_seconds < TOO_SHORT:
             notes.append(
-                f"One call takes {seconds_text(wall)}: too short to time op by op (the "
-                "profiler's own cost per op is a large part of it). Time a bigger batch, "
-                "or several steps inside one jit (lax.scan)."
+                f"One call takes {seconds_text(self.wall_seconds)}: too short to time "
+                "op by op (the profiler's own cost per op is a large part of it). Time "
+                "a bigger batch, or several steps inside one jit (lax.scan)."
             )
         return notes
 
@@ -114,20 +115,12 @@ class ProfileView:
             f"{seconds_text(self.wall_seconds)} per call{top})"
         )
 
-    def __str__(self) -> str:
-        head = f"Where the time went: {self.name} on {self.backend}"
-        return "\n".join([head, text_table(HEAD, self.table()), "", *self.notes()])
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in HEAD)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.table()
-        )
-        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes())
-        return (
-            f"<div><b>{escape(repr(self))}</b><table><tr>{head}</tr>{body}</table>"
-            f"<ul>{notes}</ul></div>"
+    def report(self) -> Report:
+        """The ops, slowest first, and how far their times can be trusted."""
+        return Report(
+            f"Where the time went: {self.name} on {self.backend}",
+            tables=[Table(HEAD, self.table(), align="llrrrll")],
+            notes=self.notes(),
         )
 
     def draw(self, *, rankdir: str = "TB", max_ops: int = DRAWN) -> Diagram:
@@ -183,10 +176,48 @@ def _rate(row: Any) -> str:
 
 
 def _subtitle(view: ProfileView) -> str:
+    parts = " · ".join(f"{k} {seconds_text(v)}" for k, v in view.parts().items())
     return (
-        f"{plural(len(view.rows), 'op')} timed · ops {seconds_text(view.op_seconds)}"
-        f" · outside any op {seconds_text(view.unaccounted_seconds)}"
+        f"{plural(len(view.rows), 'op')} timed · {parts}"
+        f" · unexplained {_signed(view.unexplained_seconds)}"
     )
+
+
+def _wall_note(view: ProfileView) -> str:
+    return (
+        f"{seconds_text(view.wall_seconds)} per call from Python to its result with no "
+        f"profiler running (medians). Under the profiler "
+        f"({plural(view.calls, 'recorded call')}) {seconds_text(view.profiled_wall_seconds)}"
+        f": the profiler's own cost is {_signed(view.profiler_seconds)} per call"
+        + (
+            " (below zero: within the two timings' spread)."
+            if view.profiler_seconds < 0
+            else "."
+        )
+    )
+
+
+def _parts_note(view: ProfileView) -> str:
+    wall = view.wall_seconds or float("nan")
+    parts = ", ".join(
+        f"{k} {seconds_text(v)} ({v / wall:.2f}x)" for k, v in view.parts().items()
+    )
+    left = view.unexplained_seconds
+    tail = (
+        f"unexplained {seconds_text(left)} ({left / wall:.2f}x): measured by none of them."
+        if left >= 0
+        else f"the parts sum to {seconds_text(-left)} more than the wall: they are "
+        "separate measurements (ops and the time between them under the profiler, "
+        "dispatch on a twin call, the wall with neither), each with its own spread."
+    )
+    return (
+        f"Of the wall, measured: {parts} (dispatch: a jitted call of the same "
+        f"arguments doing no work); {tail}"
+    )
+
+
+def _signed(seconds: float) -> str:
+    return ("-" if seconds < 0 else "") + seconds_text(abs(seconds))
 
 
 def _label(row: Any) -> str:

@@ -10,6 +10,7 @@ import re
 from html import escape
 from typing import Any, NamedTuple
 
+from jaxtour import _table
 from jaxtour.explorer._request import Shown, Table, Text
 
 _PROLOGUE = re.compile(
@@ -81,12 +82,8 @@ def body(result: Any) -> str:
         style = f"{_BOX};font-size:12px"
         return f'<pre class="jaxtour-text" style="{style}">{escape(result.body)}</pre>'
     if isinstance(result, Table):
-        rows = "".join(
-            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(v)}"
-            "</td></tr>"
-            for k, v in result.rows
-        )
-        return f'<table class="jaxtour-table">{rows}</table>'
+        table = _table.Table(["figure", "value"], result.rows, align="lr")
+        return f'<div class="jaxtour-table">{table.html()}</div>'
     if hasattr(result, "svg"):  # a Diagram
         return f'<div class="jaxtour-diagram" style="{_BOX}">{svg_body(result.svg())}</div>'
     if hasattr(result, "_repr_html_"):

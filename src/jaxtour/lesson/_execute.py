@@ -2,10 +2,12 @@
 
 The cache key is the lesson's source (sha256), the view run, the kit (its version and a
 hash of its installed source files, so a dev checkout never reuses a run of older code),
-JAX's version and ``JAXTOUR_QUICK``. An entry is a folder ``NN_topic-<key>/`` holding
-the executed .ipynb and its HTML export; it appears whole (renamed into place) or not at
-all, so a failing lesson leaves none. A file lock per entry lets pytest-xdist workers and
-two tours share one cache: the second waits for the first run instead of repeating it.
+JAX's version, ``JAXTOUR_QUICK`` and the Graphviz that draws the lesson's pictures (system
+or embedded, and its version: the two lay the same graph out at different sizes). An
+entry is a folder ``NN_topic-<key>/`` holding the executed .ipynb and its HTML export;
+it appears whole (renamed into place) or not at all, so a failing lesson leaves none. A
+file lock per entry lets pytest-xdist workers and two tours share one cache: the second
+waits for the first run instead of repeating it.
 """
 
 from __future__ import annotations
@@ -69,8 +71,11 @@ def cache_key(source: Path, which: View = View.INSTRUCTOR) -> str:
     """The key of a run of lesson `source` in view `which`, on this kit, JAX and mode."""
     import jax
 
+    from jaxtour._render import describe
+
     digest = hashlib.sha256(source.read_bytes())
-    for part in (which.value, kit_fingerprint(), jax.__version__, str(paths.quick())):
+    parts = (which.value, kit_fingerprint(), jax.__version__, str(paths.quick()))
+    for part in (*parts, describe()):
         digest.update(b"\0" + part.encode())
     return digest.hexdigest()[:20]
 

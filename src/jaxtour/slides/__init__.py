@@ -11,14 +11,18 @@ from jaxtour.slides._deck import (
     remote_resources,
     unbadge,
 )
+from jaxtour.slides._legible import MIN_TEXT_PX, Measured, measure
 from jaxtour.slides._lint import Finding, lint_lesson
 from jaxtour.slides._pdf import find_chromium
+from jaxtour.slides._place import place_pictures
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 from jaxtour.slides._site import assets_dir, build_slides, copy_reveal, write_index
 
 __all__ = [
+    "MIN_TEXT_PX",
     "Deck",
     "Finding",
+    "Measured",
     "SlidesError",
     "assets_dir",
     "build_deck",
@@ -28,6 +32,8 @@ __all__ = [
     "find_chromium",
     "lesson_title",
     "lint_lesson",
+    "measure",
+    "place_pictures",
     "plan_slides",
     "read_notebook",
     "remote_resources",

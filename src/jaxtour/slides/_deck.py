@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jaxtour.slides._frame import exercise_titles, lesson_minutes
 from jaxtour.slides._lint import exercise_minutes
+from jaxtour.slides._place import place_pictures
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 
 REVEAL_FOLDER = "reveal.js"
@@ -115,6 +116,7 @@ def build_deck(
         if cell.cell_type == "markdown":
             cell.source = unbadge(cell.source)
     _warn_about_tex(planned, source.name)
+    place_pictures(planned)
     html = _exporter(templates).from_notebook_node(planned)[0]
     remote = remote_resources(html)
     if remote:

@@ -11,6 +11,7 @@ from jaxtour import _ir, _options
 from jaxtour._diagram import Diagram
 from jaxtour._ir import Step, Stepped, step_jaxpr
 from jaxtour._number_words import plural
+from jaxtour._report import Report, Table
 from jaxtour.tracing._draw import draw_run, preview
 
 WHO = "step_through"
@@ -162,12 +163,16 @@ class Steps:
 
     def __str__(self) -> str:
         rows = [
-            f"{s.index:>3}  {s.primitive:<20} "
-            f"{preview(s.outputs[0]) if s.outputs else ''}"
-            + (f"   {s.line.where}" if s.line else "")
+            [
+                str(s.index),
+                s.primitive,
+                preview(s.outputs[0]) if s.outputs else "",
+                s.line.where if s.line else "",
+            ]
             for s in self
         ]
-        return "\n".join([repr(self), *rows])
+        head = ["step", "primitive", "result", "line"]
+        return Report(repr(self), tables=[Table(head, rows, align="r")]).text()
 
     def __repr__(self) -> str:
         ran = (

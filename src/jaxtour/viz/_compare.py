@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import collections
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from html import escape
-from pathlib import Path
 from typing import Any
 
 from jaxtour import _ir, _number_words, _palette
-from jaxtour._files import write_atomically
+from jaxtour._report import Report, Reported, Table
 
 WHO = "compare_stages"
 MAX_FUSIONS = 40  # listed; the counts above cover all of them
 NOTE = (
-    "compiled: the ops XLA runs, a fusion counting once. in fusions: the ops inside "
-    "them; XLA may copy a cheap op (a broadcast, a constant) into several fusions "
-    "rather than store its result."
+    "StableHLO: the ops JAX hands XLA. compiled: the ops XLA runs, a fusion counting "
+    "once. in fusions: the ops inside them; XLA may copy a cheap op (a broadcast, a "
+    "constant) into several fusions rather than store its result."
 )
 
 
@@ -97,7 +94,7 @@ class Fusion:
 
 
 @dataclass
-class StageComparison:
+class StageComparison(Reported):
     """The before/after-XLA comparison `compare_stages` returns.
 
     Attributes:
@@ -205,108 +202,48 @@ class StageComparison:
             if k in self.figures
         )
 
-    def __str__(self) -> str:
-        head = ["kind", "StableHLO", "compiled", "in fusions"]
-        table = _text_table(head, [[str(c) for c in row] for row in self.rows()])
-        fusion_rows = [list(f.describe().values()) for f in self.fusions]
-        lines = [
-            f"What XLA did to {self.name}: jaxpr {self.jaxpr_eqns} equations -> "
-            f"StableHLO {self.stablehlo_ops} ops -> compiled {self.compiled_ops} ops",
-            self.headline(),
-            "",
-            table,
-        ]
-        lines += ["", NOTE]
-        if fusion_rows:
-            shown = fusion_rows[:MAX_FUSIONS]
-            lines += [
-                "",
-                "Fusions:",
-                _text_table(
-                    list(Fusion("", "", collections.Counter(), [], []).describe()),
-                    shown,
-                ),
-            ]
-            if len(fusion_rows) > MAX_FUSIONS:
-                lines.append(f"… and {len(fusion_rows) - MAX_FUSIONS} more fusions")
-        if self.figures:
-            lines += ["", f"XLA's figures: {self.figures_line()}"]
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            "<tr>"
-            + f"<td>{_swatch(kind)}{escape(kind)}</td>"
-            + "".join(f"<td style='text-align:right'>{n}</td>" for n in counts)
-            + "</tr>"
-            for kind, *counts in self.rows()
-        )
-        head = "".join(
-            f"<th>{h}</th>"
-            for h in (
-                "kind",
-                "StableHLO ops<br><small>what JAX hands XLA</small>",
-                "compiled ops<br><small>a fusion counts once</small>",
-                "ops inside fusions",
+    def report(self) -> Report:
+        """Op counts by kind before and after XLA, then each fusion, as one `Report`."""
+        rows = [[str(c) for c in row] for row in self.rows()]
+        shades = {
+            k: _palette.FAMILIES[kind].fill
+            for k, (kind, *_) in enumerate(self.rows())
+            if kind in _palette.FAMILIES
+        }
+        tables = [
+            Table(
+                ["kind", "StableHLO", "compiled", "in fusions"],
+                rows,
+                align="lrrr",
+                shades=shades,
+                note=NOTE,
             )
-        )
-        html = [
-            f"<div style='font-family:sans-serif'><h4 style='margin:4px 0'>What XLA did to "
-            f"<code>{escape(self.name)}</code></h4>",
-            f"<p style='margin:4px 0'>jaxpr {self.jaxpr_eqns} equations &rarr; StableHLO "
-            f"{self.stablehlo_ops} ops &rarr; compiled {self.compiled_ops} ops<br>"
-            f"{escape(self.headline())}</p>",
-            f"<table>{head}{rows}</table>",
-            f"<p style='margin:4px 0'><small>{escape(NOTE)}</small></p>",
         ]
         if self.fusions:
+            more = len(self.fusions) - MAX_FUSIONS
             cells = [f.describe() for f in self.fusions[:MAX_FUSIONS]]
-            html.append(
-                "<h4 style='margin:8px 0 4px'>Fusions</h4><table>"
-                + "".join(f"<th>{escape(k)}</th>" for k in cells[0])
-                + "".join(
-                    "<tr>"
-                    + "".join(f"<td>{escape(v)}</td>" for v in c.values())
-                    + "</tr>"
-                    for c in cells
+            tables.append(
+                Table(
+                    list(cells[0]),
+                    [list(c.values()) for c in cells],
+                    heading="Fusions",
+                    note=f"… and {more} more fusions" if more > 0 else "",
                 )
-                + "</table>"
             )
-            if len(self.fusions) > MAX_FUSIONS:
-                html.append(
-                    f"<p>… and {len(self.fusions) - MAX_FUSIONS} more fusions</p>"
-                )
-        if self.figures:
-            html.append(
-                f"<p style='margin:4px 0'>XLA's figures: "
-                f"{escape(self.figures_line())}</p>"
-            )
-        return "".join(html) + "</div>"
+        return Report(
+            f"What XLA did to {self.name}: jaxpr {self.jaxpr_eqns} equations -> "
+            f"StableHLO {self.stablehlo_ops} ops -> compiled {self.compiled_ops} ops",
+            lead=[self.headline()],
+            tables=tables,
+            notes=[f"XLA's figures: {self.figures_line()}"] if self.figures else [],
+        )
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the comparison as a web page (.html) or as text (.txt, .md); return the path.
-
-        Raises:
-            ValueError: the suffix is neither.
-        """
-        path = Path(path)
-        if path.suffix not in (".html", ".txt", ".md"):
-            raise ValueError(
-                f"{WHO}: save() writes .html, .txt or .md; got {path.name!r}. "
-                "Pick one of those suffixes (a drawing's .svg/.png are for "
-                "Diagram.save)."
-            )
-        if path.suffix == ".html":
-            text = (
-                f"<!doctype html><meta charset='utf-8'><title>{escape(self.name)}"
-                f"</title>\n{self._repr_html_()}\n"
-            )
-        else:
-            text = str(self) + "\n"
-        write_atomically(path, text.encode())
-        return path
+    def __repr__(self) -> str:
+        return (
+            f"StageComparison({self.name!r} on {self.platform}: "
+            f"{self.stablehlo_ops} StableHLO ops -> {self.compiled_ops} compiled, "
+            f"{_number_words.plural(len(self.fusions), 'fusion')})"
+        )
 
 
 def _fusion(module: _ir.HloModule, op: _ir.HloOp) -> Fusion:
@@ -332,28 +269,3 @@ def _counts(counts: collections.Counter, limit: int = 6) -> str:
     items = counts.most_common()
     text = ", ".join(f"{op}×{n}" if n > 1 else op for op, n in items[:limit])
     return text + (", …" if len(items) > limit else "")
-
-
-def _swatch(kind: str) -> str:
-    fam = _palette.FAMILIES.get(kind)
-    fill, border = (fam.fill, fam.border) if fam else ("#FFF6DC", "#C58B00")
-    if kind == "total":
-        return ""
-    return (
-        f"<span style='display:inline-block;width:10px;height:10px;margin-right:6px;"
-        f"background:{fill};border:1px solid {border}'></span>"
-    )
-
-
-def _text_table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    widths = [min(w, 48) for w in widths]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            str(c)[:w].ljust(w) for c, w in zip(cells, widths, strict=True)
-        )
-
-    return "\n".join(
-        [line(head), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
-    ).rstrip()

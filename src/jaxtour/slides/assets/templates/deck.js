@@ -1,9 +1,12 @@
 // Start reveal.js on a jaxtour deck and fit every slide to the screen, once, when the deck
 // is up (in the presenter's view and in the print view that makes the PDF handouts):
 //  1. the pictures of a slide (diagrams, plots) take the height the rest of the slide leaves,
-//     growing up to MAX_GROWTH times their own size, shrinking down to MIN_PICTURE px;
-//  2. a slide still taller than the screen is zoomed out to fit, down to MIN_ZOOM (its
-//     natural height stays in data-jt-natural, which the slide lint reports);
+//     growing up to MAX_GROWTH times their own size, shrinking down to MIN_PICTURE px, and
+//     never below the height the deck builder found legible (data-jt-min-height: the
+//     builder gave such a picture the room, on a slide of its own if need be);
+//  2. a slide still taller than the screen is zoomed out to fit, down to MIN_ZOOM, and no
+//     further than keeps its pictures legible (its natural height stays in
+//     data-jt-natural, which the slide lint reports);
 //  3. only a slide that does not fit even then scrolls (class jt-scroll).
 // <html data-deck-ready="true"> tells a browser test (and the PDF printer) the deck is up:
 // in the print view (?print-pdf) only once reveal.js has laid out its pages.
@@ -39,10 +42,20 @@ function jaxtourDeck(options) {
       var room = p.parentElement.clientWidth || options.width;
       var f = Math.min(factor, room / Math.max(sizes[i].width, 1));
       var height = Math.max(Math.min(MIN_PICTURE, sizes[i].height), sizes[i].height * f);
+      height = Math.max(height, legible(p));
       p.style.height = height + "px";
       p.style.width = "auto";
       p.style.maxWidth = "100%";
     });
+  }
+  function legible(p) { return +(p.getAttribute("data-jt-min-height") || 0); }
+  function zoomFloor(slide) {  // the smallest zoom at which every picture stays legible
+    var floor = MIN_ZOOM;
+    pictures(slide).forEach(function (p) {
+      var h = measured(p).height;
+      if (legible(p) && h > 0) floor = Math.max(floor, legible(p) / h);
+    });
+    return Math.min(floor, 1);
   }
   function fit(slide) {
     slide.classList.remove("jt-scroll");
@@ -52,7 +65,7 @@ function jaxtourDeck(options) {
     var natural = slide.scrollHeight;
     if (natural <= H) return;
     slide.dataset.jtNatural = natural;
-    var zoom = Math.max(MIN_ZOOM, H / natural);
+    var zoom = Math.max(zoomFloor(slide), H / natural);
     slide.style.zoom = zoom;
     if (slide.scrollHeight * zoom > H + 1) slide.classList.add("jt-scroll");
   }

@@ -1,10 +1,15 @@
-"""Record a compiled program under `jax.profiler` and read its trace offline.
+"""A compiled program's timeline, read from the trace `jax.profiler` writes, offline.
+
+(The house says "trace" for JAX tracing a function to a jaxpr; this module reads the
+*profiler's* trace file: when each compiled op ran.)
 
 `jax.profiler.trace(dir, create_perfetto_trace=True)` writes a Chrome-trace JSON (gzip)
 beside the XPlane file, with no extra package and no server. Each compiled op XLA ran
 is a complete event ("ph": "X") whose `args` name its module (`hlo_module`) and HLO
 instruction (`hlo_op`): on a CPU in the thread that ran it, on a GPU or TPU in the
-device's own lanes. That is all this module reads.
+device's own lanes. That is all this module reads: the ops' times, how much of them ran
+at the same moment, and the time between ops inside each call (the executable's idle
+time).
 """
 
 from __future__ import annotations
@@ -127,24 +132,56 @@ def exclusive(events: list[OpEvent]) -> list[tuple[OpEvent, float]]:
     return [(e, max(own, 0.0)) for e, own in out]
 
 
-def per_call(events: list[OpEvent]) -> tuple[dict[str, float], float, float, int]:
-    """Seconds per call of each op (the median over calls), those medians summed, the
-    time ops ran at the same moment as others (the median over calls), and the calls."""
+@dataclass(frozen=True)
+class Timeline:
+    """What the op events of the recorded calls say, per call (seconds).
+
+    Attributes:
+        seconds: each op's own time, the median over the calls that ran it.
+        op_seconds: those medians summed.
+        overlap_seconds: op time that ran beside other ops (several lanes), the median.
+        between_seconds: time inside a call (its first op's start to its last op's end)
+            when no op ran: the executable's idle time between ops, the median.
+        calls: how many calls the events hold.
+    """
+
+    seconds: dict[str, float]
+    op_seconds: float
+    overlap_seconds: float
+    between_seconds: float
+    calls: int
+
+
+def per_call(events: list[OpEvent]) -> Timeline:
+    """The `Timeline` of `events`: each call is one `run` id."""
     runs = _by(events, lambda e: e.run)
     by_op: dict[str, list[float]] = defaultdict(list)
-    overlaps = []
+    overlaps, betweens = [], []
     for run_events in runs.values():
         own: dict[str, float] = defaultdict(float)
         for event, seconds in exclusive(run_events):
             own[event.op] += seconds * 1e-6
         for op, seconds in own.items():
             by_op[op].append(seconds)
-        overlaps.append(max(sum(own.values()) - _union(run_events) * 1e-6, 0.0))
+        busy = _union(run_events) * 1e-6
+        overlaps.append(max(sum(own.values()) - busy, 0.0))
+        betweens.append(max(_span(run_events) * 1e-6 - busy, 0.0))
     if not runs:
-        return {}, 0.0, 0.0, 0
+        return Timeline({}, 0.0, 0.0, 0.0, 0)
     # an op missing from one call's trace (a dropped event) is left out, not taken as 0
     medians = {op: statistics.median(times) for op, times in by_op.items()}
-    return medians, sum(medians.values()), statistics.median(overlaps), len(runs)
+    return Timeline(
+        medians,
+        sum(medians.values()),
+        statistics.median(overlaps),
+        statistics.median(betweens),
+        len(runs),
+    )
+
+
+def _span(events: list[OpEvent]) -> float:
+    """From the first event's start to the last one's end (µs)."""
+    return max(map(_end, events)) - min(e.start for e in events)
 
 
 def _union(events: list[OpEvent]) -> float:

@@ -1,0 +1,176 @@
+"""The deck builder's legibility rule (slides/_legible, slides/_place), without a browser.
+
+The browser half (the same decks linted in Chromium, with either Graphviz) is in
+tests/test_browser.py; the lessons' own decks are linted there too.
+"""
+
+import re
+
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from jaxtour.slides import MIN_TEXT_PX, count_slides, measure, place_pictures
+from jaxtour.slides._legible import MARGIN, TARGET_PX
+from jaxtour.slides._place import ALONE_HEIGHT, MIN_HEIGHT, ROOM_WIDTH
+
+
+def svg(width, height, fonts, transform="scale(1 1) rotate(0) translate(4 100)"):
+    """A Graphviz-shaped SVG: texts spread down its height, in a translated group."""
+    texts = "".join(
+        f'<text x="{10 + i % 7 * 20}" y="{-height + 20 + i * (height - 30) / len(fonts)}"'
+        f' font-size="{font:.2f}">t{i}</text>'
+        for i, font in enumerate(fonts)
+    )
+    return (
+        '<?xml version="1.0"?>\n<!DOCTYPE svg>\n'
+        f'<svg width="{width}pt" height="{height}pt" viewBox="0.00 0.00 {width} {height}"'
+        ' xmlns="http://www.w3.org/2000/svg">'
+        f'<g id="graph0" transform="{transform}"><g id="node1">{texts}</g></g></svg>'
+    )
+
+
+def slide_with(picture, code_lines=1):
+    code = new_code_cell(
+        "\n".join(f"line_{i} = {i}" for i in range(code_lines)),
+        outputs=[
+            {
+                "output_type": "display_data",
+                "data": {"image/svg+xml": picture},
+                "metadata": {},
+            }
+        ],
+    )
+    cells = [
+        new_markdown_cell("# 00 · Demo"),
+        new_markdown_cell("## The picture"),
+        code,
+        new_markdown_cell("Say it.", metadata={"slideshow": {"slide_type": "notes"}}),
+        new_markdown_cell("## After"),
+    ]
+    kinds = ["slide", "slide", "-", "notes", "slide"]
+    for cell, kind in zip(cells, kinds, strict=True):
+        cell.metadata["slideshow"] = {"slide_type": kind}
+    return new_notebook(cells=cells)
+
+
+def pictures(planned):
+    return [
+        (i, o["data"]["image/svg+xml"])
+        for i, c in enumerate(planned.cells)
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "image/svg+xml" in o.get("data", {})
+    ]
+
+
+def min_height(picture):
+    return int(re.search(rf'{MIN_HEIGHT}="(\d+)"', picture).group(1))
+
+
+def test_measure_reads_font_size_times_the_groups_scale_and_the_view_box():
+    m = measure(svg(400, 200, [10, 14, 14], transform="scale(0.5) translate(4 200)"))
+    assert (m.width, m.height, m.texts) == (400, 200, 3)
+    assert m.median_font == 7.0  # 14 x 0.5
+    # the rule, in slide pixels: the median at MIN_TEXT_PX on a screen reveal.js draws
+    # the slide on at (1 - MARGIN) of its size
+    assert TARGET_PX * (1 - MARGIN) >= MIN_TEXT_PX
+    assert m.legible_size() == pytest.approx((400 * TARGET_PX / 7, 200 * TARGET_PX / 7))
+
+
+def test_text_positions_are_in_view_box_units():
+    m = measure(svg(300, 100, [14, 14]))  # translate(4 100): y = -80 sits at 20
+    assert m.text_ys[0] == pytest.approx(20) and m.text_xs[0] == pytest.approx(14)
+
+
+@pytest.mark.parametrize(
+    "text", ["not svg", "<svg xmlns='http://www.w3.org/2000/svg'/>"]
+)
+def test_what_cannot_be_measured_is_left_alone(text):
+    assert measure(text) is None
+
+
+def test_a_small_picture_stays_and_carries_its_legible_height():
+    planned = slide_with(svg(300, 120, [14] * 5))
+    place_pictures(planned)
+    [(at, picture)] = pictures(planned)
+    assert at == 2 and count_slides(planned) == 3
+    assert min_height(picture) == pytest.approx(120 * TARGET_PX / 14, abs=1)
+
+
+def test_a_picture_with_no_room_beside_its_code_gets_a_slide_of_its_own():
+    big = svg(900, 500, [14] * 20)  # legible: 810 x 450 px, beside 12 lines of code
+    planned = slide_with(big, code_lines=12)
+    place_pictures(planned)
+    [(at, picture)] = pictures(planned)
+    assert planned.cells[2].outputs == []  # the code stays, its picture moves on
+    assert planned.cells[at - 1].source == "## The picture"  # under the same title
+    assert planned.cells[at - 1].metadata.slideshow.slide_type == "subslide"
+    assert "remove-input" in planned.cells[at].metadata.tags
+    assert planned.cells[at + 1].metadata.slideshow.slide_type == "notes"
+    assert count_slides(planned) == 4
+    assert min_height(picture) <= ALONE_HEIGHT
+
+
+def test_a_picture_too_large_for_any_slide_is_cut_into_pieces_that_each_fit():
+    huge = svg(2000, 1500, [14] * 60)  # legible: about 1800 x 1350 px
+    planned = slide_with(huge)
+    place_pictures(planned)
+    found = pictures(planned)
+    assert len(found) == 6  # 2 columns x 3 rows
+    assert count_slides(planned) == 3 + 6
+    titles = [planned.cells[at - 1].source for at, _ in found]
+    assert titles == [f"## The picture ({i}/6)" for i in range(1, 7)]
+    for _, piece in found:
+        m = measure(piece)
+        width, height = m.legible_size()
+        assert width <= ROOM_WIDTH and height <= ALONE_HEIGHT
+        assert min_height(piece) == pytest.approx(height, abs=1)
+        assert 'id="graph0_p' in piece and 'id="graph0"' not in piece
+    boxes = [measure(piece) for _, piece in found]
+    assert sum(b.width * b.height for b in boxes) == pytest.approx(2000 * 1500)
+
+
+@pytest.fixture(scope="module")
+def jaxpr_pictures():
+    """One jaxpr drawn by each Graphviz this machine has."""
+    import os
+    import shutil
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtour._render import render
+    from jaxtour.viz import draw_jaxpr
+
+    def drawn_by(which):
+        before = os.environ.get("JAXTOUR_RENDERER")
+        os.environ["JAXTOUR_RENDERER"] = which
+        try:
+            return render(source, "svg").decode()
+        finally:
+            os.environ.pop("JAXTOUR_RENDERER")
+            if before is not None:
+                os.environ["JAXTOUR_RENDERER"] = before
+
+    def two_layers(w1, w2, x):
+        return jnp.sum(jax.nn.relu(x @ w1) @ w2)
+
+    grad = jax.grad(two_layers, argnums=(0, 1))
+    args = jnp.ones((16, 8)), jnp.ones((8, 4)), jnp.ones((2, 16))
+    source = draw_jaxpr(grad)(*args).source
+    found = {"embedded": drawn_by("embedded")}
+    if shutil.which("dot"):
+        found["system"] = drawn_by("system")
+    return found
+
+
+@pytest.mark.parametrize("which", ["embedded", "system"])
+def test_either_graphviz_gets_a_legible_place(jaxpr_pictures, which):
+    if which not in jaxpr_pictures:
+        pytest.skip("no system Graphviz here")
+    planned = slide_with(jaxpr_pictures[which], code_lines=3)
+    place_pictures(planned)
+    for _, picture in pictures(planned):
+        width, height = measure(picture).legible_size()
+        assert width <= ROOM_WIDTH and height <= ALONE_HEIGHT
+        assert min_height(picture) >= height - 1
