@@ -25,7 +25,7 @@
 # - **before and after XLA**: StableHLO, compiled HLO, fusion
 # - **FLOPs, bytes**, a measured **roofline**, a **profile** op by op; **memory**
 #
-# *About 52 minutes.*
+# *About 55 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -349,6 +349,42 @@ assert calls[2].site.line == calls[1].site.line + 1  # each row names its call's
 # for a call that traced again, names what changed since the closest earlier call. The
 # compile column is JAX's own timing, read through `jax.monitoring`. JAX's built-in
 # version is a log message: `jax_explain_cache_misses`.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Predict, then look: what did a retrace change?
+#
+# Call 3 summed three floats where call 1 summed two; call 5 summed Python ints where
+# call 4 summed floats. Predict: which equations appear, and which change type?
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Give the room a minute. `sum` is a Python loop starting from 0; tracing records every
+# `+`, so three floats make one more `add`. XLA drops the `0 + x` when it compiles.
+# Ints: the same four equations, each now on `i32`. `report.diff(n)` compiles call `n`
+# and the closest earlier trace again and matches them level by level.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## `report.diff(n)`: two traces, side by side
+
+# %%
+grew, ints = total_jit.report.diff(3), total_jit.report.diff(5)
+print(grew.headline())       # one add more
+print(ints.jaxpr.by_line())  # every equation changed type
+grew.draw("jaxpr")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert dict(grew.jaxpr.added) == {"add": 1} and not grew.jaxpr.removed
+assert not grew.jaxpr.changed  # the shared equations did not change
+assert grew.cost["jaxpr flops"][1] == grew.cost["jaxpr flops"][0] + 1
+assert not ints.jaxpr.added and not ints.jaxpr.removed
+assert sorted(c.name for c in ints.jaxpr.changed) == ["add", "add", "add", "mul"]
+assert ints.cost["flops"][0] == ints.cost["flops"][1]  # same work, other dtype
+assert grew.cost["flops"][1] == grew.cost["flops"][0] + 1  # XLA dropped 0 + x in both
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Green added, red removed, amber changed, grey the same; in longer programs three or
+# more unchanged rows fold into one. `diff(f, g)` from `jaxtour.viz` does the same for
+# any two functions on the same arguments (a cast to bf16, a `jax.checkpoint`, a loop as
+# `scan`) and names the lines that differ at the jaxpr, StableHLO and compiled levels.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Printing at run time: `jax.debug.print`

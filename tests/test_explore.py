@@ -393,6 +393,22 @@ def test_before_after_is_compare_stages(panel):
     assert comparison._repr_html_() in panel.output.value
 
 
+def test_compare_shows_what_grad_did_to_the_program(panel):
+    panel.grad.value = True
+    panel.view.value = "compare"
+    d = panel.shown.result
+    # oracle: the equations of each program, counted by primitive from JAX's own jaxprs
+    plain = _ir.primitive_counts(jax.make_jaxpr(cubic)(1.0).jaxpr)
+    graded = _ir.primitive_counts(jax.make_jaxpr(jax.grad(cubic))(1.0).jaxpr)
+    assert d.jaxpr.added - d.jaxpr.removed == graded - plain
+    assert d.jaxpr.removed - d.jaxpr.added == plain - graded
+    assert d.names == ("cubic", "grad(cubic)")
+    assert (
+        panel.shown.code
+        == "diff_calls(cubic, (args, {}), (args, {}), then=grad(cubic))"
+    )
+
+
 @pytest.mark.slow  # compiles the full MLP
 def test_the_mlp_examples_load_from_jaxtour_mlp():
     from jaxtour import mlp

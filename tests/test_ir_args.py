@@ -1,5 +1,6 @@
 """jaxtour._ir checked tracing: bad arguments named, the user's own errors kept."""
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -61,7 +62,7 @@ def test_keyword_arguments_are_named_too():
         match=r"draw_x cannot trace kwargs\['mode'\]\['how'\]: "
         r"it is 'fast' \(str\)",
     ):
-        _ir.check_args((1.0,), {"mode": {"how": "fast"}}, (), "draw_x")
+        _ir.check_args((1.0,), {"mode": {"how": "fast"}}, _ir.StaticArgs(), "draw_x")
 
 
 def test_static_argnums_let_a_string_through():
@@ -85,3 +86,50 @@ def test_the_users_own_exception_propagates_with_a_note():
     with pytest.raises(Oops, match="my message") as info:
         _ir.trace(broken, (jnp.ones(3),), {}, who="draw_x")
     assert any("draw_x traced broken(f32[3])" in note for note in info.value.__notes__)
+
+
+def _five(a, b, /, c, d=1.0, *, e=2.0):
+    return a + b + c + d + e
+
+
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"static_argnums": 2},  # c by position: its name inferred
+        {"static_argnums": -1},  # the last positional argument of the call: c
+        {"static_argnames": "d"},  # d by name: its position inferred
+        {"static_argnames": "e"},  # keyword-only: no position
+        {"static_argnums": 0, "static_argnames": "c"},  # both given: nothing inferred
+        {"static_argnums": None, "static_argnames": None},
+        {"static_argnums": (), "static_argnames": "d"},  # a lens's default () is None
+    ],
+)
+@pytest.mark.parametrize("d_by_keyword", [False, True])
+def test_static_args_are_what_jax_jit_makes_static(opts, d_by_keyword):
+    """Oracle: how many inputs jax.jit's own jaxpr keeps, the static ones left out."""
+    args, kwargs = (1.0, 2.0, 3.0), {"e": 5.0}
+    if d_by_keyword:
+        kwargs["d"] = 4.0
+    else:
+        args += (4.0,)
+    jax_opts = {k: (None if v == () else v) for k, v in opts.items()}
+    want = len(jax.jit(_five, **jax_opts).trace(*args, **kwargs).jaxpr.jaxpr.invars)
+    statics = _ir.static_args(
+        _five, opts.get("static_argnums"), opts.get("static_argnames")
+    )
+    static = len(statics.positions(len(args))) + sum(k in statics.names for k in kwargs)
+    assert 5 - static == want
+
+
+def test_a_positional_only_name_is_refused_with_its_position():
+    with pytest.raises(ValueError) as err:
+        _ir.static_args(_five, None, "b", "draw_x")
+    assert str(err.value) == (
+        "draw_x: static_argnames='b' names a positional-only parameter of "
+        "_five(a, b, c, d, e), which cannot be passed by name. Use static_argnums=1 "
+        "instead."
+    )
+
+
+def test_a_function_without_a_signature_takes_the_options_as_given():
+    assert _ir.static_args(max, 1, "key") == _ir.StaticArgs((1,), ("key",))

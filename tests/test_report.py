@@ -60,7 +60,11 @@ def _profile():
         OpTime("dot.1", 2e-3, 0.8, ("model.py:3",), ("dot_general",), "dot", 4e6, 1e5),
         OpTime("fusion.2", 5e-4, 0.2, ("model.py:4",), ("tanh",), "loop", None, 8e3),
     ]
-    p = Profile(NAME, "cpu", rows, (3e-3, 2.5e-3, 0.0, 10), None)
+    from jaxtour.cost._timeline import Timeline
+    from jaxtour.cost._walls import Walls
+
+    timeline = Timeline({"dot.1": 2e-3, "fusion.2": 5e-4}, 2.5e-3, 0.0, 1e-4, 10)
+    p = Profile(NAME, "cpu", rows, timeline, Walls(3e-3, 3.4e-3, 2e-5), None)
     return p, 2, ["dot.1", "fusion.2", "dot_general"]
 
 

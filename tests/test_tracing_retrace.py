@@ -1,9 +1,11 @@
 """explain_retraces: each cause provoked and named, no false retrace, stale reads."""
 
 import dataclasses
+import logging
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -215,9 +217,11 @@ def test_bad_inputs_say_what_to_do():
     with pytest.raises(TypeError) as err:
         f(jnp.ones(2), [1, 2])
     assert str(err.value) == (
-        "explain_retraces: the static argument `n` is [1, 2] (list), which jax.jit "
-        "cannot hash. Pass a tuple instead of a list (or a frozen dataclass instead "
-        "of a dict), or make it a traced argument."
+        "explain_retraces: the static argument `n` (static_argnums=1) is [1, 2] "
+        "(list), which cannot be hashed, and jax.jit keys its cache on the hash of "
+        "each static argument. Pass a tuple instead of a list, a frozen dataclass or "
+        "NamedTuple instead of a dict (with no arrays inside), or leave `n` out of "
+        "the static arguments so that it is traced."
     )
     with pytest.raises(
         TypeError,
@@ -269,3 +273,163 @@ def test_a_mutated_closed_over_dict_is_flagged_stale():
     f(jnp.ones(2))
     (stale,) = f.calls[-1].stale
     assert stale.startswith("`cfg` changed (dict(scale=2.0) → dict(scale=3.0))")
+
+
+# --- issue 45: each retrace against the closest earlier call, field by field --------
+def _loss(params, x):
+    return jnp.sum(x @ params["w"] + params["b"])
+
+
+def _params(dtype):
+    return {"w": jnp.ones((8, 8), dtype), "b": jnp.ones(8, dtype)}
+
+
+def _issue_calls(f):
+    f(_params(jnp.float32), jnp.ones((5, 8), jnp.float32))
+    f(_params(jnp.float32), jnp.ones((7, 8), jnp.float32))
+    f(_params(jnp.bfloat16), jnp.ones((5, 8), jnp.bfloat16))
+
+
+class _Log(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def _jax_explains(calls) -> list[str]:
+    """What `jax_explain_cache_misses` logs while `calls` runs (JAX's own account)."""
+    log, logger = _Log(), logging.getLogger("jax")
+    logger.addHandler(log)
+    before = jax.config.jax_explain_cache_misses
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        calls()
+    finally:
+        jax.config.update("jax_explain_cache_misses", before)
+        logger.removeHandler(log)
+    return [m for m in log.messages if "CACHE MISS" in m]
+
+
+def test_a_retrace_is_explained_against_the_call_that_differs_least():
+    """f32 x[5,8], then x[7,8], then all bf16 with x[5,8]: against the first call only
+    the dtypes changed (the second call differs in x's shape too)."""
+    f = explain_retraces(_loss)
+    jax_said = _jax_explains(lambda: _issue_calls(f))
+    assert [c.event for c in f.calls] == ["first trace", "retrace", "retrace"]
+    assert [f.closest(n) for n in (1, 2, 3)] == [None, 1, 1]
+    assert f.report.closest(3) == f.calls[2].compared_with == 1
+    text = " ".join(str(f.report).split())
+    assert "retrace 〈ms〉 against call 1, the closest:" in re.sub(
+        r"\d+(\.\d+)? ms", "〈ms〉", text
+    )
+    assert text.count("against call") == 1  # not on call 2's row: its closest is 1
+    # report.diff(n) sets call n's program beside that same closest trace
+    assert f.report.diff(3).names == ("_loss (call 1)", "_loss (call 3)")
+    assert [(c.kind, c.words) for c in f.calls[2].causes] == [
+        ("dtype", "`params['b']` changed dtype: f32[8] → bf16[8]"),
+        ("dtype", "`params['w']` changed dtype: f32[8,8] → bf16[8,8]"),
+        ("dtype", "`x` changed dtype: f32[5,8] → bf16[5,8]"),
+    ]
+    # JAX's own account of the same calls names the same leaves, before and now.
+    pairs = re.findall(r"\* at (\S+), now (\S+) and before (\S+)", jax_said[-1])
+    words = " ".join(c.words for c in f.calls[2].causes)
+    ours = re.findall(r"`(\S+)` changed dtype: (\S+) → (\S+)", words)
+    assert sorted(pairs) == sorted((name, now, was) for name, was, now in ours)
+
+
+def test_a_leaf_that_changed_dtype_and_shape_says_both():
+    f = explain_retraces(_loss)
+    f(_params(jnp.bfloat16), jnp.ones((7, 8), jnp.bfloat16))
+    f(_params(jnp.bfloat16), jnp.ones((5, 8), jnp.float32))
+    (cause,) = f.calls[1].causes
+    assert (cause.kind, cause.words) == (
+        "dtype and shape",
+        "`x` changed dtype and shape: bf16[7,8] → f32[5,8]",
+    )
+
+
+def test_closest_refuses_a_call_that_was_not_made():
+    f = explain_retraces(lambda x: x)
+    f(1.0)
+    with pytest.raises(IndexError, match=r"^<lambda>: there is no call 2; calls are"):
+        f.closest(2)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config:
+    hidden: int = 16
+    activation: str = "gelu"
+
+
+class _Layer(NamedTuple):
+    width: int = 16
+    activation: str = "gelu"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Model:
+    layers: tuple = (_Layer(), _Layer())
+    dropout: float = 0.1
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "words"),
+    [
+        (
+            _Config(),
+            _Config(activation="relu"),
+            ["static `cfg.activation` changed: 'gelu' → 'relu'"],
+        ),
+        (
+            _Layer(),
+            _Layer(activation="a much longer activation name than thirty characters"),
+            [
+                "static `cfg.activation` changed: 'gelu' → "
+                "'a much longer activation name than thirty characters'"
+            ],
+        ),
+        (
+            _Model(),
+            _Model(layers=(_Layer(), _Layer(32, "relu"))),
+            [
+                "static `cfg.layers[1].width` changed: 16 → 32",
+                "static `cfg.layers[1].activation` changed: 'gelu' → 'relu'",
+            ],
+        ),
+        (
+            _Config(),
+            _Layer(),  # another type: compared whole, never cut short
+            [
+                "static `cfg` changed value: _Config(hidden=16, activation='gelu') → "
+                "_Layer(width=16, activation='gelu')"
+            ],
+        ),
+    ],
+    ids=["dataclass", "namedtuple", "nested", "another-type"],
+)
+def test_a_static_config_names_the_field_that_changed_and_both_values(
+    first, second, words
+):
+    f = explain_retraces(lambda x, cfg: x * 2.0, static_argnums=1)
+    jax_said = _jax_explains(lambda: (f(1.0, first), f(1.0, second)))
+    assert f.calls[1].event == "retrace"
+    assert [c.words for c in f.calls[1].causes] == words
+    assert "..." not in str(f.report)
+    # JAX 0.10 names the same argument, whole: both values as repr gives them (0.12
+    # says "cache miss explanation unavailable" for a static argument).
+    if "explanation unavailable" not in jax_said[-1]:
+        assert repr(first) in jax_said[-1] and repr(second) in jax_said[-1]
+
+
+def test_a_static_config_is_explained_against_the_closest_config():
+    f = explain_retraces(lambda x, cfg: x * 2.0, static_argnames="cfg")
+    f(1.0, cfg=_Config(8, "gelu"))
+    f(1.0, cfg=_Config(16, "relu"))
+    f(1.0, cfg=_Config(16, "gelu"))  # one field from each: the latest of equals
+    assert f.closest(3) == 2
+    assert [c.words for c in f.calls[2].causes] == [
+        "static `cfg.activation` changed: 'relu' → 'gelu'"
+    ]

@@ -6,29 +6,31 @@ changes a jaxpr parameter or the text XLA prints breaks here, and `tests/test_ir
 say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.core`,
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
 
-One module per seam: `_args` (checked arguments and tracing), `_split` (leaves JAX
-cannot trace held fixed, as `eqx.filter_jit`), `_values` (run values as NumPy: keys as
-key data, bfloat16/float8 NaNs found), `_jaxpr` (reading jaxprs),
+One module per seam: `_static` (`static_argnums`/`static_argnames` and `argnums`,
+read once as `jax.jit` and `jax.grad` read them), `_args` (checked arguments and
+tracing), `_split` (leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
+`_values` (run values as NumPy: keys as key data, bfloat16/float8 NaNs found), `_jaxpr`
+(reading jaxprs),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
-`_cost` (FLOPs and bytes per equation and per compiled op), `_fused` (what a compiled
-op holds: its fused computation's ops and the primitives they compute), `_inputs` (the
-jaxpr inputs a program reads, the buffers `jax.jit` passes on).
+`_cost` (FLOPs and bytes per equation), `_hlo_cost` (per compiled op), `_loops` (how
+often a loop runs), `_fused` (what a compiled op holds: its fused computation's ops and
+the primitives they compute), `_inputs` (the jaxpr inputs a program reads, the buffers
+`jax.jit` passes on), `_nodes` and `_hlo_nodes` (equations and ops as canonical nodes,
+names left out) and `_match` (two programs' nodes paired).
 """
 
 from jaxtour._ir._args import (
     arg_names,
     check_args,
     check_callable,
-    describe,
     function_name,
-    static_tuple,
     trace,
     trace_split,
     tracer,
 )
-from jaxtour._ir._cost import Count, eqn_count, hlo_bytes, hlo_counts, jaxpr_counts
+from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
 from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
@@ -41,6 +43,8 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
+from jaxtour._ir._hlo_cost import hlo_bytes, hlo_counts, trips_of
+from jaxtour._ir._hlo_nodes import hlo_nodes, module_attrs
 from jaxtour._ir._inputs import used_inputs
 from jaxtour._ir._jaxpr import (
     SourceLine,
@@ -60,26 +64,43 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
+from jaxtour._ir._match import Change, Matching, match_nodes
+from jaxtour._ir._nodes import Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
+from jaxtour._ir._static import (
+    StaticArgs,
+    check_argnums,
+    describe,
+    resolve_argnums,
+    static_args,
+)
 from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
 
 __all__ = [
     "BOOKKEEPING",
+    "DATA_DEPENDENT",
     "Called",
+    "Change",
     "Count",
     "FlatJaxpr",
     "HloComputation",
     "HloModule",
     "HloOp",
+    "Loop",
+    "Matching",
+    "Node",
     "SourceLine",
     "Split",
+    "StaticArgs",
     "Step",
     "Stepped",
     "SubJaxpr",
     "arg_names",
     "bind",
+    "check_argnums",
     "check_args",
     "check_callable",
     "cost_summary",
@@ -95,6 +116,8 @@ __all__ = [
     "held_primitives",
     "hlo_bytes",
     "hlo_counts",
+    "hlo_nodes",
+    "hlo_trips",
     "host",
     "important_params",
     "io_names",
@@ -103,24 +126,30 @@ __all__ = [
     "is_key",
     "is_literal",
     "jaxpr_counts",
+    "jaxpr_loops",
+    "jaxpr_nodes",
     "literal_str",
+    "match_nodes",
+    "module_attrs",
     "nonfinite",
     "op_primitive",
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",
+    "resolve_argnums",
     "scan_counts",
     "source_line",
     "split",
     "split_top",
     "stablehlo_text",
-    "static_tuple",
+    "static_args",
     "step_jaxpr",
     "sub_jaxprs",
     "trace",
     "trace_split",
     "traceable",
     "tracer",
+    "trips_of",
     "type_str",
     "unwrap_jit",
     "used_inputs",

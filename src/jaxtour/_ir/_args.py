@@ -9,7 +9,8 @@ from typing import Any
 import jax
 
 from jaxtour._ir._jaxpr import type_str
-from jaxtour._ir._split import bind, names_tuple, split, static_positions, traceable
+from jaxtour._ir._split import bind, split, traceable
+from jaxtour._ir._static import StaticArgs, describe, static_args
 
 
 def check_callable(f: Any, who: str) -> None:
@@ -20,13 +21,6 @@ def check_callable(f: Any, who: str) -> None:
             f"Pass the function itself, then call the result with example arguments: "
             f"{who}(loss)(params, batch)."
         )
-
-
-def describe(value: Any, width: int = 40) -> str:
-    """`value` as a short repr plus its type, for error messages."""
-    text = repr(value)
-    text = text if len(text) <= width else text[: width - 3] + "..."
-    return f"{text} ({type(value).__name__})"
 
 
 def function_name(f: Any) -> str:
@@ -83,44 +77,23 @@ def arg_names(f: Any, n: int) -> list[str]:
     return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
 
 
-def static_tuple(static_argnums: Any) -> tuple[int, ...]:
-    """`static_argnums` as `_ir.trace` takes it, read as `jax.jit` reads it: None is
-    none, one position becomes a 1-tuple (negative positions count from the end).
-
-    Raises:
-        TypeError: it is not None, an int or ints.
-    """
-    if static_argnums is None:
-        return ()
-    items = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-    try:
-        items = tuple(items)
-    except TypeError:
-        items = (static_argnums,)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-        raise TypeError(
-            "`static_argnums` must be None, an int or a tuple of ints (positions of "
-            f"arguments, as in jax.jit); got {static_argnums!r}."
-        )
-    return items
-
-
 def check_args(
     args: tuple,
     kwargs: dict,
-    static_argnums: Any,
+    statics: StaticArgs,
     who: str,
-    static_argnames: Any = (),
     fix: str = "name it in static_argnums= (or static_argnames=) so it is treated as a "
     "constant",
 ) -> None:
     """Raise a TypeError naming the first argument leaf that `jax.jit` cannot trace
-    (for the lenses that run `f` under `jax.jit` as it is, e.g. `explain_retraces`);
-    `fix` says how, with the options the caller has."""
-    static = static_positions(static_argnums, len(args))
-    names = names_tuple(static_argnames)
+    (for the lenses that run `f` under `jax.jit` as it is, e.g. `explain_retraces`),
+    or the first static argument it cannot hash; `fix` says how, with the options the
+    caller has."""
+    static = statics.positions(len(args))
     dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static}
-    dynamic |= {f"kwargs[{k!r}]": v for k, v in kwargs.items() if k not in names}
+    dynamic |= {
+        f"kwargs[{k!r}]": v for k, v in kwargs.items() if k not in statics.names
+    }
     for where, value in dynamic.items():
         leaves, _ = jax.tree_util.tree_flatten_with_path(value)
         for path, leaf in leaves:
@@ -146,14 +119,14 @@ def trace(f: Any, args: tuple, kwargs: dict, **options: Any) -> jax.stages.Trace
 
 
 def tracer(
-    f: Any, who: str, static_argnums: Any = (), static_argnames: Any = ()
+    f: Any, who: str, static_argnums: Any = None, static_argnames: Any = None
 ) -> Callable[[tuple, dict], jax.stages.Traced]:
     """`f` and the static options checked now (a lens's bad call fails where it is
     written); the function returned traces `f` at `(args, kwargs)` as `trace` does."""
     check_callable(f, who)
-    nums = static_tuple(static_argnums)
+    statics = static_args(f, static_argnums, static_argnames, who)
     return lambda args, kwargs: trace_split(
-        f, args, kwargs, who, nums, static_argnames
+        f, args, kwargs, who, statics.nums, statics.names
     )[0]
 
 
@@ -162,15 +135,20 @@ def trace_split(
     args: tuple,
     kwargs: dict,
     who: str,
-    static_argnums: Any = (),
-    static_argnames: Any = (),
+    static_argnums: Any = None,
+    static_argnames: Any = None,
 ) -> tuple[jax.stages.Traced, Any]:
     """As `trace`, and the `_split.Split` it traced: its `leaves()` are the jaxpr's
-    inputs, its `held` names the leaves held fixed."""
+    inputs, its `held` names the leaves held fixed. The static options are read by
+    `static_args` (as `jax.jit` reads them), and each static value is checked hashable."""
     check_callable(f, who)
-    nums, names = static_tuple(static_argnums), names_tuple(static_argnames)
-    part = split(args, kwargs, nums, names, arg_names(f, len(args)))
-    jitted = jax.jit(bind(f, part), static_argnums=nums, static_argnames=names)
+    statics = static_args(f, static_argnums, static_argnames, who)
+    names = arg_names(f, len(args))
+    statics.check_values(args, kwargs, who, names)
+    part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
+    jitted = jax.jit(
+        bind(f, part), static_argnums=statics.nums, static_argnames=statics.names
+    )
     try:
         return jitted.trace(*part.args, **part.kwargs), part
     except Exception as err:

@@ -51,6 +51,8 @@ class HloOp:
     target: str = ""  # custom-call target
     index: int | None = None  # which element a get-tuple-element takes
     attrs: str = ""  # the text after the operands (dims, window), metadata dropped
+    literal: str = ""  # a constant's value as written: `2`, `{1, 2}`, `dense<2.0>`
+    trip_count: int | None = None  # a while's, when XLA annotates known_trip_count
 
     @property
     def fusion(self) -> str:
@@ -222,10 +224,14 @@ def _hlo_op(
     op.attrs = rest.split("metadata={")[0]
     op.fusion_kind = attr(rest, r"\bkind=(k\w+)")
     op.target = attr(rest, r'custom_call_target="([^"]*)"')
+    if opcode == "while" and (trips := attr(rest, r'"known_trip_count":\{"n":"(\d+)"')):
+        op.trip_count = int(trips)
     if opcode == "get-tuple-element":
         op.index = int(attr(rest, r"\bindex=(\d+)") or 0)
     if opcode == "parameter":
         _set_param(computation, int(raw), op)
+    if opcode == "constant":
+        op.literal = raw.strip()
     frame = attr(meta, r"stack_frame_id=(\d+)")
     return op, int(frame) if frame else None
 

@@ -32,28 +32,6 @@ def traceable(leaf: Any) -> bool:
     return hasattr(leaf, "shape") and hasattr(leaf, "dtype")  # jax.ShapeDtypeStruct too
 
 
-def static_positions(static_argnums: Any, nargs: int) -> frozenset[int]:
-    """`static_argnums` as `jax.jit` reads it (None, an int, negatives) for `nargs` args.
-
-    Example:
-        >>> sorted(static_positions(-1, 3)), sorted(static_positions(None, 3))
-        ([2], [])
-    """
-    if static_argnums is None:
-        return frozenset()
-    nums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-    return frozenset(i % nargs for i in nums if -nargs <= i < nargs)
-
-
-def names_tuple(static_argnames: Any) -> tuple[str, ...]:
-    """`static_argnames` as `jax.jit` reads it: None, one name, or several."""
-    if static_argnames is None:
-        return ()
-    if isinstance(static_argnames, str):
-        return (static_argnames,)
-    return tuple(static_argnames)
-
-
 @dataclass(frozen=True)
 class Split:
     """`args`/`kwargs` with every held leaf replaced by None (an empty pytree to JAX).
@@ -83,11 +61,13 @@ class Split:
 def split(
     args: tuple,
     kwargs: dict,
-    static_argnums: Any = (),
-    static_argnames: Any = (),
+    static: frozenset[int] = frozenset(),
+    static_names: tuple[str, ...] = (),
     names: list[str] | None = None,
 ) -> Split:
-    """Hold every leaf `traceable` refuses, outside the static arguments.
+    """Hold every leaf `traceable` refuses, outside the static arguments (`static`:
+    the call's static positions, as `StaticArgs.positions` gives them; `static_names`:
+    its static keywords).
 
     `names` are the positional parameters' names (``args[i]`` where None).
 
@@ -96,8 +76,6 @@ def split(
         >>> part.args, part.held
         ((1.0, {'act': None, 'w': 2.0}), ("args[1]['act']",))
     """
-    static = static_positions(static_argnums, len(args))
-    static_names = names_tuple(static_argnames)
     masked_args, masked_kwargs = list(args), dict(kwargs)
     slots: dict = {}
     held: list[str] = []

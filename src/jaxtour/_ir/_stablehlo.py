@@ -160,7 +160,16 @@ def _mlir_op(body: str, opname: str, index: int) -> tuple[HloOp, list[str]]:
     if opcode == "call":
         op.called = [Called("callee", attr(rest, r"@([\w.$\-]+)"), operands)]
     op.target = attr(rest, r'call_target_name\s*=\s*"([^"]*)"')
+    op.attrs = _attrs(rest[len(opname) + 2 if rest.startswith('"') else len(opname) :])
+    if opcode == "constant":
+        op.literal, op.attrs = op.attrs, ""
     return op, defs
+
+
+def _attrs(text: str) -> str:
+    """An op's attributes (`dims = [0]`, a constant's `dense<2.0>`), values and type gone."""
+    head = text.rsplit(" : ", 1)[0] if " : " in text else text
+    return re.sub(r"\s+", " ", _MLIR_VALUE.sub("", head)).strip(" ,{")
 
 
 def _mlir_type(text: str) -> str:

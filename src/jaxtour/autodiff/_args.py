@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numbers
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -15,41 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._ir import type_str
-
-
-def check_argnums(argnums, who: str) -> tuple[int, ...]:
-    """`argnums` as a tuple of ints, as `jax.grad` accepts it (an int or a sequence).
-
-    Raises:
-        TypeError: `argnums` is not an int or a sequence of ints.
-    """
-    many = isinstance(argnums, Sequence) and not isinstance(argnums, str)
-    items = tuple(argnums) if many else (argnums,)
-    if not items or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in items
-    ):
-        raise TypeError(
-            f"{who}: `argnums` must be an int or a tuple of ints naming the positional "
-            f"arguments to differentiate, as in jax.grad; got {argnums!r}."
-        )
-    return items
-
-
-def resolve_argnums(argnums: tuple[int, ...], nargs: int, who: str) -> tuple[int, ...]:
-    """Non-negative positions, checked against how many arguments `f` was called with.
-
-    Raises:
-        ValueError: a position is out of range.
-    """
-    for i in argnums:
-        if not -nargs <= i < nargs:
-            valid = f"0..{nargs - 1}" if nargs else "none: pass the example arguments"
-            raise ValueError(
-                f"{who}: argnums={i} is out of range: f was called with {nargs} positional "
-                f"argument{'s' * (nargs != 1)} (valid positions: {valid}). Pass the "
-                "example arguments in the call, e.g. draw_grad(f, argnums=1)(x, y)."
-            )
-    return tuple(i % nargs for i in argnums)
 
 
 def leaf_names(value, name: str) -> list[str]:

@@ -13,7 +13,14 @@ from jaxtour.autodiff import _args
 from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
-from jaxtour.autodiff._trace import Call, VJPTrace, prepare, trace_vjp
+from jaxtour.autodiff._trace import (
+    CONCRETE,
+    Call,
+    VJPTrace,
+    concrete_error,
+    prepare,
+    trace_vjp,
+)
 
 WHO = "draw_grad"
 
@@ -25,6 +32,8 @@ def grad_graph(
     holomorphic: bool = False,
     *,
     values: bool = True,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_grad`, but returns the `ADGraph` model instead of its picture.
 
@@ -34,15 +43,28 @@ def grad_graph(
         [array(4., dtype=float32)]
     """
     nums = callable_and_argnums(f, argnums, WHO)
+    statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
 
     def build(*args) -> ADGraph:
-        call = prepare(f, args, nums, WHO, holomorphic=holomorphic, has_aux=has_aux)
-        trace = trace_vjp(
-            call,
-            None,
-            values,
-            partial(_args.check_scalar_output, who=WHO, holomorphic=holomorphic),
+        call = prepare(
+            f,
+            args,
+            nums,
+            WHO,
+            holomorphic=holomorphic,
+            has_aux=has_aux,
+            statics=statics,
         )
+        try:
+            trace = trace_vjp(
+                call,
+                None,
+                values,
+                partial(_args.check_scalar_output, who=WHO, holomorphic=holomorphic),
+            )
+        except CONCRETE as err:
+            static = statics.positions(len(args))
+            raise concrete_error(err, f, args, static, WHO) from err
         return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 
     return build
@@ -54,6 +76,9 @@ def draw_grad(
     argnums: int | tuple[int, ...] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
+    *,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.grad`, but draws the computation instead of returning the gradient.
@@ -73,6 +98,12 @@ def draw_grad(
         has_aux: `f` returns ``(output, aux)``, as in `jax.grad`; aux is drawn as an
             output that is not differentiated.
         holomorphic: as in `jax.grad`: complex inputs and a complex output.
+        static_argnums: arguments held as Python constants, as `jax.jit`'s
+            ``static_argnums`` holds them (a size, a loop count, a config): bound as
+            they are, never traced nor differentiated. None, an int or ints;
+            negative positions count from the end.
+        static_argnames: the same by name (names and positions infer each other
+            from `f`'s signature, as in `jax.jit`).
         values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: keyword-only display
             options (the numbers, the direction, how a big program folds to fit a
             slide), shared with `draw_vjp` and `draw_jvp`; see `Display`.
@@ -84,7 +115,8 @@ def draw_grad(
     Raises:
         TypeError: `f` is not callable, `argnums` is not an int or ints, or an argument
             to differentiate is not a floating-point array or number.
-        ValueError: `argnums` is out of range, or `f` does not return a scalar (use
+        ValueError: `argnums` is out of range or static, a static option names an
+            argument `f` does not take, or `f` does not return a scalar (use
             `draw_vjp`, or reduce the output with ``.sum()``).
 
     Example:
@@ -93,7 +125,15 @@ def draw_grad(
         'grad of f: 10 forward equations, 4 residuals, 7 backward equations'
     """
     options = display_options(WHO, display)
-    build = grad_graph(f, argnums, has_aux, holomorphic, values=options.pop("values"))
+    build = grad_graph(
+        f,
+        argnums,
+        has_aux,
+        holomorphic,
+        values=options.pop("values"),
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+    )
     return lambda *args: to_diagram(build(*args), **options)
 
 
@@ -106,7 +146,7 @@ def function_name(f: Callable) -> str:
 def callable_and_argnums(f, argnums, who: str) -> tuple[int, ...]:
     """Check `f` is callable and `argnums` well formed, at configure time."""
     _ir.check_callable(f, who)
-    return _args.check_argnums(argnums, who)
+    return _ir.check_argnums(argnums, who)
 
 
 def _grad_labels(name: str, call: Call) -> dict:

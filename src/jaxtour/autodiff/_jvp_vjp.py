@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Unpack
+from typing import Any, Unpack
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._diagram import Diagram
-from jaxtour._ir import depends_on, is_literal, type_str
+from jaxtour._ir import StaticArgs, depends_on, is_literal, static_args, type_str
 from jaxtour._number_words import plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
@@ -22,26 +22,46 @@ from jaxtour.autodiff._grad_graph import (
     function_name,
     reverse_graph,
 )
-from jaxtour.autodiff._trace import Call, prepare, trace_jvp, trace_vjp
+from jaxtour.autodiff._trace import (
+    CONCRETE,
+    Call,
+    concrete_error,
+    prepare,
+    trace_jvp,
+    trace_vjp,
+)
 
 # How to keep an argument out of differentiation where every argument is differentiated.
 _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, n)"
 
 
 def vjp_graph(
-    f: Callable, cotangents=None, *, has_aux: bool = False, values: bool = True
+    f: Callable,
+    cotangents=None,
+    *,
+    has_aux: bool = False,
+    values: bool = True,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_vjp")
+    statics = static_args(f, static_argnums, static_argnames, "draw_vjp")
 
     def build(*primals) -> ADGraph:
-        call = _prepare(f, primals, "draw_vjp", has_aux)
-        trace = trace_vjp(
-            call,
-            cotangents,
-            values,
-            partial(_check_like, cotangents, "draw_vjp", "cotangents", "f's output"),
-        )
+        call = _prepare(f, primals, "draw_vjp", has_aux, statics)
+        try:
+            trace = trace_vjp(
+                call,
+                cotangents,
+                values,
+                partial(
+                    _check_like, cotangents, "draw_vjp", "cotangents", "f's output"
+                ),
+            )
+        except CONCRETE as err:
+            static = _static_of(primals, statics)
+            raise concrete_error(err, f, primals, static, "draw_vjp") from err
         labels = {
             "title": f"vjp of {function_name(f)}",
             "backward": "transposed",
@@ -61,6 +81,8 @@ def draw_vjp(
     cotangents=None,
     *,
     has_aux: bool = False,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.vjp`, but draws it: the forward pass, then the transposed linear map.
@@ -74,6 +96,10 @@ def draw_vjp(
             default ones everywhere, of the output's type and sharding (so each input's
             cotangent sums the Jacobian's rows).
         has_aux: `f` returns ``(output, aux)``, as in `jax.vjp`.
+        static_argnums: primals held as Python constants (a size, a loop count, a
+            config), as `jax.jit`'s ``static_argnums``: bound as they are, with no
+            cotangent. None, an int or ints; negative positions count from the end.
+        static_argnames: the same by name, as in `jax.jit`.
         values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: keyword-only display
             options, as in `draw_grad` (see `Display`).
 
@@ -90,20 +116,38 @@ def draw_vjp(
         'vjp of sin: 2 forward equations, 1 residual, 1 transposed equation'
     """
     options = display_options("draw_vjp", display)
-    build = vjp_graph(f, cotangents, has_aux=has_aux, values=options.pop("values"))
+    build = vjp_graph(
+        f,
+        cotangents,
+        has_aux=has_aux,
+        values=options.pop("values"),
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+    )
     return lambda *primals: to_diagram(build(*primals), **options)
 
 
 def jvp_graph(
-    f: Callable, *, has_aux: bool = False, values: bool = True
+    f: Callable,
+    *,
+    has_aux: bool = False,
+    values: bool = True,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_jvp")
+    statics = static_args(f, static_argnums, static_argnames, "draw_jvp")
 
     def build(primals, tangents) -> ADGraph:
-        primals, tangents = _check_pair(primals, tangents)
-        call = _prepare(f, primals, "draw_jvp", has_aux)
-        flat, n_aux = trace_jvp(call, _diff_tangents(primals, tangents), values)
+        static = _static_of(primals, statics)
+        primals, tangents = _check_pair(primals, tangents, static)
+        call = _prepare(f, primals, "draw_jvp", has_aux, statics)
+        diff = _diff_tangents(primals, tangents, static)
+        try:
+            flat, n_aux = trace_jvp(call, diff, values)
+        except CONCRETE as err:
+            raise concrete_error(err, f, primals, static, "draw_jvp") from err
         graph = forward_mode_graph(call, flat, n_aux, values)
         tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
         graph.title = (
@@ -121,6 +165,8 @@ def draw_jvp(
     f: Callable,
     *,
     has_aux: bool = False,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
     **display: Unpack[Display],
 ) -> Callable[..., Diagram]:
     """As `jax.jvp`, but draws it: the primal lane and the tangent lane side by side.
@@ -134,6 +180,10 @@ def draw_jvp(
         f: the function, as for `jax.jvp`. Integer, boolean and key leaves of the
             primals are drawn fixed; their tangents (float0 in JAX) are not read.
         has_aux: `f` returns ``(output, aux)``, as in `jax.jvp`.
+        static_argnums: primals held as Python constants, as `jax.jit`'s
+            ``static_argnums`` (None, an int or ints, negative from the end). Their
+            tangents are left out, or given as None.
+        static_argnames: the same by name, as in `jax.jit`.
         values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: the numbers shown, the
             Graphviz direction and how a big program folds, as in `draw_vjp`.
 
@@ -149,7 +199,13 @@ def draw_jvp(
         'jvp of sin: 2 primal equations, 1 tangent equation'
     """
     options = display_options("draw_jvp", display)
-    build = jvp_graph(f, has_aux=has_aux, values=options.pop("values"))
+    build = jvp_graph(
+        f,
+        has_aux=has_aux,
+        values=options.pop("values"),
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+    )
     return lambda primals, tangents: to_diagram(build(primals, tangents), **options)
 
 
@@ -212,18 +268,32 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     return graph
 
 
-def _prepare(f: Callable, primals: tuple, who: str, has_aux: bool) -> Call:
-    """`prepare` as `jax.vjp` and `jax.jvp` differentiate: in every positional argument,
-    whose integer, boolean and key leaves stay fixed."""
-    every = tuple(range(len(primals)))
-    return prepare(f, primals, every, who, _FIX, strict=False, has_aux=has_aux)
+def _prepare(
+    f: Callable, primals: tuple, who: str, has_aux: bool, statics: StaticArgs
+) -> Call:
+    """`prepare` as `jax.vjp` and `jax.jvp` differentiate: in every positional argument
+    that is not static, whose integer, boolean and key leaves stay fixed."""
+    static = _static_of(primals, statics)
+    every = tuple(i for i in range(len(primals)) if i not in static)
+    return prepare(
+        f, primals, every, who, _FIX, strict=False, has_aux=has_aux, statics=statics
+    )
 
 
-def _diff_tangents(primals: tuple, tangents: tuple) -> tuple:
-    """The tangent leaves of the differentiated (floating-point) primal leaves."""
+def _static_of(primals: Any, statics: StaticArgs) -> frozenset[int]:
+    n = len(primals) if isinstance(primals, tuple | list) else 0
+    return statics.positions(n)
+
+
+def _diff_tangents(
+    primals: tuple, tangents: tuple, static: frozenset[int] = frozenset()
+) -> tuple:
+    """The tangent leaves of the differentiated (floating-point) primal leaves of the
+    primals that are not static."""
+    keep = [i for i in range(len(primals)) if i not in static]
     pairs = zip(
-        jax.tree.leaves(primals, is_leaf=_is_none),
-        jax.tree.leaves(tangents, is_leaf=_is_none),
+        jax.tree.leaves([primals[i] for i in keep], is_leaf=_is_none),
+        jax.tree.leaves([tangents[i] for i in keep], is_leaf=_is_none),
         strict=True,
     )
     return tuple(jnp.asarray(t) for p, t in pairs if _args.is_differentiable(p))
@@ -233,13 +303,17 @@ def _is_none(x) -> bool:
     return x is None
 
 
-def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
+def _check_pair(
+    primals, tangents, static: frozenset[int] = frozenset()
+) -> tuple[tuple, tuple]:
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         raise TypeError(
             "draw_jvp(f)(primals, tangents) takes two tuples, as jax.jvp does; got "
             f"{type(primals).__name__} and {type(tangents).__name__}. For one argument "
             "write draw_jvp(f)((x,), (1.0,))."
         )
+    if static:
+        primals, tangents = tuple(primals), _static_tangents(primals, tangents, static)
     # None stands for the (float0) tangent of a primal that is not differentiated.
     if len(tangents) == len(primals):
         tangents = tuple(
@@ -251,6 +325,27 @@ def _check_pair(primals, tangents) -> tuple[tuple, tuple]:
         )
     _check_like(tuple(tangents), "draw_jvp", "tangents", "the primals", tuple(primals))
     return tuple(primals), tuple(tangents)
+
+
+def _static_tangents(primals, tangents, static: frozenset[int]) -> tuple:
+    """One tangent per primal: a static primal's is itself (never read), where the
+    tangents were given for the other primals only or as None for a static one.
+
+    Raises:
+        TypeError: neither one tangent per primal nor one per non-static primal, or
+            a static primal's tangent that is not None.
+    """
+    n, dynamic = len(primals), [i for i in range(len(primals)) if i not in static]
+    if len(tangents) == len(dynamic) != n:
+        given = dict(zip(dynamic, tangents, strict=True))
+        return tuple(given.get(i, primals[i]) for i in range(n))
+    if len(tangents) == n and all(tangents[i] is None for i in static):
+        return tuple(primals[i] if i in static else t for i, t in enumerate(tangents))
+    raise TypeError(
+        f"draw_jvp: with static arguments at positions {sorted(static)}, pass a tangent "
+        f"for each of the other {len(dynamic)} primals (or one per primal, None at a "
+        f"static one); got {len(tangents)} tangents for {n} primals."
+    )
 
 
 def _check_like(given, who: str, what: str, like_what: str, like) -> None:

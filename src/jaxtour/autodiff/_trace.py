@@ -16,7 +16,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import FlatJaxpr, arg_names, flatten_jaxpr
+from jaxtour._ir import (
+    FlatJaxpr,
+    StaticArgs,
+    arg_names,
+    flatten_jaxpr,
+    resolve_argnums,
+)
 from jaxtour.autodiff import _args
 
 
@@ -59,6 +65,9 @@ class Call:
         return [*self.diff, *self.other]
 
 
+NO_STATICS = StaticArgs()
+
+
 def prepare(
     f: Callable,
     args: tuple,
@@ -69,6 +78,7 @@ def prepare(
     strict: bool = True,
     holomorphic: bool = False,
     has_aux: bool = False,
+    statics: StaticArgs = NO_STATICS,
 ) -> Call:
     """Check the arguments (`_args`), then split them into leaves as `Call` describes.
 
@@ -78,13 +88,17 @@ def prepare(
     (as `jax.vjp` and `jax.jvp`), integer, boolean and key leaves are kept fixed, as JAX
     does with its float0 tangents. Python ints and bools outside `argnums` are bound as
     they are, as `jax.grad` leaves them (`range(n)` works); so is every leaf JAX cannot
-    trace. None is an empty pytree, as in JAX.
+    trace. None is an empty pytree, as in JAX. The arguments `statics` makes static
+    (as `jax.jit` would) are bound as they are, never differentiated.
 
     Raises:
-        ValueError, TypeError: as `_args.resolve_argnums` and `check_differentiable`.
+        ValueError, TypeError: as `resolve_argnums`, `StaticArgs.check_values` and
+            `check_differentiable`.
     """
-    argnums = _args.resolve_argnums(argnums, len(args), who)
+    static = statics.positions(len(args))
+    argnums = resolve_argnums(argnums, len(args), who, static)
     names = arg_names(f, len(args))
+    statics.check_values(args, {}, who, names)
     masks = {i: _mask(args[i], strict) for i in argnums}
     if strict or not any(any(m) for m in masks.values()):
         for i in argnums:  # all must be, or (vjp, jvp) at least one: JAX's message then
@@ -101,7 +115,13 @@ def prepare(
         labels = _args.leaf_names(arg, names[i])
         mask = masks.get(i, [False] * len(leaves))
         for label, leaf, take in zip(labels, leaves, mask, strict=True):
-            slot = "diff" if take else _fixed_slot(leaf, i in argnums)
+            slot = (
+                "held"
+                if i in static
+                else "diff"
+                if take
+                else _fixed_slot(leaf, i in argnums)
+            )
             if i in argnums and not take:
                 held.append(label)
             slots[slot].append((len(flat), label, leaf, group))
@@ -132,6 +152,51 @@ def prepare(
         [s[3] for s in (*diff, *other)],
         held,
     )
+
+
+# What `f` raises when a value it needs in Python (a size, a loop count, a branch)
+# is traced: where `concrete_error` retells it.
+CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError)
+
+
+def concrete_error(
+    err: Exception, f: Callable, args: tuple, static: frozenset[int], who: str
+) -> TypeError:
+    """JAX's ConcretizationTypeError, raised inside `f` while `who` traced it, retold in
+    `f`'s terms: which of its arguments to hold static (its Python ints, as a size or
+    a loop count is), never the kit's own function or argument names."""
+    names = arg_names(f, len(args))
+    ints = [
+        i
+        for i, a in enumerate(args)
+        if i not in static
+        and jax.tree.leaves(a)
+        and all(isinstance(leaf, int) for leaf in jax.tree.leaves(a))
+    ]
+    said = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if ints:
+        nums = sorted(static | set(ints))
+        option = nums[0] if len(nums) == 1 else tuple(nums)
+        which = ", ".join(f"`{names[i]}` (argument {i})" for i in ints)
+        fix = (
+            f"{who} traces {which} as an array, as jax.jit would. If it is a size, a "
+            f"loop count or a flag, hold it static: {who}(f, static_argnums={option})."
+        )
+    else:
+        fix = (
+            "A value that sets a shape, a loop count or a Python branch must be "
+            "static: name its argument in static_argnums= (or static_argnames=), as "
+            "in jax.jit."
+        )
+    return TypeError(
+        f"{who}: {_ir_name(f)} needs a concrete Python value where it got a traced "
+        f"one ({said}). {fix}"
+    )
+
+
+def _ir_name(f: Callable) -> str:
+    name = getattr(f, "__name__", None) or type(f).__name__
+    return "f" if name == "<lambda>" else name
 
 
 def _mask(arg, strict: bool) -> list[bool]:

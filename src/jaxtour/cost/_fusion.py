@@ -3,6 +3,12 @@
 Unfused, every jaxpr equation reads its operands from memory and writes its results
 back; fused, only each compiled op's operands and results cross memory, the values
 inside a fusion staying in registers. The ratio is what fusion saves on this program.
+
+Like with like: the jaxpr's shapes are global, a sharded program's compiled ops one
+device's. A sharded program is set against the same jaxpr compiled for one device
+(its global fused bytes), so the saving does not change with the device count; when
+that twin cannot be built (a `shard_map`, a sharding constraint inside) both figures
+are per device, the jaxpr's split evenly. Loops count every iteration on both sides.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from typing import Any, NamedTuple
 from jaxtour import _ir
 from jaxtour._number_words import si
 from jaxtour._report import Report, Table
-from jaxtour.cost._ledger import total
+from jaxtour.cost import _notes
+from jaxtour.cost._ledger import CostTable, total
 from jaxtour.cost._table import build
 
 
@@ -29,6 +36,9 @@ class FusionTraffic(NamedTuple):
     equations: int
     ops: int
     devices: int = 1
+    basis: str = "one device"  # what both figures measure: "global" or "per device"
+    per_device_bytes: float | None = None  # one device's compiled ops, when sharded
+    note: str = ""  # what the figures leave out or how loops were counted
 
     @property
     def saving(self) -> float:
@@ -43,11 +53,12 @@ class FusionTraffic(NamedTuple):
             if self.xla_bytes is not None
             else ""
         )
-        where = f" (all {self.devices} devices)" if self.devices > 1 else ""
+        where = f" ({self.basis}, {self.devices} devices)" if self.devices > 1 else ""
+        note = f"; {self.note}" if self.note else ""
         return (
             f"FusionTraffic({self.name!r}{where}: {self.equations} equations move "
             f"{si(self.unfused_bytes, 'B')}; {self.ops} compiled ops move "
-            f"{si(self.fused_bytes, 'B')}{xla}: {self.saving:.3g}x less)"
+            f"{si(self.fused_bytes, 'B')}{xla}: {self.saving:.3g}x less{note})"
         )
 
     def report(self) -> Report:
@@ -60,11 +71,15 @@ class FusionTraffic(NamedTuple):
         ]
         if self.xla_bytes is not None:
             rows.append(["XLA's cost_analysis()", "", si(self.xla_bytes, "B")])
-        where = f", all {self.devices} devices" if self.devices > 1 else ""
+        if self.per_device_bytes is not None:
+            each = si(self.per_device_bytes, "B")
+            rows.append(["compiled ops on one device (sharded)", "", each])
+        where = f", {self.basis}, {self.devices} devices" if self.devices > 1 else ""
         return Report(
             f"Bytes through memory: {self.name}{where}",
             lead=[f"Fusion moves {self.saving:.3g}x fewer bytes."],
             tables=[Table(["moved by", "count", "bytes"], rows, align="lrr")],
+            notes=[self.note] if self.note else [],
         )
 
     # A NamedTuple takes no base class but itself: `Reported`'s three methods, by hand.
@@ -108,16 +123,39 @@ def fusion_traffic(
         traced = trace(args, kwargs)
         table = build(_ir.function_name(f), traced, traced.lower().compile())
         unfused = total(table.equations)[2]  # global shapes
-        per_device = table.devices  # the compiled ops are one device's share
-        xla = table.xla.get("bytes_accessed")
+        basis, compared = "one device", table
+        if table.devices > 1:
+            twin = _unsharded(table.name, traced)
+            basis, compared = ("global", twin) if twin else ("per device", table)
+            unfused /= 1 if twin else table.devices  # the jaxpr split evenly
+        xla = compared.xla.get("bytes_accessed")
         return FusionTraffic(
             table.name,
             unfused,
-            table.bytes * per_device,
-            None if xla is None else xla * per_device,
+            compared.bytes,
+            None if xla is None or compared.once else xla,
             len(table.equations),
-            len(table.ops),
-            per_device,
+            len(compared.ops),
+            table.devices,
+            basis,
+            table.bytes if table.devices > 1 else None,
+            "; ".join(_notes.loop_notes(table.loops, table.compiled_loops)),
         )
 
     return traffic
+
+
+def _unsharded(name: str, traced: Any) -> CostTable | None:
+    """The same jaxpr compiled for one device (None when it will not leave its mesh:
+    a shard_map or a sharding constraint inside keeps it on several)."""
+    import jax
+    from jax.extend.core import jaxpr_as_fun
+
+    closed = traced.jaxpr
+    avals = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.in_avals]
+    try:
+        twin = jax.jit(jaxpr_as_fun(closed)).trace(*avals)
+        table = build(name, twin, twin.lower().compile())
+    except Exception:  # explicit shardings in the jaxpr's types: compare per device
+        return None
+    return table if table.devices == 1 else None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxtour import _ir
 from jaxtour._number_words import NOT_COUNTED, si
 from jaxtour._report import Report, Reported, Table
+from jaxtour.cost import _notes
 
 OPS_HEAD = ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"]
 
@@ -44,7 +46,10 @@ class CostTable(Reported):
 
     `equations` are the jaxpr's (what you wrote, every equation reading and writing
     memory); `ops` are the compiled program's (after XLA fused them). `xla` holds
-    `compiled.cost_analysis()`'s figures when the backend gives them ({} otherwise).
+    `compiled.cost_analysis()`'s figures when the backend gives them ({} otherwise):
+    XLA counts a loop body once, the kit every iteration (`loops`, `compiled_loops`
+    say how often each ran; `once` holds the kit's figures counted XLA's way). With
+    `devices` > 1 the jaxpr's figures are global, the compiled ones one device's.
     """
 
     name: str
@@ -53,6 +58,9 @@ class CostTable(Reported):
     ops: list[Row]
     xla: dict[str, float] = field(default_factory=dict)
     devices: int = 1  # the compiled program is one device's share of this many
+    loops: list[_ir.Loop] = field(default_factory=list)  # the jaxpr's
+    compiled_loops: list[_ir.Loop] = field(default_factory=list)
+    once: dict[str, float] = field(default_factory=dict)  # loops once, as XLA counts
 
     @property
     def flops(self) -> float:
@@ -75,13 +83,35 @@ class CostTable(Reported):
         names = [r.name for r in self.equations + self.ops if r.flops is None]
         return list(dict.fromkeys(names))
 
+    @property
+    def uncounted(self) -> str:
+        """The compiled ops the rules cannot count and what XLA says they cost
+        ("" when every op is counted): every total that leaves them out says so."""
+        names = [r.name for r in self.ops if r.flops is None]
+        return _notes.uncounted(
+            names, self.once.get("flops", self.flops), self.xla.get("flops")
+        )
+
+    @property
+    def per_iteration(self) -> bool:
+        """Some loop's trip count is unknown: totals hold one iteration of it."""
+        return _notes.per_iteration(self.loops, self.compiled_loops)
+
     def notes(self) -> list[str]:
         """Why the columns differ, in words."""
         eq, op = total(self.equations), total(self.ops)
         notes = [
             f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} if each read "
             f"and wrote memory; the compiled program moves {si(op[2], 'B')}."
+            if self.devices == 1
+            else f"Fusion: the jaxpr's equations would move {si(eq[2], 'B')} in all "
+            f"(global shapes) if each read and wrote memory; the compiled program moves "
+            f"{si(op[2], 'B')} on each of {self.devices} devices. The two are not "
+            "comparable: fusion_traffic sets like against like."
         ]
+        notes += _notes.loop_notes(self.loops, self.compiled_loops)
+        if self.uncounted:
+            notes.append(f"Compiled: {self.uncounted}.")
         if self.not_counted:
             notes.append(
                 f"{NOT_COUNTED.capitalize()} (the rules do not know them, so "
@@ -91,6 +121,16 @@ class CostTable(Reported):
             notes.append(
                 f"XLA gives no cost_analysis() on {self.backend}: only the "
                 "kit's own counts are shown."
+            )
+            return notes
+        if self.once:
+            notes.append(
+                _notes.xla_loops(self.xla.get("flops"), self.once["flops"], op[0])
+            )
+            notes.append(
+                _notes.xla_loops(
+                    self.xla.get("bytes_accessed"), self.once["bytes"], op[2], "B"
+                )
             )
             return notes
         notes.append(
@@ -130,10 +170,15 @@ class CostTable(Reported):
         ]
 
     def __repr__(self) -> str:
+        where = ", per device" if self.devices > 1 else ""
+        where += (
+            ", per iteration of a data-dependent loop" if self.per_iteration else ""
+        )
+        left = f"; {self.uncounted}" if self.uncounted else ""
         return (
             f"CostTable({self.name!r}: {len(self.equations)} equations, "
             f"{len(self.ops)} compiled ops, {si(self.flops)}FLOP, "
-            f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B)"
+            f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B{where}{left})"
         )
 
     def report(self) -> Report:
@@ -147,9 +192,10 @@ class CostTable(Reported):
             [f"compiled (kit{each})", si(op[0]), si(op[1]), si(op[2], "B")],
         ]
         if self.xla:
+            once = ", each loop body once" if self.once else ""
             body.append(
                 [
-                    f"compiled (XLA{each})",
+                    f"compiled (XLA{each}{once})",
                     si(self.xla.get("flops")),
                     si(self.xla.get("transcendentals", 0.0)),
                     si(self.xla.get("bytes_accessed"), "B"),

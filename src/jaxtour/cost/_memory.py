@@ -137,6 +137,8 @@ def grad_memory(
     *,
     policies: Sequence[Any] = POLICIES,
     argnums: int | tuple[int, ...] = 0,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., GradMemory]:
     """As `jax.grad(f, argnums)`, but reporting its memory and FLOPs under checkpoint
     policies.
@@ -149,22 +151,36 @@ def grad_memory(
         f: a function with a scalar output.
         policies: "no checkpoint", names from `jax.checkpoint_policies`, or policy
             objects (`jax.checkpoint_policies.save_only_these_names("h")`).
-        argnums: which positional arguments to differentiate, as in `jax.grad`.
+        argnums: which positional arguments to differentiate, as in `jax.grad`. A
+            Python int or bool outside them is bound as it is, as `jax.grad` leaves
+            it (`range(n)` works).
+        static_argnums: arguments held as Python constants, as `jax.jit`'s
+            ``static_argnums`` (None, an int or ints, negative from the end).
+        static_argnames: the same by name, as in `jax.jit`.
 
     Returns:
         A function of `f`'s example arguments returning a `GradMemory`.
 
     Raises:
-        ValueError: a policy name JAX does not know, or a policy factory not called.
-        TypeError: a policy that is neither a name nor a policy object.
+        ValueError: a policy name JAX does not know, a policy factory not called, or
+            a bad `argnums` or static option (out of range, a name `f` lacks).
+        TypeError: a policy that is neither a name nor a policy object, or an option
+            of the wrong type.
     """
-    _ir.check_callable(f, "grad_memory")
+    who = "grad_memory"
+    _ir.check_callable(f, who)
     chosen = [resolve(p) for p in policies]  # bad ones fail now, not after tracing
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    given = _ir.check_argnums(argnums, who)
+    statics = _ir.static_args(f, static_argnums, static_argnames, who)
 
     def report(*args: Any) -> GradMemory:
+        names = _ir.arg_names(f, len(args))
+        nums = _ir.resolve_argnums(given, len(args), who, statics.positions(len(args)))
+        statics.check_values(args, {}, who, names)
+        fixed = statics.positions(len(args)) | _python_scalars(args, nums)
+        bound, args, nums = _bound(f, args, fixed, nums)
         part = _ir.split(args, {})
-        g = _ir.bind(f, part)
+        g = _ir.bind(bound, part)
         out = jax.eval_shape(g, *part.args)
         if getattr(out, "shape", None) != ():
             raise TypeError(
@@ -181,6 +197,43 @@ def grad_memory(
         )
 
     return report
+
+
+def _python_scalars(args: tuple, nums: tuple[int, ...]) -> frozenset[int]:
+    """Arguments outside `nums` that are Python ints or bools: `jax.grad` passes them
+    on as they are, so they are bound, not traced."""
+    return frozenset(
+        i for i, a in enumerate(args) if i not in nums and isinstance(a, int)
+    )
+
+
+def _bound(
+    f: Callable, args: tuple, fixed: frozenset[int], nums: tuple[int, ...]
+) -> tuple[Callable, tuple, tuple[int, ...]]:
+    """`f` with the arguments at `fixed` bound, its other arguments, and `nums`
+    renumbered among them (the same bound values give the same function: warm)."""
+    if not fixed:
+        return f, args, nums
+    kept = [i for i in range(len(args)) if i not in fixed]
+    values = tuple((i, args[i]) for i in sorted(fixed))
+    try:
+        g = _bind(f, values, len(args))
+    except TypeError:  # f itself unhashable
+        g = _bind.__wrapped__(f, values, len(args))
+    return g, tuple(args[i] for i in kept), tuple(kept.index(i) for i in nums)
+
+
+@functools.lru_cache(maxsize=32)
+def _bind(f: Callable, values: tuple, nargs: int) -> Callable:
+    bound = dict(values)
+
+    @functools.wraps(f)
+    def g(*dynamic: Any) -> Any:
+        rest = iter(dynamic)
+        return f(*(bound[i] if i in bound else next(rest) for i in range(nargs)))
+
+    del g.__wrapped__  # its signature is the dynamic arguments', not f's
+    return g
 
 
 def _floating(g: Callable, args: tuple, nums: tuple) -> tuple[Callable, tuple, tuple]:

@@ -150,14 +150,14 @@ def profile(
     _ir.check_callable(f, WHO)
     if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
         raise ValueError(f"{WHO}: `calls` must be a positive int; got {calls!r}.")
-    statics = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
     compiled_for: dict[Any, tuple[Any, Any]] = {}
 
     def measure(*args: Any, **kwargs: Any) -> Profile:
         import jax
 
-        key = _signature(args, kwargs, statics)
-        traced, part = _ir.trace_split(f, args, kwargs, WHO, statics, static_argnames)
+        key = _signature(args, kwargs, statics.nums)
+        traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
         if key not in compiled_for:
             compiled = traced.lower().compile()
             compiled_for[key] = (compiled, _ir.parse_hlo(compiled.as_text()))

@@ -10,6 +10,7 @@ import numpy as np
 from jaxtour import _ir
 from jaxtour._plot import Plot, figure
 from jaxtour._wait import run_interruptibly
+from jaxtour.cost import _notes
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
 from jaxtour.cost._profile import measured_ops
@@ -73,8 +74,24 @@ class Roofline(Plot):
         )
         if self.above_roof:
             title += f"; {ABOVE}"
+        title += "".join(f"; {note}" for note in self.caveats)
         title += "; ops at their measured rate" if self.measured else ""
         super().__init__(_draw(self), title)
+
+    @property
+    def caveats(self) -> list[str]:
+        """What the whole-program figures leave out or how they count (loops, devices,
+        ops not counted): each is also on the picture."""
+        table, notes = self.table, []
+        if table.devices > 1:
+            notes.append(f"figures are one device's of {table.devices}")
+        if _notes.repeats(table.compiled_loops):
+            notes.append("loops count every iteration")
+        if table.per_iteration:
+            notes.append("a data-dependent loop counts one iteration")
+        if table.uncounted:
+            notes.append(f"not plotted: {table.uncounted}")
+        return notes
 
     @property
     def flops_per_s(self) -> float:
@@ -219,6 +236,8 @@ def _draw(roof: Roofline) -> Any:
             label=f"whole program, measured ({roof.seconds * 1e3:.3g} ms)"
             + (", above the roof" if roof.above_roof else ""),
         )
+    for note in roof.caveats:  # on the picture, not only in the title
+        ax.plot([], [], " ", label=note)
     ax.set_xlim(low, high)
     rates = [peaks.bytes_per_s * low] + ([roof.flops_per_s] if placed else [])
     ax.set_ylim(min(rates) / 3, max(peaks.flops_per_s, *rates) * 3)
@@ -271,11 +290,11 @@ def draw_roofline(
         A function of `f`'s example arguments returning a `Roofline` (a `Plot`).
     """
     _ir.check_callable(f, "draw_roofline")
-    statics = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, "draw_roofline")
 
     def draw(*args: Any, **kwargs: Any) -> Roofline:
         traced, part = _ir.trace_split(
-            f, args, kwargs, "draw_roofline", statics, static_argnames
+            f, args, kwargs, "draw_roofline", statics.nums, statics.names
         )
         compiled = traced.lower().compile()
         table = build(_ir.function_name(f), traced, compiled)

@@ -87,11 +87,13 @@ def cost_table(
 def build(
     name: str, traced: Any, compiled: Any, group_by: str | None = None
 ) -> CostTable:
-    """The ledger of an already traced and compiled program."""
+    """The ledger of an already traced and compiled program, every loop iteration
+    counted (see `_ir.hlo_trips`)."""
     import jax
 
     jaxpr = _ir.unwrap_jit(traced.jaxpr).jaxpr
     module = _ir.parse_hlo(compiled.as_text())
+    loops = _ir.hlo_trips(module, jaxpr)
     ops = [
         Row(
             op.name,
@@ -100,7 +102,7 @@ def build(
             count.transcendentals,
             count.bytes,
         )
-        for op, count in _ir.hlo_counts(module)
+        for op, count in _ir.hlo_counts(module, loops)
     ]
     figures = _ir.cost_summary(compiled)
     xla = {
@@ -115,7 +117,23 @@ def build(
         ops,
         xla,
         devices_of(compiled),
+        _ir.jaxpr_loops(jaxpr),
+        list(loops.values()),
+        _once(module, loops),
     )
+
+
+def _once(module: Any, loops: dict[str, Any]) -> dict[str, float]:
+    """The compiled figures with each loop body counted once, as XLA's cost_analysis()
+    counts it ({} when no loop runs more than once): what to set beside XLA's."""
+    if all(loop.trips in (None, 1) for loop in loops.values()):
+        return {}
+    ones = {name: loop._replace(trips=1) for name, loop in loops.items()}
+    counts = [count for _, count in _ir.hlo_counts(module, ones)]
+    return {
+        "flops": float(sum(c.flops or 0.0 for c in counts)),
+        "bytes": float(sum(c.bytes for c in counts)),
+    }
 
 
 def devices_of(compiled: Any) -> int:

@@ -83,7 +83,9 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
 
     try:
         _ir.check_callable(f, WHO)
-        _ir.check_args(args, {}, (), WHO, fix="pass it by keyword, held fixed")
+        _ir.check_args(
+            args, {}, _ir.StaticArgs(), WHO, fix="pass it by keyword, held fixed"
+        )
     except TypeError as err:
         err.add_note(
             "explore takes the example arguments right after the function, "

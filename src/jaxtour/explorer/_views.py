@@ -90,6 +90,24 @@ def before_after(request: Request) -> Shown:
     return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, label, request))
 
 
+def compared(request: Request) -> Shown:
+    """What the chosen transformations did to the program: the plain function on the
+    example against the composition on what it runs on (`jaxtour.viz.diff_calls`)."""
+    from jaxtour.viz import diff_calls
+
+    subject, (fn, args, label) = request.subject, request.composed
+    d = diff_calls(
+        subject.fn,
+        (subject.args, {}),
+        (args, {}),
+        then=fn,
+        names=(subject.label, label),
+    )
+    batch = batch_code(request.transforms)
+    code = f"diff_calls({subject.label}, (args, {{}}), ({batch}, {{}}), then={label})"
+    return Shown(d, code)
+
+
 def autodiff_graph(request: Request) -> Shown:
     """`draw_jvp` with jvp on; `draw_grad` for a scalar output; `draw_vjp` otherwise.
 
@@ -204,6 +222,7 @@ VIEWS: dict[str, View] = {
     "StableHLO graph": View("StableHLO graph", HLO_OPTIONS, _hlo_graph("stablehlo")),
     "compiled HLO": View("compiled HLO (fusions)", HLO_OPTIONS, _hlo_graph("compiled")),
     "before/after XLA": View("before/after XLA", frozenset(), before_after),
+    "compare": View("compare with the untransformed function", frozenset(), compared),
     "autodiff graph": View("autodiff graph", frozenset({"rankdir"}), autodiff_graph),
     "cost and memory": View("cost and memory", frozenset(), cost_and_memory),
     "cost": View("cost (FLOPs and bytes per op)", frozenset(), cost_ledger),

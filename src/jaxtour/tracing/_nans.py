@@ -59,7 +59,7 @@ def find_nans(
             f"{WHO}: `include_inf` must be True (stop at a NaN or an Inf) or "
             f"False (NaNs only); got {_ir.describe(include_inf)}."
         )
-    static = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
     bad = _bad_values(include_inf)
 
     def find(*args: Any, **kwargs: Any) -> NanReport:
@@ -67,9 +67,9 @@ def find_nans(
             f,
             args,
             kwargs,
-            static,
+            statics.nums,
             WHO,
-            static_argnames,
+            statics.names,
             stop=_stop_at(bad),
         )
         return NanReport(steps, include_inf)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jaxtour._number_words import plural
@@ -21,8 +22,10 @@ class RetraceReport(Reported):
     slide's output box shows); in a notebook it shows as HTML.
     """
 
-    def __init__(self, name: str, calls: list[Any]) -> None:
-        self.name, self.calls = name, calls
+    def __init__(
+        self, name: str, calls: list[Any], differ: Callable[[int], Any] | None = None
+    ) -> None:
+        self.name, self.calls, self._differ = name, calls, differ
         self.traces = sum(c.event != "cache hit" for c in calls)
         self.rows = [c for c in calls if c.event != "cache hit" or c.stale]
 
@@ -46,12 +49,34 @@ class RetraceReport(Reported):
             why = [(c.words, c.hint) for c in call.causes] or [
                 ("the arguments changed in a way jaxtour does not name", "")
             ]
+            if call.compared_with not in (None, self._previous_trace(call.number)):
+                why.insert(0, (f"against call {call.compared_with}, the closest:", ""))
         else:
             why = [("STALE: " + s, "pass it as an argument") for s in call.stale]
         where = call.site.where if call.site else ""
         compile_ms = _ms(call.compile_s) if call.event != "cache hit" else "—"
         reasons = "\n".join(w + (f"\n→ {h}" if h else "") for w, h in why)
         return [str(call.number), where, call.event, compile_ms, reasons]
+
+    def diff(self, n: int) -> Any:
+        """What retracing changed: call `n`'s program against the closest earlier trace.
+
+        Both are traced, lowered and compiled again from the argument types recorded
+        at each call (`jaxtour.viz.diff_calls`); the earlier one is the traced call
+        the table's cause names (`closest(n)`: the one that differs least).
+
+        Returns:
+            A `jaxtour.viz.ProgramDiff`.
+
+        Raises:
+            ValueError: call `n` did not trace, or it was the first trace.
+        """
+        if self._differ is None:
+            raise ValueError(
+                f"this report of {self.name} keeps no arguments to diff; take it from "
+                "`explain_retraces(f).report`."
+            )
+        return self._differ(n)
 
     def report(self) -> Report:
         """A row per call that traced (or read a stale value), 88 characters wide."""
@@ -66,6 +91,26 @@ class RetraceReport(Reported):
         }
         table = Table(_HEAD, [self._cells(c) for c in self.rows], shades=shades)
         return Report(title, lead, [table], width=WIDTH)
+
+    def _previous_trace(self, number: int) -> int | None:
+        """The number of the last call before call `number` that traced."""
+        earlier = [c.number for c in self.calls[: number - 1] if c.event != "cache hit"]
+        return earlier[-1] if earlier else None
+
+    def closest(self, number: int) -> int | None:
+        """The number of the earlier traced call that call `number` (as the table
+        counts calls, from 1) was explained against: the one that differs least. For
+        a cache hit, the call whose trace it reused; None for the first trace.
+
+        Raises:
+            IndexError: there is no call `number`.
+        """
+        if not 1 <= number <= len(self.calls):
+            raise IndexError(
+                f"{self.name}: there is no call {number}; calls are numbered "
+                f"1..{len(self.calls)}."
+            )
+        return self.calls[number - 1].compared_with
 
     def __repr__(self) -> str:
         return (

@@ -15,9 +15,11 @@ from jaxtour import _ir
 from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
 from jaxtour.tracing._report import RetraceReport
+from jaxtour.tracing._retrace_diff import Example, abstract, diff_trace
 from jaxtour.tracing._signature import (
     Cause,
     Signature,
+    closest,
     differences,
     signature,
 )
@@ -34,7 +36,12 @@ _COMPILE_EVENTS = (
 
 class Call(NamedTuple):
     """One call: where from, what jit did ("first trace", "retrace", "cache hit"),
-    why (`causes`), what it read that jit ignores (`stale`), and its costs."""
+    why (`causes`), what it read that jit ignores (`stale`), and its costs.
+
+    `signature` is what jit keyed the call on; `compared_with`, for a retrace, the
+    `number` of the earlier traced call it was explained against (the one that
+    differs least, `closest`), and for a cache hit the call whose trace it reused.
+    """
 
     number: int
     site: _ir.SourceLine | None
@@ -43,6 +50,8 @@ class Call(NamedTuple):
     stale: list[str]
     compile_s: float
     call_s: float
+    signature: Signature | None = None
+    compared_with: int | None = None
 
 
 def explain_retraces(
@@ -63,22 +72,25 @@ def explain_retraces(
     does not watch them, so a changed one is reported as a stale result, not a retrace.
 
     JAX's own explanation is the config flag `jax_explain_cache_misses`, which logs a
-    message per cache miss; this wrapper makes the same comparison from public pieces
-    (`jax.tree.structure`, `jax.typeof`, the static arguments' hashes) so that it can
-    keep a table, time each trace and see stale reads that the flag cannot.
+    message per cache miss against the closest previous key; this wrapper makes the
+    same comparison from public pieces (`jax.tree.structure`, `jax.typeof`, the static
+    arguments' hashes) so that it can keep a table, time each trace and see stale reads
+    that the flag cannot. Where JAX names a changed static argument as a whole, this
+    names the field that changed.
 
     Args:
         f: the function to jit.
-        static_argnums: as in `jax.jit`.
-        static_argnames: as in `jax.jit`.
+        static_argnums: as in `jax.jit` (None, an int or ints, negative from the end).
+        static_argnames: as in `jax.jit`; names and positions infer each other.
 
     Returns:
         A `Retraced` function: call it as `jax.jit(f)`; `.report` (also what a notebook
         shows for it) is the table of traces; `.traces` counts them.
 
     Raises:
-        TypeError: `f` is not callable; at a call, an argument JAX cannot trace or a
-            static argument it cannot hash.
+        TypeError: `f` is not callable, or a static option is not ints (strs); at a
+            call, an argument JAX cannot trace or a static argument it cannot hash.
+        ValueError: a static position `f` cannot take or a name it does not have.
 
     Example:
         >>> import jax.numpy as jnp
@@ -91,13 +103,7 @@ def explain_retraces(
         'static `n` changed value: 2 → 3'
     """
     _ir.check_callable(f, WHO)
-    return Retraced(f, _tuple(static_argnums), _tuple(static_argnames))
-
-
-def _tuple(value: Any) -> tuple:
-    if value is None:  # as jax.jit reads it: nothing static
-        return ()
-    return (value,) if isinstance(value, int | str) else tuple(value)
+    return Retraced(f, _ir.static_args(f, static_argnums, static_argnames, WHO))
 
 
 def _defaults(f: Callable) -> dict[str, Any]:
@@ -109,24 +115,17 @@ def _defaults(f: Callable) -> dict[str, Any]:
     return {p.name: p.default for p in params if p.default is not p.empty}
 
 
-def _weight(causes: list) -> int:
-    return sum(c.kind == "structure" for c in causes)
-
-
 class Retraced:
     """A jitted function that records its calls (made by `explain_retraces`)."""
 
-    def __init__(
-        self,
-        f: Callable,
-        static_argnums: tuple[int, ...],
-        static_argnames: tuple[str, ...],
-    ) -> None:
+    def __init__(self, f: Callable, statics: _ir.StaticArgs) -> None:
         self.fn, self.name = f, _ir.function_name(f)
-        self.static, self.static_names = static_argnums, static_argnames
+        self.statics = statics
         self.traces = 0
         self.calls: list[Call] = []
         self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
+        self._traced_by: dict[Signature, int] = {}  # -> the call that last traced it
+        self._examples: dict[int, Example] = {}  # traced call -> its argument types
         self._defaults = _defaults(f)
 
         @functools.wraps(f)
@@ -135,7 +134,7 @@ class Retraced:
             return f(*args, **kwargs)
 
         self._jitted = jax.jit(
-            counted, static_argnums=static_argnums, static_argnames=static_argnames
+            counted, static_argnums=statics.nums, static_argnames=statics.names
         )
 
     @property
@@ -146,7 +145,17 @@ class Retraced:
     @property
     def report(self) -> RetraceReport:
         """The table of this function's traces (and stale reads)."""
-        return RetraceReport(self.name, self.calls)
+        return RetraceReport(self.name, self.calls, self._diff)
+
+    def closest(self, number: int) -> int | None:
+        """The number of the earlier traced call that call `number` (1-based, as the
+        table counts calls) differs least from: what a retrace is explained against
+        (`RetraceReport.closest`).
+
+        Raises:
+            IndexError: there is no call `number`.
+        """
+        return self.report.closest(number)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         frame = sys._getframe(1)
@@ -154,17 +163,12 @@ class Retraced:
             frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
         )
         names = arg_names(self.fn, len(args))
-        static = tuple(
-            i % len(args) for i in self.static if -len(args) <= i < len(args)
+        static = self.statics.positions(len(args))
+        self.statics.check_values(args, kwargs, WHO, names)
+        _ir.check_args(args, kwargs, self.statics, WHO)
+        sig = signature(
+            names, args, kwargs, tuple(static), self.statics.names, self._defaults
         )
-        by_name = tuple(i for i, name in enumerate(names) if name in self.static_names)
-        _ir.check_args(
-            args,
-            {k: v for k, v in kwargs.items() if k not in self.static_names},
-            static + by_name,
-            WHO,
-        )
-        sig = signature(names, args, kwargs, static, self.static_names, self._defaults)
         before, timings = self.traces, []
 
         def listener(event: str, duration_secs: float, **_: str | int) -> None:
@@ -183,15 +187,30 @@ class Retraced:
         self.calls.append(
             self._record(sig, self.traces > before, site, sum(timings), took)
         )
+        if self.traces > before:
+            self._examples[len(self.calls)] = abstract(
+                args, kwargs, tuple(static), self.statics.names
+            )
         return out
+
+    def _diff(self, n: int) -> Any:
+        nums, names = self.statics
+        static = {"static_argnums": nums, "static_argnames": names}
+        against = self.calls[n - 1].compared_with if 1 <= n <= len(self.calls) else None
+        return diff_trace(self.fn, self.name, self._examples, n, static, against)
 
     def _record(
         self, sig: Signature, traced: bool, site: Any, compile_s: float, call_s: float
     ) -> Call:
         now, causes, stale = watched(self.fn), [], []
+        seen = list(self._seen)
+        against = None
         if not traced:
             event = "cache hit"
             then = self._seen.get(sig, next(reversed(self._seen.values()), now))
+            against = self._number(
+                sig if sig in self._seen else seen[-1] if seen else None
+            )
             stale = [
                 f"`{name}` changed ({then[name]} → {now[name]}) but jit did not "
                 "retrace: this call used the value from when it was traced"
@@ -201,7 +220,7 @@ class Retraced:
         elif not self._seen:
             event = "first trace"
         elif sig in self._seen:
-            event = "retrace"
+            event, against = "retrace", self._number(sig)
             causes = [
                 Cause(
                     "cache",
@@ -212,13 +231,27 @@ class Retraced:
             ]
         else:
             event = "retrace"
-            causes = min(  # the closest: fewest changes, a structure change worst
-                (differences(sig, old) for old in reversed(self._seen)),
-                key=lambda found: (len(found), _weight(found)),
-            )
+            index = closest(sig, seen)
+            old = seen[index] if index is not None else sig
+            causes, against = differences(sig, old), self._number(old)
         if traced:
             self._seen[sig] = now
-        return Call(len(self.calls) + 1, site, event, causes, stale, compile_s, call_s)
+            self._traced_by[sig] = len(self.calls) + 1
+        return Call(
+            len(self.calls) + 1,
+            site,
+            event,
+            causes,
+            stale,
+            compile_s,
+            call_s,
+            sig,
+            against,
+        )
+
+    def _number(self, sig: Signature | None) -> int | None:
+        """The number of the (latest) call that traced `sig`."""
+        return None if sig is None else self._traced_by.get(sig)
 
     def _repr_html_(self) -> str:
         return self.report._repr_html_()

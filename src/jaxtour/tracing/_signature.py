@@ -2,16 +2,29 @@
 
 A call's `Signature`: the pytree structure of its traced arguments, each leaf's shape,
 dtype and weak type, and each static argument's value (or, for an object hashed by
-identity, its id). `differences(new, old)` names what changed, with what to do.
+identity, its id), field by field for a dataclass, a NamedTuple or a nested container.
+`closest(new, earlier)` picks the earlier signature that differs least (`distance`), and
+`differences(new, old)` names what changed, leaf by leaf and field by field, with what
+to do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import jax
 
 from jaxtour import _ir
+from jaxtour.tracing._statics import (
+    DEFAULT,
+    Cause,
+    Static,
+    changed_fields,
+    read_static,
+    static_cause,
+    static_causes,
+)
 
 
 class Leaf(NamedTuple):
@@ -22,33 +35,12 @@ class Leaf(NamedTuple):
     weak: bool
 
 
-DEFAULT = ("left to its default",)  # the key of a static keyword not passed
-
-
-class Static(NamedTuple):
-    """A static argument: where it sits, its value shown, what jit hashes."""
-
-    path: str
-    shown: str
-    key: Any
-    by_identity: bool
-
-
 class Signature(NamedTuple):
     """The part of a call that decides whether `jax.jit` traces again."""
 
     trees: tuple[tuple[str, str, str], ...]  # (argument, structure in words, treedef)
     leaves: tuple[Leaf, ...]
     statics: tuple[Static, ...]
-
-
-class Cause(NamedTuple):
-    """One difference between two calls, in words, and what to do about it."""
-
-    # "structure", "shape", "dtype", "weak type", "static value" or "static object"
-    kind: str
-    words: str
-    hint: str
 
 
 def signature(
@@ -71,7 +63,7 @@ def signature(
             )
     for name, value in named.items():
         if name in is_static:
-            statics.append(_static(name, value))
+            statics.append(read_static(name, value))
             continue
         trees.append((name, _structure(value), str(jax.tree.structure(value))))
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
@@ -84,28 +76,6 @@ def signature(
                 )
             )
     return Signature(tuple(trees), tuple(leaves), tuple(statics))
-
-
-def _static(name: str, value: Any) -> Static:
-    try:
-        hash(value)
-    except TypeError:
-        raise TypeError(
-            f"explain_retraces: the static argument `{name}` is {_ir.describe(value)}, "
-            "which jax.jit cannot hash. Pass a tuple instead of a list (or a frozen "
-            "dataclass instead of a dict), or make it a traced argument."
-        ) from None
-    by_identity = type(value).__hash__ is object.__hash__
-    return Static(
-        name,
-        _ir.describe(value, 30).rsplit(" (", 1)[0],
-        id(value) if by_identity else value,
-        by_identity,
-    )
-
-
-def _said(static: Static) -> str:
-    return static.shown if static.key is DEFAULT else f"passed as {static.shown}"
 
 
 def _structure(value: Any) -> str:
@@ -124,8 +94,56 @@ def _structure(value: Any) -> str:
     return f"{type(value).__name__} ({jax.tree.structure(value)})"
 
 
+def distance(new: Signature, old: Signature) -> tuple[int, int]:
+    """How far `old` is from `new`: (arguments whose pytree structure changed, the
+    attributes that changed: each leaf's dtype, shape and weak type, each static
+    field). `jax_explain_cache_misses` counts differing leaves; counting attributes
+    too, a leaf that changed dtype and shape is further than one that changed dtype.
+
+    Example:
+        >>> a = Signature((), (Leaf("x", "f32[5,8]", False),), ())
+        >>> b = Signature((), (Leaf("x", "bf16[7,8]", False),), ())
+        >>> distance(a, b), distance(a, a)
+        ((0, 2), (0, 0))
+    """
+    trees = sum(
+        n_t != o_t
+        for (_, _, n_t), (_, _, o_t) in zip(new.trees, old.trees, strict=False)
+    )
+    trees += [t[0] for t in new.trees] != [t[0] for t in old.trees]
+    if trees or len(new.leaves) != len(old.leaves):
+        return max(trees, 1), 0
+    attrs = sum(
+        (_dtype(a.type) != _dtype(b.type))
+        + (_shape(a.type) != _shape(b.type))
+        + (a.weak != b.weak)
+        for a, b in zip(new.leaves, old.leaves, strict=True)
+    )
+    olds = {st.path: st for st in old.statics}
+    for st in new.statics:
+        if st.path in olds and static_cause(st, olds[st.path]) is not None:
+            attrs += max(len(changed_fields(st, olds[st.path]) or [st]), 1)
+    return 0, attrs
+
+
+def closest(new: Signature, earlier: Sequence[Signature]) -> int | None:
+    """The index in `earlier` of the signature that differs least from `new`
+    (`distance`); of equals, the latest. None when there is none.
+
+    Example:
+        >>> x = lambda t: Signature((), (Leaf("x", t, False),), ())
+        >>> closest(x("bf16[5,8]"), [x("f32[5,8]"), x("f32[7,8]")])
+        0
+    """
+    if not earlier:
+        return None
+    order = range(len(earlier) - 1, -1, -1)
+    return min(order, key=lambda i: distance(new, earlier[i]))
+
+
 def differences(new: Signature, old: Signature) -> list[Cause]:
-    """What changed from `old` to `new`, most structural first."""
+    """What changed from `old` to `new`, most structural first: leaf by leaf (leaves
+    that changed alike are one cause) and static field by field."""
     causes = [
         Cause(
             "structure",
@@ -150,18 +168,24 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
     if not causes and len(new.leaves) == len(old.leaves):
         causes += _leaf_causes(new.leaves, old.leaves)
     olds = {st.path: st for st in old.statics}
-    causes += [
-        c
-        for a in new.statics
-        if a.path in olds and (c := _static_cause(a, olds[a.path]))
-    ]
+    for a in new.statics:
+        if a.path in olds:
+            causes += static_causes(a, olds[a.path])
     return causes
+
+
+def _dtype(type_: str) -> str:
+    return type_.split("[")[0]
+
+
+def _shape(type_: str) -> str:
+    return type_[len(_dtype(type_)) :]
 
 
 def _leaf_causes(new: tuple[Leaf, ...], old: tuple[Leaf, ...]) -> list[Cause]:
     """One cause per kind of change: three list items that all changed dtype the same
-    way are one cause naming the three, so the closest earlier call is the one with the
-    fewest kinds of change."""
+    way are one cause naming the three (which earlier call is closest is `distance`'s
+    count, leaf by leaf)."""
     groups: dict[Cause, list[str]] = {}
     for a, b in zip(new, old, strict=True):
         if (cause := _leaf_cause(a, b)) is not None:
@@ -179,7 +203,14 @@ def _leaf_causes(new: tuple[Leaf, ...], old: tuple[Leaf, ...]) -> list[Cause]:
 
 def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
     """What changed in one leaf; where its name goes, a NUL for `_leaf_causes`."""
-    if new.type.split("[")[0] != old.type.split("[")[0]:
+    if _dtype(new.type) != _dtype(old.type) and _shape(new.type) != _shape(old.type):
+        return Cause(
+            "dtype and shape",
+            f"\0 changed dtype and shape: {old.type} → {new.type}",
+            "pass the same dtype every call (1.0, not 1); jit compiles once per "
+            "shape: pad to a few fixed sizes",
+        )
+    if _dtype(new.type) != _dtype(old.type):
         return Cause(
             "dtype",
             f"\0 changed dtype: {old.type} → {new.type}",
@@ -199,35 +230,3 @@ def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
             "pass the same kind each call: always an array, or always a number",
         )
     return None
-
-
-def _static_cause(new: Static, old: Static) -> Cause | None:
-    if new.by_identity == old.by_identity and new.key == old.key:
-        return None
-    if DEFAULT in (new.key, old.key):
-        return Cause(
-            "static value",
-            f"static `{new.path}` was {_said(old)}, now {_said(new)}: jit keys a "
-            "keyword passed apart from one left to its default, even of equal value",
-            "pass the static keyword the same way every call (always, or never)",
-        )
-    if new.by_identity and new.shown.startswith("<function"):
-        return Cause(
-            "static object",
-            f"static `{new.path}` is a new function ({new.shown}): a lambda or a "
-            "closure made anew is a new cache key",
-            "define the function once, outside the loop, and pass that same object",
-        )
-    if new.by_identity:
-        return Cause(
-            "static object",
-            f"static `{new.path}` is a new object, hashed by identity ({new.shown})",
-            "give its class __eq__ and __hash__ "
-            "by value (a frozen dataclass), or reuse one object",
-        )
-    return Cause(
-        "static value",
-        f"static `{new.path}` changed value: {old.shown} → {new.shown}",
-        "each new value compiles anew: pass it traced unless it sets a shape or a "
-        "Python branch",
-    )

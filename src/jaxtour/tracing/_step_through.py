@@ -58,10 +58,11 @@ def step_through(
     """
     _ir.check_callable(f, WHO)
     _options.check_rankdir(rankdir, WHO)
-    static = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
 
     def run(*args: Any, **kwargs: Any) -> Steps:
-        return run_steps(f, args, kwargs, static, WHO, static_argnames, rankdir=rankdir)
+        nums, names = statics
+        return run_steps(f, args, kwargs, nums, WHO, names, rankdir=rankdir)
 
     return run
 

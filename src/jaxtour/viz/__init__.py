@@ -2,6 +2,8 @@
 
 from jaxtour.viz._compare import StageComparison, compare_stages
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
+from jaxtour.viz._diff import ProgramDiff, diff, diff_calls
+from jaxtour.viz._diff_hint import diff_hint
 from jaxtour.viz._gallery import GALLERY
 from jaxtour.viz._hlo import draw_hlo
 from jaxtour.viz._jaxpr import draw_jaxpr
@@ -10,8 +12,12 @@ from jaxtour.viz._sharding import draw_sharding
 
 __all__ = [
     "GALLERY",
+    "ProgramDiff",
     "StageComparison",
     "compare_stages",
+    "diff",
+    "diff_calls",
+    "diff_hint",
     "draw_ai_stack",
     "draw_autodiff_landscape",
     "draw_hlo",

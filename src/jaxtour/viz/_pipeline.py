@@ -91,10 +91,10 @@ def draw_pipeline(
             "use step=2 or 3 with a function, or draw_pipeline(step=1) without one."
         )
 
-    static = _ir.static_tuple(static_argnums)
+    statics = _ir.static_args(f, static_argnums, static_argnames, "draw_pipeline")
 
     def draw(*args, **kwargs) -> Diagram:
-        found = collect(f, args, kwargs, static, static_argnames)
+        found = collect(f, args, kwargs, *statics)
         return annotated(found, step)
 
     return draw

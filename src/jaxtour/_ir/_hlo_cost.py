@@ -1,0 +1,241 @@
+"""FLOPs and bytes of compiled HLO ops, by the rules `_cost` applies to jaxpr equations.
+
+Bytes are an op's operands plus its results, as XLA's cost analysis counts them: a
+(dynamic-)slice reads only the slice it takes, a dynamic-update-slice writes only its
+update (in place), and a fusion's operand used only through slices counts its slices.
+A while op counts its body once per iteration (`_loops`), its condition once more.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+
+from jaxtour._ir._cost import Count, fft_flops, names
+from jaxtour._ir._hlo import BOOKKEEPING, HloComputation, HloModule, HloOp
+from jaxtour._ir._loops import Loop
+
+_DTYPE_BYTES = {
+    "pred": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+}
+_ARRAY = re.compile(r"([a-z]\w*)\[([\d,]*)\]")
+
+
+def hlo_arrays(type_text: str) -> list[tuple[str, tuple[int, ...]]]:
+    """The (dtype, shape) arrays of an HLO type: `f32[8,4]`, or each of a tuple's."""
+    return [
+        (dtype, tuple(int(d) for d in dims.split(",") if d))
+        for dtype, dims in _ARRAY.findall(type_text)
+    ]
+
+
+def hlo_bytes(type_text: str) -> float:
+    """Bytes of an HLO type (a tuple's elements summed; f8 and smaller count 1 byte)."""
+    return sum(
+        _DTYPE_BYTES.get(dtype, 1) * math.prod(shape)
+        for dtype, shape in hlo_arrays(type_text)
+    )
+
+
+def _elements(type_text: str) -> int:
+    return sum(math.prod(shape) for _, shape in hlo_arrays(type_text))
+
+
+HLO_ARITHMETIC = names(
+    "add subtract multiply divide remainder maximum minimum negate abs sign floor ceil "
+    "round-nearest-afz round-nearest-even compare select clamp and or not xor "
+    "shift-left shift-right-logical shift-right-arithmetic"
+)
+HLO_TRANSCENDENTAL = names(
+    "exponential exponential-minus-one log log-plus-one logistic tanh sine cosine tan "
+    "atan2 erf power sqrt rsqrt cbrt"
+)
+HLO_MOVES = names(
+    "broadcast reshape transpose slice dynamic-slice dynamic-update-slice "
+    "concatenate pad "
+    "gather copy convert bitcast bitcast-convert iota reverse constant parameter tuple "
+    "get-tuple-element reduce-precision optimization-barrier copy-start copy-done "
+    "all-gather all-gather-start all-gather-done all-to-all collective-permute "
+    "collective-permute-start collective-permute-done all-reduce-done"
+)
+HLO_COLLECTIVE_SUMS = names("all-reduce all-reduce-start reduce-scatter")
+
+
+def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
+    """The FLOPs of one op (not its bytes), operand types read from `types`."""
+    out = _elements(op.type)
+    flops: float | None = None
+    if op.opcode == "dot":
+        lhs = hlo_arrays(types.get(op.operands[0], ""))
+        dims = re.search(r"lhs_contracting_dims=\{([\d,]*)\}", op.attrs)
+        if lhs and dims:
+            shape = lhs[0][1]
+            flops = 2 * out * math.prod(shape[int(d)] for d in dims[1].split(",") if d)
+    elif op.opcode == "convolution":
+        kernel = hlo_arrays(types.get(op.operands[1], ""))
+        labels = re.search(r"dim_labels=\w+_(\w+)->", op.attrs)
+        if kernel and labels:
+            shape = kernel[0][1]
+            flops = 2 * out * math.prod(shape) / shape[labels[1].index("o")]
+    elif op.opcode in HLO_TRANSCENDENTAL:
+        return Count(0, out, 0, 0)
+    elif op.opcode in HLO_ARITHMETIC:
+        flops = out
+    elif op.opcode == "reduce":
+        flops = _elements(types.get(op.operands[0], "")) - out
+    elif op.opcode == "reduce-window":
+        window = re.search(r"size=([\dx]+)", op.attrs)
+        flops = (
+            out * (math.prod(int(s) for s in window[1].split("x")) - 1)
+            if window
+            else None
+        )
+    elif op.opcode == "fft":
+        lengths = re.search(r"fft_length=\{([\d,]*)\}", op.attrs)
+        if lengths:
+            elements = _elements(types.get(op.operands[0], ""))
+            flops = fft_flops(elements, lengths[1].split(","))
+    elif op.opcode in HLO_COLLECTIVE_SUMS:
+        flops = out
+    elif op.opcode in HLO_MOVES:
+        flops = 0
+    return Count(flops, 0, 0, 0)
+
+
+def hlo_counts(
+    module: HloModule, loops: dict[str, Loop] | None = None
+) -> list[tuple[HloOp, Count]]:
+    """Each op of the entry computation with its cost; a fusion sums its fused ops.
+
+    Bytes are the op's operands and results: what crosses memory between ops. A while
+    op counts its body's ops once per iteration (and its condition once more):
+    `loops[op.name].trips` (see `hlo_trips`), else XLA's `known_trip_count`, else one
+    iteration.
+    """
+    return list(_rows(module, module.entry, loops or {}))
+
+
+def _rows(
+    module: HloModule, name: str, loops: dict[str, Loop]
+) -> Iterator[tuple[HloOp, Count]]:
+    computation = module.computations[name]
+    types = {op.name: op.type for op in computation.ops}
+    for op in computation.ops:
+        if op.opcode in BOOKKEEPING or op.opcode in ("constant", "bitcast"):
+            continue
+        if op.opcode == "while":
+            yield op, _while(module, op, loops)
+            continue
+        flops, trans = _inside(module, op, types, loops)
+        read = sum(_read(module, op, i, types) for i in range(len(op.operands)))
+        yield op, Count(flops, trans, read, _written(module, op, types))
+
+
+_SLICES = ("dynamic-slice", "slice")
+
+
+def _read(module: HloModule, op: HloOp, i: int, types: dict[str, str]) -> float:
+    """Bytes op reads of operand i: all of it, but only the slice a (dynamic-)slice
+    takes, and nothing of the buffer a dynamic-update-slice updates in place (XLA's
+    rule: a scan reads one minibatch per iteration, not the whole stack)."""
+    full = hlo_bytes(types.get(op.operands[i], ""))
+    if op.opcode in _SLICES and i == 0:
+        return hlo_bytes(op.type)
+    if op.opcode == "dynamic-update-slice" and i == 0:
+        return 0.0
+    fused = _fused(module, op)
+    if fused is None or i >= len(fused.params):
+        return full
+    param = fused.params[i]
+    users = [o for o in fused.ops if param in o.operands]
+    if users and all(o.opcode in _SLICES and o.operands[0] == param for o in users):
+        return sum(hlo_bytes(o.type) for o in users)
+    if users and all(
+        o.opcode == "dynamic-update-slice" and o.operands[0] == param for o in users
+    ):
+        return 0.0
+    return full
+
+
+def _written(module: HloModule, op: HloOp, types: dict[str, str]) -> float:
+    """Bytes op writes: its result, or only the update a dynamic-update-slice makes."""
+    if op.opcode == "dynamic-update-slice":
+        return hlo_bytes(types.get(op.operands[1], ""))
+    fused = _fused(module, op)
+    if fused is None:
+        return hlo_bytes(op.type)
+    root = next((o for o in fused.ops if o.name in fused.returns), None)
+    if (
+        root
+        and root.opcode == "dynamic-update-slice"
+        and root.operands[0] in fused.params
+    ):
+        inner = {o.name: o.type for o in fused.ops}
+        return hlo_bytes(inner.get(root.operands[1], ""))
+    return hlo_bytes(op.type)
+
+
+def _fused(module: HloModule, op: HloOp) -> HloComputation | None:
+    if op.opcode != "fusion" or not op.called:
+        return None
+    return module.computations.get(op.called[0].computation)
+
+
+def trips_of(op: HloOp, loops: dict[str, Loop]) -> int | None:
+    """A compiled while's trip count: the one `loops` gives, else XLA's annotation."""
+    loop = loops.get(op.name)
+    return loop.trips if loop else op.trip_count
+
+
+def _while(module: HloModule, op: HloOp, loops: dict[str, Loop]) -> Count:
+    """A while op: its body's ops (each through memory) times the trip count."""
+    n = trips_of(op, loops)
+    flops: float | None = 0.0
+    trans = read = written = 0.0
+    for called in op.called:
+        if called.computation not in module.computations:
+            return Count(None, trans, read, written)
+        k = (n if called.role == "body" else n + 1) if n is not None else 1
+        for _, c in _rows(module, called.computation, loops):
+            flops = None if flops is None or c.flops is None else flops + k * c.flops
+            trans, read = trans + k * c.transcendentals, read + k * c.read
+            written += k * c.written
+    return Count(flops, trans, read, written)
+
+
+def _inside(
+    module: HloModule, op: HloOp, types: dict[str, str], loops: dict[str, Loop]
+) -> tuple[float | None, float]:
+    if op.opcode == "while":
+        count = _while(module, op, loops)
+        return count.flops, count.transcendentals
+    if not op.called:
+        count = hlo_op_count(op, types)
+        return count.flops, count.transcendentals
+    flops: float | None = 0.0
+    trans = 0.0
+    for called in op.called:
+        computation = module.computations.get(called.computation)
+        if computation is None:
+            return None, trans
+        inner = {o.name: o.type for o in computation.ops}
+        for sub in computation.ops:
+            sub_flops, sub_trans = _inside(module, sub, inner, loops)
+            flops = None if flops is None or sub_flops is None else flops + sub_flops
+            trans += sub_trans
+    return flops, trans

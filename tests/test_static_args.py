@@ -1,0 +1,284 @@
+"""One reading of static arguments across every lens that takes a function.
+
+`forward(params, x, cfg, n)` takes a static config (a frozen dataclass) and a static
+loop count. Every lens is run with them named by position, by negative position and by
+name; what it finds is checked against `jax.jit(forward, static_argnums=(2, 3))` /
+`jax.grad` where the lens computes values, and against the same lens on `forward` with
+`cfg` and `n` closed over (no static option at all) where it draws or counts. A bad
+option gets the same words from every lens, and they name no file of the kit.
+"""
+
+import dataclasses
+import functools
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtour import _ir, autodiff, cost, tracing, viz
+from jaxtour.cost import Peaks
+
+FAKE = Peaks("cpu:cpu", 50e9, 10e9)  # a fixed roof: nothing measured
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    scale: float = 2.0
+    activation: str = "tanh"
+
+
+CFG, N = Config(), 2
+PARAMS = {"w": jnp.linspace(-0.5, 0.5, 16, dtype=jnp.float32).reshape(4, 4)}
+X = jnp.linspace(0.0, 1.0, 8, dtype=jnp.float32).reshape(2, 4)
+
+
+def forward(params, x, cfg, n):
+    h = x
+    for _ in range(n):  # n must be a Python int: static
+        h = getattr(jnp, cfg.activation)(h @ params["w"]) * cfg.scale
+    return jnp.sum(h)
+
+
+def closed(params, x):
+    return forward(params, x, CFG, N)
+
+
+closed.__name__ = "forward"  # the same titles as the lens on `forward`
+
+SPELLINGS = {
+    "position": {"static_argnums": (2, 3)},
+    "negative": {"static_argnums": (-2, -1)},
+    "keyword": {"static_argnames": ("cfg", "n")},
+}
+ORACLE = jax.jit(forward, static_argnums=(2, 3))
+
+
+def _leaves(tree):
+    return [np.asarray(leaf) for leaf in jax.tree.leaves(tree)]
+
+
+def _same(got, want):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _grad(opts):
+    graph = autodiff.grad_graph(forward, **opts)(PARAMS, X, CFG, N)
+    return graph.values_of("gradient"), _leaves(jax.grad(forward)(PARAMS, X, CFG, N))
+
+
+def _vjp(opts):
+    graph = autodiff.vjp_graph(forward, **opts)(PARAMS, X, CFG, N)
+    _, pull = jax.vjp(closed, PARAMS, X)
+    return graph.values_of("gradient"), _leaves(pull(jnp.float32(1.0)))
+
+
+def _jvp(opts):
+    tangents = (jax.tree.map(jnp.ones_like, PARAMS), jnp.ones_like(X))
+    graph = autodiff.jvp_graph(forward, **opts)((PARAMS, X, CFG, N), tangents)
+    _, want = jax.jvp(closed, (PARAMS, X), tangents)
+    return graph.values_of("output")[-1:], [np.asarray(want)]
+
+
+def _memory(f, opts, args=None):
+    report = cost.grad_memory(f, policies=["nothing_saveable"], **opts)
+    args = args or (PARAMS, X, *_rest(opts))
+    return [(p.residuals, p.flops) for p in report(*args).policies]
+
+
+# Lenses that compute values: (what the lens gives, the oracle's), from the options.
+VALUES = {
+    "draw_grad": _grad,
+    "draw_vjp": _vjp,
+    "draw_jvp": _jvp,
+    "explain_retraces": lambda o: (
+        tracing.explain_retraces(forward, **o)(PARAMS, X, CFG, N),
+        ORACLE(PARAMS, X, CFG, N),
+    ),
+    "step_through": lambda o: (
+        tracing.step_through(forward, **o)(PARAMS, X, CFG, N).outputs,
+        ORACLE(PARAMS, X, CFG, N),
+    ),
+    "find_nans": lambda o: (
+        tracing.find_nans(forward, **o)(PARAMS, X, CFG, N).steps.outputs,
+        ORACLE(PARAMS, X, CFG, N),
+    ),
+}
+
+# Lenses that draw or count: a summary, from the lens configured on (f, options).
+SUMMARIES = {
+    "draw_jaxpr": lambda f, o: viz.draw_jaxpr(f, **o)(PARAMS, X, *_rest(o)).title,
+    "draw_hlo": lambda f, o: viz.draw_hlo(f, **o)(PARAMS, X, *_rest(o)).title,
+    "compare_stages": lambda f, o: viz.compare_stages(f, **o)(
+        PARAMS, X, *_rest(o)
+    ).headline(),
+    "draw_pipeline": lambda f, o: viz.draw_pipeline(f, **o)(PARAMS, X, *_rest(o)).title,
+    "cost_table": lambda f, o: str(cost.cost_table(f, **o)(PARAMS, X, *_rest(o))),
+    "fusion_traffic": lambda f, o: cost.fusion_traffic(f, **o)(
+        PARAMS, X, *_rest(o)
+    )._replace(name=""),
+    "draw_roofline": lambda f, o: (
+        cost.draw_roofline(f, peaks=FAKE, **o)(PARAMS, X, *_rest(o)).table.flops
+    ),
+    "profile": lambda f, o: sorted(
+        row.op for row in cost.profile(f, calls=1, **o)(PARAMS, X, *_rest(o)).rows
+    ),
+    "grad_memory": _memory,
+}
+
+
+def _rest(opts: dict) -> tuple:
+    return (CFG, N) if opts else ()
+
+
+@functools.cache
+def _closed_summary(lens: str):
+    """The lens on the closed-over twin: computed once for the three spellings."""
+    return SUMMARIES[lens](closed, {})
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("lens", [*VALUES, *SUMMARIES])
+def test_every_lens_reads_static_arguments_as_jax_jit(lens, spelling):
+    opts = SPELLINGS[spelling]
+    if lens in VALUES:
+        got, want = VALUES[lens](opts)
+        _same(got, want)
+    else:
+        assert SUMMARIES[lens](forward, opts) == _closed_summary(lens)
+
+
+def test_grad_memory_takes_what_jax_grad_takes():
+    """Issue 45: a Python int outside `argnums` is passed on as jax.grad passes it."""
+    assert _memory(forward, {}, (PARAMS, X, CFG, N)) == _closed_summary("grad_memory")
+
+
+def test_the_oracle_is_what_the_static_arguments_ask_for():
+    """The closed-over twin and jit with static arguments agree (so either oracle)."""
+    assert float(ORACLE(PARAMS, X, CFG, N)) == pytest.approx(float(closed(PARAMS, X)))
+    counts = _ir.primitive_counts(ORACLE.trace(PARAMS, X, CFG, N).jaxpr.jaxpr)
+    assert counts["tanh"] == N
+
+
+def test_a_static_passed_by_keyword_is_static_when_named_by_position():
+    """jax.jit infers names from positions: `n` passed as n=2 is static either way."""
+    for opts in (SPELLINGS["position"], SPELLINGS["keyword"]):
+        steps = tracing.step_through(forward, **opts)(PARAMS, X, cfg=CFG, n=N)
+        _same(steps.outputs, ORACLE(PARAMS, X, cfg=CFG, n=N))
+
+
+# --- bad options: one message, whichever lens -------------------------------------
+CONFIGURE = {
+    "draw_jaxpr": viz.draw_jaxpr,
+    "draw_hlo": viz.draw_hlo,
+    "compare_stages": viz.compare_stages,
+    "draw_pipeline": viz.draw_pipeline,
+    "cost_table": cost.cost_table,
+    "fusion_traffic": cost.fusion_traffic,
+    "draw_roofline": cost.draw_roofline,
+    "profile": cost.profile,
+    "grad_memory": cost.grad_memory,
+    "draw_grad": autodiff.draw_grad,
+    "draw_vjp": autodiff.draw_vjp,
+    "draw_jvp": autodiff.draw_jvp,
+    "explain_retraces": tracing.explain_retraces,
+    "step_through": tracing.step_through,
+    "find_nans": tracing.find_nans,
+    "diff": lambda f, **opts: viz.diff(f, f, **opts),
+}
+
+BAD_OPTIONS = {
+    "out of range": (
+        {"static_argnums": 4},
+        ValueError,
+        "static_argnums=4 is out of range: forward(params, x, cfg, n) takes 4 "
+        "positional arguments, so a position is 0..3 (or -4..-1 from the end). Give "
+        "the position of one of its parameters, or name it in static_argnames=.",
+    ),
+    "negative out of range": (
+        {"static_argnums": (2, -5)},
+        ValueError,
+        "static_argnums=-5 is out of range: forward(params, x, cfg, n) takes 4 "
+        "positional arguments, so a position is 0..3 (or -4..-1 from the end). Give "
+        "the position of one of its parameters, or name it in static_argnames=.",
+    ),
+    "not a name": (
+        {"static_argnames": "config"},
+        ValueError,
+        "static_argnames='config' is not a parameter of forward(params, x, cfg, n). "
+        "Spell it as the signature does, or give its position in static_argnums=.",
+    ),
+    "not ints": (
+        {"static_argnums": "cfg"},
+        TypeError,
+        "`static_argnums` must be None, an int or a tuple of ints (positions of the "
+        "function's arguments, as in jax.jit); got 'cfg' (str). Write "
+        "static_argnums=1 or static_argnums=(1, 2).",
+    ),
+}
+
+
+def _message(lens: str, call) -> str:
+    with pytest.raises(Exception) as err:
+        call()
+    return str(err.value)
+
+
+@pytest.mark.parametrize("bad", BAD_OPTIONS)
+def test_a_bad_static_option_gets_the_same_words_from_every_lens(bad):
+    opts, error, words = BAD_OPTIONS[bad]
+    for lens, configure in CONFIGURE.items():
+        with pytest.raises(error) as err:
+            configure(forward, **opts)
+        assert str(err.value) == f"{lens}: {words}", lens
+        assert not re.search(r"jaxtour|\.py\b|_ir|_args", str(err.value))
+
+
+UNHASHABLE = (
+    "the static argument `cfg` (static_argnums=2) is {'scale': 2.0} (dict), which "
+    "cannot be hashed, and jax.jit keys its cache on the hash of each static "
+    "argument. Pass a tuple instead of a list, a frozen dataclass or NamedTuple "
+    "instead of a dict (with no arrays inside), or leave `cfg` out of the static "
+    "arguments so that it is traced."
+)
+
+
+@pytest.mark.parametrize("lens", CONFIGURE)
+def test_an_unhashable_static_value_gets_the_same_words_from_every_lens(lens):
+    configured = CONFIGURE[lens](forward, static_argnums=(2, 3))
+    args = (PARAMS, X, {"scale": 2.0}, N)
+    call = (
+        (lambda: configured(args, (PARAMS, X, None, None)))
+        if lens == "draw_jvp"
+        else (lambda: configured(*args))
+    )
+    with pytest.raises(TypeError) as err:
+        call()
+    assert str(err.value) == f"{lens}: {UNHASHABLE}"
+
+
+def test_argnums_and_static_argnums_may_not_name_one_argument():
+    with pytest.raises(ValueError) as err:
+        autodiff.draw_grad(forward, argnums=(0, 3), static_argnums=3)(PARAMS, X, CFG, N)
+    assert str(err.value) == (
+        "draw_grad: argnums=3 names a static argument (static_argnums holds position "
+        "3): a static argument is a constant and has no gradient. Drop it from one "
+        "of the two."
+    )
+
+
+def test_draw_vjp_without_static_argnums_says_so_in_the_users_words():
+    """Issue 45: `draw_vjp(forward)(params, x, cfg, 3)` named the kit's file."""
+    with pytest.raises(TypeError) as err:
+        autodiff.draw_vjp(forward)(PARAMS, X, CFG, N)
+    assert str(err.value) == (
+        "draw_vjp: forward needs a concrete Python value where it got a traced one "
+        "(The __index__() method was called on traced array with shape int32[]). "
+        "draw_vjp traces `n` (argument 3) as an array, as jax.jit would. If it is a "
+        "size, a loop count or a flag, hold it static: "
+        "draw_vjp(f, static_argnums=3)."
+    )
