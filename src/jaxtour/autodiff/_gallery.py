@@ -7,11 +7,12 @@ arguments; `GALLERY` lists them (exported as `jaxtour.autodiff.GALLERY`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from jaxtour._diagram import Diagram
 
 
-def cubic(x):
+def cubic(x: Any) -> Any:
     """f(x) = x³ + 2x² − 3x + 8, the lesson's cubic: f(1) = 8, f′(1) = 4."""
     return x**3 + 2 * x**2 - 3 * x + 8
 
@@ -34,7 +35,7 @@ def jvp_sin_times_x() -> Diagram:
 
     from jaxtour.autodiff._jvp_vjp import draw_jvp
 
-    def sin_times_x(x):
+    def sin_times_x(x: Any) -> Any:
         return jnp.sin(x) * x
 
     return draw_jvp(sin_times_x)((1.0,), (1.0,))
