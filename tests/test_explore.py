@@ -36,7 +36,7 @@ def test_it_opens_on_draw_jaxpr_with_its_defaults(panel):
     assert _svg_of(expected) in panel.output.value
     assert (
         panel.shown.code
-        == "draw_jaxpr(cubic, max_depth=2, group_by=None, rankdir='TB')(*args)"
+        == "draw_jaxpr(cubic, max_depth=2, group_by='auto', rankdir='TB')(*args)"
     )
 
 

@@ -289,7 +289,10 @@ def test_a_tracer_error_is_jax_own():
             r"to right\), \"BT\" or \"RL\"; got 'up'",
         ),
         ({"max_depth": -1}, r"`max_depth` must be a whole number >= 0 .* got -1"),
-        ({"group_by": "line"}, r'`group_by` must be None or "source" .* got \'line\''),
+        (
+            {"group_by": "line"},
+            r'`group_by` must be "auto", "code" .* "source" .* or None .* got \'line\'',
+        ),
         ({"max_eqns": 0}, r"`max_eqns` must be a positive whole number; got 0"),
     ],
 )

@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jaxtour import _dotgraph, _render
+from jaxtour import _dotgraph, _page, _render
 from jaxtour._files import write_atomically
 
 # The root element's width: Graphviz writes points ("pt"); a bare number is px.
 _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
+_SVG_HEIGHT = re.compile(r'<svg[^>]*?\sheight="([\d.]+)(pt|px)?"')
 
 
 class Diagram:
@@ -37,6 +39,10 @@ class Diagram:
             )
         self._source = source
         self.title = title
+        self._svg: str | None = None
+        # (DOT of the whole program with every group open, the groups) for the page
+        # `save(".html")` writes; None draws the page from this picture
+        self.whole: Callable[[], tuple[str, list[dict]]] | None = None
 
     @classmethod
     def from_graph(cls, graph: Any, title: str = "") -> Diagram:
@@ -58,8 +64,14 @@ class Diagram:
         return _dotgraph.count(self._source)
 
     def svg(self) -> str:
-        """Render to SVG text (system `dot` if on PATH, else embedded Graphviz)."""
-        return _render.render(self._source, "svg").decode()
+        """Render to SVG text (system `dot` if on PATH, else embedded Graphviz).
+
+        Rendered once: the text is kept for the next call (a Diagram's source never
+        changes).
+        """
+        if self._svg is None:
+            self._svg = _render.render(self._source, "svg").decode()
+        return self._svg
 
     @property
     def width_px(self) -> float:
@@ -71,14 +83,35 @@ class Diagram:
             >>> Diagram('digraph { x -> y }').width_px > 0
             True
         """
-        match = _SVG_WIDTH.search(self.svg())
-        if match is None:
-            raise ValueError("the renderer wrote an SVG without a width")
-        number, unit = float(match.group(1)), match.group(2)
-        return number * 4 / 3 if unit == "pt" else number
+        return self.size_px[0]
+
+    @property
+    def size_px(self) -> tuple[float, float]:
+        """(width, height) the SVG asks for, in CSS pixels; renders as `width_px` does.
+
+        Example:
+            >>> w, h = Diagram('digraph { x -> y }').size_px
+            >>> h > w > 0
+            True
+        """
+        svg = self.svg()
+        sides = []
+        for pattern in (_SVG_WIDTH, _SVG_HEIGHT):
+            match = pattern.search(svg)
+            if match is None:
+                raise ValueError("the renderer wrote an SVG without a width or height")
+            number, unit = float(match.group(1)), match.group(2)
+            sides.append(number * 4 / 3 if unit == "pt" else number)
+        return sides[0], sides[1]
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the picture; the format follows the suffix: .svg, .dot, .png or .pdf.
+        """Write the picture; the format follows the suffix: .svg, .dot, .png, .pdf or
+        .html.
+
+        An .html page needs no kernel and no network: the picture inline, with pan and
+        zoom; for a program nested by the user's calls (`draw_jaxpr`'s default past 40
+        equations), the *whole* program, every group of which can be folded and opened
+        by a click.
 
         The file is written to a temporary name beside `path` and renamed, so a
         failed render never leaves a half-written file.
@@ -89,18 +122,30 @@ class Diagram:
         """
         path = Path(path)
         fmt = path.suffix.lower().lstrip(".")
-        if fmt not in ("svg", "dot", "gv", "png", "pdf"):
+        if fmt not in ("svg", "dot", "gv", "png", "pdf", "html"):
             raise ValueError(
                 f"Cannot save a Diagram as {path.name!r}: "
-                "use a .svg, .dot, .png or .pdf suffix."
+                "use a .svg, .dot, .png, .pdf or .html suffix."
             )
-        data = (
-            self._source.encode()
-            if fmt in ("dot", "gv")
-            else _render.render(self._source, fmt)
-        )
+        if fmt == "html":
+            data = self.html().encode()
+        elif fmt in ("dot", "gv"):
+            data = self._source.encode()
+        else:
+            data = (
+                self.svg().encode()
+                if fmt == "svg"
+                else _render.render(self._source, fmt)
+            )
         write_atomically(path, data)
         return path
+
+    def html(self) -> str:
+        """The self-contained page `save(".html")` writes (see `save`)."""
+        if self.whole is None:
+            return _page.page(self.svg(), self.title)
+        source, groups = self.whole()
+        return _page.page(_render.render(source, "svg").decode(), self.title, groups)
 
     def _repr_svg_(self) -> str | None:
         # One rich mime type only: JupyterLab ranks text/html above SVG.

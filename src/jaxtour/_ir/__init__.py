@@ -10,7 +10,7 @@ One module per seam: `_static` (`static_argnums`/`static_argnames` and `argnums`
 read once as `jax.jit` and `jax.grad` read them), `_args` (checked arguments and
 tracing), `_split` (leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
 `_values` (run values as NumPy: keys as key data, bfloat16/float8 NaNs found), `_jaxpr`
-(reading jaxprs),
+(reading jaxprs), `_frames` (the user's call stack behind an equation),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
@@ -33,6 +33,7 @@ from jaxtour._ir._args import (
 from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
+from jaxtour._ir._frames import Frame, Stack, is_library, user_stack
 from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
@@ -86,6 +87,7 @@ __all__ = [
     "Change",
     "Count",
     "FlatJaxpr",
+    "Frame",
     "HloComputation",
     "HloModule",
     "HloOp",
@@ -94,6 +96,7 @@ __all__ = [
     "Node",
     "SourceLine",
     "Split",
+    "Stack",
     "StaticArgs",
     "Step",
     "Stepped",
@@ -124,6 +127,7 @@ __all__ = [
     "is_dropvar",
     "is_float",
     "is_key",
+    "is_library",
     "is_literal",
     "jaxpr_counts",
     "jaxpr_loops",
@@ -153,6 +157,7 @@ __all__ = [
     "type_str",
     "unwrap_jit",
     "used_inputs",
+    "user_stack",
     "value_type",
     "walk",
 ]

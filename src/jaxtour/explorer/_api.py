@@ -51,7 +51,7 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
         >>> panel = explore(cubic, 1.0)
         >>> panel.grad.value = True
         >>> panel.shown.code
-        "draw_jaxpr(grad(cubic), max_depth=2, group_by=None, rankdir='TB')(*args)"
+        "draw_jaxpr(grad(cubic), max_depth=2, group_by='auto', rankdir='TB')(*args)"
         >>> panel.shown.result.title
         'jaxpr of grad of cubic: 17 equations'
     """

@@ -36,7 +36,7 @@ def jaxpr_graph(request: Request) -> Shown:
     options = request.options
     kwargs: dict[str, Any] = {
         "max_depth": options.depth,
-        "group_by": "source" if options.group else None,
+        "group_by": "source" if options.group else "auto",
         "rankdir": options.rankdir,
     }
     return Shown(

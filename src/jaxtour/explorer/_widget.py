@@ -7,8 +7,10 @@ so going back to a combination is instant.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
@@ -249,6 +251,29 @@ class Explorer(widgets.VBox):
         self.about.value = f"<small>{_about(self.example.value)}</small>"
 
     # --- without a kernel --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write every view of what the panel shows (its example and transformations)
+        into one HTML page that needs no kernel and no network; views switch by a click.
+
+        Raises:
+            ValueError: `path` does not end in .html.
+        """
+        from jaxtour._files import write_atomically
+        from jaxtour.explorer._save import views_page
+
+        path = Path(path)
+        if path.suffix.lower() != ".html":
+            raise ValueError(
+                f"Cannot save the explorer as {path.name!r}: it writes a page, "
+                "use a .html suffix."
+            )
+
+        def request() -> Request:
+            return Request(self.subject, self.transforms, self.composed, self.options)
+
+        write_atomically(path, views_page(request, self._safe_label()).encode())
+        return path
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         # The widget view for a live kernel, and beside it the picture as static HTML for
         # exported notebooks and slides (JupyterLab prefers the widget when it can show it).

@@ -137,8 +137,8 @@ class ProgramDiff(Reported):
         devices: how many devices share each compiled program.
         not_counted: primitives and ops the FLOP rules do not know (totals are then
             lower bounds).
-        loops: whether each compiled program has a while loop, whose body the
-            compiled figures count once.
+        loops: whether each compiled program has a while loop whose trip count
+            neither XLA nor the jaxpr gives (data-dependent): its body is counted once.
     """
 
     names: tuple[str, str]
@@ -215,7 +215,7 @@ class ProgramDiff(Reported):
             if key in self.cost
         )
         return words + (
-            " (a compiled loop's body counted once)" if any(self.loops) else ""
+            " (a data-dependent loop's body counted once)" if any(self.loops) else ""
         )
 
     def notes(self) -> list[str]:
@@ -223,9 +223,9 @@ class ProgramDiff(Reported):
         notes = []
         if any(self.loops):
             notes.append(
-                "A compiled while loop's body is counted once (compiled HLO keeps no "
-                "trip count): the compiled figures of a looping program are one "
-                "iteration's; the jaxpr figures count a scan's body `length` times."
+                "A while loop whose trip count depends on the data has its body counted "
+                "once: those figures are one iteration's. Every other loop (scan, "
+                "fori_loop, a counted while) is counted once per iteration."
             )
         if self.not_counted:
             notes.append(

@@ -34,7 +34,7 @@ class Program:
     devices: int
     call: Callable[[], Any]
     not_counted: list[str] = field(default_factory=list)
-    loops: bool = False  # the compiled program has a while loop (counted once)
+    loops: bool = False  # a compiled while of unknown trip count (counted once)
 
 
 def build(f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]) -> Program:
@@ -61,7 +61,7 @@ def build(f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]) -> Pro
         _devices(compiled),
         run,
         missing,
-        any(op.opcode == "while" for _, op in module.walk()),
+        any(loop.trips is None for loop in _ir.hlo_trips(module, jaxpr).values()),
     )
 
 
@@ -96,7 +96,7 @@ def _cost(jaxpr: Any, module: _ir.HloModule) -> tuple[dict[str, float], list[str
             missing.append(eqn.primitive.name)
         eq_flops += (count.flops or 0.0) * times
         eq_bytes += count.bytes * times
-    rows = _ir.hlo_counts(module)
+    rows = _ir.hlo_counts(module, _ir.hlo_trips(module, jaxpr))
     missing += [op.kind for op, count in rows if count.flops is None]
     return {
         "flops": float(sum(c.flops or 0.0 for _, c in rows)),

@@ -8,6 +8,7 @@ from typing import Any
 from jaxtour import _io_nodes, _ir, _number_words, _options, _palette, _style
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
+from jaxtour.viz import _fit
 from jaxtour.viz._hlo_graph import Builder, returned_values, scalar_constant
 from jaxtour.viz._jaxpr import _check_options
 
@@ -121,7 +122,44 @@ def hlo_diagram(
     edge_labels: bool | None = None,
     expand_pytrees: bool | None = None,
 ) -> Diagram:
-    """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does."""
+    """Draw a parsed module (`_ir.parse_hlo` / `_ir.parse_stablehlo`): what `draw_hlo` does.
+
+    A picture over 5,000 px either way is drawn again with fewer ops (fusions closed,
+    then one node per source line) until it fits, and then, if it still does not,
+    the other way round (left to right for top to bottom).
+    """
+    options: dict[str, Any] = {
+        "figures": figures,
+        "names": names,
+        "rankdir": rankdir,
+        "max_depth": max_depth,
+        "edge_labels": edge_labels,
+        "expand_pytrees": expand_pytrees,
+    }
+
+    def draw(direction: str) -> Diagram:
+        options["rankdir"] = direction
+        diagram, _ = _fit.fit(
+            lambda budget: _hlo_diagram(module, name, max_ops=budget, **options),
+            max_ops,
+        )
+        return diagram
+
+    return _fit.turned(draw, rankdir, draw(rankdir))
+
+
+def _hlo_diagram(
+    module: _ir.HloModule,
+    name: str,
+    *,
+    figures: dict | None,
+    names: tuple,
+    rankdir: str,
+    max_depth: int | None,
+    max_ops: int,
+    edge_labels: bool | None,
+    expand_pytrees: bool | None,
+) -> Diagram:
     import graphviz
     import jax
 
@@ -191,7 +229,16 @@ def _terminal_names(
         ins = [_param_name(entry, param, i) for i, param in enumerate(entry.params)]
     if len(outs) != len(returned):
         outs = [f"out{i}" for i in range(len(returned))]
-    return ins, outs
+    return [_short_name(n) for n in ins], [_short_name(n) for n in outs]
+
+
+def _short_name(name: str, most: int = 40) -> str:
+    """A result path cut in the middle past `most` characters: checkify's error paths
+    (`result[0][1][0][<class 'jax._src.checkify.…'>, …]`) would widen a picture by
+    hundreds of pixels each."""
+    if not isinstance(name, str) or len(name) <= most:
+        return name
+    return name[: most // 2 - 1] + "…" + name[-(most // 2) :]
 
 
 def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:

@@ -10,9 +10,12 @@ from typing import Any
 from jaxtour import _io_nodes, _ir, _options, _palette, _style
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
+from jaxtour.viz import _fit
+from jaxtour.viz._jaxpr_code import code_diagram
 from jaxtour.viz._jaxpr_graph import Builder, group_head
 
 WHO = "draw_jaxpr"
+AUTO_CODE = 40  # past this many equations, "auto" nests them by the user's calls
 
 
 def draw_jaxpr(
@@ -20,7 +23,7 @@ def draw_jaxpr(
     *,
     rankdir: str = "TB",
     max_depth: int | None = _options.MAX_DEPTH,
-    group_by: str | None = None,
+    group_by: str | None = "auto",
     max_eqns: int = 150,
     edge_labels: bool | None = None,
     static_argnums: int | tuple[int, ...] | None = (),
@@ -40,8 +43,11 @@ def draw_jaxpr(
         rankdir: "TB" (top to bottom) or "LR" (left to right) for wide programs.
         max_depth: how many levels of nested jaxprs to open; deeper ones become one node
             that says how many equations it hides. None opens all.
-        group_by: None, or "source" to cluster equations by the line of Python that
-            produced them.
+        group_by: "code" nests equations by the calls of the user's own code that made
+            them (each method, module or function a box that can be folded: `Block`,
+            `Block.fc1`), opening as many levels as fit `max_eqns` nodes and 5,000 px
+            both ways; "source" clusters them by line of Python; None draws them flat;
+            "auto" (the default) is "code" past 40 equations, else None.
         max_eqns: past this many drawn equations the picture collapses (nested jaxprs
             first, then one node per source line) and the title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 equations.
@@ -94,10 +100,11 @@ def _check_options(
 ) -> None:
     _options.check_rankdir(rankdir, who)
     _options.check_max_depth(max_depth, who)
-    if group_by not in (None, "source"):
+    if group_by not in (None, "source", "code", "auto"):
         raise ValueError(
-            f'{who}: `group_by` must be None or "source" (cluster equations by '
-            f"the line of Python that produced them); got {group_by!r}."
+            f'{who}: `group_by` must be "auto", "code" (nest equations by the calls '
+            f'of your code that made them), "source" (cluster them by line of Python) '
+            f"or None (draw them flat); got {group_by!r}."
         )
     _options.check_count(max_eqns, count, who)
 
@@ -108,15 +115,72 @@ def jaxpr_diagram(
     *,
     rankdir: str = "TB",
     max_depth: int | None = _options.MAX_DEPTH,
-    group_by: str | None = None,
+    group_by: str | None = "auto",
     max_eqns: int = 150,
     edge_labels: bool | None = None,
     expand_pytrees: bool | None = None,
 ) -> Diagram:
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
+    closed_jaxpr = _ir.unwrap_jit(closed_jaxpr)
+    total = _ir.count_eqns(closed_jaxpr.jaxpr)
+    if group_by == "auto" and total <= AUTO_CODE:
+        group_by = None
+    if group_by in ("code", "auto"):
+        jaxpr = closed_jaxpr.jaxpr
+        diagram = code_diagram(
+            closed_jaxpr,
+            name,
+            [
+                _names(n, len(v), p)
+                for n, v, p in zip(
+                    _ir.io_names(jaxpr),
+                    (jaxpr.invars, jaxpr.outvars),
+                    ("in", "out"),
+                    strict=True,
+                )
+            ],
+            _subtitle(jaxpr, total),
+            rankdir=rankdir,
+            max_depth=max_depth,
+            budget=max(8, max_eqns * 2 // 5),
+            edge_labels=edge_labels,
+            expand_pytrees=expand_pytrees,
+            strict=group_by == "code",
+        )
+        if diagram is not None:
+            return diagram
+        group_by = None  # the calls do not fold the program small enough: as before
+    diagram, _ = _fit.fit(
+        lambda budget: _flat_diagram(
+            closed_jaxpr,
+            name,
+            rankdir=rankdir,
+            max_depth=max_depth,
+            group_by=group_by,
+            max_eqns=budget,
+            edge_labels=edge_labels,
+            expand_pytrees=expand_pytrees,
+        ),
+        max_eqns,
+        # a small program is drawn whole, as asked, and not laid out here
+        _fit.MAX_PX if total > AUTO_CODE else None,
+    )
+    return diagram
+
+
+def _flat_diagram(
+    closed_jaxpr: Any,
+    name: str,
+    *,
+    rankdir: str,
+    max_depth: int | None,
+    group_by: str | None,
+    max_eqns: int,
+    edge_labels: bool | None,
+    expand_pytrees: bool | None,
+) -> Diagram:
     import graphviz
 
-    closed_jaxpr = _ir.unwrap_jit(closed_jaxpr)
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
     title = f"jaxpr of {name}: {plural(total, 'equation')}"
     depth, chunk, how = _plan(jaxpr, max_depth, max_eqns)

@@ -1,0 +1,81 @@
+"""Which of the user's groups a picture opens: as many, shallowest first, as fit.
+
+`plan(build, budget)` starts with every group folded, then opens groups level by level
+(the outermost calls first) while the boxes and equations drawn stay within `budget`
+nodes. A group too big to open stays one box and its calls stay inside it. Opening a
+group may draw blocks not drawn before (a scan's body inside it), whose groups are
+then weighed in turn, so `build` runs a few times (it is cheap: no layout).
+`fit(...)` then lays the picture out and, while it is wider or taller than `max_px`,
+plans again with a smaller budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jaxtour import _ir
+from jaxtour.viz._groups import Group
+
+# The largest side a picture may have at its defaults, in CSS pixels.
+MAX_PX = 5000
+
+
+def cost(group: Group, max_depth: int | None = None) -> int:
+    """Nodes added by opening `group`: its items drawn in place of its one box."""
+    total = -1
+    for item in group.items:
+        subs = [] if isinstance(item, Group) else _ir.sub_jaxprs(item)
+        total += max(1, sum(_ir.count_eqns(s.jaxpr) for s in subs)) if subs else 1
+    return total
+
+
+def plan(build: Callable[[set], Any], budget: int) -> Any:
+    """The builder `build(opened)` returned for the largest set of opened groups that
+    keeps the picture within `budget` nodes (at least one build)."""
+    opened: set[int] = set()
+    weighed: set[int] = set()
+    while True:
+        builder = build(opened)
+        drawn = builder.drawn_nodes
+        fresh = [g for g in builder.folded_groups if id(g) not in weighed]
+        changed = False
+        for group in fresh:
+            weighed.add(id(group))
+            extra = cost(group)
+            if drawn + extra <= budget:
+                opened.add(id(group))
+                drawn += extra
+                changed = True
+        if not changed:
+            return builder
+
+
+def fit(
+    draw: Callable[[int], Any], budget: int, max_px: int | None = MAX_PX
+) -> tuple[Any, int]:
+    """`draw(budget)`'s Diagram, with the budget shrunk until it fits `max_px` both
+    ways (down to a budget of 8 nodes, or until a smaller budget draws the same
+    graph); (diagram, tries)."""
+    tries, before = 0, None
+    while True:
+        diagram = draw(budget)
+        tries += 1
+        if max_px is None or budget <= 8 or max(diagram.size_px) <= max_px:
+            return diagram, tries
+        if diagram.counts == before:  # folding further changes nothing
+            return diagram, tries
+        before = diagram.counts
+        budget = max(8, int(budget * 0.6))
+
+
+_FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
+
+
+def turned(draw: Callable[[str], Any], rankdir: str, first: Any) -> Any:
+    """`first` if it fits `MAX_PX` both ways, else the picture drawn the other way
+    round (`draw(rankdir)` top-down for left-right), whichever has the smaller side."""
+    if max(first.size_px) <= MAX_PX:
+        return first
+    other = draw(_FLIP[rankdir])
+    return other if max(other.size_px) < max(first.size_px) else first

@@ -1,0 +1,156 @@
+"""Equations grouped by the user's own calls: each method or function becomes a group.
+
+`code_groups(eqns)` reads every equation's user call stack (`_ir.user_stack`) and nests
+the equations the way the code nested its calls: `Block` holds `CausalSelfAttention`
+holds the library's `Linear` its `self.qkv(x)` called. One call is one group: two
+blocks called from the same line of a loop are two groups, told apart because the
+second one starts again at (or before) the first line and bytecode offset the first
+one ran. Groups of fewer
+than three equations, and groups holding nothing but one other group, are dissolved into
+their parent, so every box in a picture stands for at least two equations.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from jaxtour import _ir
+
+SMALLEST = 3  # a call that made fewer equations is drawn as its equations
+
+
+@dataclasses.dataclass(eq=False)
+class Group:
+    """One call of the user's code: the equations it made, nested as its calls were."""
+
+    label: str  # `Block.fc1`, `CausalSelfAttention`, `loss`
+    kind: str  # what was called: `Linear`, `Block`, `loss`
+    where: str  # the call site: `model.py:29`
+    items: list = dataclasses.field(default_factory=list)  # eqns and Groups, in order
+
+    def groups(self) -> list[Group]:
+        return [i for i in self.items if isinstance(i, Group)]
+
+    def eqns(self) -> Iterator[Any]:
+        """Every equation inside, nested groups included, in order."""
+        for item in self.items:
+            if isinstance(item, Group):
+                yield from item.eqns()
+            else:
+                yield item
+
+    def size(self) -> int:
+        return sum(1 for _ in self.eqns())
+
+
+class _Open:
+    """A group being filled while the equations are read: its key and lines seen."""
+
+    def __init__(self, key: tuple, group: Group, line: tuple) -> None:
+        self.key, self.group, self.first, self.last = key, group, line, line
+
+
+def _levels(stack: _ir.Stack) -> list[tuple[tuple, tuple, Group]]:
+    """(key, where that level runs: (line, offset), a fresh group) for each level.
+
+    The backward pass (equations a grad's transpose made) runs the calls again, in
+    reverse: its groups are apart from the forward ones, and their lines run backwards.
+    """
+    out, frames, back = [], stack.frames, stack.backward
+    for i, frame in enumerate(frames):
+        key = (back, *frames[:i], (frame.file, frame.function))
+        caller = frames[i - 1] if i else None
+        line = (-frame.line, -frame.at) if back else (frame.line, frame.at)
+        out.append((key, line, _group(frame.short, caller, back)))
+    if stack.entry is not None and frames:
+        key = (back, *frames, (stack.entry.file, stack.entry.function))
+        line = (
+            (-stack.entry.line, -stack.entry.at)
+            if back
+            else (stack.entry.line, stack.entry.at)
+        )
+        group = _group(stack.entry.short, frames[-1], back)
+        scope = stack.scope
+        if scope and not frames[-1].callee.startswith("self.") and scope != group.kind:
+            # a module the name stack names (Linen's `hidden`): `LinenMLP.hidden`
+            group.label = f"{frames[-1].short}.{scope}" + (" (backward)" * back)
+            key = (*key, scope)
+        out.append((key, line, group))
+    return out
+
+
+def _group(kind: str, caller: _ir.Frame | None, backward: bool) -> Group:
+    where = f"{os.path.basename(caller.file)}:{caller.line}" if caller else ""
+    attr = caller.attribute if caller is not None else ""
+    owner = caller.short if caller is not None else ""
+    named = caller is not None and caller.callee.startswith("self.") and owner
+    label = f"{owner}.{attr}" if named else kind
+    return Group(label + (" (backward)" if backward else ""), kind, where)
+
+
+def code_groups(eqns: list, name: str = "") -> Group:
+    """The equations `eqns` (in program order) nested by the user's calls.
+
+    Returns the root group (labelled `name`); every equation is in exactly one group.
+    """
+    root = Group(name, name, "")
+    opened: list[_Open] = []
+    for eqn in eqns:
+        levels = _levels(_ir.user_stack(eqn))
+        if not levels:  # no traceback (made by a rule): stays where the last one was
+            (opened[-1].group if opened else root).items.append(eqn)
+            continue
+        keep = 0
+        for held, (key, line, _) in zip(opened, levels, strict=False):
+            if held.key != key or (line < held.last and line <= held.first):
+                break  # another call, or the same line called again (a loop)
+            held.last = max(held.last, line)
+            keep += 1
+        del opened[keep:]
+        for key, line, group in levels[keep:]:
+            (opened[-1].group if opened else root).items.append(group)
+            opened.append(_Open(key, group, line))
+        opened[-1].group.items.append(eqn)
+    return _tidy(_strip(root))
+
+
+def _strip(root: Group) -> Group:
+    """Calls that hold every equation (the traced function, the caller of the
+    drawing) are the picture itself, not boxes in it."""
+    while len(root.items) == 1 and isinstance(root.items[0], Group):
+        root.items = root.items[0].items
+    return root
+
+
+def _tidy(group: Group) -> Group:
+    """Dissolve groups of fewer than `SMALLEST` equations and groups that only wrap
+    one other group."""
+    items: list = []
+    for item in group.items:
+        if not isinstance(item, Group):
+            items.append(item)
+            continue
+        _tidy(item)
+        if item.size() < SMALLEST:
+            items.extend(item.items)
+        elif len(item.items) == 1:
+            items.append(item.items[0])
+        else:
+            items.append(item)
+    group.items = items
+    _number_repeats(group)
+    return group
+
+
+def _number_repeats(group: Group) -> None:
+    """Siblings of one name (two `Block`s called in a loop) are numbered: `Block 1`."""
+    names = collections.Counter(g.label for g in group.groups())
+    seen: collections.Counter = collections.Counter()
+    for child in group.groups():
+        if names[child.label] > 1:
+            seen[child.label] += 1
+            child.label = f"{child.label} {seen[child.label]}"
