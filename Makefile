@@ -20,14 +20,14 @@ VENV_NEWEST   := .venv-newest
 # tests first). Markers (pyproject.toml) pick the runs: the fast one
 # leaves out what is slow, drives a browser or executes a lesson; the newest-JAX one
 # leaves out the plumbing no JAX release changes.
-# Two on two cores: a third adds a collection and contention, not speed (CONTRIBUTING).
+# Two on two cores: a third adds a collection and contention, not speed (benchmarks/suite_history.json).
 PYTEST_WORKERS ?= 2
 
 # pip compiles what it installs to bytecode on one core, half of an install's time from
 # pip's cache, so it installs with --no-compile. The test suite writes the bytecode of what
 # its processes import (conftest.py clears PYTHONDONTWRITEBYTECODE, which the machines
 # here set), about half of the venv's source, at no cost a run can measure: a set-up
-# compileall -j 0 only added its 12 s to `make test` (CONTRIBUTING). `make tour` compiles
+# compileall -j 0 only added its 12 s to `make test` (benchmarks/suite_history.json). `make tour` compiles
 # the venv once (COMPILED): where PYTHONDONTWRITEBYTECODE is set nothing else writes
 # bytecode, and every process of the tour would compile jax and its kin again (2 s more
 # per start). Like pip, it lets a file that does not compile go, and keeps quiet about the

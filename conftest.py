@@ -76,7 +76,8 @@ def _compilation_cache_for_subprocesses(config) -> None:
     a program the kit traces itself (`init_params`' random draws, the training epoch, a
     lens's compile of the step) hits whoever called it, in a lesson kernel, a launcher
     worker, the CLI or a checker; a program jitted in a cell still only writes (its
-    cell's file is named after its kernel's process). CONTRIBUTING gives the figures.
+    cell's file is named after its kernel's process). The figures are in
+    benchmarks/suite_history.json.
 
     Not the test processes themselves: there it cost 4 % more CPU (a test file's
     programs are its own), and an in-process test compiles as a user's Python does,

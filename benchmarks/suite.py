@@ -1,6 +1,7 @@
 """The test suite's own speed: how long each run of the README's test command takes.
 
 Run: .venv/bin/python benchmarks/suite.py [--targets test-fast test test-latest] [--fresh]
+     .venv/bin/python benchmarks/suite.py --history   # the runs measured so far
 Runs each make target in turn from the repository root and prints, side by side, its
 wall time against the target issue 30 set (`make test` 8 min, `make test-fast` 2 min,
 `.ci/run` 15 min), the CPU time it took (user + system, every process it waited for) and
@@ -11,7 +12,7 @@ A benchmark, not a test: the figures depend on the machine and its load. The sam
 took 7 min 47 s on one 2-core machine here, and 8 min 24 s to 10 min 59 s on another over
 one morning (764 s of CPU, then 818 s to 1,083 s): a run's CPU time says how fast the
 machine was then (a timed loop would sample one moment of it), so compare it with the
-CPU time CONTRIBUTING gives for the same commit.
+CPU time `suite_history.json` holds for the same commit (`--history` prints it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+HISTORY = Path(__file__).resolve().parent / "suite_history.json"
 TARGETS_S = {"test-fast": 120, "test": 480, "test-latest": 420, "ci": 900}
 
 
@@ -73,11 +75,62 @@ def run(target: str) -> dict:
     }
 
 
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:2d} s" if minutes else f"{rest} s"
+
+
+def history(path: Path = HISTORY) -> str:
+    """The measured runs, experiments and CPU accounts in `path`, as text tables."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    goals = ", ".join(f"{k} {_clock(v)}" for k, v in data["goals_s"].items())
+    lines = [data["about"], f"Goals: {goals}.", ""]
+    head = ("date", "when", "target", "wall", "pytest", "CPU s", "tests", "commit")
+    rows = [
+        (
+            r["date"],
+            r["when"],
+            r["target"],
+            _clock(r["wall_s"]),
+            _clock(r.get("pytest_s")),
+            str(r.get("cpu_s", "")),
+            str(r.get("tests", "")),
+            r.get("commit", ""),
+        )
+        for r in data["runs"]
+    ]
+    widths = [max(len(x) for x in column) for column in zip(head, *rows, strict=True)]
+    for row in [head, *rows]:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    machines = sorted({r["machine"] for r in data["runs"]})
+    lines += ["", "Machines: " + "; ".join(machines), "", "Experiments:"]
+    for e in data["experiments"]:
+        kept = "kept" if e["kept"] else "not kept"
+        lines.append(f"  {e['date']}  {e['what']}: {e['result']} ({kept})")
+    lines += ["", "Where a run's CPU went:"]
+    for account in data["cpu_accounts"]:
+        parts = ", ".join(f"{k} {v} s" for k, v in account["by_process"].items())
+        lines.append(f"  {account['date']} ({account['run_cpu_s']} s): {parts}")
+    lines += ["", "Sizes:"]
+    for size in data["sizes"]:
+        before = f"{size['before']} -> " if "before" in size else ""
+        lines.append(f"  {size['run']}: {before}{size['after']}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", nargs="+", default=["test-fast", "test"])
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument(
+        "--history", action="store_true", help="print the runs measured so far and exit"
+    )
     args = parser.parse_args()
+    if args.history:
+        print(history())
+        return
     if args.fresh:
         shutil.rmtree(ROOT / "build" / "executed", ignore_errors=True)
     machine = {"cpu": cpu_model(), "cores": os.cpu_count()}

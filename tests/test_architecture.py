@@ -1,7 +1,10 @@
 """The house's floor plan, read from every module's imports (ast, nothing imported).
 
-- `_ir` is used through its front door (`jaxtour._ir`) only: no module outside it imports
-  one of its private modules;
+- every room (a package of jaxtour: `_ir`, `viz`, `mlp`, `cli`, ...) keeps its private
+  modules private: no module outside it imports one (`jaxtour.mlp._train`, `from
+  jaxtour.viz import _gallery`), nor names one in a string that is imported dynamically
+  ("jaxtour.viz._gallery:ai_stack", `importlib.import_module`); what others need is
+  exported from the room's `__init__`, its front door;
 - no import circle between modules, nor between the top-level packages;
 - no import up a floor: curriculum (explorer, exercises, slides, cli, the lesson
   machinery) -> models (mlp, data, launch) -> lenses (viz, autodiff, tracing, cost) ->
@@ -18,6 +21,7 @@ tiny planted tree too, so that a checker that finds nothing cannot pass unnotice
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -144,18 +148,83 @@ def packages(edges: dict[str, dict[str, int]]) -> dict[str, set[str]]:
     return out
 
 
-def violations(src: Path) -> list[str]:
-    """Every breach of the floor plan, one line each (empty: the house is in order)."""
+def room_of(module: str, known: dict[str, Path]) -> str | None:
+    """The room a module is in: its top-level package (`viz`), or None (the root's own
+    modules, `jaxtour._diagram`, and the face `jaxtour`)."""
+    parts = module.split(".")
+    if len(parts) < 2 or known.get(".".join(parts[:2]), Path()).name != "__init__.py":
+        return None
+    return parts[1]
+
+
+def private_room(module: str, known: dict[str, Path]) -> str | None:
+    """The room whose private module `module` is (`jaxtour.mlp._train` -> `mlp`)."""
+    room = room_of(module, known)
+    inside = module.split(".")[2:]
+    is_private = any(p.startswith("_") and not p.startswith("__") for p in inside)
+    return room if room is not None and is_private else None
+
+
+PRIVATE_NAME = re.compile(r"\bjaxtour(?:\.\w+)+")
+
+
+def named_modules(path: Path, known: dict[str, Path]) -> set[tuple[str, int]]:
+    """(module of ours, line) for each dotted name of one in a string that is not a
+    docstring: "jaxtour.viz._gallery:ai_stack", "python -m jaxtour.launch._worker"."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if id(node) in docstrings:
+            continue
+        for match in PRIVATE_NAME.finditer(node.value):
+            target = owner(match.group(0), known)
+            if target is not None:
+                found.add((target, node.lineno))
+    return found
+
+
+def private_reaches(src: Path) -> list[str]:
+    """Every import of, or string naming, another room's private module."""
     known = modules(src)
     edges = graph(src)
     found = []
     for source, targets in sorted(edges.items()):
         for target, line in sorted(targets.items()):
+            room = private_room(target, known)
+            if room is not None and room != room_of(source, known):
+                found.append(
+                    f"{source}:{line} imports {target}: a private module of {room} "
+                    f"(use jaxtour.{room})"
+                )
+    for source, path in sorted(known.items()):
+        for target, line in sorted(named_modules(path, known)):
+            room = private_room(target, known)
+            if room is not None and room != room_of(source, known):
+                found.append(
+                    f"{source}:{line} names {target} in a string: a private module of "
+                    f"{room} (use jaxtour.{room})"
+                )
+    return found
+
+
+def violations(src: Path) -> list[str]:
+    """Every breach of the floor plan, one line each (empty: the house is in order)."""
+    known = modules(src)
+    edges = graph(src)
+    found = private_reaches(src)
+    for source, targets in sorted(edges.items()):
+        for target, line in sorted(targets.items()):
             where = f"{source}:{line} imports {target}"
-            if target.startswith("jaxtour._ir._") and not source.startswith(
-                "jaxtour._ir"
-            ):
-                found.append(f"{where}: a private module of _ir (use jaxtour._ir)")
             if floor(target) > floor(source):
                 found.append(
                     f"{where}: up a floor ({floor(source)} -> {floor(target)})"
@@ -198,9 +267,14 @@ def _plant(root: Path, files: dict[str, str]) -> Path:
 
 CLEAN = {
     "__init__.py": "from jaxtour.explorer import explore\n",
+    "_diagram.py": "class Diagram: ...\n",
     "_ir/__init__.py": "from jaxtour._ir._jaxpr import walk\n",
     "_ir/_jaxpr.py": "def walk(): ...\n",
-    "viz/__init__.py": "from jaxtour import _ir\n",
+    "viz/__init__.py": "from jaxtour import _ir\nfrom jaxtour.viz._gallery import GALLERY\n",
+    "viz/_gallery.py": "from jaxtour._diagram import Diagram\nGALLERY = {}\n",
+    "cli/__init__.py": 'COMMANDS = {"tour": "jaxtour.cli._tour"}\n',
+    "cli/_tour.py": '"""Draws `jaxtour.viz._gallery`\'s pictures."""\n'
+    "from jaxtour.viz import GALLERY\n",
     "mlp/__init__.py": "from jaxtour.viz import draw\nimport numpy\n",
     "explorer/__init__.py": "from . import _views\n",
     "explorer/_views.py": "def f():\n    from jaxtour.mlp import train\n",
@@ -211,6 +285,14 @@ def test_a_clean_planted_house_passes(tmp_path):
     assert violations(_plant(tmp_path, CLEAN)) == []
 
 
+def test_no_room_reaches_into_another_s_private_modules():
+    assert private_reaches(SRC) == []
+    known = modules(SRC)  # the rule covers every room, not only _ir
+    rooms = {room_of(name, known) for name in known} - {None}
+    assert {"_ir", "viz", "mlp", "launch", "slides", "cli", "lesson"} <= rooms
+    assert room_of("jaxtour._diagram", known) is None  # the root's own: shared base
+
+
 @pytest.mark.parametrize(
     ("planted", "expected"),
     [
@@ -218,6 +300,28 @@ def test_a_clean_planted_house_passes(tmp_path):
             {"viz/_draw.py": "from jaxtour._ir._jaxpr import walk\n"},
             "jaxtour.viz._draw:1 imports jaxtour._ir._jaxpr: a private module of _ir "
             "(use jaxtour._ir)",
+        ),
+        (
+            {
+                "cli/_train.py": "def f():\n    from jaxtour.viz._gallery import GALLERY\n"
+            },
+            "jaxtour.cli._train:2 imports jaxtour.viz._gallery: a private module of viz "
+            "(use jaxtour.viz)",
+        ),
+        (
+            {"cli/_steps.py": "from jaxtour.viz import _gallery\n"},
+            "jaxtour.cli._steps:1 imports jaxtour.viz._gallery: a private module of viz "
+            "(use jaxtour.viz)",
+        ),
+        (
+            {"cli/_steps.py": 'STEPS = [("ai", "jaxtour.viz._gallery:ai_stack")]\n'},
+            "jaxtour.cli._steps:1 names jaxtour.viz._gallery in a string: a private "
+            "module of viz (use jaxtour.viz)",
+        ),
+        (
+            {"__init__.py": "from jaxtour.viz._gallery import GALLERY\n"},
+            "jaxtour:1 imports jaxtour.viz._gallery: a private module of viz "
+            "(use jaxtour.viz)",
         ),
         (
             {"viz/_draw.py": "import os\n\ndef f():\n    from jaxtour.mlp import x\n"},
@@ -245,7 +349,18 @@ def test_a_clean_planted_house_passes(tmp_path):
             "launches (jaxtour.data, jaxtour.launch do)",
         ),
     ],
-    ids=["private-ir", "upward", "face", "circle", "package-circle", "mlp-download"],
+    ids=[
+        "private-ir",
+        "private-room",
+        "private-module-imported-from",
+        "private-string",
+        "private-from-face",
+        "upward",
+        "face",
+        "circle",
+        "package-circle",
+        "mlp-download",
+    ],
 )
 def test_a_planted_violation_is_named(tmp_path, planted, expected):
     files = dict(CLEAN)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -174,7 +175,9 @@ if __name__ == "__main__":
     sys.exit(main(sys.argv))
 
 
-def test_the_exported_html_lesson_leaves_out_check_cells_that_still_ran(tmp_path):
+def test_the_exported_html_lesson_leaves_out_check_cells_that_still_ran(
+    tmp_path, capfd
+):
     from jaxtour.lesson import execute
 
     source = tmp_path / "03_demo.py"
@@ -190,3 +193,21 @@ def test_the_exported_html_lesson_leaves_out_check_cells_that_still_ran(tmp_path
     assert "the answer is 42" in text and "assert" not in text
     assert "<pre>checked\n</pre>" in text  # the check cell ran: it defined `checked`
     assert "assert answer == 42" in ipynb.read_text()
+    # the kernel's own stderr (this process's): no plain-TCP warning once per lesson
+    assert "without encryption" not in capfd.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["03_demo.py", "out"]
+
+
+def test_the_kernel_talks_over_ipc_where_its_socket_paths_fit(tmp_path, monkeypatch):
+    from jaxtour.lesson._execute import kernel_ipc_address
+
+    short = Path("/tmp") if Path("/tmp").is_dir() else tmp_path
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(short))
+    address = kernel_ipc_address()
+    if os.name == "posix":
+        assert address is not None and Path(address).parent == short
+        assert Path(address).name.startswith("jaxtour-")
+        assert address != kernel_ipc_address()  # two kernels at once: two addresses
+    assert address is None or os.name == "posix"
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / ("deep" * 25)))
+    assert kernel_ipc_address() is None  # the socket's path would not fit: TCP

@@ -122,19 +122,71 @@ def test_python_dash_m_jaxtour_is_the_command(tmp_path):
         assert name in result.stdout
 
 
+def _closed_pipe() -> int:
+    """A pipe's writing end whose reader has gone (`| head` after its lines): the first
+    write to it fails, whatever the timing."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return write_end
+
+
+def test_a_closed_stdout_ends_a_command_quietly(tmp_path):
+    # the console script as a whole, to the interpreter's exit (its last flush)
+    write_end = _closed_pipe()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "jaxtour", "lessons", str(tmp_path / "mine")],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (128 + 13, "")  # as SIGPIPE would
+    assert (tmp_path / "mine" / "00_setup.ipynb").is_file()  # the work was done
+
+
+def test_jaxtour_exercises_into_a_closed_pipe_stops_quietly(monkeypatch, capsys):
+    with open(_closed_pipe(), "w") as closed:
+        monkeypatch.setattr(sys, "stdout", closed)
+        assert main(["exercises"]) == 128 + 13
+        monkeypatch.undo()
+    assert capsys.readouterr().err == ""  # not "error: [Errno 32] Broken pipe"
+
+
+def test_a_broken_pipe_that_is_not_stdout_s_is_not_hidden(monkeypatch):
+    from jaxtour import cli
+
+    def broken(args):
+        raise BrokenPipeError(32, "Broken pipe")  # a child's pipe, say; stdout is fine
+
+    monkeypatch.setattr(cli, "_stdout_reader_gone", lambda: False)
+    monkeypatch.setattr(cli, "_run", broken)
+    with pytest.raises(BrokenPipeError):
+        main(["exercises"])
+
+
 @pytest.mark.parametrize("quick", [False, True])
 def test_train_and_compare_sizes_follow_jaxtour_quick(quick, monkeypatch):
     from jaxtour.cli import _compare, _train, build_parser
 
     monkeypatch.setenv("JAXTOUR_QUICK", "1" if quick else "0")
-    args = build_parser().parse_args(["train"])
-    assert _train.sizes(args) == ((2, 12_800) if quick else (10, None))
-    explicit = build_parser().parse_args(
-        ["train", "--epochs", "3", "--train-size", "500"]
-    )
-    assert _train.sizes(explicit) == (3, 500)  # what was asked wins, quick or not
+    from jaxtour.launch import TrainConfig
+
+    def config(*argv: str) -> TrainConfig:
+        return _train.config_of(build_parser().parse_args(["train", *argv]))
+
+    sizes = (2, 12_800) if quick else (10, None)
+    assert (config().epochs, config().train_size) == sizes
+    assert config() == TrainConfig(epochs=sizes[0], train_size=sizes[1])
+    explicit = config("--epochs", "3", "--train-size", "500", "--lr", "0.1")
+    # what was asked wins, quick or not
+    assert explicit == TrainConfig(epochs=3, train_size=500, lr=0.1)
+    assert _train.tour_config(quick) == config()  # the tour trains as `train` would
     monkeypatch.setenv("JAXTOUR_QUICK", "0")
-    assert _train.sizes(build_parser().parse_args(["train", "--quick"])) == (2, 12_800)
+    assert config("--quick") == TrainConfig(epochs=2, train_size=12_800)
     calls = []
     monkeypatch.setattr(
         _compare,
@@ -238,21 +290,33 @@ def test_a_failing_tour_lists_what_it_wrote_then_the_error(
 
     first = tmp_path / "b" / "first.svg"
 
-    def write(args, build_dir):
+    def write():
         first.write_text("<svg/>")
         return [first]
 
-    def fail(args, build_dir):
+    def fail():
         raise RuntimeError("lesson 03 failed in cell 7")
 
-    monkeypatch.setattr(_tour, "STEPS", [("diagrams", "w"), ("train", "f")])
-    monkeypatch.setattr(_tour, "_load", {"w": write, "f": fail}.get)
+    def bound(build_dir, notebooks):
+        assert (build_dir, notebooks) == (tmp_path / "b", None)
+        return {"diagrams": write, "train": fail}
+
+    monkeypatch.setattr(_tour, "STEPS", ("diagrams", "train"))
+    monkeypatch.setattr(_tour, "bound_steps", bound)
     assert main(["tour", "--build-dir", str(tmp_path / "b")]) == 1
     out, err = capsys.readouterr()
     assert out.endswith(
         f"The train step failed; the tour had written 1 files:\n  {first}\n"
     )
     assert err.startswith("jaxtour tour: error: lesson 03 failed in cell 7\n")
+
+
+def test_every_tour_step_is_bound_to_what_it_needs(tmp_path):
+    from jaxtour.cli import _tour
+
+    bound = _tour.bound_steps(tmp_path, None)
+    assert list(bound) == list(_tour.STEPS)
+    assert all(callable(step) for step in bound.values())
 
 
 def test_lessons_command_writes_every_lesson_once(tmp_path, capsys):
@@ -275,15 +339,29 @@ def test_lessons_command_writes_every_lesson_once(tmp_path, capsys):
     assert (tmp_path / "mine" / "00_setup.ipynb").read_text() != "my edits"
 
 
-def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeypatch):
-    import argparse
+def test_slides_outside_a_checkout_makes_decks_of_the_packaged_lessons(
+    tmp_path, monkeypatch, capsys
+):
+    import jaxtour.slides
 
+    asked = []
+    monkeypatch.setattr(
+        jaxtour.slides,
+        "build_slides",
+        lambda lessons, *a, **k: asked.extend(lessons) or [],
+    )
+    monkeypatch.chdir(tmp_path)  # no ./notebooks and no build/ here: as `tour` does
+    assert main(["slides", "--build-dir", str(tmp_path / "build")]) == 0
+    stems = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert [p.stem for p in asked] == stems and len(stems) >= 8
+    assert "No lessons" not in capsys.readouterr().err
+
+
+def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeypatch):
     from jaxtour.cli import _tour_steps
 
     monkeypatch.chdir(tmp_path)  # no ./notebooks here
-    sources, written = _tour_steps.lesson_sources(
-        argparse.Namespace(notebooks=None), tmp_path / "build"
-    )
+    sources, written = _tour_steps.lesson_sources(None, tmp_path / "build")
     assert [p.name for p in sources] == sorted(
         p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py")
     )
@@ -295,7 +373,7 @@ def test_tour_outside_a_checkout_executes_the_packaged_lessons(tmp_path, monkeyp
     assert [p.name for p in found] == [p.name for p in sources]
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "00_mine.py").write_text("# %%\n")
-    assert _tour_steps.lesson_sources(argparse.Namespace(notebooks=None), tmp_path) == (
+    assert _tour_steps.lesson_sources(None, tmp_path) == (
         [Path("notebooks/00_mine.py")],
         [],
     )

@@ -69,7 +69,7 @@ def test_nbgrader_releases_grades_and_exports_the_course(tmp_path, capsys):
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
 def test_each_exercise_has_an_answer_region_and_a_graded_hidden_test(source):
     notebook = _nbgrader.assignment(source)
-    left = _nbgrader.left_out(source)
+    left = _nbgrader.left_out_of_course(source)
     names = [ex.name for ex in lesson.lesson_exercises(source) if ex.name not in left]
     meta = [c.metadata.get("nbgrader", {}) for c in notebook.cells]
     assert all(m.get("grade_id") for m in meta), "every cell has an nbgrader id"
@@ -122,9 +122,11 @@ def test_an_exercise_that_reads_the_lessons_run_is_left_out_and_said_so(
     tmp_path, capsys
 ):
     source = ROOT / "notebooks" / "07_parallelism.py"
-    assert _nbgrader.left_out(source) == {"ex_count_all_reduces": ["count_dp"]}
+    assert _nbgrader.left_out_of_course(source) == {
+        "ex_count_all_reduces": ["count_dp"]
+    }
     # the only one in the whole course: no other exercise drops out unnoticed
-    assert [n for s in LESSONS for n in _nbgrader.left_out(s)] == [
+    assert [n for s in LESSONS for n in _nbgrader.left_out_of_course(s)] == [
         "ex_count_all_reduces"
     ]
     imports = _nbgrader.assignment(source).cells[1].source

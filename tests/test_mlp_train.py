@@ -351,7 +351,7 @@ def test_ladder_rejects_unknown_variants():
 def test_tour_runs_train_and_compare_before_the_notebooks():
     from jaxtour.cli._tour import STEPS
 
-    names = [name for name, _ in STEPS]
+    names = list(STEPS)
     assert names.index("train") < names.index("compare") < names.index("notebooks")
 
 
@@ -364,7 +364,7 @@ def test_tour_train_step_is_short_under_quick(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JAXTOUR_DATA", str(SHARED))
     # the size itself is test_cli's test_train_and_compare_sizes_follow_jaxtour_quick's
     monkeypatch.setattr(_train, "QUICK_TRAIN_SIZE", 2560)
-    written = _train.tour_step(None, tmp_path)
+    written = _train.tour_step(tmp_path)
     assert [p.name for p in written] == [
         "learning_curve.png",
         "params.npz",

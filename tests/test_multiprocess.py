@@ -92,6 +92,20 @@ def test_the_all_reduce_groups_are_read_in_each_way_xla_writes_them(groups, size
     assert run.all_reduce_shapes == ["f32[512]", "f32[10]"]
 
 
+def test_the_configs_cross_the_process_boundary_unchanged():
+    # typed inside a process; options only on the worker's command line, parsed back
+    from jaxtour.launch import JoinConfig, TrainConfig
+    from jaxtour.launch._config import configs_of, worker_options
+    from jaxtour.launch._spmd import parse
+
+    join = JoinConfig("127.0.0.1:1234", processes=2, process_id=1, devices=4)
+    config = TrainConfig(epochs=3, lr=0.1, train_size=500, data_dir="/data")
+    options = worker_options(join, config)
+    assert "--lr=0.1" in options and "--test-size" not in " ".join(options)  # None: out
+    assert configs_of(parse(options)) == (join, config)
+    assert configs_of(parse([])) == (JoinConfig(), TrainConfig())  # the same defaults
+
+
 @pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_the_batch_layout_is_coloured_by_process(two):

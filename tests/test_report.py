@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import pytest
 
 from jaxtour import _report
+from jaxtour._number_words import si
 from jaxtour._report import Report, Reported, Table
-from jaxtour._wording import si
 from jaxtour.autodiff import DerivativeRow, DerivativeTable, ModeCost, ModeCosts
 from jaxtour.cost import (
     FusionTraffic,

@@ -436,16 +436,19 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
 def test_the_tour_makes_slides_after_executing_the_notebooks(
     tmp_path, monkeypatch, capsys
 ):
+    import jaxtour.slides
+
+    monkeypatch.setattr(jaxtour.slides, "find_chromium", lambda: None)
     monkeypatch.setattr(_pdf, "find_chromium", lambda: None)
-    names = [name for name, _ in _tour.STEPS]
+    names = list(_tour.STEPS)
     assert names.index("slides") > names.index("notebooks")
     with pytest.raises(
         SlidesError, match=r"No executed lessons in .*: run the notebooks step"
     ):
-        slides_cli.tour_step(None, tmp_path)
+        slides_cli.tour_step(tmp_path)
     (tmp_path / "notebooks").mkdir()
     write(tmp_path / "notebooks", [md("# 03 · Demo")])
-    written = slides_cli.tour_step(None, tmp_path)
+    written = slides_cli.tour_step(tmp_path)
     assert [p.name for p in written] == ["03_demo.html", "index.html", "decks.json"]
     assert all(p.is_file() for p in written)
     assert "no Chromium or Chrome found, so no PDF handouts" in capsys.readouterr().err
@@ -624,8 +627,6 @@ def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(
 def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(
     tmp_path, monkeypatch, capsys
 ):
-    import argparse
-
     import nbformat
 
     from jaxtour.cli import _slides
@@ -646,7 +647,7 @@ def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(
     monkeypatch.setenv(
         "JAXTOUR_CHROMIUM", "/bin/false"
     )  # a "browser" that never prints
-    written = _slides.tour_step(argparse.Namespace(assets=None), tmp_path)
+    written = _slides.tour_step(tmp_path)
     assert "warning: no PDF handouts" in capsys.readouterr().err
     assert (tmp_path / "slides" / "01_demo.html").is_file()
     assert (tmp_path / "slides" / "index.html").is_file()

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxtour import _terminals
+from jaxtour import _io_nodes
 from jaxtour.viz import draw_hlo, draw_jaxpr
 
 PARAMS = [{"w": jnp.full((2, 2), 0.1 * (i + 1)), "b": jnp.zeros(2)} for i in range(6)]
@@ -94,4 +94,4 @@ def test_expand_pytrees_must_be_a_bool_or_none(draw):
     ],
 )
 def test_the_pytree_of_a_leaf_is_its_argument_or_result_element(name, tree):
-    assert _terminals.pytree_of(name) == tree
+    assert _io_nodes.pytree_of(name) == tree

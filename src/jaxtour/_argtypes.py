@@ -37,7 +37,7 @@ def bounded(
         else f"from {show(low)} to {show(high)}"
     )
 
-    def parse(text: str):
+    def parse(text: str) -> Any:
         try:
             value = kind(text)
         except ValueError:

@@ -15,7 +15,9 @@ import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # errno -> what to do about it, for the message of a failed write
 ADVICE = {
@@ -99,7 +101,7 @@ def _mkdir(folder: Path) -> None:
         raise WriteError(folder, err) from None
 
 
-def _write(path: Path, fill) -> None:
+def _write(path: Path, fill: Callable[..., Any]) -> None:
     _mkdir(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(

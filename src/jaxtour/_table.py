@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 
 CELL_WIDTH = 48  # characters of a text cell before it wraps onto the next line
 _CELL = "padding:2px 10px;vertical-align:top;text-align:"

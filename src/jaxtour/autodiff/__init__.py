@@ -8,6 +8,7 @@ PyTorch-style tape, checked against `jax.grad`.
 
 from jaxtour.autodiff._adgraph import ADEdge, ADGraph, ADNode
 from jaxtour.autodiff._display import Display
+from jaxtour.autodiff._gallery import GALLERY
 from jaxtour.autodiff._grad_graph import draw_grad, grad_graph
 from jaxtour.autodiff._higher import (
     DerivativeRow,
@@ -21,6 +22,7 @@ from jaxtour.autodiff._modes import RULE, ModeCost, ModeCosts, dense_family, mod
 from jaxtour.autodiff._tape import Value, tape_grad
 
 __all__ = [
+    "GALLERY",
     "RULE",
     "ADEdge",
     "ADGraph",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class ADNode:
     group: str = ""
 
     @property
-    def value(self):
+    def value(self) -> Any:
         """The value of a one-output node."""
         return self.values[0] if self.values else None
 
@@ -98,7 +99,12 @@ class ADGraph:
 
 
 def add_lane(
-    graph: ADGraph, flat: FlatJaxpr, lanes, sources: dict, edge_kind, values: bool
+    graph: ADGraph,
+    flat: FlatJaxpr,
+    lanes: Any,
+    sources: dict,
+    edge_kind: Any,
+    values: bool,
 ) -> dict:
     """Add one node per eqn of `flat` (and for its consts); return var -> node id.
 
@@ -133,7 +139,9 @@ def add_lane(
     return sources
 
 
-def _eqn_node(node_id: str, eqn, lane: str, flat: FlatJaxpr, values: bool) -> ADNode:
+def _eqn_node(
+    node_id: str, eqn: Any, lane: str, flat: FlatJaxpr, values: bool
+) -> ADNode:
     literals = [np.asarray(a.val) if is_literal(a) else None for a in eqn.invars]
     label = eqn_label(eqn.primitive, eqn.params, literals)
     outs = [None if is_dropvar(v) else _val(flat, v, values) for v in eqn.outvars]
@@ -151,11 +159,11 @@ def _eqn_node(node_id: str, eqn, lane: str, flat: FlatJaxpr, values: bool) -> AD
     )
 
 
-def _aval(atom) -> str:
+def _aval(atom: Any) -> str:
     return type_str(atom.aval)
 
 
-def _val(flat: FlatJaxpr, atom, values: bool):
+def _val(flat: FlatJaxpr, atom: Any, values: bool) -> Any:
     if not values:
         return None
     value = flat.value(atom)
@@ -171,7 +179,7 @@ def add_terminal(
     lane: str,
     label: str,
     flat: FlatJaxpr,
-    atom,
+    atom: Any,
     values: bool,
     group: str = "",
 ) -> str:

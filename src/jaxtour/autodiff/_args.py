@@ -16,7 +16,7 @@ import numpy as np
 from jaxtour._ir import type_str
 
 
-def leaf_names(value, name: str) -> list[str]:
+def leaf_names(value: Any, name: str) -> list[str]:
     """One label per leaf of `value`: ``x`` or ``params['w1']`` (None is an empty
     pytree, as in JAX)."""
     paths, _ = jax.tree_util.tree_flatten_with_path(value)
@@ -63,7 +63,7 @@ def diff_mask(value: Any) -> list[bool]:
     return mask
 
 
-def tree_name(value, name: str) -> str:
+def tree_name(value: Any, name: str) -> str:
     """What a folded picture calls a pytree argument: ``params · list of 3 dicts``."""
     kind = type(value).__name__
     if isinstance(value, list | tuple | dict) and value:
@@ -75,29 +75,29 @@ def tree_name(value, name: str) -> str:
     return f"{name} · {kind}"
 
 
-def is_array_like(leaf) -> bool:
+def is_array_like(leaf: Any) -> bool:
     """Whether JAX can trace `leaf`: an array or a Python/NumPy number."""
     return isinstance(leaf, jax.Array | np.ndarray | np.generic | numbers.Number)
 
 
-def is_differentiable(leaf) -> bool:
+def is_differentiable(leaf: Any) -> bool:
     """Whether JAX differentiates `leaf`: an array or number of a floating (or complex)
     dtype, bfloat16 and float8 included; integers, booleans and PRNG keys are not."""
     return is_array_like(leaf) and jnp.issubdtype(dtype_of(leaf), jnp.inexact)
 
 
-def dtype_of(leaf):
+def dtype_of(leaf: Any) -> Any:
     """The dtype JAX gives `leaf` (a key array's extended dtype included)."""
     return leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
 
 
-def is_key(leaf) -> bool:
+def is_key(leaf: Any) -> bool:
     """Whether `leaf` is a typed PRNG key array (`jax.random.key`)."""
     return hasattr(leaf, "dtype") and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
 
 
 def check_differentiable(
-    value,
+    value: Any,
     name: str,
     position: int,
     who: str,
@@ -146,7 +146,7 @@ def check_differentiable(
             )
 
 
-def _short(leaf) -> str:
+def _short(leaf: Any) -> str:
     text = repr(leaf)
     return text if len(text) <= 30 else text[:27] + "..."
 

@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar, get_type_hints
 
+from jaxtour._io_nodes import check_expand
 from jaxtour._options import (
     MAX_DEPTH,
     MAX_WIDTH_PX,
@@ -19,7 +20,6 @@ from jaxtour._options import (
     check_max_width,
     check_rankdir,
 )
-from jaxtour._terminals import check_expand
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import graphviz
 
 from jaxtour import _options, _palette, _render
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
+from jaxtour._io_nodes import ROW, place_rows
 from jaxtour._options import MAX_WIDTH_PX
-from jaxtour._terminals import ROW, place_rows
 from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
 from jaxtour.autodiff._fold import fold
@@ -75,7 +76,9 @@ EDGES = {
 }
 
 
-def to_digraph(graph: ADGraph, rankdir: str = "TB", **fold_options) -> graphviz.Digraph:
+def to_digraph(
+    graph: ADGraph, rankdir: str = "TB", **fold_options: Any
+) -> graphviz.Digraph:
     """The Graphviz picture of `graph` (lanes as clusters, residuals between them),
     folded as `_fold.fold` says (`expand_pytrees`, `max_depth`, `max_eqns`)."""
     _options.check_rankdir(rankdir, "draw")
@@ -117,7 +120,7 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     return dot
 
 
-def _edge(dot: graphviz.Digraph, graph: ADGraph, edge) -> None:
+def _edge(dot: graphviz.Digraph, graph: ADGraph, edge: Any) -> None:
     # The backward pass is laid out upwards, mirroring the forward pass: its edges are
     # drawn reversed (dir=back), so the seed sits beside f's output and each gradient
     # beside its input. Residuals cross over without pulling the layout.
@@ -186,7 +189,7 @@ def to_diagram(
     graph: ADGraph,
     rankdir: str = "TB",
     max_width: int | None = MAX_WIDTH_PX,
-    **fold_options,
+    **fold_options: Any,
 ) -> Diagram:
     """As `to_digraph`, wrapped in the `Diagram` every jaxtour visualiser returns.
 

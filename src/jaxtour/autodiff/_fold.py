@@ -13,8 +13,8 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable
 
-from jaxtour._terminals import FOLDED, ROW, fold_limit
-from jaxtour._wording import plural
+from jaxtour._io_nodes import FOLDED, ROW, fold_limit
+from jaxtour._number_words import plural
 from jaxtour.autodiff._adgraph import ADEdge, ADGraph, ADNode
 
 LINE_ROW = 3  # folded by source line: a pytree of more leaves is one node

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jaxtour._ir import host
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 
 # Params worth a glance in a node label; everything else stays in the jaxpr text.
 _SHOWN_PARAMS = {
@@ -19,7 +21,7 @@ _SHOWN_PARAMS = {
 }
 
 
-def format_value(value, entries: int = 3) -> str:
+def format_value(value: Any, entries: int = 3) -> str:
     """A number as ``4.0``; an array as its first `entries` entries, ``[1, 2, 3, …]``."""
     array = host(value)  # a PRNG key as its key data, bfloat16 as float32
     if array.size == 1 and array.ndim == 0:
@@ -29,7 +31,7 @@ def format_value(value, entries: int = 3) -> str:
     return f"[{shown}{', …' if flat.size > entries else ''}]"
 
 
-def _number(x) -> str:
+def _number(x: Any) -> str:
     if isinstance(x, bool):
         return "T" if x else "F"
     if isinstance(x, float):
@@ -76,7 +78,7 @@ def _call_name(primitive: str, params: dict) -> str:
 _CLOSED_BODIES = ("shard_map", "remat2", "checkpoint")
 
 
-def _param(value) -> str:
+def _param(value: Any) -> str:
     if isinstance(value, tuple) and len(value) == 1:
         return str(value[0])
     return str(value)

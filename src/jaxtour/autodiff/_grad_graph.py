@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Unpack
+from typing import Any, Unpack
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
@@ -45,7 +45,7 @@ def grad_graph(
     nums = callable_and_argnums(f, argnums, WHO)
     statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
 
-    def build(*args) -> ADGraph:
+    def build(*args: Any) -> ADGraph:
         call = prepare(
             f,
             args,
@@ -143,7 +143,9 @@ def function_name(f: Callable) -> str:
     return "f" if name == "<lambda>" else name
 
 
-def callable_and_argnums(f, argnums, who: str) -> tuple[int, ...]:
+def callable_and_argnums(
+    f: Callable[..., Any], argnums: Any, who: str
+) -> tuple[int, ...]:
     """Check `f` is callable and `argnums` well formed, at configure time."""
     _ir.check_callable(f, who)
     return _ir.check_argnums(argnums, who)
@@ -251,6 +253,6 @@ def _add_residuals(
     return saved
 
 
-def _link(graph: ADGraph, sources: dict, atom, dst: str, kind: str) -> None:
+def _link(graph: ADGraph, sources: dict, atom: Any, dst: str, kind: str) -> None:
     if not _ir.is_literal(atom):
         graph.link(sources[atom], dst, kind)

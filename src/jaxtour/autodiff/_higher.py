@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -121,7 +122,7 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
     return table
 
 
-def _check_scalar_point(x, who: str) -> None:
+def _check_scalar_point(x: Any, who: str) -> None:
     if not is_array_like(x) or not jnp.issubdtype(jnp.result_type(x), jnp.floating):
         raise TypeError(
             f"{who} needs the point x to be a real number such as 1.0 (floats: "
@@ -135,7 +136,9 @@ def _check_scalar_point(x, who: str) -> None:
         )
 
 
-def plot_derivatives(f: Callable = jnp.tanh, order: int = 4, xs=None, ax=None):
+def plot_derivatives(
+    f: Callable = jnp.tanh, order: int = 4, xs: Any = None, ax: Any = None
+) -> Any:
     """The classic plot: `f` (tanh by default) and its first `order` derivatives.
 
     Every curve is ``jax.vmap`` of nested `jax.grad` over `xs`: no formulas involved.

@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxtour._diagram import Diagram
 from jaxtour._ir import StaticArgs, depends_on, is_literal, static_args, type_str
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
@@ -37,7 +37,7 @@ _FIX = "close over it: draw it as a function of the others, e.g. lambda x: f(x, 
 
 def vjp_graph(
     f: Callable,
-    cotangents=None,
+    cotangents: Any = None,
     *,
     has_aux: bool = False,
     values: bool = True,
@@ -48,7 +48,7 @@ def vjp_graph(
     callable_and_argnums(f, 0, "draw_vjp")
     statics = static_args(f, static_argnums, static_argnames, "draw_vjp")
 
-    def build(*primals) -> ADGraph:
+    def build(*primals: Any) -> ADGraph:
         call = _prepare(f, primals, "draw_vjp", has_aux, statics)
         try:
             trace = trace_vjp(
@@ -78,7 +78,7 @@ def vjp_graph(
 @lists_display_options
 def draw_vjp(
     f: Callable,
-    cotangents=None,
+    cotangents: Any = None,
     *,
     has_aux: bool = False,
     static_argnums: int | tuple[int, ...] | None = (),
@@ -139,7 +139,7 @@ def jvp_graph(
     callable_and_argnums(f, 0, "draw_jvp")
     statics = static_args(f, static_argnums, static_argnames, "draw_jvp")
 
-    def build(primals, tangents) -> ADGraph:
+    def build(primals: Any, tangents: Any) -> ADGraph:
         static = _static_of(primals, statics)
         primals, tangents = _check_pair(primals, tangents, static)
         call = _prepare(f, primals, "draw_jvp", has_aux, statics)
@@ -209,7 +209,7 @@ def draw_jvp(
     return lambda primals, tangents: to_diagram(build(primals, tangents), **options)
 
 
-def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
+def forward_mode_graph(call: Any, flat: Any, n_aux: int, values: bool) -> ADGraph:
     """The model of forward mode: primal inputs and tangent seeds, two lanes, two outputs."""
     graph = ADGraph(note=call.held_note())
     n_primal = call.n_diff
@@ -244,7 +244,7 @@ def forward_mode_graph(call, flat, n_aux: int, values: bool) -> ADGraph:
     } | set(tangent_vars)
     lane_of = {id(e): lane for e, lane in zip(flat.eqns, lanes, strict=True)}
 
-    def edge_kind(eqn, var):
+    def edge_kind(eqn: Any, var: Any) -> Any:
         if var in tangent:
             return "tangent"
         return "cross" if lane_of[id(eqn)] == "tangent" else "primal"
@@ -299,12 +299,12 @@ def _diff_tangents(
     return tuple(jnp.asarray(t) for p, t in pairs if _args.is_differentiable(p))
 
 
-def _is_none(x) -> bool:
+def _is_none(x: Any) -> bool:
     return x is None
 
 
 def _check_pair(
-    primals, tangents, static: frozenset[int] = frozenset()
+    primals: Any, tangents: Any, static: frozenset[int] = frozenset()
 ) -> tuple[tuple, tuple]:
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         raise TypeError(
@@ -327,7 +327,7 @@ def _check_pair(
     return tuple(primals), tuple(tangents)
 
 
-def _static_tangents(primals, tangents, static: frozenset[int]) -> tuple:
+def _static_tangents(primals: Any, tangents: Any, static: frozenset[int]) -> tuple:
     """One tangent per primal: a static primal's is itself (never read), where the
     tangents were given for the other primals only or as None for a static one.
 
@@ -348,7 +348,7 @@ def _static_tangents(primals, tangents, static: frozenset[int]) -> tuple:
     )
 
 
-def _check_like(given, who: str, what: str, like_what: str, like) -> None:
+def _check_like(given: Any, who: str, what: str, like_what: str, like: Any) -> None:
     """`given` must have `like`'s tree structure and shapes (`given` None: nothing to check).
 
     Raises:
@@ -367,12 +367,12 @@ def _check_like(given, who: str, what: str, like_what: str, like) -> None:
         )
 
 
-def _describe(tree) -> str:
+def _describe(tree: Any) -> str:
     leaves = [type_str(_typed(x)) for x in jax.tree.leaves(tree)]
     return f"({', '.join(leaves)})" if len(leaves) != 1 else leaves[0]
 
 
-def _typed(x):
+def _typed(x: Any) -> Any:
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         return x
     return jax.ShapeDtypeStruct(np.shape(x), np.result_type(x))

@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import _ir, paths
+from jaxtour._number_words import plural
 from jaxtour._report import Report, Reported, Table
-from jaxtour._wording import plural
 
 RULE = (
     "jacfwd pushes one tangent per input (n JVPs), jacrev pulls one cotangent per output "
@@ -93,7 +94,7 @@ class ModeCosts(Reported):
             f"{plural(len(self.records), 'Jacobian')})"
         )
 
-    def plot(self, fig=None):
+    def plot(self, fig: Any = None) -> Any:
         """Where each mode wins, and the cost ratio against n/m; returns the Figure."""
         from jaxtour.autodiff._modes_plot import plot_mode_costs
 
@@ -140,7 +141,7 @@ def mode_costs(
     return costs
 
 
-def _check_member(f, x, n: int, m: int) -> None:
+def _check_member(f: Callable[..., Any], x: Any, n: int, m: int) -> None:
     out = jax.eval_shape(f, x)
     if not hasattr(out, "shape") or tuple(out.shape) != (m,):
         got = _ir.type_str(out) if hasattr(out, "shape") else type(out).__name__
@@ -150,7 +151,7 @@ def _check_member(f, x, n: int, m: int) -> None:
         )
 
 
-def flops(compiled) -> float | None:
+def flops(compiled: Any) -> float | None:
     """XLA's FLOP estimate for a compiled function (None where the backend gives none)."""
     analysis = compiled.cost_analysis()
     if isinstance(analysis, list | tuple):  # older JAX: one dict per device program
@@ -159,7 +160,7 @@ def flops(compiled) -> float | None:
     return None if value is None or value < 0 else float(value)
 
 
-def _best_time(compiled, x, repeats: int) -> float:
+def _best_time(compiled: Any, x: Any, repeats: int) -> float:
     compiled(x).block_until_ready()
     best = float("inf")
     for _ in range(repeats):

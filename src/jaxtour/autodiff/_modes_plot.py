@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import numpy as np
 
 FWD, REV, TIE = "#2563eb", "#dc2626", "#6b7280"
 
 
-def plot_mode_costs(costs, fig=None):
+def plot_mode_costs(costs: Any, fig: Any = None) -> Any:
     """Two panels for `ModeCosts`: the winner over (n, m), and cost ratio vs n/m."""
     import matplotlib.pyplot as plt
 
@@ -22,7 +23,7 @@ def plot_mode_costs(costs, fig=None):
     return fig
 
 
-def _winner_map(costs, ax) -> None:
+def _winner_map(costs: Any, ax: Any) -> None:
     sizes = np.array(costs.sizes, dtype=float)
     top = sizes.max() * 2
     low = sizes.min() / 2
@@ -58,7 +59,7 @@ def _winner_map(costs, ax) -> None:
     )
 
 
-def _ratios(costs, ax) -> None:
+def _ratios(costs: Any, ax: Any) -> None:
     sizes = costs.sizes
     shape = np.array([n / m for n, m in sizes])
     for by, marker, label in (

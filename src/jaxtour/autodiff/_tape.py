@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 
 class Value:
@@ -38,14 +39,14 @@ class Value:
         return f"Value({self.data:.4g}, grad={self.grad:.4g}{op})"
 
     @staticmethod
-    def lift(other) -> Value:
+    def lift(other: Any) -> Value:
         return other if isinstance(other, Value) else Value(other)
 
-    def __add__(self, other) -> Value:
+    def __add__(self, other: Any) -> Value:
         other = Value.lift(other)
         return Value(self.data + other.data, (self, other), (1.0, 1.0), "+")
 
-    def __mul__(self, other) -> Value:
+    def __mul__(self, other: Any) -> Value:
         other = Value.lift(other)  # d(ab)/da = b, d(ab)/db = a
         return Value(
             self.data * other.data, (self, other), (other.data, self.data), "*"
@@ -57,19 +58,19 @@ class Value:
     def __neg__(self) -> Value:
         return self * -1.0
 
-    def __sub__(self, other) -> Value:
+    def __sub__(self, other: Any) -> Value:
         return self + (-Value.lift(other))
 
-    def __truediv__(self, other) -> Value:
+    def __truediv__(self, other: Any) -> Value:
         return self * Value.lift(other) ** -1
 
     __radd__ = __add__
     __rmul__ = __mul__
 
-    def __rsub__(self, other) -> Value:
+    def __rsub__(self, other: Any) -> Value:
         return Value.lift(other) - self
 
-    def __rtruediv__(self, other) -> Value:
+    def __rtruediv__(self, other: Any) -> Value:
         return Value.lift(other) / self
 
     def sin(self) -> Value:

@@ -128,7 +128,7 @@ def prepare(
             flat.append(leaf)
     diff, other = slots["diff"], slots["other"]
 
-    def fn(diff_leaves, other_leaves):
+    def fn(diff_leaves: Any, other_leaves: Any) -> Any:
         full = list(flat)
         for (k, *_), value in [
             *zip(diff, diff_leaves, strict=True),
@@ -199,7 +199,7 @@ def _ir_name(f: Callable) -> str:
     return "f" if name == "<lambda>" else name
 
 
-def _mask(arg, strict: bool) -> list[bool]:
+def _mask(arg: Any, strict: bool) -> list[bool]:
     if strict and not _args.is_filtered(arg):
         return [True] * len(jax.tree.leaves(arg))
     if strict:
@@ -207,7 +207,7 @@ def _mask(arg, strict: bool) -> list[bool]:
     return [_args.is_differentiable(leaf) for leaf in jax.tree.leaves(arg)]
 
 
-def _fixed_slot(leaf, differentiated_arg: bool) -> str:
+def _fixed_slot(leaf: Any, differentiated_arg: bool) -> str:
     """Where a leaf not differentiated goes: traced as a fixed input, or held as it is
     (what JAX cannot trace; a Python int or bool outside `argnums`, as `jax.grad`)."""
     if not _args.is_array_like(leaf):
@@ -217,7 +217,7 @@ def _fixed_slot(leaf, differentiated_arg: bool) -> str:
     return "other"
 
 
-def _as_jax(leaf):
+def _as_jax(leaf: Any) -> Any:
     # As JAX sees them: Python numbers become (weakly typed) f32/i32 arrays.
     return leaf if isinstance(leaf, jax.Array) else jnp.asarray(leaf)
 
@@ -239,7 +239,7 @@ class VJPTrace:
 
 def trace_vjp(
     call: Call,
-    cotangent=None,
+    cotangent: Any = None,
     values: bool = True,
     check_output: Callable | None = None,
 ) -> VJPTrace:
@@ -251,7 +251,7 @@ def trace_vjp(
     """
     box = {}
 
-    def forward(diff, other):
+    def forward(diff: Any, other: Any) -> Any:
         fn = lambda *d: call.fn(d, other)
         got: tuple = (
             jax.vjp(fn, *diff, has_aux=True) if call.aux else jax.vjp(fn, *diff)
@@ -268,7 +268,7 @@ def trace_vjp(
     if cotangent is None:
         cotangent = default_cotangent(out_shape)
 
-    def backward(residuals, ct):
+    def backward(residuals: Any, ct: Any) -> Any:
         return jax.tree.unflatten(box["tree"], residuals)(ct)
 
     bwd = jax.make_jaxpr(backward)(res_shapes, cotangent)
@@ -281,11 +281,11 @@ def trace_vjp(
     )
 
 
-def default_cotangent(out_shape):
+def default_cotangent(out_shape: Any) -> Any:
     """Ones shaped like each output, of its type and sharding (float0 zeros for an
     integer, boolean or key output, as `jax.vjp` asks)."""
 
-    def ones(s):
+    def ones(s: Any) -> Any:
         if not jnp.issubdtype(s.dtype, jnp.inexact):
             return np.zeros(s.shape, jax.dtypes.float0)
         sharding = getattr(s, "sharding", None)
@@ -306,7 +306,7 @@ def trace_jvp(
     `tangents` holds one leaf per differentiated leaf (``call.diff``).
     """
 
-    def jvp(primals, tangents, other):
+    def jvp(primals: Any, tangents: Any, other: Any) -> Any:
         return jax.jvp(
             lambda *p: call.fn(p, other), primals, tangents, has_aux=call.aux
         )

@@ -8,6 +8,7 @@ import os
 import sys
 
 DEBUG_VARIABLE = "JAXTOUR_DEBUG"
+CLOSED_PIPE = 128 + 13  # a shell's status for a process stopped by SIGPIPE (13)
 
 # name -> (module holding `add_arguments(parser)` and `run(args) -> int`, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -69,7 +70,47 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `jaxtour` console script."""
+    """Entry point of the `jaxtour` console script (and of ``python -m jaxtour``).
+
+    Returns:
+        the exit status: 0, 1 or 2 from the command; 130 after Ctrl-C; `CLOSED_PIPE`
+        when the reader of stdout went away (`jaxtour exercises | head`), quietly.
+    """
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a reader gone away shows here, not at the interpreter's exit
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # another pipe (a child process's): a fault to show, not to hide
+        return _closed_pipe()
+    return status
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reading end is closed (poll says POLLERR)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no descriptor
+        return True
+
+
+def _closed_pipe() -> int:
+    """Stop quietly, as `yes` does in `yes | head`: stdout's reader has gone.
+
+    What is left in stdout's buffer is dropped: stdout is pointed at the null device, so
+    that the interpreter's last flush has nowhere to fail.
+    """
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    return CLOSED_PIPE
+
+
+def _run(argv: list[str] | None) -> int:
     from jaxtour.cli import _extras
 
     args = build_parser().parse_args(argv)
@@ -92,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    except BrokenPipeError:
+        raise  # not the command's error: stdout's reader left (`main` stops quietly)
     except (OSError, ValueError, TypeError, RuntimeError) as err:
         # What went wrong and what to do, without a traceback (JAXTOUR_DEBUG=1 shows it).
         if os.environ.get(DEBUG_VARIABLE):

@@ -71,7 +71,7 @@ def ladder(build_dir: Path, data: Mnist, **options: Any) -> tuple[dict, list[Pat
     return result, [picture, record]
 
 
-def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+def tour_step(build_dir: Path) -> list[Path]:
     """The tour's `compare` step: three rounds, or one tiny round under JAXTOUR_QUICK=1."""
     from jaxtour.mlp import load_mnist
 

@@ -17,10 +17,16 @@ import ast
 import importlib
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from jaxtour.cli import add_flag
 from jaxtour.cli._usercode import UserCodeError, as_users, import_path
+
+if TYPE_CHECKING:
+    from jaxtour._diagram import Diagram
 
 # KIND -> (what it draws, whether it needs MODULE:FUNCTION)
 KINDS: dict[str, tuple[str, bool]] = {
@@ -70,7 +76,7 @@ class ArraySpec:
         return self.text
 
 
-def parse_spec(text: str):
+def parse_spec(text: str) -> Any:
     """`f32[128,784]` -> ArraySpec; `3` -> 3; `(f32[3], {w: i32[]})` -> that pytree.
 
     Anything else raises argparse.ArgumentTypeError, which argparse reports as a
@@ -99,7 +105,7 @@ _TREE_LEAF = re.compile(r"\b[a-z]+\d*\[[\d,\s]*\]|[-+]?\.?\d[\w.+-]*")
 _TREE_KEY = re.compile(r"([{,]\s*)([A-Za-z_]\w*)(\s*:)")
 
 
-def _parse_tree(text: str):
+def _parse_tree(text: str) -> Any:
     # Quote every leaf and bare dict key, read it as a Python literal, then parse leaves.
     quoted = _TREE_KEY.sub(r"\1'\2'\3", _TREE_LEAF.sub(lambda m: repr(m[0]), text))
     try:
@@ -112,7 +118,7 @@ def _parse_tree(text: str):
     return _map_leaves(tree)
 
 
-def _map_leaves(tree):
+def _map_leaves(tree: Any) -> Any:
     if isinstance(tree, dict):
         return {key: _map_leaves(value) for key, value in tree.items()}
     if isinstance(tree, tuple | list):
@@ -230,7 +236,7 @@ def _stem(args: argparse.Namespace) -> str:
     return f"{args.target.rpartition(':')[2].replace('.', '_')}_{args.kind}"
 
 
-def resolve(target: str, parser: argparse.ArgumentParser):
+def resolve(target: str, parser: argparse.ArgumentParser) -> Callable[..., Any]:
     """MODULE:FUNCTION (or path/to/file.py:FUNCTION) -> the function, or a usage error."""
     module_name, sep, attribute = target.rpartition(":")
     if not sep or not module_name or not attribute:
@@ -254,7 +260,7 @@ def resolve(target: str, parser: argparse.ArgumentParser):
     return value
 
 
-def _import(module_name: str, parser: argparse.ArgumentParser):
+def _import(module_name: str, parser: argparse.ArgumentParser) -> ModuleType:
     path = Path(module_name)
     if path.suffix == ".py":
         if not path.is_file():
@@ -295,7 +301,9 @@ def example_arguments(specs: list, zeros: bool) -> list:
     ]
 
 
-def draw(kind: str, f, example: list, args: argparse.Namespace):
+def draw(
+    kind: str, f: Callable[..., Any] | None, example: list, args: argparse.Namespace
+) -> Diagram:
     """Call the visualiser for `kind` the jaxtour way: configure, then call with examples."""
     from jaxtour import viz
 

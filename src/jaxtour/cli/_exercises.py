@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _nbgrader(args: argparse.Namespace) -> int:
     from jaxtour import lesson
-    from jaxtour.exercises import _nbgrader
+    from jaxtour.exercises import left_out_of_course, write_nbgrader_course
 
     sources = lesson.find_lessons(args.notebooks)
     if args.lesson is not None:
@@ -79,9 +79,9 @@ def _nbgrader(args: argparse.Namespace) -> int:
     folder: Path = args.nbgrader
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
-    written, kept = _nbgrader.write_course(sources, folder)
+    written, kept = write_nbgrader_course(sources, folder)
     for source in sources:
-        for name, reads in _nbgrader.left_out(source).items():
+        for name, reads in left_out_of_course(source).items():
             print(
                 f"Left {name} ({source.stem}) out of the course: its solution reads "
                 f"{', '.join(reads)}, which only the lesson computes. Students do it in "
@@ -119,8 +119,8 @@ def table(rows: Sequence[tuple[str, ...]]) -> str:
     return Table(COLUMNS, cells).text(width=WIDTH)
 
 
-def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+def tour_step(build_dir: Path, notebooks: Path | None = None) -> list[Path]:
     """Write build/instructor/ (every cell) and build/student/ (no solutions) notebooks."""
     from jaxtour import lesson
 
-    return lesson.write_notebooks(lesson.find_lessons(args.notebooks), build_dir)
+    return lesson.write_notebooks(lesson.find_lessons(notebooks), build_dir)

@@ -20,7 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="LESSON",
         help="notebooks to make decks of (default: the executed lessons in "
-        "BUILD/notebooks, else the sources in ./notebooks)",
+        "BUILD/notebooks, else the sources in ./notebooks, else the lessons that came "
+        "with jaxtour)",
     )
     parser.add_argument(
         "--build-dir", type=Path, help="output folder (default: ./build)"
@@ -46,17 +47,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_lessons(build_dir: Path) -> list[Path]:
-    """The tour's executed lessons (BUILD/notebooks); else each source in ./notebooks as
-    the lesson cache last ran it (jaxtour.lesson), or the source itself when never run."""
+    """The tour's executed lessons (BUILD/notebooks); else each source in ./notebooks,
+    or outside a checkout each lesson that came with jaxtour (as `jaxtour tour` finds
+    them), as the lesson cache last ran it (jaxtour.lesson), or the source itself when
+    never run."""
     from jaxtour import lesson
 
     executed = sorted((build_dir / "notebooks").glob(EXECUTED_GLOB))
-    if executed or not Path("notebooks").is_dir():
+    if executed:
         return executed
     cache = lesson.cache_dir(build_dir)
     return [
         getattr(lesson.cached(source, cache=cache), "ipynb", source)
-        for source in lesson.find_lessons("notebooks")
+        for source in lesson.find_lessons()
     ]
 
 
@@ -91,13 +94,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _lint(lessons: list[Path]) -> int:
-    from jaxtour.slides import _lint
-    from jaxtour.slides._deck import read_notebook
+    from jaxtour.slides import lint_lesson, read_notebook
 
     found = [
         finding
         for lesson in lessons
-        for finding in _lint.lint_lesson(read_notebook(lesson), lesson.stem)
+        for finding in lint_lesson(read_notebook(lesson), lesson.stem)
     ]
     for finding in found:
         print(finding)
@@ -105,10 +107,10 @@ def _lint(lessons: list[Path]) -> int:
     return 1 if found else 0
 
 
-def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+def tour_step(build_dir: Path, assets: Path | None = None) -> list[Path]:
     """The tour's slides step: decks of the lessons the notebooks step executed, and
     their PDF handouts where a Chromium or Chrome is found."""
-    from jaxtour.slides import SlidesError, _pdf, build_slides
+    from jaxtour.slides import SlidesError, build_slides, find_chromium
 
     executed = sorted((build_dir / "notebooks").glob(EXECUTED_GLOB))
     if not executed:
@@ -117,14 +119,13 @@ def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
             "(`jaxtour tour`, or `jaxtour tour --only notebooks --only slides`)."
         )
     out_dir = build_dir / "slides"
-    handouts = _pdf.find_chromium() is not None
+    handouts = find_chromium() is not None
     if not handouts:
         print(
             "note: no Chromium or Chrome found, so no PDF handouts (Debian: apt install "
             "chromium; macOS: Google Chrome; or set JAXTOUR_CHROMIUM).",
             file=sys.stderr,
         )
-    assets = getattr(args, "assets", None)
     try:
         decks = build_slides(executed, out_dir, assets, handouts=handouts)
     except SlidesError as err:

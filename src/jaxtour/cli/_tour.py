@@ -3,24 +3,40 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from jaxtour import paths
 from jaxtour.cli import add_flag
 
-# Steps run in this order; each is "module:function" taking (args, build_dir) and
-# returning the paths it wrote. Later features add their step here.
-STEPS: list[tuple[str, str]] = [
-    ("diagrams", "jaxtour.cli._tour_steps:render_diagrams"),
-    ("train", "jaxtour.cli._train:tour_step"),
-    ("compare", "jaxtour.cli._compare:tour_step"),
-    ("notebooks", "jaxtour.cli._tour_steps:execute_notebooks"),
-    ("exercises", "jaxtour.cli._exercises:tour_step"),
-    ("slides", "jaxtour.cli._slides:tour_step"),
-]
+# Steps run in this order; `bound_steps` gives each the values it needs. Later features
+# add their step to both (tests/test_cli.py checks that they agree).
+STEPS: tuple[str, ...] = (
+    "diagrams",
+    "train",
+    "compare",
+    "notebooks",
+    "exercises",
+    "slides",
+)
+
+
+def bound_steps(
+    build_dir: Path, notebooks: Path | None
+) -> dict[str, Callable[[], list[Path]]]:
+    """Each step by name, called with what it needs; each returns the paths it wrote."""
+    from jaxtour.cli import _compare, _exercises, _slides, _tour_steps, _train
+
+    return {
+        "diagrams": lambda: _tour_steps.render_diagrams(build_dir),
+        "train": lambda: _train.tour_step(build_dir),
+        "compare": lambda: _compare.tour_step(build_dir),
+        "notebooks": lambda: _tour_steps.execute_notebooks(build_dir, notebooks),
+        "exercises": lambda: _exercises.tour_step(build_dir, notebooks),
+        "slides": lambda: _slides.tour_step(build_dir),
+    }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,16 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--only",
-        choices=[name for name, _ in STEPS],
+        choices=STEPS,
         action="append",
         help="run only this step (repeatable)",
     )
     add_flag(parser, "--quick", "shrink data and epochs, as JAXTOUR_QUICK=1 does")
-
-
-def _load(target: str):
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,15 +63,16 @@ def run(args: argparse.Namespace) -> int:
         os.environ[paths.QUICK_VARIABLE] = "1"
     build_dir = args.build_dir or paths.build_dir()
     build_dir.mkdir(parents=True, exist_ok=True)
-    steps = [(n, t) for n, t in STEPS if not args.only or n in args.only]
+    steps = [name for name in STEPS if not args.only or name in args.only]
     written: list[Path] = []
     start = time.perf_counter()
-    _require_extras([name for name, _ in steps])
-    for index, (name, target) in enumerate(steps, 1):
+    _require_extras(steps)
+    bound = bound_steps(build_dir, args.notebooks)
+    for index, name in enumerate(steps, 1):
         print(f"[{index}/{len(steps)}] {name} ...", flush=True)
         step_start = time.perf_counter()
         try:
-            step_paths = _load(target)(args, build_dir)
+            step_paths = bound[name]()
         except BaseException:
             if written:  # what is already there stays usable: say what it is
                 print(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,27 +11,19 @@ from tqdm.auto import tqdm
 from jaxtour import lesson
 from jaxtour._diagram import Diagram
 from jaxtour._files import write_atomically
-from jaxtour.autodiff import _gallery as autodiff_gallery
-from jaxtour.mlp import _gallery as mlp_gallery
-from jaxtour.viz import _gallery as viz_gallery
+from jaxtour.autodiff import GALLERY as AUTODIFF_GALLERY
+from jaxtour.mlp import GALLERY as MLP_GALLERY
+from jaxtour.viz import GALLERY as VIZ_GALLERY
 
-# file stem -> a function returning a Diagram with no arguments.
+# file stem -> a function returning a Diagram with no arguments: each room's gallery.
 DIAGRAMS: dict[str, Callable[[], Diagram]] = {
-    "pipeline_step1": viz_gallery.pipeline_step1,
-    "pipeline_step2": viz_gallery.pipeline_step2,
-    "pipeline_step3": viz_gallery.pipeline_step3,
-    "autodiff_landscape": viz_gallery.autodiff_landscape,
-    "ai_stack": viz_gallery.ai_stack,
-    "mlp_pipeline": mlp_gallery.mlp_pipeline,
-    "mlp_jaxpr": mlp_gallery.mlp_jaxpr,
-    "mlp_hlo": mlp_gallery.mlp_hlo,
-    "grad_cubic": autodiff_gallery.grad_cubic,
-    "jvp_sin_times_x": autodiff_gallery.jvp_sin_times_x,
-    "grad_small_mlp": mlp_gallery.grad_small_mlp,
+    **VIZ_GALLERY,
+    **MLP_GALLERY,
+    **AUTODIFF_GALLERY,
 }
 
 
-def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+def render_diagrams(build_dir: Path) -> list[Path]:
     """Write every registered diagram as build/diagrams/<name>.svg."""
     written = []
     for stem, draw in tqdm(DIAGRAMS.items(), desc="diagrams", unit="svg"):
@@ -42,31 +33,31 @@ def render_diagrams(args: argparse.Namespace, build_dir: Path) -> list[Path]:
 
 
 def lesson_sources(
-    args: argparse.Namespace, build_dir: Path
+    notebooks: Path | None, build_dir: Path
 ) -> tuple[list[Path], list[Path]]:
     """(the lessons to execute, the files written to get them).
 
-    `--notebooks DIR`, else ./notebooks (a checkout), else the lessons that came with
-    jaxtour, copied to build/lessons/ so that they run outside the installed package.
+    `notebooks` (`--notebooks DIR`), else ./notebooks (a checkout), else the lessons
+    that came with jaxtour, copied to build/lessons/ so that they run outside the
+    installed package.
     """
-    folder = getattr(args, "notebooks", None)
-    if folder is None and not Path("notebooks").is_dir():
+    if notebooks is None and not Path("notebooks").is_dir():
         copied = lesson.copy_sources(build_dir / "lessons")
         tqdm.write(
             f"  no ./notebooks here: using the {len(copied)} lessons that came with "
             f"jaxtour (copied to {build_dir / 'lessons'})"
         )
         return copied, list(copied)  # two lists: the caller extends the second
-    return lesson.find_lessons(folder), []
+    return lesson.find_lessons(notebooks), []
 
 
-def execute_notebooks(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+def execute_notebooks(build_dir: Path, notebooks: Path | None = None) -> list[Path]:
     """Execute every lesson (instructor view) into build/notebooks/ as .ipynb and .html.
 
     Runs come from the lesson cache (build/executed/, or $JAXTOUR_EXECUTED): a lesson
     whose source, kit, JAX and mode are unchanged since its last run is not run again.
     """
-    sources, written = lesson_sources(args, build_dir)
+    sources, written = lesson_sources(notebooks, build_dir)
     cache = lesson.cache_dir(build_dir)
     for source in tqdm(sources, desc="notebooks", unit="nb"):
         run = lesson.cached(source, cache=cache)

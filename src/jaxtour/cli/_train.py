@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from jaxtour._argtypes import add_number
 from jaxtour.cli import add_flag
 
 if TYPE_CHECKING:
+    from jaxtour.launch import TrainConfig
     from jaxtour.mlp import History, Params
 
 
@@ -19,7 +21,7 @@ QUICK_TRAIN_SIZE, QUICK_EPOCHS = 12_800, 2
 EPOCHS = 10
 MNIST_TRAIN = 60_000  # images in MNIST's training set
 MAX_PROCESSES, MAX_DEVICES = 128, 256
-INIT_TIMEOUT = 60.0  # seconds, as jaxtour.launch._spmd's
+INIT_TIMEOUT = 60.0  # seconds, as jaxtour.launch.JoinConfig's
 TARGET = 0.98  # test accuracy worth reporting the time to
 
 
@@ -93,125 +95,115 @@ def run(args: argparse.Namespace) -> int:
             "--processes starts local processes and --cluster joins a "
             "cluster's: give one of them."
         )
+    config = config_of(args)
+    build_dir = args.build_dir or paths.build_dir()
     if args.processes is not None:
-        return run_processes(args)
+        return run_processes(config, args, build_dir)
     if args.cluster:
-        return run_cluster(args)
-    from jaxtour.mlp import MnistUnavailableError, load_mnist, train
-    from jaxtour.mlp._train import resolve_device
+        return run_cluster(config, args, build_dir)
+    from jaxtour.mlp import MnistUnavailableError, load_mnist, resolve_device, train
 
-    epochs, train_size = sizes(args)
     try:
-        device = resolve_device(
-            args.device
-        )  # an absent GPU is reported before any download
-        data = load_mnist(args.data_dir).subset(train_size)
+        # an absent GPU is reported before any download
+        device = resolve_device(args.device)
+        data = load_mnist(config.data_dir).subset(config.train_size)
         params, history = train(
             data,
-            epochs=epochs,
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            lr=config.lr,
+            momentum=config.momentum,
+            seed=config.seed,
             device=device,
             progress=False,
-            on_epoch=lambda epoch, h: _print_epoch(epoch, epochs, h),
-            **hyper(args),
+            on_epoch=lambda epoch, h: _print_epoch(epoch, config.epochs, h),
         )
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
-    for path in write_outputs(params, history, args.build_dir or paths.build_dir()):
+    for path in write_outputs(params, history, build_dir):
         print(f"wrote {path}")
     _print_summary(history)
     return 0
 
 
-def run_processes(args: argparse.Namespace) -> int:
+def run_processes(
+    config: TrainConfig, args: argparse.Namespace, build_dir: Path
+) -> int:
     """`--processes N`: the data-parallel run over N local JAX processes."""
     from jaxtour.data import MnistUnavailableError
     from jaxtour.launch import train_multiprocess
 
-    epochs, train_size = sizes(args)
     try:
         result = train_multiprocess(
-            args.data_dir,
+            config.data_dir,
             processes=args.processes,
             devices_per_process=args.devices_per_process or 4,
-            epochs=epochs,
-            train_size=train_size,
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            lr=config.lr,
+            momentum=config.momentum,
+            seed=config.seed,
+            train_size=config.train_size,
             port=args.port,
             init_timeout=args.init_timeout,
             log_all=args.log_all,
-            **hyper(args),
         )
     except (ValueError, MnistUnavailableError) as err:
         print(f"jaxtour train: error: {err}", file=sys.stderr)
         return 2 if isinstance(err, ValueError) else 1
-    build_dir = args.build_dir or paths.build_dir()
     for path in write_outputs(None, result.history, build_dir):
         print(f"wrote {path}")
     _print_summary(result.history)
     return 0
 
 
-def run_cluster(args: argparse.Namespace) -> int:
+def run_cluster(config: TrainConfig, args: argparse.Namespace, build_dir: Path) -> int:
     """`--cluster`: this process is one of a cluster job's; process 0 reports."""
     import jax
 
-    from jaxtour.launch import _spmd
-    from jaxtour.mlp import History
+    from jaxtour.launch import JoinConfig, train_cluster
 
-    epochs, train_size = sizes(args)
-    given = dict(
-        epochs=epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        momentum=args.momentum,
-        seed=args.seed,
-        train_size=train_size,
-        data_dir=args.data_dir,
-        devices=args.devices_per_process,
-        init_timeout=args.init_timeout,
-    )
-    worker = _spmd.parse(
-        [f"--{k.replace('_', '-')}={v}" for k, v in given.items() if v is not None]
-    )
+    join = JoinConfig(devices=args.devices_per_process, init_timeout=args.init_timeout)
     print(
-        f"joining the cluster: waiting up to {args.init_timeout:g} s for the others "
+        f"joining the cluster: waiting up to {join.init_timeout:g} s for the others "
         "(--init-timeout)",
         flush=True,
     )
-    _spmd.start(worker)  # jax.distributed.initialize(): the cluster's variables
-    history = History(**_spmd.train(worker)["history"])
+    history = train_cluster(config, join)  # jax.distributed.initialize(): the cluster's
     if jax.process_index() != 0:
         return 0
-    for path in write_outputs(None, history, args.build_dir or paths.build_dir()):
+    for path in write_outputs(None, history, build_dir):
         print(f"wrote {path}")
     _print_summary(history)
     return 0
 
 
-def hyper(args: argparse.Namespace) -> dict:
-    """batch_size, lr, momentum and seed as asked; jaxtour.mlp's LR and MOMENTUM if not."""
-    from jaxtour.mlp import LR, MOMENTUM
+def tour_config(quick: bool) -> TrainConfig:
+    """The tour's run: `EPOCHS` epochs on all of MNIST; fewer on fewer images when quick."""
+    from jaxtour.launch import TrainConfig
 
-    return dict(
+    if quick:
+        return TrainConfig(epochs=QUICK_EPOCHS, train_size=QUICK_TRAIN_SIZE)
+    return TrainConfig(epochs=EPOCHS)
+
+
+def config_of(args: argparse.Namespace) -> TrainConfig:
+    """What `jaxtour train` was asked for; the tour's sizes (smaller when quick) and
+    jaxtour.mlp's LR and MOMENTUM where it was not."""
+    tour = tour_config(args.quick or paths.quick())
+    asked = dict(
+        epochs=args.epochs,
         batch_size=args.batch_size,
-        lr=LR if args.lr is None else args.lr,
-        momentum=MOMENTUM if args.momentum is None else args.momentum,
+        lr=args.lr,
+        momentum=args.momentum,
         seed=args.seed,
+        train_size=args.train_size,
+        data_dir=args.data_dir,
     )
-
-
-def sizes(args: argparse.Namespace) -> tuple[int, int | None]:
-    """(epochs, train_size): what was asked, else the tour's sizes (smaller when quick)."""
-    quick = args.quick or paths.quick()
-    epochs = (
-        args.epochs if args.epochs is not None else (QUICK_EPOCHS if quick else EPOCHS)
+    return dataclasses.replace(
+        tour, **{k: v for k, v in asked.items() if v is not None}
     )
-    train_size = (
-        args.train_size
-        if args.train_size is not None
-        else (QUICK_TRAIN_SIZE if quick else None)
-    )
-    return epochs, train_size
 
 
 def _print_epoch(epoch: int, epochs: int, history: History) -> None:
@@ -258,13 +250,12 @@ def write_outputs(
     return [curve, *weights, record]
 
 
-def tour_step(args: argparse.Namespace, build_dir: Path) -> list[Path]:
+def tour_step(build_dir: Path) -> list[Path]:
     """The tour's `train` step: 10 epochs, or a short run under JAXTOUR_QUICK=1."""
     from jaxtour.mlp import load_mnist, train
 
-    epochs, train_size = sizes(
-        argparse.Namespace(quick=False, epochs=None, train_size=None)
-    )
-    params, history = train(load_mnist().subset(train_size), epochs=epochs, seed=0)
+    config = tour_config(paths.quick())
+    data = load_mnist().subset(config.train_size)
+    params, history = train(data, epochs=config.epochs, seed=config.seed)
     _print_summary(history)
     return write_outputs(params, history, build_dir)

@@ -13,10 +13,14 @@ import importlib
 import importlib.util
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import TypeVar
 
 KIT = str(Path(__file__).resolve().parents[1])  # jaxtour's own folder
 FRAMES = 5  # of the user's traceback, the last ones
+T = TypeVar("T")
 
 
 class UserCodeError(Exception):
@@ -41,7 +45,7 @@ class UserCodeError(Exception):
         )
 
 
-def as_users(name: str, load, missing: str | None):
+def as_users(name: str, load: Callable[[], T], missing: str | None) -> T:
     """`load()`; an exception the user's module raises becomes `UserCodeError`, but
     a ModuleNotFoundError for `missing` itself (or a package on its way) passes."""
     try:
@@ -55,7 +59,7 @@ def as_users(name: str, load, missing: str | None):
         raise UserCodeError(name, err) from None
 
 
-def import_path(path: Path):
+def import_path(path: Path) -> ModuleType:
     """The module at `path`, imported as `import` would find it.
 
     Raises:

@@ -8,8 +8,8 @@ shows what `jax.checkpoint` policies trade; `profile(f)(*args)` measures where t
 time went, op by compiled op, and maps each op back to your lines.
 """
 
+from jaxtour._number_words import NOT_COUNTED
 from jaxtour._plot import Plot
-from jaxtour._wording import NOT_COUNTED
 from jaxtour.cost._fusion import FusionTraffic, fusion_traffic
 from jaxtour.cost._ledger import CostTable, Row
 from jaxtour.cost._memory import POLICIES, GradMemory, Policy, grad_memory

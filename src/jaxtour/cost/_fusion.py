@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from jaxtour import _ir
+from jaxtour._number_words import si
 from jaxtour._report import Report, Table
-from jaxtour._wording import si
 from jaxtour.cost import _notes
 from jaxtour.cost._ledger import CostTable, total
 from jaxtour.cost._table import build

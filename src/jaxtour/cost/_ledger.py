@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxtour import _ir
+from jaxtour._number_words import NOT_COUNTED, si
 from jaxtour._report import Report, Reported, Table
-from jaxtour._wording import NOT_COUNTED, si
 from jaxtour.cost import _notes
 
 OPS_HEAD = ["op", "kind / source", "FLOPs", "transc.", "bytes", "FLOP/B"]

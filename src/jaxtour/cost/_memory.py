@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
+from jaxtour._number_words import si
 from jaxtour._plot import Plot, figure
 from jaxtour._report import Report, Reported, Table
-from jaxtour._wording import si
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build

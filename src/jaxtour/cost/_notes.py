@@ -11,7 +11,7 @@ import collections
 from collections.abc import Sequence
 
 from jaxtour import _ir
-from jaxtour._wording import NOT_COUNTED, si
+from jaxtour._number_words import NOT_COUNTED, si
 
 
 def loop_notes(

@@ -25,8 +25,8 @@ import jax.numpy as jnp
 
 from jaxtour import paths
 from jaxtour._files import write_atomically
+from jaxtour._number_words import si
 from jaxtour._report import Report, Table
-from jaxtour._wording import si
 
 
 class Peaks(NamedTuple):

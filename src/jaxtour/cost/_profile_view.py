@@ -6,9 +6,9 @@ from typing import Any
 
 from jaxtour import _style
 from jaxtour._diagram import Diagram
+from jaxtour._number_words import plural, si
 from jaxtour._options import check_count, check_rankdir
 from jaxtour._report import Report, Reported, Table
-from jaxtour._wording import plural, si
 
 TOO_SHORT = 50e-6  # below this per call, the profiler's own cost per op is a large part
 DRAWN = 12  # the slowest ops drawn by default (a slide's worth); the rest are one node

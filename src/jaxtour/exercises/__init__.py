@@ -38,6 +38,7 @@ exercise that needs several devices says so with `@checks(..., devices=8)`.
 from jaxtour.exercises._check import Feedback, check
 from jaxtour.exercises._errors import describe
 from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._nbgrader import left_out_of_course, write_nbgrader_course
 from jaxtour.exercises._registry import (
     Exercise,
     Wrong,
@@ -69,9 +70,11 @@ __all__ = [
     "expect_no_retrace",
     "find",
     "for_lesson",
+    "left_out_of_course",
     "register",
     "side_effect_under_jit",
     "under_jit",
+    "write_nbgrader_course",
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +47,7 @@ def _forbid(fn: Callable, names: dict[str, str], task: str) -> None:
 # --- ex_grad_from_vjp -------------------------------------------------------------------
 
 
-def _sum_of_squares(x):
+def _sum_of_squares(x: jax.Array) -> Any:
     return jnp.sum(x**2)
 
 
@@ -93,11 +94,13 @@ def _check_grad_from_vjp(fn: Callable) -> None:
 # --- ex_jacobian_from_jvp ---------------------------------------------------------------
 
 
-def _g(x):  # R³ → R², not square, so a transposed answer shows in its shape
+def _g(
+    x: jax.Array,
+) -> Any:  # R³ → R², not square, so a transposed answer shows in its shape
     return jnp.stack([jnp.sin(x[0]) * x[1], jnp.sum(x**2)])
 
 
-def _h(x):  # R² → R⁴
+def _h(x: jax.Array) -> Any:  # R² → R⁴
     return jnp.concatenate([jnp.tanh(x), x[0] * x[1] * jnp.ones(2)])
 
 
@@ -147,7 +150,7 @@ def _check_jacobian_from_jvp(fn: Callable) -> None:
 _A = jnp.array([[1.0, -2.0, 0.5], [0.0, 1.0, 3.0]], jnp.float32)
 
 
-def _sin_of_matmul(x):  # the lesson's g for draw_vjp: R³ → R²
+def _sin_of_matmul(x: jax.Array) -> Any:  # the lesson's g for draw_vjp: R³ → R²
     return jnp.sin(_A @ x)
 
 
@@ -208,7 +211,7 @@ def _check_clip_by_norm(fn: Callable) -> None:
         )
     long_cotangent = jnp.array([6.0, 8.0], jnp.float32)  # norm 10: shrinks to norm 1
 
-    def pulled(cotangent):
+    def pulled(cotangent: jax.Array) -> Any:
         return jax.grad(lambda v: jnp.sum(cotangent * fn(v)))(x)
 
     got = pulled(long_cotangent)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
@@ -12,13 +15,13 @@ from jaxtour.exercises._tracing import side_effect_under_jit, under_jit
 LESSON = "03_how_it_works"
 
 
-def leaky_relu_reference(x):
+def leaky_relu_reference(x: jax.Array) -> Any:
     """The oracle: x where x > 0, else 0.1 x (elementwise, for scalars and arrays)."""
     return jnp.where(x > 0, x, 0.1 * x)
 
 
 @checks(LESSON, "ex_leaky_relu", title="make a function jit-safe")
-def _check_leaky_relu(fn) -> None:
+def _check_leaky_relu(fn: Callable[..., Any]) -> None:
     """Practises removing a side effect and a Python `if` on a tracer so that `jax.jit`
     runs a function the same way on every call."""
     for value in (2.0, -3.0, 0.0):
@@ -40,17 +43,17 @@ def _check_leaky_relu(fn) -> None:
 # The two programs of the fusion exercise; the lesson defines the same two.
 
 
-def program_a(x):
+def program_a(x: jax.Array) -> Any:
     """An elementwise chain: sin, mul, add, tanh."""
     return jnp.tanh(jnp.sin(x) * 2.0 + 1.0)
 
 
-def program_b(x):
+def program_b(x: jax.Array) -> Any:
     """The same chain with a sort in the middle."""
     return jnp.tanh(jnp.sort(jnp.sin(x)) * 2.0 + 1.0)
 
 
-def kernels(f, x) -> int:
+def kernels(f: Callable[..., Any], x: jax.Array) -> int:
     """How many top-level ops (a fusion counts once) XLA compiles `f` into on this backend."""
     from jaxtour.viz import compare_stages
 
@@ -66,7 +69,7 @@ _NAMES = {
 
 
 @checks(LESSON, "ex_fewer_kernels", title="which program fuses into fewer kernels")
-def _check_fewer_kernels(fn) -> None:
+def _check_fewer_kernels(fn: Callable[..., Any]) -> None:
     """Practises reading fusions off `draw_hlo(..., stage="compiled")` and
     `compare_stages`, and spotting the op that breaks a fusion."""
     answer = expect_pair(

@@ -6,6 +6,7 @@ that `jaxtour.exercises` imports without them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -24,18 +25,20 @@ _WIDTHS = (
 )  # a small MLP: the same structure as the lesson's, cheap to check
 
 
-def _regression_loss(params, x, y):
+def _regression_loss(params: Any, x: jax.Array, y: jax.Array) -> Any:
     return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
 
 
-def _regression_case():
+def _regression_case() -> Any:
     kx, kw, ky = jax.random.split(jax.random.key(8), 3)
     x = jax.random.normal(kx, (16, 3))
     params = {"w": jax.random.normal(kw, (3, 2)), "b": jnp.zeros(2)}
     return params, x, jax.random.normal(ky, (16, 2))
 
 
-def _oracle_step(optimiser, params, opt_state, x, y):
+def _oracle_step(
+    optimiser: Any, params: Any, opt_state: Any, x: jax.Array, y: jax.Array
+) -> Any:
     import optax
 
     value, grads = jax.value_and_grad(_regression_loss)(params, x, y)
@@ -44,7 +47,7 @@ def _oracle_step(optimiser, params, opt_state, x, y):
 
 
 @checks(LESSON, "ex_optax_step", title="an Optax training step")
-def _check_optax_step(fn):
+def _check_optax_step(fn: Callable[..., Any]) -> None:
     """Practises a training step with any Optax optimiser: `value_and_grad`,
     `optimiser.update` with the parameters, `optax.apply_updates`."""
     import optax
@@ -68,7 +71,15 @@ def _check_optax_step(fn):
             params, state = want_params, want_state
 
 
-def _call_step(fn, optimiser, params, state, x, y, name):
+def _call_step(
+    fn: Callable[..., Any],
+    optimiser: Any,
+    params: Any,
+    state: Any,
+    x: jax.Array,
+    y: jax.Array,
+    name: str,
+) -> Any:
     try:
         got = fn(_regression_loss, optimiser, params, state, x, y)
     except ValueError as err:
@@ -87,7 +98,7 @@ def _call_step(fn, optimiser, params, state, x, y, name):
     return got
 
 
-def _compare_step(got, oracle, where):
+def _compare_step(got: Any, oracle: Any, where: str) -> None:
     params, state, want_params, want_state, want_loss, updates = oracle
     new_params, new_state, value = got
     if _close(new_params, jax.tree.map(lambda p, u: p - u, params, updates)):
@@ -128,7 +139,7 @@ def _structure(tree: Any) -> Any:
     return jax.tree.structure(tree)
 
 
-def _close(a, b) -> bool:
+def _close(a: Any, b: jax.Array) -> bool:
     try:
         pairs = zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
         return all(
@@ -143,17 +154,17 @@ class _TinyMLP:
     """Built on first use: Flax is imported only when a check runs."""
 
     @staticmethod
-    def build(seed: int):
+    def build(seed: int) -> Any:
         from flax import nnx
 
         class MLP(nnx.Module):
-            def __init__(self, rngs):
+            def __init__(self, rngs: Any) -> None:
                 a, b, c, d = _WIDTHS
                 self.hidden1 = nnx.Linear(a, b, rngs=rngs)
                 self.hidden2 = nnx.Linear(b, c, rngs=rngs)
                 self.output = nnx.Linear(c, d, rngs=rngs)
 
-            def __call__(self, x):
+            def __call__(self, x: jax.Array) -> Any:
                 x = jax.nn.relu(self.hidden1(x))
                 x = jax.nn.relu(self.hidden2(x))
                 return self.output(x)
@@ -168,12 +179,12 @@ class _TinyMLP:
         return model, nnx.to_pure_dict(nnx.state(model))
 
 
-def _linear(weights, name, x):
+def _linear(weights: jax.Array, name: str, x: jax.Array) -> Any:
     return x @ weights[name]["kernel"] + weights[name]["bias"]
 
 
 @checks(LESSON, "ex_nnx_forward", title="the NNX forward pass by hand")
-def _check_nnx_forward(fn):
+def _check_nnx_forward(fn: Callable[..., Any]) -> None:
     """Practises reading a Flax NNX module's state as a plain pytree and computing its
     forward pass with `jax.numpy`."""
     for seed in (0, 1):
@@ -201,7 +212,7 @@ def _check_nnx_forward(fn):
 
 
 @checks(LESSON, "ex_read_the_jaxpr", title="read the forward pass's jaxpr")
-def _check_read_the_jaxpr(fn):
+def _check_read_the_jaxpr(fn: Callable[..., Any]) -> None:
     """Practises reading a jaxpr drawing: the matrix products and the inputs NNX hands
     to a pure function."""
     answer = fn()

@@ -3,6 +3,9 @@ shape off the drawn jaxpr of `batched_predict`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,13 +16,13 @@ from jaxtour.exercises._registry import Wrong, checks
 LESSON = "05_mnist_mlp"
 
 
-def _example_loss(params, image, label):
+def _example_loss(params: Any, image: jax.Array, label: jax.Array) -> Any:
     """Cross-entropy of ONE example: image f32[6], label i32[]."""
     logits = image @ params["w"] + params["b"]
     return -jax.nn.log_softmax(logits)[label]
 
 
-def _problem(batch: int, seed: int = 0):
+def _problem(batch: int, seed: int = 0) -> Any:
     rng = np.random.default_rng(seed)
     params = {
         "w": jnp.asarray(rng.standard_normal((6, 3)), jnp.float32),
@@ -31,7 +34,7 @@ def _problem(batch: int, seed: int = 0):
 
 
 @checks(LESSON, "ex_losses_per_digit", title="per-example losses with `vmap`")
-def _check_losses_per_digit(fn):
+def _check_losses_per_digit(fn: Callable[..., Any]) -> None:
     """Practises batching a one-example function with `jax.vmap` and the right
     `in_axes`."""
     for batch in (4, 1):
@@ -63,7 +66,7 @@ def _check_losses_per_digit(fn):
 
 
 @checks(LESSON, "ex_accuracy", title="accuracy of a batch")
-def _check_accuracy(fn):
+def _check_accuracy(fn: Callable[..., Any]) -> None:
     """Practises reducing logits to a prediction with `argmax` over the right axis."""
     rng = np.random.default_rng(5)
     for batch, classes in (
@@ -106,7 +109,7 @@ def _check_accuracy(fn):
             )
 
 
-def _nested(eqn):
+def _nested(eqn: Any) -> Iterator[Any]:
     """The jaxprs inside an equation's params (a `jit`'s body, a `custom_jvp`'s ...)."""
     for value in eqn.params.values():
         for item in value if isinstance(value, list | tuple) else (value,):
@@ -115,7 +118,7 @@ def _nested(eqn):
                 yield inner
 
 
-def _first_dot_shape(jaxpr) -> tuple[int, ...] | None:
+def _first_dot_shape(jaxpr: Any) -> tuple[int, ...] | None:
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "dot_general":
             return tuple(eqn.outvars[0].aval.shape)
@@ -127,7 +130,7 @@ def _first_dot_shape(jaxpr) -> tuple[int, ...] | None:
 
 
 @checks(LESSON, "ex_first_matmul_shape", title="a shape read off the jaxpr")
-def _check_first_matmul_shape(fn):
+def _check_first_matmul_shape(fn: Callable[..., Any]) -> None:
     """Practises reading a drawn jaxpr: what `vmap` does to the shapes of `predict`."""
     from jaxtour.mlp import SIZES, batched_predict, init_params
 

@@ -14,6 +14,7 @@ import ast
 import builtins
 import re
 from pathlib import Path
+from typing import Any
 
 from jaxtour import lesson
 from jaxtour._files import write_atomically
@@ -35,7 +36,9 @@ _ALWAYS = (
 )
 
 
-def write_course(sources: list[Path], folder: Path) -> tuple[list[Path], list[Path]]:
+def write_nbgrader_course(
+    sources: list[Path], folder: Path
+) -> tuple[list[Path], list[Path]]:
     """Write `folder/nbgrader_config.py` and one assignment per lesson with exercises.
 
     A file already there that differs from what would be written (an instructor's edit)
@@ -62,7 +65,7 @@ def write_course(sources: list[Path], folder: Path) -> tuple[list[Path], list[Pa
     return written, kept
 
 
-def assignment(source: Path):
+def assignment(source: Path) -> Any:
     """Lesson `source`'s exercises as an nbgrader source notebook, or None without any."""
     import nbformat.v4 as nbf
 
@@ -91,7 +94,7 @@ def assignment(source: Path):
     return notebook
 
 
-def left_out(source: Path) -> dict[str, list[str]]:
+def left_out_of_course(source: Path) -> dict[str, list[str]]:
     """Lesson `source`'s exercises the course leaves out, each with the names its solution
     reads that only the lesson computes (a count read off one of its drawings, say):
     an assignment holds the lesson's imports and the functions its tasks name, not the
@@ -193,7 +196,7 @@ def _metadata(
     }
 
 
-def _locked(cell, grade_id: str):
+def _locked(cell: Any, grade_id: str) -> Any:
     cell.metadata.nbgrader = _metadata(grade_id, locked=True)
     return cell
 
@@ -207,7 +210,7 @@ def _intro(stem: str) -> str:
     )
 
 
-def _tasks(cells) -> dict[str, str]:
+def _tasks(cells: Any) -> dict[str, str]:
     """Each exercise's task: the markdown cell tagged `exercise` before its stub."""
     tasks: dict[str, str] = {}
     pending = None
@@ -221,7 +224,7 @@ def _tasks(cells) -> dict[str, str]:
     return tasks
 
 
-def _teaching_code(cells) -> list[tuple[ast.stmt, str]]:
+def _teaching_code(cells: Any) -> list[tuple[ast.stmt, str]]:
     teaching = {lesson.Kind.TEACH, lesson.Kind.SETUP}
     found: list[tuple[ast.stmt, str]] = []
     for cell in cells:
@@ -235,7 +238,7 @@ def _teaching_code(cells) -> list[tuple[ast.stmt, str]]:
     return found
 
 
-def _imports(cells) -> str:
+def _imports(cells: Any) -> str:
     """The imports the lesson makes at the top level of its cells, after the usual ones."""
     lines = [_ALWAYS]
     for node, text in _teaching_code(cells):
@@ -246,7 +249,7 @@ def _imports(cells) -> str:
     return "\n".join(lines)
 
 
-def _context(cells, task_text: str) -> str:
+def _context(cells: Any, task_text: str) -> str:
     """The lesson's function definitions the tasks name, and those they call in turn."""
     defs = {
         node.name: ast.get_source_segment(text, node) or ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -46,7 +47,7 @@ def _spec(sharding: NamedSharding) -> tuple:
 
 
 @checks(LESSON, "ex_batch_sharding", title="shard a batch over the mesh")
-def _check_batch_sharding(fn) -> None:
+def _check_batch_sharding(fn: Callable[..., Any]) -> None:
     """Practises choosing the `PartitionSpec` that splits a batch over a mesh axis."""
     devices = lesson_devices()
     mesh = jax.make_mesh((len(devices),), (AXIS,), devices=devices)
@@ -89,7 +90,7 @@ def _check_batch_sharding(fn) -> None:
 
 
 @checks(LESSON, "ex_global_mean", title="a global mean in `shard_map`")
-def _check_global_mean(fn) -> None:
+def _check_global_mean(fn: Callable[..., Any]) -> None:
     """Practises per-device code with a collective: `lax.psum` turns local sums into a
     global mean."""
     for n_devices in (4, 2):  # a hard-coded device count is right for one of them only
@@ -188,7 +189,7 @@ def _count_with_simulated_devices(n_devices: int = 8) -> int:
 
 
 @checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`", devices=8)
-def _check_count_all_reduces(fn) -> None:
+def _check_count_all_reduces(fn: Callable[..., Any]) -> None:
     """Practises reading the collectives of a compiled program off its drawing."""
     got = fn()
     if isinstance(got, bool) or not isinstance(got, int | np.integer):

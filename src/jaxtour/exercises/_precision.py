@@ -3,6 +3,9 @@ that fits float32, and count a training step's matmuls off its drawn jaxpr."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,7 +15,7 @@ from jaxtour.exercises._registry import Wrong, checks
 LESSON = "06_jax_vs_numpy"
 
 
-def _cases():
+def _cases() -> Any:
     """(name, actual, expected float64, the right verdict)."""
     rng = np.random.default_rng(6)
     a, b = rng.uniform(0.5, 1.5, (64, 64)), rng.uniform(0.5, 1.5, (64, 64))  # no zeros
@@ -32,7 +35,7 @@ def _cases():
 
 
 @checks(LESSON, "ex_agrees", title="float32 against a float64 oracle")
-def _check_agrees(fn):
+def _check_agrees(fn: Callable[..., Any]) -> None:
     """Practises comparing a float32 result with a float64 oracle at float32's
     precision, against the array's scale."""
     for name, actual, expected, right in _cases():
@@ -70,7 +73,7 @@ def _check_agrees(fn):
         )
 
 
-def _count_dots(jaxpr) -> int:
+def _count_dots(jaxpr: Any) -> int:
     count = 0
     for eqn in jaxpr.eqns:
         count += eqn.primitive.name == "dot_general"
@@ -83,7 +86,7 @@ def _count_dots(jaxpr) -> int:
 
 
 @checks(LESSON, "ex_matmuls_per_step", title="matmuls in a step, from the jaxpr")
-def _check_matmuls_per_step(fn):
+def _check_matmuls_per_step(fn: Callable[..., Any]) -> None:
     """Practises reading a training step's jaxpr: which matmuls the backward pass
     makes."""
     from jaxtour.mlp import init_params, update

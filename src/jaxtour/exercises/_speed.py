@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -41,7 +42,7 @@ def _check_safe_log(fn: Callable) -> None:
     _expect_finite_grad(fn)
 
 
-def _expect_log(got, x: jax.Array) -> None:
+def _expect_log(got: Any, x: jax.Array) -> None:
     """`got` is log(x) where x > 0 and 0 elsewhere; name nan and -inf specifically."""
     x64 = np.asarray(x, np.float64)
     want = jnp.asarray(
@@ -94,7 +95,7 @@ def _compile_heavy_case() -> tuple[Callable, jax.Array]:
     """
     offset = random.random()
 
-    def chain(x):
+    def chain(x: jax.Array) -> Any:
         x = x + offset
         for i in range(60):
             x = jnp.sin(x) * (1.0 + i * 1e-3)
@@ -113,7 +114,7 @@ def _fastest_blocked(f: Callable, x: jax.Array, repeat: int = 3) -> float:
     return min(times)
 
 
-def _seconds(answer, case: str) -> float:
+def _seconds(answer: Callable[..., Any], case: str) -> float:
     if not isinstance(answer, int | float | np.floating) or isinstance(answer, bool):
         raise Wrong(
             f"for {case} your function returned {type(answer).__name__} "
@@ -158,13 +159,13 @@ class _Recorded:
         self._f = f
         self.durations: list[float] = []
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
         start = time.perf_counter()
         out = self._f(*args)
         self.durations.append(time.perf_counter() - start)
         return out
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)  # .lower(...) and friends, as on jax.jit
 
 
@@ -183,7 +184,7 @@ def _time_fresh_call(fn: Callable) -> tuple[float, float]:
 # --- ex_gelu_jaxpr: read a count off draw_jaxpr -----------------------------------------
 
 
-def _gelu(x):
+def _gelu(x: jax.Array) -> Any:
     return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi) * (x + 0.044715 * x**3)))
 
 

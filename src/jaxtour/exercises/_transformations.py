@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,12 +16,12 @@ from jaxtour.exercises._tracing import under_jit
 LESSON = "04_transformations"
 
 
-def squared_error(w, b, x, t):
+def squared_error(w: jax.Array, b: jax.Array, x: jax.Array, t: jax.Array) -> Any:
     """One example's loss, as in the lesson: w f32[3], b f32[], x f32[3], t f32[] -> f32[]."""
     return (jnp.tanh(jnp.sum(w * x) + b) - t) ** 2
 
 
-def _batch(n: int, seed: int = 0):
+def _batch(n: int, seed: int = 0) -> Any:
     kw, kx, kt = jax.random.split(jax.random.key(seed), 3)
     return (
         jax.random.normal(kw, (3,)),
@@ -28,12 +31,12 @@ def _batch(n: int, seed: int = 0):
     )
 
 
-def _equations(fn, *args) -> int:
+def _equations(fn: Callable[..., Any], *args: Any) -> int:
     return len(jax.make_jaxpr(lambda *a: fn(squared_error, *a))(*args).eqns)
 
 
 @checks(LESSON, "ex_per_example_losses", title="`vmap` a per-example loss")
-def _check_per_example_losses(fn) -> None:
+def _check_per_example_losses(fn: Callable[..., Any]) -> None:
     """Practises `jax.vmap` with `in_axes`: batching some arguments and sharing
     others."""
     w, b, xs, ts = _batch(8)
@@ -65,7 +68,7 @@ def _check_per_example_losses(fn) -> None:
 
 
 @checks(LESSON, "ex_cumulative_product", title="a running product with `lax.scan`")
-def _check_cumulative_product(fn) -> None:
+def _check_cumulative_product(fn: Callable[..., Any]) -> None:
     """Practises writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad`
     goes through."""
     xs = jnp.array([1.5, -2.0, 0.5, 3.0, 1.0], jnp.float32)
@@ -96,17 +99,17 @@ def _check_cumulative_product(fn) -> None:
     expect_close(grad, want, where="the gradient of the products' sum", rtol=1e-4)
 
 
-def running_sum(xs):
+def running_sum(xs: jax.Array) -> Any:
     """The lesson's `cumulative_sum`: a scan carrying the total."""
 
-    def step(total, x):
+    def step(total: Any, x: jax.Array) -> Any:
         total = total + x
         return total, total
 
     return jax.lax.scan(step, 0.0, xs)[1]
 
 
-def scans(jaxpr) -> int:
+def scans(jaxpr: Any) -> int:
     """`scan` equations in a jaxpr, nested ones included (what draw_jaxpr draws as clusters)."""
     found = 0
     for eqn in jaxpr.eqns:
@@ -119,7 +122,7 @@ def scans(jaxpr) -> int:
 
 
 @checks(LESSON, "ex_count_scans", title="scans in a gradient's drawing")
-def _check_count_scans(fn) -> None:
+def _check_count_scans(fn: Callable[..., Any]) -> None:
     """Practises reading `draw_jaxpr` clusters: reverse mode through `scan` is a second,
     reversed `scan`."""
     steps = jnp.arange(5.0)
@@ -153,7 +156,7 @@ def _check_count_scans(fn) -> None:
 
 
 @checks(LESSON, "ex_histogram", title="a histogram with `.at[].add`")
-def _check_histogram(fn) -> None:
+def _check_histogram(fn: Callable[..., Any]) -> None:
     """Practises updating an immutable array with `.at[]`: `.add` accumulates repeated
     indices, and an index out of range is dropped."""
     labels = jnp.array([0, 2, 2, 1, 2, 0], jnp.int32)
@@ -191,7 +194,7 @@ def _check_histogram(fn) -> None:
     )
 
 
-def _code_names(fn) -> set[str]:
+def _code_names(fn: Callable[..., Any]) -> set[str]:
     """The global and attribute names `fn`'s code uses (nested functions included)."""
     found: set[str] = set()
     stack = [getattr(fn, "__code__", None)]

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxtour._diagram import Diagram
+from jaxtour.launch._config import JoinConfig, TrainConfig, worker_options
 from jaxtour.launch._procgroup import RESULT, Group, MultiprocessError
-from jaxtour.mlp._model import LR, MOMENTUM
-from jaxtour.mlp._train import History
+from jaxtour.mlp import LR, MOMENTUM, History, check_batch_size
 
 HOST = "127.0.0.1"
 WORKER_BYTES = 280 * 2**20  # one worker's resident memory, measured (MNIST, 4 devices)
@@ -249,7 +249,6 @@ def train_multiprocess(
             output) or the run took longer than `timeout`; the others were stopped.
     """
     from jaxtour.data import load_mnist
-    from jaxtour.mlp._parallel import check_batch_size
 
     if processes < 1 or devices_per_process < 1:
         raise ValueError(
@@ -261,43 +260,42 @@ def train_multiprocess(
     if warning and echo:
         print(warning, file=sys.stderr)
     load_mnist(data_dir, progress=False)  # download once here, not N times at once
+    config = TrainConfig(
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        momentum=momentum,
+        seed=seed,
+        train_size=train_size,
+        test_size=test_size,
+        data_dir=data_dir,
+    )
     with claimed_port(port) as chosen:
+        join = JoinConfig(
+            coordinator=f"{HOST}:{chosen}",
+            processes=processes,
+            devices=devices_per_process,
+            heartbeat=heartbeat,
+            init_timeout=init_timeout,
+        )
         return _launch(
-            f"{HOST}:{chosen}",
-            processes,
-            dict(
-                devices=devices_per_process,
-                heartbeat=heartbeat,
-                init_timeout=init_timeout,
-                epochs=epochs,
-                batch_size=batch_size,
-                lr=lr,
-                momentum=momentum,
-                seed=seed,
-                train_size=train_size,
-                test_size=test_size,
-                data_dir=data_dir,
-            ),
-            dict(echo=echo, log_all=log_all, details=details, timeout=timeout),
+            join, config, dict(echo=echo, log_all=log_all, details=details), timeout
         )
 
 
-def _launch(address: str, processes: int, given: dict, how: dict) -> MultiprocessRun:
-    options = [
-        f"--{k.replace('_', '-')}={v}"
-        for k, v in dict(coordinator=address, processes=processes, **given).items()
-        if v is not None
-    ]
-    options += ["--watch-stdin", "--own-stdout"] + (
-        ["--details"] if how["details"] else []
-    )
+def _launch(
+    join: JoinConfig, config: TrainConfig, how: dict[str, bool], timeout: float | None
+) -> MultiprocessRun:
+    """Start the workers (the process boundary: the configs become options)."""
+    options = [*worker_options(join, config), "--watch-stdin", "--own-stdout"]
+    options += ["--details"] if how["details"] else []
     worker = [sys.executable, "-u", "-m", "jaxtour.launch._worker", *options]
     group = Group(
-        [[*worker, f"--process-id={i}"] for i in range(processes)],
+        [[*worker, f"--process-id={i}"] for i in range(join.processes or 1)],
         how["echo"],
         how["log_all"],
     )
-    lines = group.wait(how["timeout"])
+    lines = group.wait(timeout)
     return _result(lines, group.seconds)
 
 

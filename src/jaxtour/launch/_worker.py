@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 
+from jaxtour.launch._config import configs_of
 from jaxtour.launch._procgroup import RESULT, NoClusterError
 from jaxtour.launch._spmd import parse, start, train
 
@@ -45,19 +46,20 @@ def _own_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse(argv)
+    args = parse(argv)  # the process boundary: options become typed configs here
+    join, config = configs_of(args)
     if args.own_stdout:
         _own_stdout()
     if args.watch_stdin:
         _watch_stdin()
     try:
-        start(args)
+        start(join)
     except NoClusterError as err:
         raise SystemExit(str(err)) from None
     except KeyboardInterrupt as err:
         print(err, file=sys.stderr)
         raise SystemExit(130) from None
-    out = train(args)
+    out = train(config, details=args.details)
     import jax
 
     if jax.process_index() == 0:

@@ -148,10 +148,43 @@ def execute(
     return found
 
 
+def kernel_ipc_address() -> str | None:
+    """Where the kernel's Unix sockets go (``<runtime>/jaxtour-<id>-ipc``, each socket
+    that plus ``-<n>``), or None where there are none or their paths would not fit:
+    then the kernel talks over TCP on 127.0.0.1.
+
+    Over IPC nothing goes through the network, so ipykernel has no cause to warn, once
+    per lesson, that it "is running over TCP without encryption"; its other warnings
+    still show. The path is absolute: the kernel runs in the lesson's folder, the client
+    here. A Unix socket's path holds at most 104 to 108 bytes, by system.
+    """
+    if os.name != "posix":
+        return None
+    import uuid
+
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    address = Path(jupyter_runtime_dir()) / f"jaxtour-{uuid.uuid4().hex[:12]}-ipc"
+    if len(os.fsencode(address)) + len("-65535") >= IPC_PATH_BYTES:
+        return None
+    address.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return str(address)
+
+
+IPC_PATH_BYTES = 104  # the shortest limit of a Unix socket's path (macOS, BSD)
+
+
 def run_notebook(notebook: Any, folder: Path, timeout: int, name: str) -> None:
     """Execute `notebook` in place with a kernel started in `folder`."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
+    from traitlets.config import Config
+
+    config = Config()
+    address = kernel_ipc_address()
+    if address is not None:  # the kernel's sockets are removed when it shuts down
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = address
 
     # No saved widget state: exported HTML and offline slides then show a widget's
     # static fallback picture instead of an empty box that needs JavaScript from a CDN.
@@ -161,6 +194,7 @@ def run_notebook(notebook: Any, folder: Path, timeout: int, name: str) -> None:
         kernel_name="python3",
         store_widget_state=False,
         resources={"metadata": {"path": str(folder)}},
+        config=config,
     )
     try:
         client.execute()

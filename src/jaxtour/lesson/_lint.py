@@ -7,6 +7,7 @@ empty list means the lesson keeps the rule. `lint` runs them all.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import Any
 
 from jaxtour.lesson._kinds import Kind, kind_of
@@ -57,7 +58,7 @@ def names(code: str) -> tuple[set[str], set[str]]:
     return top, read - everywhere
 
 
-def _top_level(tree: ast.AST):
+def _top_level(tree: ast.AST) -> Iterator[Any]:
     """The nodes of `tree` outside any nested scope (a def's name is outside its body)."""
     stack = [tree]
     while stack:
@@ -67,7 +68,7 @@ def _top_level(tree: ast.AST):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _bound(nodes) -> set[str]:
+def _bound(nodes: Any) -> set[str]:
     bound = set()
     for node in nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):

@@ -6,6 +6,8 @@ ladder's variants, device resolution) stays in the private modules. MNIST on dis
 several JAX processes is `jaxtour.launch`'s (`train_multiprocess`).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from jaxtour.data import (
     MIRRORS,
     Budget,
@@ -33,10 +35,14 @@ from jaxtour.mlp._model import (
 from jaxtour.mlp._numpy_twin import NumpyTwin
 from jaxtour.mlp._plots import plot_history, plot_ladder, plot_predictions
 from jaxtour.mlp._train import (
+    TRAIN_EVAL_SIZE,
+    UNROLL,
     History,
     batch_indices,
     compile_epoch,
+    describe_device,
     evaluate,
+    resolve_device,
     train,
     train_epoch,
 )
@@ -49,6 +55,8 @@ __all__ = [
     "MIRRORS",
     "MOMENTUM",
     "SIZES",
+    "TRAIN_EVAL_SIZE",
+    "UNROLL",
     "Budget",
     "History",
     "Mnist",
@@ -60,6 +68,7 @@ __all__ = [
     "batch_indices",
     "batched_predict",
     "compile_epoch",
+    "describe_device",
     "evaluate",
     "example_batch",
     "format_ladder",
@@ -73,6 +82,7 @@ __all__ = [
     "plot_predictions",
     "predict",
     "preprocess",
+    "resolve_device",
     "run_ladder",
     "save_params",
     "train",
@@ -81,16 +91,41 @@ __all__ = [
 ]
 
 # Data parallelism: the same training over every local device (mlp/_parallel.py).
+# Its parts are exported for `jaxtour.launch`, which runs the same epoch over processes.
 from jaxtour.mlp._parallel import (  # noqa: E402
+    batch_sharded,
+    check_batch_size,
+    compile_epoch_of_batches,
     data_mesh,
     data_parallel_update,
     psum_update,
+    replicated,
     train_data_parallel,
 )
 
 __all__ += [
+    "batch_sharded",
+    "check_batch_size",
+    "compile_epoch_of_batches",
     "data_mesh",
     "data_parallel_update",
     "psum_update",
+    "replicated",
     "train_data_parallel",
 ]
+
+# Zero-argument pictures of the MLP for the tour (stem -> function returning a Diagram).
+# They draw with the lenses (Graphviz and all): imported when asked for, so that a
+# launcher's worker or a lesson that only trains does not load them.
+if TYPE_CHECKING:
+    from jaxtour.mlp._gallery import GALLERY
+
+__all__ += ["GALLERY"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GALLERY":
+        from jaxtour.mlp._gallery import GALLERY
+
+        return GALLERY
+    raise AttributeError(f"module 'jaxtour.mlp' has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 They live here, not in the lenses' galleries, because they draw this package's model:
 `mlp` may look down at the lenses, a lens never looks up at a model. The tour lists
-them by reference in `DIAGRAMS` (`jaxtour.cli._tour_steps`).
+them by reference through `GALLERY` (exported as `jaxtour.mlp.GALLERY`).
 """
 
 from __future__ import annotations
@@ -48,3 +48,12 @@ def grad_small_mlp() -> Diagram:
     params = init_params(jax.random.key(0), (4, 8, 3))
     x = jax.random.normal(jax.random.key(1), (5, 4))
     return draw_grad(loss)(params, x, jnp.array([0, 2, 1, 1, 0]))
+
+
+# file stem -> picture, in the order the tour renders them
+GALLERY: dict[str, Callable[[], Diagram]] = {
+    "mlp_pipeline": mlp_pipeline,
+    "mlp_jaxpr": mlp_jaxpr,
+    "mlp_hlo": mlp_hlo,
+    "grad_small_mlp": grad_small_mlp,
+}

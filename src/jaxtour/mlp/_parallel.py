@@ -39,10 +39,11 @@ from jaxtour.mlp._train import (
     History,
     check_schedule,
     compile_timed,
-    describe,
+    describe_device,
     init_state,
     run_epochs,
     scan_epoch,
+    scan_updates,
 )
 
 AXIS = "batch"
@@ -241,6 +242,58 @@ def compile_epoch_sharded(
     return compile_timed(jitted, params, velocity, *data)
 
 
+def compile_epoch_of_batches(
+    mesh: Mesh,
+    params: Params,
+    velocity: Params,
+    xs: jax.Array,
+    ys: jax.Array,
+    *,
+    lr: float = LR,
+    momentum: float = MOMENTUM,
+) -> tuple[Callable, float]:
+    """An epoch over batches already laid out on `mesh`, jitted and compiled ahead of time.
+
+    As `compile_epoch_sharded`, but the caller has gathered the epoch's batches itself:
+    `xs` u8[steps, batch, 28, 28] and `ys` i32[steps, batch], split along dimension 1
+    over the mesh's axis (a multi-process run feeds each process's own slice this way).
+    Params and velocity are replicated and donated.
+
+    Returns:
+        (``epoch(params, velocity, xs, ys) -> (params, velocity, f32[steps] loss)``
+        compiled; compile seconds).
+    """
+    rep = replicated(mesh)
+    split = NamedSharding(mesh, P(None, mesh.axis_names[0]))  # [step, batch]
+    step_split = batch_sharded(mesh, mesh.axis_names[0])
+
+    def batch_of(batch: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        x, y = batch  # this step's batch, split over the devices as in `train`
+        constrain = jax.lax.with_sharding_constraint
+        return constrain(x, step_split), constrain(y, step_split)
+
+    def epoch(
+        params: Params, velocity: Params, xs: jax.Array, ys: jax.Array
+    ) -> tuple[Params, Params, jax.Array]:
+        return scan_updates(
+            params,
+            velocity,
+            (xs, ys),
+            batch_of,
+            lr=lr,
+            momentum=momentum,
+            unroll=UNROLL,
+        )
+
+    jitted = jax.jit(
+        epoch,
+        in_shardings=(rep, rep, split, split),
+        out_shardings=(rep, rep, rep),
+        donate_argnums=(0, 1),
+    )
+    return compile_timed(jitted, params, velocity, xs, ys)
+
+
 def train_data_parallel(
     data: Mnist | None = None,
     *,
@@ -304,7 +357,7 @@ def train_data_parallel(
         momentum=momentum,
     )
     history = History(
-        compile_seconds=compile_s, device=f"{mesh.size} × {describe(first)}"
+        compile_seconds=compile_s, device=f"{mesh.size} × {describe_device(first)}"
     )
     eval_set = jax.device_put(
         (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE]), first

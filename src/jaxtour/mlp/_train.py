@@ -93,7 +93,7 @@ def resolve_device(device: str | jax.Device | None = None) -> jax.Device:
         ) from None
 
 
-def describe(device: jax.Device) -> str:
+def describe_device(device: jax.Device) -> str:
     """ "cpu", or the platform and the kind, e.g. "gpu: NVIDIA H100 80GB HBM3"."""
     kind = device.device_kind
     return (
@@ -300,7 +300,7 @@ def train(
     run_epoch, compile_s = compile_epoch(
         params, velocity, train_x, train_y, shuffle_key, **hyper
     )
-    history = History(compile_seconds=compile_s, device=describe(target))
+    history = History(compile_seconds=compile_s, device=describe_device(target))
     eval_set = (train_x[:TRAIN_EVAL_SIZE], train_y[:TRAIN_EVAL_SIZE])
     sets = ((train_x, train_y), eval_set, (test_x, test_y))
     bar = _progress_bar(epochs, progress)

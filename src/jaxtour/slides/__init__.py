@@ -12,6 +12,8 @@ from jaxtour.slides._deck import (
     unbadge,
 )
 from jaxtour.slides._legible import MIN_TEXT_PX, Measured, measure
+from jaxtour.slides._lint import Finding, lint_lesson
+from jaxtour.slides._pdf import find_chromium
 from jaxtour.slides._place import place_pictures
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
 from jaxtour.slides._site import assets_dir, build_slides, copy_reveal, write_index
@@ -19,6 +21,7 @@ from jaxtour.slides._site import assets_dir, build_slides, copy_reveal, write_in
 __all__ = [
     "MIN_TEXT_PX",
     "Deck",
+    "Finding",
     "Measured",
     "SlidesError",
     "assets_dir",
@@ -26,7 +29,9 @@ __all__ = [
     "build_slides",
     "copy_reveal",
     "count_slides",
+    "find_chromium",
     "lesson_title",
+    "lint_lesson",
     "measure",
     "place_pictures",
     "plan_slides",

@@ -14,8 +14,9 @@ import warnings
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
-from jaxtour.slides._frame import lesson_exercises, lesson_minutes
+from jaxtour.slides._frame import exercise_titles, lesson_minutes
 from jaxtour.slides._lint import exercise_minutes
 from jaxtour.slides._place import place_pictures
 from jaxtour.slides._plan import SlidesError, count_slides, lesson_title, plan_slides
@@ -70,7 +71,7 @@ class Deck:
     exercise_minutes: int = 0
 
 
-def read_notebook(path: str | os.PathLike):
+def read_notebook(path: str | os.PathLike) -> Any:
     """Read a lesson: an ``.ipynb`` (executed or not) or its py:percent ``.py`` source."""
     path = Path(path)
     if path.suffix == ".py":
@@ -135,12 +136,12 @@ def build_deck(
         count_slides(planned),
         executed,
         lesson_minutes(notebook),
-        lesson_exercises(notebook),
+        exercise_titles(notebook),
         exercise_minutes=exercise_minutes(notebook),
     )
 
 
-def _warn_about_tex(planned, name: str) -> None:
+def _warn_about_tex(planned: Any, name: str) -> None:
     # MathJax would come from a CDN, so an offline deck shows TeX as typed.
     found = [
         m
@@ -189,7 +190,7 @@ class _RemoteFinder(HTMLParser):
         self.remote: set[str] = set()
         self._in_style = False
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: Any, attrs: Any) -> None:
         attrs = dict(attrs)
         urls = [attrs.get(name) or "" for name in _FETCHED.get(tag, ())]
         self.remote.update(url for url in urls if _is_remote(url))
@@ -197,15 +198,15 @@ class _RemoteFinder(HTMLParser):
             self.remote.update(_CSS_URL.findall(attrs["style"] or ""))
         self._in_style = tag == "style"
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: Any) -> None:
         self._in_style = False
 
-    def handle_data(self, data):
+    def handle_data(self, data: Any) -> None:
         if self._in_style:
             self.remote.update(_CSS_URL.findall(data))
 
 
-def _exporter(templates: Path):
+def _exporter(templates: Path) -> Any:
     from nbconvert import SlidesExporter
     from traitlets.config import Config
 

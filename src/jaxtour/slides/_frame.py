@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from jaxtour.lesson import Kind, kind_of
 
@@ -56,7 +57,7 @@ def read_opening(markdown: str) -> Opening:
     paragraph: list[str] = []
     in_bullet = False
 
-    def flush():
+    def flush() -> None:
         if paragraph:
             opening.prose.append("\n".join(paragraph))
             paragraph.clear()
@@ -96,7 +97,7 @@ def title_markdown(opening: Opening) -> str:
     return "\n\n".join(parts)
 
 
-def frame(cells: list, new_cell) -> list:
+def frame(cells: list, new_cell: Any) -> list:
     """Cells (already planned) with a title slide first and the summary on its own slide.
 
     Args:
@@ -142,13 +143,13 @@ def frame(cells: list, new_cell) -> list:
     return cells
 
 
-def lesson_minutes(notebook) -> int | None:
+def lesson_minutes(notebook: Any) -> int | None:
     """The ``*About N minutes.*`` of a lesson's first markdown cell, or None."""
     first = next((c for c in notebook.cells if c.get("cell_type") == "markdown"), None)
     return read_opening(first.get("source", "")).minutes if first else None
 
 
-def lesson_exercises(notebook) -> tuple[str, ...]:
+def exercise_titles(notebook: Any) -> tuple[str, ...]:
     """The titles of a lesson's exercises: the first line of each markdown cell tagged
     ``exercise``, heading marks, code marks and a leading "Your turn:" dropped.
 
@@ -157,7 +158,7 @@ def lesson_exercises(notebook) -> tuple[str, ...]:
         >>> task = new_markdown_cell(
         ...     "## Your turn: gradient from `vjp`\\nWrite it.",
         ...     metadata={"tags": ["exercise"]})
-        >>> lesson_exercises(new_notebook(cells=[task]))
+        >>> exercise_titles(new_notebook(cells=[task]))
         ('gradient from vjp',)
     """
     titles = []
@@ -175,11 +176,11 @@ def lesson_exercises(notebook) -> tuple[str, ...]:
     return tuple(titles)
 
 
-def _slide_type(cell) -> str:
+def _slide_type(cell: Any) -> str:
     return cell.metadata["slideshow"]["slide_type"]
 
 
-def _mark(cell, frame_name: str, slide_type: str) -> None:
+def _mark(cell: Any, frame_name: str, slide_type: str) -> None:
     slideshow = cell.metadata["slideshow"]
     slideshow["slide_type"] = (
         slide_type if slide_type in ("slide", "subslide") else "slide"

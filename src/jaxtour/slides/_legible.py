@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
+from typing import Any
 from xml.etree import ElementTree
 
 MIN_TEXT_PX = 12.0  # the slide lint's floor, on a 1280×720 screen
@@ -98,7 +99,7 @@ def _without_prolog(svg: str) -> str:
     return svg[start:] if start >= 0 else svg
 
 
-def _view_box(root) -> tuple[float, float, float, float] | None:
+def _view_box(root: Any) -> tuple[float, float, float, float] | None:
     if root.tag != f"{_SVG}svg":
         return None
     box = root.get("viewBox")
@@ -118,7 +119,7 @@ def _length(value: str | None) -> float | None:
 Affine = tuple[float, float, float, float]  # (sx, sy, tx, ty): x' = sx·x + tx
 
 
-def _collect(element, at: Affine, font: float | None, found: tuple) -> None:
+def _collect(element: Any, at: Affine, font: float | None, found: tuple) -> None:
     """Walk the tree: each non-empty text's scaled font size and its position."""
     at = _transformed(at, element.get("transform") or "")
     font = _font_size(element) or font
@@ -144,6 +145,6 @@ def _transformed(at: Affine, transform: str) -> Affine:
     return sx, sy, tx, ty
 
 
-def _font_size(element) -> float | None:
+def _font_size(element: Any) -> float | None:
     found = _FONT_STYLE.search(element.get("style") or "")
     return float(found.group(1)) if found else _length(element.get("font-size"))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from jaxtour.slides._plan import plan_slides
 
@@ -68,7 +69,7 @@ class Finding:
         return f"{self.lesson}: {where}: {self.rule}: {self.message}"
 
 
-def slides(notebook, name: str = "the lesson") -> list[Slide]:
+def slides(notebook: Any, name: str = "the lesson") -> list[Slide]:
     """The slides `plan_slides` makes of `notebook`, with each slide's notes."""
     found: list[Slide] = []
     for cell in plan_slides(notebook, name).cells:
@@ -86,7 +87,7 @@ def slides(notebook, name: str = "the lesson") -> list[Slide]:
     return found
 
 
-def exercise_minutes(notebook, default: int = 5) -> int:
+def exercise_minutes(notebook: Any, default: int = 5) -> int:
     """The minutes the lesson's "Your turn" slides give in their notes' time boxes
     (`default` for a slide without one)."""
     total = 0
@@ -97,7 +98,7 @@ def exercise_minutes(notebook, default: int = 5) -> int:
     return total
 
 
-def lint_lesson(notebook, name: str) -> list[Finding]:
+def lint_lesson(notebook: Any, name: str) -> list[Finding]:
     """Every rule the deck of lesson `name` breaks (see the module docstring)."""
     found: list[Finding] = []
     deck = slides(notebook, name)
@@ -168,7 +169,7 @@ def _slide_rules(slide: Slide) -> list[tuple[str, str]]:
     return said
 
 
-def _output_text(cell) -> str:
+def _output_text(cell: Any) -> str:
     parts = []
     for output in cell.get("outputs", []):
         text = output.get("text") or output.get("data", {}).get("text/plain") or ""

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from jaxtour._files import write_atomically
 from jaxtour.slides._plan import SlidesError
@@ -137,7 +138,8 @@ class _DevTools:
         to_child, self.to_chromium = os.pipe()
         self.from_chromium, from_child = os.pipe()
 
-        def wire():  # in the child: our pipes become its fds 3 (commands) and 4 (replies)
+        def wire() -> None:
+            # in the child: our pipes become its fds 3 (commands) and 4 (replies)
             os.dup2(to_child, 3)
             os.dup2(from_child, 4)
 
@@ -224,7 +226,7 @@ class _DevTools:
         return json.loads(message)
 
 
-def write_handouts(decks, chromium: str | None = None) -> list[Path]:
+def write_handouts(decks: Any, chromium: str | None = None) -> list[Path]:
     """One PDF beside each deck (``NN_topic.pdf``), one page per slide.
 
     Args:

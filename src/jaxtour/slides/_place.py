@@ -20,6 +20,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from jaxtour.slides._legible import Measured, measure
 
@@ -37,7 +38,7 @@ _STARTS = ("slide", "subslide")
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
-def place_pictures(planned) -> None:
+def place_pictures(planned: Any) -> None:
     """Make room for every picture of `planned` (a `plan_slides` notebook), in place."""
     cells, out = list(planned.cells), []
     for slide in _slides(cells):
@@ -46,7 +47,7 @@ def place_pictures(planned) -> None:
     planned.cells = out
 
 
-def _slides(cells) -> Iterator[list]:
+def _slides(cells: Any) -> Iterator[list]:
     """The cells of each slide in turn (a slide's notes and skipped cells with it)."""
     current: list = []
     for cell in cells:
@@ -156,12 +157,12 @@ def _with_min_height(svg: str, height: float) -> str:
     return head.replace("<svg", f'<svg {MIN_HEIGHT}="{math.ceil(height)}"', 1) + body
 
 
-def _set_svg(output, svg: str) -> None:
+def _set_svg(output: Any, svg: str) -> None:
     output["data"]["image/svg+xml"] = svg
 
 
 def _continuation(
-    heading: str, output, svg: str, height: float, i: int, pieces
+    heading: str, output: Any, svg: str, height: float, i: int, pieces: Any
 ) -> list:
     from nbformat import from_dict
     from nbformat.v4 import new_code_cell, new_markdown_cell
@@ -194,11 +195,11 @@ def _title(slide: list) -> str:
     return "### The picture"
 
 
-def _kind(cell) -> str:
+def _kind(cell: Any) -> str:
     return cell["metadata"]["slideshow"]["slide_type"]
 
 
-def _rest_height(slide: list, picture) -> float:
+def _rest_height(slide: list, picture: Any) -> float:
     """A generous estimate of the height, in slide pixels, of all but `picture`."""
     total = 0.0
     for cell in slide:
@@ -229,7 +230,7 @@ def _markdown_height(source: str) -> float:
     return height
 
 
-def _output_height(output) -> float:
+def _output_height(output: Any) -> float:
     data = output.get("data", {})
     svg = data.get("image/svg+xml")
     if svg:

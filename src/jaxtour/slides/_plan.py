@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import re
+from typing import Any
 
 from jaxtour.lesson import View, keeps
 from jaxtour.slides._frame import frame
@@ -30,7 +31,7 @@ class SlidesError(ValueError):
     """A lesson cannot become a deck as it stands; the message says what to change."""
 
 
-def explicit_slide_type(cell, where: str = "a cell") -> str | None:
+def explicit_slide_type(cell: Any, where: str = "a cell") -> str | None:
     """The slide type a cell asks for by metadata or tag, or None when it asks nothing.
 
     Raises:
@@ -53,12 +54,12 @@ def explicit_slide_type(cell, where: str = "a cell") -> str | None:
     return tagged[0] if tagged else None
 
 
-def is_hidden(cell) -> bool:
+def is_hidden(cell: Any) -> bool:
     """Whether the cell stays out of the deck (the lesson's deck view leaves it out)."""
     return not keeps(View.DECK, cell)
 
 
-def heading_slide_type(cell) -> str:
+def heading_slide_type(cell: Any) -> str:
     """The automatic choice: ``#``/``##`` heading → slide, ``###`` → subslide, else ``-``."""
     if cell.get("cell_type") != "markdown":
         return "-"
@@ -71,7 +72,7 @@ def heading_slide_type(cell) -> str:
     return "subslide" if len(match.group(1)) == 3 else "slide"
 
 
-def plan_slides(notebook, name: str = "the notebook"):
+def plan_slides(notebook: Any, name: str = "the notebook") -> Any:
     """A copy of `notebook` ready for the reveal.js exporter.
 
     Hidden cells are dropped, and every remaining cell gets an explicit
@@ -128,14 +129,14 @@ def plan_slides(notebook, name: str = "the notebook"):
     return planned
 
 
-def _markdown_cell(source: str, metadata: dict):
+def _markdown_cell(source: str, metadata: dict) -> Any:
     from nbformat import from_dict
     from nbformat.v4 import new_markdown_cell
 
     return new_markdown_cell(source, metadata=from_dict(metadata))
 
 
-def count_slides(planned) -> int:
+def count_slides(planned: Any) -> int:
     """How many slides reveal.js will show for a planned notebook.
 
     The first visible cell always opens a slide (nbconvert makes it one); after it,
@@ -147,7 +148,7 @@ def count_slides(planned) -> int:
     return 1 + sum(_slide_type(c) in _STARTS for c in visible[1:])
 
 
-def lesson_title(notebook, default: str) -> str:
+def lesson_title(notebook: Any, default: str) -> str:
     """The text of the notebook's first ``#`` heading, code marks dropped, or `default`.
 
     Example:
@@ -163,9 +164,9 @@ def lesson_title(notebook, default: str) -> str:
     return default
 
 
-def _slide_type(cell) -> str:
+def _slide_type(cell: Any) -> str:
     return cell["metadata"]["slideshow"]["slide_type"]
 
 
-def _visible(cell) -> bool:
+def _visible(cell: Any) -> bool:
     return _slide_type(cell) not in ("skip", "notes")

@@ -8,7 +8,7 @@ from typing import Any
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._ir import Step
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.tracing._draw import preview
 from jaxtour.tracing._step_through import Steps, run_steps
 

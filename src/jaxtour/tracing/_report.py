@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jaxtour._number_words import plural
 from jaxtour._report import Report, Reported, Table
-from jaxtour._wording import plural
 
 _HEAD = ("call", "where", "what", "compile", "why")
 WIDTH = 88  # characters of the text table: a slide's code box, a terminal

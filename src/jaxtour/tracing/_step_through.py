@@ -10,8 +10,8 @@ import jax
 from jaxtour import _ir, _options
 from jaxtour._diagram import Diagram
 from jaxtour._ir import Step, Stepped, step_jaxpr
+from jaxtour._number_words import plural
 from jaxtour._report import Report, Table
-from jaxtour._wording import plural
 from jaxtour.tracing._draw import draw_run, preview
 
 WHO = "step_through"

@@ -4,12 +4,14 @@ from jaxtour.viz._compare import StageComparison, compare_stages
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
 from jaxtour.viz._diff import ProgramDiff, diff, diff_calls
 from jaxtour.viz._diff_hint import diff_hint
+from jaxtour.viz._gallery import GALLERY
 from jaxtour.viz._hlo import draw_hlo
 from jaxtour.viz._jaxpr import draw_jaxpr
 from jaxtour.viz._pipeline import draw_pipeline
 from jaxtour.viz._sharding import draw_sharding
 
 __all__ = [
+    "GALLERY",
     "ProgramDiff",
     "StageComparison",
     "compare_stages",

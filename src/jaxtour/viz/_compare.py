@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxtour import _ir, _palette, _wording
+from jaxtour import _ir, _number_words, _palette
 from jaxtour._report import Report, Reported, Table
 
 WHO = "compare_stages"
@@ -154,8 +154,8 @@ class StageComparison(Reported):
         n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
         text = (
             f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
-            f"for {self.platform}: {_wording.plural(n, 'fusion')} holding "
-            f"{self.fused.total()} ops, and {_wording.plural(standalone, 'op')} "
+            f"for {self.platform}: {_number_words.plural(n, 'fusion')} holding "
+            f"{self.fused.total()} ops, and {_number_words.plural(standalone, 'op')} "
             "left standalone"
         )
         rest = collections.Counter(
@@ -197,7 +197,7 @@ class StageComparison(Reported):
             "output_bytes": "B outputs",
         }
         return ", ".join(
-            _wording.si(self.figures[k], v)
+            _number_words.si(self.figures[k], v)
             for k, v in names.items()
             if k in self.figures
         )
@@ -242,7 +242,7 @@ class StageComparison(Reported):
         return (
             f"StageComparison({self.name!r} on {self.platform}: "
             f"{self.stablehlo_ops} StableHLO ops -> {self.compiled_ops} compiled, "
-            f"{_wording.plural(len(self.fusions), 'fusion')})"
+            f"{_number_words.plural(len(self.fusions), 'fusion')})"
         )
 
 

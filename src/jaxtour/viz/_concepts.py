@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import textwrap
 from collections.abc import Mapping
+from typing import Any
 
 from jaxtour._diagram import Diagram
 from jaxtour._style import text_label
@@ -168,7 +169,7 @@ def _node_id(name: str) -> str:
     return name.lower().replace(" ", "_")
 
 
-def _card(title: str, how: str, plus: str, minus: str):
+def _card(title: str, how: str, plus: str, minus: str) -> Any:
     import graphviz
 
     width = 34  # characters: equal widths, so the cards line up on a slide
@@ -309,7 +310,7 @@ def _check_ran(ran: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _piece(
-    graph,
+    graph: Any,
     node_id: str,
     lines: list[str],
     names: tuple[str, ...],
@@ -328,7 +329,9 @@ def _piece(
     graph.node(node_id, text_label(*lines, *done), **attrs)
 
 
-def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> None:
+def _layer(
+    graph: Any, name: str, label: str, colour: str, nodes: dict[str, str]
+) -> None:
     with graph.subgraph(name=f"cluster_{name}") as layer:
         layer.attr(label=label, **_LAYER)
         for node_id, node_label in nodes.items():
@@ -337,7 +340,7 @@ def _layer(graph, name: str, label: str, colour: str, nodes: dict[str, str]) -> 
         _same_rank(layer, list(nodes))
 
 
-def _same_rank(graph, node_ids: list[str]) -> None:
+def _same_rank(graph: Any, node_ids: list[str]) -> None:
     with graph.subgraph() as row:  # left to right in the order given
         row.attr(rank="same")
         for tail, head in itertools.pairwise(node_ids):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jaxtour import _ir, _wording
+from jaxtour import _ir, _number_words
 from jaxtour._diagram import Diagram
 from jaxtour._files import write_atomically
 from jaxtour._report import Report, Reported, Table
@@ -229,7 +229,7 @@ class ProgramDiff(Reported):
             )
         if self.not_counted:
             notes.append(
-                f"{_wording.NOT_COUNTED.capitalize()} (FLOP totals are lower bounds): "
+                f"{_number_words.NOT_COUNTED.capitalize()} (FLOP totals are lower bounds): "
                 + ", ".join(self.not_counted)
                 + "."
             )
@@ -320,7 +320,7 @@ def _change(before: float, after: float) -> str:
     if before == after:
         return "unchanged"
     if not before:
-        return f"{_wording.si(before)} → {_wording.si(after)}"
+        return f"{_number_words.si(before)} → {_number_words.si(after)}"
     percent = 100 * (after - before) / before
     size = f"{abs(percent):.0f}" if abs(percent) >= 10 else f"{abs(percent):.2g}"
     return f"{'+' if percent > 0 else '−'}{size} %"
@@ -329,4 +329,4 @@ def _change(before: float, after: float) -> str:
 def _figure(value: float, unit: str) -> str:
     if unit == "s":
         return f"{value * 1e3:.3g} ms" if value >= 1e-3 else f"{value * 1e6:.3g} µs"
-    return _wording.si(value, unit) if value >= 1000 or unit else f"{value:g}"
+    return _number_words.si(value, unit) if value >= 1000 or unit else f"{value:g}"

@@ -12,7 +12,7 @@ import re
 from html import escape
 from typing import Any
 
-from jaxtour import _render, _style, _wording
+from jaxtour import _number_words, _render, _style
 from jaxtour._diagram import Diagram
 from jaxtour._report import Report
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff
@@ -80,7 +80,7 @@ def draw_level(level: LevelDiff, names: tuple[str, str]) -> Diagram:
     title = f"{LEVELS[level.level]}: {names[0]} → {names[1]}"
     n = len(level.sentences())
     subtitle = (
-        "the same" if level.same else f"{_wording.plural(n, 'difference')}: {KEY}"
+        "the same" if level.same else f"{_number_words.plural(n, 'difference')}: {KEY}"
     )
     graph = graphviz.Digraph(graph_attr=_style.graph_attrs(title, "TB", subtitle))
     graph.attr("node", shape="box", style="rounded,filled", fontname=_style.FONT)

@@ -1,10 +1,12 @@
-"""Zero-argument diagrams for `jaxtour tour` and slides: `DIAGRAMS` in the tour lists these.
+"""Zero-argument diagrams for `jaxtour tour` and slides, listed in `GALLERY`.
 
 Each factory returns a `Diagram` with nothing to configure, so the tour can render it
-without arguments. The MLP's own pictures are `jaxtour.mlp._gallery`'s.
+without arguments. The MLP's own pictures are `jaxtour.mlp.GALLERY`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from jaxtour._diagram import Diagram
 from jaxtour.viz._concepts import draw_ai_stack, draw_autodiff_landscape
@@ -34,3 +36,13 @@ def autodiff_landscape() -> Diagram:
 def ai_stack() -> Diagram:
     """JAX at the centre of the libraries built on it and the things built with it."""
     return draw_ai_stack()
+
+
+# file stem -> picture, in the order the tour renders them
+GALLERY: dict[str, Callable[[], Diagram]] = {
+    "pipeline_step1": pipeline_step1,
+    "pipeline_step2": pipeline_step2,
+    "pipeline_step3": pipeline_step3,
+    "autodiff_landscape": autodiff_landscape,
+    "ai_stack": ai_stack,
+}

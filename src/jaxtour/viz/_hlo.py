@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir, _options, _palette, _style, _terminals, _wording
+from jaxtour import _io_nodes, _ir, _number_words, _options, _palette, _style
 from jaxtour._diagram import Diagram
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.viz import _fit
 from jaxtour.viz._hlo_graph import Builder, returned_values, scalar_constant
 from jaxtour.viz._jaxpr import _check_options
@@ -80,7 +80,7 @@ def draw_hlo(
     _ir.check_callable(f, WHO)
     stage = check_stage(stage)
     _check_options(rankdir, max_depth, None, max_ops, who=WHO, count="max_ops")
-    _terminals.check_expand(expand_pytrees, WHO)
+    _io_nodes.check_expand(expand_pytrees, WHO)
     trace = _ir.tracer(f, WHO, static_argnums, static_argnames)
 
     def draw(*args: Any, **kwargs: Any) -> Diagram:
@@ -194,8 +194,8 @@ def _hlo_diagram(
         how.append("fusions and calls closed")
     entry = module.computations[module.entry]
     ins, outs = _terminal_names(entry, returned_values(module, entry), names)
-    if _terminals.folds([ins, outs], expand_pytrees):
-        how.append(_terminals.FOLDED)
+    if _io_nodes.folds([ins, outs], expand_pytrees):
+        how.append(_io_nodes.FOLDED)
     title += f" (collapsed: {'; '.join(how)})" if how else ""
     graph = graphviz.Digraph(
         name="hlo",
@@ -256,11 +256,11 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
     """One line: XLA's FLOPs, bytes accessed, temp memory, and what the fusions hold."""
     parts = []
     if "flops" in figures:
-        parts.append(_wording.si(figures["flops"], "FLOP"))
+        parts.append(_number_words.si(figures["flops"], "FLOP"))
     if "bytes_accessed" in figures:
-        parts.append(_wording.si(figures["bytes_accessed"], "B accessed"))
+        parts.append(_number_words.si(figures["bytes_accessed"], "B accessed"))
     if "temp_bytes" in figures:
-        parts.append(_wording.si(figures["temp_bytes"], "B temp memory"))
+        parts.append(_number_words.si(figures["temp_bytes"], "B temp memory"))
     fused = module.op_counts().total() - module.op_counts(fused=False).total()
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")

@@ -7,9 +7,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir, _options, _palette, _style, _terminals
+from jaxtour import _io_nodes, _ir, _options, _palette, _style
 from jaxtour._diagram import Diagram
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.viz import _fit
 from jaxtour.viz._jaxpr_code import code_diagram
 from jaxtour.viz._jaxpr_graph import Builder, group_head
@@ -72,7 +72,7 @@ def draw_jaxpr(
     """
     _ir.check_callable(f, WHO)
     _check_options(rankdir, max_depth, group_by, max_eqns)
-    _terminals.check_expand(expand_pytrees, WHO)
+    _io_nodes.check_expand(expand_pytrees, WHO)
     trace = _ir.tracer(f, WHO, static_argnums, static_argnames)
     options: dict[str, Any] = {
         "rankdir": rankdir,
@@ -193,7 +193,7 @@ def _flat_diagram(
             strict=True,
         )
     ]
-    folded = _terminals.FOLDED if _terminals.folds(names, expand_pytrees) else ""
+    folded = _io_nodes.FOLDED if _io_nodes.folds(names, expand_pytrees) else ""
     how = "; ".join(filter(None, [how, folded]))
     if how:
         title += f" (collapsed: {how})"

@@ -14,7 +14,7 @@ from typing import Any
 
 from jaxtour import _ir, _palette, _style
 from jaxtour._diagram import Diagram
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.viz import _fit
 from jaxtour.viz._groups import Group, code_groups
 from jaxtour.viz._jaxpr_graph import Builder

@@ -6,8 +6,8 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from jaxtour import _canvas, _ir, _palette, _style, _terminals
-from jaxtour._wording import plural
+from jaxtour import _canvas, _io_nodes, _ir, _palette, _style
+from jaxtour._number_words import plural
 
 # where each side's terminals go, and how they look
 _SIDES = {"in": ("source", _style.INPUT), "out": ("sink", _style.OUTPUT)}
@@ -268,10 +268,10 @@ def add_side(
     canvas: Any, g: Any, side: str, names: list, types: list, labels: list | None = None
 ) -> list[str]:
     """The input (`side` "in") or output ("out") nodes of a builder with an `expand`
-    option, in subgraph `g`: `_terminals.add_terminals` with that side's rank and style.
+    option, in subgraph `g`: `_io_nodes.add_terminals` with that side's rank and style.
     """
     rank, attrs = _SIDES[side]
-    return _terminals.add_terminals(
+    return _io_nodes.add_terminals(
         canvas,
         g,
         names,

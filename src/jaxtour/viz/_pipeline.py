@@ -93,7 +93,7 @@ def draw_pipeline(
 
     statics = _ir.static_args(f, static_argnums, static_argnames, "draw_pipeline")
 
-    def draw(*args, **kwargs) -> Diagram:
+    def draw(*args: Any, **kwargs: Any) -> Diagram:
         found = collect(f, args, kwargs, *statics)
         return annotated(found, step)
 
@@ -143,7 +143,9 @@ def collect(
     )
 
 
-def source_excerpt(f, max_lines: int = 6, width: int = 52) -> tuple[str, ...]:
+def source_excerpt(
+    f: Callable[..., Any], max_lines: int = 6, width: int = 52
+) -> tuple[str, ...]:
     """The first lines of `f`'s body without decorators or docstring, or ()."""
     try:
         source = textwrap.dedent(inspect.getsource(inspect.unwrap(f)))
@@ -180,7 +182,7 @@ def _shorten(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _devices(compiled) -> list:
+def _devices(compiled: Any) -> list:
     import jax
 
     try:

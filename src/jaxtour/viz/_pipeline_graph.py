@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from jaxtour._diagram import Diagram
+from jaxtour._number_words import plural
 from jaxtour._style import text_label
-from jaxtour._wording import plural
 
 FONT = "Helvetica,Arial,sans-serif"
 MONO = "Courier New,monospace"
@@ -73,7 +73,7 @@ _SHARDING = (
 )
 
 
-def _pipeline_graph(heading: str, step: int):
+def _pipeline_graph(heading: str, step: int) -> Any:
     import graphviz
 
     # Plain-text labels only: the embedded Graphviz draws no HTML-like labels.
@@ -128,7 +128,7 @@ def general(step: int) -> Diagram:
     return Diagram.from_graph(graph, f"how JAX runs a function (step {step} of 3)")
 
 
-def _step_one(graph) -> None:
+def _step_one(graph: Any) -> None:
     # The two ideas first: tracing turns Python into a jaxpr, jit hands it to XLA.
     for name, title, family in (
         ("python", "pure Python function", "python"),
@@ -150,7 +150,7 @@ def _labels(step: int, lines: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return labels
 
 
-def _stages(graph, step: int, labels: dict[str, str]) -> None:
+def _stages(graph: Any, step: int, labels: dict[str, str]) -> None:
     clusters = {"jax": "JAX (Python)", "xla": "XLA (compiler)"}
     source = {"fontname": MONO, "fontsize": "13"} if "\\l" in labels["python"] else {}
     graph.node(

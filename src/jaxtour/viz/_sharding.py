@@ -10,11 +10,13 @@ it) is striped in all their colours. Everything is read from
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 from jaxtour.viz._sharding_layout import (
     Block,
     device_name,
@@ -41,7 +43,7 @@ PALETTE = (
 )
 
 
-def draw_sharding(x, *, colour_by: str = "device") -> Diagram:
+def draw_sharding(x: Any, *, colour_by: str = "device") -> Diagram:
     """Draw how an array is laid out over devices: which device holds which block.
 
     As `jax.debug.visualize_array_sharding`, but a `Diagram` for slides, for any
@@ -91,7 +93,7 @@ def draw_sharding(x, *, colour_by: str = "device") -> Diagram:
     return Diagram.from_graph(graph, _title(shape, dtype, blocks, len(devices)))
 
 
-def blocks_of(sharding, shape: tuple[int, ...]) -> list[Block]:
+def blocks_of(sharding: Any, shape: tuple[int, ...]) -> list[Block]:
     """The distinct blocks of an array of `shape` laid out by `sharding`, in index order.
 
     Example:
@@ -107,7 +109,7 @@ def blocks_of(sharding, shape: tuple[int, ...]) -> list[Block]:
     return [Block(r, tuple(sorted(ids))) for r, ids in sorted(holders.items())]
 
 
-def _check_array(x):
+def _check_array(x: Any) -> Any:
     sharding = getattr(x, "sharding", None)
     if sharding is None or not hasattr(sharding, "devices_indices_map"):
         raise TypeError(
@@ -118,7 +120,7 @@ def _check_array(x):
     return sharding, tuple(x.shape), x.dtype
 
 
-def _colours(sharding, devices: dict, colour_by: str) -> dict[int, str]:
+def _colours(sharding: Any, devices: dict, colour_by: str) -> dict[int, str]:
     if colour_by == "process":
         return {i: PALETTE[d.process_index % len(PALETTE)] for i, d in devices.items()}
     if colour_by != "device":
@@ -141,17 +143,17 @@ def _process_text(devices: dict) -> str:
     )
 
 
-def _mesh_of(sharding):
+def _mesh_of(sharding: Any) -> Any:
     mesh = getattr(sharding, "mesh", None)  # only a NamedSharding has one
     return None if mesh is None or getattr(mesh, "empty", False) else mesh
 
 
-def _splits_rows(sharding, shape) -> bool:
+def _splits_rows(sharding: Any, shape: Any) -> bool:
     spec: tuple = tuple(getattr(sharding, "spec", ()))
     return len(shape) > 1 and len(spec) > 0 and spec[0] is not None
 
 
-def _device_order(sharding) -> list[int]:
+def _device_order(sharding: Any) -> list[int]:
     # Colours follow the mesh's order when there is one, so neighbours differ.
     mesh = _mesh_of(sharding)
     if mesh is not None:
@@ -159,7 +161,7 @@ def _device_order(sharding) -> list[int]:
     return sorted(d.id for d in sharding.device_set)
 
 
-def _caption(sharding, shape, dtype, blocks: list[Block]) -> str:
+def _caption(sharding: Any, shape: Any, dtype: Any, blocks: list[Block]) -> str:
     lines = [f"{_type_text(shape, dtype)} laid out by {_spec_text(sharding)}"]
     spec, mesh = getattr(sharding, "spec", None), _mesh_of(sharding)
     if spec is not None and mesh is not None:
@@ -180,11 +182,11 @@ def _caption(sharding, shape, dtype, blocks: list[Block]) -> str:
     return "\n".join(lines)
 
 
-def _axes(entry) -> tuple:
+def _axes(entry: Any) -> tuple:
     return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
 
 
-def _dim_text(dim: int, size: int, entry, mesh) -> str:
+def _dim_text(dim: int, size: int, entry: Any, mesh: Any) -> str:
     if entry is None:
         return f"dim {dim} ({size}): not split"
     ways = 1
@@ -194,7 +196,7 @@ def _dim_text(dim: int, size: int, entry, mesh) -> str:
     return f"dim {dim} ({size}): split {ways} ways over {names}"
 
 
-def _title(shape, dtype, blocks: list[Block], n_devices: int) -> str:
+def _title(shape: Any, dtype: Any, blocks: list[Block], n_devices: int) -> str:
     copies = {len(b.devices) for b in blocks}
     each = f" × {copies.pop()} copies" if copies != {1} and len(copies) == 1 else ""
     return (
@@ -203,11 +205,11 @@ def _title(shape, dtype, blocks: list[Block], n_devices: int) -> str:
     )
 
 
-def _type_text(shape, dtype) -> str:
+def _type_text(shape: Any, dtype: Any) -> str:
     return _ir.type_str(jax.ShapeDtypeStruct(shape, dtype))  # f32[8,4], bf16[2]
 
 
-def _spec_text(sharding) -> str:
+def _spec_text(sharding: Any) -> str:
     spec = getattr(sharding, "spec", None)
     if spec is None:
         return type(sharding).__name__

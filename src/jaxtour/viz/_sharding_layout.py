@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from jaxtour.viz._pipeline_graph import FONT, node_style
 
@@ -34,7 +35,7 @@ class Block:
         return "[" + ", ".join(f"{a}:{b}" for a, b in self.index) + "]"
 
 
-def sharding_graph(caption: str):
+def sharding_graph(caption: str) -> Any:
     """An empty picture with `caption` below it: pinned, filled, fixed-size boxes."""
     import graphviz
 
@@ -59,7 +60,7 @@ def _pos(x: float, y: float) -> str:
 
 
 def draw_array(
-    graph, blocks: list[Block], shape, devices: dict, colours: dict
+    graph: Any, blocks: list[Block], shape: Any, devices: dict, colours: dict
 ) -> tuple[float, float]:
     """Pin one box per block, array's top-left corner at (0, 0); return (width, height)."""
     rows = sorted({b.index[:-1] for b in blocks})
@@ -95,7 +96,7 @@ def draw_array(
     return lefts[-1], tops[-1]
 
 
-def _volume(ranges) -> int:
+def _volume(ranges: Any) -> int:
     return math.prod(stop - start for start, stop in ranges)
 
 
@@ -110,13 +111,18 @@ def _block_label(block: Block, devices: dict) -> str:
     return f"{block.text()}\n{len(ids)} copies: {held}"
 
 
-def device_name(device) -> str:
+def device_name(device: Any) -> str:
     """A device as its boxes and captions name it, e.g. ``"CPU 3"``."""
     return f"{device.platform.upper()} {device.id}"
 
 
 def draw_mesh(
-    graph, mesh, colours: dict, column: bool, above: bool, array: tuple[float, float]
+    graph: Any,
+    mesh: Any,
+    colours: dict,
+    column: bool,
+    above: bool,
+    array: tuple[float, float],
 ) -> None:
     """Pin the mesh's devices in a grid beside (or above) the array, with axis labels."""
     grid, row_names, col_names = _mesh_grid(mesh, column)
@@ -152,7 +158,7 @@ def draw_mesh(
     )
 
 
-def _mesh_grid(mesh, column: bool):
+def _mesh_grid(mesh: Any, column: bool) -> Any:
     """The devices as a 2-D grid, with a name for each row and column.
 
     The last mesh axis runs across; the others, flattened, run down. A 1-D mesh
@@ -183,7 +189,14 @@ def _mesh_grid(mesh, column: bool):
 
 
 def _text(
-    graph, name: str, text: str, x: float, y: float, *, anchor: str = "c", **attrs: str
+    graph: Any,
+    name: str,
+    text: str,
+    x: float,
+    y: float,
+    *,
+    anchor: str = "c",
+    **attrs: str,
 ) -> None:
     """Free text pinned at (x, y): its centre there, or its right ("e") or left ("w") end."""
     width = 0.1 * len(text) + 0.1
@@ -200,7 +213,7 @@ def _text(
     )
 
 
-def draw_arrow(graph, spec: str, above: bool, array: tuple[float, float]) -> None:
+def draw_arrow(graph: Any, spec: str, above: bool, array: tuple[float, float]) -> None:
     """An arrow from the mesh to the array, with the PartitionSpec written beside it."""
     gap = ARROW[above]
     if above:

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from jaxtour import _style
-from jaxtour._wording import plural
+from jaxtour._number_words import plural
 
 ROW = 8  # terminals per row; a pytree of more leaves than this is one node
 FOLDED = "pytrees as one node each"  # what a title says when one was folded
