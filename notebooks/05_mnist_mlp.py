@@ -306,8 +306,8 @@ assert history.device.startswith(jax.default_backend())
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Mixed precision: bfloat16 numbers, float32 sums
 #
-# Inference with the trained float32 weights: each matmul takes bfloat16 weights and
-# activations, half the bytes, and adds up in float32.
+# Inference with the trained float32 weights: each matmul takes bfloat16 operands (a
+# bfloat16 copy of the weights is half the bytes) and adds up in float32.
 
 # %%
 def predict_bf16(params, images):  # images: f32[batch, 784]
