@@ -836,8 +836,8 @@ if jax.default_backend() == "cpu":  # a GPU/TPU call's fixed cost is near the ta
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The tape records 8 nodes for one step, 71 for ten, and its time grows about as much.
 # Eager `grad` re-traces and dispatches every op on each call: its work grows with the op
-# count. `jit(grad)` runs one compiled program: a fixed cost, nearly flat. So the gap is
-# interpreted against compiled, not tape against tracing; the ratios are the point.
+# count. `jit(grad)` runs one compiled program: a fixed cost, nearly flat. The gap is
+# interpreted against compiled, not tape against tracing.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # Each time is the median over the points of each point's fastest of five calls (eager

@@ -619,10 +619,10 @@ assert varying == {"w": set(), "x": {"batch"}, "cast": {"batch"}}, varying
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Each type carries the mesh axes it varies along: `jax.typeof(x).manual_axis_type.varying`
-# (JAX 0.10 and 0.12, an attribute of the type, not a documented API; before 0.10 `.vma`,
-# still in `check_vma=`). A `P()` argument is
-# *invariant*. Where invariant meets varying, JAX inserts an implicit `pcast(…,
-# to="varying")`, whose transpose is a `psum` (`jax.lax.pvary`, its old name, is gone).
+# (JAX 0.10 and 0.12; undocumented; `.vma` before 0.10, still in `check_vma=`). A `P()`
+# argument is *invariant*. Where invariant meets varying, JAX inserts an implicit
+# `pcast(…, to="varying")`, whose transpose is a `psum` (`jax.lax.pvary`, its old name,
+# is gone).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Without `pcast`, our `psum` counts every gradient `n` times
@@ -955,9 +955,9 @@ if jax.__version__.startswith(("0.10.", "0.12.")):
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jax.devices()` in either process lists all 8 devices, in the same order; each
 # process computes only on its own 4 (`jax.local_devices()`). Device ids are global, not
-# 0-7: process 1's CPU devices start far from 4 (printed above; 2048 in JAX 0.10.2 and
-# 0.12). The mesh puts the devices in process order: each process's half of the batch
-# sits on its own devices.
+# 0-7: process 1's CPU devices start far from 4 (2048 in JAX 0.10.2 and 0.12). The
+# mesh puts the devices in process order: each process's half of the batch sits on its
+# own devices.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The all-reduce crosses processes

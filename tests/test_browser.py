@@ -9,6 +9,7 @@ Screenshots go to build/screenshots/ (or $JAXTOUR_BUILD/screenshots/), failing s
 to build/screenshots/lint/.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -252,6 +253,16 @@ def _svg(
     )
 
 
+def _svg_styled(font_size: float) -> str:
+    """`_svg`'s picture with its text sized by a style sheet: the deck builder plans by
+    font-size attributes (what Graphviz writes) and cannot see it; the lint must."""
+    plain = re.sub(r' font-size="[^"]*"', "", _svg(font_size))
+    style = f"<style>.styled text {{ font-size: {font_size}px }}</style>"
+    return plain.replace("<svg ", '<svg class="styled" ', 1).replace(
+        ">", ">" + style, 1
+    )
+
+
 def _png(dpi: int) -> str:
     import base64
     import io
@@ -313,7 +324,7 @@ def lint_demo(tmp_path_factory):
         *slide("Assert", new_code_cell("x = 1\nassert x == 1")),
         *slide("Words", new_markdown_cell(prose)),
         *slide("Tall", new_code_cell("\n".join(f"y{i} = {i}" for i in range(70)))),
-        *slide("Small diagram", _picture("image/svg+xml", _svg(5))),
+        *slide("Small diagram", _picture("image/svg+xml", _svg_styled(5))),
         *slide("Traceback", error),
         *slide("Small plot", _picture("image/png", _png(40))),
         *slide(

@@ -5,6 +5,8 @@ Heavy programs (a 50-array training state) run in `benchmarks/corpus.py`; the sh
 ones run in a fresh interpreter with 8 simulated CPU devices.
 """
 
+import re
+
 import corpus_programs as corpus
 import pytest
 from devices import run_with_devices
@@ -55,7 +57,9 @@ def test_a_train_step_on_a_state_of_50_arrays_fits_a_slide():
     )
     for draw in drawers:
         diagram = draw(*args)
-        assert "pytrees as one node each" in diagram.title
+        # the title names how it fits: leaves grouped, or (a jaxpr this long) the
+        # equations nested by the code's own calls
+        assert re.search(r"pytrees as one node each|nested by your code", diagram.title)
         assert diagram.counts[0] < 40, diagram.title
         assert corpus.svg_width_px(diagram.svg()) <= corpus.MAX_WIDTH_PX, diagram.title
 

@@ -186,3 +186,16 @@ def test_hlo_trips_reads_xlas_annotation_or_pairs_with_the_jaxpr():
     assert (loop.trips, loop.how) == (5, "counted in the jaxpr")
     (loop,) = _ir.hlo_trips(module).values()
     assert loop.trips is None
+
+
+def test_a_loop_whose_body_has_an_equation_without_outputs_is_read():
+    # a callback in the body is an equation with no outputs: the trip count is still read
+    def f(x):
+        def body(c):
+            jax.debug.callback(lambda: None)
+            return c[0] + 1, c[1] * 2.0
+
+        return jax.lax.while_loop(lambda c: c[0] < 5, body, (0, x))[1]
+
+    [loop] = _ir.jaxpr_loops(jax.make_jaxpr(f)(1.0).jaxpr)
+    assert loop.trips == 5

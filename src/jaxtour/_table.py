@@ -64,8 +64,8 @@ class Table:
         """The header, a rule and the rows; a cell wraps at `CELL_WIDTH` characters.
 
         Args:
-            width: when set, the last column wraps so that lines fit this many
-                characters (0: as long as the cells).
+            width: when set, the last column takes the room the others leave in
+                lines of this many characters (0: each cell wraps at `CELL_WIDTH`).
         """
         cells = [[wrap(c, CELL_WIDTH, fit=False) for c in row] for row in self.rows]
         columns = [[name] for name in self.columns]
@@ -74,7 +74,7 @@ class Table:
             for i, h in enumerate(columns)
         ]
         if width and widths:  # the last column takes the room the others leave
-            room = min(max(width - sum(w + 2 for w in widths[:-1]), 20), CELL_WIDTH)
+            room = max(width - sum(w + 2 for w in widths[:-1]), 20)
             for row, cell in zip(cells, self.rows, strict=True):
                 row[-1] = wrap(cell[-1], room)
             widths[-1] = max(

@@ -97,7 +97,8 @@ def _step(body: Any, invar: int, outvar: int) -> float | None:
     """The literal the body adds to carry `invar` to make output `outvar`."""
     counter, result = body.invars[invar], body.outvars[outvar]
     for eqn in body.eqns:
-        if eqn.outvars[0] is result and eqn.primitive.name == "add":
+        # (an effect's equation, a callback's say, may have no outputs)
+        if eqn.outvars and eqn.outvars[0] is result and eqn.primitive.name == "add":
             a, b = eqn.invars
             return _value(b) if a is counter else _value(a) if b is counter else None
     return None
