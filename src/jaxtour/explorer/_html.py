@@ -16,7 +16,7 @@ from jaxtour.explorer._request import Shown, Table, Text
 _PROLOGUE = re.compile(
     r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?(<!--.*?-->\s*)*", re.S
 )
-_BOX = "max-height:75vh;overflow:auto;border:1px solid #e2e8f0;border-radius:6px;padding:6px"
+_BOX = "max-height:70vh;overflow:auto;border:1px solid #e2e8f0;border-radius:6px;padding:6px"
 
 
 class Problem(NamedTuple):
@@ -63,10 +63,12 @@ def explain(err: BaseException, label: str, view: str) -> Problem:
 def svg_body(svg: str) -> str:
     """`svg` without its XML prologue, doctype and comments, ready to inline in HTML.
 
-    Scaled down to the panel's width when wider (a tall picture scrolls instead).
+    Scaled down to fit the panel, whichever of its width or height runs out first: a
+    picture that scrolled inside its panel would hide part of itself on a slide.
     """
     svg = _PROLOGUE.sub("", svg, count=1)
-    return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    fit = "max-width:100%;max-height:calc(70vh - 16px);width:auto;height:auto"
+    return svg.replace("<svg ", f'<svg style="{fit}" ', 1)
 
 
 def body(result: Any) -> str:
