@@ -242,4 +242,4 @@ def _output_height(output: Any) -> float:
         html = "".join(data["text/html"])
         return 40 + 34 * max(html.count("<tr"), html.count("<p") + html.count("<li"), 1)
     text = output.get("text") or "".join(data.get("text/plain", ""))
-    return 16 + 20 * min(text.count("\n") + 1, 16)  # an output box holds 340 px
+    return 16 + 22 * min(text.count("\n") + 1, 15)  # an output box holds 340 px

@@ -9,7 +9,7 @@ from jaxtour._number_words import plural
 from jaxtour._report import Report, Reported, Table
 
 _HEAD = ("call", "where", "what", "compile", "why")
-WIDTH = 100  # characters of the text table: within a slide's output box (about 130)
+WIDTH = 88  # characters of the text table: a slide's output box wraps past about 94
 _SHADES = {"retrace": "#fdecea", "cache hit": "#fff6dc"}  # a first trace is plain
 
 
