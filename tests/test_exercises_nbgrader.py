@@ -3,12 +3,7 @@ and exports (an untouched submission scores 0, the solutions full marks), and fo
 lesson a source notebook whose regions release as the lesson's stubs."""
 
 import builtins
-import csv
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -27,43 +22,52 @@ GRADED = (
 )
 
 
-def _nbgrader_cli(course: Path, *args: str) -> None:
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from its venv
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-
-
-@pytest.mark.slow  # the real nbgrader: release, autograde two submissions, export
-def test_nbgrader_releases_grades_and_exports_the_course(tmp_path, capsys):
+def test_points_come_from_the_registration_unless_the_export_says_otherwise(
+    tmp_path, capsys
+):
+    source = ROOT / "notebooks" / "01_why_jax.py"
+    notebook = _nbgrader.assignment(source, {"ex_time_call": 3})
+    graded = [
+        c.metadata.nbgrader for c in notebook.cells if c.metadata.nbgrader["grade"]
+    ]
+    assert {m["grade_id"]: m["points"] for m in graded} == {
+        "test_ex_gelu_jaxpr": 1,
+        "test_ex_time_call": 3,
+        "test_ex_safe_log": 1,
+    }
     course = tmp_path / "course"
-    assert main(["exercises", "--nbgrader", str(course), "--lesson", GRADED[:2]]) == 0
-    assert f"Wrote an nbgrader course in {course}" in capsys.readouterr().out
-    _nbgrader_cli(course, "generate_assignment", GRADED, "--force")
-    released = course / "release" / GRADED / f"{GRADED}.ipynb"
-    source = course / "source" / GRADED / f"{GRADED}.ipynb"
-    assert "BEGIN SOLUTION" not in released.read_text()
-    assert "BEGIN HIDDEN TESTS" not in released.read_text()
-    for student, notebook in (("untouched", released), ("solved", source)):
-        folder = course / "submitted" / student / GRADED
-        folder.mkdir(parents=True)
-        shutil.copy(notebook, folder)
-    _nbgrader_cli(course, "autograde", GRADED, "--create")
-    _nbgrader_cli(course, "export", "--to", "grades.csv")
-    with open(course / "grades.csv", newline="") as f:
-        scores = {row["student_id"]: row for row in csv.DictReader(f)}
-    points = float(len(lesson.lesson_exercises(ROOT / "notebooks" / f"{GRADED}.py")))
-    assert float(scores["untouched"]["score"]) == 0.0
-    assert float(scores["solved"]["score"]) == points
-    assert float(scores["solved"]["max_score"]) == points
+    argv = ["exercises", "--nbgrader", str(course), "--lesson", "1"]
+    assert main([*argv, "--points", "ex_time_call=2"]) == 0
+    written = nbformat.read(course / "source" / "01_why_jax" / "01_why_jax.ipynb", 4)
+    assert [
+        c.metadata.nbgrader.get("points")
+        for c in written.cells
+        if c.metadata.nbgrader["grade"]
+    ] == [1, 2, 1]
+    capsys.readouterr()
+    assert main([*argv, "--points", "ex_nothing=2"]) == 1
+    assert (
+        "--points takes an exercise's name and a number above 0, e.g. ex_time_call=2; "
+        "got 'ex_nothing=2'." in capsys.readouterr().err
+    )
+
+
+def test_the_course_grades_with_jaxtours_preprocessor_in_place_of_execute(tmp_path):
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+    from traitlets.config.loader import PyFileConfigLoader
+    from traitlets.utils.importstring import import_item
+
+    import jaxtour.exercises
+
+    _nbgrader.write_nbgrader_course([], tmp_path)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    steps = [import_item(p) for p in config.Autograde.autograde_preprocessors]
+    default = Autograde.class_traits()["autograde_preprocessors"].default()
+    assert steps == [
+        jaxtour.exercises.GradeApart if p is Execute else p for p in default
+    ]
+    assert steps[0].__name__ == "GradeApart" and Execute not in steps
 
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)

@@ -34,6 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "source/<lesson>/<lesson>.ipynb with solution regions and autograded tests",
     )
     parser.add_argument(
+        "--points",
+        metavar="NAME=N",
+        action="append",
+        default=[],
+        help="with --nbgrader: what exercise NAME is worth (default: its registered "
+        "points, 1 unless its lesson says otherwise); repeat for several",
+    )
+    parser.add_argument(
         "--notebooks",
         metavar="DIR",
         help="the lessons' folder (NN_topic.py) for --nbgrader; default: ./notebooks "
@@ -79,7 +87,7 @@ def _nbgrader(args: argparse.Namespace) -> int:
     folder: Path = args.nbgrader
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
-    written, kept = write_nbgrader_course(sources, folder)
+    written, kept = write_nbgrader_course(sources, folder, _points(args.points))
     for source in sources:
         for name, reads in left_out_of_course(source).items():
             print(
@@ -105,6 +113,25 @@ def _nbgrader(args: argparse.Namespace) -> int:
         f"Next: cd {folder} && nbgrader generate_assignment {lessons[0]}"
     )
     return 0
+
+
+def _points(said: list[str]) -> dict[str, float]:
+    from jaxtour.exercises import find
+
+    points = {}
+    for item in said:
+        name, _, number = item.partition("=")
+        try:
+            value = float(number)
+        except ValueError:
+            value = 0.0
+        if find(name) is None or not value > 0:
+            raise ValueError(
+                f"--points takes an exercise's name and a number above 0, e.g. "
+                f"ex_time_call=2; got {item!r}."
+            )
+        points[name] = value
+    return points
 
 
 def markdown_table(rows: Sequence[tuple[str, ...]]) -> str:

@@ -35,6 +35,8 @@ a timeout, so an answer can neither patch the kernel's kit nor hang the kernel; 
 exercise that needs several devices says so with `@checks(..., devices=8)`.
 '''
 
+from typing import Any
+
 from jaxtour.exercises._check import Feedback, check
 from jaxtour.exercises._errors import describe
 from jaxtour.exercises._expect import expect_close
@@ -48,6 +50,7 @@ from jaxtour.exercises._registry import (
     for_lesson,
     register,
 )
+from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import (
     Counted,
     count_traces,
@@ -70,6 +73,8 @@ __all__ = [
     "expect_no_retrace",
     "find",
     "for_lesson",
+    "grade_notebook",
+    "in_answer",
     "left_out_of_course",
     "register",
     "side_effect_under_jit",
@@ -78,8 +83,24 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    # `GradeApart`, the nbgrader preprocessor a course's config names, made on first use
+    if name == "GradeApart":
+        from jaxtour.exercises import _grade
+
+        return _grade.grade_apart()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def grade_notebook(nb: Any, timeout: float | None = None) -> dict:
+    """Judge every graded cell of a submitted nbformat notebook (see `_grade`)."""
+    from jaxtour.exercises import _grade
+
+    return _grade.grade_notebook(nb, timeout)
+
+
 # Imported to register every lesson's checkers (`exercises()` sorts them by lesson).
-from jaxtour.exercises import (  # noqa: F401
+from jaxtour.exercises import (  # noqa: E402, F401
     _autodiff,
     _compilation,
     _ecosystem,

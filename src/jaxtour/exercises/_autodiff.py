@@ -18,6 +18,7 @@ import numpy as np
 
 from jaxtour.exercises._expect import expect_close
 from jaxtour.exercises._registry import Wrong, checks
+from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
 
 LESSON = "02_close_to_the_math"
@@ -194,8 +195,17 @@ def _check_biggest_cotangent(fn: Callable) -> None:
 # --- ex_clip_by_norm: a custom_vjp ------------------------------------------------------
 
 
-def _primitives(fn: Callable, x: jax.Array) -> set[str]:
-    return {eqn.primitive.name for eqn in jax.make_jaxpr(fn)(x).eqns}
+def _primitives(fn: Callable, x: jax.Array) -> list[str]:
+    return sorted({eqn.primitive.name for eqn in jax.make_jaxpr(fn)(x).eqns})
+
+
+def _pulled(fn: Callable, x: jax.Array, cotangent: jax.Array, jit: bool = False) -> Any:
+    """The cotangent `fn`'s backward rule pulls back to `x` (run where `fn` runs)."""
+
+    def pulled(cotangent: jax.Array) -> Any:
+        return jax.grad(lambda v: jnp.sum(cotangent * fn(v)))(x)
+
+    return (jax.jit(pulled) if jit else pulled)(cotangent)
 
 
 @checks(LESSON, "ex_clip_by_norm", title="gradient clipping by norm with `custom_vjp`")
@@ -204,15 +214,15 @@ def _check_clip_by_norm(fn: Callable) -> None:
     `grad` uses."""
     x = jnp.array([3.0, 4.0], jnp.float32)
     expect_close(fn(x), x, where="the value at x = [3, 4]: the identity")
-    if "custom_vjp_call" not in _primitives(fn, x):
+    if "custom_vjp_call" not in in_answer(fn, _primitives, x):
         raise Wrong(
             "there is no `jax.custom_vjp` in your program: define the identity with "
             "`@jax.custom_vjp`, then give it its rules with `.defvjp(forward, backward)`."
         )
     long_cotangent = jnp.array([6.0, 8.0], jnp.float32)  # norm 10: shrinks to norm 1
 
-    def pulled(cotangent: jax.Array) -> Any:
-        return jax.grad(lambda v: jnp.sum(cotangent * fn(v)))(x)
+    def pulled(cotangent: jax.Array, jit: bool = False) -> Any:
+        return in_answer(fn, _pulled, x, cotangent, jit)
 
     got = pulled(long_cotangent)
     if np.allclose(got, long_cotangent):
@@ -236,5 +246,5 @@ def _check_clip_by_norm(fn: Callable) -> None:
         pulled(short_cotangent), short_cotangent, where="the cotangent [0.3, 0.4]"
     )
     expect_close(
-        jax.jit(pulled)(long_cotangent), long_cotangent / 10.0, where="under jax.jit"
+        pulled(long_cotangent, jit=True), long_cotangent / 10.0, where="under jax.jit"
     )

@@ -13,15 +13,19 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jaxtour import lesson
 from jaxtour._files import write_atomically
+from jaxtour.exercises._grade import AUTOGRADE_PREPROCESSORS
+from jaxtour.exercises._registry import find
 
 #: Points each exercise is worth.
 POINTS = 1
 STUB = "...  # your code here"
+_STEPS = "".join(f"    {step!r},\n" for step in AUTOGRADE_PREPROCESSORS)
 CONFIG = f'''"""The nbgrader course of jaxtour's exercises: `jaxtour exercises --nbgrader`."""
 
 c = get_config()  # noqa: F821  (nbgrader defines it)
@@ -29,6 +33,12 @@ c.CourseDirectory.course_id = "jaxtour"
 c.ClearSolutions.code_stub = {{"python": {STUB!r}}}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 600  # seconds per cell: a first `check` starts the checker process
+
+# Autograde runs each submission once, in a process of its own, and decides every mark
+# outside it: jaxtour's GradeApart in place of nbgrader's Execute, so no answer reaches
+# its mark. Seconds per cell and per exercise: c.GradeApart.timeout (default 60).
+c.Autograde.autograde_preprocessors = [
+{_STEPS}]
 '''
 _ALWAYS = (
     "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
@@ -37,9 +47,12 @@ _ALWAYS = (
 
 
 def write_nbgrader_course(
-    sources: list[Path], folder: Path
+    sources: list[Path], folder: Path, points: Mapping[str, float] | None = None
 ) -> tuple[list[Path], list[Path]]:
     """Write `folder/nbgrader_config.py` and one assignment per lesson with exercises.
+
+    Each exercise is worth the points its checker was registered with
+    (`@checks(..., points=)`), unless `points` maps its name to another number.
 
     A file already there that differs from what would be written (an instructor's edit)
     is kept, never overwritten: delete it to have it written again.
@@ -51,7 +64,7 @@ def write_nbgrader_course(
 
     files = {folder / "nbgrader_config.py": CONFIG.encode()}
     for source in sources:
-        notebook = assignment(source)
+        notebook = assignment(source, points)
         if notebook is not None:
             path = folder / "source" / source.stem / f"{source.stem}.ipynb"
             files[path] = nbformat.writes(notebook).encode()
@@ -65,8 +78,9 @@ def write_nbgrader_course(
     return written, kept
 
 
-def assignment(source: Path) -> Any:
-    """Lesson `source`'s exercises as an nbgrader source notebook, or None without any."""
+def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
+    """Lesson `source`'s exercises as an nbgrader source notebook, or None without any
+    (each exercise worth its registered points, or what `points` says)."""
     import nbformat.v4 as nbf
 
     found = lesson.lesson_exercises(source)
@@ -90,7 +104,9 @@ def assignment(source: Path) -> Any:
     if context:
         notebook.cells.append(_locked(nbf.new_code_cell(context), "context"))
     for ex in found:
-        notebook.cells += _exercise_cells(ex, tasks.get(ex.name))
+        notebook.cells += _exercise_cells(
+            ex, tasks.get(ex.name), _points(ex.name, points)
+        )
     return notebook
 
 
@@ -119,7 +135,14 @@ def _unknown_names(ex: lesson.LessonExercise, given: str) -> list[str]:
     return sorted(free - bound - set(dir(builtins)))
 
 
-def _exercise_cells(ex: lesson.LessonExercise, task: str | None) -> list:
+def _points(name: str, given: Mapping[str, float] | None) -> float:
+    if given and name in given:
+        return given[name]
+    registered = find(name)
+    return registered.points if registered is not None else POINTS
+
+
+def _exercise_cells(ex: lesson.LessonExercise, task: str | None, points: float) -> list:
     import nbformat.v4 as nbf
 
     if ex.solution is None:
@@ -141,7 +164,9 @@ def _exercise_cells(ex: lesson.LessonExercise, task: str | None) -> list:
         f"_feedback = check({ex.name}, quiet=True)\n"
         "assert _feedback.passed, _feedback.message\n### END HIDDEN TESTS"
     )
-    test.metadata.nbgrader = _metadata(f"test_{ex.name}", grade=True, locked=True)
+    test.metadata.nbgrader = _metadata(
+        f"test_{ex.name}", grade=True, locked=True, points=points
+    )
     return [*cells, answer, test]
 
 
@@ -184,7 +209,12 @@ def _region(lines: list[str], indent: str) -> list[str]:
 
 
 def _metadata(
-    grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False
+    grade_id: str,
+    *,
+    solution: bool = False,
+    grade: bool = False,
+    locked: bool = False,
+    points: float = POINTS,
 ) -> dict:
     return {
         "grade": grade,
@@ -192,7 +222,7 @@ def _metadata(
         "locked": locked,
         "schema_version": 3,
         "solution": solution,
-        **({"points": POINTS} if grade else {}),
+        **({"points": points} if grade else {}),
     }
 
 
@@ -205,8 +235,8 @@ def _intro(stem: str) -> str:
     return (
         f"# Exercises of lesson {stem[:2]}: {stem[3:].replace('_', ' ')}\n\n"
         "Write each function in place of its `...`, run its cell, then run the test cell "
-        "under it: it shows what is right or wrong. Each exercise is worth "
-        f"{POINTS} point{'s' if POINTS != 1 else ''}. Run the first cells first."
+        "under it: it shows what is right or wrong; each test cell says what its exercise "
+        "is worth. Run the first cells first."
     )
 
 

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from jaxtour.exercises import _worker
@@ -46,12 +47,17 @@ class Stopped(Exception):
 class Worker:
     """A checker process with `devices` CPU devices, spoken to in framed pickles."""
 
+    #: The worker's script, and how its replies are read.
+    launch = _LAUNCH
+    loads: Callable[[bytes], Any] = staticmethod(pickle.loads)
+    dumps: Callable[[Any], bytes] | None = None  # None: a plain pickle
+
     def __init__(self, devices: int) -> None:
         self.devices = devices
         # What the worker says on stderr (why it could not start, say): kept for the message.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by stop())
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH],
+            [sys.executable, "-c", self.launch],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
@@ -72,7 +78,7 @@ class Worker:
         try:
             if stdin is None:
                 raise BrokenPipeError
-            _worker.send(stdin, job)
+            _worker.send(stdin, job, self.dumps)
         except (BrokenPipeError, OSError):
             raise Stopped("the checker process had stopped", timed_out=False) from None
         return self._read(timeout, "answer")
@@ -133,7 +139,7 @@ class Worker:
         stream = self.process.stdout
         while stream is not None:
             try:
-                self._replies.put(_worker.receive(stream))
+                self._replies.put(_worker.receive(stream, self.loads))
             except (EOFError, OSError, ValueError, pickle.UnpicklingError):
                 break
         self._replies.put(_CLOSED)

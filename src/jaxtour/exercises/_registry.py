@@ -36,6 +36,12 @@ class Exercise:
             raises `Wrong("plain words")` at the first problem it finds.
         devices: how many CPU devices the checker process needs (8 for an exercise
             about collectives; 1 otherwise).
+        points: what the exercise is worth in a graded course (an export may say
+            otherwise).
+        isolated: whether its checker judges only plain data that the answer's process
+            returns (numbers, strings, arrays), so grading decides the mark where the
+            answer cannot reach; False for a checker that needs the answer's own
+            objects (a mesh, a sharding): grading then runs it beside the answer.
     """
 
     name: str
@@ -44,6 +50,8 @@ class Exercise:
     practises: str
     checker: Callable[[Callable], None]
     devices: int = 1
+    points: float = 1
+    isolated: bool = True
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -64,6 +72,14 @@ class Exercise:
         ):
             raise ValueError(
                 f"Exercise devices must be a whole number from 1 to 64; got {self.devices!r}."
+            )
+        if (
+            isinstance(self.points, bool)
+            or not isinstance(self.points, int | float)
+            or not self.points > 0
+        ):
+            raise ValueError(
+                f"Exercise points must be a number above 0; got {self.points!r}."
             )
 
     @property
@@ -110,6 +126,8 @@ def checks(
     title: str,
     practises: str | None = None,
     devices: int = 1,
+    points: float = 1,
+    isolated: bool = True,
 ) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
     """Register the decorated checker as the exercise `name` of `lesson`.
 
@@ -125,7 +143,9 @@ def checks(
 
     def decorate(checker: Callable[[Callable], None]) -> Callable[[Callable], None]:
         said = _practises(checker, name, title) if practises is None else practises
-        register(Exercise(name, lesson, title, said, checker, devices))
+        register(
+            Exercise(name, lesson, title, said, checker, devices, points, isolated)
+        )
         return checker
 
     return decorate

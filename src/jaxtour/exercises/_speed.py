@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxtour.exercises._expect import expect_close
 from jaxtour.exercises._registry import Wrong, checks
+from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
 
 LESSON = "01_why_jax"
@@ -65,9 +66,14 @@ def _expect_log(got: Any, x: jax.Array) -> None:
     expect_close(got, want, where=where)
 
 
+def _jit_grad(fn: Callable, x: jax.Array) -> Any:
+    """`jax.jit(jax.grad(fn))(x)` (run where the answer runs)."""
+    return under_jit(jax.grad(fn), x)
+
+
 def _expect_finite_grad(fn: Callable) -> None:
     """`jax.grad(fn)` is finite at 0, where the answer is the constant 0."""
-    slope = float(under_jit(jax.grad(fn), jnp.float32(0.0)))
+    slope = float(in_answer(fn, _jit_grad, jnp.float32(0.0)))
     if not np.isfinite(slope):
         raise Wrong(
             f"your values are right, but `jax.grad(ex_safe_log)(0.0)` is {slope}: "
@@ -78,12 +84,17 @@ def _expect_finite_grad(fn: Callable) -> None:
 
 
 # --- ex_time_call: block_until_ready, and compile before timing --------------------------
+# The verdict rests on what this checker measures itself: how long the whole call of the
+# student's timer took (`wall`, here, around the call) and how long the work takes. A
+# time longer than the call, one that does not grow with the work, or one that holds
+# most of a call spent compiling is not a time of the work.
+
+BIG, SMALL = 1000, 250  # matmul sizes: 64 times the work
+_SLACK = 2e-3  # seconds a timer's clock may run past the call that we time around it
 
 
-def _matmul_case() -> tuple[Callable, jax.Array]:
-    """A jitted call whose work takes milliseconds on any device."""
-    size = 1000 if jax.default_backend() == "cpu" else 8192
-    return jax.jit(lambda a: a @ a), jnp.ones((size, size), jnp.float32)
+def _matmul(a: jax.Array) -> Any:
+    return a @ a
 
 
 def _compile_heavy_case() -> tuple[Callable, jax.Array]:
@@ -114,7 +125,7 @@ def _fastest_blocked(f: Callable, x: jax.Array, repeat: int = 3) -> float:
     return min(times)
 
 
-def _seconds(answer: Callable[..., Any], case: str) -> float:
+def _seconds(answer: Any, case: str) -> float:
     if not isinstance(answer, int | float | np.floating) or isinstance(answer, bool):
         raise Wrong(
             f"for {case} your function returned {type(answer).__name__} "
@@ -123,32 +134,69 @@ def _seconds(answer: Callable[..., Any], case: str) -> float:
     return float(answer)
 
 
+def _timed_matmul(fn: Callable, size: int) -> tuple[Any, int]:
+    """The student's time of a jitted matmul of `size`, and how often it called f
+    (run where the answer runs: only the two numbers come back)."""
+    f = _Recorded(jax.jit(_matmul))
+    return fn(f, jnp.ones((size, size), jnp.float32)), len(f.durations)
+
+
+def _timed_fresh(fn: Callable) -> tuple[Any, int]:
+    """The student's time of a fresh compile-heavy function, and how often it called f."""
+    f = _Recorded(_compile_heavy_case()[0])
+    return fn(f, jnp.float32(0.3)), len(f.durations)
+
+
+def _time_around(fn: Callable, probe: Callable, *args: Any) -> tuple[float, float]:
+    """(the student's time, the seconds its whole call took, measured here)."""
+    start = time.perf_counter()
+    answer, calls = in_answer(fn, probe, *args)
+    wall = time.perf_counter() - start
+    if calls == 0:
+        raise Wrong(
+            "your function never called `f`: time `f(x)`, the call it was given"
+        )
+    timed = _seconds(answer, "a jitted matmul" if args else "a fresh jitted function")
+    if not 0 < timed <= wall + _SLACK:
+        raise Wrong(
+            f"your function says {timed:.3g} s, but the whole call of it took {wall:.3g} s: "
+            "return the time the clock measured, `time.perf_counter() - start`"
+        )
+    return timed, wall
+
+
 @checks(LESSON, "ex_time_call", title="time a jitted call honestly")
 def _check_time_call(fn: Callable) -> None:
     """Practises timing JAX code: compile first, then stop the clock after
     `.block_until_ready()`."""
-    f, x = _matmul_case()
-    work = _fastest_blocked(f, x)
+    work = _fastest_blocked(jax.jit(_matmul), jnp.ones((BIG, BIG), jnp.float32))
     # the fastest of a few answers: on a busy machine one dispatch can stall for
     # milliseconds, but not every one of them
-    timed = min(_seconds(fn(f, x), "a jitted matmul") for _ in range(4))
-    if timed < 0.25 * work:
+    big = min(_time_around(fn, _timed_matmul, BIG)[0] for _ in range(3))
+    if big < 0.25 * work:
         raise Wrong(
-            f"your time for a jitted matmul is {timed * 1e3:.3f} ms, but the work takes "
+            f"your time for a jitted matmul is {big * 1e3:.3f} ms, but the work takes "
             f"at least {work * 1e3:.1f} ms: you stopped the clock when the call returned, "
             "not when the work was done (asynchronous dispatch). End the timed call with "
             "`.block_until_ready()`."
         )
-    # a clock that contains the first call (tracing, compiling) reads at least that
-    # call's own duration, however busy the machine; a warmed-up call is far shorter
-    attempts = [_time_fresh_call(fn) for _ in range(2)]
-    if all(timed >= 0.9 * first_call for timed, first_call in attempts):
-        timed, first_call = attempts[-1]
+    small = min(_time_around(fn, _timed_matmul, SMALL)[0] for _ in range(3))
+    if big < 3 * small:
         raise Wrong(
-            f"for a freshly jitted function your time is {timed * 1e3:.0f} ms, and its "
-            f"first call alone took {first_call * 1e3:.0f} ms (tracing and compiling): "
-            "your timer counted compilation. Call `f(x)` once (and wait for it) before "
-            "you start the clock."
+            f"your times do not follow the work: {small * 1e3:.2f} ms for a {SMALL}² matmul "
+            f"and {big * 1e3:.2f} ms for a {BIG}² one, 64 times the work. Time the call "
+            "`f(x)` itself, between two readings of `time.perf_counter()`."
+        )
+    # a clock that contains the first call (tracing, compiling) reads most of the
+    # whole call, however busy the machine; a warmed-up call is a sliver of it
+    attempts = [_time_around(fn, _timed_fresh) for _ in range(2)]
+    if all(timed >= 0.5 * wall for timed, wall in attempts):
+        timed, wall = attempts[-1]
+        raise Wrong(
+            f"for a freshly jitted function your time is {timed * 1e3:.0f} ms of the "
+            f"{wall * 1e3:.0f} ms your whole function took, most of it the first call "
+            "(tracing and compiling): your timer counted compilation. Call `f(x)` once "
+            "(and wait for it) before you start the clock."
         )
 
 
@@ -167,18 +215,6 @@ class _Recorded:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)  # .lower(...) and friends, as on jax.jit
-
-
-def _time_fresh_call(fn: Callable) -> tuple[float, float]:
-    """(the student's time, the first call's duration) for a fresh compile-heavy f."""
-    f, x = _compile_heavy_case()
-    recorded = _Recorded(f)
-    timed = _seconds(fn(recorded, x), "a fresh jitted function")
-    if not recorded.durations:
-        raise Wrong(
-            "your function never called `f`: time `f(x)`, the call it was given"
-        )
-    return timed, recorded.durations[0]
 
 
 # --- ex_gelu_jaxpr: read a count off draw_jaxpr -----------------------------------------

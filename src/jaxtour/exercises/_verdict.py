@@ -25,12 +25,34 @@ _STUB_OPS = {"RESUME", "NOP", "RETURN_VALUE", "CACHE"}
 _RETURN_OPS = {"LOAD_CONST", "RETURN_CONST"}
 
 
+class AnswerRaised(Exception):
+    """When grading: the answer, in its own process, raised (`message` says what)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class AnswerStopped(Exception):
+    """When grading: the answer's process ran out of time or ended."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 def verdict(exercise: Exercise, fn: Callable) -> Verdict:
     """Run `exercise.checker(fn)` here and now; whatever happens, return a verdict."""
     try:
         exercise.checker(fn)
     except Wrong as err:
         return False, str(err) or "not right yet.", "wrong"
+    except AnswerStopped as stop:
+        return False, str(stop), stop.kind
+    except AnswerRaised as err:
+        if err.kind == "not done":
+            return False, f"not done yet: {err}", "not done"
+        return False, f"not right yet: {err}", "error"
     except NotImplementedError:
         return False, not_done(exercise), "not done"
     except (TypeError, AttributeError) as err:
@@ -47,6 +69,24 @@ def verdict(exercise: Exercise, fn: Callable) -> Verdict:
     except BaseException as err:  # SystemExit, KeyboardInterrupt, GeneratorExit, ...
         return False, f"not right yet: your function raised {_named(err)}", "error"
     return True, f"correct! You practised {exercise.practises}", "passed"
+
+
+def said_by(err: BaseException) -> str:
+    """What an exception the answer raised means, in plain words."""
+    if isinstance(err, Exception):
+        return describe(err)
+    return f"your function raised {_named(err)}"
+
+
+def verdict_of(fn: Callable, name: str) -> list:
+    """`verdict` on the exercise `name`, as a probe beside the answer returns it: plain
+    data (for the exercises whose checker needs the answer's own objects)."""
+    from jaxtour.exercises._registry import find
+
+    exercise = find(name)
+    if exercise is None:
+        return [False, f"no exercise is called `{name}`", "unknown"]
+    return list(verdict(exercise, fn))
 
 
 def not_done(exercise: Exercise) -> str:

@@ -19,30 +19,39 @@ import sys
 import threading
 import types
 import warnings
+from collections.abc import Callable
 from typing import IO, Any
 
-_HEADER = struct.Struct(">Q")
+HEADER = struct.Struct(">Q")
+LIMIT = 1 << 30  # bytes one message may hold
 _WATCHED = ("builtins", "numpy", "numpy.testing", "jax", "jax.numpy", "jax.lax")
 Snapshot = dict[str, dict[str, tuple[Any, ...]]]
 
 
-def send(stream: IO[bytes], message: Any) -> None:
-    """Write one framed message to `stream`."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
+def send(
+    stream: IO[bytes], message: Any, dumps: Callable[[Any], bytes] | None = None
+) -> None:
+    """Write one framed message to `stream` (a pickle, unless `dumps` says otherwise)."""
+    data = (dumps or _pickled)(message)
+    stream.write(HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def receive(stream: IO[bytes]) -> Any:
-    """Read one framed message from `stream`; EOFError when it closed."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
+def _pickled(message: Any) -> bytes:
+    return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def receive(stream: IO[bytes], loads: Callable[[bytes], Any] = pickle.loads) -> Any:
+    """Read one framed message from `stream` and `loads` it; EOFError when it closed
+    (or announced more than `LIMIT` bytes)."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
         raise EOFError
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
+    (size,) = HEADER.unpack(header)
+    data = stream.read(size) if size <= LIMIT else b""
     if len(data) < size:
         raise EOFError
-    return pickle.loads(data)
+    return loads(data)
 
 
 def snapshot() -> Snapshot:

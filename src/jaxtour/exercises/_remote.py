@@ -1,0 +1,224 @@
+"""Answers that run in a process of their own, judged where they cannot reach.
+
+`Answers` runs a submitted notebook's cells in an answer process (`_answer`) and hands
+the checkers a `Remote` for each answer: a callable that runs the answer there and
+returns plain data (`_plain`), so the reference, the comparison and the verdict stay in
+this process. A checker that must transform the answer (`jax.jit`, `jax.grad`,
+`make_jaxpr`) asks for it with `in_answer(fn, probe, ...)`: the probe runs beside the
+answer and only what it returns comes back. Every wait is bounded: an answer that runs
+past its exercise's deadline is killed with its process, which the next exercise
+restarts without the cell that never finished.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from jaxtour.exercises import _pool
+from jaxtour.exercises._plain import untagged
+from jaxtour.exercises._registry import Wrong
+from jaxtour.exercises._verdict import AnswerRaised, AnswerStopped
+
+_LAUNCH = "import sys; from jaxtour.exercises._answer import main; sys.exit(main())"
+
+
+def _cloudpickled(message: Any) -> bytes:
+    import cloudpickle
+
+    return cloudpickle.dumps(message)
+
+
+class _AnswerProcess(_pool.Worker):
+    launch = _LAUNCH
+    loads = staticmethod(json.loads)
+    dumps = staticmethod(_cloudpickled)
+
+    def reply(self, left: float) -> Any:
+        """The next reply, or `_pool.Stopped` after `left` seconds."""
+        return self._read(left, "answer")
+
+
+class Answers:
+    """A submission's code cells, run in order in an answer process with `devices`
+    CPU devices; each cell and each exercise may run `timeout` seconds."""
+
+    def __init__(
+        self, cells: Iterable[tuple[str, str]], devices: int, timeout: float
+    ) -> None:
+        self.cells = list(cells)  # (cell id, source)
+        self.devices, self.timeout = devices, timeout
+        self.ran: dict[
+            str, dict
+        ] = {}  # cell id -> {"out": ..., "error": ...}, first run
+        self.deadline = 0.0
+        self._process: _AnswerProcess | None = None
+
+    def __enter__(self) -> Answers:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+            self._process = None
+
+    def remote(self, name: str) -> Remote:
+        """The answer `name` as the checker sees it (its code read, never run, here)."""
+        return Remote(self, name, _code_of(name, self.cells))
+
+    def start_exercise(self) -> None:
+        """Give the next exercise its own `timeout` seconds."""
+        self.deadline = time.monotonic() + self.timeout
+
+    def call(self, name: str, probe: Callable | None, args: tuple, kwargs: dict) -> Any:
+        """`probe(answer, *args)` (or the answer itself) run beside the answer: its
+        result as plain data.
+
+        Raises:
+            Wrong: the probe found the answer wrong.
+            AnswerRaised: the answer raised, or is not defined.
+            AnswerStopped: it ran past the deadline (its process is killed) or died.
+        """
+        request = {
+            "op": "call",
+            "name": name,
+            "probe": probe,
+            "args": args,
+            "kwargs": kwargs,
+        }
+        reply = self._ask(request, self.deadline - time.monotonic())
+        if "value" in reply:
+            return untagged(reply["value"])
+        if "wrong" in reply:
+            raise Wrong(str(reply["wrong"]))
+        if "undefined" in reply:
+            raise AnswerRaised(
+                f"`{name}` is not defined: run its cell (did it stop with an error?)",
+                "not done",
+            )
+        raise AnswerRaised(str(reply.get("raised")), str(reply.get("kind", "error")))
+
+    def _ask(self, request: dict, left: float) -> dict:
+        process = self._running()
+        try:
+            if left <= 0:
+                raise _pool.Stopped("no time left", timed_out=True)
+            reply = self._reply_to(process, request, left)
+        except _pool.Stopped as stop:
+            self.close()
+            raise AnswerStopped(
+                _stopped(stop, self.timeout), "timeout" if stop.timed_out else "error"
+            ) from None
+        if not isinstance(reply, dict):
+            raise AnswerRaised(
+                "the answer's process sent something that is not a reply", "error"
+            )
+        return reply
+
+    def _reply_to(self, process: _AnswerProcess, request: dict, left: float) -> Any:
+        """The reply that echoes `request`'s number: anything else on the channel (a
+        frame an answer wrote there itself) is passed over."""
+        request["seq"] = secrets.randbits(
+            62
+        )  # unguessable: no frame written ahead matches
+        deadline = time.monotonic() + left
+        reply = process.ask(request, left)
+        while not (isinstance(reply, dict) and reply.get("seq") == request["seq"]):
+            reply = process.reply(deadline - time.monotonic())
+        return reply
+
+    def _running(self) -> _AnswerProcess:
+        """The answer process, started and given every cell that ever finished."""
+        if self._process is not None and self._process.alive():
+            return self._process
+        self.close()
+        self._process = _AnswerProcess(self.devices)
+        for cell, source in self.cells:
+            if self.ran.get(cell, {}).get("timed_out"):
+                continue  # a cell that never finished is left out from then on
+            try:
+                said = self._reply_to(
+                    self._process,
+                    {"op": "exec", "cell": cell, "source": source},
+                    self.timeout,
+                )
+            except _pool.Stopped as stop:
+                self.ran[cell] = {
+                    "out": "",
+                    "error": ["Stopped", _stopped(stop, self.timeout, "cell")],
+                    "timed_out": stop.timed_out,
+                }
+                self.close()
+                return self._running()
+            self.ran.setdefault(cell, said)
+        return self._process
+
+    def run_cells(self) -> None:
+        """Run every cell once (what `ran` then holds)."""
+        self._running()
+
+
+def _stopped(stop: _pool.Stopped, timeout: float, what: str = "answer") -> str:
+    if stop.timed_out:
+        return (
+            f"stopped: this {what} ran longer than {timeout:g} s. Look for a loop that never "
+            "ends (a `while` whose condition stays true)."
+        )
+    return f"stopped: the process running your {what} ended ({stop})."
+
+
+class Remote:
+    """An answer living in its `Answers` process: call it with data, get data back."""
+
+    def __init__(
+        self, answers: Answers, name: str, code: types.CodeType | None
+    ) -> None:
+        self.__name__ = self.__qualname__ = name
+        self.__code__ = code
+        self._answers = answers
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._answers.call(self.__name__, None, args, kwargs)
+
+    def run(self, probe: Callable, *args: Any, **kwargs: Any) -> Any:
+        """`probe(answer, *args, **kwargs)` run beside the answer; its plain result."""
+        return self._answers.call(self.__name__, probe, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self.__name__}, run in its own process>"
+
+
+def in_answer(fn: Callable, probe: Callable, *args: Any, **kwargs: Any) -> Any:
+    """`probe(fn, *args, **kwargs)`, run where the answer `fn` lives.
+
+    In the student's checker process that is here; when grading, `fn` is a `Remote`
+    and the probe (a function of the kit, or one it can pickle) runs in the answer's
+    process, returning plain data. Use it for what transforms the answer: `jax.jit(fn)`,
+    `jax.grad(fn)`, `jax.make_jaxpr(fn)`.
+    """
+    if isinstance(fn, Remote):
+        return fn.run(probe, *args, **kwargs)
+    return probe(fn, *args, **kwargs)
+
+
+def _code_of(name: str, cells: list[tuple[str, str]]) -> types.CodeType | None:
+    """The code of the last top-level `def name` in `cells`, compiled, never run."""
+    from jaxtour.lesson import python_of
+
+    found = None
+    for cell, source in cells:
+        try:
+            module = compile(python_of(source), cell, "exec")
+        except (SyntaxError, ValueError):
+            continue
+        for const in module.co_consts:
+            if isinstance(const, types.CodeType) and const.co_name == name:
+                found = const
+    return found

@@ -1,0 +1,247 @@
+"""Grading with the real nbgrader: generate, release, autograde, read the gradebook. Four
+submissions of two assignments (untouched, solved, half right, and one playing the
+tricks a student can read off the installed kit); every exercise's mark is asserted.
+
+The marks are decided outside the answer's process (`jaxtour.exercises._grade`), so a
+trick played there changes nothing: only a right answer scores.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jaxtour.exercises import write_nbgrader_course
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 20  # seconds per cell and per exercise: what an endless answer costs, once
+WHY, MATH = "01_why_jax", "02_close_to_the_math"
+
+ENDLESS_TIMER = """def ex_time_call(f, x):
+    import time
+    while True:
+        time.sleep(0.05)
+"""
+TOP_LEVEL_LOOP = """import time
+while True:
+    time.sleep(0.05)
+
+def ex_jacobian_from_jvp(f, x):
+    return jax.jacfwd(f)(x)
+"""
+RAISES = "def ex_grad_from_vjp(f, x):\n    raise ValueError('not yet')\n"
+WRONG_COUNT = "def ex_gelu_jaxpr():\n    return (9, 4)\n"
+FLOAT16 = """def ex_clip_by_norm(x):
+    return x.astype(jnp.float16)
+"""
+# 1: rebind `check` where the kernel's grade cells would call it
+REBIND_CHECK = """import jaxtour.exercises
+from jaxtour.exercises import Feedback
+
+def check(fn, quiet=False, timeout=None):
+    return Feedback(True, None, "correct!", "passed")
+
+jaxtour.exercises.check = check
+
+def ex_grad_from_vjp(f, x):
+    return None
+"""
+# 2: read the checker's reference off its frame
+READ_FRAME = """def ex_jacobian_from_jvp(f, x):
+    import sys
+    frame = sys._getframe(1)
+    while frame is not None and "want" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals["want"] if frame is not None else x
+"""
+# 3: patch NumPy below the names the kit watches; 5: an int whose == and != both lie
+PATCH_NUMPY_LYING_INT = """import numpy as np
+np.all._implementation.__code__ = (lambda *a, **k: True).__code__
+np.isclose = lambda *a, **k: True
+
+class Liar(int):
+    def __eq__(self, other):
+        return False
+    def __ne__(self, other):
+        return False
+    __hash__ = int.__hash__
+
+def ex_biggest_cotangent():
+    return (Liar(7), Liar(0))
+"""
+# 4: write forged replies on every pipe the process holds, then a right answer
+FORGE_CHANNEL = """import json, os, struct
+for fd in map(int, os.listdir("/proc/self/fd")):
+    for seq in range(1, 200):
+        body = json.dumps({"seq": seq, "value": {"t": "bool", "v": True},
+                           "verdict": [True, "correct!", "passed"]}).encode()
+        try:
+            os.write(fd, struct.pack(">Q", len(body)) + body)
+        except OSError:
+            break
+"""
+# 5 again, for a count; and a forged `expect_close` beside a wrong log
+LYING_COUNT = """class Liar(int):
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = int.__hash__
+
+def ex_gelu_jaxpr():
+    return (Liar(0), Liar(0))
+"""
+# 6: a timer that calls f once and says a constant
+CONSTANT_TIMER = """def ex_time_call(f, x):
+    f(x).block_until_ready()
+    return 0.05
+"""
+PATCH_KIT_RIGHT_LOG = """import jaxtour.exercises._expect as expect
+expect.expect_close = lambda *a, **k: None
+
+def ex_safe_log(x):
+    positive = x > 0
+    return jnp.where(positive, jnp.log(jnp.where(positive, x, 1.0)), 0.0)
+"""
+
+# answer cells by grade id (None: the solution), cells added before an answer, the marks
+SUBMISSIONS = {
+    "half": {
+        WHY: (
+            {"ex_time_call": ENDLESS_TIMER, "ex_gelu_jaxpr": WRONG_COUNT},
+            {},
+            {"ex_gelu_jaxpr": 0, "ex_time_call": 0, "ex_safe_log": 1},
+        ),
+        MATH: (
+            {
+                "ex_grad_from_vjp": RAISES,
+                "ex_jacobian_from_jvp": TOP_LEVEL_LOOP,
+                "ex_clip_by_norm": FLOAT16,
+            },
+            {},
+            {
+                "ex_grad_from_vjp": 0,
+                "ex_biggest_cotangent": 1,
+                "ex_jacobian_from_jvp": 0,
+                "ex_clip_by_norm": 0,
+            },
+        ),
+    },
+    "tricks": {
+        WHY: (
+            {
+                "ex_gelu_jaxpr": LYING_COUNT,
+                "ex_time_call": CONSTANT_TIMER,
+                "ex_safe_log": PATCH_KIT_RIGHT_LOG,
+            },
+            {},
+            {"ex_gelu_jaxpr": 0, "ex_time_call": 0, "ex_safe_log": 1},
+        ),
+        MATH: (
+            {
+                "ex_grad_from_vjp": REBIND_CHECK,
+                "ex_jacobian_from_jvp": READ_FRAME,
+                "ex_biggest_cotangent": PATCH_NUMPY_LYING_INT,
+            },
+            {"ex_clip_by_norm": FORGE_CHANNEL},
+            {
+                "ex_grad_from_vjp": 0,
+                "ex_biggest_cotangent": 0,
+                "ex_jacobian_from_jvp": 0,
+                "ex_clip_by_norm": 1,
+            },
+        ),
+    },
+}
+
+
+def _nbgrader(course: Path, *args: str) -> None:
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from its venv
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def _submit(
+    course: Path, student: str, assignment: str, notebook: nbformat.NotebookNode
+) -> None:
+    folder = course / "submitted" / student / assignment
+    folder.mkdir(parents=True)
+    nbformat.write(notebook, folder / f"{assignment}.ipynb")
+
+
+def _edited(
+    source: Path, answers: dict[str, str], before: dict[str, str]
+) -> nbformat.NotebookNode:
+    notebook = nbformat.read(source, as_version=4)
+    cells = []
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in before:
+            cells.append(nbformat.v4.new_code_cell(before[grade_id]))
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+        cells.append(cell)
+    notebook.cells = cells
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
+    """Each (student, assignment)'s marks by exercise, from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+
+    course = tmp_path_factory.mktemp("grading") / "course"
+    sources = [ROOT / "notebooks" / f"{stem}.py" for stem in (WHY, MATH)]
+    write_nbgrader_course(sources, course)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"c.GradeApart.timeout = {TIMEOUT}\n")
+    for assignment in (WHY, MATH):
+        _nbgrader(course, "generate_assignment", assignment, "--force")
+        source = course / "source" / assignment / f"{assignment}.ipynb"
+        released = course / "release" / assignment / f"{assignment}.ipynb"
+        _submit(course, "untouched", assignment, nbformat.read(released, as_version=4))
+        _submit(course, "solved", assignment, nbformat.read(source, as_version=4))
+        for student, plans in SUBMISSIONS.items():
+            answers, before, _ = plans[assignment]
+            _submit(course, student, assignment, _edited(source, answers, before))
+        _nbgrader(course, "autograde", assignment, "--create")
+    found = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for assignment in (WHY, MATH):
+            for student in ("untouched", "solved", *SUBMISSIONS):
+                notebook = gb.find_submission_notebook(assignment, assignment, student)
+                found[student, assignment] = {
+                    g.name.removeprefix("test_"): g.score for g in notebook.grades
+                }
+    shutil.rmtree(course, ignore_errors=True)
+    return found
+
+
+@pytest.mark.slow  # the real nbgrader: two assignments, four submissions each
+@pytest.mark.parametrize("assignment", [WHY, MATH])
+def test_untouched_scores_nothing_and_solved_scores_everything(marks, assignment):
+    untouched, solved = marks["untouched", assignment], marks["solved", assignment]
+    assert set(untouched) == set(SUBMISSIONS["half"][assignment][2])
+    assert untouched == dict.fromkeys(untouched, 0.0)
+    assert solved == dict.fromkeys(solved, 1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("student", list(SUBMISSIONS))
+@pytest.mark.parametrize("assignment", [WHY, MATH])
+def test_each_exercise_scores_only_a_right_answer(marks, student, assignment):
+    want = SUBMISSIONS[student][assignment][2]
+    assert marks[student, assignment] == {k: float(v) for k, v in want.items()}
