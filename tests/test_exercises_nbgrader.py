@@ -122,25 +122,55 @@ def test_every_solution_needs_only_what_its_assignment_defines(source):
             )
 
 
-def test_an_exercise_that_reads_the_lessons_run_is_left_out_and_said_so(
-    tmp_path, capsys
-):
-    source = ROOT / "notebooks" / "07_parallelism.py"
-    assert _nbgrader.left_out_of_course(source) == {
-        "ex_count_all_reduces": ["count_dp"]
-    }
-    # the only one in the whole course: no other exercise drops out unnoticed
-    assert [n for s in LESSONS for n in _nbgrader.left_out_of_course(s)] == [
-        "ex_count_all_reduces"
-    ]
-    imports = _nbgrader.assignment(source).cells[1].source
+def test_every_exercise_is_in_the_course_with_what_its_solution_reads():
+    assert [n for s in LESSONS for n in _nbgrader.left_out_of_course(s)] == []
+    cells = _nbgrader.assignment(ROOT / "notebooks" / "07_parallelism.py").cells
+    imports, context = cells[1].source, cells[2].source
     # the set-up cell holds a `%pip` line: read as IPython, its imports still count
     assert "from jax.sharding import AxisType, NamedSharding" in imports
-    assert main(["exercises", "--nbgrader", str(tmp_path / "c"), "--lesson", "7"]) == 0
-    assert (
-        "Left ex_count_all_reduces (07_parallelism) out of the course: its solution "
-        "reads count_dp, which only the lesson computes." in capsys.readouterr().out
+    # its JAX settings come before anything computes: the drawing has 8 devices' program
+    assert 'jax.config.update("jax_num_cpu_devices", 8)' in imports
+    assert "count_dp = collectives(auto_update, params, images, labels, velocity)" in (
+        context
     )
+    assert any(
+        c.metadata.nbgrader.get("grade_id") == "test_ex_count_all_reduces"
+        for c in cells
+    )
+
+
+POINTS_AT = re.compile(r"(?:`|<code>)([A-Za-z_]\w*)(?:`|</code>) above")
+AT_A_DRAWING = re.compile(r"(picture|drawing)s? above", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
+def test_every_assignment_runs_alone_and_points_only_at_its_own_cells(source):
+    # run top to bottom, each cell reads only what the cells above it (or it) define
+    bound, drawn = set(dir(builtins)), False
+    for cell in _nbgrader.assignment(source).cells:
+        if cell.cell_type == "markdown":
+            for name in POINTS_AT.findall(cell.source):
+                assert name in bound, f"{source.stem}: `{name}` above? {cell.source}"
+            assert drawn or not AT_A_DRAWING.search(cell.source), cell.source
+            continue
+        defined, reads = lesson.names(cell.source)
+        missing = reads - bound - defined
+        assert not missing, f"{source.stem}: {sorted(missing)} in\n{cell.source}"
+        bound |= defined
+        drawn = drawn or "draw_" in cell.source
+
+
+def test_lesson_02s_assignment_holds_the_matrix_and_the_drawing_its_text_names():
+    cells = _nbgrader.assignment(ROOT / "notebooks" / "02_close_to_the_math.py").cells
+    ids = [c.metadata.nbgrader["grade_id"] for c in cells]
+    context = cells[ids.index("context")].source
+    assert "A = jnp.array(" in context and "def g(x)" in context
+    assert (
+        "def clip_gradient(x)" in context
+    )  # "copy the shape of `clip_gradient` above"
+    picture = ids.index("picture_ex_biggest_cotangent")
+    assert ids[picture + 1] == "task_ex_biggest_cotangent"
+    assert "draw_vjp(g, cotangents=u)(x3)" in cells[picture].source
 
 
 def _release(code: str) -> str:

@@ -46,7 +46,7 @@ def _oracle_step(
     return optax.apply_updates(params, updates), new_state, value, updates
 
 
-@checks(LESSON, "ex_optax_step", title="an Optax training step")
+@checks(LESSON, "ex_optax_step", title="an Optax training step", isolated=False)
 def _check_optax_step(fn: Callable[..., Any]) -> None:
     """Practises a training step with any Optax optimiser: `value_and_grad`,
     `optimiser.update` with the parameters, `optax.apply_updates`."""

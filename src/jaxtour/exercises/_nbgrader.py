@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jaxtour import lesson
 from jaxtour._files import write_atomically
+from jaxtour.exercises import _context
 from jaxtour.exercises._grade import AUTOGRADE_PREPROCESSORS
 from jaxtour.exercises._registry import find
 
@@ -40,10 +40,6 @@ c.Execute.timeout = 600  # seconds per cell: a first `check` starts the checker 
 c.Autograde.autograde_preprocessors = [
 {_STEPS}]
 '''
-_ALWAYS = (
-    "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n"
-    "from jaxtour.exercises import check"
-)
 
 
 def write_nbgrader_course(
@@ -85,9 +81,7 @@ def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
 
     found = lesson.lesson_exercises(source)
     cells = lesson.read(source).cells
-    tasks = _tasks(cells)
-    imports = _imports(cells)
-    context = _context(cells, " ".join(tasks.get(ex.name, ex.stub) for ex in found))
+    tasks, imports, drawings, context = _carried(cells, found)
     found = [ex for ex in found if not _unknown_names(ex, imports + "\n" + context)]
     if not found:
         return None
@@ -104,10 +98,32 @@ def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
     if context:
         notebook.cells.append(_locked(nbf.new_code_cell(context), "context"))
     for ex in found:
+        if ex.name in drawings:
+            picture = nbf.new_code_cell(drawings[ex.name])
+            notebook.cells.append(_locked(picture, f"picture_{ex.name}"))
         notebook.cells += _exercise_cells(
             ex, tasks.get(ex.name), _points(ex.name, points)
         )
     return notebook
+
+
+def _carried(
+    cells: Any, found: list[lesson.LessonExercise]
+) -> tuple[dict[str, str], str, dict[str, str], str]:
+    """(the tasks, the imports, the drawings the tasks point at, the definitions all
+    of them need) that an assignment carries over from its lesson."""
+    tasks = _context.tasks(cells)
+    said = {ex.name: " ".join([tasks.get(ex.name, ex.stub), *ex.hints]) for ex in found}
+    drawings = _context.pictures(cells, said)
+    words = " ".join(said.values())
+    solutions = [ex.solution for ex in found if ex.solution]  # a value it reads, say
+    code = "\n".join([*drawings.values(), *solutions])
+    return (
+        tasks,
+        _context.imports(cells),
+        drawings,
+        _context.context(cells, words, code),
+    )
 
 
 def left_out_of_course(source: Path) -> dict[str, list[str]]:
@@ -117,12 +133,8 @@ def left_out_of_course(source: Path) -> dict[str, list[str]]:
     lesson's run. Students do these in the lesson, where `check` gives its feedback."""
     cells = lesson.read(source).cells
     found = lesson.lesson_exercises(source)
-    tasks = _tasks(cells)
-    given = (
-        _imports(cells)
-        + "\n"
-        + _context(cells, " ".join(tasks.get(ex.name, ex.stub) for ex in found))
-    )
+    _, imports, _, context = _carried(cells, found)
+    given = imports + "\n" + context
     return {ex.name: m for ex in found if (m := _unknown_names(ex, given))}
 
 
@@ -238,60 +250,3 @@ def _intro(stem: str) -> str:
         "under it: it shows what is right or wrong; each test cell says what its exercise "
         "is worth. Run the first cells first."
     )
-
-
-def _tasks(cells: Any) -> dict[str, str]:
-    """Each exercise's task: the markdown cell tagged `exercise` before its stub."""
-    tasks: dict[str, str] = {}
-    pending = None
-    for cell in cells:
-        kind = lesson.kind_of(cell)
-        if kind is lesson.Kind.TASK:
-            pending = cell.source
-        elif kind is lesson.Kind.STUB and pending is not None:
-            for name in lesson.defined_functions(cell.source):
-                tasks[name] = pending
-    return tasks
-
-
-def _teaching_code(cells: Any) -> list[tuple[ast.stmt, str]]:
-    teaching = {lesson.Kind.TEACH, lesson.Kind.SETUP}
-    found: list[tuple[ast.stmt, str]] = []
-    for cell in cells:
-        if cell.cell_type != "code" or lesson.kind_of(cell) not in teaching:
-            continue
-        code = lesson.python_of(cell.source)  # a `%pip` line becomes a call
-        try:
-            found += [(node, code) for node in ast.parse(code).body]
-        except SyntaxError:  # not Python, even read as IPython: nothing to carry
-            continue
-    return found
-
-
-def _imports(cells: Any) -> str:
-    """The imports the lesson makes at the top level of its cells, after the usual ones."""
-    lines = [_ALWAYS]
-    for node, text in _teaching_code(cells):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            segment = ast.get_source_segment(text, node) or ""
-            if segment not in "\n".join(lines):
-                lines.append(segment)
-    return "\n".join(lines)
-
-
-def _context(cells: Any, task_text: str) -> str:
-    """The lesson's function definitions the tasks name, and those they call in turn."""
-    defs = {
-        node.name: ast.get_source_segment(text, node) or ""
-        for node, text in _teaching_code(cells)
-        if isinstance(node, ast.FunctionDef)
-    }
-    chosen: set[str] = set()
-    text = task_text
-    while True:
-        named = {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if n in defs}
-        if named <= chosen:
-            break
-        chosen |= named
-        text = " ".join(defs[n] for n in chosen)
-    return "\n\n\n".join(code for name, code in defs.items() if name in chosen)

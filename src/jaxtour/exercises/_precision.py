@@ -41,7 +41,9 @@ def _check_agrees(fn: Callable[..., Any]) -> None:
     for name, actual, expected, right in _cases():
         got = fn(actual, expected)
         if not isinstance(got, bool | np.bool_) and not (
-            isinstance(got, jax.Array) and got.shape == () and got.dtype == jnp.bool_
+            isinstance(got, jax.Array | np.ndarray)
+            and got.shape == ()
+            and got.dtype == jnp.bool_
         ):
             raise Wrong(f"return True or False; for {name} it returned {got!r}")
         if bool(got) == right:
