@@ -245,3 +245,59 @@ def test_untouched_scores_nothing_and_solved_scores_everything(marks, assignment
 def test_each_exercise_scores_only_a_right_answer(marks, student, assignment):
     want = SUBMISSIONS[student][assignment][2]
     assert marks[student, assignment] == {k: float(v) for k, v in want.items()}
+
+
+# --- the channel: plain data only (no process needed) -----------------------------------
+
+
+def test_plain_data_comes_back_as_builtins_and_numpy_arrays():
+    import jax.numpy as jnp
+    import ml_dtypes
+    import numpy as np
+
+    from jaxtour.exercises._plain import decode, encode
+
+    sent = (1, [2.5, "a", None, True], {"k": 3 + 1j}, jnp.float32(1.5))
+    back = decode(encode(sent))
+    assert back[:3] == (1, [2.5, "a", None, True], {"k": 3 + 1j})
+    assert (
+        type(back[3]) is np.ndarray
+        and back[3].shape == ()
+        and back[3].dtype == np.float32
+    )
+    half = decode(encode(jnp.arange(3, dtype=jnp.bfloat16)))
+    assert half.dtype == ml_dtypes.bfloat16 and half.tolist() == [0, 1, 2]
+    assert type(decode(encode(np.float32(2.0)))) is np.float32
+
+
+def test_what_is_not_plain_data_comes_back_as_its_name_and_repr_only():
+    from jaxtour.exercises._plain import Opaque, decode, encode
+
+    class Liar(int):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    back = decode(encode((Liar(3), print)))
+    assert back == (
+        Opaque("Liar", "3"),
+        Opaque("builtin_function_or_method", repr(print)),
+    )
+    assert back[0] != 3  # a plain record: its `==` is the dataclass's, not the answer's
+
+
+@pytest.mark.parametrize(
+    "data, said",
+    [
+        (b'{"t": "array", "dtype": "object", "shape": [1], "v": ""}', "not a dtype"),
+        (b'{"t": "pickle", "v": "gASVAAAAAAAAAAA="}', "not an encoded value"),
+        (b"[1, 2]", "not an encoded value"),
+        (b'{"t": "int", "v": "7"}', "not an encoded value"),
+    ],
+)
+def test_anything_else_on_the_channel_is_refused(data, said):
+    from jaxtour.exercises._plain import decode
+
+    with pytest.raises(ValueError, match=said):
+        decode(data)

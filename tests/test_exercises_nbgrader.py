@@ -3,6 +3,7 @@ and exports (an untouched submission scores 0, the solutions full marks), and fo
 lesson a source notebook whose regions release as the lesson's stubs."""
 
 import builtins
+import functools
 import re
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def test_the_course_grades_with_jaxtours_preprocessor_in_place_of_execute(tmp_pa
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
 def test_each_exercise_has_an_answer_region_and_a_graded_hidden_test(source):
-    notebook = _nbgrader.assignment(source)
+    notebook = _assignment(source)
     left = _nbgrader.left_out_of_course(source)
     names = [ex.name for ex in lesson.lesson_exercises(source) if ex.name not in left]
     meta = [c.metadata.get("nbgrader", {}) for c in notebook.cells]
@@ -96,7 +97,7 @@ def test_each_exercise_has_an_answer_region_and_a_graded_hidden_test(source):
 
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
 def test_a_released_answer_cell_is_a_stub_that_check_calls_not_done(source):
-    notebook = _nbgrader.assignment(source)
+    notebook = _assignment(source)
     for cell in notebook.cells:
         if not cell.metadata.nbgrader.get("solution"):
             continue
@@ -110,7 +111,7 @@ def test_a_released_answer_cell_is_a_stub_that_check_calls_not_done(source):
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
 def test_every_solution_needs_only_what_its_assignment_defines(source):
     # what autograding the solutions runs: the locked cells, then each answer
-    cells = _nbgrader.assignment(source).cells
+    cells = _assignment(source).cells
     given = "\n".join(c.source for c in cells if c.cell_type == "code")
     bound, _ = lesson.names(given)
     for cell in cells:
@@ -124,7 +125,7 @@ def test_every_solution_needs_only_what_its_assignment_defines(source):
 
 def test_every_exercise_is_in_the_course_with_what_its_solution_reads():
     assert [n for s in LESSONS for n in _nbgrader.left_out_of_course(s)] == []
-    cells = _nbgrader.assignment(ROOT / "notebooks" / "07_parallelism.py").cells
+    cells = _assignment(ROOT / "notebooks" / "07_parallelism.py").cells
     imports, context = cells[1].source, cells[2].source
     # the set-up cell holds a `%pip` line: read as IPython, its imports still count
     assert "from jax.sharding import AxisType, NamedSharding" in imports
@@ -147,7 +148,7 @@ AT_A_DRAWING = re.compile(r"(picture|drawing)s? above", re.IGNORECASE)
 def test_every_assignment_runs_alone_and_points_only_at_its_own_cells(source):
     # run top to bottom, each cell reads only what the cells above it (or it) define
     bound, drawn = set(dir(builtins)), False
-    for cell in _nbgrader.assignment(source).cells:
+    for cell in _assignment(source).cells:
         if cell.cell_type == "markdown":
             for name in POINTS_AT.findall(cell.source):
                 assert name in bound, f"{source.stem}: `{name}` above? {cell.source}"
@@ -161,7 +162,7 @@ def test_every_assignment_runs_alone_and_points_only_at_its_own_cells(source):
 
 
 def test_lesson_02s_assignment_holds_the_matrix_and_the_drawing_its_text_names():
-    cells = _nbgrader.assignment(ROOT / "notebooks" / "02_close_to_the_math.py").cells
+    cells = _assignment(ROOT / "notebooks" / "02_close_to_the_math.py").cells
     ids = [c.metadata.nbgrader["grade_id"] for c in cells]
     context = cells[ids.index("context")].source
     assert "A = jnp.array(" in context and "def g(x)" in context
@@ -171,6 +172,12 @@ def test_lesson_02s_assignment_holds_the_matrix_and_the_drawing_its_text_names()
     picture = ids.index("picture_ex_biggest_cotangent")
     assert ids[picture + 1] == "task_ex_biggest_cotangent"
     assert "draw_vjp(g, cotangents=u)(x3)" in cells[picture].source
+
+
+@functools.cache
+def _assignment(source: Path) -> nbformat.NotebookNode:
+    """Lesson `source`'s assignment, built once for the tests that only read it."""
+    return _nbgrader.assignment(source)
 
 
 def _release(code: str) -> str:

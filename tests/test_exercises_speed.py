@@ -112,11 +112,21 @@ def test_a_timer_that_never_calls_f_is_told_so():
         (
             "    start = time.perf_counter()\n    f(x).block_until_ready()\n"
             "    f(x).block_until_ready()\n    return time.perf_counter() - start",
-            ["counted compilation", "first call alone took"],
+            ["counted compilation", "most of it the first call"],
         ),
         (
             "    f(x).block_until_ready()\n    return f'{0.01:.3f} s'",
             ["return the time in seconds"],
+        ),
+        # a time it did not measure: longer than the call, or deaf to 64 times the work
+        (
+            "    f(x).block_until_ready()\n    return 0.05",
+            ["the whole call of it took"],
+        ),
+        (  # a clock around something else: the same time for any work
+            "    f(x).block_until_ready()\n    start = time.perf_counter()\n"
+            "    time.sleep(0.2)\n    return time.perf_counter() - start",
+            ["your times do not follow the work", "64 times the work"],
         ),
     ],
 )

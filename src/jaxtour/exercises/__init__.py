@@ -33,6 +33,14 @@ student's code raises is turned into a hint by `check`, so checkers need not cat
 `check` runs the checker and the answer in a checker process (`_pool`, `_worker`), with
 a timeout, so an answer can neither patch the kernel's kit nor hang the kernel; an
 exercise that needs several devices says so with `@checks(..., devices=8)`.
+
+Grading (`jaxtour exercises --nbgrader`, then nbgrader's autograde) goes further: the
+mark must not be reachable by the answer. `GradeApart` runs a submission's cells once in
+an answer process (`_answer`) and judges here: the checker calls a `Remote` answer, gets
+back only plain data (`_plain`: JSON, never a pickle) and compares it with the reference
+it computed itself. A checker that transforms the answer (`jax.jit`, `jax.grad`,
+`make_jaxpr`) asks for it with `in_answer(fn, probe, ...)`, so the same checker serves
+`check` and grading.
 '''
 
 from typing import Any

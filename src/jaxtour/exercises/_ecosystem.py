@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxtour.exercises._expect import expect_close
 from jaxtour.exercises._registry import Wrong, checks
+from jaxtour.exercises._remote import in_answer
 
 LESSON = "08_ai_stack"
 _WIDTHS = (
@@ -46,17 +47,12 @@ def _oracle_step(
     return optax.apply_updates(params, updates), new_state, value, updates
 
 
-@checks(LESSON, "ex_optax_step", title="an Optax training step", isolated=False)
+@checks(LESSON, "ex_optax_step", title="an Optax training step")
 def _check_optax_step(fn: Callable[..., Any]) -> None:
     """Practises a training step with any Optax optimiser: `value_and_grad`,
     `optimiser.update` with the parameters, `optax.apply_updates`."""
-    import optax
-
-    optimisers = {
-        "optax.sgd(0.1, momentum=0.9)": optax.sgd(0.1, momentum=0.9),
-        "optax.adamw(0.01, weight_decay=0.1)": optax.adamw(0.01, weight_decay=0.1),
-    }
-    for name, optimiser in optimisers.items():
+    for name in _OPTIMISERS:
+        optimiser = _optimiser(name)
         params, x, y = _regression_case()
         state = optimiser.init(params)
         for step in range(3):  # three steps: the state must be threaded through
@@ -64,22 +60,43 @@ def _check_optax_step(fn: Callable[..., Any]) -> None:
             want_params, want_state, want_loss, updates = _oracle_step(
                 optimiser, params, state, x, y
             )
-            got = _call_step(fn, optimiser, params, state, x, y, name)
+            new_params, (structure, leaves), value = in_answer(
+                fn, _call_step, name, params, state, x, y
+            )
+            new_state = (  # rebuilt here from plain leaves, when its structure is right
+                jax.tree.unflatten(jax.tree.structure(want_state), leaves)
+                if structure == str(jax.tree.structure(want_state))
+                else structure
+            )
+            got = new_params, new_state, value
             _compare_step(
                 got, (params, state, want_params, want_state, want_loss, updates), where
             )
             params, state = want_params, want_state
 
 
+_OPTIMISERS = ("optax.sgd(0.1, momentum=0.9)", "optax.adamw(0.01, weight_decay=0.1)")
+
+
+def _optimiser(name: str) -> Any:
+    import optax
+
+    if name == _OPTIMISERS[0]:
+        return optax.sgd(0.1, momentum=0.9)
+    return optax.adamw(0.01, weight_decay=0.1)
+
+
 def _call_step(
     fn: Callable[..., Any],
-    optimiser: Any,
+    name: str,
     params: Any,
     state: Any,
     x: jax.Array,
     y: jax.Array,
-    name: str,
 ) -> Any:
+    """The answer's step as plain data (run where it runs): the new parameters, the new
+    state's structure (as text) and leaves, the loss."""
+    optimiser = _optimiser(name)
     try:
         got = fn(_regression_loss, optimiser, params, state, x, y)
     except ValueError as err:
@@ -95,7 +112,9 @@ def _call_step(
             "return a tuple of three: `(new_params, new_opt_state, loss)`; got "
             f"{type(got).__name__}{'' if not isinstance(got, tuple) else len(got)}."
         )
-    return got
+    new_params, new_state, value = got
+    leaves, structure = jax.tree.flatten(new_state)
+    return new_params, (str(structure), leaves), value
 
 
 def _compare_step(got: Any, oracle: Any, where: str) -> None:

@@ -48,26 +48,40 @@ def _spec(sharding: NamedSharding) -> tuple:
     return tuple(entries)
 
 
-@checks(
-    LESSON, "ex_batch_sharding", title="shard a batch over the mesh", isolated=False
-)
-def _check_batch_sharding(fn: Callable[..., Any]) -> None:
-    """Practises choosing the `PartitionSpec` that splits a batch over a mesh axis."""
+def _sharding_facts(fn: Callable[..., Any]) -> dict[str, Any]:
+    """What the answer makes of a one-axis mesh, as plain data (run where it runs): the
+    type it returned, and for a `NamedSharding` its mesh, its spec, and the rows each
+    device holds of a batch of 8 images per device."""
     devices = lesson_devices()
     mesh = jax.make_mesh((len(devices),), (AXIS,), devices=devices)
     got = fn(mesh)
-    if isinstance(got, P):
+    kind = "PartitionSpec" if isinstance(got, P) else type(got).__name__
+    facts: dict[str, Any] = {"type": kind}
+    if isinstance(got, NamedSharding):
+        spec = _spec(got)
+        facts.update(same_mesh=bool(got.mesh == mesh), spec=spec, shown=str(got.spec))
+        if spec == (AXIS,):
+            batch = jax.device_put(np.zeros((8 * len(devices), 784), np.float32), got)
+            facts["rows"] = sorted({s.data.shape for s in batch.addressable_shards})
+    return facts
+
+
+@checks(LESSON, "ex_batch_sharding", title="shard a batch over the mesh")
+def _check_batch_sharding(fn: Callable[..., Any]) -> None:
+    """Practises choosing the `PartitionSpec` that splits a batch over a mesh axis."""
+    facts = in_answer(fn, _sharding_facts)
+    if facts["type"] == "PartitionSpec":
         raise Wrong(
             "you returned a `PartitionSpec`: it names mesh axes but no devices. "
             "Wrap it with the mesh: `NamedSharding(mesh, P(...))`."
         )
-    if not isinstance(got, NamedSharding):
-        raise Wrong(f"expected a `NamedSharding`, got {type(got).__name__}.")
-    if got.mesh != mesh:
+    if facts["type"] != "NamedSharding":
+        raise Wrong(f"expected a `NamedSharding`, got {facts['type']}.")
+    if facts["same_mesh"] is not True:
         raise Wrong(
             "the sharding is on another mesh: use the `mesh` the function is given."
         )
-    spec = _spec(got)
+    spec = tuple(facts["spec"])
     if spec == ():
         raise Wrong(
             "`P()` replicates: every device would hold the whole batch. Name the "
@@ -81,16 +95,13 @@ def _check_batch_sharding(fn: Callable[..., Any]) -> None:
     if spec != (AXIS,):
         raise Wrong(
             f'expected dimension 0 split over "{AXIS}" and the pixels whole; '
-            f"got {got.spec}."
+            f"got {facts['shown']}."
         )
-    batch = jax.device_put(np.zeros((8 * len(devices), 784), np.float32), got)
-    rows = {shard.data.shape for shard in batch.addressable_shards}
-    if rows != {
+    rows = [tuple(r) for r in facts["rows"]]
+    if rows != [
         (8, 784)
-    }:  # a guard on the spec test above: each device, 8 whole images
-        raise Wrong(
-            f"each device should hold 8 whole images; they hold {sorted(rows)}."
-        )
+    ]:  # a guard on the spec test above: each device, 8 whole images
+        raise Wrong(f"each device should hold 8 whole images; they hold {rows}.")
 
 
 @checks(LESSON, "ex_global_mean", title="a global mean in `shard_map`")

@@ -47,8 +47,8 @@ class Stopped(Exception):
 class Worker:
     """A checker process with `devices` CPU devices, spoken to in framed pickles."""
 
-    #: The worker's script, and how its replies are read.
-    launch = _LAUNCH
+    #: The worker's script (None: the checker process's), and how its replies are read.
+    launch: str | None = None
     loads: Callable[[bytes], Any] = staticmethod(pickle.loads)
     dumps: Callable[[Any], bytes] | None = None  # None: a plain pickle
 
@@ -57,7 +57,7 @@ class Worker:
         # What the worker says on stderr (why it could not start, say): kept for the message.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by stop())
         self.process = subprocess.Popen(
-            [sys.executable, "-c", self.launch],
+            [sys.executable, "-c", self.launch or _LAUNCH],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,

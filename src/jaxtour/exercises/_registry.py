@@ -38,10 +38,6 @@ class Exercise:
             about collectives; 1 otherwise).
         points: what the exercise is worth in a graded course (an export may say
             otherwise).
-        isolated: whether its checker judges only plain data that the answer's process
-            returns (numbers, strings, arrays), so grading decides the mark where the
-            answer cannot reach; False for a checker that needs the answer's own
-            objects (a mesh, a sharding): grading then runs it beside the answer.
     """
 
     name: str
@@ -51,7 +47,6 @@ class Exercise:
     checker: Callable[[Callable], None]
     devices: int = 1
     points: float = 1
-    isolated: bool = True
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -127,7 +122,6 @@ def checks(
     practises: str | None = None,
     devices: int = 1,
     points: float = 1,
-    isolated: bool = True,
 ) -> Callable[[Callable[[Callable], None]], Callable[[Callable], None]]:
     """Register the decorated checker as the exercise `name` of `lesson`.
 
@@ -143,9 +137,7 @@ def checks(
 
     def decorate(checker: Callable[[Callable], None]) -> Callable[[Callable], None]:
         said = _practises(checker, name, title) if practises is None else practises
-        register(
-            Exercise(name, lesson, title, said, checker, devices, points, isolated)
-        )
+        register(Exercise(name, lesson, title, said, checker, devices, points))
         return checker
 
     return decorate

@@ -55,7 +55,7 @@ class Answers:
         self.ran: dict[
             str, dict
         ] = {}  # cell id -> {"out": ..., "error": ...}, first run
-        self.deadline = 0.0
+        self.deadline: float | None = None
         self._process: _AnswerProcess | None = None
 
     def __enter__(self) -> Answers:
@@ -74,8 +74,9 @@ class Answers:
         return Remote(self, name, _code_of(name, self.cells))
 
     def start_exercise(self) -> None:
-        """Give the next exercise its own `timeout` seconds."""
-        self.deadline = time.monotonic() + self.timeout
+        """Give the next exercise its own `timeout` seconds, counted from its first call
+        on a running answer process (starting one is not the answer's time)."""
+        self.deadline = None
 
     def call(self, name: str, probe: Callable | None, args: tuple, kwargs: dict) -> Any:
         """`probe(answer, *args)` (or the answer itself) run beside the answer: its
@@ -93,6 +94,9 @@ class Answers:
             "args": args,
             "kwargs": kwargs,
         }
+        self._running()
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.timeout
         reply = self._ask(request, self.deadline - time.monotonic())
         if "value" in reply:
             return untagged(reply["value"])

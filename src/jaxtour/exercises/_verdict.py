@@ -78,17 +78,6 @@ def said_by(err: BaseException) -> str:
     return f"your function raised {_named(err)}"
 
 
-def verdict_of(fn: Callable, name: str) -> list:
-    """`verdict` on the exercise `name`, as a probe beside the answer returns it: plain
-    data (for the exercises whose checker needs the answer's own objects)."""
-    from jaxtour.exercises._registry import find
-
-    exercise = find(name)
-    if exercise is None:
-        return [False, f"no exercise is called `{name}`", "unknown"]
-    return list(verdict(exercise, fn))
-
-
 def not_done(exercise: Exercise) -> str:
     """What a stub is told: write the body, run the cell, check again."""
     return (
