@@ -140,7 +140,7 @@ class Worker:
         while stream is not None:
             try:
                 self._replies.put(_worker.receive(stream, self.loads))
-            except (EOFError, OSError, ValueError, pickle.UnpicklingError):
+            except Exception:  # closed, cut short, or not a message: the worker is done
                 break
         self._replies.put(_CLOSED)
 

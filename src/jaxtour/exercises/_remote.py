@@ -220,7 +220,7 @@ def _code_of(name: str, cells: list[tuple[str, str]]) -> types.CodeType | None:
     for cell, source in cells:
         try:
             module = compile(python_of(source), cell, "exec")
-        except (SyntaxError, ValueError):
+        except Exception:  # not Python, or too deep to compile: nothing to read
             continue
         for const in module.co_consts:
             if isinstance(const, types.CodeType) and const.co_name == name:

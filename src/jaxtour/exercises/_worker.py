@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 HEADER = struct.Struct(">Q")
-LIMIT = 1 << 30  # bytes one message may hold
+LIMIT = 1 << 28  # bytes one message may hold (256 MiB): a larger one is refused
 _WATCHED = ("builtins", "numpy", "numpy.testing", "jax", "jax.numpy", "jax.lax")
 Snapshot = dict[str, dict[str, tuple[Any, ...]]]
 
