@@ -36,6 +36,9 @@ def test_points_come_from_the_registration_unless_the_export_says_otherwise(
         "test_ex_time_call": 3,
         "test_ex_safe_log": 1,
     }
+    assert "Marks: `ex_gelu_jaxpr` 1 point, `ex_time_call` 3 points," in (
+        notebook.cells[0].source
+    )
     course = tmp_path / "course"
     argv = ["exercises", "--nbgrader", str(course), "--lesson", "1"]
     assert main([*argv, "--points", "ex_time_call=2"]) == 0

@@ -85,6 +85,7 @@ def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
     found = [ex for ex in found if not _unknown_names(ex, imports + "\n" + context)]
     if not found:
         return None
+    worth = {ex.name: _points(ex.name, points) for ex in found}
     notebook = nbf.new_notebook()
     notebook.metadata.kernelspec = {
         "name": "python3",
@@ -92,7 +93,7 @@ def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
         "language": "python",
     }
     notebook.cells = [
-        _locked(nbf.new_markdown_cell(_intro(source.stem)), "intro"),
+        _locked(nbf.new_markdown_cell(_intro(source.stem, worth)), "intro"),
         _locked(nbf.new_code_cell(imports), "imports"),
     ]
     if context:
@@ -101,9 +102,7 @@ def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
         if ex.name in drawings:
             picture = nbf.new_code_cell(drawings[ex.name])
             notebook.cells.append(_locked(picture, f"picture_{ex.name}"))
-        notebook.cells += _exercise_cells(
-            ex, tasks.get(ex.name), _points(ex.name, points)
-        )
+        notebook.cells += _exercise_cells(ex, tasks.get(ex.name), worth[ex.name])
     return notebook
 
 
@@ -243,10 +242,16 @@ def _locked(cell: Any, grade_id: str) -> Any:
     return cell
 
 
-def _intro(stem: str) -> str:
+def _intro(stem: str, worth: dict[str, float]) -> str:
+    marks = ", ".join(f"`{name}` {_said(p)}" for name, p in worth.items())
     return (
         f"# Exercises of lesson {stem[:2]}: {stem[3:].replace('_', ' ')}\n\n"
         "Write each function in place of its `...`, run its cell, then run the test cell "
-        "under it: it shows what is right or wrong; each test cell says what its exercise "
-        "is worth. Run the first cells first."
+        f"under it: it shows what is right or wrong. Marks: {marks}. Run the first "
+        "cells first."
     )
+
+
+def _said(points: float) -> str:
+    number = f"{points:g}"
+    return f"{number} point{'' if number == '1' else 's'}"
