@@ -380,10 +380,10 @@ assert all(r.levelno == logging.WARNING and r.name.startswith("jax") for r in ex
 assert not jax.config.jax_explain_cache_misses
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `jax.config.update("jax_explain_cache_misses", True)` makes every trace log why the
-# cache missed: the closest earlier key and what differs. It speaks only in the log, in
-# JAX's words, for every function; `explain_retraces` wraps one function and keeps a
-# table you can query and diff. Set the flag while debugging, then turn it off.
+# With `jax_explain_cache_misses` on, every trace logs why the cache missed: the closest
+# earlier key and what differs (JAX 0.10.2 and 0.12). It speaks in the log, in JAX's
+# words, for every function; `explain_retraces` wraps one function and keeps a table you
+# can query and diff. Set the flag while debugging, then turn it off.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Predict, then look: what did a retrace change?
@@ -1159,6 +1159,7 @@ if jax.default_backend() == "cpu" and jax.__version__.startswith(("0.10.", "0.12
 # - followed the **pipeline** from Python to the device;
 # - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
 # - counted the step's **FLOPs, bytes** and **memory**; drew this device's **roofline**;
-#   timed each compiled op with **`profile`**.
+#   timed each compiled op with **`profile`**;
+# - used JAX's own: cache-miss logs, XLA's dump, a memory profile.
 #
 # *Next: lesson 04, transformations composed.*
