@@ -1157,9 +1157,9 @@ if jax.default_backend() == "cpu" and jax.__version__.startswith(("0.10.", "0.12
 # - met the **pitfalls**: retraces (`explain_retraces` says why), baked-in globals,
 #   Python `if`;
 # - followed the **pipeline** from Python to the device;
-# - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
-# - counted the step's **FLOPs, bytes** and **memory**; drew this device's **roofline**;
-#   timed each compiled op with **`profile`**;
-# - used JAX's own: cache-miss logs, XLA's dump, a memory profile.
+# - compared **StableHLO with compiled HLO**: XLA fuses ops into kernels;
+# - counted the step's **FLOPs, bytes, memory**; drew the **roofline**; timed ops
+#   with **`profile`**;
+# - met JAX's own tools: cache-miss logs, XLA dumps, memory profiles.
 #
 # *Next: lesson 04, transformations composed.*
