@@ -351,6 +351,41 @@ assert calls[2].site.line == calls[1].site.line + 1  # each row names its call's
 # version is a log message: `jax_explain_cache_misses`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ## JAX's own: `jax_explain_cache_misses`
+#
+# The same question, answered by JAX in its log: one warning per trace, none on a hit.
+
+# %%
+import logging
+
+explained = []  # the log records JAX writes; in a notebook they print as warnings
+handler = logging.Handler()
+handler.emit = explained.append
+logging.getLogger("jax").addHandler(handler)
+jax.config.update("jax_explain_cache_misses", True)
+total_native = jax.jit(total, static_argnums=1)
+logged = []  # how many records each call wrote
+for xs, n in (([1.0, 2.0], 2), ([1.0, 2.0], 2), ([1.0, 2.0, 3.0], 2)):
+    total_native(xs, n)
+    logged.append(len(explained) - sum(logged))
+jax.config.update("jax_explain_cache_misses", False)
+logging.getLogger("jax").removeHandler(handler)
+print(logged, explained[-1].getMessage())
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+# three calls: a first trace, a cache hit, a retrace; JAX logs on the two traces only
+# (JAX 0.10.2 and 0.12), as warnings under the `jax` logger
+assert logged[0] >= 1 and logged[1] == 0 and logged[2] >= 1, logged
+assert all(r.levelno == logging.WARNING and r.name.startswith("jax") for r in explained)
+assert not jax.config.jax_explain_cache_misses
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# With `jax_explain_cache_misses` on, every trace logs why the cache missed: the closest
+# earlier key and what differs (JAX 0.10.2 and 0.12). It speaks in the log, in JAX's
+# words, for every function; `explain_retraces` wraps one function and keeps a table you
+# can query and diff. Set the flag while debugging, then turn it off.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Predict, then look: what did a retrace change?
 #
 # Call 3 summed three floats where call 1 summed two; call 5 summed Python ints where
@@ -696,6 +731,35 @@ if stats is not None:
 # fusion and buffer reuse.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ## What is alive now: `save_device_memory_profile`
+#
+# `memory_analysis()` plans one call; the profiler lists every buffer alive on the
+# device at this moment, in pprof's format.
+
+# %%
+import tempfile
+from pathlib import Path
+
+scratch = Path(tempfile.mkdtemp(prefix="jaxtour-03-"))
+activations_now = jnp.ones((1024, 1024))  # 4 MiB, alive while we look
+jax.profiler.save_device_memory_profile(scratch / "memory.prof")
+print(f"{(scratch / 'memory.prof').stat().st_size:,} bytes;",
+      "read it with: pprof --web memory.prof")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+import gzip
+
+profile_bytes = (scratch / "memory.prof").read_bytes()
+assert profile_bytes[:2] == b"\x1f\x8b"  # pprof: a gzipped protocol buffer
+assert len(gzip.decompress(profile_bytes)) > len(profile_bytes) // 2
+assert isinstance(jax.profiler.device_memory_profile(), bytes)  # the same, in memory
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The profile counts live buffers by the Python line that made them: the tool for "what
+# holds my GPU's memory?" (`pprof`, Go's profiler, draws it). `memory_analysis()`
+# instead answers, before running, what one compiled call will need.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Compile once per machine
 #
 # ```python
@@ -803,6 +867,31 @@ after
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert layer_xla.compiled_ops < layer_xla.stablehlo_ops  # fewer ops after XLA
 assert any(fusion.ops["tanh"] for fusion in layer_xla.fusions)  # GELU's tanh was fused
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## XLA's own record: `--xla_dump_to`
+#
+# `XLA_FLAGS=--xla_dump_to=DIR python train.py` makes XLA write every program it
+# compiles, before and after its passes. For one program, as a compiler option:
+
+# %%
+dump = scratch / "xla_dump"
+lowered_tanh = jax.jit(dense_tanh).lower(*small_args)
+lowered_tanh.compile(compiler_options={"xla_dump_to": str(dump)})
+dumped = sorted(path.name for path in dump.iterdir())
+print(len(dumped), "files, among them:", *[n for n in dumped if n.endswith(".txt")][:3],
+      sep="\n")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+dumped_hlo = [path.read_text() for path in dump.glob("*.txt")]
+assert dumped and any("ENTRY" in text and "fusion" in text for text in dumped_hlo)
+assert any("tanh" in text for text in dumped_hlo)  # dense_tanh's own program
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The dump is the compiled HLO `draw_hlo` draws, as text files XLA writes itself, plus
+# what it did between (buffer assignment, the program before its passes). `XLA_FLAGS`
+# must be set before JAX starts; `compiler_options` works per compile (JAX 0.10.2 and
+# 0.12). Other XLA flags go the same two ways.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What XLA did to the training step
@@ -1068,8 +1157,9 @@ if jax.default_backend() == "cpu" and jax.__version__.startswith(("0.10.", "0.12
 # - met the **pitfalls**: retraces (`explain_retraces` says why), baked-in globals,
 #   Python `if`;
 # - followed the **pipeline** from Python to the device;
-# - compared **StableHLO with compiled HLO**: XLA fuses many ops into few kernels;
-# - counted the step's **FLOPs, bytes** and **memory**; drew this device's **roofline**;
-#   timed each compiled op with **`profile`**.
+# - compared **StableHLO with compiled HLO**: XLA fuses ops into kernels;
+# - counted the step's **FLOPs, bytes, memory**; drew the **roofline**; timed ops
+#   with **`profile`**;
+# - met JAX's own tools: cache-miss logs, XLA dumps, memory profiles.
 #
 # *Next: lesson 04, transformations composed.*

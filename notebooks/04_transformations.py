@@ -21,12 +21,12 @@
 #
 # - **`vmap`**: write it for one example, run it on a batch
 # - **`jit`** and a Python `if`; **composition**: per-example gradients
-# - **pytrees**, **pure functions**, **explicit random keys**
-# - **differences from NumPy**: `.at[]`, indexing, dtypes
+# - **pytrees**, **pure functions**, **explicit random keys** (typed, `fold_in`)
+# - **differences from NumPy**: `.at[]`, `jax.Ref`, indexing, dtypes
 # - **control flow** under `jit` and `grad`, and `custom_jvp`
 # - **where a `nan` comes from**: every value of a run, the first `nan` found
 #
-# *About 65 minutes.*
+# *About 70 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -457,6 +457,43 @@ for donate, aliased in (((), False), ((0,), True)):  # the notes: an argument ne
 # jitted function's *argument* is updated in place only if donated (`donate_argnums`).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ## The one mutable thing: `jax.Ref`
+#
+# `jax.new_ref(array)` makes a reference whose contents a jitted function may change in
+# place: the change is an equation of the program.
+
+# %%
+counter = jax.new_ref(jnp.zeros(3))
+
+
+@jax.jit
+def accumulate(ref, x):
+    ref[...] += x  # read, add, write back: no new array returned
+
+
+accumulate(counter, jnp.ones(3))
+accumulate(counter, jnp.ones(3))
+print(counter[...], jax.make_jaxpr(accumulate)(counter, jnp.ones(3)).in_avals)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert isinstance(counter, jax.Ref) and not isinstance(counter, jax.Array)
+np.testing.assert_array_equal(counter[...], [2.0, 2.0, 2.0])  # two calls, in place
+assert accumulate(counter, jnp.ones(3)) is None  # the result is the side effect
+np.testing.assert_array_equal(counter[...], [3.0, 3.0, 3.0])
+try:  # the notes' first limit: a jitted function cannot return a new Ref
+    jax.jit(lambda: jax.new_ref(jnp.zeros(2)))()
+    raise AssertionError("jit should refuse to return a Ref")
+except ValueError:
+    pass
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Public since JAX 0.10 (`jax.Ref`, `jax.new_ref`; checked on 0.10.2 and 0.12). A Ref
+# passed into `jit` is read and written in place; arrays stay immutable. Limits: a Ref
+# is not an array (read it with `ref[...]`), and a jitted function takes Refs as
+# arguments but cannot return a new one. For state threaded through steps: counters,
+# caches.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Out-of-bounds indexing: no error
 #
 # A device cannot raise mid-program: reads clamp, writes are dropped.
@@ -575,6 +612,40 @@ assert len(set(samples.tolist())) == 5  # one independent sample per key, in one
 # keys draws one independent sample per key in one call. "The same numbers" holds for one
 # JAX version: JAX promises the distribution, not the exact values, across versions and
 # backends.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Typed keys, legacy keys, `fold_in`
+#
+# `jax.random.key` makes a typed key; the older `PRNGKey` a bare `uint32[2]`.
+
+# %%
+typed, legacy = jax.random.key(0), jax.random.PRNGKey(0)
+print(typed.dtype, typed.shape, "|", legacy.dtype, legacy.shape)
+print(jax.random.key_data(typed))  # the same two words underneath
+step_keys = [jax.random.fold_in(typed, step) for step in range(3)]  # a key per step
+print(jax.random.normal(step_keys[0], (3,)), jax.random.normal(step_keys[1], (3,)))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert jnp.issubdtype(typed.dtype, jax.dtypes.prng_key) and typed.shape == ()
+assert legacy.dtype == jnp.uint32 and legacy.shape == (2,)
+np.testing.assert_array_equal(jax.random.key_data(typed), legacy)
+assert jnp.array_equal(jax.random.normal(typed, (3,)), jax.random.normal(legacy, (3,)))
+assert jax.random.wrap_key_data(legacy).dtype == typed.dtype  # legacy -> typed
+try:  # a typed key is not a number: arithmetic on it is refused
+    typed + 1
+    raise AssertionError("arithmetic on a typed key should raise")
+except TypeError:
+    pass
+legacy + 1  # a legacy key is two integers: the same mistake passes silently
+draws = [jax.random.normal(k, (3,)) for k in step_keys]
+assert len({tuple(d.tolist()) for d in draws}) == 3  # a fresh key per step
+assert jnp.array_equal(draws[1], jax.random.normal(jax.random.fold_in(typed, 1), (3,)))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Prefer typed keys: their dtype says "key", `vmap` and shardings see one key per
+# element, and arithmetic on one is an error. `key_data`/`wrap_key_data` convert.
+# `fold_in(key, step)` derives a key from a number, the way a loop makes one per step;
+# `split` makes several at once (JAX 0.10.2 and 0.12).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Control flow under transformations
@@ -902,14 +973,17 @@ assert rule_runs  # vmap of grad: the rule, batched
 draw_jaxpr(softplus, rankdir="LR")(1.0)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-assert [e.primitive.name for e in jax.make_jaxpr(softplus)(1.0).eqns] == ["custom_jvp_call"]
+(wrapper,) = jax.make_jaxpr(softplus)(1.0).eqns  # one equation holding the body
+inside = [v for v in wrapper.params.values() if hasattr(v, "eqns") or hasattr(v, "jaxpr")]
+body = {e.primitive.name for e in getattr(inside[0], "jaxpr", inside[0]).eqns}
+assert {"exp", "log1p"} <= body and "logistic" not in body  # the body; the rule is apart
 where_only = jax.grad(lambda x: jnp.where(x > 30.0, x, jnp.log1p(jnp.exp(x))))(100.0)
 assert np.isnan(where_only)  # the notes' claim: `where` alone keeps the nan gradient
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The jaxpr holds one `custom_jvp_call` equation with the original body inside; your
-# JVP rule is kept beside it and used only when a transformation differentiates. Running
-# or compiling the function uses the body.
+# The jaxpr holds one equation (`custom_jvp_call` in JAX 0.10.2 and 0.12) with the
+# original body inside; your JVP rule is kept beside it and used only when a
+# transformation differentiates. Running or compiling the function uses the body.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Every value of a run: `step_through`
@@ -981,6 +1055,38 @@ report
 # multiplies by `2·x = 0`, and `0 · inf` is `nan`. Pass the gradient function itself,
 # `find_nans(jax.grad(f))`: each backward equation carries the line it differentiates.
 # JAX's own switch, `jax_debug_nans`, raises at the first `nan` instead.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## JAX's own switches: `jax_debug_nans`, `disable_jit`
+#
+# `jax_debug_nans` makes a `nan` an error, raised where it was made.
+
+# %%
+raised = None
+try:
+    with jax.debug_nans(True):  # or jax.config.update("jax_debug_nans", True)
+        jax.grad(norm)(jnp.zeros(2))
+except FloatingPointError as err:
+    raised = err
+    print("FloatingPointError:", str(err).splitlines()[0][:60])
+with jax.disable_jit():  # every jit runs as plain Python: print and pdb see values
+    print(jax.jit(norm)(jnp.array([3.0, 4.0])))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert isinstance(raised, FloatingPointError)  # the class is the contract
+with jax.debug_nans(True):  # an inf alone is not a nan: no error
+    assert np.isposinf(jnp.float32(1.0) / jnp.float32(0.0))
+assert not jax.config.jax_debug_nans  # the context manager restored the setting
+seen = []
+with jax.disable_jit():
+    jax.jit(lambda v: seen.append(float(v.sum())) or v)(jnp.ones(2))  # float() of a tracer fails
+assert seen == [2.0]
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax_debug_nans` checks every result for `nan` (not `inf`) and, on one, re-runs the
+# step op by op to raise a `FloatingPointError` at the culprit (JAX 0.10.2 and 0.12):
+# slower, for debugging only. `find_nans` also stops at `inf` and shows the values
+# around it. `jax.disable_jit()` turns `jit` off, so `print` and `pdb` see values.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## The fix: the double `where`
@@ -1058,7 +1164,7 @@ assert check(ex_cumulative_product, quiet=True).passed
 #
 # - batched a one-example function with `vmap`: no loop in the jaxpr;
 # - fixed a Python `if` with `jnp.where`; composed per-example gradients;
-# - used pytrees, pure functions, random keys, and `.at[]` on immutable arrays;
+# - used pytrees, pure functions, typed keys, `.at[]` and `jax.Ref`;
 # - put loops and branches in the program; fixed softplus with `custom_jvp`;
 # - found a `nan` gradient's first `inf` and fixed it with a double `where`.
 #

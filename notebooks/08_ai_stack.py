@@ -43,6 +43,7 @@ print(jaxtour.describe_devices())
 import tempfile
 from pathlib import Path
 
+import flax
 import grain
 import jax
 import jax.numpy as jnp
@@ -348,6 +349,40 @@ model = MLP(nnx.Rngs(0))
 # written on a batch.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Named streams: `nnx.Rngs` for dropout
+#
+# One stream per purpose: `params` initialises weights, `dropout` draws masks, each
+# its own key and counter.
+
+# %%
+rngs = nnx.Rngs(params=0, dropout=1)
+dropout = nnx.Dropout(0.5, rngs=rngs)  # takes the `dropout` stream
+ones = jnp.ones((2, 8))
+print(dropout(ones), dropout(ones), sep="\n")  # a fresh mask per call
+dropout.eval()  # evaluation mode: dropout is the identity
+print(dropout(ones)[0])
+dropout.train()
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+masks = [dropout(ones) for _ in range(2)]
+assert all(set(np.unique(m).tolist()) <= {0.0, 2.0} for m in masks)  # kept: ×1/(1−0.5)
+assert not np.array_equal(masks[0], masks[1])  # the stream moves on each call
+seeded = {(p, d): nnx.Dropout(0.5, rngs=nnx.Rngs(params=p, dropout=d))(ones)
+          for p, d in ((0, 1), (123, 1), (0, 2))}
+assert np.array_equal(seeded[0, 1], seeded[123, 1])  # masks ignore the params seed
+assert not np.array_equal(seeded[0, 1], seeded[0, 2])  # and follow the dropout seed
+assert np.array_equal(dropout(ones, deterministic=True), ones)
+dropout.eval()
+assert np.array_equal(dropout(ones), ones)  # evaluation mode: the identity
+dropout.train()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `nnx.Rngs(params=0, dropout=1)` holds named streams, each a key and a counter (lesson
+# 04's `fold_in` in an object): a layer asks for its stream by name, so the masks do not
+# depend on the weights' seed (the check cell). `eval()` and `train()` switch every
+# `Dropout` below a module (Flax 0.12).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A module is a pytree; `split` gives its functional view
 #
 # `jax.jit` and `jax.grad` take an NNX module as it is. `nnx.split` separates a static
@@ -564,8 +599,6 @@ draw_jaxpr(forward, max_depth=0)(nnx.state(model), x_test[:8])
 forward_jaxpr = jax.make_jaxpr(forward)(nnx.state(model), x_test[:8])
 assert [e.primitive.name for e in forward_jaxpr.eqns].count("dot_general") == 3
 assert len(forward_jaxpr.jaxpr.invars) == 7  # six weights and the batch
-import importlib.metadata
-
 layer_jaxpr = jax.make_jaxpr(layer)(layer_state, x_test[:8])
 layer_ops = [e.primitive.name for e in layer_jaxpr.eqns]
 assert layer_ops.count("dot_general") == 1 and layer_ops.count("add") == 1  # x @ w + b
@@ -573,7 +606,7 @@ assert set(layer_ops) <= {"dot_general", "reshape", "broadcast_in_dim", "add"}  
 kernel, bias = model.hidden1.kernel[...], model.hidden1.bias[...]
 np.testing.assert_allclose(layer(layer_state, x_test[:8]), x_test[:8] @ kernel + bias,
                            rtol=1e-5, atol=1e-5)
-if importlib.metadata.version("flax").startswith("0.12."):  # nnx.Linear's own choice
+if flax.__version__.startswith("0.12."):  # nnx.Linear's own choice, in Flax 0.12
     assert layer_ops == ["dot_general", "reshape", "add"]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -645,5 +678,6 @@ assert all(f"▶ {text}" in ran_stack.source for text in ran.values())
 # - fed the MLP from a **Grain** pipeline: shuffled per epoch, full batches only;
 # - replaced the hand-written update with **Optax** (same weights), then Adam and AdamW;
 # - trained the same MLP as a **Flax NNX** module, to the pure-JAX run's accuracy;
+#   drew dropout masks from a named `nnx.Rngs` stream;
 # - saved and restored it with **Orbax**, bit for bit;
 # - kept losses on the device, waiting once per epoch.

@@ -15,16 +15,21 @@
 # ---
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# # 09 · The explorer: your function through every JAX lens
+# # 09 · A transformer block, through JAX's lenses
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/09_explore.ipynb)
 #
-# - the **gallery**: ready examples to start a workshop with no code;
-# - every control is **one library call**, printed under the picture;
-# - what the panel says when a combination **cannot work**;
-# - **your own function** in the panel, down to XLA's fusions.
+# - **attention**, LayerNorm and an MLP in plain JAX, checked against float64 NumPy;
+# - its **jaxpr, nested by your own classes**, forward and backward;
+# - where the **FLOPs** go, and where XLA puts the **softmax**;
+# - the **explorer**: every lens on your function in one panel.
 #
-# *About 15 minutes.*
+# *About 20 minutes.*
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The block has GPT-2's layout (LayerNorm first, causal attention, a GELU MLP four times
+# wide), small and without biases: 16 tokens of 64 features, 4 heads. Every lens of
+# lessons 02–04 applies unchanged: it is only a function of arrays.
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -39,285 +44,353 @@ import jaxtour
 print(jaxtour.describe_devices())
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
+import dataclasses
+import re
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxtour import explore, mlp
-from jaxtour.tracing import step_through
+from jaxtour import explore
+from jaxtour.cost import cost_table
 from jaxtour.viz import compare_stages, draw_hlo, draw_jaxpr
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## The gallery
+# ## Softmax, in the explorer
 #
-# `explore()` opens on the gallery's first example, the cubic x³ + 2x² − 3x + 8 at
-# x = 1, drawn as its jaxpr; → turns the picture on its side.
+# Attention turns scores into weights with a softmax. `explore(f, *args)` shows it
+# through any lens; → turns the picture on its side.
 
 # %%
-gallery = explore()
-gallery.rankdir.value = "LR"
-gallery
+def softmax(scores):  # one row of attention scores
+    e = jnp.exp(scores - scores.max())  # minus the max: exp cannot overflow
+    return e / e.sum()
+
+
+row = jnp.array([1.0, 2.0, 3.0])
+panel = explore(softmax, row)
+panel.rankdir.value = "LR"
+panel
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert panel.shown.result.source == draw_jaxpr(softmax, rankdir="LR")(row).source
+np.testing.assert_allclose(softmax(row), jax.nn.softmax(row), rtol=1e-6)
+row64 = np.array([1.0, 2.0, 3.0])
+np.testing.assert_allclose(softmax(row), np.exp(row64) / np.exp(row64).sum(), rtol=1e-6)
+assert np.isfinite(softmax(jnp.array([1000.0, 1001.0]))).all()  # the max keeps it finite
+big = jnp.array([1000.0, 1001.0])
+assert np.isnan(jnp.exp(big) / jnp.exp(big).sum()).all()  # the notes: without it, inf / inf
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Ready examples: a cubic, `tanh`, `relu`, the MLP loss, a `scan`, a `cond`, a loop.
-# Pick one, tick transformations (they compose as `jit(vmap(jvp(grad(f))))`), choose a
-# view, turn the picture with ↓ and →. Every control can be set from code, which is how
-# this lesson checks the panel.
+# Under the picture the panel prints the call that drew it: `draw_jaxpr(softmax, ...)`.
+# Subtracting the row's maximum changes nothing mathematically and keeps `exp` below
+# overflow (the check cell: without it, `exp(1000)` is inf and the weights nan).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A block is a few classes
+#
+# Each part is a dataclass registered as a pytree (lesson 04): arrays as leaves, the
+# head count static.
+
+# %%
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class LayerNorm:
+    scale: jax.Array  # f32[d]
+    bias: jax.Array  # f32[d]
+
+    def __call__(self, x):  # each token's features to mean 0, variance 1
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + 1e-5) * self.scale + self.bias
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class MLP:
+    up: jax.Array  # f32[d, 4d]
+    down: jax.Array  # f32[4d, d]
+
+    def __call__(self, x):
+        return jax.nn.gelu(x @ self.up) @ self.down
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# No framework: a class with arrays in it and a `__call__`. `register_dataclass` makes
+# it a pytree, so `jit`, `grad` and `vmap` take it as they take a dict. Flax NNX
+# (lesson 08) writes the same classes with `nnx.Module`; the jaxprs are alike.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The panel is the library
+# ## Causal self-attention
 #
-# Under the picture the panel prints the call that drew it; the same call in a notebook
-# draws the same picture.
+# Each token mixes the values of itself and the tokens before it, weighted by a softmax
+# of query · key.
 
 # %%
-def cubic(x):
-    return x**3 + 2 * x**2 - 3 * x + 8
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Attention:
+    qkv: jax.Array  # f32[d, 3d]: queries, keys and values in one product
+    out: jax.Array  # f32[d, d]
+    heads: int = dataclasses.field(metadata={"static": True})
 
-
-print(gallery.shown.code)
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-assert gallery.shown.result.title == draw_jaxpr(cubic)(1.0).title == "jaxpr of cubic: 7 equations"
-assert gallery.shown.result.counts == draw_jaxpr(cubic)(1.0).counts  # (nodes, edges)
-assert "rankdir=LR" in gallery.shown.result.source  # turned on its side
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# `shown.code` is the call behind the picture: copy it into a cell to get the same
-# drawing, and change its arguments from there. The panel teaches the library's calls,
-# not a separate tool.
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Tick `grad`
-#
-# The panel draws the jaxpr of `jax.grad(cubic)`: the forward computation, then the
-# backward pass JAX derived from it.
-
-# %%
-steps = explore(cubic, 1.0)
-steps.rankdir.value = "LR"
-steps.grad.value = True
-print(steps.shown.code)
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-assert steps.shown.result.source == draw_jaxpr(jax.grad(cubic), rankdir="LR")(1.0).source
+    def __call__(self, x):  # x: f32[tokens, d]
+        t, d = x.shape
+        q, k, v = jnp.split(x @ self.qkv, 3, axis=-1)
+        q, k, v = (a.reshape(t, self.heads, -1).swapaxes(0, 1) for a in (q, k, v))
+        scores = q @ k.swapaxes(1, 2) / jnp.sqrt(q.shape[-1])  # f32[heads, t, t]
+        causal = jnp.tril(jnp.ones((t, t), bool))  # token i sees tokens 0..i
+        with jax.named_scope("attention_weights"):
+            weights = jax.nn.softmax(jnp.where(causal, scores, -jnp.inf), axis=-1)
+        return (weights @ v).swapaxes(0, 1).reshape(t, d) @ self.out
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `explore(cubic, 1.0)` puts your own function in the panel, with its example argument.
-# Ticking `grad` wraps it: the code line shows `jax.grad(cubic)`.
+# Four heads of 16 features each; the mask puts −inf above the diagonal, so a token's
+# weights for later tokens are exactly 0. `jax.named_scope("attention_weights")` names
+# the operations it wraps for every tool after the jaxpr (later in this lesson).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The jaxpr of `grad(cubic)`
-
-# %% tags=["hide-input"]
-steps
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# In order: the forward equations (`integer_pow`, `mul`, `add`, `sub`), which also keep
-# the factors 3x² and 2x for later, then the backward ones (`mul`, `add_any`) summing
-# 3x² + 4x − 3. At x = 1: 4.
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Tick `vmap` too
-#
-# The example is stacked three times: `vmap(grad(cubic))` gives per-example derivatives,
-# every equation now on an `f32[3]`.
+# ## The block: two residual branches
 
 # %%
-steps.vmap.value = True
-batched = jax.vmap(jax.grad(cubic))(jnp.full(3, 1.0))
-print(batched)  # f'(1) = 3 + 4 - 3 = 4, three times
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Block:
+    norm1: LayerNorm
+    attention: Attention
+    norm2: LayerNorm
+    mlp: MLP
 
-# %% tags=["check"] jupyter={"source_hidden": true}
-assert steps.shown.result.source == draw_jaxpr(
-    jax.vmap(jax.grad(cubic)), rankdir="LR")(jnp.full(3, 1.0)).source
-assert jnp.allclose(batched, 4.0)  # f'(1) = 3 + 4 - 3
-renders = steps.renders
-steps.vmap.value = False
-steps.vmap.value = True
-assert steps.renders == renders  # both combinations came from the cache
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# `vmap` goes outside `grad`: the derivative of one example, batched. The equations are
-# those of `grad(cubic)` on `f32[3]`, plus one `broadcast_in_dim` where a constant of
-# the backward pass meets batched values.
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The jaxpr of `vmap(grad(cubic))`
-
-# %% tags=["hide-input"]
-steps
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Going back to a combination you have seen costs nothing: the panel caches its
-# renders, so flipping a control back and forth redraws nothing.
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## When a combination cannot work
-#
-# `grad` needs a function that returns one number. On a vector-valued function the
-# panel says why, and what to try, instead of a traceback.
-
-# %%
-def softplus(x):
-    return jnp.logaddexp(x, 0.0)
+    def __call__(self, x):
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
 
 
-mine = explore(softplus, jnp.linspace(-1.0, 1.0, 3))
-mine.grad.value = True
-print(mine.shown.message)
-print(mine.shown.hint)
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-assert "scalar" in mine.shown.message and "tick jvp" in mine.shown.hint
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# `jax.grad` is reverse mode for a scalar output. For a vector-valued function use
-# `jax.jacrev`/`jacfwd`, `vmap` of `grad` over the elements, or `jvp` for one direction:
-# the hint names the nearest one in the panel.
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Forward mode has no such limit
-#
-# Untick `grad`, tick `jvp`, view the *autodiff graph*: the primal and the tangent of
-# `jax.jvp(softplus, (x,), (ones,))` side by side.
-
-# %%
-mine.grad.value = False
-mine.jvp.value = True
-mine.view.value = "autodiff graph"
-print(mine.shown.code)
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-assert mine.shown.result.title.startswith("jvp of softplus")
-mine.view.value = "jaxpr graph"
-assert mine.shown.result.title.startswith("jaxpr of softplus")
-mine.view.value = "autodiff graph"
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# `jvp` pushes one tangent forward with the primal: no scalar output needed. The
-# autodiff graph draws both lanes; on a slide it is too crowded, so the notebook shows
-# it in the next cell.
-
-# %% [markdown] slideshow={"slide_type": "skip"}
-# ### `jvp(softplus)`: primal and tangent
-#
-# Two lanes, too many boxes for a slide: look at it here, in the notebook.
+def transformer(block, x):
+    return block(x)
 
 # %% slideshow={"slide_type": "skip"}
-mine
+# Weights from NumPy's generator, so that the float64 twin below reads the same numbers
+d, heads, tokens = 64, 4, 16
+rng = np.random.default_rng(0)
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Step through, value by value
-#
-# The *step through* view runs the function one equation at a time; the `step` slider
-# walks the equations in order.
 
-# %%
-mine.jvp.value = False
-mine.view.value = "step through"
-mine.step.value = 2  # the run after step 2: later steps dashed
-print(mine.shown.code)
+def dense(m, n):
+    return jnp.asarray(rng.standard_normal((m, n)) / np.sqrt(m), jnp.float32)
 
-# %% tags=["check"] jupyter={"source_hidden": true}
-xs = jnp.linspace(-1.0, 1.0, 3)
-assert mine.shown.result.source == step_through(softplus)(xs).diagram(upto=2).source
-assert mine.step.max == len(step_through(softplus)(xs)) - 1 and not mine.step.disabled
 
-# %% [markdown] slideshow={"slide_type": "skip"}
-# ### `softplus` after step 2
-#
-# `jnp.logaddexp` is a `custom_jvp` of ten equations, too many boxes for a slide: look at
-# it here, in the notebook, and move the slider.
+def layer_norm():
+    return LayerNorm(*(jnp.asarray(rng.normal(mu, 0.1, d), jnp.float32) for mu in (1, 0)))
+
+
+block = Block(layer_norm(), Attention(dense(d, 3 * d), dense(d, d), heads),
+              layer_norm(), MLP(dense(d, 4 * d), dense(4 * d, d)))
+x = jnp.asarray(rng.standard_normal((tokens, d)), jnp.float32)
+forward = jax.jit(transformer)
+y = forward(block, x)
+print(y.shape, len(jax.tree.leaves(block)), "arrays in the block")
 
 # %% slideshow={"slide_type": "skip"}
-mine
+def transformer64(block, x):  # the oracle: the same block in float64 NumPy
+    b = jax.tree.map(lambda leaf: np.asarray(leaf, np.float64), block)
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# The view is `step_through(f)(*args).diagram(upto=k)` (lesson 04): each equation
-# evaluated by JAX's own primitive, its value previewed, the step chosen framed red. The
-# run is made once; moving the slider only redraws.
+    def norm(n, x):
+        z = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        return z * n.scale + n.bias
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Inside XLA: one training step of the MLP
-#
-# The gallery's *MLP step* is `jaxtour.mlp.update`. Tick `jit`, pick *compiled HLO*:
-# each box is a fusion, one kernel XLA made from several jaxpr equations.
+    def gelu(z):  # the tanh approximation, jax.nn.gelu's default
+        return 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z**3)))
 
-# %%
-step = explore()
-step.example.value = "MLP step"
-step.jit.value = True
-step.view.value = "compiled HLO"
-step.depth.value = 0
-print(step.shown.code)
+    t, dim = x.shape
+    q, k, v = np.split(norm(b.norm1, x) @ b.attention.qkv, 3, axis=-1)
+    q, k, v = (a.reshape(t, heads, -1).swapaxes(0, 1) for a in (q, k, v))
+    scores = q @ k.swapaxes(1, 2) / np.sqrt(q.shape[-1])
+    scores = np.where(np.tril(np.ones((t, t), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    h = x + (weights @ v).swapaxes(0, 1).reshape(t, dim) @ b.attention.out
+    return h + gelu(norm(b.norm2, h) @ b.mlp.up) @ b.mlp.down
+
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-params = mlp.init_params(jax.random.key(0))
-x, y = mlp.example_batch(8)
-compiled = draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=0)(params, x, y)
-assert step.shown.result.title == compiled.title
+x64 = np.asarray(x, np.float64)
+if jax.default_backend() == "cpu":  # full float32 matmuls (lesson 01)
+    y_checked = y
+else:  # a GPU's TF32 or a TPU's bfloat16 pass would need a looser tolerance
+    with jax.default_matmul_precision("highest"):
+        y_checked = jax.jit(transformer)(block, x)
+np.testing.assert_allclose(y_checked, transformer64(block, x64), rtol=1e-4, atol=1e-4)
+assert y.shape == x.shape and len(jax.tree.leaves(block)) == 8  # heads is not a leaf
+later = x.at[-1].set(100.0)  # change the last token only
+np.testing.assert_allclose(forward(block, later)[:-1], y[:-1], rtol=1e-6, atol=1e-6)  # causal
 
-# %% [markdown] slideshow={"slide_type": "skip"}
-# ### XLA's fusions, each one box
-#
-# Too many boxes for a slide: look at it here, in the notebook.
 
-# %% slideshow={"slide_type": "skip"}
-step
+@jax.jit
+def attention_twice(block, x):  # JAX's own attention beside ours, on the same inputs
+    attention, h = block.attention, block.norm1(x)
+    q, k, v = (a.reshape(1, tokens, heads, -1) for a in jnp.split(h @ attention.qkv, 3, -1))
+    library = jax.nn.dot_product_attention(q, k, v, is_causal=True).reshape(tokens, d)
+    return library @ attention.out, attention(h)
+
+
+np.testing.assert_allclose(*attention_twice(block, x), rtol=1e-5, atol=1e-5)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The compiled module with every fusion closed (depth 0: one box per kernel), as
-# `draw_hlo(jax.jit(mlp.update), stage="compiled", max_depth=0)(params, x, y)`; depth
-# 1 or 2 opens the fusions. Which ops XLA fuses depends on the backend, so the picture
-# differs from machine to machine.
+# In the notebook the block gets weights from NumPy's generator and is checked against
+# a float64 NumPy twin, against `jax.nn.dot_product_attention` (JAX's own attention,
+# which can call a fused cuDNN kernel on a GPU), and for causality: changing the last
+# token changes no earlier output.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The jaxpr, nested by your classes
+#
+# About a hundred equations, boxed by the calls that made them: `Block.attention`,
+# `Block.mlp`, `gelu`; the softmax under its scope's name, `Attention.attention_weights`.
+
+# %%
+nested = draw_jaxpr(transformer)(block, x)  # group_by="auto": by your code past 40
+print(nested.title)
+nested
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert "nested by your code's calls" in nested.title
+for box in ("Block.attention", "Block.mlp", "Block.norm1", "Block.norm2", "gelu",
+            "Attention.attention_weights"):  # the named_scope names the softmax's box
+    assert f'"{box}' in nested.source or f">{box}" in nested.source, box
+block_jaxpr = jax.make_jaxpr(transformer)(block, x)
+products = [e for e in block_jaxpr.eqns if e.primitive.name == "dot_general"]
+assert len(products) == 6  # qkv, scores, weights @ v, out, up, down
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `group_by="auto"` reads the Python call stack JAX records with every equation and
+# nests equations by your calls: no adapter per framework, so Flax or Equinox models are
+# boxed the same way. A library call inside a `jax.named_scope` takes the scope's name.
+# Six matrix products: the work.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Where the FLOPs go
+#
+# Per token: 24·d² for the four weight matrices, 4·t·d for the two products over
+# tokens. Attention's share grows with the sequence.
+
+# %%
+ledger = cost_table(transformer)(block, x)
+weight_flops = 2 * tokens * d * (3 * d + d + 4 * d + 4 * d)  # qkv, out, up, down
+token_flops = 2 * 2 * tokens * tokens * d  # q·k and weights·v, all heads
+print(repr(ledger))
+print(f"weights {weight_flops:,} FLOPs, tokens × tokens {token_flops:,}")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+matmul_flops = weight_flops + token_flops
+assert matmul_flops <= ledger.flops <= 1.1 * matmul_flops  # the rest: elementwise
+if "flops" in ledger.xla and jax.default_backend() == "cpu":  # as lesson 03's ledger
+    assert abs(ledger.flops / ledger.xla["flops"] - 1) < 0.01
+assert weight_flops / matmul_flops > 0.95  # the notes: 96 % here
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Here the weight matrices do 96 % of the arithmetic. The two t × t products grow with
+# the square of the sequence: at t = 6·d tokens (384 here) they match the weights' share,
+# and in long-context models they dominate, with a t × t weight matrix per head to store.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Where XLA puts the softmax
+#
+# `jax.named_scope("attention_weights")` is in each compiled op's name: XLA's dumps,
+# profiler traces and `draw_hlo`'s tooltips all show it.
+
+# %%
+after_xla = compare_stages(transformer)(block, x)
+print(after_xla.headline())
+compiled_text = forward.lower(block, x).compile().as_text()
+scoped = sorted(set(re.findall(r'op_name="([^"]*attention_weights[^"]*)"', compiled_text)))
+print(*scoped[:4], sep="\n")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert scoped and all("/attention_weights/" in name for name in scoped)  # in op names
+exp_fusions = [f for f in after_xla.fusions if f.ops["exponential"]]
+assert exp_fusions  # exp is fused with its neighbours on every backend
+if jax.default_backend() == "cpu" and jax.__version__.startswith(("0.10.", "0.12.")):
+    assert not any(f.ops["reduce"] for f in exp_fusions)  # the notes: split at reductions
+    assert any(f.ops["reduce"] for f in after_xla.fusions)
+assert "/attention_weights/" in draw_hlo(transformer, stage="compiled")(block, x).source
+assert after_xla.compiled_ops < after_xla.stablehlo_ops
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# On a CPU (JAX 0.10.2 and 0.12) the softmax spans fusions: `exp` in one, its max and
+# sum reductions in others; on a GPU XLA can fuse a softmax into one kernel.
+# Past what XLA fuses (attention that never stores the t × t weights), write the kernel
+# yourself with Pallas (`jax.experimental.pallas`).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The backward pass, in the explorer
+#
+# Tick `grad` on a loss: the forward boxes, then each class again, `(backward)`, in
+# reverse order.
+
+# %%
+def loss(block, x):
+    return jnp.mean(transformer(block, x) ** 2)
+
+
+backward = explore(loss, block, x)
+backward.grad.value = True
+print(backward.shown.code)
+print(backward.shown.result.title)
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+drawn = backward.shown.result.source
+assert backward.shown.result.title == draw_jaxpr(jax.grad(loss), max_depth=2)(block, x).title
+for box in ("Block.attention (backward)", "Block.mlp (backward)"):
+    assert box in drawn, box
+assert drawn.index('"Block.attention') < drawn.index('"Block.mlp')  # forward: in order
+assert drawn.index("Block.mlp (backward)") < drawn.index("Block.attention (backward)")
+block_grads = jax.eval_shape(jax.grad(loss), block, x)  # shapes only: nothing compiled
+assert isinstance(block_grads, Block) and block_grads.attention.heads == heads
+assert block_grads.mlp.up.shape == block.mlp.up.shape  # a gradient per weight
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Reverse mode runs the classes again backwards: the MLP's backward boxes come first,
+# attention's last. The gradient is a `Block` of gradients (lesson 04's pytrees). The
+# panel prints `draw_jaxpr(grad(loss), ...)`; paste it into a cell for the same picture.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Before and after XLA
+# ### The gradient's cost
 #
-# *before/after XLA* counts the ops JAX handed to XLA and the ops XLA runs. It compiles
-# the function itself, so we untick `jit`.
+# Pick the *cost* view: the same step's FLOPs, about three times the forward's.
 
 # %%
-step.jit.value = False
-step.view.value = "before/after XLA"
-print(step.shown.code)
-print(step.shown.result.headline())
+backward.view.value = "cost"
+print(backward.shown.code)
+grad_ledger = backward.shown.result
+print(f"forward {ledger.flops / 1e6:.2f} MFLOP, grad {grad_ledger.flops / 1e6:.2f} MFLOP")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-comparison = step.shown.result
-assert comparison.rows() == compare_stages(mlp.update)(params, x, y).rows()  # lesson 03's
-assert comparison.compiled_ops < comparison.stablehlo_ops
-nested = compare_stages(jax.jit(mlp.update))(params, x, y)  # jit inside jit: one `call`
-assert nested.stablehlo_ops == comparison.stablehlo_ops + 1
+assert backward.shown.code.startswith("cost_table(grad(loss))")  # the library's call
+# every product has two in the backward pass: one for its input, one for its weights
+assert 3 * matmul_flops <= grad_ledger.flops <= 3.3 * matmul_flops
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The same call as lesson 03's `compare_stages(mlp.update)`, so the same counts, printed
-# from this run. With `jit` ticked the panel would compile `jit(update)` inside
-# `compare_stages`' own `jit`: the StableHLO gains one `call` op, and XLA inlines it.
+# Each matrix product of the forward pass has two in the backward pass: the gradient
+# flowing back to its input and the one for its weights. So a training step costs about
+# three forward passes, the rule behind "6 × parameters × tokens" FLOPs per step.
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Without a kernel
+# %% [markdown] slideshow={"slide_type": "skip"}
+# ### Without a kernel
 #
 # Exported to HTML or shown as slides, a notebook has no kernel to redraw the panel: the
 # output shows the picture the panel had, with a note that it is static.
 
-# %%
-static = gallery._repr_mimebundle_()["text/html"]
+# %% slideshow={"slide_type": "skip"}
+static = panel._repr_mimebundle_()["text/html"]
 print("static picture" in static, "<svg" in static)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert "<svg" in static and "static picture" in static
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# A widget needs a running kernel. Without one (an HTML export, the slides)
-# the panel's output falls back to an SVG of what it last drew, marked static, so a
-# shared notebook still shows the picture.
-
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - opened the explorer on its gallery and on our own functions, with `explore(f, *args)`;
-# - saw that each control is one library call, printed under the picture;
-# - composed `grad`, `vmap`, `jvp` and `jit`, and read why `grad` of a vector-valued
-#   function cannot work;
-# - looked inside XLA at one MLP training step, before and after its fusions.
+# - wrote a causal attention block as a few pytree classes and checked it against
+#   float64 NumPy and `jax.nn.dot_product_attention`;
+# - read its jaxpr nested by our classes, forward and backward;
+# - counted its FLOPs: weights per token, attention per token pair; a gradient costs
+#   about three forward passes;
+# - followed a `jax.named_scope` into XLA's fusions; Pallas is the next step.
