@@ -50,6 +50,7 @@ LONGEST_FIRST = (
     "test_cost_profile.py",  # 2^34-FLOP matmuls timed
     "test_static_args.py",  # every lens on one program, four ways
     "test_cost_loops.py",  # scans against their unrolled twins
+    "test_exercises_grading.py",  # nbgrader's round on two assignments, four submissions
     "test_browser.py",
 )
 

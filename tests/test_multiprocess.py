@@ -308,10 +308,15 @@ def _workers(port: int) -> dict[int, int]:
 
 
 def _wait_for_training(launcher: subprocess.Popen) -> None:
-    line = launcher.stdout.readline()  # process 0's first epoch: all are training
+    """Returns at process 0's first epoch line (all are training); fails, quoting the
+    launcher, when it ends first or prints no epoch within the bound."""
     deadline = time.monotonic() + 240
-    while not line.startswith("epoch") and time.monotonic() < deadline:
-        assert line, f"the launcher ended early: {launcher.stderr.read()[-2000:]}"
+    line = launcher.stdout.readline()
+    while not line.startswith("epoch"):
+        if not line or time.monotonic() > deadline:
+            launcher.kill()
+            _, err = launcher.communicate(timeout=30)
+            pytest.fail(f"no epoch from the launcher ({line!r} last):\n{err[-3000:]}")
         line = launcher.stdout.readline()
 
 
