@@ -14,20 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir
 from jaxtour.viz._groups import Group
 
 # The largest side a picture may have at its defaults, in CSS pixels.
 MAX_PX = 5000
 
 
-def cost(group: Group, max_depth: int | None = None) -> int:
-    """Nodes added by opening `group`: its items drawn in place of its one box."""
-    total = -1
-    for item in group.items:
-        subs = [] if isinstance(item, Group) else _ir.sub_jaxprs(item)
-        total += max(1, sum(_ir.count_eqns(s.jaxpr) for s in subs)) if subs else 1
-    return total
+def cost(group: Group, weight: Callable[[Any], int]) -> int:
+    """Nodes added by opening `group`: its items (each `weight(item)` nodes, a group
+    one box) drawn in place of its one box."""
+    return -1 + sum(1 if isinstance(i, Group) else weight(i) for i in group.items)
 
 
 def plan(build: Callable[[set], Any], budget: int) -> Any:
@@ -42,7 +38,7 @@ def plan(build: Callable[[set], Any], budget: int) -> Any:
         changed = False
         for group in fresh:
             weighed.add(id(group))
-            extra = cost(group)
+            extra = cost(group, builder.weight)
             if drawn + extra <= budget:
                 opened.add(id(group))
                 drawn += extra
