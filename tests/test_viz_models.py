@@ -10,7 +10,7 @@ import model_zoo as zoo
 import pytest
 
 from jaxtour import _ir, viz
-from jaxtour.viz._groups import Group, code_groups
+from jaxtour._code_groups import Group, code_groups
 
 MAX_PX = 5000
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxtour import _ir, _style
+from jaxtour import _fit, _ir, _style
+from jaxtour._code_groups import Group, code_groups
 from jaxtour._diagram import Diagram
+from jaxtour._group_draw import GroupDrawing
 from jaxtour._number_words import plural
-from jaxtour.viz import _fit
-from jaxtour.viz._group_draw import GroupDrawing
-from jaxtour.viz._groups import Group, code_groups
 from jaxtour.viz._jaxpr_graph import Builder
 
 
@@ -127,9 +126,9 @@ def code_diagram(
     def whole() -> tuple[str, list]:
         builder = build(None, None, head)
         builder.finish()
-        for group in builder.groups:
+        for group in builder.drawn_groups:
             group["folded"] = group["key"] in default
-        return builder.graph.source, builder.groups
+        return builder.graph.source, builder.drawn_groups
 
     diagram.whole = whole
     return diagram

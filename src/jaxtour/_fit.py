@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour.viz._groups import Group
+from jaxtour._code_groups import Group
 
 # The largest side a picture may have at its defaults, in CSS pixels.
 MAX_PX = 5000

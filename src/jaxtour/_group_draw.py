@@ -16,8 +16,8 @@ import collections
 from typing import Any
 
 from jaxtour import _palette, _style
+from jaxtour._code_groups import Group
 from jaxtour._number_words import plural
-from jaxtour.viz._groups import Group
 
 # A folded group's box and an open group's cluster: the source-line cluster's colours.
 GROUP = {**_style.SOURCE, "style": "rounded,filled", "fillcolor": "#F7F4EC"}
@@ -36,7 +36,7 @@ class GroupDrawing:
         self.drawn_nodes = 0
         self.level = 0  # the group level the items being drawn sit at
         self.inside: list[dict] = []  # the groups open around what is being drawn
-        self.groups: list[dict] = []  # every group drawn: id, label, parent, nodes
+        self.drawn_groups: list[dict] = []  # every group drawn: id, label, parent, nodes
 
     # hooks the builder of one IR defines
     def leaf(self, g: Any, item: Any, *context: Any) -> None:
@@ -105,7 +105,7 @@ class GroupDrawing:
 
     def _record(self, group: Group, *, folded: bool) -> dict:
         record: dict[str, Any] = {
-            "id": len(self.groups),
+            "id": len(self.drawn_groups),
             "key": id(group),
             "label": group.label,
             "kind": group.kind,
@@ -117,7 +117,7 @@ class GroupDrawing:
             "clusters": [],  # the clusters inside (a jit's, a scan's), its own first
             "folded": folded,
         }
-        self.groups.append(record)
+        self.drawn_groups.append(record)
         return record
 
 

@@ -1,0 +1,139 @@
+"""StableHLO and compiled HLO drawn as the code that wrote them.
+
+Every op carries the call stack JAX traced it under (its MLIR location's callsite
+chain, or the compiled module's stack-frame table: `_ir.op_stack`), the same stack an
+equation carries, so the ops of a computation are nested by the user's calls exactly as
+a jaxpr's equations are (`_groups.code_groups`): `Block` holds `CausalSelfAttention`
+holds the fusions its `self.qkv(x)` became. A fusion's own body is drawn as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jaxtour import _fit, _ir, _style
+from jaxtour._code_groups import Group, code_groups
+from jaxtour._diagram import Diagram
+from jaxtour._group_draw import GroupDrawing
+from jaxtour.viz._hlo_graph import Builder, _constant, _result_types
+
+CODE_FROM = 40  # ops drawn: past this many, a module with call stacks is nested
+
+
+def _stack(op: _ir.HloOp) -> _ir.Stack:
+    return _ir.op_stack(op.frames, op.op_name)
+
+
+def has_stacks(computation: _ir.HloComputation) -> bool:
+    """Whether any op of `computation` was made by the user's own code."""
+    return any(_stack(op).frames for op in computation.ops if op.frames)
+
+
+class HloCodeBuilder(GroupDrawing, Builder):
+    """`Builder` whose computations are nested by the user's calls (fusions as they are)."""
+
+    unit = "op"
+
+    def __init__(self, *args: Any, opened: set | None, trees: dict) -> None:
+        super().__init__(*args)
+        self.trees = trees  # computation name -> its groups, shared by every try
+        self.start_groups(opened)
+        self.fused = 0  # inside a fusion's body: its ops drawn as they are
+
+    def computation(
+        self, g: Any, computation: _ir.HloComputation, env: Any, depth: int
+    ) -> None:
+        if self.fused:
+            super().computation(g, computation, env, depth)
+            return
+        tree = self.trees.get(computation.name)
+        if tree is None:
+            tree = code_groups(list(computation.ops), stack=_stack)
+            self.trees[computation.name] = tree
+        self.items(g, tree, env, depth)
+
+    def nested(self, g: Any, op: _ir.HloOp, called: list, env: Any, depth: int) -> None:
+        fusion = op.opcode == "fusion"
+        self.fused += fusion
+        try:
+            super().nested(g, op, called, env, depth)
+        finally:
+            self.fused -= fusion
+
+    def leaf(self, g: Any, item: Any, *context: Any) -> None:
+        env, depth = context
+        self.op(g, item, env, depth)
+
+    def primitive(self, item: Any) -> str:
+        skip = item.opcode in _ir.BOOKKEEPING or item.opcode == "constant"
+        return "" if skip else str(item.kind)
+
+    def weight(self, item: Any) -> int:
+        if not item.called or self.max_depth == 0:
+            return 1
+        return 1 + sum(
+            1
+            for c in item.called
+            for _, o in self.module.walk(c.computation)
+            if o.opcode not in _ir.BOOKKEEPING
+        )
+
+    def fold_into(self, node: str, group: Group, *context: Any) -> None:
+        env = context[0]
+        for op in group.eqns():
+            if op.opcode in ("parameter", "return"):
+                continue
+            if op.opcode in ("tuple", "get-tuple-element") or _constant(op, env):
+                self.see_through(op, env)
+                continue
+            for value in op.operands:
+                self.connect(value, node, env)
+            for value, kind in zip(
+                op.results or [op.name], _result_types(op), strict=False
+            ):
+                env[value] = [(node, kind)]
+
+
+def coded(
+    draw: Callable[[HloCodeBuilder], None],
+    make: Callable[[set | None, dict], HloCodeBuilder],
+    head: str,
+    subtitle: str,
+    budget: int,
+) -> Diagram:
+    """The module nested by the user's calls, opening as many groups as fit `budget`
+    nodes and `_fit.MAX_PX` both ways; its page (`Diagram.save(".html")`) opens all.
+
+    `make(opened, trees)` returns a fresh builder of an empty graph; `draw(builder)`
+    draws the module into it (inputs, entry, outputs) without finishing it."""
+    trees: dict = {}
+    default: set[int] = set()
+
+    def build(opened: set | None) -> HloCodeBuilder:
+        builder = make(opened, trees)
+        draw(builder)
+        return builder
+
+    def at(nodes: int) -> Diagram:
+        builder = _fit.plan(build, nodes)
+        default.clear()
+        default.update(id(g) for g in builder.folded_groups)
+        folded = len(builder.folded_groups)
+        title = head + (f" ({folded} calls folded)" if folded > 1 else "")
+        title += " (1 call folded)" if folded == 1 else ""
+        builder.graph.attr(label=_style.text_label(title, subtitle))
+        builder.finish()
+        return Diagram.from_graph(builder.graph, title)
+
+    diagram, _ = _fit.fit(at, budget)
+
+    def whole() -> tuple[str, list]:
+        builder = build(None)
+        builder.finish()
+        for group in builder.drawn_groups:
+            group["folded"] = group["key"] in default
+        return builder.graph.source, builder.drawn_groups
+
+    diagram.whole = whole
+    return diagram
