@@ -58,9 +58,9 @@ def fit(
         diagram = draw(budget)
         tries += 1
         if max_px is None or budget <= 8 or max(diagram.size_px) <= max_px:
-            return diagram, tries
+            return capped(diagram, max_px), tries
         if diagram.counts == before:  # folding further changes nothing
-            return diagram, tries
+            return capped(diagram, max_px), tries
         before = diagram.counts
         budget = max(8, int(budget * 0.6))
 
@@ -74,4 +74,25 @@ def turned(draw: Callable[[str], Any], rankdir: str, first: Any) -> Any:
     if max(first.size_px) <= MAX_PX:
         return first
     other = draw(_FLIP[rankdir])
-    return other if max(other.size_px) < max(first.size_px) else first
+    return capped(other if max(other.size_px) < max(first.size_px) else first)
+
+
+def capped(diagram: Any, max_px: int | None = MAX_PX) -> Any:
+    """`diagram`, scaled down by Graphviz (its `size` attribute) when a side is still
+    over `max_px` after every fold: a promise of `max_px` is kept to the pixel."""
+    if max_px is None:
+        return diagram
+    try:
+        if max(diagram.size_px) <= max_px:
+            return diagram
+    except Exception:  # no renderer to measure with: nothing to scale
+        return diagram
+    inches = max_px * 0.75 / 72 * 0.995  # px -> pt -> inch, a hair under for rounding
+    source = diagram.source
+    brace = source.index("{") + 1
+    scaled = type(diagram)(
+        f'{source[:brace]}\n\tsize="{inches:.3f},{inches:.3f}"{source[brace:]}',
+        diagram.title,
+    )
+    scaled.whole = diagram.whole
+    return scaled

@@ -36,7 +36,9 @@ class GroupDrawing:
         self.drawn_nodes = 0
         self.level = 0  # the group level the items being drawn sit at
         self.inside: list[dict] = []  # the groups open around what is being drawn
-        self.drawn_groups: list[dict] = []  # every group drawn: id, label, parent, nodes
+        self.drawn_groups: list[
+            dict
+        ] = []  # every group drawn: id, label, parent, nodes
 
     # hooks the builder of one IR defines
     def leaf(self, g: Any, item: Any, *context: Any) -> None:

@@ -128,6 +128,9 @@ def draw_run(
     (`Diagram.save(".html")`) opens them all.
     """
 
+    if only is None and code_worthy(run, only):
+        title += ", nested by your code's calls"
+
     def build(opened: set | None) -> Any:
         return _build(
             run, title, arg_names, rankdir, only, highlight, upto, subtitle, opened

@@ -47,11 +47,7 @@ class HloCodeBuilder(GroupDrawing, Builder):
         if self.fused:
             super().computation(g, computation, env, depth)
             return
-        tree = self.trees.get(computation.name)
-        if tree is None:
-            tree = code_groups(list(computation.ops), stack=_stack)
-            self.trees[computation.name] = tree
-        self.items(g, tree, env, depth)
+        self.items(g, self._tree(computation.name), env, depth)
 
     def nested(self, g: Any, op: _ir.HloOp, called: list, env: Any, depth: int) -> None:
         fusion = op.opcode == "fusion"
@@ -70,14 +66,25 @@ class HloCodeBuilder(GroupDrawing, Builder):
         return "" if skip else str(item.kind)
 
     def weight(self, item: Any) -> int:
+        """1, plus what its called computations draw when open: a fusion's ops; a
+        loop's or a call's top-level calls (they are nested by the code in turn)."""
         if not item.called or self.max_depth == 0:
             return 1
-        return 1 + sum(
-            1
-            for c in item.called
-            for _, o in self.module.walk(c.computation)
-            if o.opcode not in _ir.BOOKKEEPING
-        )
+        if item.opcode == "fusion":
+            return 1 + sum(
+                1
+                for c in item.called
+                for _, o in self.module.walk(c.computation)
+                if o.opcode not in _ir.BOOKKEEPING
+            )
+        return 1 + sum(len(self._tree(c.computation).items) for c in item.called)
+
+    def _tree(self, name: str) -> Group:
+        tree = self.trees.get(name)
+        if tree is None:
+            ops = list(self.module.computations[name].ops)
+            tree = self.trees[name] = code_groups(ops, stack=_stack)
+        return tree
 
     def fold_into(self, node: str, group: Group, *context: Any) -> None:
         env = context[0]

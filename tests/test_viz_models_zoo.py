@@ -1,0 +1,58 @@
+"""Every drawing of the model zoo at its defaults fits 5,000 px both ways, and the big
+ones name the model's own classes and functions (issue 47). Each zoo model is built
+once for the module; each test draws one picture."""
+
+import model_zoo as zoo
+import pytest
+
+from jaxtour import autodiff, tracing, viz
+
+pytestmark = pytest.mark.slow
+
+MAX_PX = 5000
+
+# a name of the user's own code each model's nested drawings must show
+OWN = {
+    "nnx block": "Block",
+    "nnx.jit step": "Block",
+    "linen mlp": "LinenMLP",
+    "equinox mlp": "EqxMLP",
+    "plain functions": "dense",
+    "scan": "Cell",
+    "associative scan": "combine",
+    "checkify": "EqxMLP",
+    "scanned epoch": "sgd",
+}
+
+# programs of over 40 equations: their IR drawings are nested by the user's calls
+BIG = {"nnx block", "nnx.jit step", "associative scan", "checkify", "scanned epoch"}
+
+DRAWINGS = {
+    "jaxpr": lambda f, a, loss: viz.draw_jaxpr(f)(*a),
+    "stablehlo": lambda f, a, loss: viz.draw_hlo(f, stage="stablehlo")(*a),
+    "compiled": lambda f, a, loss: viz.draw_hlo(f)(*a),
+    "grad": lambda f, a, loss: autodiff.draw_grad(loss)(*a),
+    "vjp": lambda f, a, loss: autodiff.draw_vjp(loss)(*a),
+    "step_through": lambda f, a, loss: tracing.step_through(f)(*a).diagram(),
+}
+
+
+@pytest.fixture(scope="module")
+def models():
+    return zoo.all_models()
+
+
+@pytest.mark.parametrize("drawing", DRAWINGS)
+@pytest.mark.parametrize("model", OWN)
+def test_every_zoo_drawing_fits_and_names_the_models_own_code(models, model, drawing):
+    f, args, loss = models[model]
+    if drawing in ("grad", "vjp") and loss is None:
+        pytest.skip("no scalar loss of its first argument to differentiate")
+    d = DRAWINGS[drawing](f, args, loss)
+    width, height = d.size_px
+    assert width <= MAX_PX and height <= MAX_PX, (d.title, width, height)
+    nested = "nested by your code's calls" in d.title
+    if model in BIG and drawing in ("jaxpr", "stablehlo", "compiled", "step_through"):
+        assert nested, d.title
+    if nested:
+        assert OWN[model] in d.source, d.title
