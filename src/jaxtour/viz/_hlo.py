@@ -183,7 +183,7 @@ def _hlo_diagram(
     entry = module.computations[module.entry]
     # a big program (counting the ops inside fusions) is nested by the user's calls
     big = module.op_counts().total() > _hlo_code.CODE_FROM
-    code = big and _hlo_code.has_stacks(entry)
+    code = big and _hlo_code.nests(entry, max_ops)
     if drawn > max_ops and not code:
         grouped, lines = (
             True,

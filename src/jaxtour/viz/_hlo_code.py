@@ -25,9 +25,19 @@ def _stack(op: _ir.HloOp) -> _ir.Stack:
     return _ir.op_stack(op.frames, op.op_name)
 
 
-def has_stacks(computation: _ir.HloComputation) -> bool:
-    """Whether any op of `computation` was made by the user's own code."""
-    return any(_stack(op).frames for op in computation.ops if op.frames)
+def nests(computation: _ir.HloComputation, budget: int) -> bool:
+    """Whether the user's calls nest `computation` into a picture of about `budget`
+    nodes: some call groups its ops, and with every call folded at most 1.5 × `budget`
+    nodes are left (not a long loop unrolled in one function)."""
+    tree = code_groups(list(computation.ops), stack=_stack)
+    if not tree.groups():
+        return False
+    top = sum(
+        1
+        for item in tree.items
+        if isinstance(item, Group) or item.opcode not in _ir.BOOKKEEPING
+    )
+    return top <= 1.5 * budget
 
 
 class HloCodeBuilder(GroupDrawing, Builder):
