@@ -181,7 +181,9 @@ def _stack(eqn: Any) -> Stack:
 def _calls(eqns: list) -> dict[int, tuple[str, ...]]:
     """id(eqn) -> the labels of the user's calls it sits in (`_code_groups`)."""
     out: dict[int, tuple[str, ...]] = {}
-    todo = [(code_groups(list(eqns), stack=_stack), ())]
+    todo: list[tuple[Group, tuple[str, ...]]] = [
+        (code_groups(list(eqns), stack=_stack), ())
+    ]
     while todo:
         group, path = todo.pop()
         for item in group.items:
