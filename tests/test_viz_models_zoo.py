@@ -2,6 +2,7 @@
 ones name the model's own classes and functions (issue 47). Each zoo model is built
 once for the module; each test draws one picture."""
 
+import jax.numpy as jnp
 import model_zoo as zoo
 import pytest
 
@@ -34,6 +35,8 @@ DRAWINGS = {
     "grad": lambda f, a, loss: autodiff.draw_grad(loss)(*a),
     "vjp": lambda f, a, loss: autodiff.draw_vjp(loss)(*a),
     "step_through": lambda f, a, loss: tracing.step_through(f)(*a).diagram(),
+    # the last argument (an array in every model) made NaN: the first NaN's neighbourhood
+    "find_nans": lambda f, a, loss: tracing.find_nans(f)(*a[:-1], a[-1] * jnp.nan),
 }
 
 
@@ -49,7 +52,9 @@ def test_every_zoo_drawing_fits_and_names_the_models_own_code(models, model, dra
     if drawing in ("grad", "vjp") and loss is None:
         pytest.skip("no scalar loss of its first argument to differentiate")
     d = DRAWINGS[drawing](f, args, loss)
+    d = d.diagram() if drawing == "find_nans" else d
     width, height = d.size_px
+    print(f"{model:<17} {drawing:<13} {width:6,.0f} x {height:6,.0f}  {d.title}")
     assert width <= MAX_PX and height <= MAX_PX, (d.title, width, height)
     nested = "nested by your code's calls" in d.title
     if model in BIG and drawing in ("jaxpr", "stablehlo", "compiled", "step_through"):

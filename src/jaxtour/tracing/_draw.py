@@ -310,8 +310,15 @@ class StepsBuilder(GroupDrawing, _canvas.Canvas):
         self, run: Stepped, made: dict, only: set[int] | None, opened: Any
     ) -> None:
         self.open = opened
-        steps = [s for s in run.steps if only is None or s.index in only]
-        self.items(self.graph, code_groups(steps, stack=_stack), made, only)
+        # nested as the whole run is, so a window's steps sit in the calls they ran in
+        self.items(self.graph, code_groups(list(run.steps), stack=_stack), made, only)
+
+    def items(self, g: Any, group: Group, *context: Any) -> None:
+        only = context[1]
+        if only is not None:  # a window: only its steps, and the calls holding them
+            kept = [i for i in group.items if _holds(i, only)]
+            group = Group(group.label, group.kind, group.where, kept)
+        super().items(g, group, *context)
 
     def leaf(self, g: Any, item: Any, *context: Any) -> None:
         made, only = context
@@ -334,3 +341,9 @@ class StepsBuilder(GroupDrawing, _canvas.Canvas):
                 _connect(self, atom, node, made)
             for var in step.outvars:
                 made[var] = node
+
+
+def _holds(item: Any, only: set[int]) -> bool:
+    if isinstance(item, Group):
+        return any(step.index in only for step in item.eqns())
+    return bool(item.index in only)
