@@ -48,19 +48,23 @@ def plan(build: Callable[[set], Any], budget: int) -> Any:
 
 
 def fit(
-    draw: Callable[[int], Any], budget: int, max_px: int | None = MAX_PX
+    draw: Callable[[int], Any],
+    budget: int,
+    max_px: int | None = MAX_PX,
+    cap: bool = True,
 ) -> tuple[Any, int]:
     """`draw(budget)`'s Diagram, with the budget shrunk until it fits `max_px` both
     ways (down to a budget of 8 nodes, or until a smaller budget draws the same
-    graph); (diagram, tries)."""
+    graph), then `capped` unless not `cap` (`turned` may still turn it); (diagram,
+    tries)."""
     tries, before = 0, None
     while True:
         diagram = draw(budget)
         tries += 1
         if max_px is None or budget <= 8 or max(diagram.size_px) <= max_px:
-            return capped(diagram, max_px), tries
+            return capped(diagram, max_px) if cap else diagram, tries
         if diagram.counts == before:  # folding further changes nothing
-            return capped(diagram, max_px), tries
+            return capped(diagram, max_px) if cap else diagram, tries
         before = diagram.counts
         budget = max(8, int(budget * 0.6))
 
@@ -69,12 +73,20 @@ _FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
 
 
 def turned(draw: Callable[[str], Any], rankdir: str, first: Any) -> Any:
-    """`first` if it fits `MAX_PX` both ways, else the picture drawn the other way
-    round (`draw(rankdir)` top-down for left-right), whichever has the smaller side."""
-    if max(first.size_px) <= MAX_PX:
+    """`first` if it fits `MAX_PX` both ways and is no long thin strip, else the
+    picture drawn the other way round too (`draw(rankdir)`: top-down for
+    left-right), whichever has the smaller longest side, `capped`."""
+    if not _over(first):
         return first
     other = draw(_FLIP[rankdir])
     return capped(other if max(other.size_px) < max(first.size_px) else first)
+
+
+def _over(diagram: Any) -> bool:
+    """Over `MAX_PX` a side, or a strip: a long side over 2,500 px and 4 times the
+    short one (a row of parallel chains, a run of steps)."""
+    long, short = sorted(diagram.size_px, reverse=True)
+    return long > MAX_PX or (long > 2500 and long > 4 * short)
 
 
 def capped(diagram: Any, max_px: int | None = MAX_PX) -> Any:

@@ -14,7 +14,7 @@ from jaxtour._io_nodes import ROW, place_rows
 from jaxtour._options import MAX_WIDTH_PX
 from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
-from jaxtour.autodiff._fold import fold
+from jaxtour.autodiff._fold import STEPS, fold
 from jaxtour.autodiff._format import format_value
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
@@ -203,7 +203,7 @@ def to_diagram(
     why = f"to fit {max_width:,} px" if max_width else ""
     drawn: list[tuple[float, Diagram]] = []
     boxes = len(graph.nodes) + 1
-    for further in range(3):
+    for further in range(STEPS):
         folded, rep = fold(graph, **options, further=further, why=why)
         if len(folded.nodes) >= boxes:
             continue  # this step folds nothing more here: the same picture

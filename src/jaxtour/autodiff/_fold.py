@@ -64,6 +64,9 @@ def fold(
     return folded, rep
 
 
+STEPS = 5  # the steps `_op_keys` folds by
+
+
 def _op_keys(max_depth: int | None) -> list[Callable[[ADNode], tuple | None]]:
     """What an equation folds into, one step after another: its `jit` call below
     `max_depth`, its outermost `jit` call, the user's call two levels down

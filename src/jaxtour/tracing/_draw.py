@@ -131,31 +131,47 @@ def draw_run(
     if only is None and code_worthy(run, only):
         title += ", nested by your code's calls"
 
+    direction = [rankdir]  # the way the picture runs: turned when a strip
+    tree = code_groups(list(run.steps), stack=_stack)  # one tree: plan keys on ids
+
     def build(opened: set | None) -> Any:
         return _build(
-            run, title, arg_names, rankdir, only, highlight, upto, subtitle, opened
+            run,
+            title,
+            arg_names,
+            direction[0],
+            only,
+            highlight,
+            upto,
+            subtitle,
+            opened,
+            tree,
         )
 
     if not code_worthy(run, only):
         canvas = build(set())
         canvas.finish()
         return Diagram.from_graph(canvas.graph, title)
-    default: set[int] = set()
+    default: dict[str, set[int]] = {}  # each way's folded groups
 
     def draw(nodes: int) -> Diagram:
         canvas = _fit.plan(build, nodes) if only is None else build(None)
-        default.clear()
-        default.update(id(g) for g in canvas.folded_groups)
+        default[direction[0]] = {id(g) for g in canvas.folded_groups}
         canvas.finish()
         return Diagram.from_graph(canvas.graph, title)
 
-    diagram, _ = _fit.fit(draw, BUDGET)
+    def drawn(way: str) -> Diagram:
+        direction[0] = way
+        return _fit.fit(draw, BUDGET, cap=False)[0]
+
+    diagram = _fit.turned(drawn, rankdir, drawn(rankdir))
+    direction[0] = "LR" if "rankdir=LR" in diagram.source else rankdir
 
     def whole() -> tuple[str, list]:
         canvas = build(None)
         canvas.finish()
         for group in canvas.drawn_groups:
-            group["folded"] = group["key"] in default
+            group["folded"] = group["key"] in default.get(direction[0], set())
         return canvas.graph.source, canvas.drawn_groups
 
     diagram.whole = whole
@@ -172,6 +188,7 @@ def _build(
     upto: int | None,
     subtitle: str,
     opened: set | None,
+    tree: Group,
 ) -> Any:
     import graphviz
 
@@ -195,7 +212,7 @@ def _build(
             )
             made[var] = f"in{i}"
     if isinstance(canvas, StepsBuilder):
-        canvas.draw(run, made, only, opened)
+        canvas.draw(tree, made, only, opened)
     for step in [] if code else run.steps:
         if only is None or step.index in only:
             if only is not None:
@@ -306,12 +323,11 @@ class StepsBuilder(GroupDrawing, _canvas.Canvas):
         self.upto, self.highlight = upto, highlight
         self.start_groups(set())
 
-    def draw(
-        self, run: Stepped, made: dict, only: set[int] | None, opened: Any
-    ) -> None:
+    def draw(self, tree: Group, made: dict, only: set[int] | None, opened: Any) -> None:
+        """Draw `tree` (the whole run nested, so a window's steps sit in the calls
+        they ran in)."""
         self.open = opened
-        # nested as the whole run is, so a window's steps sit in the calls they ran in
-        self.items(self.graph, code_groups(list(run.steps), stack=_stack), made, only)
+        self.items(self.graph, tree, made, only)
 
     def items(self, g: Any, group: Group, *context: Any) -> None:
         only = context[1]

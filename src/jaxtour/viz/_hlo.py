@@ -142,6 +142,7 @@ def hlo_diagram(
         diagram, _ = _fit.fit(
             lambda budget: _hlo_diagram(module, name, max_ops=budget, **options),
             max_ops,
+            cap=False,
         )
         return diagram
 
@@ -183,7 +184,7 @@ def _hlo_diagram(
     entry = module.computations[module.entry]
     # a big program (counting the ops inside fusions) is nested by the user's calls
     big = module.op_counts().total() > _hlo_code.CODE_FROM
-    code = big and _hlo_code.nests(entry, max_ops)
+    code = big and _hlo_code.nests(module, entry, max_ops)
     if drawn > max_ops and not code:
         grouped, lines = (
             True,

@@ -25,19 +25,30 @@ def _stack(op: _ir.HloOp) -> _ir.Stack:
     return _ir.op_stack(op.frames, op.op_name)
 
 
-def nests(computation: _ir.HloComputation, budget: int) -> bool:
-    """Whether the user's calls nest `computation` into a picture of about `budget`
-    nodes: some call groups its ops, and with every call folded at most 1.5 × `budget`
-    nodes are left (not a long loop unrolled in one function)."""
+def nests(module: _ir.HloModule, computation: _ir.HloComputation, budget: int) -> bool:
+    """Whether the user's calls nest `computation` (or the functions it calls, as an
+    inner `jit` is) into a picture of about `budget` nodes: some call groups its ops,
+    and with every call folded at most 1.5 × `budget` nodes are left (not a long loop
+    unrolled in one function)."""
     tree = code_groups(list(computation.ops), stack=_stack)
     if not tree.groups():
-        return False
+        callees = [
+            c.computation for op in computation.ops for c in _callees(op, module)
+        ]
+        return any(nests(module, module.computations[c], budget) for c in callees[:4])
     top = sum(
         1
         for item in tree.items
         if isinstance(item, Group) or item.opcode not in _ir.BOOKKEEPING
     )
     return top <= 1.5 * budget
+
+
+def _callees(op: _ir.HloOp, module: _ir.HloModule) -> list[_ir.Called]:
+    """The functions a `call` op runs (an inner `jit`), drawn open whatever the depth."""
+    if op.opcode != "call":
+        return []
+    return [c for c in op.called if c.computation in module.computations]
 
 
 class HloCodeBuilder(GroupDrawing, Builder):
@@ -75,10 +86,17 @@ class HloCodeBuilder(GroupDrawing, Builder):
         skip = item.opcode in _ir.BOOKKEEPING or item.opcode == "constant"
         return "" if skip else str(item.kind)
 
+    def op(self, g: Any, op: _ir.HloOp, env: Any, depth: int) -> None:
+        callees = [] if self.fused else _callees(op, self.module)
+        if callees:  # an inner jit: its ops are the user's calls, nested in turn
+            self.nested(g, op, callees, env, depth)
+        else:
+            super().op(g, op, env, depth)
+
     def weight(self, item: Any) -> int:
         """1, plus what its called computations draw when open: a fusion's ops; a
         loop's or a call's top-level calls (they are nested by the code in turn)."""
-        if not item.called or self.max_depth == 0:
+        if not item.called:
             return 1
         if item.opcode == "fusion":
             return 1 + sum(
@@ -86,7 +104,9 @@ class HloCodeBuilder(GroupDrawing, Builder):
                 for c in item.called
                 for _, o in self.module.walk(c.computation)
                 if o.opcode not in _ir.BOOKKEEPING
-            )
+            ) * (self.max_depth != 0)
+        if item.opcode != "call" and self.max_depth == 0:
+            return 1
         return 1 + sum(len(self._tree(c.computation).items) for c in item.called)
 
     def _tree(self, name: str) -> Group:
@@ -143,7 +163,7 @@ def coded(
         builder.finish()
         return Diagram.from_graph(builder.graph, title)
 
-    diagram, _ = _fit.fit(at, budget)
+    diagram, _ = _fit.fit(at, budget, cap=False)  # `turned`, then capped
 
     def whole() -> tuple[str, list]:
         builder = build(None)
