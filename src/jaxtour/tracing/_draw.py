@@ -149,9 +149,14 @@ def draw_run(
         )
 
     if not code_worthy(run, only):
-        canvas = build(set())
-        canvas.finish()
-        return Diagram.from_graph(canvas.graph, title)
+
+        def plain(way: str) -> Diagram:
+            direction[0] = way
+            canvas = build(set())
+            canvas.finish()
+            return Diagram.from_graph(canvas.graph, title)
+
+        return _fit.turned(plain, rankdir, plain(rankdir))
     default: dict[str, set[int]] = {}  # each way's folded groups
 
     def draw(nodes: int) -> Diagram:

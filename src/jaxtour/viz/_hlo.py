@@ -179,11 +179,11 @@ def _hlo_diagram(
     )
     title += f", {plural(collectives, 'collective')}" if collectives else ""
     drawn, grouped, how = _drawn(module, max_depth), False, []
+    big = drawn > max_ops
     if drawn > max_ops and max_depth != 0:
         max_depth, drawn = 0, _drawn(module, 0)
     entry = module.computations[module.entry]
-    # a big program (counting the ops inside fusions) is nested by the user's calls
-    big = module.op_counts().total() > _hlo_code.CODE_FROM
+    # a program too big to draw op by op is nested by the user's calls
     code = big and _hlo_code.nests(module, entry, max_ops)
     if drawn > max_ops and not code:
         grouped, lines = (
@@ -196,7 +196,7 @@ def _hlo_diagram(
         drawn = len(lines)
         how.append(f"one node per source line, {len(lines)} lines")
     elif max_depth == 0 and _drawn(module, None) > _drawn(module, 0):
-        how.append("fusions and calls closed")
+        how.append("fusions closed" if code else "fusions and calls closed")
     ins, outs = _terminal_names(entry, returned_values(module, entry), names)
     if _io_nodes.folds([ins, outs], expand_pytrees):
         how.append(_io_nodes.FOLDED)

@@ -18,16 +18,14 @@ from jaxtour._diagram import Diagram
 from jaxtour._group_draw import GroupDrawing
 from jaxtour.viz._hlo_graph import Builder, _constant, _result_types
 
-CODE_FROM = 40  # ops drawn: past this many, a module with call stacks is nested
-
 
 def _stack(op: _ir.HloOp) -> _ir.Stack:
     return _ir.op_stack(op.frames, op.op_name)
 
 
 def nests(module: _ir.HloModule, computation: _ir.HloComputation, budget: int) -> bool:
-    """Whether the user's calls nest `computation` (or the functions it calls, as an
-    inner `jit` is) into a picture of about `budget` nodes: some call groups its ops,
+    """Whether the user's calls nest `computation` (or what it runs: an inner `jit`,
+    a loop's body) into a picture of about `budget` nodes: some call groups its ops,
     and with every call folded at most 1.5 × `budget` nodes are left (not a long loop
     unrolled in one function)."""
     tree = code_groups(list(computation.ops), stack=_stack)
@@ -45,8 +43,9 @@ def nests(module: _ir.HloModule, computation: _ir.HloComputation, budget: int) -
 
 
 def _callees(op: _ir.HloOp, module: _ir.HloModule) -> list[_ir.Called]:
-    """The functions a `call` op runs (an inner `jit`), drawn open whatever the depth."""
-    if op.opcode != "call":
+    """What an op runs that is the user's code again, drawn open whatever the depth:
+    an inner `jit` (`call`), a loop's condition and body, a branch (not a fusion)."""
+    if op.opcode == "fusion" or not op.called:
         return []
     return [c for c in op.called if c.computation in module.computations]
 
@@ -105,8 +104,6 @@ class HloCodeBuilder(GroupDrawing, Builder):
                 for _, o in self.module.walk(c.computation)
                 if o.opcode not in _ir.BOOKKEEPING
             ) * (self.max_depth != 0)
-        if item.opcode != "call" and self.max_depth == 0:
-            return 1
         return 1 + sum(len(self._tree(c.computation).items) for c in item.called)
 
     def _tree(self, name: str) -> Group:
