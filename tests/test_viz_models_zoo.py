@@ -12,17 +12,17 @@ pytestmark = pytest.mark.slow
 
 MAX_PX = 5000
 
-# a name of the user's own code each model's nested drawings must show
+# names of the user's own code; a model's nested drawings show one in a box or cluster
 OWN = {
-    "nnx block": "Block",
-    "nnx.jit step": "Block",
-    "linen mlp": "LinenMLP",
-    "equinox mlp": "EqxMLP",
-    "plain functions": "dense",
-    "scan": "Cell",
-    "associative scan": "combine",
-    "checkify": "EqxMLP",
-    "scanned epoch": "dense",
+    "nnx block": ("Block",),
+    "nnx.jit step": ("Block",),
+    "linen mlp": ("LinenMLP",),
+    "equinox mlp": ("EqxMLP",),
+    "plain functions": ("dense",),
+    "scan": ("Cell",),
+    "associative scan": ("combine", "recurrence")  # fused: combine in 1-2 ops,
+    "checkify": ("EqxMLP",),
+    "scanned epoch": ("dense",),
 }
 
 # drawings too big to draw item by item: nested by the user's calls
@@ -66,4 +66,5 @@ def test_every_zoo_drawing_fits_and_names_the_models_own_code(models, model, dra
     nested = "nested by your code's calls" in d.title
     assert nested or (model, drawing) not in NESTED, d.title
     if nested:  # a box or cluster, not the title, names the model's own code
-        assert OWN[model] in d.source.replace(d.title, ""), d.title
+        body = d.source.replace(d.title, "")
+        assert any(name in body for name in OWN[model]), d.title
