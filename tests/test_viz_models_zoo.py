@@ -20,7 +20,7 @@ OWN = {
     "equinox mlp": ("EqxMLP",),
     "plain functions": ("dense",),
     "scan": ("Cell",),
-    "associative scan": ("combine", "recurrence")  # fused: combine in 1-2 ops,
+    "associative scan": ("combine", "recurrence"),  # compiled: combine fused away
     "checkify": ("EqxMLP",),
     "scanned epoch": ("dense",),
 }
