@@ -40,7 +40,6 @@ DRAWINGS = {
     "stablehlo": lambda f, a, loss: viz.draw_hlo(f, stage="stablehlo")(*a),
     "compiled": lambda f, a, loss: viz.draw_hlo(f)(*a),
     "grad": lambda f, a, loss: autodiff.draw_grad(loss)(*a),
-    "vjp": lambda f, a, loss: autodiff.draw_vjp(loss)(*a),
     "step_through": lambda f, a, loss: tracing.step_through(f)(*a).diagram(),
     # the last argument (an array in every model) made NaN: the first NaN's neighbourhood
     "find_nans": lambda f, a, loss: tracing.find_nans(f)(*a[:-1], a[-1] * jnp.nan),
@@ -52,12 +51,21 @@ def models():
     return zoo.all_models()
 
 
-@pytest.mark.parametrize("drawing", DRAWINGS)
-@pytest.mark.parametrize("model", OWN)
+# no scalar loss of the first argument to differentiate (a step, a checkified or
+# scanned program); a small model's first NaN is a step or two, nothing to fit
+NO_LOSS = {"nnx.jit step", "checkify", "scanned epoch"}
+CASES = [
+    (model, drawing)
+    for model in OWN
+    for drawing in DRAWINGS
+    if not (drawing == "grad" and model in NO_LOSS)
+    and not (drawing == "find_nans" and model not in BIG)
+]
+
+
+@pytest.mark.parametrize(("model", "drawing"), CASES)
 def test_every_zoo_drawing_fits_and_names_the_models_own_code(models, model, drawing):
     f, args, loss = models[model]
-    if drawing in ("grad", "vjp") and loss is None:
-        pytest.skip("no scalar loss of its first argument to differentiate")
     d = DRAWINGS[drawing](f, args, loss)
     d = d.diagram() if drawing == "find_nans" else d
     width, height = d.size_px
