@@ -46,6 +46,7 @@ LONGEST_FIRST = (
     "test_corpus_models.py",
     "test_mlp_download.py",
     "test_types.py",  # one test of ~12 s: early, not in the run's tail
+    "test_viz_models_zoo.py",  # every lens's drawing of nine zoo models
     "test_viz_models.py",  # Flax, Equinox and an NNX block built and drawn
     "test_cost_profile.py",  # 2^34-FLOP matmuls timed
     "test_static_args.py",  # every lens on one program, four ways

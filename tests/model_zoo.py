@@ -121,3 +121,94 @@ def plain():
         "b2": jnp.zeros(8),
     }
     return plain_model, (p, jnp.ones((3, 8)))
+
+
+class Cell(nnx.Module):
+    def __init__(self, d, rngs):
+        self.inp = nnx.Linear(d, d, rngs=rngs)
+        self.rec = nnx.Linear(d, d, rngs=rngs)
+
+    def __call__(self, h, x):
+        h = jnp.tanh(self.inp(x) + self.rec(h))
+        return h, h
+
+
+def scan():
+    """A recurrent cell scanned over time: `lax.scan` of a user's module."""
+    cell, xs = Cell(8, nnx.Rngs(2)), jnp.ones((6, 3, 8))
+
+    def rnn(cell, xs):
+        h, hs = jax.lax.scan(cell, jnp.zeros((3, 8)), xs)
+        return jnp.sum(hs**2) + jnp.sum(h)
+
+    return rnn, (cell, xs)
+
+
+def combine(a, b):
+    """An affine map composed: (a1, b1) then (a2, b2), the body of a linear recurrence."""
+    return a[0] * b[0], b[0] * a[1] + b[1]
+
+
+def associative():
+    """A linear recurrence h_t = a_t h_{t-1} + b_t by `lax.associative_scan`."""
+
+    def recurrence(a, b):
+        return jnp.sum(jax.lax.associative_scan(combine, (a, b))[1])
+
+    return recurrence, (jnp.full((64, 8), 0.9), jnp.ones((64, 8)))
+
+
+def checked():
+    """An Equinox MLP's loss under `checkify`: a check that the loss is finite."""
+    from jax.experimental import checkify
+
+    model = EqxMLP(jax.random.key(3))
+
+    def loss(m, x):
+        out = jnp.sum(jnp.log(jax.nn.softplus(jax.vmap(m)(x))))
+        checkify.check(jnp.isfinite(out), "loss is not finite")
+        return out
+
+    return checkify.checkify(loss, errors=checkify.float_checks), (
+        model,
+        jnp.ones((3, 8)),
+    )
+
+
+def sgd(p, batch):
+    """One SGD step of `plain_model` on one batch."""
+    loss, g = jax.value_and_grad(plain_model)(p, batch)
+    return jax.tree.map(lambda w, d: w - 0.01 * d, p, g), loss
+
+
+def epoch():
+    """A scanned epoch: `sgd` over 5 batches by `lax.scan`."""
+    p, x = plain()[1]
+
+    def run(p, batches):
+        return jax.lax.scan(sgd, p, batches)
+
+    return run, (p, jnp.stack([x] * 5))
+
+
+def all_models():
+    """name -> (f, args, loss or None): every zoo program a test or benchmark draws;
+    `loss` (differentiable in its first argument, scalar) is what the gradient
+    drawings take."""
+    (loss, args), (step, step_args) = nnx_block()
+    rnn, rnn_args = scan()
+    rec, rec_args = associative()
+    chk, chk_args = checked()
+    run, run_args = epoch()
+    lin, eqx_ = linen_mlp(), eqx_mlp()
+    return {
+        "nnx block": (loss, args, loss),
+        "nnx.jit step": (step, step_args, None),
+        "linen mlp": (*lin, lin[0]),
+        "equinox mlp": (*eqx_, eqx_[0]),
+        "plain functions": (*plain(), plain_model),
+        "scan": (rnn, rnn_args, rnn),
+        "associative scan": (rec, rec_args, rec),
+        "checkify": (chk, chk_args, None),
+        "scanned epoch": (run, run_args, None),
+    }

@@ -10,7 +10,7 @@ import model_zoo as zoo
 import pytest
 
 from jaxtour import _ir, viz
-from jaxtour.viz._groups import Group, code_groups
+from jaxtour._code_groups import Group, code_groups
 
 MAX_PX = 5000
 
@@ -173,3 +173,22 @@ def test_the_explorer_saves_every_view_in_one_page(tmp_path):
     assert not _NETWORK.search(page)
     with pytest.raises(ValueError, match=r"use a \.html suffix"):
         explore(f, jnp.ones(3)).save(tmp_path / "explore.svg")
+
+
+@pytest.mark.slow
+def test_stablehlo_and_compiled_ops_are_nested_by_the_same_calls(nnx_block):
+    # the ops' locations (MLIR callsites, XLA's stack-frame table) against the
+    # equations' tracebacks: two readings of the same calls
+    (loss, args), _ = nnx_block
+    lowered = jax.jit(loss).lower(*args)
+    jaxpr_names = _groups_named(code_groups(list(jax.make_jaxpr(loss)(*args).eqns)))
+    layers = {"Block.attn", "Block.ln1", "Block.ln2", "Block.fc1", "Block.fc2"}
+    assert layers <= jaxpr_names
+    stable = _ir.parse_stablehlo(_ir.stablehlo_text(lowered))
+    compiled = _ir.parse_hlo(lowered.compile().as_text())
+    fused = {"Block.attn", "Block.ln1", "Block.ln2"}  # fc1, fc2: in fewer than 3 ops
+    for module, expected in ((stable, layers), (compiled, fused)):
+        ops = module.computations[module.entry].ops
+        root = code_groups(ops, stack=lambda op: _ir.op_stack(op.frames, op.op_name))
+        assert expected <= _groups_named(root), module.dialect
+        assert sorted(map(id, root.eqns())) == sorted(map(id, ops))

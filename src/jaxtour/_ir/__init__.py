@@ -33,7 +33,7 @@ from jaxtour._ir._args import (
 from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
-from jaxtour._ir._frames import Frame, Stack, is_library, user_stack
+from jaxtour._ir._frames import Frame, Stack, is_library, op_stack, user_stack
 from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
@@ -137,6 +137,7 @@ __all__ = [
     "module_attrs",
     "nonfinite",
     "op_primitive",
+    "op_stack",
     "parse_hlo",
     "parse_stablehlo",
     "primitive_counts",

@@ -109,9 +109,12 @@ def _raw(traceback: Any) -> list[tuple[Frame, Any, int]]:
 
 
 def _named(frame: Frame, code: Any, lasti: int) -> Frame:
-    """`frame` with what it was calling and where in its bytecode."""
+    """`frame` with what it was calling and where in its bytecode (an op's location
+    gives no bytecode: the column of the call names the callee)."""
     if code is None:
-        return frame
+        return frame._replace(
+            callee=_callee_at(frame.file, frame.line, lasti) * bool(lasti)
+        )
     return frame._replace(callee=_callee(code, lasti), at=lasti)
 
 
@@ -131,9 +134,21 @@ def user_stack(eqn: Any) -> Stack:
     try:
         raw = _raw(eqn.source_info.traceback)
         names = str(eqn.source_info.name_stack)
-        backward = "transpose" in names
     except Exception:  # source info is best effort: a picture without it is still right
         return Stack((), None)
+    return _stack(raw, names, "transpose" in names)
+
+
+def op_stack(frames: tuple[Frame, ...], op_name: str = "") -> Stack:
+    """As `user_stack`, for an op of StableHLO or compiled HLO: the frames its location
+    holds (outermost first, `at` the column of the call) and its op name
+    (`jit(loss)/transpose(jvp(MLP))/hidden/dot_general`)."""
+    names = op_name.rpartition("/")[0]
+    raw = [(f._replace(at=0), None, f.at) for f in frames]
+    return _stack(raw, names, "transpose(" in names)
+
+
+def _stack(raw: list[tuple[Frame, Any, int]], names: str, backward: bool) -> Stack:
     user = [i for i, (f, _, _) in enumerate(raw) if not is_library(f.file)]
     if not user:
         return Stack((), None, backward)
@@ -145,6 +160,13 @@ def user_stack(eqn: Any) -> Stack:
         backward,
         scope[1] if scope else "",
     )
+
+
+@functools.lru_cache(maxsize=65536)
+def _callee_at(file: str, line: int, column: int) -> str:
+    """The callee's expression of a call starting at `column` of `line` (`self.fc1`)."""
+    match = _CALLEE.match(linecache.getline(file, line), column)
+    return match[1] if match else ""
 
 
 # the last name of a name stack when it is a plain name (`jvp(MLP)/hidden`: `hidden`),

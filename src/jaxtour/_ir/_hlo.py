@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from jaxtour._ir._frames import Frame
 from jaxtour._ir._jaxpr import SourceLine
 
 
@@ -53,6 +54,7 @@ class HloOp:
     attrs: str = ""  # the text after the operands (dims, window), metadata dropped
     literal: str = ""  # a constant's value as written: `2`, `{1, 2}`, `dense<2.0>`
     trip_count: int | None = None  # a while's, when XLA annotates known_trip_count
+    frames: tuple = ()  # the call stack its location holds: `Frame`s, outermost first
 
     @property
     def fusion(self) -> str:
@@ -194,6 +196,7 @@ def parse_hlo(text: str) -> HloModule:
     for computation in module.computations.values():
         for op in computation.ops:
             op.source = op.source or _frame_source(tables, frames.get(id(op)))
+            op.frames = _frames_of(tables, frames.get(id(op)))
     return module
 
 
@@ -297,3 +300,27 @@ def _frame_source(tables: dict[str, dict], frame_id: int | None) -> SourceLine |
     return SourceLine(
         tables["FileNames"][location["file_name_id"]], location["line"], function
     )
+
+
+def _frames_of(tables: dict[str, dict], frame_id: int | None) -> tuple[Frame, ...]:
+    """The stack frame `frame_id` and its parents, outermost first (`at`: the column).
+
+    XLA prints a frame's parent one past its number (a root's parent is its own
+    number); a table where no frame names itself is read as printed."""
+    frames = tables["StackFrames"]
+    shift = int(any(f.get("parent_frame_id") == i for i, f in frames.items()))
+    out: list[Frame] = []
+    while frame_id and frame_id in frames and len(out) < 256:
+        location = tables["FileLocations"].get(frames[frame_id].get("file_location_id"))
+        if not location:
+            break
+        out.append(
+            Frame(
+                tables["FileNames"].get(location.get("file_name_id"), ""),
+                location.get("line", 0),
+                tables["FunctionNames"].get(location.get("function_name_id"), ""),
+                at=location.get("column", 0),
+            )
+        )
+        frame_id = frames[frame_id].get("parent_frame_id", 0) - shift
+    return tuple(reversed(out))

@@ -6,6 +6,7 @@ import collections
 import re
 from dataclasses import dataclass
 
+from jaxtour._ir._frames import Frame
 from jaxtour._ir._hlo import Called, HloComputation, HloModule, HloOp, attr, split_top
 from jaxtour._ir._jaxpr import SourceLine
 
@@ -63,9 +64,9 @@ class _MlirParser:
                 self._line(line)
         for computation in self.module.computations.values():
             for op in computation.ops:
-                op.op_name, op.source = _resolve_loc(
-                    self.op_locs.get(id(op), ""), self.locs
-                )
+                loc = self.op_locs.get(id(op), "")
+                op.op_name, op.source = _resolve_loc(loc, self.locs)
+                op.frames = tuple(_loc_frames(loc, self.locs))
         return self.module
 
     def _function(self, func: re.Match) -> None:
@@ -217,3 +218,29 @@ def _resolve_loc(
     if text.startswith("fused["):
         return _resolve_loc(split_top(text[6:-1])[0], locs, depth + 1)
     return "", None
+
+
+_LOC_COLUMN = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+
+
+def _loc_frames(text: str, locs: dict[str, str], depth: int = 0) -> list[Frame]:
+    """The call stack an MLIR location holds, outermost first (`at`: the column):
+    `callsite(callee at caller)` chains of `"function"("file":line:column)`."""
+    text = text.strip()
+    if depth > 200 or not text or text == "unknown":
+        return []
+    if text.startswith("#loc"):
+        return _loc_frames(locs.get(text, ""), locs, depth + 1)
+    if found := _LOC_COLUMN.match(text):
+        return [Frame(found[1], int(found[2]), "", at=int(found[3]))]
+    if found := _LOC_CALLSITE.match(text):
+        outer = _loc_frames(found[2], locs, depth + 1)
+        return outer + _loc_frames(found[1], locs, depth + 1)
+    if found := _LOC_NAME.match(text):
+        inner = _loc_frames(found[2], locs, depth + 1)
+        if len(inner) == 1 and not inner[0].function:
+            return [inner[0]._replace(function=found[1])]
+        return inner
+    if text.startswith("fused["):
+        return _loc_frames(split_top(text[6:-1])[0], locs, depth + 1)
+    return []

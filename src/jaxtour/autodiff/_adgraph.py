@@ -12,7 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from jaxtour._ir import FlatJaxpr, host, is_dropvar, is_literal, source_line, type_str
+from jaxtour._code_groups import Group, code_groups
+from jaxtour._ir import (
+    FlatJaxpr,
+    Stack,
+    host,
+    is_dropvar,
+    is_literal,
+    source_line,
+    type_str,
+    user_stack,
+)
 from jaxtour.autodiff._format import eqn_label
 
 KINDS = ("input", "fixed", "const", "op", "output", "residual", "seed", "gradient")
@@ -35,6 +45,8 @@ class ADNode:
         scope: for "op" nodes, the `jit` calls the eqn sits in, as (number, name) pairs.
         source: for "op" nodes, the user's line that produced it ("loss.py:12"), or "".
         group: for terminals, what a folded picture calls the pytree of the leaf.
+        call: for "op" nodes, the calls of the user's code the eqn was made in, as
+            the labels of their groups (`Block`, `Block.attn`), outermost first.
     """
 
     id: str
@@ -47,6 +59,7 @@ class ADNode:
     scope: tuple = ()
     source: str = ""
     group: str = ""
+    call: tuple = ()
 
     @property
     def value(self) -> Any:
@@ -130,8 +143,10 @@ def add_lane(
             var,
             values,
         )
+    calls = _calls(flat.eqns)
     for index, (eqn, lane) in enumerate(zip(flat.eqns, lanes, strict=True)):
         node = graph.add(_eqn_node(f"{prefix}e{index}", eqn, lane, flat, values))
+        graph.nodes[node].call = calls.get(id(eqn), ())
         for var in dict.fromkeys(a for a in eqn.invars if not is_literal(a)):
             kind = edge_kind(eqn, var) if callable(edge_kind) else edge_kind
             graph.link(sources[var], node, kind)
@@ -157,6 +172,26 @@ def _eqn_node(
         tuple(zip(eqn.call_ids, eqn.scope, strict=True)),
         line.where if line else "",
     )
+
+
+def _stack(eqn: Any) -> Stack:
+    return user_stack(eqn.eqn) if eqn.eqn is not None else Stack((), None)
+
+
+def _calls(eqns: list) -> dict[int, tuple[str, ...]]:
+    """id(eqn) -> the labels of the user's calls it sits in (`_code_groups`)."""
+    out: dict[int, tuple[str, ...]] = {}
+    todo: list[tuple[Group, tuple[str, ...]]] = [
+        (code_groups(list(eqns), stack=_stack), ())
+    ]
+    while todo:
+        group, path = todo.pop()
+        for item in group.items:
+            if isinstance(item, Group):
+                todo.append((item, (*path, item.label)))
+            else:
+                out[id(item)] = path
+    return out
 
 
 def _aval(atom: Any) -> str:

@@ -7,14 +7,14 @@ from typing import Any
 
 import graphviz
 
-from jaxtour import _options, _palette, _render
+from jaxtour import _fit, _options, _palette, _render
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour._io_nodes import ROW, place_rows
 from jaxtour._options import MAX_WIDTH_PX
 from jaxtour.autodiff._adgraph import ADGraph, ADNode
 from jaxtour.autodiff._display import DEFAULTS
-from jaxtour.autodiff._fold import fold
+from jaxtour.autodiff._fold import STEPS, fold
 from jaxtour.autodiff._format import format_value
 
 # Folding by default: pytrees of more than 8 leaves, jit calls below depth 2 (as
@@ -194,7 +194,8 @@ def to_diagram(
     """As `to_digraph`, wrapped in the `Diagram` every jaxtour visualiser returns.
 
     A picture wider than `max_width` pixels is folded a step further and drawn again,
-    until one fits; if none does, the narrowest is returned. The equation count alone
+    until one fits; if none does, the narrowest is returned, scaled down by Graphviz
+    to `max_width`. The equation count alone
     does not bound the width (parallel chains, long value labels), and the values a
     program computes (a Dropout mask's random bits) change it from call to call.
     """
@@ -202,7 +203,7 @@ def to_diagram(
     why = f"to fit {max_width:,} px" if max_width else ""
     drawn: list[tuple[float, Diagram]] = []
     boxes = len(graph.nodes) + 1
-    for further in range(3):
+    for further in range(STEPS):
         folded, rep = fold(graph, **options, further=further, why=why)
         if len(folded.nodes) >= boxes:
             continue  # this step folds nothing more here: the same picture
@@ -212,7 +213,7 @@ def to_diagram(
         if width is None:
             return diagram
         drawn.append((width, diagram))
-    return min(drawn, key=lambda pair: pair[0])[1]
+    return _fit.capped(min(drawn, key=lambda pair: pair[0])[1], max_width)
 
 
 def _width_over(

@@ -39,7 +39,8 @@ def fold(
     how = [FOLDED] if keys else []
     ops = graph.select("op")
     steps = _op_keys(max_depth)
-    step = next((i for i, k in enumerate(steps) if _count(ops, k) <= max_eqns), 2)
+    last = len(steps) - 1
+    step = next((i for i, k in enumerate(steps) if _count(ops, k) <= max_eqns), last)
     op_key = steps[min(step + further, len(steps) - 1)]
     reason = f", {why}" if why and op_key is not steps[step] else ""
     if op_key is _line_key:
@@ -47,6 +48,8 @@ def fold(
         if expand_pytrees is None:  # a big program: its pytrees as one node each too,
             keys = _pytree_keys(graph, None, LINE_ROW)  # or their rows outgrow a slide
             how = ([FOLDED] if keys else []) + [h for h in how if h != FOLDED]
+    elif op_key in steps[2:4]:
+        how.append(f"your code's calls as one node each{reason}")
     elif _count(ops, op_key) < len(ops):
         how.append(f"nested jit calls as one node each{reason}")
     keys.update({n.id: k for n in ops if (k := op_key(n)) is not None})
@@ -61,10 +64,20 @@ def fold(
     return folded, rep
 
 
+STEPS = 5  # the steps `_op_keys` folds by
+
+
 def _op_keys(max_depth: int | None) -> list[Callable[[ADNode], tuple | None]]:
     """What an equation folds into, one step after another: its `jit` call below
-    `max_depth`, its outermost `jit` call, its source line."""
-    return [lambda n: _scope_key(n, max_depth), lambda n: _scope_key(n, 0), _line_key]
+    `max_depth`, its outermost `jit` call, the user's call two levels down
+    (`Block.attn`), the outermost (`Block`), its source line."""
+    return [
+        lambda n: _scope_key(n, max_depth),
+        lambda n: _scope_key(n, 0),
+        lambda n: _call_key(n, 2),
+        lambda n: _call_key(n, 1),
+        _line_key,
+    ]
 
 
 def _pytree_keys(
@@ -89,6 +102,10 @@ def _scope_key(node: ADNode, max_depth: int | None) -> tuple | None:
     if max_depth is None or len(node.scope) <= max_depth:
         return None
     return ("call", node.lane, node.scope[: max_depth + 1])
+
+
+def _call_key(node: ADNode, depth: int) -> tuple | None:
+    return ("code", node.lane, node.call[:depth]) if node.call else None
 
 
 def _line_key(node: ADNode) -> tuple:
@@ -146,7 +163,13 @@ def _folded_node(key: tuple, members: list[ADNode]) -> ADNode:
         return ADNode(head.id, "residual", head.lane, plural(n, "residual") + what)
     counts = collections.Counter(m.primitive for m in members)
     top = ", ".join(f"{p}×{c}" for p, c in counts.most_common(3))
-    name = key[2][-1][1] if key[0] == "call" else head.source or head.primitive
+    name = (
+        key[2][-1][1]
+        if key[0] == "call"
+        else key[2][-1]
+        if key[0] == "code"
+        else head.source or head.primitive
+    )
     return ADNode(
         head.id,
         "op",

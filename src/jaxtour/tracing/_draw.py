@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from jaxtour import _canvas, _ir, _palette, _style
+from jaxtour import _canvas, _fit, _ir, _palette, _style
+from jaxtour._code_groups import Group, code_groups
 from jaxtour._diagram import Diagram
+from jaxtour._group_draw import GroupDrawing
 from jaxtour._ir import Stepped
 
 HIGHLIGHT = {"color": "#C0282D", "penwidth": "3.5", "style": "rounded,filled,bold"}
@@ -121,7 +123,78 @@ def draw_run(
     """The steps of `run` (those in `only`, or all) as a `Diagram`.
 
     Steps after `upto` are drawn dashed, without values; `highlight` gets a red frame.
+    A run of the user's own calls is nested by them (`_code_groups`): a long run opens
+    as many calls as fit 5,000 px, the others folded into one box each; the page
+    (`Diagram.save(".html")`) opens them all.
     """
+
+    if only is None and code_worthy(run, only):
+        title += ", nested by your code's calls"
+
+    direction = [rankdir]  # the way the picture runs: turned when a strip
+    tree = code_groups(list(run.steps), stack=_stack)  # one tree: plan keys on ids
+
+    def build(opened: set | None) -> Any:
+        return _build(
+            run,
+            title,
+            arg_names,
+            direction[0],
+            only,
+            highlight,
+            upto,
+            subtitle,
+            opened,
+            tree,
+        )
+
+    if not code_worthy(run, only):
+
+        def plain(way: str) -> Diagram:
+            direction[0] = way
+            canvas = build(set())
+            canvas.finish()
+            return Diagram.from_graph(canvas.graph, title)
+
+        return _fit.turned(plain, rankdir, plain(rankdir))
+    default: dict[str, set[int]] = {}  # each way's folded groups
+
+    def draw(nodes: int) -> Diagram:
+        canvas = _fit.plan(build, nodes) if only is None else build(None)
+        default[direction[0]] = {id(g) for g in canvas.folded_groups}
+        canvas.finish()
+        return Diagram.from_graph(canvas.graph, title)
+
+    def drawn(way: str) -> Diagram:
+        direction[0] = way
+        return _fit.fit(draw, BUDGET, cap=False)[0]
+
+    diagram = _fit.turned(drawn, rankdir, drawn(rankdir))
+    direction[0] = "LR" if "rankdir=LR" in diagram.source else rankdir
+
+    def whole() -> tuple[str, list]:
+        canvas = build(None)
+        canvas.finish()
+        for group in canvas.drawn_groups:
+            group["folded"] = group["key"] in default.get(direction[0], set())
+        return canvas.graph.source, canvas.drawn_groups
+
+    diagram.whole = whole
+    return diagram
+
+
+def _build(
+    run: Stepped,
+    title: str,
+    arg_names: Any,
+    rankdir: str,
+    only: set[int] | None,
+    highlight: int | None,
+    upto: int | None,
+    subtitle: str,
+    opened: set | None,
+    tree: Group,
+) -> Any:
     import graphviz
 
     graph = graphviz.Digraph(
@@ -130,7 +203,10 @@ def draw_run(
         node_attr=_style.NODE,
         edge_attr=_style.EDGE,
     )
-    canvas = _canvas.Canvas(graph, labels=False)
+    code = code_worthy(run, only)
+    canvas = (
+        StepsBuilder(graph, upto, highlight) if code else _canvas.Canvas(graph, False)
+    )
     made: dict = {}  # var -> node that made it
     names = list(arg_names or ())
     for i, (var, value) in enumerate(zip(run.invars, run.inputs, strict=True)):
@@ -140,7 +216,9 @@ def draw_run(
                 f"in{i}", _style.text_label(name, preview(value)), **_style.INPUT
             )
             made[var] = f"in{i}"
-    for step in run.steps:
+    if isinstance(canvas, StepsBuilder):
+        canvas.draw(tree, made, only, opened)
+    for step in [] if code else run.steps:
         if only is None or step.index in only:
             if only is not None:
                 _loose_inputs(graph, step, made)
@@ -151,8 +229,7 @@ def draw_run(
             shown = preview(value) if done else _ir.value_type(value)
             graph.node(f"out{i}", _style.text_label(f"out{i}", shown), **_style.OUTPUT)
             _connect(canvas, atom, f"out{i}", made)
-    canvas.finish()
-    return Diagram.from_graph(graph, title)
+    return canvas
 
 
 def _loose_inputs(graph: Any, step: Any, made: dict) -> None:
@@ -179,7 +256,9 @@ def _step_node(
     made: dict,
     upto: int | None,
     highlight: int | None,
+    into: Any = None,
 ) -> None:
+    """Draw `step` (into `into`, else into clusters of its jit scopes)."""
     node = f"step{step.index}"
     ran = upto is None or step.index <= upto
     value = preview(step.outputs[0]) if ran and step.outputs else ""
@@ -195,7 +274,7 @@ def _step_node(
         **(HIGHLIGHT if step.index == highlight else {}),
     }
     tooltip = f"{step.line}  {step.line.code}" if step.line else step.primitive
-    with _clusters(canvas, step.scope) as g:
+    with contextlib.nullcontext(into) if into else _clusters(canvas, step.scope) as g:
         g.node(node, label, tooltip=tooltip, **attrs)
     canvas.families.add(_palette.family(step.primitive))
     for atom in step.invars:
@@ -221,3 +300,71 @@ def _clusters(canvas: _canvas.Canvas, scope: tuple[str, ...]) -> Iterator[Any]:
             g = stack.enter_context(g.subgraph(name=name))
             g.attr(label=scope[depth], **_style.NESTED)
         yield g
+
+
+BUDGET = 60  # nodes a run nested by the user's calls draws at most
+CODE_FROM = 40  # steps: past this many (or any window of them), a run is nested
+
+
+def _stack(step: Any) -> _ir.Stack:
+    return _ir.user_stack(step.eqn) if step.eqn is not None else _ir.Stack((), None)
+
+
+def code_worthy(run: Stepped, only: set[int] | None) -> bool:
+    """Whether to nest `run` by the user's calls: a long run, or a window of one,
+    whose steps the user's code made."""
+    if only is None and len(run.steps) <= CODE_FROM:
+        return False
+    return any(_stack(s).frames for s in run.steps[:200])
+
+
+class StepsBuilder(GroupDrawing, _canvas.Canvas):
+    """The steps of a run nested by the user's calls (`_group_draw`)."""
+
+    unit = "step"
+
+    def __init__(self, graph: Any, upto: int | None, highlight: int | None) -> None:
+        super().__init__(graph, False)
+        self.upto, self.highlight = upto, highlight
+        self.start_groups(set())
+
+    def draw(self, tree: Group, made: dict, only: set[int] | None, opened: Any) -> None:
+        """Draw `tree` (the whole run nested, so a window's steps sit in the calls
+        they ran in)."""
+        self.open = opened
+        self.items(self.graph, tree, made, only)
+
+    def items(self, g: Any, group: Group, *context: Any) -> None:
+        only = context[1]
+        if only is not None:  # a window: only its steps, and the calls holding them
+            kept = [i for i in group.items if _holds(i, only)]
+            group = Group(group.label, group.kind, group.where, kept)
+        super().items(g, group, *context)
+
+    def leaf(self, g: Any, item: Any, *context: Any) -> None:
+        made, only = context
+        if only is not None:
+            _loose_inputs(g, item, made)
+        before = len(made)
+        _step_node(self, item, made, self.upto, self.highlight, into=g)
+        drawn = [f"step{item.index}"] + [f"value{i}" for i in range(before, len(made))]
+        self.drawn_nodes += 1
+        for group in self.inside:
+            group["nodes"] += drawn
+
+    def primitive(self, item: Any) -> str:
+        return str(item.primitive)
+
+    def fold_into(self, node: str, group: Group, *context: Any) -> None:
+        made = context[0]
+        for step in group.eqns():
+            for atom in step.invars:
+                _connect(self, atom, node, made)
+            for var in step.outvars:
+                made[var] = node
+
+
+def _holds(item: Any, only: set[int]) -> bool:
+    if isinstance(item, Group):
+        return any(step.index in only for step in item.eqns())
+    return bool(item.index in only)

@@ -12,7 +12,7 @@ from jaxtour._diagram import Diagram
 from jaxtour._ir import Step, Stepped, step_jaxpr
 from jaxtour._number_words import plural
 from jaxtour._report import Report, Table
-from jaxtour.tracing._draw import draw_run, preview
+from jaxtour.tracing._draw import code_worthy, draw_run, preview
 
 WHO = "step_through"
 MAX_STEPS = 80  # a picture past this many steps shows a window of them
@@ -134,7 +134,8 @@ class Steps:
     ) -> Diagram:
         """The run as a picture; steps after `upto` dashed, `highlight` framed red."""
         focus = highlight if highlight is not None else upto
-        if only is None and len(self) > MAX_STEPS:
+        whole = focus is None and code_worthy(self.run, None)  # nested, folded to fit
+        if only is None and len(self) > MAX_STEPS and not whole:
             start = max(0, min((focus or 0) - MAX_STEPS // 2, len(self) - MAX_STEPS))
             only = set(range(start, start + MAX_STEPS))
             title = title or (

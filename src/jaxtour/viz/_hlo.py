@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _io_nodes, _ir, _number_words, _options, _palette, _style
+from jaxtour import _fit, _io_nodes, _ir, _number_words, _options, _palette, _style
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
-from jaxtour.viz import _fit
+from jaxtour.viz import _hlo_code
 from jaxtour.viz._hlo_graph import Builder, returned_values, scalar_constant
 from jaxtour.viz._jaxpr import _check_options
 
@@ -142,6 +142,7 @@ def hlo_diagram(
         diagram, _ = _fit.fit(
             lambda budget: _hlo_diagram(module, name, max_ops=budget, **options),
             max_ops,
+            cap=False,
         )
         return diagram
 
@@ -178,9 +179,13 @@ def _hlo_diagram(
     )
     title += f", {plural(collectives, 'collective')}" if collectives else ""
     drawn, grouped, how = _drawn(module, max_depth), False, []
+    big = drawn > max_ops
     if drawn > max_ops and max_depth != 0:
         max_depth, drawn = 0, _drawn(module, 0)
-    if drawn > max_ops:
+    entry = module.computations[module.entry]
+    # a program too big to draw op by op is nested by the user's calls
+    code = big and _hlo_code.nests(module, entry, max_ops)
+    if drawn > max_ops and not code:
         grouped, lines = (
             True,
             {
@@ -191,33 +196,51 @@ def _hlo_diagram(
         drawn = len(lines)
         how.append(f"one node per source line, {len(lines)} lines")
     elif max_depth == 0 and _drawn(module, None) > _drawn(module, 0):
-        how.append("fusions and calls closed")
-    entry = module.computations[module.entry]
+        how.append("fusions closed" if code else "fusions and calls closed")
     ins, outs = _terminal_names(entry, returned_values(module, entry), names)
     if _io_nodes.folds([ins, outs], expand_pytrees):
         how.append(_io_nodes.FOLDED)
+    title += ", nested by your code's calls" if code else ""
     title += f" (collapsed: {'; '.join(how)})" if how else ""
-    graph = graphviz.Digraph(
-        name="hlo",
-        graph_attr=_style.graph_attrs(title, rankdir, summary(module, figures or {})),
-        node_attr=_style.NODE,
-        edge_attr=_style.EDGE,
-    )
-    builder = Builder(
-        graph,
-        module,
-        max_depth,
-        edge_labels if edge_labels is not None else drawn <= 60,
-        expand_pytrees,
-    )
+    subtitle = summary(module, figures or {})
+
+    def graph() -> Any:
+        return graphviz.Digraph(
+            name="hlo",
+            graph_attr=_style.graph_attrs(title, rankdir, subtitle),
+            node_attr=_style.NODE,
+            edge_attr=_style.EDGE,
+        )
+
+    labels = edge_labels if edge_labels is not None else drawn <= 60
+    if code:
+
+        def make(opened: set | None, trees: dict) -> _hlo_code.HloCodeBuilder:
+            return _hlo_code.HloCodeBuilder(
+                graph(),
+                module,
+                max_depth,
+                labels,
+                expand_pytrees,
+                opened=opened,
+                trees=trees,
+            )
+
+        def draw(builder: Builder) -> None:
+            env = builder.inputs(entry, ins)
+            builder.computation(builder.graph, entry, env, 0)
+            builder.outputs(entry, env, outs)
+
+        return _hlo_code.coded(draw, make, title, subtitle, max_ops)
+    builder = Builder(graph(), module, max_depth, labels, expand_pytrees)
     env = builder.inputs(entry, ins)
     if grouped:
         builder.groups(entry, env)
     else:
-        builder.computation(graph, entry, env, 0)
+        builder.computation(builder.graph, entry, env, 0)
     builder.outputs(entry, env, outs)
     builder.finish()
-    return Diagram.from_graph(graph, title)
+    return Diagram.from_graph(builder.graph, title)
 
 
 def _terminal_names(

@@ -7,10 +7,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _io_nodes, _ir, _options, _palette, _style
+from jaxtour import _fit, _io_nodes, _ir, _options, _palette, _style
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
-from jaxtour.viz import _fit
 from jaxtour.viz._jaxpr_code import code_diagram
 from jaxtour.viz._jaxpr_graph import Builder, group_head
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jaxtour import _ir
@@ -92,15 +92,19 @@ def _group(kind: str, caller: _ir.Frame | None, backward: bool) -> Group:
     return Group(label + (" (backward)" if backward else ""), kind, where)
 
 
-def code_groups(eqns: list, name: str = "") -> Group:
+def code_groups(
+    eqns: list, name: str = "", stack: Callable[[Any], _ir.Stack] = _ir.user_stack
+) -> Group:
     """The equations `eqns` (in program order) nested by the user's calls.
 
+    `stack(item)` reads an item's call stack: `_ir.user_stack` for equations; for the
+    ops of StableHLO or compiled HLO, their location's (`_ir.op_stack`).
     Returns the root group (labelled `name`); every equation is in exactly one group.
     """
     root = Group(name, name, "")
     opened: list[_Open] = []
     for eqn in eqns:
-        levels = _levels(_ir.user_stack(eqn))
+        levels = _levels(stack(eqn))
         if not levels:  # no traceback (made by a rule): stays where the last one was
             (opened[-1].group if opened else root).items.append(eqn)
             continue

@@ -14,20 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour import _ir
-from jaxtour.viz._groups import Group
+from jaxtour._code_groups import Group
 
 # The largest side a picture may have at its defaults, in CSS pixels.
 MAX_PX = 5000
 
 
-def cost(group: Group, max_depth: int | None = None) -> int:
-    """Nodes added by opening `group`: its items drawn in place of its one box."""
-    total = -1
-    for item in group.items:
-        subs = [] if isinstance(item, Group) else _ir.sub_jaxprs(item)
-        total += max(1, sum(_ir.count_eqns(s.jaxpr) for s in subs)) if subs else 1
-    return total
+def cost(group: Group, weight: Callable[[Any], int]) -> int:
+    """Nodes added by opening `group`: its items (each `weight(item)` nodes, a group
+    one box) drawn in place of its one box."""
+    return -1 + sum(1 if isinstance(i, Group) else weight(i) for i in group.items)
 
 
 def plan(build: Callable[[set], Any], budget: int) -> Any:
@@ -42,7 +38,7 @@ def plan(build: Callable[[set], Any], budget: int) -> Any:
         changed = False
         for group in fresh:
             weighed.add(id(group))
-            extra = cost(group)
+            extra = cost(group, builder.weight)
             if drawn + extra <= budget:
                 opened.add(id(group))
                 drawn += extra
@@ -52,19 +48,23 @@ def plan(build: Callable[[set], Any], budget: int) -> Any:
 
 
 def fit(
-    draw: Callable[[int], Any], budget: int, max_px: int | None = MAX_PX
+    draw: Callable[[int], Any],
+    budget: int,
+    max_px: int | None = MAX_PX,
+    cap: bool = True,
 ) -> tuple[Any, int]:
     """`draw(budget)`'s Diagram, with the budget shrunk until it fits `max_px` both
     ways (down to a budget of 8 nodes, or until a smaller budget draws the same
-    graph); (diagram, tries)."""
+    graph), then `capped` unless not `cap` (`turned` may still turn it); (diagram,
+    tries)."""
     tries, before = 0, None
     while True:
         diagram = draw(budget)
         tries += 1
         if max_px is None or budget <= 8 or max(diagram.size_px) <= max_px:
-            return diagram, tries
+            return capped(diagram, max_px) if cap else diagram, tries
         if diagram.counts == before:  # folding further changes nothing
-            return diagram, tries
+            return capped(diagram, max_px) if cap else diagram, tries
         before = diagram.counts
         budget = max(8, int(budget * 0.6))
 
@@ -73,9 +73,38 @@ _FLIP = {"TB": "LR", "LR": "TB", "BT": "RL", "RL": "BT"}
 
 
 def turned(draw: Callable[[str], Any], rankdir: str, first: Any) -> Any:
-    """`first` if it fits `MAX_PX` both ways, else the picture drawn the other way
-    round (`draw(rankdir)` top-down for left-right), whichever has the smaller side."""
-    if max(first.size_px) <= MAX_PX:
+    """`first` if it fits `MAX_PX` both ways and is no long thin strip, else the
+    picture drawn the other way round too (`draw(rankdir)`: top-down for
+    left-right), whichever has the smaller longest side, `capped`."""
+    if not _over(first):
         return first
     other = draw(_FLIP[rankdir])
-    return other if max(other.size_px) < max(first.size_px) else first
+    return capped(other if max(other.size_px) < max(first.size_px) else first)
+
+
+def _over(diagram: Any) -> bool:
+    """Over `MAX_PX` a side, or a strip: a long side over 2,500 px and 4 times the
+    short one (a row of parallel chains, a run of steps)."""
+    long, short = sorted(diagram.size_px, reverse=True)
+    return long > MAX_PX or (long > 2500 and long > 4 * short)
+
+
+def capped(diagram: Any, max_px: int | None = MAX_PX) -> Any:
+    """`diagram`, scaled down by Graphviz (its `size` attribute) when a side is still
+    over `max_px` after every fold: a promise of `max_px` is kept to the pixel."""
+    if max_px is None:
+        return diagram
+    try:
+        if max(diagram.size_px) <= max_px:
+            return diagram
+    except Exception:  # no renderer to measure with: nothing to scale
+        return diagram
+    inches = max_px * 0.75 / 72 * 0.995  # px -> pt -> inch, a hair under for rounding
+    source = diagram.source
+    brace = source.index("{") + 1
+    scaled = type(diagram)(
+        f'{source[:brace]}\n\tsize="{inches:.3f},{inches:.3f}"{source[brace:]}',
+        diagram.title,
+    )
+    scaled.whole = diagram.whole
+    return scaled
