@@ -356,7 +356,7 @@ model = MLP(nnx.Rngs(0))
 
 # %%
 rngs = nnx.Rngs(params=0, dropout=1)
-dropout = nnx.Dropout(0.5, rngs=rngs)  # takes the `dropout` stream
+dropout = nnx.Dropout(0.5, rngs=rngs)  # forks the `dropout` stream
 ones = jnp.ones((2, 8))
 print(dropout(ones), dropout(ones), sep="\n")  # a fresh mask per call
 dropout.eval()  # evaluation mode: dropout is the identity
@@ -380,7 +380,7 @@ dropout.train()
 # `nnx.Rngs(params=0, dropout=1)` holds named streams, each a key and a counter (lesson
 # 04's `fold_in` in an object): a layer asks for its stream by name, so the masks do not
 # depend on the weights' seed (the check cell). `eval()` and `train()` switch every
-# `Dropout` below a module (Flax 0.12).
+# `Dropout` (and `BatchNorm`) below a module (Flax 0.12).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A module is a pytree; `split` gives its functional view

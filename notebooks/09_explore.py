@@ -28,7 +28,7 @@
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The block has GPT-2's layout (LayerNorm first, causal attention, a GELU MLP four times
-# wide), small and without biases: 16 tokens of 64 features, 4 heads. Every lens of
+# wide), small, no biases in its matrix products: 16 tokens of 64 features, 4 heads. Every lens of
 # lessons 02–04 applies unchanged: it is only a function of arrays.
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
@@ -231,13 +231,14 @@ def attention_twice(block, x):  # JAX's own attention beside ours, on the same i
     return library @ attention.out, attention(h)
 
 
-np.testing.assert_allclose(*attention_twice(block, x), rtol=1e-5, atol=1e-5)
+with jax.default_matmul_precision("highest"):  # both in float32 on any device
+    np.testing.assert_allclose(*attention_twice(block, x), rtol=1e-5, atol=1e-5)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# In the notebook the block gets weights from NumPy's generator and is checked against
-# a float64 NumPy twin, against `jax.nn.dot_product_attention` (JAX's own attention,
-# which can call a fused cuDNN kernel on a GPU), and for causality: changing the last
-# token changes no earlier output.
+# The block is checked against a float64 NumPy twin, for causality, and against
+# `jax.nn.dot_product_attention` (JAX's own: XLA's by default in 0.10.2 and 0.12;
+# cuDNN's fused kernel with `implementation="cudnn"` and half-precision inputs on a
+# GPU).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The jaxpr, nested by your classes
@@ -282,7 +283,8 @@ print(f"weights {weight_flops:,} FLOPs, tokens × tokens {token_flops:,}")
 matmul_flops = weight_flops + token_flops
 assert matmul_flops <= ledger.flops <= 1.1 * matmul_flops  # the rest: elementwise
 if "flops" in ledger.xla and jax.default_backend() == "cpu":  # as lesson 03's ledger
-    assert abs(ledger.flops / ledger.xla["flops"] - 1) < 0.01
+    # XLA's count of elementwise ops is its own (checked: JAX 0.10.2, 0.12); matmuls agree
+    assert abs(ledger.flops / ledger.xla["flops"] - 1) < 0.05
 assert weight_flops / matmul_flops > 0.95  # the notes: 96 % here
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -293,8 +295,8 @@ assert weight_flops / matmul_flops > 0.95  # the notes: 96 % here
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where XLA puts the softmax
 #
-# `jax.named_scope("attention_weights")` is in each compiled op's name: XLA's dumps,
-# profiler traces and `draw_hlo`'s tooltips all show it.
+# `jax.named_scope("attention_weights")` is in each compiled op's `op_name` metadata:
+# XLA's dumps, profiler traces and `draw_hlo`'s tooltips all show it.
 
 # %%
 after_xla = compare_stages(transformer)(block, x)
@@ -316,8 +318,8 @@ assert after_xla.compiled_ops < after_xla.stablehlo_ops
 # %% [markdown] slideshow={"slide_type": "notes"}
 # On a CPU (JAX 0.10.2 and 0.12) the softmax spans fusions: `exp` in one, its max and
 # sum reductions in others; on a GPU XLA can fuse a softmax into one kernel.
-# Past what XLA fuses (attention that never stores the t × t weights), write the kernel
-# yourself with Pallas (`jax.experimental.pallas`).
+# Past XLA (attention never storing the t × t weights): Pallas kernels (GPU, TPU;
+# `interpret=True` on a CPU); JAX ships flash attention in `pallas.ops`.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The backward pass, in the explorer
