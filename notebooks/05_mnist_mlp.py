@@ -397,10 +397,10 @@ grad_dtypes = {g.dtype for g in jax.tree.leaves(jax.grad(loss_mixed)(params, x, 
 assert grad_dtypes == {jnp.dtype(jnp.float32)}
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Forward, each weight, the images and each activation go down to bfloat16. Backward,
-# the transpose of a cast is a cast the other way: each weight's gradient comes back up
-# to float32, the masters' dtype. The counts printed are JAX 0.10.2's jaxpr (the
-# backward pass's casts are JAX's choice); the check asserts the casts that must exist.
+# Forward, the images and every weight and bias go down to bfloat16, the logits up to
+# float32. Backward, the transpose of a cast is a cast the other way: each gradient
+# comes back up to float32, the masters' dtype. Counts as in JAX 0.10.2 and 0.12; the
+# check asserts only the casts that must exist.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Training: float32 masters, bfloat16 arithmetic
@@ -456,7 +456,7 @@ assert as_bf16 - small_step.astype(jnp.bfloat16) == as_bf16  # bfloat16 does not
 # %% [markdown] slideshow={"slide_type": "notes"}
 # A step is about 1/1000 of a weight; bfloat16's 8 bits resolve about 1/256, so most
 # updates would vanish. fp8 (`jnp.float8_e4m3fn`, `float8_e5m2`: JAX 0.10.2 has both)
-# goes further: 8-bit matmul inputs with per-tensor scales, on H100 and newer TPUs.
+# goes further: 8-bit matmul inputs with per-tensor scales, on H100 and newer GPUs.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # And the other way, float64: `jax.config.update("jax_enable_x64", True)` (or the
@@ -517,14 +517,14 @@ print("checkified:", error.get())
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert float(jax.jit(pick)(logits_bf16[0], 10)) == float(logits_bf16[0, 9])  # clamped
-assert "out-of-bounds" in error.get(), error.get()
+assert error.get() is not None  # caught (its wording is JAX's, not asserted)
 assert checked_pick(logits_bf16[0], 3)[0].get() is None  # a valid label: no error
 try:
     error.throw()
-    thrown = ""
-except checkify.JaxRuntimeError as err:
-    thrown = str(err)
-assert "out-of-bounds" in thrown
+    raised = False
+except checkify.JaxRuntimeError:  # the class is the contract
+    raised = True
+assert raised
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `logits[label]` with a scalar index is a `dynamic_slice`, which clamps its start
