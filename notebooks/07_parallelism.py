@@ -797,17 +797,23 @@ assert count_fsdp["all-gather"] >= 1  # the layers are gathered before their mat
 # %% [markdown] slideshow={"slide_type": "notes"}
 # ZeRO-3 in DeepSpeed's words, FSDP in PyTorch's. The gradient of a gathered weight comes
 # back as a reduce-scatter (each device gets the sum of its block); XLA:CPU writes it
-# here as an all-reduce (JAX 0.10.2), GPUs and TPUs as reduce-scatters. Checkpoints
-# too: Orbax restores each block straight onto its device, given the target shardings.
+# here as an all-reduce (JAX 0.10.2). Checkpoints too: Orbax restores each block
+# straight onto its device, given the target shardings (lesson 08 saves with Orbax).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### One sharding, two drawings
+# ### One sharding, two drawings: the kit's
 #
-# `draw_sharding` beside JAX's own `jax.debug.visualize_array_sharding` (text, via `rich`):
-# the rows of the second layer's weights, one block per device.
+# The second layer's weights after the FSDP step: its rows, one block per device.
 
 # %%
 draw_sharding(new_f["hidden2"]["w"])
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The kit's picture: one colour per device, replication drawn as stripes; `.save()`
+# writes it to a file.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### … and JAX's own
 
 # %%
 jax.debug.visualize_array_sharding(new_f["hidden2"]["w"])
@@ -818,9 +824,9 @@ assert len({str(index) for index in blocks.values()}) == n  # n distinct row blo
 assert draw_sharding(new_f["hidden2"]["w"]).title.endswith(f"{n} blocks")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `visualize_array_sharding` prints a grid (works inside `jit` as
-# `jax.debug.inspect_array_sharding`); `draw_sharding` returns a picture you can save, and
-# draws replication as stripes. Both read `x.sharding`.
+# `jax.debug.visualize_array_sharding` prints the same grid as text (through `rich`, which
+# Flax brings); inside `jit`, `jax.debug.inspect_array_sharding` hands you the sharding.
+# Both drawings read `x.sharding`: the check compares them with its block map.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### FSDP by hand: `all_gather` and `psum_scatter`
@@ -902,7 +908,7 @@ assert collectives(ring, w2) == {"collective-permute": n - 1}  # n - 1 hops of o
 # measurement: the bandwidth below is assumed.
 
 # %%
-link = 100e9  # bytes/s per device: an assumption of the order of TPU ICI or NVLink
+link = 100e9  # bytes/s per device: assumed (TPU ICI and NVLink: this order or faster)
 ring_share = (n - 1) / n
 modelled = {"FSDP all-gather": ring_share * param_bytes,
             "FSDP reduce-scatter": ring_share * param_bytes,
@@ -918,9 +924,9 @@ assert math.isclose(modelled["DP all-reduce"],
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # FSDP sends what data parallelism sends (an all-reduce is a reduce-scatter then an
-# all-gather) and keeps 1/n of the weights. Overlap hides it: XLA gathers layer k + 1
-# while layer k multiplies, so a step costs about max(compute, communication), not the
-# sum, once each layer's matmul outlasts its gather.
+# all-gather) and keeps 1/n of the weights. Overlap hides it: on GPUs and TPUs XLA's
+# scheduler gathers layer k + 1 while layer k multiplies, so a step costs about
+# max(compute, communication), not the sum, once a layer's matmul outlasts its gather.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Constraints at layer boundaries
