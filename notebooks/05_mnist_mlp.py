@@ -393,8 +393,8 @@ for layer in params.values():  # each master goes down to bfloat16 and its gradi
 dots = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
 assert len(dots) == 8  # forward 3; backward 2 per layer, less the pixels' gradient
 assert all(str(v.aval.dtype) == "bfloat16" for e in dots for v in e.invars)  # all of them
-grad_dtypes = {g.dtype for g in jax.tree.leaves(jax.grad(loss_mixed)(params, x, y))}
-assert grad_dtypes == {jnp.dtype(jnp.float32)}
+grad_types = jax.eval_shape(jax.grad(loss_mixed), params, x, y)  # traced, not run
+assert {g.dtype for g in jax.tree.leaves(grad_types)} == {jnp.dtype(jnp.float32)}
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Forward, the images and every weight and bias go down to bfloat16, the logits up to
@@ -440,7 +440,7 @@ assert abs(np.mean(curve_mixed[-5:]) - np.mean(curve_f32[-5:])) < 0.1  # as floa
 # ### Why the masters stay float32
 
 # %%
-grads = jax.grad(loss_mixed)(masters, x, y)
+grads = jax.jit(jax.grad(loss_mixed))(masters, x, y)
 w, new_w = masters["hidden1"]["w"], masters["hidden1"]["w"] - LR * grads["hidden1"]["w"]
 lost_bf16 = float(jnp.mean(new_w.astype(jnp.bfloat16) == w.astype(jnp.bfloat16)))
 lost_f32 = float(jnp.mean(new_w == w))
