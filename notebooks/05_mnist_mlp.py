@@ -342,7 +342,7 @@ def logits_mixed(params, images, policy=Policy()):  # images: f32[batch, 784]
 # ### Inference with the trained float32 weights
 
 # %%
-logits_bf16 = logits_mixed(params, x_test)
+logits_bf16 = jax.jit(logits_mixed)(params, x_test)
 same = np.mean(np.argmax(logits_bf16, -1) == np.argmax(batched_predict(params, x_test), -1))
 mb = sum(leaf.nbytes for leaf in jax.tree.leaves(params)) / 1e6
 print(f"{logits_bf16.dtype} logits, {same:.2%} same answers; weights {mb:.2f} MB, "
@@ -405,15 +405,10 @@ assert {g.dtype for g in jax.tree.leaves(grad_types)} == {jnp.dtype(jnp.float32)
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Training: float32 masters, bfloat16 arithmetic
 #
-# 20 steps from fresh weights; beside them the same steps all in float32.
+# 20 steps from fresh weights; beside them the same steps in float32: `update` with
+# `momentum=0` is this plain SGD step.
 
 # %%
-@jax.jit
-def step_f32(weights, images, labels):  # the same step, all in float32
-    value, grads = jax.value_and_grad(loss)(weights, images, labels)
-    return jax.tree.map(lambda w, g: w - LR * g, weights, grads), value
-
-
 masters = weights_f32 = init_params(jax.random.key(1), dtype=Policy().param)
 curve_mixed, curve_f32 = [], []
 for i in range(20):
@@ -421,7 +416,7 @@ for i in range(20):
     yb = jnp.asarray(mnist.train_labels[128 * i:128 * (i + 1)], jnp.int32)
     masters, value = step_mixed(masters, xb, yb)
     curve_mixed.append(float(value))
-    weights_f32, value = step_f32(weights_f32, xb, yb)
+    weights_f32, _, value = update(weights_f32, xb, yb, lr=LR, momentum=0.0)
     curve_f32.append(float(value))
 print(f"loss, mixed: {curve_mixed[0]:.2f} -> {curve_mixed[-1]:.2f}; "
       f"float32: {curve_f32[0]:.2f} -> {curve_f32[-1]:.2f}")
@@ -440,8 +435,8 @@ assert abs(np.mean(curve_mixed[-5:]) - np.mean(curve_f32[-5:])) < 0.1  # as floa
 # ### Why the masters stay float32
 
 # %%
-grads = jax.jit(jax.grad(loss_mixed))(masters, x, y)
-w, new_w = masters["hidden1"]["w"], masters["hidden1"]["w"] - LR * grads["hidden1"]["w"]
+stepped, _ = step_mixed(masters, x, y)  # the float32 update of the masters
+w, new_w = masters["hidden1"]["w"], stepped["hidden1"]["w"]
 lost_bf16 = float(jnp.mean(new_w.astype(jnp.bfloat16) == w.astype(jnp.bfloat16)))
 lost_f32 = float(jnp.mean(new_w == w))
 print(f"updates that round away: {lost_bf16:.0%} in bfloat16 weights, {lost_f32:.2%} in float32")
