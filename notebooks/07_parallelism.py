@@ -827,7 +827,7 @@ assert draw_sharding(new_f["hidden2"]["w"]).title.endswith(f"{n} blocks")
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jax.debug.visualize_array_sharding` prints the same grid as text (through `rich`, which
 # Flax brings); inside `jit`, `jax.debug.inspect_array_sharding` hands you the sharding.
-# Both drawings read `x.sharding`: the check compares them with its block map.
+# Both read `x.sharding`; its `devices_indices_map` lists the blocks they show.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### FSDP by hand: `all_gather` and `psum_scatter`
