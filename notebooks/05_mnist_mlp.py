@@ -323,7 +323,10 @@ class Policy(NamedTuple):
     output: Any = jnp.float32    # logits, loss
 
 
-def logits_mixed(params, images, policy=Policy()):  # images: f32[batch, 784]
+POLICY = Policy()
+
+
+def logits_mixed(params, images, policy=POLICY):  # images: f32[batch, 784]
     h = images.astype(policy.compute)
     for name in ("hidden1", "hidden2", "output"):
         layer = jax.tree.map(lambda a: a.astype(policy.compute), params[name])  # per call
@@ -409,7 +412,7 @@ assert {g.dtype for g in jax.tree.leaves(grad_types)} == {jnp.dtype(jnp.float32)
 # `momentum=0` is this plain SGD step.
 
 # %%
-masters = weights_f32 = init_params(jax.random.key(1), dtype=Policy().param)
+masters = weights_f32 = init_params(jax.random.key(1), dtype=POLICY.param)
 curve_mixed, curve_f32 = [], []
 for i in range(20):
     xb = preprocess(mnist.train_images[128 * i:128 * (i + 1)])

@@ -52,9 +52,7 @@ import numpy as np
 from jaxtour import paths
 from jaxtour.cost import draw_roofline, profile
 from jaxtour.exercises import check
-from jaxtour.mlp import (NumpyTwin, batch_indices, batched_predict, format_ladder,
-                         init_params, load_mnist, loss, preprocess, run_ladder,
-                         train_epoch, update)
+from jaxtour.mlp import NumpyTwin, init_params, load_mnist, loss, preprocess, update
 from jaxtour.viz import draw_jaxpr
 
 mnist = load_mnist()
@@ -116,6 +114,8 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # rung's fastest round and assert only wide margins (lesson 01 times float32 cleanly).
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
+from jaxtour.mlp import format_ladder, run_ladder
+
 if paths.quick():  # CI: three short rounds; the claims below still hold
     options = {"rounds": 3, "train_size": 2560, "eager_steps": 20}
 else:
@@ -180,10 +180,10 @@ assert abs(sum(row.share for row in step_profile.rows) - 1) < 1e-6
 trace_dir = pathlib.Path(tempfile.mkdtemp(prefix="jax-trace-"))
 jitted_update = jax.jit(update)
 jax.block_until_ready(jitted_update(params, x, y))  # compile before tracing
-with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
-    with jax.profiler.TraceAnnotation("three steps"):  # a named span on the timeline
-        for _ in range(3):
-            jax.block_until_ready(jitted_update(params, x, y))
+with (jax.profiler.trace(trace_dir, create_perfetto_trace=True),
+      jax.profiler.TraceAnnotation("three steps")):  # a named span on the timeline
+    for _ in range(3):
+        jax.block_until_ready(jitted_update(params, x, y))
 written = sorted(p.name for p in trace_dir.rglob("*") if p.is_file())
 print(written)
 
@@ -235,10 +235,9 @@ if jax.default_backend() == "cpu":
 roof
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Neither program's bytes are measured: JAX's are counted from its compiled program,
-# NumPy's diamonds sit at a modelled intensity; caches change both. Time is measured
-# (fastest round). The roof is a float32 matmul's; on a GPU or TPU it is the
-# accelerator's and NumPy's diamonds are left off.
+# No bytes are measured: JAX's are counted from its compiled program, NumPy's diamonds
+# sit at a modelled intensity; caches change both. The roof is a float32 matmul's; on a
+# GPU or TPU it is the accelerator's and NumPy's diamonds are left off.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Accuracy: float32 JAX and float64 NumPy, trained side by side
@@ -246,6 +245,8 @@ roof
 # One epoch each on the same batches in the same order, then the 10,000 test digits.
 
 # %%
+from jaxtour.mlp import batch_indices, batched_predict, train_epoch
+
 n_train = 60_000  # one full epoch, quick or not: the drift below needs all 468 steps
 images = mnist.train_images[:n_train]
 labels = np.asarray(mnist.train_labels[:n_train], np.int32)
@@ -432,6 +433,5 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 #
 # - checked a float64 NumPy twin against JAX: one step agrees to float32 precision;
 # - split the speed ladder's gains: float32, `jit`, a compiled epoch;
-# - profiled the step with the kit's lens and with `jax.profiler.trace`;
-# - placed JAX and NumPy on this machine's roofline (bytes modelled, time measured);
+# - profiled the step (the kit's lens, `jax.profiler.trace`); put it on the roofline;
 # - trained both to one accuracy; their weights drift apart, rounding far below SGD's noise.
