@@ -19,15 +19,13 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/06_jax_vs_numpy.ipynb)
 #
-# You will learn:
-#
 # - that one step of a float64 NumPy twin and of JAX agree to float32 precision;
-# - the **speed ladder**, and which part of each gain is float32, the matmul library,
-#   dispatch or fusion;
-# - both on a measured **roofline**;
+# - the **speed ladder**: what float32, `jit` and a compiled epoch each gain;
+# - the step **profiled**: the kit's lens beside `jax.profiler.trace`;
+# - both on a **roofline** (bytes modelled, time measured);
 # - why float32 and float64 weights drift far apart, yet classify equally well.
 #
-# *About 30 minutes.*
+# *About 25 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab), then say what JAX runs on.
@@ -44,14 +42,15 @@ print(jaxtour.describe_devices())
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 import inspect
 import os
-import time
+import pathlib
+import tempfile
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtour import paths
-from jaxtour.cost import profile
+from jaxtour.cost import draw_roofline, profile
 from jaxtour.exercises import check
 from jaxtour.mlp import NumpyTwin, init_params, load_mnist, loss, preprocess, update
 from jaxtour.viz import draw_jaxpr
@@ -64,20 +63,6 @@ def largest_relative_difference(a, b) -> float:
     return max(float(np.abs(np.asarray(u, np.float64) - np.asarray(v, np.float64)).max()
                      / np.abs(np.asarray(v, np.float64)).max())
                for u, v in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
-
-
-def weight_norm_differences(a, b) -> dict[str, float]:
-    """||a - b|| / ||b|| of each layer's weight matrix `w`, in float64."""
-    return {name: float(np.linalg.norm(np.asarray(a[name]["w"], np.float64) - b[name]["w"])
-                        / np.linalg.norm(b[name]["w"]))
-            for name in b}
-
-
-def seconds_of(fn):
-    """Seconds one run of fn() takes, its result waited for (the first run compiles)."""
-    start = time.perf_counter()
-    jax.block_until_ready(fn())
-    return time.perf_counter() - start
 
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -105,19 +90,10 @@ assert twin.w[0].dtype == np.float64
 assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The twin's `step` is `update` written out: forward keeping each layer's activations,
-# backward through the transposed weights and the ReLU's 0/1 mask, SGD in place.
-# `"highest"`: at default precision a TPU multiplies float32 in bfloat16 and an Ampere+
-# GPU in TF32; only at `"highest"` is a matmul about float32 everywhere (see below).
-
-# %% [markdown] slideshow={"slide_type": "skip"}
-# Why `default_matmul_precision("highest")`: at JAX's *default* precision a float32
-# matmul is not float32 everywhere. A TPU runs it as one bfloat16 pass (8 significant
-# bits), an Ampere-or-newer NVIDIA GPU (A100, H100, L4) in TensorFloat-32 (11 bits); a T4
-# or V100 and a CPU compute in full float32 (24 bits). At `"highest"` a GPU computes
-# float32; a TPU runs several bfloat16 passes, which JAX's docs call "similar to full
-# float32 precision". "About 7 digits" holds for elementwise operations everywhere, for
-# matmuls only at `"highest"`.
+# The twin's `step` is `update` written out: forward, backward through the transposed
+# weights and the ReLU's 0/1 mask, SGD in place. At default precision a TPU multiplies
+# float32 in one bfloat16 pass, an Ampere+ GPU in TF32; at `"highest"` a GPU computes
+# float32, a TPU several bfloat16 passes ("similar to full float32", JAX 0.10.2's docs).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The speed ladder
@@ -132,25 +108,17 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # | `matmuls-…` | control: the step's 8 matmuls alone, NumPy or JAX |
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Every rung trains batch 128 from the same weights over the same batches, interleaved
-# round after round, so a busy moment hits every rung. Times are scaled to a 60,000-image
-# epoch. The `matmuls-` rows are the control: one step's eight matrix products alone,
-# NumPy float32 (BLAS) against jitted JAX (XLA's dot).
-
-# %% [markdown] slideshow={"slide_type": "skip"}
-# The table gives each rung's median round, and its fastest and slowest. "of matmul" is
-# the share of this machine's float32 matmul rate (a jitted 2048×2048 product, measured
-# in the same run) that each epoch's matmuls reach. On a busy machine compare the
-# fastest rounds: they are the least disturbed by other programs.
+# Same weights, same batches, rungs interleaved round after round; times scaled to a
+# 60,000-image epoch. On a shared CPU, NumPy's OpenBLAS threads busy-wait for one another
+# and lose far more than XLA's, so rungs can swap under load: the checks read each
+# rung's fastest round and assert only wide margins (lesson 01 times float32 cleanly).
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
-from jaxtour.mlp import format_ladder, plot_ladder, run_ladder
+from jaxtour.mlp import format_ladder, run_ladder
 
-# Every rung times the same steps (eager too): a rung timed on fewer steps could catch
-# a quiet moment the others never get, and its fastest round would flatter it.
 if paths.quick():  # CI: three short rounds; the claims below still hold
     options = {"rounds": 3, "train_size": 2560, "eager_steps": 20}
-else:  # more, shorter rounds: a better fastest round on a busy machine
+else:
     options = {"rounds": 5, "train_size": 6400, "eager_steps": 50}
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -163,53 +131,20 @@ print(format_ladder(ladder))
 print(f"fastest of {ladder['rounds']} rounds: float32 NumPy "
       f"{fastest['numpy-f64'] / fastest['numpy-f32']:.1f}x as fast as float64; "
       f"jit in a loop {fastest['jax-eager'] / fastest['jax-jit-loop']:.0f}x as fast as eager")
+print("mean loss:", {name: round(value, 5) for name, value in ladder["epoch_loss"].items()})
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-# Only claims with a large margin by mechanism, on each rung's least disturbed round:
-# a compiled float32 epoch against float64 BLAS calls. float32 NumPy against float64 is
-# not asserted: on a busy 2-core machine BLAS's waiting threads blur it (lesson 01 times
-# it cleanly). Nor is jit against eager on a CPU: there an eager step is the same
-# matmuls plus its dispatches, 2-4x a jitted one on a quiet machine, and a heavily
-# loaded one (load average 17 on 2 cores) measured it the other way round once.
-assert fastest["jaxtour-train"] < fastest["numpy-f64"]
+assert fastest["jaxtour-train"] < fastest["numpy-f64"]  # wide margins, fastest rounds
 if jax.default_backend() != "cpu":  # a GPU or TPU step is dispatch-bound when eager
     assert fastest["jax-jit-loop"] < fastest["jax-eager"]
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Read the fastest rounds: on a quiet machine float32 NumPy takes about half float64's
-# time (lesson 01: one matmul), and `jit` beats eager (by 2-4x on a CPU, far more on a
-# GPU). On a busy machine even these can swap (BLAS threads wait for busy cores); the
-# spread column shows how busy it was.
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The ladder, drawn
-
-# %%
-plot_ladder(ladder)
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Each bar is a rung's median epoch, its whisker the fastest and slowest round, on a
-# log scale: the rungs span two orders of magnitude. The control's rows are hatched.
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### Every rung computed the same thing
-#
-# Each rung's mean training loss over the timed batches:
-
-# %%
-losses = {name: round(value, 5) for name, value in ladder["epoch_loss"].items()}
-print(losses)
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-tolerance = 1e-3 if jax.default_backend() == "cpu" else 1e-2
+tolerance = 1e-3 if jax.default_backend() == "cpu" else 1e-2  # every rung, the same numbers
 for name in ("numpy-f32", "jax-eager", "jax-jit-loop", "jaxtour-train"):
     assert abs(ladder["epoch_loss"][name] / ladder["epoch_loss"]["numpy-f64"] - 1) < tolerance
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Same weights and batches, same numbers: within 0.1 % on a CPU. Not identical: float32
-# rounding and XLA's own `exp`/`log` differ in the last bits, and SGD lets that grow. At
-# JAX's default precision a GPU's TF32 or a TPU's bfloat16 matmuls move the JAX rungs by
-# up to 1 %, well inside what another shuffle does.
+# Quiet, float32 NumPy takes about half float64's time, `jit` beats eager (2-4x on a CPU,
+# far more on a GPU), a compiled epoch saves a dispatch per step. Mean losses agree within
+# 0.1 % on a CPU. "of matmul": the share of a jitted 2048² product's rate.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The jitted step, op by op
@@ -219,15 +154,11 @@ for name in ("numpy-f32", "jax-eager", "jax-jit-loop", "jaxtour-train"):
 
 # %%
 step_profile = profile(update)(params, x, y)
-matmul_share = sum(row.share for row in step_profile.rows
-                   if row.kind == "dot" or "dot_general" in row.primitives)
 for row in step_profile.rows[:5]:
     print(f"{row.op:<26} {row.share:6.1%}  {', '.join(row.lines)}")
-print(f"matmul ops: {matmul_share:.0%} of the op time")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-# Mechanisms only, no timing law: every op maps back into the model's file, the rows
-# come slowest first, and their shares split the summed op time.
+# Mechanisms only: every op maps back into the model's file, slowest first, shares sum to 1
 model_file = os.path.basename(inspect.getsourcefile(update))
 assert step_profile.rows
 assert all(line.startswith(f"{model_file}:") for row in step_profile.rows for line in row.lines)
@@ -236,69 +167,40 @@ assert profiled_seconds == sorted(profiled_seconds, reverse=True)
 assert abs(sum(row.share for row in step_profile.rows) - 1) < 1e-6
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# One row per compiled op, slowest first: its share of the summed op time and the lines
-# of `_model.py` it came from. The matmul ops hold the share printed; the backward ones
-# are named `transpose`: JAX made them by transposing the forward `dot_general`. Fused
-# elementwise loops share the rest. Op names differ by backend.
+# One row per compiled op, slowest first, with the lines of `_model.py` it came from.
+# Backward matmuls are named `transpose`. Op names differ by backend.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The same step, coloured by measured time
-
-# %%
-step_profile.draw(max_ops=8)
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Deep red boxes took most of the time, white ones little; the eight slowest ops are
-# drawn and the rest folded into one box. An edge is a value one op hands the next.
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Where a step's time goes: matmuls and the rest
+# ### JAX's own profiler: a trace for Perfetto or TensorBoard
 #
-# The control splits each step (fastest rounds) into its eight matmuls and everything
-# else (bias, ReLU, softmax, the update): XLA fuses that into a few loops, NumPy makes a
-# pass per operation.
+# `profile` reads such a trace for you (`step_profile.draw()` colours the program by
+# it). `jax.profiler.trace` writes one: every op on a timeline, with your annotations.
 
 # %%
-per_step = {name: 1e3 * s / ladder["steps_per_epoch"] for name, s in fastest.items()}
-for label, step, matmuls in (("NumPy f32", "numpy-f32", "matmuls-numpy-f32"),
-                             ("JAX scan", "jaxtour-train", "matmuls-jax")):
-    print(f"{label}: {per_step[step]:.2f} ms per step = matmuls {per_step[matmuls]:.2f}"
-          f" + the rest {per_step[step] - per_step[matmuls]:+.2f}")
-gemm_ratio = fastest["matmuls-numpy-f32"] / fastest["matmuls-jax"]
-print(f"the same matmuls: BLAS takes {gemm_ratio:.2f}x as long as XLA's dot (fastest rounds)")
+trace_dir = pathlib.Path(tempfile.mkdtemp(prefix="jax-trace-"))
+jitted_update = jax.jit(update)
+jax.block_until_ready(jitted_update(params, x, y))  # compile before tracing
+with (jax.profiler.trace(trace_dir, create_perfetto_trace=True),
+      jax.profiler.TraceAnnotation("three steps")):  # a named span on the timeline
+    for _ in range(3):
+        jax.block_until_ready(jitted_update(params, x, y))
+written = sorted(p.name for p in trace_dir.rglob("*") if p.is_file())
+print(written)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-# XLA's dot keeps up with BLAS within a small factor: 2x failed once in CI's quick run on
-# JAX 0.12 with a newer OpenBLAS, so the margin is 4x; a quiet machine measures about 1x.
-assert fastest["matmuls-numpy-f32"] > 0.25 * fastest["matmuls-jax"]
-if jax.default_backend() == "cpu":  # the compiled step is matmul-bound (quiet: ~1x;
-    assert fastest["matmuls-jax"] > 0.2 * fastest["jaxtour-train"]  # margin for load)
+assert any(name.endswith(".xplane.pb") for name in written)  # TensorBoard's format
+assert [f for f in trace_dir.rglob("perfetto_trace.json.gz") if f.stat().st_size > 0]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# On a quiet CPU both libraries multiply these matrices at a similar rate (on a busy
-# one BLAS loses far more: see below), and the matmuls are most of a compiled step. XLA's
-# win over NumPy float32 is in the rest, fused into one pass over memory. ("The rest" can
-# be negative: in one program XLA picks the matmuls' layouts.)
-
-# %% [markdown] slideshow={"slide_type": "skip"}
-# On a quiet CPU the two libraries' rates differ by a small factor that depends on the JAX
-# and OpenBLAS versions. On a busy CPU (other programs on the same cores) the picture
-# changes: NumPy's BLAS (OpenBLAS in NumPy's wheels) runs threads that busy-wait for one
-# another, and they lose far more than XLA's. Measured on this course's 2-core machine under load, the control's
-# BLAS took several times as long as XLA's dot, and so did every NumPy rung. The checks
-# therefore use each rung's fastest round, the one least disturbed by the rest of the
-# machine. `numpy-f64` against `numpy-f32` is the number format: half the bytes, twice the
-# numbers per SIMD instruction. On a GPU or TPU the matmuls themselves are the gain.
+# Open `perfetto_trace.json.gz` at ui.perfetto.dev, or the folder in TensorBoard's
+# profile plugin. `jax.named_scope` names ops in the trace; `create_perfetto_link=True`
+# serves it to Perfetto at once. File names as in JAX 0.10.2 and 0.12.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Both on this machine's roofline
+# ## Both on this machine's roofline: bytes modelled, time measured
 #
-# The same FLOPs; unfused, NumPy would move more bytes, and float64 doubles each float.
-# NumPy's bytes are *modelled*, not measured: what the jaxpr's equations would move
-# unfused, each reading its operands and writing one array per op.
-
-# %% tags=["setup"] slideshow={"slide_type": "skip"}
-from jaxtour.cost import draw_roofline
+# The same FLOPs. NumPy's bytes are a **model**: what the jaxpr's equations would move
+# unfused, one array per op (doubled for float64); its time is measured.
 
 # %%
 roof = draw_roofline(update)(params, x, y)  # the jitted step, batch 128
@@ -317,17 +219,14 @@ print(f"jax-jit: {roof.table.intensity:.3g} FLOP/B, {roof.flops_per_s / 1e9:.3g}
 assert x.shape[0] == 128 and modelled_bytes > roof.table.bytes  # fusion saves traffic
 jaxpr_flops = sum(row.flops or 0 for row in roof.table.equations)
 assert abs(jaxpr_flops / roof.table.flops - 1) < 0.05  # the same FLOPs, fused or not
-inputs = sum(a.nbytes for a in jax.tree.leaves((params, x, y)))
-assert modelled_bytes >= inputs  # the model reads every input at least once
+assert modelled_bytes >= sum(a.nbytes for a in jax.tree.leaves((params, x, y)))  # reads all
 if jax.default_backend() == "cpu":
     legend = [t.get_text() for t in roof.figure.legends[0].get_texts()]
     assert sum("bytes modelled" in text for text in legend) == 2  # the picture says so
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Neither program's bytes are measured: JAX's are counted from its compiled program,
-# NumPy's modelled from the jaxpr, one array per op, doubled for float64; caches change
-# both. Only time is measured (each NumPy rung's fastest round), over JAX's FLOPs. On a
-# GPU or TPU the roof is the accelerator's: NumPy's diamonds are left off.
+# Intensity is FLOPs per byte: left of the ridge a program waits on memory, right of it
+# on arithmetic. Fusion keeps JAX's intermediates out of memory; the model gives NumPy none.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The roofline, drawn
@@ -336,116 +235,14 @@ if jax.default_backend() == "cpu":
 roof
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Diamonds: the NumPy rungs, at a modelled intensity (one array per op, doubled for
-# float64) and JAX's FLOPs over their measured time. The roof is a float32 matmul's at
-# JAX's default precision (true float32 on a CPU); for float64 on a CPU only its flat
-# part is about half as high, the bandwidth slope is the same.
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Dispatch: where a scan beats a Python loop
-#
-# Each call of a jitted function from Python costs microseconds to dispatch. A tiny
-# model makes that cost visible: the same 2,000 steps as a loop and as one `lax.scan`.
-
-# %% tags=["setup"] slideshow={"slide_type": "skip"}
-tiny = init_params(jax.random.key(2), sizes=(16, 16, 10))
-tiny_v = jax.tree.map(jnp.zeros_like, tiny)
-xs = jax.random.normal(jax.random.key(3), (2000, 8, 16))
-ys = jax.random.randint(jax.random.key(4), (2000, 8), 0, 10)
-
-# %%
-@jax.jit
-def tiny_step(p, v, xs, ys, i):
-    return update(p, xs[i], ys[i], v)[:2]
-
-@jax.jit
-def tiny_scan(p, v, xs, ys):
-    def body(carry, batch):
-        p, v = carry
-        x, y = batch
-        p, v, batch_loss = update(p, x, y, v)
-        return (p, v), batch_loss
-    return jax.lax.scan(body, (p, v), (xs, ys))[0]
-
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# A 16-16-10 network on batches of 8: each step is about 20 kFLOP, so what a call costs
-# beyond its arithmetic is what we measure. `tiny_step` is called 2,000 times from Python;
-# `tiny_scan` runs the same 2,000 steps inside one compiled loop.
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### A Python loop against a scan
-
-# %%
-def python_loop(p, v):
-    for i in range(len(xs)):
-        p, v = tiny_step(p, v, xs, ys, i)
-    return p, v
-
-
-# 6 runs each; the first compiles, so it is dropped
-loop_times = [seconds_of(lambda: python_loop(tiny, tiny_v)) / len(xs) for _ in range(6)][1:]
-scan_times = [seconds_of(lambda: tiny_scan(tiny, tiny_v, xs, ys)) / len(xs)
-              for _ in range(6)][1:]
-loop_step, scan_step = min(loop_times), min(scan_times)  # the least disturbed of 5
-print(f"per step, fastest of 5 (slowest): Python loop {loop_step * 1e6:.1f} µs "
-      f"({max(loop_times) * 1e6:.1f}), scan {scan_step * 1e6:.2f} µs "
-      f"({max(scan_times) * 1e6:.2f})")
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-assert len(loop_times) == len(scan_times) == 5
-if jax.default_backend() == "cpu":  # a CPU runs the tiny scan step in a few µs
-    assert loop_step > 2 * scan_step  # the loop pays a dispatch per step on top
-# On a GPU or TPU a scan step has its own per-iteration overhead (kernel launches, the
-# loop condition): no ratio is guaranteed there, so none is asserted.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# The loop pays one dispatch per step: Python hands 10 arrays (4 weights and biases, 4
-# velocities, `xs`, `ys`) and an index to the step, microseconds each call (a
-# one-argument jitted call: about 5–30 µs, JAX 0.10 on a CPU).
-# The scan pays one dispatch for all 2,000. We show the fastest of 5 runs and the
-# slowest.
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# ### … and why the MLP's scan wins little on a CPU
-#
-# JAX dispatches asynchronously: Python queues the next step while the last one computes.
-# Dispatch shows only when it takes longer than a step's compute.
-
-# %%
-dispatch = loop_step - scan_step  # about what one call from Python costs
-mlp_step = fastest["jaxtour-train"] / ladder["steps_per_epoch"]
-print(f"dispatch {dispatch * 1e6:.0f} µs against one MLP step of {mlp_step * 1e3:.2f} ms")
-print(f"per epoch, fastest rounds: jit in a loop {fastest['jax-jit-loop']:.2f} s, "
-      f"scan {fastest['jaxtour-train']:.2f} s, eager {fastest['jax-eager']:.1f} s")
-
-# %% tags=["check"] jupyter={"source_hidden": true}
-fastest_step = mlp_step
-if dispatch > 2 * fastest_step:  # dispatch shows (a fast GPU or TPU): the scan must win
-    assert fastest["jaxtour-train"] < 0.8 * fastest["jax-jit-loop"]
-elif jax.default_backend() == "cpu":  # dispatch hides behind a step's compute
-    assert dispatch < 0.5 * fastest_step
-# without jit, each of a step's hundred-odd operations is dispatched on its own: an eager
-# step costs more than several jitted calls (measured on a CPU: dozens to hundreds)
-eager_step = fastest["jax-eager"] / ladder["steps_per_epoch"]
-assert eager_step > 5 * dispatch
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# On a quiet CPU a step is milliseconds of matmuls, dispatch hides behind it, loop and
-# scan come out close; on a busy one the loop loses (Python waits for a core). On a GPU
-# a step can take less than a dispatch; where it does, the scan must win clearly, and
-# the check cell asserts that.
-
-# %% [markdown] slideshow={"slide_type": "skip"}
-# `jax-eager` is far behind either: without `jit`, each of the step's
-# hundred-odd operations goes through autodiff in Python and is dispatched alone, and
-# none is fused.
+# No bytes are measured: JAX's are counted from its compiled program, NumPy's diamonds
+# sit at a modelled intensity; caches change both. The roof is a float32 matmul's; on a
+# GPU or TPU it is the accelerator's and NumPy's diamonds are left off.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Accuracy: float32 JAX and float64 NumPy, trained side by side
 #
-# Both train on the same batches (`batch_indices` gives the twin the order that
-# `train_epoch` makes from its key), then classify the 10,000 test digits.
+# One epoch each on the same batches in the same order, then the 10,000 test digits.
 
 # %%
 from jaxtour.mlp import batch_indices, batched_predict, train_epoch
@@ -461,9 +258,8 @@ twin = NumpyTwin(params)
 twin_losses = twin.epoch(images, labels, np.asarray(batch_indices(key, n_train, 128)))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# `batch_indices(key, …)` is the shuffle `train_epoch` makes from the same key, so the
-# float64 twin sees the very same batches in the same order. JAX at `"highest"`
-# precision: about float32 matmuls on every backend (a TPU emulates it in bfloat16 passes).
+# `batch_indices(key, …)` is `train_epoch`'s shuffle: the float64 twin sees the very
+# same 468 batches, quick run or not.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The two models' predictions, side by side
@@ -484,9 +280,8 @@ assert abs(jax_accuracy - twin_accuracy) <= 0.005
 assert disagree < 0.02
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# One full epoch each, quick run or not: the same 468 batches in the same order. Both
-# classify as well, within half a point, and give the same answer on about 99 % of the
-# digits. The next slide shows how different their weights are.
+# Both classify as well, within half a point, and agree on about 99 % of the digits.
+# Their weights do not.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Where float32 and float64 differ: the weights drift apart fast
@@ -497,35 +292,25 @@ assert disagree < 0.02
 # %%
 epoch_difference = largest_relative_difference(trained, twin.params)
 growth = epoch_difference / step_difference
-layer_differences = weight_norm_differences(trained, twin.params)
-print(f"float32 epsilon {np.finfo(np.float32).eps:.1e}, float64 {np.finfo(np.float64).eps:.1e}")
-print(f"weights differ by {step_difference:.1e} after 1 step, {epoch_difference:.1e} after "
+print(f"epsilon: float32 {np.finfo(np.float32).eps:.1e}; weights differ by "
+      f"{step_difference:.1e} after 1 step, {epoch_difference:.1e} after "
       f"{n_train // 128} steps: {growth:,.0f} times as much")
-print("each weight matrix, in norm:",
-      ", ".join(f"{name} {d:.1%}" for name, d in layer_differences.items()))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert np.float32(1) + np.float32(1e-8) == np.float32(1)  # lost below float32's epsilon
 assert np.float64(1) + np.float64(1e-8) != np.float64(1)
 assert growth > 1e4  # not a slow drift: orders of magnitude in one epoch
-assert all(0.001 < d < 0.3 for d in layer_differences.values())  # per cents, no more
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Not an epsilon per step: a difference in the weights becomes one in the next gradient,
-# and ReLUs switching and momentum amplify it: the growth printed above, orders of
-# magnitude in one epoch. Two
-# float32 runs on different hardware, or summing in another order, drift the same way:
-# SGD does this to any small perturbation.
-
-# %% [markdown] slideshow={"slide_type": "skip"}
-# The weight matrices end a few per cent apart in norm; the biases, which start at zero
-# and stay small, further apart relative to their size. It is not a flaw of float32.
+# A difference in the weights becomes one in the next gradient; ReLUs switching and
+# momentum amplify it. Two float32 runs on different hardware, or summing in another
+# order, drift the same way: SGD does this to any small perturbation, not float32.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### … and why it does not matter here
 #
-# Compare the two kinds of error in one gradient: rounding (one batch, float32 against
-# float64) and sampling (two batches, both float64).
+# Two errors in one gradient: rounding (float32 against float64, one batch) and
+# sampling (two batches, both float64).
 
 # %%
 twin = NumpyTwin(params)
@@ -595,11 +380,7 @@ def two_layers(w1, w2, x):
 
 
 w1, w2 = jnp.ones((784, 32)), jnp.ones((32, 10))
-two_layer_grad = jax.grad(two_layers, argnums=(0, 1))
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# `argnums=(0, 1)`: the gradient with respect to both weight matrices, not the input.
-# The drawing on the next slide is this function's jaxpr.
+two_layer_grad = jax.grad(two_layers, argnums=(0, 1))  # both matrices, not the input
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### … drawn: count the `dot_general`s
@@ -651,8 +432,6 @@ assert check(ex_matmuls_per_step, quiet=True).passed
 # ## In this notebook we:
 #
 # - checked a float64 NumPy twin against JAX: one step agrees to float32 precision;
-# - split the speed ladder's gains: float32, the matmul library, fusion, dispatch
-#   (hidden on a CPU, decisive for tiny steps and on a GPU);
-# - trained both to the same accuracy, though their weights drift apart fast;
-# - placed JAX and NumPy on this machine's roofline;
-# - saw float32 rounding stay far below SGD's own noise.
+# - split the speed ladder's gains: float32, `jit`, a compiled epoch;
+# - profiled the step (the kit's lens, `jax.profiler.trace`); put it on the roofline;
+# - trained both to one accuracy; their weights drift apart, rounding far below SGD's noise.

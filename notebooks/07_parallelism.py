@@ -24,10 +24,11 @@
 # - in practice: **constraints**, **`auto_axes`**, **donated** state;
 # - why `shard_map` needs **`pcast`**, in numbers;
 # - a **2-D mesh** (data × model) and the collectives it costs;
+# - **FSDP**: `all_gather`, `psum_scatter`, `ppermute`, and a cost model;
 # - data-parallel training that follows the single-device run;
 # - **two JAX processes**, one mesh: the multi-host set-up, on a laptop.
 #
-# *About 55 minutes.*
+# *About 70 minutes.*
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # Set-up: install jaxtour where it is missing (Colab); ask for 8 simulated CPU devices.
@@ -82,7 +83,12 @@ COLLECTIVE = re.compile(
 
 def collectives(jitted, *args):
     """{'all-reduce': 1, ...}: the collectives XLA put in `jitted`'s program for `args`."""
-    return collections.Counter(COLLECTIVE.findall(jitted.lower(*args).compile().as_text()))
+    return collectives_in(jitted.lower(*args).compile())
+
+
+def collectives_in(compiled):
+    """The same count for a program already compiled (`jax.jit(f).lower(x).compile()`)."""
+    return collections.Counter(COLLECTIVE.findall(compiled.as_text()))
 
 
 def only_all_reduces(count):
@@ -747,6 +753,248 @@ if m > 1:  # the model axis costs communication beyond the gradients' all-reduce
 # (Megatron style) to need fewer collectives.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## FSDP: the parameters sharded over the data axis
+#
+# Each device keeps **1/n of every weight** (and of its gradient and optimiser state),
+# gathers a whole layer for its matmul, and keeps only its block of the gradient.
+# Data parallelism's step, for a model too big to copy onto every device.
+
+# %%
+def fsdp_spec(a):  # rows over the data axis, where they split evenly; else replicated
+    return P("batch") if a.shape[0] % n == 0 else P()
+
+
+def fsdp_loss(params, x, y):
+    whole = jax.tree.map(lambda w: jax.reshard(w, P()), params)  # all-gather: a layer each
+    return mlp.loss(whole, x, y)
+
+
+@jax.jit
+def fsdp_step(params, x, y):
+    loss, grads = jax.value_and_grad(fsdp_loss)(params, x, y)  # grads sharded as params
+    return jax.tree.map(lambda w, g: w - mlp.LR * g, params, grads), loss
+
+
+param_bytes = sum(a.nbytes for a in jax.tree.leaves(params))
+with jax.set_mesh(explicit_mesh):
+    params_f = jax.tree.map(lambda a: jax.device_put(a, fsdp_spec(a)), params)
+    compiled_fsdp = fsdp_step.lower(params_f, x_e, y_e).compile()  # compile once: run, read
+    new_f, loss_f = compiled_fsdp(params_f, x_e, y_e)
+count_fsdp = collectives_in(compiled_fsdp)
+held = sum(s.data.nbytes for a in jax.tree.leaves(new_f) for s in a.addressable_shards
+           if s.device == devices[0])
+print("w:", jax.typeof(new_f["hidden1"]["w"]), dict(count_fsdp))
+print(f"device 0 holds {held / 1e3:.0f} kB of the {param_bytes / 1e3:.0f} kB of weights")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+# the oracle: mlp.update on one device; from zero velocity its first step is plain SGD
+np.testing.assert_allclose(loss_f, one_loss, rtol=1e-5)
+for a, b in zip(jax.tree.leaves(new_f), jax.tree.leaves(one_params), strict=True):
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+assert str(jax.typeof(new_f["hidden1"]["w"])) == "float32[784@batch,512]"  # stays sharded
+assert held < 1.1 * param_bytes / n  # 1/n of the weights (the 10 output biases are whole)
+assert count_fsdp["all-gather"] >= 1  # the layers are gathered before their matmuls
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ZeRO-3 in DeepSpeed's words, FSDP in PyTorch's. The gradient of a gathered weight comes
+# back as a reduce-scatter (each device gets the sum of its block); XLA:CPU writes it
+# here as an all-reduce (JAX 0.10.2). Checkpoints too: Orbax restores each block
+# straight onto its device, given the target shardings (lesson 08 saves with Orbax).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### One sharding, two drawings: the kit's
+#
+# The second layer's weights after the FSDP step: its rows, one block per device.
+
+# %%
+draw_sharding(new_f["hidden2"]["w"])
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# The kit's picture: one colour per device, replication drawn as stripes; `.save()`
+# writes it to a file.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### … and JAX's own
+
+# %%
+jax.debug.visualize_array_sharding(new_f["hidden2"]["w"])
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+blocks = new_f["hidden2"]["w"].sharding.devices_indices_map((512, 256))  # what both draw
+assert len({str(index) for index in blocks.values()}) == n  # n distinct row blocks
+assert draw_sharding(new_f["hidden2"]["w"]).title.endswith(f"{n} blocks")
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax.debug.visualize_array_sharding` prints the same grid as text (through `rich`, which
+# Flax brings); inside `jit`, `jax.debug.inspect_array_sharding` hands you the sharding.
+# Both read `x.sharding`; its `devices_indices_map` lists the blocks they show.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### FSDP by hand: `all_gather` and `psum_scatter`
+#
+# In `shard_map` you write both collectives: gather each layer's blocks, take the local
+# gradient, then `psum_scatter`: sum over devices, each keeping its own block.
+
+# %%
+specs = jax.tree.map(fsdp_spec, params)
+
+
+def fsdp_per_device(blocks, x, y):
+    whole = jax.tree.map(lambda b, s: jax.lax.all_gather(b, "batch", tiled=True)
+                         if s == P("batch") else jax.lax.pcast(b, "batch", to="varying"),
+                         blocks, specs)
+    loss, grads = jax.value_and_grad(mlp.loss)(whole, x, y)  # this device's images
+    grads = jax.tree.map(lambda g, s: jax.lax.psum_scatter(g, "batch", tiled=True)
+                         if s == P("batch") else jax.lax.psum(g, "batch"), grads, specs)
+    return jax.tree.map(lambda b, g: b - mlp.LR * g / n, blocks, grads), jax.lax.pmean(
+        loss, "batch")
+
+
+manual_fsdp = jax.jit(jax.shard_map(fsdp_per_device, mesh=batch_mesh,
+                                    in_specs=(specs, P("batch"), P("batch")),
+                                    out_specs=(specs, P()))).lower(params, images, labels).compile()
+count_manual = collectives_in(manual_fsdp)
+print(dict(count_manual))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+manual_params, manual_loss = manual_fsdp(params, images, labels)
+np.testing.assert_allclose(manual_loss, one_loss, rtol=1e-5)
+for a, b in zip(jax.tree.leaves(manual_params), jax.tree.leaves(one_params), strict=True):
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+assert count_manual["all-gather"] >= 1
+assert count_manual["reduce-scatter"] + count_manual["all-reduce"] >= 1
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `tiled=True` concatenates the blocks instead of stacking them. Each device's gradient
+# of the whole layer is `psum_scatter`ed: summed over devices, block i to device i; `/ n`
+# makes the sum a mean. The output bias (10 entries, not divisible by 8) stays whole:
+# `pcast`, then `psum`, as two slides on `pcast` showed.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### An all-gather is a ring of `ppermute`s
+#
+# `ppermute` sends each device's block to its neighbour. After `n - 1` hops every device
+# has seen every block: an all-gather, built by hand.
+
+# %%
+def ring_gather(block):  # one device's block of rows
+    hops = [block]
+    for _ in range(n - 1):  # pass what we last received to the next device
+        hops.append(jax.lax.ppermute(hops[-1], "batch", [(i, (i + 1) % n) for i in range(n)]))
+    origin = (jax.lax.axis_index("batch") - jnp.arange(n)) % n  # hop k came from i - k
+    return jnp.concatenate(jnp.stack(hops)[jnp.argsort(origin)])
+
+
+w2 = params["hidden2"]["w"]
+ring = jax.jit(jax.shard_map(ring_gather, mesh=batch_mesh, in_specs=P("batch"),
+                             out_specs=P("batch"))).lower(w2).compile()
+copies = ring(w2).reshape(n, *w2.shape)  # every device's whole copy, stacked
+count_ring = collectives_in(ring)
+print(copies.shape, dict(count_ring))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+for copy in copies:  # each device rebuilt the whole matrix
+    np.testing.assert_array_equal(copy, w2)
+assert count_ring == {"collective-permute": n - 1}  # n - 1 hops of one block
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# A ring all-gather: each hop moves one block (1/n of the array) over every link at once,
+# so each device receives (n − 1)/n of the array in n − 1 hops. XLA's own all-gather
+# picks its algorithm by backend and topology; the ring is the textbook one.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### What a collective costs: a model
+#
+# Time ≈ bytes each device sends ÷ link bandwidth. A ring all-gather or reduce-scatter
+# sends (n − 1)/n of the array; an all-reduce is both, twice that. A **model**, not a
+# measurement: the bandwidth below is assumed.
+
+# %%
+link = 100e9  # bytes/s per device: assumed (TPU ICI and NVLink: this order or faster)
+ring_share = (n - 1) / n
+modelled = {"FSDP all-gather": ring_share * param_bytes,
+            "FSDP reduce-scatter": ring_share * param_bytes,
+            "DP all-reduce": 2 * ring_share * param_bytes}
+for name, sent in modelled.items():
+    print(f"{name:>20}: {sent / 1e6:.2f} MB per device, {sent / link * 1e6:5.1f} µs (model)")
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+block_bytes = w2.nbytes / n  # the ring above: n - 1 hops of one block each
+assert math.isclose((n - 1) * block_bytes, ring_share * w2.nbytes)
+assert math.isclose(modelled["DP all-reduce"],
+                    modelled["FSDP all-gather"] + modelled["FSDP reduce-scatter"])
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# FSDP sends what data parallelism sends (an all-reduce is a reduce-scatter then an
+# all-gather) and keeps 1/n of the weights. Overlap hides it: on GPUs and TPUs XLA's
+# scheduler gathers layer k + 1 while layer k multiplies, so a step costs about
+# max(compute, communication), not the sum, once a layer's matmul outlasts its gather.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Constraints at layer boundaries
+#
+# Deep models `scan` over stacked layers. At scale each layer's input and output get a
+# `with_sharding_constraint`: propagation then keeps the layout the model was planned for.
+
+# %%
+layers_w = jax.random.normal(jax.random.key(5), (4, 64, 64)) / 8  # 4 layers, FSDP rows
+hidden0 = jax.random.normal(jax.random.key(6), (16 * n, 64))
+
+
+def deep(layers_w, h):
+    def layer(h, w):
+        w = jax.lax.with_sharding_constraint(w, rep)  # gathered for the matmul
+        return jax.lax.with_sharding_constraint(jnp.tanh(h @ w), split), None  # the boundary
+    return jax.lax.scan(layer, h, layers_w)[0]
+
+
+deep_step = jax.jit(deep, in_shardings=(NamedSharding(batch_mesh, P(None, "batch")), split))
+compiled_deep = deep_step.lower(layers_w, hidden0).compile()
+out_deep = compiled_deep(layers_w, hidden0)
+print(out_deep.sharding.spec, dict(collectives_in(compiled_deep)))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+unrolled = hidden0
+for w in layers_w:  # the oracle: the layers one after another, on one device
+    unrolled = jnp.tanh(unrolled @ w)
+np.testing.assert_allclose(out_deep, unrolled, rtol=1e-5, atol=1e-5)
+assert out_deep.sharding.spec == P("batch")
+(scan_eqn,) = jax.make_jaxpr(deep)(layers_w, hidden0).eqns
+body = [e.primitive.name for e in scan_eqn.params["jaxpr"].jaxpr.eqns]
+assert body.count("sharding_constraint") == 2  # both constraints inside the loop body
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# MaxText and Flax's logical axis rules (`nn.with_logical_constraint`) do this at every
+# layer: activations split over the batch, weights gathered. Left alone, propagation
+# through a `scan` may pick another layout for the carry and reshard every iteration.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Random numbers under sharding
+#
+# A typed key (`jax.random.key`) with threefry in its partitionable form: each device
+# makes only its own block, and the values match the unsharded ones.
+
+# %%
+key = jax.random.key(0)  # typed: dtype key<fry>; jax.random.PRNGKey(0) is raw uint32[2]
+noise = jax.jit(lambda k: jax.random.normal(k, (16 * n, 784)), out_shardings=split)
+compiled_noise = noise.lower(key).compile()
+sample, count_noise = compiled_noise(key), collectives_in(compiled_noise)
+print(key.dtype, jax.random.PRNGKey(0).dtype, sample.sharding.spec, dict(count_noise))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+assert not jax.dtypes.issubdtype(jax.random.PRNGKey(0).dtype, jax.dtypes.prng_key)
+np.testing.assert_array_equal(sample, jax.random.normal(key, (16 * n, 784)))
+assert not count_noise  # no device waits for another's numbers
+assert jax.config.jax_threefry_partitionable  # the default since JAX 0.5.0
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# `jax_threefry_partitionable` (default since JAX 0.5.0) makes each number a function of
+# its index, so a sharded draw needs no communication and equals the unsharded one.
+# Typed keys carry their PRNG in the dtype and refuse integer arithmetic; `PRNGKey` is
+# the legacy form.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## `pmap`: how it was done before
 #
 # JAX's first data parallelism: a leading axis of size *n*, one slice per device. `pjit`
@@ -1149,4 +1397,5 @@ if all(d.platform == "cpu" for d in batch_mesh.devices.flat):  # the checker com
 # - pinned an intermediate, mixed Auto into Explicit, donated the state;
 # - saw `psum` without `pcast` give `n` times the gradient;
 # - split the model too, on a 2-D mesh;
+# - sharded the parameters (FSDP), by the compiler and by hand, and modelled its cost;
 # - trained on every device, and over two processes, following one device.
