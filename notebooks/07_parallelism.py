@@ -798,8 +798,38 @@ assert count_fsdp["all-gather"] >= 1  # the layers are gathered before their mat
 # %% [markdown] slideshow={"slide_type": "notes"}
 # ZeRO-3 in DeepSpeed's words, FSDP in PyTorch's. The gradient of a gathered weight comes
 # back as a reduce-scatter (each device gets the sum of its block); XLA:CPU writes it
-# here as an all-reduce (JAX 0.10.2). Checkpoints too: Orbax restores each block
-# straight onto its device, given the target shardings (lesson 08 saves with Orbax).
+# here as an all-reduce (JAX 0.10.2).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### A checkpoint that stays sharded
+#
+# Orbax writes each device's block of the FSDP weights. Restored into a target of
+# shapes, dtypes and shardings, each block goes straight back onto its device.
+
+# %%
+import tempfile
+from pathlib import Path
+
+import orbax.checkpoint as ocp
+
+saved_at = Path(tempfile.mkdtemp(prefix="jaxtour-07-")) / "fsdp"
+checkpointer = ocp.StandardCheckpointer()
+checkpointer.save(saved_at, new_f)  # in the background; wait for it
+checkpointer.wait_until_finished()
+target = jax.tree.map(  # nothing allocated: the shardings say where each block goes
+    lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), new_f)
+restored_f = checkpointer.restore(saved_at, target)
+print(jax.typeof(restored_f["hidden1"]["w"]))
+
+# %% tags=["check"] jupyter={"source_hidden": true}
+for a, b in zip(jax.tree.leaves(restored_f), jax.tree.leaves(new_f), strict=True):
+    assert a.sharding == b.sharding  # each block back on the device that saved it
+    np.testing.assert_array_equal(a, b)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# On several hosts each process writes and reads only the blocks it holds, so no host
+# ever needs the whole model. A target with other shardings than the saved ones
+# reshards while restoring (orbax-checkpoint 0.11; lesson 08 restores a Flax model).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### One sharding, two drawings: the kit's
