@@ -225,3 +225,135 @@ def test_an_edited_source_notebook_is_kept_not_overwritten(tmp_path, capsys):
         "nbgrader_config.py and 1 assignment (04_transformations)."
         in capsys.readouterr().out
     )
+
+
+# --- a course's own exercises: exported beside the lessons', judged by the same grader ---
+
+OWN_LESSON = """# %% [markdown]
+# # 90 · Our extras
+
+# %%
+import jax
+import jax.numpy as jnp
+
+from jaxtour.exercises import check
+
+# %% [markdown] tags=["exercise"]
+# ## Your turn: cube
+#
+# Write `ex_course_cube(x)`: x cubed, elementwise, traceable by `jax.jit`.
+
+# %% tags=["exercise"]
+def ex_course_cube(x):
+    ...  # your code here
+
+
+# %% tags=["solution"]
+def ex_course_cube(x):
+    return x * x * x
+
+
+# %% [markdown] tags=["exercise"]
+# ## Your turn: square
+#
+# Write `ex_course_square(x)`: x squared, elementwise.
+
+# %% tags=["exercise"]
+def ex_course_square(x):
+    ...  # your code here
+
+
+# %% tags=["solution"]
+def ex_course_square(x):
+    return x**2
+"""
+OWN_CHECKERS = '''import jax
+import jax.numpy as jnp
+
+from jaxtour.exercises import checks, expect_close, in_answer
+
+LESSON = "90_our_extras"
+
+
+def _jitted(fn, x):  # a probe of the course's own: it travels by value
+    return jax.jit(fn)(x)
+
+
+@checks(LESSON, "ex_course_cube", title="cube", points=2)
+def _check_cube(fn):
+    """Practises a course's own exercise."""
+    x = jnp.arange(4.0)
+    expect_close(in_answer(fn, _jitted, x), x**3, where="x = [0, 1, 2, 3], under jit")
+
+
+@checks(LESSON, "ex_course_square", title="square")
+def _check_square(fn):
+    """Practises another of the course's exercises."""
+    x = jnp.arange(4.0)
+    expect_close(fn(x), x**2, where="x = [0, 1, 2, 3]")
+'''
+
+
+@pytest.fixture(scope="module")
+def own_course(tmp_path_factory):
+    """A course exported with its own exercises (folder `own`), into `course`; the
+    exercises are unregistered afterwards, so no other test sees them."""
+    from jaxtour.exercises import _registry
+
+    root = tmp_path_factory.mktemp("own")
+    own, empty = root / "own", root / "no_lessons"
+    own.mkdir(), empty.mkdir()
+    (own / "90_our_extras.py").write_text(OWN_LESSON)
+    (own / "checkers.py").write_text(OWN_CHECKERS)
+    course = root / "course"
+    argv = ["exercises", "--nbgrader", str(course), "--notebooks", str(empty)]
+    assert main([*argv, "--own-exercises", str(own)]) == 0
+    yield course
+    for name in ("ex_course_cube", "ex_course_square"):
+        _registry._REGISTRY.pop(name, None)
+
+
+def test_own_exercises_are_exported_with_their_checkers_and_points(own_course):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    notebook = nbformat.read(
+        own_course / "source" / "90_our_extras" / "90_our_extras.ipynb", 4
+    )
+    graded = [m for c in notebook.cells if (m := c.metadata.nbgrader)["grade"]]
+    assert {m["grade_id"]: m["points"] for m in graded} == {
+        "test_ex_course_cube": 2,
+        "test_ex_course_square": 1,
+    }
+    assert (own_course / "checkers" / "checkers.py").read_text() == OWN_CHECKERS
+    config = PyFileConfigLoader(
+        "nbgrader_config.py", path=str(own_course)
+    ).load_config()
+    assert config.GradeApart.checkers == [str(own_course / "checkers")]
+
+
+@pytest.mark.slow  # one answer process (JAX imported there): about 10 s
+def test_own_exercises_are_judged_by_the_grader_right_and_wrong(own_course):
+    # what autograde runs: GradeApart, configured by the course, on a submission with
+    # one right answer (through a probe of the course's own) and one wrong
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from jaxtour.exercises import GradeApart
+
+    config = PyFileConfigLoader(
+        "nbgrader_config.py", path=str(own_course)
+    ).load_config()
+    source = own_course / "source" / "90_our_extras" / "90_our_extras.ipynb"
+    notebook = nbformat.read(source, 4)
+    for cell in notebook.cells:
+        if cell.metadata.nbgrader["grade_id"] == "ex_course_square":
+            cell.source = "def ex_course_square(x):\n    return x * 2\n"
+    GradeApart(config=config).preprocess(notebook, {})
+    said = {
+        c.metadata.nbgrader["grade_id"]: c.outputs[0]
+        for c in notebook.cells
+        if c.metadata.nbgrader["grade"] and not c.metadata.nbgrader["solution"]
+    }
+    assert said["test_ex_course_cube"].text.startswith("✓ ex_course_cube:")
+    wrong = said["test_ex_course_square"]
+    assert wrong.output_type == "error" and wrong.ename == "Wrong"
+    assert wrong.evalue.startswith("✗ ex_course_square:")

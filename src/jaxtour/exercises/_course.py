@@ -1,0 +1,81 @@
+"""A course's own exercises: a folder the instructor keeps, never published with the kit.
+
+The folder holds lessons in the lessons' format (`NN_topic.py`: task, stub, solution,
+hints, tagged as in `notebooks/`) and Python modules (any other `*.py`) whose
+`@checks(...)` register their checkers, just as the kit's own lesson modules do::
+
+    course/
+        90_our_extras.py    # the task, the stub `def ex_…(…): ...`, the solution
+        checkers.py         # @checks("90_our_extras", "ex_…", title=...) def _check(fn): ...
+
+`jaxtour exercises --nbgrader DIR --own-exercises course` exports them beside the
+lessons' and copies the checker modules into `DIR/checkers/`, which the course's
+autograde (`GradeApart.checkers`) loads: the same machinery judges them, from outside
+the answer's process, and no solution of theirs is in the installed package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import types
+from pathlib import Path
+
+from jaxtour.lesson import find_lessons
+
+CHECKERS = "checkers"  # the course folder's copy of the instructor's checker modules
+
+
+def checker_files(folder: str | os.PathLike) -> list[Path]:
+    """The checker modules in `folder`: each `*.py` that is not a lesson `NN_topic.py`.
+
+    Raises:
+        FileNotFoundError: `folder` is not a folder.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"No folder of the course's own exercises at {folder.resolve()}: pass a "
+            "folder holding NN_topic.py lessons and the .py modules that check them."
+        )
+    lessons = set(find_lessons(folder))
+    return sorted(p for p in folder.glob("*.py") if p not in lessons)
+
+
+def load_checkers(folder: str | os.PathLike) -> list[types.ModuleType]:
+    """Import every checker module in `folder` (registering its exercises), once each.
+
+    Each is imported under a name made from its text, so a copy of it (the course's
+    `checkers/`) registers the same exercises without a clash, and travels by value to
+    the processes that run its probes and checks (they cannot import it).
+    """
+    return [_load(path) for path in checker_files(folder)]
+
+
+def _load(path: Path) -> types.ModuleType:
+    import cloudpickle
+
+    data = path.read_bytes()
+    name = f"course_checks_{path.stem}_{hashlib.sha256(data).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import the checker module {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+def own_lessons(folder: str | os.PathLike) -> list[Path]:
+    """The course's own lessons in `folder`, their checkers loaded first."""
+    load_checkers(folder)
+    return find_lessons(folder)
