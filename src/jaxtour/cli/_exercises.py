@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             f"--lesson takes a lesson's number such as 02; got {args.lesson!r}."
         )
     if args.own_exercises is not None:
-        from jaxtour.exercises._course import load_checkers
+        from jaxtour.exercises import load_checkers
 
         load_checkers(args.own_exercises)
     if args.nbgrader is not None:
@@ -92,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _nbgrader(args: argparse.Namespace) -> int:
     from jaxtour import lesson
-    from jaxtour.exercises import left_out_of_course, write_nbgrader_course
-    from jaxtour.exercises._course import own_lessons
+    from jaxtour.exercises import (
+        left_out_of_course,
+        own_lessons,
+        write_nbgrader_course,
+    )
 
     sources = lesson.find_lessons(args.notebooks)
     if args.lesson is not None:
