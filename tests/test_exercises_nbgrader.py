@@ -9,6 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from own_course import OWN_CHECKERS, OWN_EXERCISES, write_own
 
 from jaxtour import lesson
 from jaxtour.cli import main
@@ -229,70 +230,6 @@ def test_an_edited_source_notebook_is_kept_not_overwritten(tmp_path, capsys):
 
 # --- a course's own exercises: exported beside the lessons', judged by the same grader ---
 
-OWN_LESSON = """# %% [markdown]
-# # 90 · Our extras
-
-# %%
-import jax
-import jax.numpy as jnp
-
-from jaxtour.exercises import check
-
-# %% [markdown] tags=["exercise"]
-# ## Your turn: cube
-#
-# Write `ex_course_cube(x)`: x cubed, elementwise, traceable by `jax.jit`.
-
-# %% tags=["exercise"]
-def ex_course_cube(x):
-    ...  # your code here
-
-
-# %% tags=["solution"]
-def ex_course_cube(x):
-    return x * x * x
-
-
-# %% [markdown] tags=["exercise"]
-# ## Your turn: square
-#
-# Write `ex_course_square(x)`: x squared, elementwise.
-
-# %% tags=["exercise"]
-def ex_course_square(x):
-    ...  # your code here
-
-
-# %% tags=["solution"]
-def ex_course_square(x):
-    return x**2
-"""
-OWN_CHECKERS = '''import jax
-import jax.numpy as jnp
-
-from jaxtour.exercises import checks, expect_close, in_answer
-
-LESSON = "90_our_extras"
-
-
-def _jitted(fn, x):  # a probe of the course's own: it travels by value
-    return jax.jit(fn)(x)
-
-
-@checks(LESSON, "ex_course_cube", title="cube", points=2)
-def _check_cube(fn):
-    """Practises a course's own exercise."""
-    x = jnp.arange(4.0)
-    expect_close(in_answer(fn, _jitted, x), x**3, where="x = [0, 1, 2, 3], under jit")
-
-
-@checks(LESSON, "ex_course_square", title="square")
-def _check_square(fn):
-    """Practises another of the course's exercises."""
-    x = jnp.arange(4.0)
-    expect_close(fn(x), x**2, where="x = [0, 1, 2, 3]")
-'''
-
 
 @pytest.fixture(scope="module")
 def own_course(tmp_path_factory):
@@ -303,13 +240,12 @@ def own_course(tmp_path_factory):
     root = tmp_path_factory.mktemp("own")
     own, empty = root / "own", root / "no_lessons"
     own.mkdir(), empty.mkdir()
-    (own / "90_our_extras.py").write_text(OWN_LESSON)
-    (own / "checkers.py").write_text(OWN_CHECKERS)
+    write_own(own)
     course = root / "course"
     argv = ["exercises", "--nbgrader", str(course), "--notebooks", str(empty)]
     assert main([*argv, "--own-exercises", str(own)]) == 0
     yield course
-    for name in ("ex_course_cube", "ex_course_square"):
+    for name in OWN_EXERCISES:
         _registry._REGISTRY.pop(name, None)
 
 
@@ -329,31 +265,3 @@ def test_own_exercises_are_exported_with_their_checkers_and_points(own_course):
         "nbgrader_config.py", path=str(own_course)
     ).load_config()
     assert config.GradeApart.checkers == [str(own_course / "checkers")]
-
-
-@pytest.mark.slow  # one answer process (JAX imported there): about 10 s
-def test_own_exercises_are_judged_by_the_grader_right_and_wrong(own_course):
-    # what autograde runs: GradeApart, configured by the course, on a submission with
-    # one right answer (through a probe of the course's own) and one wrong
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from jaxtour.exercises import GradeApart
-
-    config = PyFileConfigLoader(
-        "nbgrader_config.py", path=str(own_course)
-    ).load_config()
-    source = own_course / "source" / "90_our_extras" / "90_our_extras.ipynb"
-    notebook = nbformat.read(source, 4)
-    for cell in notebook.cells:
-        if cell.metadata.nbgrader["grade_id"] == "ex_course_square":
-            cell.source = "def ex_course_square(x):\n    return x * 2\n"
-    GradeApart(config=config).preprocess(notebook, {})
-    said = {
-        c.metadata.nbgrader["grade_id"]: c.outputs[0]
-        for c in notebook.cells
-        if c.metadata.nbgrader["grade"] and not c.metadata.nbgrader["solution"]
-    }
-    assert said["test_ex_course_cube"].text.startswith("✓ ex_course_cube:")
-    wrong = said["test_ex_course_square"]
-    assert wrong.output_type == "error" and wrong.ename == "Wrong"
-    assert wrong.evalue.startswith("✗ ex_course_square:")

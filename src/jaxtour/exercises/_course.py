@@ -23,9 +23,12 @@ import sys
 import types
 from pathlib import Path
 
+from jaxtour.exercises import _registry
 from jaxtour.lesson import find_lessons
 
 CHECKERS = "checkers"  # the course folder's copy of the instructor's checker modules
+# each checker module loaded, by its name: the module and the exercises it registered
+_LOADED: dict[str, tuple[types.ModuleType, list[_registry.Exercise]]] = {}
 
 
 def checker_files(folder: str | os.PathLike) -> list[Path]:
@@ -59,8 +62,12 @@ def _load(path: Path) -> types.ModuleType:
 
     data = path.read_bytes()
     name = f"course_checks_{path.stem}_{hashlib.sha256(data).hexdigest()[:12]}"
-    if name in sys.modules:
-        return sys.modules[name]
+    if name in _LOADED:  # loaded before: its exercises registered again, not rerun
+        module, registered = _LOADED[name]
+        for exercise in registered:
+            _registry.register(exercise)
+        return module
+    before = set(_registry._REGISTRY)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import the checker module {path}")
@@ -72,6 +79,8 @@ def _load(path: Path) -> types.ModuleType:
         del sys.modules[name]
         raise
     cloudpickle.register_pickle_by_value(module)
+    added = [ex for key, ex in _registry._REGISTRY.items() if key not in before]
+    _LOADED[name] = (module, added)
     return module
 
 
