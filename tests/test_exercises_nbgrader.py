@@ -260,6 +260,10 @@ def test_own_exercises_are_exported_with_their_checkers_and_points(own_course):
         "test_ex_course_cube": 2,
         "test_ex_course_square": 1,
     }
+    # the student's kernel has no checker for it: the test cell says so, not check()
+    tests = [c.source for c in notebook.cells if c.metadata.nbgrader["grade"]]
+    tests = [t for t in tests if "HIDDEN" in t]
+    assert [t.split("\n")[0] for t in tests] == [_nbgrader.KEPT_CHECKER] * 2
     assert (own_course / "checkers" / "checkers.py").read_text() == OWN_CHECKERS
     config = PyFileConfigLoader(
         "nbgrader_config.py", path=str(own_course)

@@ -84,6 +84,12 @@ def _load(path: Path) -> types.ModuleType:
     return module
 
 
+def is_own(name: str) -> bool:
+    """Whether the exercise `name` is a course's own (its checker loaded from a folder)."""
+    exercise = _registry.find(name)
+    return exercise is not None and exercise.checker.__module__ in _LOADED
+
+
 def own_lessons(folder: str | os.PathLike) -> list[Path]:
     """The course's own lessons in `folder`, their checkers loaded first."""
     load_checkers(folder)
