@@ -13,7 +13,7 @@ from own_course import OWN_CHECKERS, OWN_EXERCISES, write_own
 
 from jaxtour import lesson
 from jaxtour.cli import main
-from jaxtour.exercises import _nbgrader, _verdict, find
+from jaxtour.exercises import _course, _nbgrader, _verdict, find
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = [
@@ -263,7 +263,7 @@ def test_own_exercises_are_exported_with_their_checkers_and_points(own_course):
     # the student's kernel has no checker for it: the test cell says so, not check()
     tests = [c.source for c in notebook.cells if c.metadata.nbgrader["grade"]]
     tests = [t for t in tests if "HIDDEN" in t]
-    assert [t.split("\n")[0] for t in tests] == [_nbgrader.KEPT_CHECKER] * 2
+    assert [t.split("\n")[0] for t in tests] == [_course.KEPT_CHECKER] * 2
     assert (own_course / "checkers" / "checkers.py").read_text() == OWN_CHECKERS
     config = PyFileConfigLoader(
         "nbgrader_config.py", path=str(own_course)

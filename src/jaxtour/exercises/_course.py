@@ -27,6 +27,12 @@ from jaxtour.exercises import _registry
 from jaxtour.lesson import find_lessons
 
 CHECKERS = "checkers"  # the course folder's copy of the instructor's checker modules
+# What the course's nbgrader_config.py adds: GradeApart loads the copied checkers first
+CONFIG = f"""
+import os.path
+
+c.GradeApart.checkers = [os.path.join(os.path.dirname(__file__), {CHECKERS!r})]
+"""
 # each checker module loaded, by its name: the module and the exercises it registered
 _LOADED: dict[str, tuple[types.ModuleType, list[_registry.Exercise]]] = {}
 
@@ -94,3 +100,16 @@ def own_lessons(folder: str | os.PathLike) -> list[Path]:
     """The course's own lessons in `folder`, their checkers loaded first."""
     load_checkers(folder)
     return find_lessons(folder)
+
+
+#: What a student's kernel shows for a course's own exercise: it has no checker there.
+KEPT_CHECKER = (
+    "# This course keeps this exercise's checker to itself: your answer is marked "
+    "when you hand it in."
+)
+
+
+def visible_check(name: str) -> str:
+    """The test cell's visible line: `check(name)`, or for a course's own exercise
+    (whose checker the student's kernel cannot load) a note that it is marked later."""
+    return KEPT_CHECKER if is_own(name) else f"check({name})"

@@ -42,14 +42,6 @@ c.Autograde.autograde_preprocessors = [
 '''
 
 
-# The course's own checkers (`--own-exercises`), loaded before autograde judges.
-OWN_CHECKERS = f"""
-import os.path
-
-c.GradeApart.checkers = [os.path.join(os.path.dirname(__file__), {_course.CHECKERS!r})]
-"""
-
-
 def write_nbgrader_course(
     sources: list[Path],
     folder: Path,
@@ -72,7 +64,7 @@ def write_nbgrader_course(
     """
     import nbformat
 
-    config = CONFIG + (OWN_CHECKERS if own is not None else "")
+    config = CONFIG + (_course.CONFIG if own is not None else "")
     files = {folder / "nbgrader_config.py": config.encode()}
     if own is not None:
         sources = [*sources, *_course.own_lessons(own)]
@@ -190,7 +182,7 @@ def _exercise_cells(ex: lesson.LessonExercise, task: str | None, points: float) 
     answer = nbf.new_code_cell(solution_region(ex.solution))
     answer.metadata.nbgrader = _metadata(ex.name, solution=True)
     test = nbf.new_code_cell(
-        f"{_visible_check(ex.name)}\n### BEGIN HIDDEN TESTS\n"
+        f"{_course.visible_check(ex.name)}\n### BEGIN HIDDEN TESTS\n"
         f"_feedback = check({ex.name}, quiet=True)\n"
         "assert _feedback.passed, _feedback.message\n### END HIDDEN TESTS"
     )
@@ -198,19 +190,6 @@ def _exercise_cells(ex: lesson.LessonExercise, task: str | None, points: float) 
         f"test_{ex.name}", grade=True, locked=True, points=points
     )
     return [*cells, answer, test]
-
-
-#: What a student's kernel shows for a course's own exercise: it has no checker there.
-KEPT_CHECKER = (
-    "# This course keeps this exercise's checker to itself: your answer is marked "
-    "when you hand it in."
-)
-
-
-def _visible_check(name: str) -> str:
-    """The test cell's visible line: `check(name)`, or for a course's own exercise
-    (whose checker the student's kernel cannot load) a note that it is marked later."""
-    return KEPT_CHECKER if _course.is_own(name) else f"check({name})"
 
 
 def solution_region(code: str) -> str:
