@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from own_course import OWN_EXERCISES, OWN_STEM, write_own
 
 from jaxtour.exercises import write_nbgrader_course
 
@@ -198,18 +199,33 @@ def _edited(
     return notebook
 
 
+# the course's own exercises (tests/own_course.py): one submission, one right answer
+# (judged through the course's own probe) and one wrong; their checkers reach autograde
+# only through the course's checkers/ folder
+OWN_WRONG = {"ex_course_square": "def ex_course_square(x):\n    return x * 2\n"}
+
+
 @pytest.fixture(scope="module")
 def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
     """Each (student, assignment)'s marks by exercise, from nbgrader's gradebook."""
     from nbgrader.api import Gradebook
 
-    course = tmp_path_factory.mktemp("grading") / "course"
+    from jaxtour.exercises import _registry
+
+    root = tmp_path_factory.mktemp("grading")
+    course, own = root / "course", root / "own"
+    own.mkdir()
+    write_own(own)
     sources = [ROOT / "notebooks" / f"{stem}.py" for stem in (WHY, MATH)]
-    write_nbgrader_course(sources, course)
+    write_nbgrader_course(sources, course, own=own)
+    for name in OWN_EXERCISES:  # registered here by the export: no other test sees them
+        _registry._REGISTRY.pop(name, None)
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(f"c.GradeApart.timeout = {TIMEOUT}\n")
+    # one nbgrader process per step, for every assignment (its id is a glob): each
+    # process start imports nbgrader, and autograde's imports JAX as well
+    _nbgrader(course, "generate_assignment", "*", "--force")
     for assignment in (WHY, MATH):
-        _nbgrader(course, "generate_assignment", assignment, "--force")
         source = course / "source" / assignment / f"{assignment}.ipynb"
         released = course / "release" / assignment / f"{assignment}.ipynb"
         _submit(course, "untouched", assignment, nbformat.read(released, as_version=4))
@@ -217,7 +233,9 @@ def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
         for student, plans in SUBMISSIONS.items():
             answers, before, _ = plans[assignment]
             _submit(course, student, assignment, _edited(source, answers, before))
-        _nbgrader(course, "autograde", assignment, "--create")
+    own_source = course / "source" / OWN_STEM / f"{OWN_STEM}.ipynb"
+    _submit(course, "own", OWN_STEM, _edited(own_source, OWN_WRONG, {}))
+    _nbgrader(course, "autograde", "*", "--create")
     found = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for assignment in (WHY, MATH):
@@ -226,6 +244,10 @@ def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
                 found[student, assignment] = {
                     g.name.removeprefix("test_"): g.score for g in notebook.grades
                 }
+        notebook = gb.find_submission_notebook(OWN_STEM, OWN_STEM, "own")
+        found["own", OWN_STEM] = {
+            g.name.removeprefix("test_"): g.score for g in notebook.grades
+        }
     shutil.rmtree(course, ignore_errors=True)
     return found
 
@@ -245,6 +267,12 @@ def test_untouched_scores_nothing_and_solved_scores_everything(marks, assignment
 def test_each_exercise_scores_only_a_right_answer(marks, student, assignment):
     want = SUBMISSIONS[student][assignment][2]
     assert marks[student, assignment] == {k: float(v) for k, v in want.items()}
+
+
+@pytest.mark.slow
+def test_a_courses_own_exercises_are_graded_by_its_own_checkers(marks):
+    # ex_course_cube is worth 2 (its registration says so)
+    assert marks["own", OWN_STEM] == {"ex_course_cube": 2.0, "ex_course_square": 0.0}
 
 
 # --- the channel: plain data only (no process needed) -----------------------------------

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from own_course import OWN_CHECKERS, OWN_EXERCISES, write_own
 
 from jaxtour import lesson
 from jaxtour.cli import main
-from jaxtour.exercises import _nbgrader, _verdict, find
+from jaxtour.exercises import _course, _nbgrader, _verdict, find
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = [
@@ -225,3 +226,46 @@ def test_an_edited_source_notebook_is_kept_not_overwritten(tmp_path, capsys):
         "nbgrader_config.py and 1 assignment (04_transformations)."
         in capsys.readouterr().out
     )
+
+
+# --- a course's own exercises: exported beside the lessons', judged by the same grader ---
+
+
+@pytest.fixture(scope="module")
+def own_course(tmp_path_factory):
+    """A course exported with its own exercises (folder `own`), into `course`; the
+    exercises are unregistered afterwards, so no other test sees them."""
+    from jaxtour.exercises import _registry
+
+    root = tmp_path_factory.mktemp("own")
+    own, empty = root / "own", root / "no_lessons"
+    own.mkdir(), empty.mkdir()
+    write_own(own)
+    course = root / "course"
+    argv = ["exercises", "--nbgrader", str(course), "--notebooks", str(empty)]
+    assert main([*argv, "--own-exercises", str(own)]) == 0
+    yield course
+    for name in OWN_EXERCISES:
+        _registry._REGISTRY.pop(name, None)
+
+
+def test_own_exercises_are_exported_with_their_checkers_and_points(own_course):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    notebook = nbformat.read(
+        own_course / "source" / "90_our_extras" / "90_our_extras.ipynb", 4
+    )
+    graded = [m for c in notebook.cells if (m := c.metadata.nbgrader)["grade"]]
+    assert {m["grade_id"]: m["points"] for m in graded} == {
+        "test_ex_course_cube": 2,
+        "test_ex_course_square": 1,
+    }
+    # the student's kernel has no checker for it: the test cell says so, not check()
+    tests = [c.source for c in notebook.cells if c.metadata.nbgrader["grade"]]
+    tests = [t for t in tests if "HIDDEN" in t]
+    assert [t.split("\n")[0] for t in tests] == [_course.KEPT_CHECKER] * 2
+    assert (own_course / "checkers" / "checkers.py").read_text() == OWN_CHECKERS
+    config = PyFileConfigLoader(
+        "nbgrader_config.py", path=str(own_course)
+    ).load_config()
+    assert config.GradeApart.checkers == [str(own_course / "checkers")]

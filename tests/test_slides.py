@@ -589,12 +589,36 @@ def test_the_index_schedules_talks_exercises_and_breaks_and_links_the_notebooks(
         "1:47 04 · Next 30 min 0 min",
     ]
     assert "About 2 h 17 min in all" in index
+    # a students' build: the executed notebook holds the solutions, so no link to it
     assert re.findall(r'data-kind="(\w+)" href="([^"]+)"', index) == [
         ("student", "../student/03_demo.ipynb"),
-        ("executed", "../notebooks/03_demo.ipynb"),
     ]
     assert "<title>jaxtour · the lessons as slides, with a schedule</title>" in index
     assert "<title>03 · Demo · jaxtour slides</title>" in decks[0].path.read_text()
+
+
+def test_only_the_instructors_build_links_the_notebooks_that_hold_solutions(
+    tmp_path, capsys
+):
+    lesson = write(tmp_path, [md("# 03 · Demo"), code("1")])
+    build = tmp_path / "build"
+    for folder in ("student", "instructor", "notebooks"):
+        (build / folder).mkdir(parents=True)
+        (build / folder / "03_demo.ipynb").write_text("{}")
+    links = {}
+    for flags in ([], ["--instructor"]):
+        assert main(["slides", str(lesson), "--build-dir", str(build), *flags]) == 0
+        index = (build / "slides" / "index.html").read_text()
+        links[bool(flags)] = re.findall(r'data-kind="\w+" href="([^"]+)"', index)
+    capsys.readouterr()
+    assert links == {
+        False: ["../student/03_demo.ipynb"],
+        True: [
+            "../student/03_demo.ipynb",
+            "../instructor/03_demo.ipynb",
+            "../notebooks/03_demo.ipynb",
+        ],
+    }
 
 
 def test_the_index_lists_the_exercises_the_registry_holds_for_a_lesson(

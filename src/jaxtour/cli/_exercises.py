@@ -42,6 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "points, 1 unless its lesson says otherwise); repeat for several",
     )
     parser.add_argument(
+        "--own-exercises",
+        metavar="DIR",
+        type=Path,
+        help="the course's own exercises: DIR holds lessons NN_topic.py (task, stub, "
+        "solution) and .py modules registering their checkers with @checks; listed, "
+        "and with --nbgrader exported and graded beside the lessons' (the checkers are "
+        "copied to the course's checkers/)",
+    )
+    parser.add_argument(
         "--notebooks",
         metavar="DIR",
         help="the lessons' folder (NN_topic.py) for --nbgrader; default: ./notebooks "
@@ -56,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--lesson takes a lesson's number such as 02; got {args.lesson!r}."
         )
+    if args.own_exercises is not None:
+        from jaxtour.exercises import load_checkers
+
+        load_checkers(args.own_exercises)
     if args.nbgrader is not None:
         return _nbgrader(args)
     chosen = exercises.exercises()
@@ -79,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _nbgrader(args: argparse.Namespace) -> int:
     from jaxtour import lesson
-    from jaxtour.exercises import left_out_of_course, write_nbgrader_course
+    from jaxtour.exercises import (
+        left_out_of_course,
+        own_lessons,
+        write_nbgrader_course,
+    )
 
     sources = lesson.find_lessons(args.notebooks)
     if args.lesson is not None:
@@ -87,8 +104,9 @@ def _nbgrader(args: argparse.Namespace) -> int:
     folder: Path = args.nbgrader
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
-    written, kept = write_nbgrader_course(sources, folder, _points(args.points))
-    for source in sources:
+    own = args.own_exercises
+    written, kept = write_nbgrader_course(sources, folder, _points(args.points), own)
+    for source in [*sources, *(own_lessons(own) if own is not None else [])]:
         for name, reads in left_out_of_course(source).items():
             print(
                 f"Left {name} ({source.stem}) out of the course: its solution reads "

@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_flag(
         parser,
+        "--instructor",
+        "the instructor's build: the index links the instructor's and the executed "
+        "notebooks (they hold the solutions) beside the student's; without it, only "
+        "the student notebooks",
+    )
+    add_flag(
+        parser,
         "--lint",
         "build nothing: list what each lesson's slides lack (titles, speaker notes, "
         "Your-turn time boxes) or show that they must not (CI code, progress bars); "
@@ -80,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         decks = build_slides(
-            lessons, build_dir / "slides", args.assets, handouts=args.pdf
+            lessons,
+            build_dir / "slides",
+            args.assets,
+            handouts=args.pdf,
+            instructor=args.instructor,
         )
     except SlidesError as err:
         print(f"jaxtour slides: {err}", file=sys.stderr)

@@ -46,6 +46,7 @@ it computed itself. A checker that transforms the answer (`jax.jit`, `jax.grad`,
 from typing import Any
 
 from jaxtour.exercises._check import Feedback, check
+from jaxtour.exercises._course import load_checkers, own_lessons
 from jaxtour.exercises._errors import describe
 from jaxtour.exercises._expect import expect_close
 from jaxtour.exercises._nbgrader import left_out_of_course, write_nbgrader_course
@@ -84,6 +85,8 @@ __all__ = [
     "grade_notebook",
     "in_answer",
     "left_out_of_course",
+    "load_checkers",
+    "own_lessons",
     "register",
     "side_effect_under_jit",
     "under_jit",

@@ -125,7 +125,7 @@ AUTOGRADE_PREPROCESSORS = (
 def grade_apart() -> type:
     """The nbgrader preprocessor `GradeApart` (made on first use: it needs nbgrader)."""
     from nbgrader.preprocessors import NbGraderPreprocessor  # type: ignore[import-untyped]
-    from traitlets import Float
+    from traitlets import Float, List, Unicode
 
     class GradeApart(NbGraderPreprocessor):
         """Runs the submission in an answer process and judges it from outside."""
@@ -133,8 +133,15 @@ def grade_apart() -> type:
         timeout = Float(
             None, allow_none=True, help="seconds per cell and per exercise"
         ).tag(config=True)
+        checkers = List(
+            Unicode(), help="folders of the course's own checker modules, loaded first"
+        ).tag(config=True)
 
         def preprocess(self, nb: Any, resources: Any) -> tuple[Any, Any]:
+            from jaxtour.exercises._course import load_checkers
+
+            for folder in self.checkers:
+                load_checkers(folder)
             grade_notebook(nb, self.timeout)
             return nb, resources
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from jaxtour import lesson
 from jaxtour._files import write_atomically
-from jaxtour.exercises import _context
+from jaxtour.exercises import _context, _course
 from jaxtour.exercises._grade import AUTOGRADE_PREPROCESSORS
 from jaxtour.exercises._registry import find
 
@@ -43,12 +43,18 @@ c.Autograde.autograde_preprocessors = [
 
 
 def write_nbgrader_course(
-    sources: list[Path], folder: Path, points: Mapping[str, float] | None = None
+    sources: list[Path],
+    folder: Path,
+    points: Mapping[str, float] | None = None,
+    own: Path | None = None,
 ) -> tuple[list[Path], list[Path]]:
     """Write `folder/nbgrader_config.py` and one assignment per lesson with exercises.
 
     Each exercise is worth the points its checker was registered with
     (`@checks(..., points=)`), unless `points` maps its name to another number.
+    `own`, a folder of the course's own exercises (`_course`), adds its lessons'
+    assignments and copies its checker modules to `folder/checkers/`, which the
+    course's autograde loads.
 
     A file already there that differs from what would be written (an instructor's edit)
     is kept, never overwritten: delete it to have it written again.
@@ -58,7 +64,12 @@ def write_nbgrader_course(
     """
     import nbformat
 
-    files = {folder / "nbgrader_config.py": CONFIG.encode()}
+    config = CONFIG + (_course.CONFIG if own is not None else "")
+    files = {folder / "nbgrader_config.py": config.encode()}
+    if own is not None:
+        sources = [*sources, *_course.own_lessons(own)]
+        for path in _course.checker_files(own):
+            files[folder / _course.CHECKERS / path.name] = path.read_bytes()
     for source in sources:
         notebook = assignment(source, points)
         if notebook is not None:
@@ -171,7 +182,7 @@ def _exercise_cells(ex: lesson.LessonExercise, task: str | None, points: float) 
     answer = nbf.new_code_cell(solution_region(ex.solution))
     answer.metadata.nbgrader = _metadata(ex.name, solution=True)
     test = nbf.new_code_cell(
-        f"check({ex.name})\n### BEGIN HIDDEN TESTS\n"
+        f"{_course.visible_check(ex.name)}\n### BEGIN HIDDEN TESTS\n"
         f"_feedback = check({ex.name}, quiet=True)\n"
         "assert _feedback.passed, _feedback.message\n### END HIDDEN TESTS"
     )

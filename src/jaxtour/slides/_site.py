@@ -56,6 +56,7 @@ def build_slides(
     out_dir: str | os.PathLike,
     assets: str | os.PathLike | None = None,
     handouts: bool = False,
+    instructor: bool = False,
 ) -> list[Deck]:
     """Write one reveal.js deck per lesson, reveal.js itself, an index and a manifest.
 
@@ -66,6 +67,9 @@ def build_slides(
         assets: the folder of templates and reveal.js (default: see `assets_dir`).
         handouts: also print each deck to a PDF beside it (``NN_topic.pdf``, one page per
             slide) with the system Chromium (`jaxtour.slides._pdf.write_handouts`).
+        instructor: the instructor's build, whose index links every notebook beside the
+            slides, solutions included; else the students' build, whose index links only
+            the student notebooks (see `notebook_links`).
 
     Returns:
         The decks written, in lesson order. ``out_dir/index.html`` links them (and their
@@ -111,6 +115,7 @@ def build_slides(
         out_dir,
         folder / "templates",
         registered_exercises([d.name for d in decks]),
+        instructor,
     )
     return decks
 
@@ -155,6 +160,7 @@ def write_index(
     out_dir: Path,
     templates: Path,
     exercises: Mapping[str, Sequence[str]] | None = None,
+    instructor: bool = False,
 ) -> Path:
     """Write ``index.html`` (a page linking every deck) and ``decks.json`` beside it.
 
@@ -165,6 +171,7 @@ def write_index(
         exercises: exercise titles by deck name, to list instead of the ones the lessons'
             ``exercise`` cells name (`Deck.exercises`); the hook for a registry of
             exercises kept elsewhere.
+        instructor: link the notebooks that hold solutions too (`notebook_links`).
     """
     import jinja2
 
@@ -183,7 +190,7 @@ def write_index(
         by_name={d.name: d for d in decks},
         slots=slots,
         day=_schedule.total(slots),
-        notebooks={d.name: notebook_links(out_dir, d.name) for d in decks},
+        notebooks={d.name: notebook_links(out_dir, d.name, instructor) for d in decks},
         version=__version__,
     )
     index = out_dir / "index.html"
@@ -210,17 +217,24 @@ def write_index(
 NOTEBOOKS = (
     ("student", "student"),  # stubs and hints, no solutions
     ("instructor", "instructor"),  # every cell, solutions included
-    ("executed", "notebooks"),  # run by the tour, with outputs
+    ("executed", "notebooks"),  # run by the tour, with outputs (and solutions)
 )
+#: The only notebooks a students' build links: none of them holds a solution.
+STUDENT_NOTEBOOKS = ("student",)
 
 
-def notebook_links(out_dir: Path, name: str) -> list[tuple[str, str]]:
+def notebook_links(
+    out_dir: Path, name: str, instructor: bool = False
+) -> list[tuple[str, str]]:
     """(label, relative link) of each notebook of lesson `name` that sits beside the
-    slides folder (``build/student/``, ``build/instructor/``, ``build/notebooks/``)."""
+    slides folder (``build/student/``, ``build/instructor/``, ``build/notebooks/``):
+    every one in the instructor's build, only the student notebook in a students'
+    build (the others hold the solutions)."""
     return [
         (label, f"../{folder}/{name}.ipynb")
         for label, folder in NOTEBOOKS
-        if (out_dir.parent / folder / f"{name}.ipynb").is_file()
+        if (instructor or label in STUDENT_NOTEBOOKS)
+        and (out_dir.parent / folder / f"{name}.ipynb").is_file()
     ]
 
 
