@@ -337,9 +337,9 @@ def logits_mixed(params, images, policy=POLICY):  # images: f32[batch, 784]
 # %% [markdown] slideshow={"slide_type": "notes"}
 # bfloat16 keeps float32's range (8 exponent bits) but 8 significant bits: no loss
 # scaling, unlike float16. TPU matrix units and GPU tensor cores multiply bfloat16, add
-# in float32 and round the result. (`preferred_element_type=jnp.float32` would keep a
-# float32 result, and the backward pass's matmuls would then take float32 cotangents.)
-# Flax's layers take the same dtypes: `param_dtype`, `dtype`.
+# in float32 and round. (`preferred_element_type=jnp.float32` keeps a float32 result;
+# backward matmuls then take float32 cotangents and run in float32, slower.) Flax's
+# layers take the same dtypes: `param_dtype`, `dtype`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Inference with the trained float32 weights
@@ -400,10 +400,10 @@ grad_types = jax.eval_shape(jax.grad(loss_mixed), params, x, y)  # traced, not r
 assert {g.dtype for g in jax.tree.leaves(grad_types)} == {jnp.dtype(jnp.float32)}
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Forward, the images and every weight and bias go down to bfloat16, the logits up to
-# float32. Backward, the transpose of a cast is a cast the other way: each gradient
-# comes back up to float32, the masters' dtype. Counts as in JAX 0.10.2 and 0.12; the
-# check asserts only the casts that must exist.
+# Forward, images, weights and biases go down to bfloat16, the logits up to float32.
+# Backward, a cast's transpose casts back: gradients are float32 in dtype, bfloat16 in
+# precision. The masters keep small updates from rounding away; activations kept for
+# backward are bfloat16. Counts as in JAX 0.10.2 and 0.12.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Training: float32 masters, bfloat16 arithmetic
@@ -431,8 +431,9 @@ assert abs(np.mean(curve_mixed[-5:]) - np.mean(curve_f32[-5:])) < 0.1  # as floa
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # The mixed run follows the float32 run on the same batches. Speed is the accelerator's
-# gain: bfloat16 halves the bytes and doubles a matrix unit's rate. A CPU may emulate
-# bfloat16 matmuls, so it is no faster here.
+# gain: bfloat16 halves the bytes everywhere and doubles a GPU's tensor-core rate
+# against TF32; a TPU's default float32 matmul is already one bfloat16 pass. A CPU may
+# emulate bfloat16 matmuls, so it is no faster here.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Why the masters stay float32
@@ -454,7 +455,8 @@ assert as_bf16 - small_step.astype(jnp.bfloat16) == as_bf16  # bfloat16 does not
 # %% [markdown] slideshow={"slide_type": "notes"}
 # A step is about 1/1000 of a weight; bfloat16's 8 bits resolve about 1/256, so most
 # updates would vanish. fp8 (`jnp.float8_e4m3fn`, `float8_e5m2`: JAX 0.10.2 has both)
-# goes further: 8-bit matmul inputs with per-tensor scales, on H100 and newer GPUs.
+# goes further: 8-bit matmul inputs with per-tensor scales, on NVIDIA Ada and Hopper
+# or newer and recent AMD and TPU chips; elsewhere XLA computes in a wider type.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # And the other way, float64: `jax.config.update("jax_enable_x64", True)` (or the

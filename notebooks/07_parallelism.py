@@ -263,8 +263,7 @@ assert not sum_one  # one device: no collective
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # An all-reduce line's `replica_groups` says which devices sum together: JAX 0.10.2
-# prints XLA's own mesh (`mesh['axis_0'=8,…]`), other versions device ids; not your
-# axis names. GPUs and TPUs split it into `-start`/`-done`; `collectives` counts it once.
+# prints XLA's names (`mesh['axis_0'=8,…]`), 0.12 your axis names, others device ids. GPUs and TPUs split it into `-start`/`-done`; `collectives` counts it once.
 # How many all-reduces is XLA's choice.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -755,9 +754,9 @@ if m > 1:  # the model axis costs communication beyond the gradients' all-reduce
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## FSDP: the parameters sharded over the data axis
 #
-# Each device keeps **1/n of every weight** (and of its gradient and optimiser state),
-# gathers a whole layer for its matmul, and keeps only its block of the gradient.
-# Data parallelism's step, for a model too big to copy onto every device.
+# Each device keeps **1/n of every weight** (and of its gradient and optimiser state)
+# between steps, gathers a whole layer for its matmul, and keeps only its block of the
+# gradient. Data parallelism's step, for a model too big to copy onto every device.
 
 # %%
 def fsdp_spec(a):  # rows over the data axis, where they split evenly; else replicated
@@ -796,9 +795,10 @@ assert held < 1.1 * param_bytes / n  # 1/n of the weights (the 10 output biases 
 assert count_fsdp["all-gather"] >= 1  # the layers are gathered before their matmuls
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# ZeRO-3 in DeepSpeed's words, FSDP in PyTorch's. The gradient of a gathered weight comes
-# back as a reduce-scatter (each device gets the sum of its block); XLA:CPU writes it
-# here as an all-reduce (JAX 0.10.2).
+# Here JAX emits an all-reduce of the whole gradient, then each device slices its
+# block (JAX 0.10.2, 0.12); `psum_scatter` asks for a reduce-scatter. JAX keeps each
+# gathered layer for the backward pass, so a step's peak holds them all; ZeRO-3 (PyTorch's
+# FSDP) gathers again in backward: wrap each layer in `jax.checkpoint`.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### A checkpoint that stays sharded
@@ -892,7 +892,7 @@ np.testing.assert_allclose(manual_loss, one_loss, rtol=1e-5)
 for a, b in zip(jax.tree.leaves(manual_params), jax.tree.leaves(one_params), strict=True):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 assert count_manual["all-gather"] >= 1
-assert count_manual["reduce-scatter"] + count_manual["all-reduce"] >= 1
+assert count_manual["reduce-scatter"] >= 1  # psum_scatter's own collective
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `tiled=True` concatenates the blocks instead of stacking them. Each device's gradient
@@ -935,9 +935,9 @@ assert count_ring == {"collective-permute": n - 1}  # n - 1 hops of one block
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What a collective costs: a model
 #
-# Time ≈ bytes each device sends ÷ link bandwidth. A ring all-gather or reduce-scatter
-# sends (n − 1)/n of the array; an all-reduce is both, twice that. A **model**, not a
-# measurement: the bandwidth below is assumed.
+# Bandwidth term: bytes each device sends ÷ link bandwidth. A ring all-gather or
+# reduce-scatter sends (n − 1)/n of the array; an all-reduce is both, twice that. A
+# **model**, not a measurement: the bandwidth is assumed, latency left out.
 
 # %%
 link = 100e9  # bytes/s per device: assumed (TPU ICI and NVLink: this order or faster)
@@ -949,22 +949,25 @@ for name, sent in modelled.items():
     print(f"{name:>20}: {sent / 1e6:.2f} MB per device, {sent / link * 1e6:5.1f} µs (model)")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-block_bytes = w2.nbytes / n  # the ring above: n - 1 hops of one block each
-assert math.isclose((n - 1) * block_bytes, ring_share * w2.nbytes)
-assert math.isclose(modelled["DP all-reduce"],
-                    modelled["FSDP all-gather"] + modelled["FSDP reduce-scatter"])
+if jax.default_backend() == "cpu":  # the model against the ring's compiled program
+    hops = re.findall(r"= (\w+)\[([\d,]+)\]\S* collective-permute\(", ring.as_text())
+    sizes = [math.prod(int(d) for d in dims.split(",")) * w2.itemsize
+             for kind, dims in hops if kind == "f32"]
+    assert sizes == [w2.nbytes // n] * (n - 1)  # n - 1 hops of one block each
+    assert math.isclose(sum(sizes), ring_share * w2.nbytes)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# FSDP sends what data parallelism sends (an all-reduce is a reduce-scatter then an
-# all-gather) and keeps 1/n of the weights. Overlap hides it: on GPUs and TPUs XLA's
-# scheduler gathers layer k + 1 while layer k multiplies, so a step costs about
-# max(compute, communication), not the sum, once a layer's matmul outlasts its gather.
+# FSDP keeping its gathered layers sends what data parallelism sends; gathering again
+# in backward (ZeRO-3) sends 1.5 times that. Left out: each hop's latency, several links
+# per chip, two-level networks. Overlap: XLA's GPU and TPU scheduler gathers layer k + 1
+# while layer k multiplies, so a step costs about max(compute, communication).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Constraints at layer boundaries
 #
 # Deep models `scan` over stacked layers. At scale each layer's input and output get a
-# `with_sharding_constraint`: propagation then keeps the layout the model was planned for.
+# `with_sharding_constraint`: here propagation would choose the same, and the
+# constraints pin it, so a change elsewhere cannot move it.
 
 # %%
 layers_w = jax.random.normal(jax.random.key(5), (4, 64, 64)) / 8  # 4 layers, FSDP rows
@@ -989,9 +992,7 @@ for w in layers_w:  # the oracle: the layers one after another, on one device
     unrolled = jnp.tanh(unrolled @ w)
 np.testing.assert_allclose(out_deep, unrolled, rtol=1e-5, atol=1e-5)
 assert out_deep.sharding.spec == P("batch")
-(scan_eqn,) = jax.make_jaxpr(deep)(layers_w, hidden0).eqns
-body = [e.primitive.name for e in scan_eqn.params["jaxpr"].jaxpr.eqns]
-assert body.count("sharding_constraint") == 2  # both constraints inside the loop body
+assert collectives_in(compiled_deep)["all-gather"] >= 1  # each layer's rows gathered
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # MaxText and Flax's logical axis rules (`nn.with_logical_constraint`) do this at every
@@ -1014,9 +1015,11 @@ print(key.dtype, jax.random.PRNGKey(0).dtype, sample.sharding.spec, dict(count_n
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
 assert not jax.dtypes.issubdtype(jax.random.PRNGKey(0).dtype, jax.dtypes.prng_key)
-np.testing.assert_array_equal(sample, jax.random.normal(key, (16 * n, 784)))
+np.testing.assert_allclose(sample, jax.random.normal(key, (16 * n, 784)), rtol=1e-6)
+bits = jax.jit(lambda k: jax.random.bits(k, (16 * n, 8)), out_shardings=split)(key)
+np.testing.assert_array_equal(bits, jax.random.bits(key, (16 * n, 8)))  # bit for bit
 assert not count_noise  # no device waits for another's numbers
-assert jax.config.jax_threefry_partitionable  # the default since JAX 0.5.0
+assert getattr(jax.config, "jax_threefry_partitionable", True)  # default since 0.5.0
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jax_threefry_partitionable` (default since JAX 0.5.0) makes each number a function of
