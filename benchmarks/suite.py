@@ -111,8 +111,10 @@ def history(path: Path = HISTORY) -> str:
         lines.append(f"  {e['date']}  {e['what']}: {e['result']} ({kept})")
     lines += ["", "Where a run's CPU went:"]
     for account in data["cpu_accounts"]:
-        parts = ", ".join(f"{k} {v} s" for k, v in account["by_process"].items())
-        lines.append(f"  {account['date']} ({account['run_cpu_s']} s): {parts}")
+        spent = account.get("by_process") or account["by_file"]
+        parts = ", ".join(f"{k} {v} s" for k, v in spent.items())
+        whole = f"{account['run_cpu_s']} s" if account["run_cpu_s"] else account["note"]
+        lines.append(f"  {account['date']} ({whole}): {parts}")
     lines += ["", "Sizes:"]
     for size in data["sizes"]:
         before = f"{size['before']} -> " if "before" in size else ""
