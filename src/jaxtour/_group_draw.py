@@ -13,6 +13,7 @@ records every group it draws, with the nodes inside, for the page
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from typing import Any
 
 from jaxtour import _palette, _style
@@ -121,6 +122,23 @@ class GroupDrawing:
         }
         self.drawn_groups.append(record)
         return record
+
+
+def whole_page(
+    build_all: Callable[[], Any], folded: Callable[[], set]
+) -> Callable[[], tuple[str, list[dict]]]:
+    """`Diagram.whole` for a nested drawing: every item drawn, every group recorded,
+    those in `folded()` (the default view's closed groups) marked folded."""
+
+    def whole() -> tuple[str, list[dict]]:
+        builder = build_all()
+        builder.finish()
+        closed = folded()
+        for group in builder.drawn_groups:
+            group["folded"] = group["key"] in closed
+        return builder.graph.source, builder.drawn_groups
+
+    return whole
 
 
 def kind_line(group: Group) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from jaxtour import _canvas, _fit, _ir, _palette, _style
 from jaxtour._code_groups import Group, code_groups
 from jaxtour._diagram import Diagram
-from jaxtour._group_draw import GroupDrawing
+from jaxtour._group_draw import GroupDrawing, whole_page
 from jaxtour._ir import Stepped
 
 HIGHLIGHT = {"color": "#C0282D", "penwidth": "3.5", "style": "rounded,filled,bold"}
@@ -172,14 +172,9 @@ def draw_run(
     diagram = _fit.turned(drawn, rankdir, drawn(rankdir))
     direction[0] = "LR" if "rankdir=LR" in diagram.source else rankdir
 
-    def whole() -> tuple[str, list]:
-        canvas = build(None)
-        canvas.finish()
-        for group in canvas.drawn_groups:
-            group["folded"] = group["key"] in default.get(direction[0], set())
-        return canvas.graph.source, canvas.drawn_groups
-
-    diagram.whole = whole
+    diagram.whole = whole_page(
+        lambda: build(None), lambda: default.get(direction[0], set())
+    )
     return diagram
 
 

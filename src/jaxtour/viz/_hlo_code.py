@@ -15,7 +15,7 @@ from typing import Any
 from jaxtour import _fit, _ir, _style
 from jaxtour._code_groups import Group, code_groups
 from jaxtour._diagram import Diagram
-from jaxtour._group_draw import GroupDrawing
+from jaxtour._group_draw import GroupDrawing, whole_page
 from jaxtour.viz._hlo_graph import Builder, _constant, _result_types
 
 
@@ -162,12 +162,5 @@ def coded(
 
     diagram, _ = _fit.fit(at, budget, cap=False)  # `turned`, then capped
 
-    def whole() -> tuple[str, list]:
-        builder = build(None)
-        builder.finish()
-        for group in builder.drawn_groups:
-            group["folded"] = group["key"] in default
-        return builder.graph.source, builder.drawn_groups
-
-    diagram.whole = whole
+    diagram.whole = whole_page(lambda: build(None), lambda: default)
     return diagram

@@ -14,7 +14,7 @@ from typing import Any
 from jaxtour import _fit, _ir, _style
 from jaxtour._code_groups import Group, code_groups
 from jaxtour._diagram import Diagram
-from jaxtour._group_draw import GroupDrawing
+from jaxtour._group_draw import GroupDrawing, whole_page
 from jaxtour._number_words import plural
 from jaxtour.viz._jaxpr_graph import Builder
 
@@ -123,12 +123,5 @@ def code_diagram(
         return None
     diagram, _ = _fit.fit(draw, budget)
 
-    def whole() -> tuple[str, list]:
-        builder = build(None, None, head)
-        builder.finish()
-        for group in builder.drawn_groups:
-            group["folded"] = group["key"] in default
-        return builder.graph.source, builder.drawn_groups
-
-    diagram.whole = whole
+    diagram.whole = whole_page(lambda: build(None, None, head), lambda: default)
     return diagram
