@@ -19,14 +19,14 @@
 #
 # [![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/jaxtour/jaxtour/blob/main/notebooks/07_parallelism.ipynb)
 #
-# - **SPMD**, a **mesh** of devices, and **sharded arrays**, drawn;
-# - the MLP's step in the three sharding modes: **Auto**, **Explicit**, **Manual**;
-# - in practice: **constraints**, **`auto_axes`**, **donated** state;
-# - why `shard_map` needs **`pcast`**, in numbers;
-# - a **2-D mesh** (data × model) and the collectives it costs;
-# - **FSDP**: `all_gather`, `psum_scatter`, `ppermute`, and a cost model;
-# - data-parallel training that follows the single-device run;
-# - **two JAX processes**, one mesh: the multi-host set-up, on a laptop.
+# - **SPMD**, a **mesh**, **sharded arrays**, drawn;
+# - the MLP's step **Auto**, **Explicit**, **Manual**;
+# - **constraints**, **`auto_axes`**, **donated** state;
+# - why `shard_map` needs **`pcast`**;
+# - a **2-D mesh** (data × model);
+# - **FSDP**: `all_gather`, `psum_scatter`, `ppermute`, a cost model;
+# - training that follows the single-device run;
+# - **two JAX processes**, one mesh, on a laptop.
 #
 # *About 70 minutes.*
 
@@ -773,7 +773,10 @@ def fsdp_step(params, x, y):
     loss, grads = jax.value_and_grad(fsdp_loss)(params, x, y)  # grads sharded as params
     return jax.tree.map(lambda w, g: w - mlp.LR * g, params, grads), loss
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### One FSDP step: each device holds 1/n
 
+# %%
 param_bytes = sum(a.nbytes for a in jax.tree.leaves(params))
 with jax.set_mesh(explicit_mesh):
     params_f = jax.tree.map(lambda a: jax.device_put(a, fsdp_spec(a)), params)
@@ -832,7 +835,7 @@ for a, b in zip(jax.tree.leaves(restored_f), jax.tree.leaves(new_f), strict=True
 # reshards while restoring (orbax-checkpoint 0.11; lesson 08 restores a Flax model).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### One sharding, two drawings: the kit's
+# ### FSDP's blocks, drawn: the kit's
 #
 # The second layer's weights after the FSDP step: its rows, one block per device.
 
@@ -844,15 +847,17 @@ draw_sharding(new_f["hidden2"]["w"])
 # writes it to a file.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### … and JAX's own
+# ### … and JAX's own, of a bias: one row of blocks
 
 # %%
-jax.debug.visualize_array_sharding(new_f["hidden2"]["w"])
+jax.debug.visualize_array_sharding(new_f["hidden1"]["b"])  # 512 numbers, 1/n each
 
 # %% tags=["check"] jupyter={"source_hidden": true}
-blocks = new_f["hidden2"]["w"].sharding.devices_indices_map((512, 256))  # what both draw
+blocks = new_f["hidden2"]["w"].sharding.devices_indices_map((512, 256))  # the kit's
 assert len({str(index) for index in blocks.values()}) == n  # n distinct row blocks
 assert draw_sharding(new_f["hidden2"]["w"]).title.endswith(f"{n} blocks")
+bias_blocks = new_f["hidden1"]["b"].sharding.devices_indices_map((512,))
+assert len({str(index) for index in bias_blocks.values()}) == n  # the bias's too
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `jax.debug.visualize_array_sharding` prints the same grid as text (through `rich`, which
@@ -1425,10 +1430,10 @@ if all(d.platform == "cpu" for d in batch_mesh.devices.flat):  # the checker com
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## In this notebook we:
 #
-# - drew sharded arrays on real or 8 simulated devices; read `jax.typeof`;
-# - ran the MLP step Auto, Explicit and Manual: all-reduces only;
-# - pinned an intermediate, mixed Auto into Explicit, donated the state;
+# - drew sharded arrays on 8 devices; read `jax.typeof`;
+# - ran the MLP step Auto, Explicit and Manual;
+# - pinned an intermediate, mixed modes, donated the state;
 # - saw `psum` without `pcast` give `n` times the gradient;
 # - split the model too, on a 2-D mesh;
-# - sharded the parameters (FSDP), by the compiler and by hand, and modelled its cost;
-# - trained on every device, and over two processes, following one device.
+# - sharded the parameters (FSDP) and modelled its cost;
+# - trained on every device, and over two processes.
