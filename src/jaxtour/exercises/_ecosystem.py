@@ -30,11 +30,15 @@ def _regression_loss(params: Any, x: jax.Array, y: jax.Array) -> Any:
     return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
 
 
+def _normal(seed: int, *shape: int) -> jax.Array:
+    """Standard normal float32 numbers drawn by NumPy: a checker's data need no
+    compiled random program (each new shape `jax.random` draws compiles one)."""
+    return jnp.asarray(np.random.default_rng(seed).standard_normal(shape, np.float32))
+
+
 def _regression_case() -> Any:
-    kx, kw, ky = jax.random.split(jax.random.key(8), 3)
-    x = jax.random.normal(kx, (16, 3))
-    params = {"w": jax.random.normal(kw, (3, 2)), "b": jnp.zeros(2)}
-    return params, x, jax.random.normal(ky, (16, 2))
+    params = {"w": _normal(8, 3, 2), "b": jnp.asarray(np.zeros(2, np.float32))}
+    return params, _normal(9, 16, 3), _normal(10, 16, 2)
 
 
 def _oracle_step(
@@ -176,12 +180,21 @@ class _TinyMLP:
     def build(seed: int) -> Any:
         from flax import nnx
 
+        drawn = np.random.default_rng(seed)
+
+        def kernel_init(key: Any, shape: tuple[int, int], dtype: Any) -> jax.Array:
+            # NumPy's normals, LeCun-scaled: Flax's own initialiser compiles a
+            # truncated normal per shape (seconds in a checker, the lesson's and ours)
+            kernel = drawn.standard_normal(shape, np.float32) / np.sqrt(shape[0])
+            return jnp.asarray(kernel, dtype)
+
         class MLP(nnx.Module):
             def __init__(self, rngs: Any) -> None:
                 a, b, c, d = _WIDTHS
-                self.hidden1 = nnx.Linear(a, b, rngs=rngs)
-                self.hidden2 = nnx.Linear(b, c, rngs=rngs)
-                self.output = nnx.Linear(c, d, rngs=rngs)
+                made = {"kernel_init": kernel_init, "rngs": rngs}
+                self.hidden1 = nnx.Linear(a, b, **made)
+                self.hidden2 = nnx.Linear(b, c, **made)
+                self.output = nnx.Linear(c, d, **made)
 
             def __call__(self, x: jax.Array) -> Any:
                 x = jax.nn.relu(self.hidden1(x))
@@ -194,7 +207,7 @@ class _TinyMLP:
             bias = layer.bias
             if bias is None:  # nnx.Linear has one unless use_bias=False
                 raise RuntimeError(f"the checker's model lost its bias: {layer!r}")
-            bias[...] = jax.random.normal(jax.random.key(seed + 100), bias.shape)
+            bias[...] = _normal(seed + 100, *bias.shape)
         return model, nnx.to_pure_dict(nnx.state(model))
 
 
@@ -208,7 +221,7 @@ def _check_nnx_forward(fn: Callable[..., Any]) -> None:
     forward pass with `jax.numpy`."""
     for seed in (0, 1):
         model, weights = _TinyMLP.build(seed)
-        x = jax.random.normal(jax.random.key(seed + 10), (5, _WIDTHS[0]))
+        x = _normal(seed + 10, 5, _WIDTHS[0])
         want = model(x)
         got = jnp.asarray(fn(weights, x))
         where = f"a {'-'.join(map(str, _WIDTHS))} MLP, batch of 5 (seed {seed})"
