@@ -15,10 +15,18 @@ from jaxtour._files import write_atomically
 # The root element's width: Graphviz writes points ("pt"); a bare number is px.
 _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
 _SVG_HEIGHT = re.compile(r'<svg[^>]*?\sheight="([\d.]+)(pt|px)?"')
+# A slide, in CSS px: a bigger picture is one pan and zoom help with.
+SLIDE_PX = (1280, 720)
 
 
 class Diagram:
     """A picture of a graph: DOT source plus a title, shown as SVG in Jupyter.
+
+    Its display data holds the SVG (``image/svg+xml``: what GitHub, static renderers
+    and the slide builder use) and a line of text; a picture that is `interactive`
+    (nested by the user's calls, or larger than a slide) also carries its page
+    (``text/html``, see `save`), which JupyterLab, nbconvert's HTML export, Jupyter
+    Book and Quarto show instead: it pans, zooms and folds with no kernel running.
 
     Args:
         source: Graphviz DOT text.
@@ -140,20 +148,48 @@ class Diagram:
         write_atomically(path, data)
         return path
 
-    def html(self) -> str:
-        """The self-contained page `save(".html")` writes (see `save`)."""
-        if self.whole is None:
-            return _page.page(self.svg(), self.title)
-        source, groups = self.whole()
-        return _page.page(_render.render(source, "svg").decode(), self.title, groups)
+    def html(self, *, fragment: bool = False) -> str:
+        """The self-contained page `save(".html")` writes (see `save`); with
+        `fragment`, the same inside one ``<div>`` whose ids are its own, as a notebook's
+        display data carries it."""
+        svg, groups = self.svg(), None
+        if self.whole is not None:
+            source, groups = self.whole()
+            svg = _render.render(source, "svg").decode()
+        if fragment:
+            return _page.fragment(svg, self.title, groups)
+        return _page.page(svg, self.title, groups)
 
-    def _repr_svg_(self) -> str | None:
-        # One rich mime type only: JupyterLab ranks text/html above SVG.
+    @property
+    def interactive(self) -> bool:
+        """Whether Jupyter shows the page (pan, zoom, fold) rather than the SVG alone: a
+        program nested by the user's calls (its groups fold and open), or a picture
+        larger than a slide (1280 × 720 px). A small picture's page would only repeat
+        its SVG, and a lesson shows dozens of them: they carry the SVG alone.
+
+        Renders (see `svg`).
+        """
+        if self.whole is not None:
+            return True
+        width, height = self.size_px
+        return width > SLIDE_PX[0] or height > SLIDE_PX[1]
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, str]:
+        # SVG for static renderers and slides; the page, when it helps, for the rest
+        # (JupyterLab and nbconvert rank text/html above SVG).
+        bundle = {"text/plain": repr(self)}
         try:
-            return self.svg()
+            bundle["image/svg+xml"] = self.svg()
+            wanted = (not include or "text/html" in include) and "text/html" not in (
+                exclude or ()
+            )
+            if wanted and self.interactive:
+                bundle["text/html"] = self.html(fragment=True)
         except _render.RendererUnavailableError as err:
             warnings.warn(str(err), stacklevel=2)
-            return None
+        return bundle
 
     def __repr__(self) -> str:
         nodes, edges = self.counts
