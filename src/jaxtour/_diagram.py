@@ -15,7 +15,9 @@ from jaxtour._files import write_atomically
 # The root element's width: Graphviz writes points ("pt"); a bare number is px.
 _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
 _SVG_HEIGHT = re.compile(r'<svg[^>]*?\sheight="([\d.]+)(pt|px)?"')
-# A slide, in CSS px: a bigger picture is one pan and zoom help with.
+# A slide, in CSS px. Shown at a notebook's width (about 1,000 px) a picture over twice
+# a slide's width draws its text under 8 px, and one over twice its height needs a few
+# screens: pan and zoom help with those.
 SLIDE_PX = (1280, 720)
 
 
@@ -24,7 +26,7 @@ class Diagram:
 
     Its display data holds the SVG (``image/svg+xml``: what GitHub, static renderers
     and the slide builder use) and a line of text; a picture that is `interactive`
-    (nested by the user's calls, or larger than a slide) also carries its page
+    (with calls folded, or over twice a slide's width or height) also carries its page
     (``text/html``, see `save`), which JupyterLab, nbconvert's HTML export, Jupyter
     Book and Quarto show instead: it pans, zooms and folds with no kernel running.
 
@@ -51,6 +53,7 @@ class Diagram:
         # (DOT of the whole program with every group open, the groups) for the page
         # `save(".html")` writes; None draws the page from this picture
         self.whole: Callable[[], tuple[str, list[dict]]] | None = None
+        self._whole_drawn: tuple[str, list[dict]] | None = None
 
     @classmethod
     def from_graph(cls, graph: Any, title: str = "") -> Diagram:
@@ -154,7 +157,7 @@ class Diagram:
         display data carries it."""
         svg, groups = self.svg(), None
         if self.whole is not None:
-            source, groups = self.whole()
+            source, groups = self._whole()
             svg = _render.render(source, "svg").decode()
         if fragment:
             return _page.fragment(svg, self.title, groups)
@@ -163,16 +166,23 @@ class Diagram:
     @property
     def interactive(self) -> bool:
         """Whether Jupyter shows the page (pan, zoom, fold) rather than the SVG alone: a
-        program nested by the user's calls (its groups fold and open), or a picture
-        larger than a slide (1280 × 720 px). A small picture's page would only repeat
-        its SVG, and a lesson shows dozens of them: they carry the SVG alone.
+        program nested by the user's calls with calls folded (the page opens them), or
+        a picture over twice a slide's width or height (2,560 or 1,440 px). A smaller
+        picture reads well as its SVG, and a lesson shows dozens: they carry it alone.
 
         Renders (see `svg`).
         """
-        if self.whole is not None:
+        if self.whole is not None and any(g.get("folded") for g in self._whole()[1]):
             return True
         width, height = self.size_px
-        return width > SLIDE_PX[0] or height > SLIDE_PX[1]
+        return width > 2 * SLIDE_PX[0] or height > 2 * SLIDE_PX[1]
+
+    def _whole(self) -> tuple[str, list[dict]]:
+        """`whole()`, drawn once (a Diagram never changes)."""
+        if self._whole_drawn is None:
+            assert self.whole is not None  # the callers ask only when it is set
+            self._whole_drawn = self.whole()
+        return self._whole_drawn
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None
