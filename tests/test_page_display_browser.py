@@ -20,6 +20,9 @@ _PAGES = """() => [...document.querySelectorAll('.jt-page')].map(root => ({
   nodes: root.querySelectorAll('g.node').length,
   hidden: root.querySelectorAll('g.node.jt-hidden').length,
   folded: [...root.jaxtourPage.folded],
+  boxes: [...root.querySelectorAll('text.jt-box')]
+    .filter(t => getComputedStyle(t).display !== 'none').map(t => t.textContent),
+  viewBox: root.querySelector('.jt-pan svg').getAttribute('viewBox'),
   seen: root.querySelector('.jt-pan svg').getBoundingClientRect().width}))"""
 # the explorer's views: which one shows, by its button's text
 _SHOWN = """() => [...document.querySelectorAll('.jt-views > .jt-view')]
@@ -73,6 +76,9 @@ def test_the_export_pans_folds_and_switches_views_offline(export):
         for drawn in (first, second):  # drawn, in a box of its own, some groups folded
             assert drawn["seen"] > 500 and 160 < drawn["height"] <= 800
             assert drawn["folded"] and drawn["hidden"] > 0
+            # each folded group says what it holds: "▸ layer 2: 7 equations"
+            assert len(drawn["boxes"]) == len(drawn["folded"])
+            assert all(re.fullmatch(r"▸ .+: \d+ equations?", b) for b in drawn["boxes"])
         assert first["id"] != second["id"]
         group = first["folded"][0]
         page.locator(f"#{second['id']} .jt-fit").click()  # the whole picture in view
@@ -82,6 +88,8 @@ def test_the_export_pans_folds_and_switches_views_offline(export):
         frame.click(force=True, position=top)
         after_first, after_second = page.evaluate(_PAGES)
         assert after_first == first  # the other display is left alone
+        top, whole = (float(p["viewBox"].split()[3]) for p in (first, after_second))
+        assert whole > top  # it opened on the picture's top, at the cell's width
         assert group not in after_second["folded"]
         assert after_second["hidden"] < second["hidden"]
 

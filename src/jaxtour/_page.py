@@ -41,7 +41,7 @@ cursor:grab}
 .jt-page g.jt-group>path,.jt-page g.jt-group>polygon{cursor:pointer}
 .jt-page g.jt-folded>path,.jt-page g.jt-folded>polygon{fill:#E9E1CC;stroke:#8A6D3B;
 stroke-width:2}
-.jt-page g.jt-folded>text{display:none}
+.jt-page g.jt-folded>text:not(.jt-box){display:none}
 .jt-page .jt-hidden{display:none}
 .jt-page text.jt-box{font-size:14px;font-weight:600;fill:#3d2f12;pointer-events:none}
 """
@@ -114,7 +114,9 @@ q('.jt-open').onclick = () => { folded.clear(); render(); };
 q('.jt-fold').onclick = () => {
   groups.forEach(g => { if (g.parent === null) folded.add(g.id); }); render(); };
 // the picture's own size, then a box in the notebook that shows it whole at most
-const vb0 = svg.viewBox.baseVal; let vb = [vb0.x, vb0.y, vb0.width, vb0.height];
+const b0 = svg.viewBox.baseVal;  // live: copied, so that "fit" can go back to it
+const vb0 = {x: b0.x, y: b0.y, width: b0.width, height: b0.height};
+let vb = [vb0.x, vb0.y, vb0.width, vb0.height];
 const natural = [svg.width.baseVal.value || vb0.width, svg.height.baseVal.value || vb0.height];
 svg.removeAttribute('width'); svg.removeAttribute('height');
 function apply() { svg.setAttribute('viewBox', vb.join(' ')); }
