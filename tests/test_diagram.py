@@ -132,7 +132,7 @@ def test_no_renderer_says_what_to_install_but_source_and_dot_still_work(
         diagram.svg()
     assert diagram.save(tmp_path / "x.dot").read_text() == DOT
     with pytest.warns(UserWarning, match="No Graphviz renderer found"):
-        assert diagram._repr_svg_() is None
+        assert diagram._repr_mimebundle_() == {"text/plain": repr(diagram)}
 
 
 def test_png_without_system_dot_is_a_clear_error_and_leaves_no_file(
@@ -163,13 +163,18 @@ def test_save_svg_writes_parseable_xml_and_unknown_suffix_is_refused(tmp_path):
         Diagram(DOT).save(tmp_path / "d.jpg")
 
 
-def test_jupyter_sees_exactly_one_rich_mime_type():
+def test_jupyter_sees_one_bundle_and_a_small_picture_as_svg_alone():
     rich = [
         name
         for name in dir(Diagram)
         if name.startswith("_repr_") and name.endswith("_")
     ]
-    assert rich == ["_repr_svg_"]
+    assert rich == ["_repr_mimebundle_"]
+    diagram = Diagram(DOT, "three nodes")
+    bundle = diagram._repr_mimebundle_()
+    # no page for a picture that fits a slide: it would only repeat the SVG
+    assert bundle == {"text/plain": repr(diagram), "image/svg+xml": diagram.svg()}
+    assert not diagram.interactive
 
 
 def test_a_layout_graphviz_cannot_route_is_drawn_with_straight_edges(monkeypatch):

@@ -6,6 +6,7 @@ with `jax.grad`, `jax.jvp`, `jax.vmap` and `jax.jit`.
 """
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -350,18 +351,27 @@ def test_every_gallery_example_draws_its_jaxpr(name):
     assert panel.shown.result.source == draw_jaxpr(fn)(*args).source
 
 
-def test_the_mime_bundle_holds_the_widget_and_a_static_picture(panel):
+@pytest.mark.slow  # draws every view twice (test_explore_static draws them once)
+def test_the_mime_bundle_holds_the_widget_every_view_and_the_svg(panel):
+    from jaxtour.explorer._views import VIEWS
+
     bundle = panel._repr_mimebundle_()
     assert (
         bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.model_id
     )
+    assert bundle["image/svg+xml"] == draw_jaxpr(cubic)(1.0).svg()  # GitHub, decks
     static = bundle["text/html"]
-    assert 'class="jaxtour-explore-static"' in static
-    assert _svg_of(draw_jaxpr(cubic)(1.0)) in static
-    panel.view.value = (
-        "jaxpr text"  # the fallback is what the panel shows when displayed
+    assert static.count("<section class='jt-view") == len(VIEWS)
+    shown = re.findall(r"<section class='jt-view on'.*?</section>", static, re.S)
+    assert len(shown) == 1 and _svg_of(draw_jaxpr(cubic)(1.0)) in shown[0]
+    assert panel._repr_mimebundle_()["text/html"] is static  # drawn once
+    panel.view.value = "jaxpr text"  # the view shown when displayed opens first
+    again = panel._repr_mimebundle_()
+    assert "image/svg+xml" not in again  # no picture: the deck shows the page
+    shown = re.findall(
+        r"<section class='jt-view on'.*?</section>", again["text/html"], re.S
     )
-    assert "<svg" not in panel._repr_mimebundle_()["text/html"]
+    assert len(shown) == 1 and 'class="jaxtour-text"' in shown[0]
 
 
 # --- the XLA views --------------------------------------------------------------------------

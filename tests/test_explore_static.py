@@ -1,7 +1,8 @@
-"""Without a kernel the explorer's output still shows its picture (exported HTML, slides).
+"""Without a kernel the explorer's output still shows every view (exported HTML).
 
 nbconvert shows a widget only from saved widget state; without it, it falls back to the
-next mime type in the output, which is the explorer's static HTML picture.
+next mime type in the output, which is the explorer's static HTML: every view of what the
+panel shows, the one it showed opening first.
 """
 
 import re
@@ -22,7 +23,9 @@ def _exported(notebook) -> str:
 
 
 def _static_block(html: str) -> str:
-    found = re.search(r'<div class="jaxtour-explore-static">.*?</svg>', html, re.S)
+    found = re.search(
+        r"<div class=.jt-views jaxtour-explore-static.*?</svg>", html, re.S
+    )
     assert found, "the export holds no static explorer picture"
     return found.group(0)
 

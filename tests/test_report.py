@@ -276,8 +276,8 @@ ROOMS = ("jaxtour.viz", "jaxtour.autodiff", "jaxtour.tracing", "jaxtour.cost")
 def displays_badly(cls: type) -> str | None:
     """Why `cls` breaks the display rule, or None: a picture, or shown from a Report."""
     rich = {n for n in dir(cls) if n.startswith("_repr_") and n.endswith("_")}
-    if rich in ({"_repr_svg_"}, {"_repr_png_"}):
-        return None  # a picture (Diagram, Plot, Steps): one rich mime type
+    if rich in ({"_repr_mimebundle_"}, {"_repr_png_"}):
+        return None  # a picture (Diagram, Plot, Steps): its SVG (and page) or a PNG
     if rich != {"_repr_html_"}:
         return f"rich reprs {sorted(rich)}: want _repr_html_ from a Report"
     if not inspect.isfunction(getattr(cls, "report", None)):
@@ -321,12 +321,14 @@ def test_the_scan_catches_a_result_displayed_by_hand():
         def report(self):
             return Report("t")
 
-        def _repr_svg_(self):
-            return "<svg/>"
+        def _repr_mimebundle_(self):
+            return {"image/svg+xml": "<svg/>"}
 
     assert displays_badly(ByHand) == "no report() method: write its display as a Report"
     assert displays_badly(Markdown).startswith("rich reprs ['_repr_markdown_']")
-    assert displays_badly(Both).startswith("rich reprs ['_repr_html_', '_repr_svg_']")
+    assert displays_badly(Both).startswith(
+        "rich reprs ['_repr_html_', '_repr_mimebundle_']"
+    )
     assert displays_badly(FusionTraffic) is None and displays_badly(Profile) is None
 
 

@@ -247,6 +247,25 @@ def test_a_deck_shows_a_diagram_as_inline_svg_and_loads_nothing_remote(tmp_path)
     assert remote_resources(html) == set() and deck.executed
 
 
+def test_a_deck_shows_a_big_diagrams_svg_placed_and_cut_not_its_page(tmp_path):
+    tall = Diagram("digraph { " + " -> ".join(map(str, range(30))) + " }", "tall")
+    bundle = tall._repr_mimebundle_()
+    assert "text/html" in bundle  # its page, which nbconvert would rank above the SVG
+    lessons = []
+    for data in (bundle, {k: v for k, v in bundle.items() if k != "text/html"}):
+        cell = code("tall", tags=["hide-input"], slideshow={"slide_type": "-"})
+        cell.outputs = [new_output("display_data", data)]
+        lessons.append(new_notebook(cells=[md("# T"), md("## The chain"), cell]))
+    page, alone = (plan_slides(n).cells[2].outputs for n in lessons)
+    assert page == alone  # planned as if the output held the SVG alone
+    nbformat.write(lessons[0], tmp_path / "03_demo.ipynb")
+    [deck] = build_slides([tmp_path / "03_demo.ipynb"], tmp_path / "slides", ASSETS)
+    html = deck.path.read_text()
+    assert "jt-page" not in html and "jt-groups" not in html  # the page stays out
+    pieces = re.findall(r"<svg data-jt-min-height=", html)  # placed, fitted, cut
+    assert len(pieces) >= 2 and deck.slides == 2 + len(pieces)
+
+
 def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
     lesson = write(tmp_path, [md("# T\n\n![logo](https://example.org/logo.png)")])
     with pytest.raises(SlidesError) as err:

@@ -92,7 +92,7 @@ def test_no_nan_is_said_plainly():
         f"no NaN or Inf in grad of double_where: all {n} equations gave finite values."
     )
     assert repr(report) == "NanReport(no NaN or Inf in grad of double_where)"
-    assert report._repr_svg_() is None  # Jupyter shows the sentence
+    assert report._repr_mimebundle_() == {"text/plain": repr(report)}  # the sentence
     np.testing.assert_allclose(report.steps.outputs, jax.grad(double_where)(X))
     with pytest.raises(
         ValueError,

@@ -149,7 +149,7 @@ def test_the_page_holds_every_equation_and_fetches_nothing(nnx_block, tmp_path):
     assert not _NETWORK.search(page)
     drawn = len(re.findall(r"<title>eqn\d+</title>", page))
     assert drawn == _leaf_eqns(_ir.unwrap_jit(jax.make_jaxpr(loss)(*args)).jaxpr)
-    groups = re.search(r"id='jt-groups'>(.*?)</script>", page, re.S)
+    groups = re.search(r"class='jt-groups'>(.*?)</script>", page, re.S)
     folded = groups[1].count('"folded": true')
     assert folded == int(re.search(r"\((\d+) calls? folded\)", d.title)[1])
 

@@ -48,7 +48,7 @@ def test_a_click_opens_a_folded_group_offline(page_file):
         frame.click(force=True, position={"x": 4, "y": 4})
         assert folded[0] not in page.evaluate("[...jaxtourPage.folded]")
         assert page.evaluate(hidden) < before
-        page.locator("#jt-open").click()
+        page.locator(".jt-open").click()
         assert page.evaluate(hidden) == 0
         browser.close()
     assert blocked == [] and errors == []

@@ -15,10 +15,20 @@ from jaxtour._files import write_atomically
 # The root element's width: Graphviz writes points ("pt"); a bare number is px.
 _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
 _SVG_HEIGHT = re.compile(r'<svg[^>]*?\sheight="([\d.]+)(pt|px)?"')
+# A slide, in CSS px. Shown at a notebook's width (about 1,000 px) a picture over twice
+# a slide's width draws its text under 8 px, and one over twice its height needs a few
+# screens: pan and zoom help with those.
+SLIDE_PX = (1280, 720)
 
 
 class Diagram:
     """A picture of a graph: DOT source plus a title, shown as SVG in Jupyter.
+
+    Its display data holds the SVG (``image/svg+xml``: what GitHub, static renderers
+    and the slide builder use) and a line of text; a picture that is `interactive`
+    (with calls folded, or over twice a slide's width or height) also carries its page
+    (``text/html``, see `save`), which JupyterLab, nbconvert's HTML export, Jupyter
+    Book and Quarto show instead: it pans, zooms and folds with no kernel running.
 
     Args:
         source: Graphviz DOT text.
@@ -43,6 +53,7 @@ class Diagram:
         # (DOT of the whole program with every group open, the groups) for the page
         # `save(".html")` writes; None draws the page from this picture
         self.whole: Callable[[], tuple[str, list[dict]]] | None = None
+        self._whole_drawn: tuple[str, list[dict]] | None = None
 
     @classmethod
     def from_graph(cls, graph: Any, title: str = "") -> Diagram:
@@ -140,20 +151,55 @@ class Diagram:
         write_atomically(path, data)
         return path
 
-    def html(self) -> str:
-        """The self-contained page `save(".html")` writes (see `save`)."""
-        if self.whole is None:
-            return _page.page(self.svg(), self.title)
-        source, groups = self.whole()
-        return _page.page(_render.render(source, "svg").decode(), self.title, groups)
+    def html(self, *, fragment: bool = False) -> str:
+        """The self-contained page `save(".html")` writes (see `save`); with
+        `fragment`, the same inside one ``<div>`` whose ids are its own, as a notebook's
+        display data carries it."""
+        svg, groups = self.svg(), None
+        if self.whole is not None:
+            source, groups = self._whole()
+            svg = _render.render(source, "svg").decode()
+        if fragment:
+            return _page.fragment(svg, self.title, groups)
+        return _page.page(svg, self.title, groups)
 
-    def _repr_svg_(self) -> str | None:
-        # One rich mime type only: JupyterLab ranks text/html above SVG.
+    @property
+    def interactive(self) -> bool:
+        """Whether Jupyter shows the page (pan, zoom, fold) rather than the SVG alone: a
+        program nested by the user's calls with calls folded (the page opens them), or
+        a picture over twice a slide's width or height (2,560 or 1,440 px). A smaller
+        picture reads well as its SVG, and a lesson shows dozens: they carry it alone.
+
+        Renders (see `svg`).
+        """
+        if self.whole is not None and any(g.get("folded") for g in self._whole()[1]):
+            return True
+        width, height = self.size_px
+        return width > 2 * SLIDE_PX[0] or height > 2 * SLIDE_PX[1]
+
+    def _whole(self) -> tuple[str, list[dict]]:
+        """`whole()`, drawn once (a Diagram never changes)."""
+        if self._whole_drawn is None:
+            assert self.whole is not None  # the callers ask only when it is set
+            self._whole_drawn = self.whole()
+        return self._whole_drawn
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, str]:
+        # SVG for static renderers and slides; the page, when it helps, for the rest
+        # (JupyterLab and nbconvert rank text/html above SVG).
+        bundle = {"text/plain": repr(self)}
         try:
-            return self.svg()
+            bundle["image/svg+xml"] = self.svg()
+            wanted = (not include or "text/html" in include) and "text/html" not in (
+                exclude or ()
+            )
+            if wanted and self.interactive:
+                bundle["text/html"] = self.html(fragment=True)
         except _render.RendererUnavailableError as err:
             warnings.warn(str(err), stacklevel=2)
-            return None
+        return bundle
 
     def __repr__(self) -> str:
         nodes, edges = self.counts

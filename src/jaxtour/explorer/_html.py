@@ -1,7 +1,7 @@
 """What the explorer's panel shows, as HTML: a picture, a text, a table, or a problem.
 
-The same HTML is the live panel's content and the static fallback that exported HTML
-and slides show when no kernel is running.
+The same HTML is the live panel's content and, with every other view (`_save.views`),
+what exported HTML shows when no kernel is running.
 """
 
 from __future__ import annotations
@@ -103,15 +103,3 @@ def panel(shown: Shown | Problem) -> str:
     ):  # pictures and tables carry their own title
         head = f'<div class="jaxtour-title"><b>{escape(shown.result.title)}</b></div>{head}'
     return head + body(shown.result)
-
-
-def static(shown: Shown | Problem, label: str) -> str:
-    """The fallback shown without a kernel: the current view's picture and a caption."""
-    note = (
-        f"jaxtour.explore: {escape(label)}. A static picture: run the notebook to "
-        "change the transformations and the view."
-    )
-    return (
-        f'<div class="jaxtour-explore-static"><div style="color:#64748b;font-size:12px">'
-        f"{note}</div>{panel(shown)}</div>"
-    )

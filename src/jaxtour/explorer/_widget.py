@@ -19,6 +19,7 @@ from jaxtour.explorer import _html
 from jaxtour.explorer._compose import Composed, Transforms, compose
 from jaxtour.explorer._gallery import GALLERY
 from jaxtour.explorer._request import Options, Request, Shown, Subject
+from jaxtour.explorer._save import views, views_page
 from jaxtour.explorer._views import DEFAULT_VIEW, VIEWS
 
 AXES = (0, 1, 2, -1)
@@ -43,6 +44,7 @@ class Explorer(widgets.VBox):
         # compilations per function object, so other views and options reuse them.
         self._composed: dict[tuple, Composed] = {}
         self.renders = 0  # cache misses, for the curious and the tests
+        self._pages: dict[tuple, str] = {}  # every view, for exported notebooks
         self._make_controls(list(loaders))
         super().__init__(self._layout())
         self.add_class("jaxtour-explorer")
@@ -259,7 +261,6 @@ class Explorer(widgets.VBox):
             ValueError: `path` does not end in .html.
         """
         from jaxtour._files import write_atomically
-        from jaxtour.explorer._save import views_page
 
         path = Path(path)
         if path.suffix.lower() != ".html":
@@ -267,19 +268,30 @@ class Explorer(widgets.VBox):
                 f"Cannot save the explorer as {path.name!r}: it writes a page, "
                 "use a .html suffix."
             )
-
-        def request() -> Request:
-            return Request(self.subject, self.transforms, self.composed, self.options)
-
-        write_atomically(path, views_page(request, self._safe_label()).encode())
+        write_atomically(path, views_page(self._request, self._safe_label()).encode())
         return path
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        # The widget view for a live kernel, and beside it the picture as static HTML for
-        # exported notebooks and slides (JupyterLab prefers the widget when it can show it).
+        # The widget for a live kernel (JupyterLab prefers it when it can show it);
+        # beside it, for exported notebooks, every view of what the panel shows
+        # (text/html: they switch with no kernel) and the picture it shows as SVG
+        # (what GitHub and the decks show).
         bundle = super()._repr_mimebundle_(**kwargs)
-        bundle["text/html"] = _html.static(self.shown, self._safe_label())
+        key = self._key()
+        if key not in self._pages:  # drawn once per combination: a display repeats it
+            self._pages[key] = views(self._request, self._safe_label(), self._now())
+        bundle["text/html"] = self._pages[key]
+        shown = self.shown
+        if isinstance(shown, Shown) and hasattr(shown.result, "svg"):  # a Diagram
+            bundle["image/svg+xml"] = shown.result.svg()
         return bundle
+
+    def _request(self) -> Request:
+        return Request(self.subject, self.transforms, self.composed, self.options)
+
+    def _now(self) -> tuple[str, str]:
+        """(the view shown, the panel's HTML of it)."""
+        return self.view.value, self._cache[self._key()][1]
 
 
 def _about(name: str) -> str:

@@ -7,6 +7,7 @@ same and is easier to type in a py:percent header (``# %% tags=["slide"]``). Cel
 run but are not taught never reach a slide: the deck keeps only the cell kinds
 ``jaxtour.lesson.KEEPS[View.DECK]`` lists (teaching cells, exercise tasks and notes), so
 set-up, checks, solutions, hints, exercise stubs and ``remove-cell`` cells stay out.
+An output holding an SVG shows it (`shows_svg`), even beside a ``text/html`` page.
 A ``notes`` cell goes into the speaker notes (reveal.js, key S) of the slide before it.
 
 A notebook that chooses no slide at all still makes a deck: each markdown cell that
@@ -109,6 +110,9 @@ def plan_slides(notebook: Any, name: str = "the notebook") -> Any:
 
     planned = copy.deepcopy(notebook)
     planned.cells = [c for c in planned.cells if not is_hidden(c)]
+    for cell in planned.cells:
+        for output in cell.get("outputs", ()):
+            shows_svg(output)
     asked = [
         explicit_slide_type(c, f"cell {i} of {name}")
         for i, c in enumerate(planned.cells)
@@ -127,6 +131,25 @@ def plan_slides(notebook: Any, name: str = "the notebook") -> Any:
             "Remove `skip` from at least one cell."
         )
     return planned
+
+
+def shows_svg(output: Any) -> None:
+    """Keep only the SVG of an output that holds one beside HTML, in place.
+
+    A big `Diagram` carries its page (``text/html``) beside its SVG, and nbconvert ranks
+    HTML first; a deck places, measures and fits the SVG to its slide instead, and does
+    not carry the page.
+
+    Example:
+        >>> output = {"data": {"image/svg+xml": "<svg/>", "text/html": "<div>…</div>"}}
+        >>> shows_svg(output)
+        >>> sorted(output["data"])
+        ['image/svg+xml']
+    """
+    data = output.get("data", {})
+    if "image/svg+xml" in data:
+        data.pop("text/html", None)
+        output.get("metadata", {}).pop("text/html", None)
 
 
 def _markdown_cell(source: str, metadata: dict) -> Any:

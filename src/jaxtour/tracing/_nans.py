@@ -154,8 +154,13 @@ class NanReport:
         out = self.step.outputs if self.step else []
         return "NaN" if any(_ir.nonfinite(v, include_inf=False) for v in out) else "Inf"
 
-    def _repr_svg_(self) -> str | None:
-        return self.diagram()._repr_svg_() if self.found else None
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, str]:
+        if not self.found:  # Jupyter shows the sentence
+            return {"text/plain": repr(self)}
+        picture = self.diagram()._repr_mimebundle_(include, exclude)
+        return picture | {"text/plain": repr(self)}
 
     def __str__(self) -> str:
         if self.step is None:

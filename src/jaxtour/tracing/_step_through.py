@@ -160,8 +160,11 @@ class Steps:
             subtitle=subtitle,
         )
 
-    def _repr_svg_(self) -> str | None:
-        return self.diagram()._repr_svg_()
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, str]:
+        picture = self.diagram()._repr_mimebundle_(include, exclude)
+        return picture | {"text/plain": repr(self)}
 
     def __str__(self) -> str:
         rows = [
