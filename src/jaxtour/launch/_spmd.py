@@ -166,6 +166,7 @@ def train(config: TrainConfig, details: bool = False) -> dict:
     from jaxtour.data import load_mnist
 
     mesh = mlp.data_mesh(jax.devices())  # every process's, in process order
+    _connect(mesh)
     rank, count = jax.process_index(), jax.process_count()
     mlp.check_batch_size(config.batch_size, mesh.size)
     n_local = jax.local_device_count()
@@ -238,6 +239,28 @@ def train(config: TrainConfig, details: bool = False) -> dict:
     if details and rank == 0:
         out |= _details(mesh, run_epoch, config.batch_size)
     return out
+
+
+def _connect(mesh: Mesh) -> None:
+    """One tiny all-reduce over every device now, while the processes are in step.
+
+    On CPU the collectives connect (Gloo) at the first one and wait 30 s for the other
+    processes (JAX offers no setting); a process still compiling its epoch on a busy
+    machine came later than that and the run failed ("Gloo context initialization
+    failed: Connect timeout"). Once connected, an all-reduce over the same devices
+    waits for a late process (45 s measured); the processes have just joined here.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxtour import mlp
+
+    ones = np.ones(jax.local_device_count(), np.float32)
+    split = mlp.batch_sharded(mesh, mesh.axis_names[0])
+    spread = jax.make_array_from_process_local_data(split, ones, (mesh.size,))
+    total = jax.jit(jnp.sum, out_shardings=mlp.replicated(mesh))(spread)
+    total.addressable_data(0).block_until_ready()
 
 
 def _global(host: np.ndarray, sharding: NamedSharding) -> jax.Array:
