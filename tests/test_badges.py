@@ -8,6 +8,7 @@ is what Colab runs first on the newest JAX, so only its runs go to the newest-JA
 the links and rows are plumbing.
 """
 
+import functools
 import json
 import re
 import subprocess
@@ -44,6 +45,13 @@ def documents() -> list[Path]:
     ]
 
 
+@functools.cache
+def instructor_cells(source: Path) -> list:
+    """The lesson's cells as its instructor notebook holds them, read once per file (a
+    lesson's conversion is ~0.5 s of jupytext)."""
+    return nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4).cells
+
+
 def lesson_of(url: str) -> str:
     """The repository path a Colab or Binder link opens; fails on any other form of link."""
     for prefix in (COLAB, BINDER):
@@ -58,11 +66,7 @@ def lesson_of(url: str) -> str:
 def readme_row(source: Path) -> str:
     """The README table row a lesson needs (said in the failure message, to copy)."""
     notebook = f"notebooks/{source.stem}.ipynb"
-    title = (
-        nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4)
-        .cells[0]
-        .source
-    )
+    title = instructor_cells(source)[0].source
     title = re.search(r"^#\s+(.+)$", title, re.MULTILINE).group(1).split(":")[0]
     return (
         f"| [{title}]({notebook}) | WHAT YOU WILL SEE | [![Open in Colab]({_BADGE_IMAGES[0]})]"
@@ -106,11 +110,7 @@ def test_every_badge_opens_a_lesson_that_exists(document):
 @pytest.mark.plumbing
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_each_lesson_opens_with_a_colab_badge_for_itself(source):
-    first = (
-        nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4)
-        .cells[0]
-        .source
-    )
+    first = instructor_cells(source)[0].source
     assert f"{COLAB}notebooks/{source.stem}.ipynb" in first
     assert _BADGE_IMAGES[0] in first
 
@@ -170,8 +170,7 @@ print(json.dumps({"error": None if error is None else repr(error),
 
 def setup_cell(source: Path) -> str:
     """The lesson's first code cell: the set-up cell (later `setup` cells only import)."""
-    cells = nbformat.reads(notebook_text(source, View.INSTRUCTOR), as_version=4).cells
-    first = next(c for c in cells if c.cell_type == "code")
+    first = next(c for c in instructor_cells(source) if c.cell_type == "code")
     assert kind_of(first) is Kind.SETUP, (
         f"{source.stem}: the first code cell must be the set-up cell, tagged `setup`"
     )

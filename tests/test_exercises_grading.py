@@ -6,10 +6,12 @@ The marks are decided outside the answer's process (`jaxtour.exercises._grade`),
 trick played there changes nothing: only a right answer scores.
 """
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -19,7 +21,10 @@ from own_course import OWN_EXERCISES, OWN_STEM, write_own
 from jaxtour.exercises import write_nbgrader_course
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMEOUT = 20  # seconds per cell and per exercise: what an endless answer costs, once
+# seconds per cell and per exercise: what an endless answer waits, once per course; a
+# right answer on a busy machine must finish well within it (a solved
+# ex_jacobian_from_jvp took 15 s of 20 under a load of 13 on 2 cores)
+TIMEOUT = 30
 WHY, MATH = "01_why_jax", "02_close_to_the_math"
 
 ENDLESS_TIMER = """def ex_time_call(f, x):
@@ -160,19 +165,35 @@ SUBMISSIONS = {
 }
 
 
-def _nbgrader(course: Path, *args: str) -> None:
+def _nbgrader(*runs: tuple[Path, tuple[str, ...]]) -> None:
+    """`nbgrader ARGS` in each (course, ARGS), side by side; each must succeed."""
     bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from its venv
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with contextlib.ExitStack() as stack:
+        started = []
+        for course, args in runs:
+            log = stack.enter_context(tempfile.TemporaryFile("w+"))  # no pipe to fill
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "nbgrader", *args],
+                cwd=course,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            stack.callback(_end, proc)  # a run that failed leaves none running
+            started.append((proc, log))
+        for proc, log in started:
+            proc.wait(timeout=900)
+            log.seek(0)
+            assert proc.returncode == 0, log.read()[-6000:]
+
+
+def _end(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 def _submit(
@@ -208,8 +229,6 @@ OWN_WRONG = {"ex_course_square": "def ex_course_square(x):\n    return x * 2\n"}
 @pytest.fixture(scope="module")
 def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
     """Each (student, assignment)'s marks by exercise, from nbgrader's gradebook."""
-    from nbgrader.api import Gradebook
-
     from jaxtour.exercises import _registry
 
     root = tmp_path_factory.mktemp("grading")
@@ -222,33 +241,55 @@ def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
         _registry._REGISTRY.pop(name, None)
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(f"c.GradeApart.timeout = {TIMEOUT}\n")
-    # one nbgrader process per step, for every assignment (its id is a glob): each
-    # process start imports nbgrader, and autograde's imports JAX as well
-    _nbgrader(course, "generate_assignment", "*", "--force")
-    for assignment in (WHY, MATH):
-        source = course / "source" / assignment / f"{assignment}.ipynb"
-        released = course / "release" / assignment / f"{assignment}.ipynb"
-        _submit(course, "untouched", assignment, nbformat.read(released, as_version=4))
-        _submit(course, "solved", assignment, nbformat.read(source, as_version=4))
-        for student, plans in SUBMISSIONS.items():
-            answers, before, _ = plans[assignment]
-            _submit(course, student, assignment, _edited(source, answers, before))
-    own_source = course / "source" / OWN_STEM / f"{OWN_STEM}.ipynb"
-    _submit(course, "own", OWN_STEM, _edited(own_source, OWN_WRONG, {}))
-    _nbgrader(course, "autograde", "*", "--create")
+    # one generate_assignment for every assignment (its id is a glob: each nbgrader
+    # start imports nbgrader); then a copy of the course per lesson, the two
+    # autograded side by side (lesson 02's beside the course's own exercises): each
+    # holds one endless answer, whose TIMEOUT s of waiting overlap the other's
+    # grading instead of idling, for one more start of nbgrader and JAX
+    _nbgrader((course, ("generate_assignment", "*", "--force")))
+    courses = {WHY: course, MATH: root / "course_02"}
+    shutil.copytree(course, courses[MATH])
+    for assignment, folder in courses.items():
+        _submit_all(folder, assignment)
+    own_source = courses[MATH] / "source" / OWN_STEM / f"{OWN_STEM}.ipynb"
+    _submit(courses[MATH], "own", OWN_STEM, _edited(own_source, OWN_WRONG, {}))
+    _nbgrader(
+        *[(folder, ("autograde", "*", "--create")) for folder in courses.values()]
+    )
+    found = {}
+    for assignment, folder in courses.items():
+        students = ["untouched", "solved", *SUBMISSIONS]
+        found |= _gradebook_marks(folder, {assignment: students})
+    found |= _gradebook_marks(courses[MATH], {OWN_STEM: ["own"]})
+    shutil.rmtree(root, ignore_errors=True)
+    return found
+
+
+def _submit_all(course: Path, assignment: str) -> None:
+    """The released notebook untouched, the solutions, and each of SUBMISSIONS."""
+    source = course / "source" / assignment / f"{assignment}.ipynb"
+    released = course / "release" / assignment / f"{assignment}.ipynb"
+    _submit(course, "untouched", assignment, nbformat.read(released, as_version=4))
+    _submit(course, "solved", assignment, nbformat.read(source, as_version=4))
+    for student, plans in SUBMISSIONS.items():
+        answers, before, _ = plans[assignment]
+        _submit(course, student, assignment, _edited(source, answers, before))
+
+
+def _gradebook_marks(
+    course: Path, students: dict[str, list[str]]
+) -> dict[tuple[str, str], dict[str, float]]:
+    """{(student, assignment): {exercise: score}} for each assignment's students."""
+    from nbgrader.api import Gradebook
+
     found = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        for assignment in (WHY, MATH):
-            for student in ("untouched", "solved", *SUBMISSIONS):
+        for assignment, names in students.items():
+            for student in names:
                 notebook = gb.find_submission_notebook(assignment, assignment, student)
                 found[student, assignment] = {
                     g.name.removeprefix("test_"): g.score for g in notebook.grades
                 }
-        notebook = gb.find_submission_notebook(OWN_STEM, OWN_STEM, "own")
-        found["own", OWN_STEM] = {
-            g.name.removeprefix("test_"): g.score for g in notebook.grades
-        }
-    shutil.rmtree(course, ignore_errors=True)
     return found
 
 

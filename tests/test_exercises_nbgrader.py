@@ -16,9 +16,21 @@ from jaxtour.cli import main
 from jaxtour.exercises import _course, _nbgrader, _verdict, find
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS = [
-    s for s in lesson.find_lessons(ROOT / "notebooks") if lesson.lesson_exercises(s)
-]
+
+
+@functools.cache
+def _exercises(source: Path) -> list[lesson.LessonExercise]:
+    """Lesson `source`'s exercises, read once (each read parses the lesson)."""
+    return lesson.lesson_exercises(source)
+
+
+@functools.cache
+def _left_out(source: Path) -> dict[str, list[str]]:
+    """What the course leaves out of lesson `source`, found once."""
+    return _nbgrader.left_out_of_course(source)
+
+
+LESSONS = [s for s in lesson.find_lessons(ROOT / "notebooks") if _exercises(s)]
 GRADED = (
     "02_close_to_the_math"  # cheap checks; the other lessons are checked by structure
 )
@@ -78,8 +90,8 @@ def test_the_course_grades_with_jaxtours_preprocessor_in_place_of_execute(tmp_pa
 @pytest.mark.parametrize("source", LESSONS, ids=lambda s: s.stem)
 def test_each_exercise_has_an_answer_region_and_a_graded_hidden_test(source):
     notebook = _assignment(source)
-    left = _nbgrader.left_out_of_course(source)
-    names = [ex.name for ex in lesson.lesson_exercises(source) if ex.name not in left]
+    left = _left_out(source)
+    names = [ex.name for ex in _exercises(source) if ex.name not in left]
     meta = [c.metadata.get("nbgrader", {}) for c in notebook.cells]
     assert all(m.get("grade_id") for m in meta), "every cell has an nbgrader id"
     assert len({m["grade_id"] for m in meta}) == len(meta), "ids are unique"
@@ -128,7 +140,7 @@ def test_every_solution_needs_only_what_its_assignment_defines(source):
 
 
 def test_every_exercise_is_in_the_course_with_what_its_solution_reads():
-    assert [n for s in LESSONS for n in _nbgrader.left_out_of_course(s)] == []
+    assert [n for s in LESSONS for n in _left_out(s)] == []
     cells = _assignment(ROOT / "notebooks" / "07_parallelism.py").cells
     imports, context = cells[1].source, cells[2].source
     # the set-up cell holds a `%pip` line: read as IPython, its imports still count

@@ -48,7 +48,15 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
 
 
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
-ONE_LESSON = "01_why_jax"  # the one lesson the installed wheel executes
+# The one lesson the installed wheel executes: the shortest, which imports the kit in a
+# kernel and shows a Diagram (its deck holds an SVG): 2 s of cells, lesson 01's took 11.
+ONE_LESSON = "00_setup"
+# What `python -m build --sdist --no-isolation` does: pyproject's backend's PEP 517 hook.
+BUILD_SDIST = """import importlib, sys, tomllib
+with open("pyproject.toml", "rb") as f:
+    backend = tomllib.load(f)["build-system"]["build-backend"]
+print(importlib.import_module(backend).build_sdist(sys.argv[1]))
+"""
 
 # CI runs the suite twice (make test, then make test-latest on the newest JAX); the check
 # builds its own Python 3.12+ venv either way, so it runs in the first run only.
@@ -133,7 +141,7 @@ def _ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, Path]:
-    """A fresh venv with `build`; the sdist made from a copy of the checkout; its wheel."""
+    """A fresh venv; the sdist made from a copy of the checkout; its wheel."""
     python = find_new_python()
     if python is None:
         pytest.skip("no Python 3.12 or 3.13 found (PATH or pyenv)")
@@ -147,29 +155,15 @@ def built(tmp_path_factory) -> dict[str, Path]:
     # pip's compiling every installed module to bytecode was two thirds of an install's
     # time (22 s of 31 here); Python compiles what a run imports, on first import.
     install = [*pip, "install", "--no-compile"]
-    _ok(_run([*install, "build"], top, env))
+    # The sdist from pyproject's build backend, run by this run's Python (its lock has
+    # the backend, so the user's venv gets nothing a build needs); the wheel from that
+    # sdist as a user's pip makes it, in an isolated build environment that installs
+    # the backend from pyproject's requirements alone.
     dist = top / "dist"
-    _ok(
-        _run(
-            [
-                str(venv / "bin" / "python"),
-                "-m",
-                "build",
-                "--sdist",
-                "--outdir",
-                str(dist),
-                str(source),
-            ],
-            top,
-            env,
-        )
-    )
+    _ok(_run([sys.executable, "-c", BUILD_SDIST, str(dist)], source, os.environ))
     (sdist,) = dist.glob("jaxtour-*.tar.gz")
-    _ok(
-        _run(
-            [*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(sdist)], top, env
-        )
-    )
+    wheel_cmd = [*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(sdist)]
+    _ok(_run(wheel_cmd, top, env))
     (wheel,) = dist.glob("jaxtour-*.whl")
     return {
         "top": top,
