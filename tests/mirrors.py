@@ -130,7 +130,7 @@ def mirror_root(folder: Path) -> Path:
 
 _LOAD = """
 import json, sys
-from jaxtour.mlp import Budget, MnistUnavailableError, load_mnist
+from jaxtour.data import Budget, MnistUnavailableError, load_mnist
 folder, mirrors, budget = json.loads(sys.argv[1])
 try:
     load_mnist(folder, mirrors=mirrors, progress=False, budget=Budget(**budget))
