@@ -26,17 +26,32 @@ MAX_WIDTH_PX = 5000
 @dataclass
 class Model:
     """`fn(*args, **kwargs)`: what the forward lenses see; `loss(*args)`: a scalar for
-    the gradient lenses (kwargs bound); `grad_ref(*args)`: the framework's gradient."""
+    the gradient lenses (kwargs bound); `grad_ref(*args)`: the framework's gradient;
+    `fn_ref(*args, **kwargs)`: `fn` as the framework runs it. Both references are
+    compiled by the framework's own jit: one compilation each, where an eager call
+    compiles each of a model's ~50-100 operations (nnx_optax_step's eager step and
+    gradient: 200 compilations, 25 s of CPU)."""
 
     name: str
     fn: Callable
     make_args: Callable[[], tuple]
     loss: Callable
     grad_ref: Callable
+    fn_ref: Callable
     kwargs: dict = field(default_factory=dict)
     static_argnames: tuple[str, ...] = ()
     argnums: int = 0
     rtol: float = 1e-4
+
+
+def _normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Example inputs drawn by NumPy: each eager `jax.random` draw (or cast) compiles
+    once per shape, a second or so of CPU per model."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _bf16(x: np.ndarray) -> jax.Array:
+    return jnp.asarray(x.astype(jnp.bfloat16))  # cast by NumPy (ml_dtypes): no compile
 
 
 # --- Flax NNX: a model with Dropout, and its Optax step ----------------------------------
@@ -63,14 +78,15 @@ def _nnx_step(model, optimizer, x, y):
 def _nnx_args():
     model = _NnxMlp(nnx.Rngs(0, dropout=1))
     optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-    x = jax.random.normal(jax.random.key(1), (8, 6))
-    return model, optimizer, x, jnp.arange(8) % 3
+    x = jnp.asarray(_normal(1, (8, 6)))
+    return model, optimizer, x, jnp.asarray(np.arange(8) % 3)
 
 
 def _nnx_loss_of_step(model, optimizer, x, y):
     return _nnx_loss(model, x, y)
 
 
+@nnx.jit
 def _nnx_grad_ref(model, optimizer, x, y):
     return nnx.grad(_nnx_loss)(model, x, y)
 
@@ -82,8 +98,8 @@ def _eqx_loss(model, x, y):
 
 def _eqx_args():
     model = eqx.nn.MLP(4, 2, 16, 2, activation=jax.nn.gelu, key=jax.random.key(0))
-    x = jax.random.normal(jax.random.key(1), (8, 4))
-    return model, x, jnp.sin(x[:, :2])
+    x = _normal(1, (8, 4))
+    return model, jnp.asarray(x), jnp.asarray(np.sin(x[:, :2]))
 
 
 # --- a bfloat16 transformer block ----------------------------------------------------------
@@ -109,15 +125,15 @@ def _block_loss(p, x):
 
 
 def _block_args():
-    d, keys = 16, jax.random.split(jax.random.key(0), 8)
+    d = 16
     shapes = {"wq": (d, d), "wk": (d, d), "wv": (d, d), "wo": (d, d)}
     shapes |= {"w1": (d, 4 * d), "w2": (4 * d, d)}
     p = {
-        name: (jax.random.normal(k, s) / np.sqrt(s[0])).astype(jnp.bfloat16)
-        for k, (name, s) in zip(keys, shapes.items(), strict=False)
+        name: _bf16(_normal(seed, s) / np.sqrt(s[0]))
+        for seed, (name, s) in enumerate(shapes.items())
     }
-    p |= {"ln1": jnp.ones(d, jnp.bfloat16), "ln2": jnp.ones(d, jnp.bfloat16)}
-    return p, jax.random.normal(keys[-1], (8, d)).astype(jnp.bfloat16)
+    p |= {"ln1": _bf16(np.ones(d)), "ln2": _bf16(np.ones(d))}
+    return p, _bf16(_normal(7, (8, d)))
 
 
 # --- typed keys under vmap -----------------------------------------------------------------
@@ -127,7 +143,8 @@ def _noisy(keys, x):
 
 
 def _noisy_args():
-    return jax.random.split(jax.random.key(0), 4), jnp.linspace(-1, 1, 12).reshape(4, 3)
+    x = jnp.asarray(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+    return jax.random.split(jax.random.key(0), 4), x
 
 
 # --- static config arguments by keyword ----------------------------------------------------
@@ -139,12 +156,18 @@ def _configured(w, x, *, act="tanh", depth=2):
 
 
 def _configured_args():
-    return jnp.eye(3) * 0.5 + 0.1, jnp.linspace(-1, 1, 6).reshape(2, 3)
+    w = np.eye(3, dtype=np.float32) * 0.5 + np.float32(0.1)
+    return jnp.asarray(w), jnp.asarray(
+        np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    )
 
 
 def _bound(fn, **kwargs):
     return functools.wraps(fn)(functools.partial(fn, **kwargs))
 
+
+_STATIC = ("act", "depth")
+_STATIC_LOSS = _bound(_configured, act="relu", depth=3)
 
 MODELS = [
     Model(
@@ -153,14 +176,23 @@ MODELS = [
         _nnx_args,
         _nnx_loss_of_step,
         _nnx_grad_ref,
+        nnx.jit(_nnx_step),
     ),
-    Model("eqx_mlp", _eqx_loss, _eqx_args, _eqx_loss, eqx.filter_grad(_eqx_loss)),
+    Model(
+        "eqx_mlp",
+        _eqx_loss,
+        _eqx_args,
+        _eqx_loss,
+        eqx.filter_jit(eqx.filter_grad(_eqx_loss)),
+        eqx.filter_jit(_eqx_loss),
+    ),
     Model(
         "bf16_block",
         _block_loss,
         _block_args,
         _block_loss,
-        jax.jit(jax.grad(_block_loss)),  # eager jax.grad compiled ~100 bf16 ops: 4 s
+        jax.jit(jax.grad(_block_loss)),
+        jax.jit(_block_loss),
         rtol=5e-2,
     ),
     Model(
@@ -168,17 +200,19 @@ MODELS = [
         _noisy,
         _noisy_args,
         _noisy,
-        jax.grad(_noisy, argnums=1),
+        jax.jit(jax.grad(_noisy, argnums=1)),
+        jax.jit(_noisy),
         argnums=1,
     ),
     Model(
         "static_config",
         _configured,
         _configured_args,
-        _bound(_configured, act="relu", depth=3),
-        jax.grad(_bound(_configured, act="relu", depth=3)),
+        _STATIC_LOSS,
+        jax.jit(jax.grad(_STATIC_LOSS)),
+        jax.jit(_configured, static_argnames=_STATIC),
         kwargs={"act": "relu", "depth": 3},
-        static_argnames=("act", "depth"),
+        static_argnames=_STATIC,
     ),
 ]
 BY_NAME = {m.name: m for m in MODELS}

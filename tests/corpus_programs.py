@@ -10,6 +10,7 @@ the sharded ones need 8 devices (`tests/devices.py`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,14 +53,19 @@ def _logistic_loss(W, b, inputs, targets):
     return -jnp.sum(jnp.log(label_probs))
 
 
+def _normal(seed: int, shape: tuple[int, ...], dtype=np.float32) -> jax.Array:
+    """Example inputs drawn by NumPy (cast by NumPy, ml_dtypes for bfloat16): each eager
+    `jax.random` draw or cast compiles once per shape, in every process that runs one."""
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return jnp.asarray(x.astype(dtype))
+
+
 def _logistic_args():
-    k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
-    inputs = jax.random.normal(k1, (4, 3))
     return (
-        jax.random.normal(k2, (3,)),
-        jax.random.normal(k3, ()),
-        inputs,
-        jnp.array([1.0, 1.0, 0.0, 1.0]),
+        _normal(2, (3,)),
+        _normal(3, ()),
+        _normal(1, (4, 3)),
+        jnp.asarray(np.array([1.0, 1.0, 0.0, 1.0], np.float32)),
     )
 
 
@@ -115,14 +121,14 @@ def _control_flow(x, n):
 # --- pytrees -------------------------------------------------------------------------------
 
 
-def _mlp_params(sizes, key, dtype=jnp.float32):
-    keys = jax.random.split(key, len(sizes) - 1)
+def _mlp_params(sizes, seed, dtype=jnp.float32):
+    rng = np.random.default_rng(seed)
     return [
         {
-            "w": (jax.random.normal(k, (m, n)) / np.sqrt(m)).astype(dtype),
-            "b": jnp.zeros(n, dtype),
+            "w": jnp.asarray((rng.standard_normal((m, n)) / np.sqrt(m)).astype(dtype)),
+            "b": jnp.asarray(np.zeros(n, dtype)),
         }
-        for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)
+        for m, n in itertools.pairwise(sizes)
     ]
 
 
@@ -138,9 +144,8 @@ def _mlp_loss(params, batch):
 
 
 def _batch(n, d, classes, dtype=jnp.float32):
-    x = jax.random.normal(jax.random.key(7), (n, d)).astype(dtype)
-    y = jax.nn.one_hot(jnp.arange(n) % classes, classes, dtype=dtype)
-    return {"x": x, "y": y}
+    y = np.eye(classes)[np.arange(n) % classes]  # one-hot labels
+    return {"x": _normal(7, (n, d), dtype), "y": jnp.asarray(y.astype(dtype))}
 
 
 # --- random keys: dropout with a key argument ---------------------------------------------
@@ -171,9 +176,7 @@ def _remat_loss(ws, x):
 
 
 def _big_state():
-    params = _mlp_params(
-        [8] + [8] * 24 + [4], jax.random.key(3)
-    )  # 25 layers: 50 arrays
+    params = _mlp_params([8] + [8] * 24 + [4], 3)  # 25 layers: 50 arrays
     return params, _batch(16, 8, 4)
 
 
@@ -188,7 +191,7 @@ def _train_step(params, batch):
 
 def _bf16_args():
     return (
-        _mlp_params([16, 32, 8], jax.random.key(5), jnp.bfloat16),
+        _mlp_params([16, 32, 8], 5, jnp.bfloat16),
         _batch(8, 16, 8, jnp.bfloat16),
     )
 
@@ -238,7 +241,7 @@ def _data_parallel_args():
     jax.set_mesh(
         mesh
     )  # the programs run one after another; each sets the mesh it needs
-    params = _mlp_params([16, 32, 32, 4], jax.random.key(11))
+    params = _mlp_params([16, 32, 32, 4], 11)
     batch = jax.device_put(_batch(64, 16, 4), jax.NamedSharding(mesh, jax.P("data")))
     return params, batch, mesh
 
@@ -264,7 +267,7 @@ PROGRAMS = [
     Program(
         "pytree_mlp",
         _mlp_loss,
-        lambda: (_mlp_params([6, 8, 3], jax.random.key(1)), _batch(5, 6, 3)),
+        lambda: (_mlp_params([6, 8, 3], 1), _batch(5, 6, 3)),
     ),
     Program(
         "dropout_key",
