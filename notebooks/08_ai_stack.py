@@ -402,7 +402,8 @@ assert weights["output"]["bias"].shape == (10,)
 assert len(jax.tree.leaves(state)) == len(jax.tree.leaves(hand_params)) == 6
 assert np.array_equal(nnx.merge(graphdef, state)(x_test[:4]), model(x_test[:4]))
 assert len(jax.tree.leaves(model)) == 6  # the module itself: kernels and biases
-module_grads = jax.jit(jax.grad(lambda m: jnp.sum(m(x_test[:4]))))(model)  # grad of a module
+# jit of grad: both take the module
+module_grads = jax.jit(jax.grad(lambda m: jnp.sum(m(x_test[:4]))))(model)
 assert isinstance(module_grads, MLP) and module_grads.hidden1.kernel.shape == (784, 512)
 np.testing.assert_allclose(jax.jit(lambda m, x: m(x))(model, x_test[:4]), model(x_test[:4]),
                            rtol=1e-5, atol=1e-6)

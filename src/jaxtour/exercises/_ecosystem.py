@@ -184,7 +184,7 @@ class _TinyMLP:
 
         def kernel_init(key: Any, shape: tuple[int, int], dtype: Any) -> jax.Array:
             # NumPy's normals, LeCun-scaled: Flax's own initialiser compiles a
-            # truncated normal per shape (seconds in a checker, the lesson's and ours)
+            # truncated-normal program per new shape, seconds in a checker
             kernel = drawn.standard_normal(shape, np.float32) / np.sqrt(shape[0])
             return jnp.asarray(kernel, dtype)
 
