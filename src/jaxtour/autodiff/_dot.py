@@ -7,7 +7,7 @@ from typing import Any
 
 import graphviz
 
-from jaxtour import _fit, _options, _palette, _render
+from jaxtour import _fit, _group_draw, _options, _palette, _render
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour._io_nodes import ROW, place_rows
@@ -103,7 +103,7 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     dot.attr("edge", **{**style.EDGE, "penwidth": "1.4"})
     for lane in lanes:
         members = [n for n in graph.select(lane=lane) if n.kind != "residual"]
-        _cluster(dot, lane, *LANES[lane], members)
+        _cluster(dot, lane, *LANES[lane], members, graph.own_calls)
         if lane == lanes[0] and graph.select("residual"):
             _cluster(dot, "residuals", *RESIDUALS, graph.select("residual"))
     for edge in graph.edges:
@@ -151,8 +151,16 @@ def _align_ends(dot: graphviz.Digraph, graph: ADGraph, rep: dict) -> None:
 
 
 def _cluster(
-    dot: graphviz.Digraph, name: str, label: str, fill: str, border: str, members: list
+    dot: graphviz.Digraph,
+    name: str,
+    label: str,
+    fill: str,
+    border: str,
+    members: list,
+    calls: bool = False,
 ) -> None:
+    """A lane's cluster; with `calls`, its ops nested in boxes of the user's calls
+    they sit in (`ADNode.call`), as `draw_jaxpr` nests a program."""
     with dot.subgraph(name=f"cluster_{name}") as sub:
         sub.attr(
             label=label,
@@ -164,13 +172,32 @@ def _cluster(
             fontcolor=border,
             penwidth="1.4",
         )
+        _calls(sub, f"cluster_{name}", (), members if calls else [], [])
         for node in members:
-            attrs = (
-                _palette.node_attrs(node.primitive)
-                if node.kind == "op"
-                else NODES[node.kind]
-            )
-            sub.node(node.id, label=node_label(node), **attrs)
+            if not (calls and node.call):
+                _node(sub, node)
+
+
+def _node(g: Any, node: ADNode) -> None:
+    attrs = (
+        _palette.node_attrs(node.primitive) if node.kind == "op" else NODES[node.kind]
+    )
+    g.node(node.id, label=node_label(node), **attrs)
+
+
+def _calls(g: Any, prefix: str, path: tuple, members: list, ids: list) -> None:
+    """Boxes of the calls one level below `path`, each holding its ops and deeper calls."""
+    inner = [
+        n for n in members if len(n.call) > len(path) and n.call[: len(path)] == path
+    ]
+    for label in dict.fromkeys(n.call[len(path)] for n in inner):
+        ids.append(label)
+        with g.subgraph(name=f"{prefix}_{len(ids)}") as c:
+            c.attr(label=label, **_group_draw.GROUP)
+            for node in inner:
+                if node.call == (*path, label):
+                    _node(c, node)
+            _calls(c, prefix, (*path, label), inner, ids)
 
 
 def node_label(node: ADNode) -> str:
@@ -179,7 +206,7 @@ def node_label(node: ADNode) -> str:
     Plain text, not an HTML label: the embedded WebAssembly Graphviz draws HTML labels
     as the bare node name, and a picture must look the same with either renderer.
     """
-    lines = [node.label]
+    lines = node.label.split("\n")
     for aval, value in zip(node.avals, node.values, strict=True):
         lines.append(aval if value is None else f"{aval} {format_value(value)}")
     return "\\n".join(line.replace("\\", "\\\\") for line in lines)
