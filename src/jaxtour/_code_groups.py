@@ -174,10 +174,25 @@ def _strip(root: Group, loose: set[int]) -> Group:
     parameters), are the picture itself, not boxes in it."""
     while True:
         held = [i for i in root.items if id(i) not in loose]
-        if len(held) != 1 or not isinstance(held[0], Group):
+        if len(held) == 1 and isinstance(held[0], Group):
+            at = root.items.index(held[0])
+            root.items[at : at + 1] = held[0].items
+        elif _one_function(held):  # its loop's turns, its backward pass
+            root.items = [j for i in root.items for j in _unwrap(i, held)]
+        else:
             return root
-        at = root.items.index(held[0])
-        root.items[at : at + 1] = held[0].items
+
+
+def _one_function(items: list) -> bool:
+    """Groups that are all one function called from one place: the function drawn,
+    cut where its own loop went back a line, and its backward pass."""
+    if len(items) < 2 or not all(isinstance(i, Group) for i in items):
+        return False
+    return len({(i.label.removesuffix(" (backward)"), i.where) for i in items}) == 1
+
+
+def _unwrap(item: Any, groups: list) -> list:
+    return item.items if any(item is g for g in groups) else [item]
 
 
 def _tidy(group: Group) -> Group:

@@ -47,6 +47,7 @@ class ADNode:
         group: for terminals, what a folded picture calls the pytree of the leaf.
         call: for "op" nodes, the calls of the user's code the eqn was made in, as
             the labels of their groups (`Block`, `Block.attn`), outermost first.
+        runs: for "op" nodes running a jaxpr (a scan): the user's call it runs.
     """
 
     id: str
@@ -60,6 +61,7 @@ class ADNode:
     source: str = ""
     group: str = ""
     call: tuple = ()
+    runs: str = ""  # for a scan, loop or call of the user's code: `runs Cell`
 
     @property
     def value(self) -> Any:
@@ -161,8 +163,6 @@ def _eqn_node(
 ) -> ADNode:
     literals = [np.asarray(a.val) if is_literal(a) else None for a in eqn.invars]
     label = eqn_label(eqn.primitive, eqn.params, literals)
-    if eqn.eqn is not None and (runs := runs_call(eqn.eqn, _stack(eqn))):
-        label += f"\n{runs}"  # a scan of the user's layer: which one
     outs = [None if is_dropvar(v) else _val(flat, v, values) for v in eqn.outvars]
     line = source_line(eqn.eqn) if eqn.eqn is not None else None
     return ADNode(
@@ -175,6 +175,7 @@ def _eqn_node(
         eqn.primitive,
         tuple(zip(eqn.call_ids, eqn.scope, strict=True)),
         line.where if line else "",
+        runs=runs_call(eqn.eqn, _stack(eqn)) if eqn.eqn is not None else "",
     )
 
 

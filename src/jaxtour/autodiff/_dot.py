@@ -206,7 +206,7 @@ def node_label(node: ADNode) -> str:
     Plain text, not an HTML label: the embedded WebAssembly Graphviz draws HTML labels
     as the bare node name, and a picture must look the same with either renderer.
     """
-    lines = node.label.split("\n")
+    lines = [node.label, *filter(None, [node.runs])]
     for aval, value in zip(node.avals, node.values, strict=True):
         lines.append(aval if value is None else f"{aval} {format_value(value)}")
     return "\\n".join(line.replace("\\", "\\\\") for line in lines)
