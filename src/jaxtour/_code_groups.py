@@ -177,18 +177,20 @@ def _strip(root: Group, loose: set[int]) -> Group:
         if len(held) == 1 and isinstance(held[0], Group):
             at = root.items.index(held[0])
             root.items[at : at + 1] = held[0].items
-        elif _one_function(held):  # its loop's turns, its backward pass
+        elif _one_function(held):  # its backward pass beside it
             root.items = [j for i in root.items for j in _unwrap(i, held)]
         else:
             return root
 
 
 def _one_function(items: list) -> bool:
-    """Groups that are all one function called from one place: the function drawn,
-    cut where its own loop went back a line, and its backward pass."""
-    if len(items) < 2 or not all(isinstance(i, Group) for i in items):
+    """The forward and the backward pass of the function drawn (`f`, `f (backward)`);
+    not one function called in a loop (`layer`, `layer`: two calls, two boxes)."""
+    if not all(isinstance(i, Group) for i in items):
         return False
-    return len({(i.label.removesuffix(" (backward)"), i.where) for i in items}) == 1
+    labels = {i.label for i in items}
+    forward = min(labels, key=len) if labels else ""
+    return labels == {forward, f"{forward} (backward)"}
 
 
 def _unwrap(item: Any, groups: list) -> list:

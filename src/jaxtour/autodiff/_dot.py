@@ -85,7 +85,9 @@ def to_digraph(
     return _draw(*fold(graph, **{**FOLD_DEFAULTS, **fold_options}), rankdir)
 
 
-def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
+def _draw(
+    graph: ADGraph, rep: dict, rankdir: str, calls: bool = True
+) -> graphviz.Digraph:
     lanes = list(dict.fromkeys(n.lane for n in graph.nodes.values()))
     dot = graphviz.Digraph("autodiff")
     attrs = style.graph_attrs(graph.title, rankdir)
@@ -103,7 +105,7 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     dot.attr("edge", **{**style.EDGE, "penwidth": "1.4"})
     for lane in lanes:
         members = [n for n in graph.select(lane=lane) if n.kind != "residual"]
-        _cluster(dot, lane, *LANES[lane], members, graph.own_calls)
+        _cluster(dot, lane, *LANES[lane], members, calls and graph.own_calls)
         if lane == lanes[0] and graph.select("residual"):
             _cluster(dot, "residuals", *RESIDUALS, graph.select("residual"))
     for edge in graph.edges:
@@ -235,11 +237,15 @@ def to_diagram(
         if len(folded.nodes) >= boxes:
             continue  # this step folds nothing more here: the same picture
         boxes = len(folded.nodes)
-        diagram = Diagram.from_graph(_draw(folded, rep, rankdir), folded.title)
-        width = _width_over(diagram, folded, max_width)
-        if width is None:
-            return diagram
-        drawn.append((width, diagram))
+        # the user's calls as boxes while they fit, else the same step without them
+        for calls in (True, False)[: 1 + folded.own_calls]:
+            diagram = Diagram.from_graph(
+                _draw(folded, rep, rankdir, calls), folded.title
+            )
+            width = _width_over(diagram, folded, max_width)
+            if width is None:
+                return diagram
+            drawn.append((width, diagram))
     return _fit.capped(min(drawn, key=lambda pair: pair[0])[1], max_width)
 
 
