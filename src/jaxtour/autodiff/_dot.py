@@ -237,8 +237,9 @@ def to_diagram(
         if len(folded.nodes) >= boxes:
             continue  # this step folds nothing more here: the same picture
         boxes = len(folded.nodes)
-        # the user's calls as boxes while they fit, else the same step without them
-        for calls in (True, False)[: 1 + folded.own_calls]:
+        # the user's calls as boxes; when they only cut one function (its own loop's
+        # turns) and do not fit, the same step without them before folding further
+        for calls in (True, False)[: 1 + _one_function(folded)]:
             diagram = Diagram.from_graph(
                 _draw(folded, rep, rankdir, calls), folded.title
             )
@@ -247,6 +248,15 @@ def to_diagram(
                 return diagram
             drawn.append((width, diagram))
     return _fit.capped(min(drawn, key=lambda pair: pair[0])[1], max_width)
+
+
+def _one_function(graph: ADGraph) -> bool:
+    """Whether the boxes of `graph`'s calls in its first lane (the user's code run
+    forward) are all one function, one level deep."""
+    first = next(iter(graph.nodes.values())).lane if graph.nodes else ""
+    paths = {n.call for n in graph.select("op", first) if n.call}
+    names = {p[0].removesuffix(" (backward)").rstrip("0123456789 ") for p in paths}
+    return graph.own_calls and all(len(p) == 1 for p in paths) and len(names) == 1
 
 
 def _width_over(
