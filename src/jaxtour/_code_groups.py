@@ -31,6 +31,9 @@ class Group:
     kind: str  # what was called: `Linear`, `Block`, `loss`
     where: str  # the call site: `model.py:29`
     items: list = dataclasses.field(default_factory=list)  # eqns and Groups, in order
+    own: bool = (
+        True  # a call of the user's own code, not the library function it entered
+    )
 
     def groups(self) -> list[Group]:
         return [i for i in self.items if isinstance(i, Group)]
@@ -74,6 +77,7 @@ def _levels(stack: _ir.Stack) -> list[tuple[tuple, tuple, Group]]:
             else (stack.entry.line, stack.entry.at)
         )
         group = _group(stack.entry.short, frames[-1], back)
+        group.own = False
         scope = stack.scope
         if scope and not frames[-1].callee.startswith("self.") and scope != group.kind:
             # a module the name stack names (Linen's `hidden`): `LinenMLP.hidden`
@@ -103,10 +107,12 @@ def code_groups(
     """
     root = Group(name, name, "")
     opened: list[_Open] = []
+    loose: set[int] = set()  # items with no traceback outside every call
     for eqn in eqns:
         levels = _levels(stack(eqn))
         if not levels:  # no traceback (made by a rule): stays where the last one was
             (opened[-1].group if opened else root).items.append(eqn)
+            loose |= set() if opened else {id(eqn)}
             continue
         keep = 0
         for held, (key, line, _) in zip(opened, levels, strict=False):
@@ -119,15 +125,76 @@ def code_groups(
             (opened[-1].group if opened else root).items.append(group)
             opened.append(_Open(key, group, line))
         opened[-1].group.items.append(eqn)
-    return _tidy(_strip(root))
+    return _tidy(_strip(root, loose))
 
 
-def _strip(root: Group) -> Group:
+def call_label(stack: _ir.Stack, levels: int = 1) -> str:
+    """What a box of the innermost call of `stack` is labelled (`Block.fc1`); "" when
+    the stack has fewer than `levels` calls (2: only the function drawn)."""
+    found = _levels(stack)
+    return found[-1][2].label if len(found) >= levels else ""
+
+
+def runs_call(eqn: Any, own: _ir.Stack) -> str:
+    """`runs Cell` for an equation (a scan, a loop, a call; its stack `own`) whose
+    inner equations all sit in a call of the user's code other than its own: what
+    it runs, by name; else ""."""
+    inner = [
+        stack
+        for sub in _ir.sub_jaxprs(eqn)
+        for _, e in _ir.walk(sub.jaxpr)
+        if (stack := _ir.user_stack(e)).frames
+    ]
+    if not inner:
+        return ""
+    shared = _ir.common_stack(inner)
+    if not shared.frames:
+        return ""
+    # a body traced on its own may hold only its own frames: compare where each ends
+    last = shared.frames[-1]
+    same = any(
+        (f.file, f.function) == (last.file, last.function) for f in own.frames[-1:]
+    )
+    return "" if same else f"runs {call_label(shared)}"
+
+
+def names_own_code(tree: Group) -> bool:
+    """Whether a box of `tree` would name the user's own code: a call of their
+    function or method (`predict`, `Block`), or a library layer they named
+    (`Block.fc1`), not only a library function (`softmax`)."""
+    return any(
+        g.own or g.label.split(" ")[0] != g.kind or names_own_code(g)
+        for g in tree.groups()
+    )
+
+
+def _strip(root: Group, loose: set[int]) -> Group:
     """Calls that hold every equation (the traced function, the caller of the
-    drawing) are the picture itself, not boxes in it."""
-    while len(root.items) == 1 and isinstance(root.items[0], Group):
-        root.items = root.items[0].items
-    return root
+    drawing), but for `loose` ones without a traceback (an HLO module's
+    parameters), are the picture itself, not boxes in it."""
+    while True:
+        held = [i for i in root.items if id(i) not in loose]
+        if len(held) == 1 and isinstance(held[0], Group):
+            at = root.items.index(held[0])
+            root.items[at : at + 1] = held[0].items
+        elif _one_function(held):  # its backward pass beside it
+            root.items = [j for i in root.items for j in _unwrap(i, held)]
+        else:
+            return root
+
+
+def _one_function(items: list) -> bool:
+    """The forward and the backward pass of the function drawn (`f`, `f (backward)`);
+    not one function called in a loop (`layer`, `layer`: two calls, two boxes)."""
+    if not all(isinstance(i, Group) for i in items):
+        return False
+    labels = {i.label for i in items}
+    forward = min(labels, key=len) if labels else ""
+    return labels == {forward, f"{forward} (backward)"}
+
+
+def _unwrap(item: Any, groups: list) -> list:
+    return item.items if any(item is g for g in groups) else [item]
 
 
 def _tidy(group: Group) -> Group:

@@ -33,7 +33,14 @@ from jaxtour._ir._args import (
 from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
 from jaxtour._ir._flat import FlatJaxpr, depends_on, flatten_jaxpr
-from jaxtour._ir._frames import Frame, Stack, is_library, op_stack, user_stack
+from jaxtour._ir._frames import (
+    Frame,
+    Stack,
+    common_stack,
+    is_library,
+    op_stack,
+    user_stack,
+)
 from jaxtour._ir._fused import fusion_root, held_ops, held_primitives, op_primitive
 from jaxtour._ir._hlo import (
     BOOKKEEPING,
@@ -106,6 +113,7 @@ __all__ = [
     "check_argnums",
     "check_args",
     "check_callable",
+    "common_stack",
     "cost_summary",
     "count_eqns",
     "depends_on",

@@ -144,6 +144,9 @@ def op_stack(frames: tuple[Frame, ...], op_name: str = "") -> Stack:
     holds (outermost first, `at` the column of the call) and its op name
     (`jit(loss)/transpose(jvp(MLP))/hidden/dot_general`)."""
     names = op_name.rpartition("/")[0]
+    # a compiled module's frame table may repeat a frame (a loop's body under
+    # `lax.scan`): one call, one frame
+    frames = tuple(f for i, f in enumerate(frames) if i == 0 or f != frames[i - 1])
     raw = [(f._replace(at=0), None, f.at) for f in frames]
     return _stack(raw, names, "transpose(" in names)
 
@@ -172,3 +175,34 @@ def _callee_at(file: str, line: int, column: int) -> str:
 # the last name of a name stack when it is a plain name (`jvp(MLP)/hidden`: `hidden`),
 # not a transformation's (`jit(step)`)
 _SCOPE = re.compile(r"(?:^|/)([A-Za-z_]\w*)$")
+
+
+def common_stack(stacks: list[Stack]) -> Stack:
+    """The calls `stacks` share (the ops XLA fused into one kernel): their frames while
+    all are one call, then the function they all run in (its latest line), and the
+    library entry only when every stack enters the same function from one call.
+
+    Example:
+        >>> loss = Frame("m.py", 9, "loss")
+        >>> a = Stack((loss._replace(line=3), Frame("m.py", 2, "dense")), None)
+        >>> b = Stack((loss._replace(line=4), Frame("m.py", 7, "norm")), None)
+        >>> common_stack([a, b]).frames
+        (Frame(file='m.py', line=4, function='loss', callee='', at=0),)
+    """
+    shared: list[Frame] = []
+    for level in zip(*(s.frames for s in stacks), strict=False):
+        if len(set(level)) == 1:
+            shared.append(level[0])
+            continue
+        if len({(f.file, f.function) for f in level}) == 1:
+            shared.append(max(level, key=lambda f: (f.line, f.at)))
+        break
+    first = stacks[0]
+    entries = {(s.entry.file, s.entry.function) if s.entry else None for s in stacks}
+    same = len(entries) == 1 and all(s.frames == tuple(shared) for s in stacks)
+    return Stack(
+        tuple(shared),
+        first.entry if same else None,
+        all(s.backward for s in stacks),
+        first.scope if all(s.scope == first.scope for s in stacks) else "",
+    )

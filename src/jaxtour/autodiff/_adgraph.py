@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxtour._code_groups import Group, code_groups
+from jaxtour._code_groups import Group, code_groups, names_own_code, runs_call
 from jaxtour._ir import (
     FlatJaxpr,
     Stack,
@@ -47,6 +47,7 @@ class ADNode:
         group: for terminals, what a folded picture calls the pytree of the leaf.
         call: for "op" nodes, the calls of the user's code the eqn was made in, as
             the labels of their groups (`Block`, `Block.attn`), outermost first.
+        runs: for "op" nodes running a jaxpr (a scan): the user's call it runs.
     """
 
     id: str
@@ -60,6 +61,7 @@ class ADNode:
     source: str = ""
     group: str = ""
     call: tuple = ()
+    runs: str = ""  # for a scan, loop or call of the user's code: `runs Cell`
 
     @property
     def value(self) -> Any:
@@ -84,6 +86,7 @@ class ADGraph:
     nodes: dict = field(default_factory=dict)
     edges: list = field(default_factory=list)
     note: str = ""  # under the title: e.g. which leaves were held fixed
+    own_calls: bool = False  # some op's `call` names the user's own code: boxes drawn
 
     def add(self, node: ADNode) -> str:
         """Add `node`; returns its id."""
@@ -143,7 +146,8 @@ def add_lane(
             var,
             values,
         )
-    calls = _calls(flat.eqns)
+    calls, own = _calls(flat.eqns)
+    graph.own_calls |= own
     for index, (eqn, lane) in enumerate(zip(flat.eqns, lanes, strict=True)):
         node = graph.add(_eqn_node(f"{prefix}e{index}", eqn, lane, flat, values))
         graph.nodes[node].call = calls.get(id(eqn), ())
@@ -171,6 +175,7 @@ def _eqn_node(
         eqn.primitive,
         tuple(zip(eqn.call_ids, eqn.scope, strict=True)),
         line.where if line else "",
+        runs=runs_call(eqn.eqn, _stack(eqn)) if eqn.eqn is not None else "",
     )
 
 
@@ -178,12 +183,12 @@ def _stack(eqn: Any) -> Stack:
     return user_stack(eqn.eqn) if eqn.eqn is not None else Stack((), None)
 
 
-def _calls(eqns: list) -> dict[int, tuple[str, ...]]:
-    """id(eqn) -> the labels of the user's calls it sits in (`_code_groups`)."""
+def _calls(eqns: list) -> tuple[dict[int, tuple[str, ...]], bool]:
+    """id(eqn) -> the labels of the user's calls it sits in (`_code_groups`), and
+    whether they name the user's own code (`names_own_code`)."""
     out: dict[int, tuple[str, ...]] = {}
-    todo: list[tuple[Group, tuple[str, ...]]] = [
-        (code_groups(list(eqns), stack=_stack), ())
-    ]
+    tree = code_groups(list(eqns), stack=_stack)
+    todo: list[tuple[Group, tuple[str, ...]]] = [(tree, ())]
     while todo:
         group, path = todo.pop()
         for item in group.items:
@@ -191,7 +196,7 @@ def _calls(eqns: list) -> dict[int, tuple[str, ...]]:
                 todo.append((item, (*path, item.label)))
             else:
                 out[id(item)] = path
-    return out
+    return out, names_own_code(tree)
 
 
 def _aval(atom: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import graphviz
 
-from jaxtour import _fit, _options, _palette, _render
+from jaxtour import _fit, _group_draw, _options, _palette, _render
 from jaxtour import _style as style
 from jaxtour._diagram import Diagram
 from jaxtour._io_nodes import ROW, place_rows
@@ -85,7 +85,9 @@ def to_digraph(
     return _draw(*fold(graph, **{**FOLD_DEFAULTS, **fold_options}), rankdir)
 
 
-def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
+def _draw(
+    graph: ADGraph, rep: dict, rankdir: str, calls: bool = True
+) -> graphviz.Digraph:
     lanes = list(dict.fromkeys(n.lane for n in graph.nodes.values()))
     dot = graphviz.Digraph("autodiff")
     attrs = style.graph_attrs(graph.title, rankdir)
@@ -103,7 +105,7 @@ def _draw(graph: ADGraph, rep: dict, rankdir: str) -> graphviz.Digraph:
     dot.attr("edge", **{**style.EDGE, "penwidth": "1.4"})
     for lane in lanes:
         members = [n for n in graph.select(lane=lane) if n.kind != "residual"]
-        _cluster(dot, lane, *LANES[lane], members)
+        _cluster(dot, lane, *LANES[lane], members, calls and graph.own_calls)
         if lane == lanes[0] and graph.select("residual"):
             _cluster(dot, "residuals", *RESIDUALS, graph.select("residual"))
     for edge in graph.edges:
@@ -151,8 +153,16 @@ def _align_ends(dot: graphviz.Digraph, graph: ADGraph, rep: dict) -> None:
 
 
 def _cluster(
-    dot: graphviz.Digraph, name: str, label: str, fill: str, border: str, members: list
+    dot: graphviz.Digraph,
+    name: str,
+    label: str,
+    fill: str,
+    border: str,
+    members: list,
+    calls: bool = False,
 ) -> None:
+    """A lane's cluster; with `calls`, its ops nested in boxes of the user's calls
+    they sit in (`ADNode.call`), as `draw_jaxpr` nests a program."""
     with dot.subgraph(name=f"cluster_{name}") as sub:
         sub.attr(
             label=label,
@@ -164,13 +174,32 @@ def _cluster(
             fontcolor=border,
             penwidth="1.4",
         )
+        _calls(sub, f"cluster_{name}", (), members if calls else [], [])
         for node in members:
-            attrs = (
-                _palette.node_attrs(node.primitive)
-                if node.kind == "op"
-                else NODES[node.kind]
-            )
-            sub.node(node.id, label=node_label(node), **attrs)
+            if not (calls and node.call):
+                _node(sub, node)
+
+
+def _node(g: Any, node: ADNode) -> None:
+    attrs = (
+        _palette.node_attrs(node.primitive) if node.kind == "op" else NODES[node.kind]
+    )
+    g.node(node.id, label=node_label(node), **attrs)
+
+
+def _calls(g: Any, prefix: str, path: tuple, members: list, ids: list) -> None:
+    """Boxes of the calls one level below `path`, each holding its ops and deeper calls."""
+    inner = [
+        n for n in members if len(n.call) > len(path) and n.call[: len(path)] == path
+    ]
+    for label in dict.fromkeys(n.call[len(path)] for n in inner):
+        ids.append(label)
+        with g.subgraph(name=f"{prefix}_{len(ids)}") as c:
+            c.attr(label=label, **_group_draw.GROUP)
+            for node in inner:
+                if node.call == (*path, label):
+                    _node(c, node)
+            _calls(c, prefix, (*path, label), inner, ids)
 
 
 def node_label(node: ADNode) -> str:
@@ -179,7 +208,7 @@ def node_label(node: ADNode) -> str:
     Plain text, not an HTML label: the embedded WebAssembly Graphviz draws HTML labels
     as the bare node name, and a picture must look the same with either renderer.
     """
-    lines = [node.label]
+    lines = [node.label, *filter(None, [node.runs])]
     for aval, value in zip(node.avals, node.values, strict=True):
         lines.append(aval if value is None else f"{aval} {format_value(value)}")
     return "\\n".join(line.replace("\\", "\\\\") for line in lines)
@@ -208,12 +237,26 @@ def to_diagram(
         if len(folded.nodes) >= boxes:
             continue  # this step folds nothing more here: the same picture
         boxes = len(folded.nodes)
-        diagram = Diagram.from_graph(_draw(folded, rep, rankdir), folded.title)
-        width = _width_over(diagram, folded, max_width)
-        if width is None:
-            return diagram
-        drawn.append((width, diagram))
+        # the user's calls as boxes; when they only cut one function (its own loop's
+        # turns) and do not fit, the same step without them before folding further
+        for calls in (True, False)[: 1 + _one_function(folded)]:
+            diagram = Diagram.from_graph(
+                _draw(folded, rep, rankdir, calls), folded.title
+            )
+            width = _width_over(diagram, folded, max_width)
+            if width is None:
+                return diagram
+            drawn.append((width, diagram))
     return _fit.capped(min(drawn, key=lambda pair: pair[0])[1], max_width)
+
+
+def _one_function(graph: ADGraph) -> bool:
+    """Whether the boxes of `graph`'s calls in its first lane (the user's code run
+    forward) are all one function, one level deep."""
+    first = next(iter(graph.nodes.values())).lane if graph.nodes else ""
+    paths = {n.call for n in graph.select("op", first) if n.call}
+    names = {p[0].removesuffix(" (backward)").rstrip("0123456789 ") for p in paths}
+    return graph.own_calls and all(len(p) == 1 for p in paths) and len(names) == 1
 
 
 def _width_over(

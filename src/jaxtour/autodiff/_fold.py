@@ -137,7 +137,7 @@ def _merge(graph: ADGraph, keys: dict) -> tuple[ADGraph, dict[str, str]]:
     groups: dict = collections.defaultdict(list)
     for node in graph.nodes.values():
         groups[keys.get(node.id, node.id)].append(node)
-    folded, rep = ADGraph(graph.title, note=graph.note), {}
+    folded, rep = ADGraph(graph.title, note=graph.note, own_calls=graph.own_calls), {}
     for key, members in groups.items():
         head = members[0]
         node = head if len(members) == 1 else _folded_node(key, members)

@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from jaxtour import _canvas, _fit, _ir, _palette, _style
-from jaxtour._code_groups import Group, code_groups
+from jaxtour._code_groups import (
+    Group,
+    call_label,
+    code_groups,
+    names_own_code,
+    runs_call,
+)
 from jaxtour._diagram import Diagram
 from jaxtour._group_draw import GroupDrawing, whole_page
 from jaxtour._ir import Stepped
@@ -128,11 +134,11 @@ def draw_run(
     (`Diagram.save(".html")`) opens them all.
     """
 
-    if only is None and code_worthy(run, only):
-        title += ", nested by your code's calls"
-
     direction = [rankdir]  # the way the picture runs: turned when a strip
     tree = code_groups(list(run.steps), stack=_stack)  # one tree: plan keys on ids
+    code = code_worthy(run, only, tree)
+    if only is None and code:
+        title += ", nested by your code's calls"
 
     def build(opened: set | None) -> Any:
         return _build(
@@ -146,9 +152,10 @@ def draw_run(
             subtitle,
             opened,
             tree,
+            code,
         )
 
-    if not code_worthy(run, only):
+    if not code:
 
         def plain(way: str) -> Diagram:
             direction[0] = way
@@ -189,6 +196,7 @@ def _build(
     subtitle: str,
     opened: set | None,
     tree: Group,
+    code: bool,
 ) -> Any:
     import graphviz
 
@@ -198,7 +206,6 @@ def _build(
         node_attr=_style.NODE,
         edge_attr=_style.EDGE,
     )
-    code = code_worthy(run, only)
     canvas = (
         StepsBuilder(graph, upto, highlight) if code else _canvas.Canvas(graph, False)
     )
@@ -252,8 +259,10 @@ def _step_node(
     upto: int | None,
     highlight: int | None,
     into: Any = None,
+    call: str = "",
 ) -> None:
-    """Draw `step` (into `into`, else into clusters of its jit scopes)."""
+    """Draw `step` (into `into`, else into clusters of its jit scopes); `call`: the
+    user's call it sits in, when no box around it says so."""
     node = f"step{step.index}"
     ran = upto is None or step.index <= upto
     value = preview(step.outputs[0]) if ran and step.outputs else ""
@@ -261,7 +270,12 @@ def _step_node(
     line = step.line.where if step.line else ""
     shades = heatmap(step.outputs[0]) if ran and step.outputs else []
     label = _style.text_label(
-        f"{step.index}: {step.primitive}", value + more, *shades, line
+        f"{step.index}: {step.primitive}",
+        value + more,
+        *shades,
+        line,
+        _runs(step),
+        call,
     )
     attrs = {
         **_palette.node_attrs(step.primitive),
@@ -276,6 +290,10 @@ def _step_node(
         _connect(canvas, atom, node, made)
     for var in step.outvars:
         made[var] = node
+
+
+def _runs(step: Any) -> str:
+    return runs_call(step.eqn, _stack(step)) if step.eqn is not None else ""
 
 
 def _connect(canvas: _canvas.Canvas, atom: Any, dst: str, made: dict) -> None:
@@ -305,11 +323,13 @@ def _stack(step: Any) -> _ir.Stack:
     return _ir.user_stack(step.eqn) if step.eqn is not None else _ir.Stack((), None)
 
 
-def code_worthy(run: Stepped, only: set[int] | None) -> bool:
+def code_worthy(run: Stepped, only: set[int] | None, tree: Group | None = None) -> bool:
     """Whether to nest `run` by the user's calls: a long run, or a window of one,
-    whose steps the user's code made."""
+    whose steps the user's code made; a short one when a box would name the user's
+    own code (`names_own_code`: not only the function stepped through). `tree`:
+    the run's steps nested, when already read."""
     if only is None and len(run.steps) <= CODE_FROM:
-        return False
+        return names_own_code(tree or code_groups(list(run.steps), stack=_stack))
     return any(_stack(s).frames for s in run.steps[:200])
 
 
@@ -341,7 +361,11 @@ class StepsBuilder(GroupDrawing, _canvas.Canvas):
         if only is not None:
             _loose_inputs(g, item, made)
         before = len(made)
-        _step_node(self, item, made, self.upto, self.highlight, into=g)
+        # a window's step names its call when a group of the steps run is too small
+        call = call_label(_stack(item), 2) if only is not None else ""
+        around = self.inside[-1]["label"].rstrip("0123456789 ") if self.inside else ""
+        call = "" if call == around else call and f"in {call}"
+        _step_node(self, item, made, self.upto, self.highlight, into=g, call=call)
         drawn = [f"step{item.index}"] + [f"value{i}" for i in range(before, len(made))]
         self.drawn_nodes += 1
         for group in self.inside:

@@ -183,8 +183,14 @@ def _hlo_diagram(
     if drawn > max_ops and max_depth != 0:
         max_depth, drawn = 0, _drawn(module, 0)
     entry = module.computations[module.entry]
-    # a program too big to draw op by op is nested by the user's calls
-    code = big and _hlo_code.nests(module, entry, max_ops)
+    # a program too big to draw op by op is nested by the user's calls (a budget of
+    # 2/5 of `max_ops`, as draw_jaxpr's); a small one when they name the user's code
+    budget, stacks = max(8, max_ops * 2 // 5), _hlo_code.Stacks(module)
+    code = (
+        _hlo_code.nests(module, entry, budget, stacks)
+        if big
+        else _hlo_code.names_code(module, stacks)
+    )
     if drawn > max_ops and not code:
         grouped, lines = (
             True,
@@ -203,6 +209,9 @@ def _hlo_diagram(
     title += ", nested by your code's calls" if code else ""
     title += f" (collapsed: {'; '.join(how)})" if how else ""
     subtitle = summary(module, figures or {})
+    if code and stacks.mixed:
+        fused = plural(stacks.mixed, "fusion")
+        subtitle += f" · {fused} of several calls' ops drawn in their common caller"
 
     def graph() -> Any:
         return graphviz.Digraph(
@@ -224,6 +233,7 @@ def _hlo_diagram(
                 expand_pytrees,
                 opened=opened,
                 trees=trees,
+                stacks=stacks,
             )
 
         def draw(builder: Builder) -> None:
@@ -231,7 +241,7 @@ def _hlo_diagram(
             builder.computation(builder.graph, entry, env, 0)
             builder.outputs(entry, env, outs)
 
-        return _hlo_code.coded(draw, make, title, subtitle, max_ops)
+        return _hlo_code.coded(draw, make, title, subtitle, budget if big else max_ops)
     builder = Builder(graph(), module, max_depth, labels, expand_pytrees)
     env = builder.inputs(entry, ins)
     if grouped:

@@ -13,33 +13,86 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxtour import _fit, _ir, _style
-from jaxtour._code_groups import Group, code_groups
+from jaxtour._code_groups import Group, call_label, code_groups, names_own_code
 from jaxtour._diagram import Diagram
 from jaxtour._group_draw import GroupDrawing, whole_page
 from jaxtour.viz._hlo_graph import Builder, _constant, _result_types
 
 
-def _stack(op: _ir.HloOp) -> _ir.Stack:
-    return _ir.op_stack(op.frames, op.op_name)
+class Stacks:
+    """Each op's call stack (`_ir.op_stack`); a fusion's is the calls its fused ops
+    share (`_ir.common_stack`): XLA may fuse the end of one call with the start of
+    the next, and such a fusion sits in their common caller. `mixed` counts them."""
+
+    def __init__(self, module: _ir.HloModule) -> None:
+        self.module, self.mixed = module, 0
+        self.seen: dict[str, _ir.Stack] = {}  # fusion name -> its shared stack
+
+    def __call__(self, op: _ir.HloOp) -> _ir.Stack:
+        own = _ir.op_stack(op.frames, op.op_name)
+        if op.opcode != "fusion" or op.name in self.seen:
+            return self.seen.get(op.name, own)
+        inner = [
+            self(o)
+            for c in op.called
+            if c.computation in self.module.computations
+            for o in self.module.computations[c.computation].ops
+        ]
+        inner = [s for s in inner if s.frames] or [own]
+        shared = self.seen[op.name] = _ir.common_stack(inner)
+        self.mixed += len({s.frames for s in inner}) > 1
+        return shared
 
 
-def nests(module: _ir.HloModule, computation: _ir.HloComputation, budget: int) -> bool:
+def nests(
+    module: _ir.HloModule,
+    computation: _ir.HloComputation,
+    budget: int,
+    stacks: Stacks | None = None,
+) -> bool:
     """Whether the user's calls nest `computation` (or what it runs: an inner `jit`,
     a loop's body) into a picture of about `budget` nodes: some call groups its ops,
     and with every call folded at most 1.5 × `budget` nodes are left (not a long loop
     unrolled in one function)."""
-    tree = code_groups(list(computation.ops), stack=_stack)
+    stacks = stacks or Stacks(module)
+    tree = code_groups(list(computation.ops), stack=stacks)
     if not tree.groups():
         callees = [
             c.computation for op in computation.ops for c in _callees(op, module)
         ]
-        return any(nests(module, module.computations[c], budget) for c in callees[:4])
+        return any(
+            nests(module, module.computations[c], budget, stacks) for c in callees[:4]
+        )
     top = sum(
         1
         for item in tree.items
         if isinstance(item, Group) or item.opcode not in _ir.BOOKKEEPING
     )
     return top <= 1.5 * budget
+
+
+def names_code(module: _ir.HloModule, stacks: Stacks) -> bool:
+    """Whether a box would name the user's own code (`names_own_code`) in the entry
+    computation or what it runs (an inner `jit`, a loop's body; not a fusion), or a
+    fusion its call (`HloCodeBuilder.call_line`)."""
+    todo, seen = [module.entry], set()
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        ops = module.computations[name].ops
+        if names_own_code(code_groups(list(ops), stack=stacks)):
+            return True
+        depths = [len(stacks(o).frames) for o in ops if o.opcode == "fusion"]
+        if depths and max(depths) > min(n for o in ops if (n := len(stacks(o).frames))):
+            return True
+        computation = module.computations[name]
+        todo += [
+            c.computation
+            for op in computation.ops
+            for c in _callees(op, module)
+            if c.computation not in seen
+        ]
+    return False
 
 
 def _callees(op: _ir.HloOp, module: _ir.HloModule) -> list[_ir.Called]:
@@ -55,11 +108,16 @@ class HloCodeBuilder(GroupDrawing, Builder):
 
     unit = "op"
 
-    def __init__(self, *args: Any, opened: set | None, trees: dict) -> None:
+    def __init__(
+        self, *args: Any, opened: set | None, trees: dict, stacks: Stacks
+    ) -> None:
         super().__init__(*args)
         self.trees = trees  # computation name -> its groups, shared by every try
+        self.stacks = stacks
         self.start_groups(opened)
         self.fused = 0  # inside a fusion's body: its ops drawn as they are
+        self.shallow = 0  # user frames of the computation's outermost op
+        self.opening: _ir.HloOp | None = None  # the fusion being opened
 
     def computation(
         self, g: Any, computation: _ir.HloComputation, env: Any, depth: int
@@ -67,10 +125,30 @@ class HloCodeBuilder(GroupDrawing, Builder):
         if self.fused:
             super().computation(g, computation, env, depth)
             return
-        self.items(g, self._tree(computation.name), env, depth)
+        outer = self.shallow
+        self.shallow = min(
+            (n for o in computation.ops if (n := len(self.stacks(o).frames))),
+            default=0,
+        )
+        try:
+            self.items(g, self._tree(computation.name), env, depth)
+        finally:
+            self.shallow = outer
+
+    def call_line(self, op: _ir.HloOp) -> list[str]:
+        """A fusion names the call its ops share when that call is no box around it:
+        deeper than the computation's own function, and a call too small for a box or
+        interleaved by XLA with another's ops (`in Cell.rec`)."""
+        stack, fused = self.stacks(op), self.fused - (op is self.opening)
+        if op.opcode != "fusion" or fused or len(stack.frames) <= self.shallow:
+            return []
+        label = call_label(stack)
+        around = {g["label"].rstrip("0123456789 ") for g in self.inside}
+        return [] if label in around else [f"in {label}"]
 
     def nested(self, g: Any, op: _ir.HloOp, called: list, env: Any, depth: int) -> None:
         fusion = op.opcode == "fusion"
+        self.opening = op  # its cluster is labelled inside the count below
         self.fused += fusion
         try:
             super().nested(g, op, called, env, depth)
@@ -110,7 +188,7 @@ class HloCodeBuilder(GroupDrawing, Builder):
         tree = self.trees.get(name)
         if tree is None:
             ops = list(self.module.computations[name].ops)
-            tree = self.trees[name] = code_groups(ops, stack=_stack)
+            tree = self.trees[name] = code_groups(ops, stack=self.stacks)
         return tree
 
     def fold_into(self, node: str, group: Group, *context: Any) -> None:

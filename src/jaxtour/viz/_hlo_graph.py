@@ -84,7 +84,9 @@ class Builder(_canvas.Canvas):
         g.node(
             node,
             _style.text_label(
-                op.opcode.removeprefix("sdy."), *_details(op, called, self.module)
+                op.opcode.removeprefix("sdy."),
+                *_details(op, called, self.module),
+                *self.call_line(op),
             ),
             tooltip=op.op_name or op.opcode,
             **{**_palette.node_attrs(op.kind), **closed_fusion},
@@ -166,7 +168,8 @@ class Builder(_canvas.Canvas):
         if not fusion:
             self.families.add("control flow")
         style = _style.FUSION if fusion else _style.NESTED
-        with self.cluster(g, _cluster_label(op), style) as c:
+        label = _style.text_label(_cluster_label(op), *self.call_line(op))
+        with self.cluster(g, label, style) as c:
             self.loose_operands(c, op, called, env)
             results: dict[str, list] = collections.defaultdict(list)
             for call in called:
@@ -176,6 +179,10 @@ class Builder(_canvas.Canvas):
                     self.call(inner, op, call, env, depth, results)
             for value, producers in results.items():
                 env[value] = producers
+
+    def call_line(self, op: _ir.HloOp) -> list[str]:
+        """Lines naming the user's call an op belongs to (none here; see `_hlo_code`)."""
+        return []
 
     def loose_operands(self, g: Any, op: _ir.HloOp, called: list, env: Any) -> None:
         """Operands no called computation takes (a branch index, a predicate): a diamond."""

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxtour import _fit, _io_nodes, _ir, _options, _palette, _style
+from jaxtour._code_groups import names_own_code
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
-from jaxtour.viz._jaxpr_code import code_diagram
+from jaxtour.viz._jaxpr_code import code_diagram, code_trees
 from jaxtour.viz._jaxpr_graph import Builder, group_head
 
 WHO = "draw_jaxpr"
@@ -46,7 +47,9 @@ def draw_jaxpr(
             them (each method, module or function a box that can be folded: `Block`,
             `Block.fc1`), opening as many levels as fit `max_eqns` nodes and 5,000 px
             both ways; "source" clusters them by line of Python; None draws them flat;
-            "auto" (the default) is "code" past 40 equations, else None.
+            "auto" (the default) is "code" past 40 equations; below, "code" with
+            every call open when a call of your own code (a function, a method, a
+            layer you named) made some of the equations, else None.
         max_eqns: past this many drawn equations the picture collapses (nested jaxprs
             first, then one node per source line) and the title says so.
         edge_labels: label edges with shape/dtype; default: when at most 60 equations.
@@ -122,8 +125,10 @@ def jaxpr_diagram(
     """Draw a `ClosedJaxpr` you already have (what `draw_jaxpr` does after tracing)."""
     closed_jaxpr = _ir.unwrap_jit(closed_jaxpr)
     total = _ir.count_eqns(closed_jaxpr.jaxpr)
-    if group_by == "auto" and total <= AUTO_CODE:
-        group_by = None
+    small = group_by == "auto" and total <= AUTO_CODE
+    trees = code_trees(closed_jaxpr.jaxpr) if small else {}
+    if small and not any(names_own_code(t) for t in trees.values()):
+        group_by = None  # only library calls, or only the function drawn: flat
     if group_by in ("code", "auto"):
         jaxpr = closed_jaxpr.jaxpr
         diagram = code_diagram(
@@ -144,7 +149,9 @@ def jaxpr_diagram(
             budget=max(8, max_eqns * 2 // 5),
             edge_labels=edge_labels,
             expand_pytrees=expand_pytrees,
-            strict=group_by == "code",
+            strict=group_by == "code" or small,
+            trees=trees,
+            fit=not small,  # a small program opens every call, as it is drawn flat
         )
         if diagram is not None:
             return diagram

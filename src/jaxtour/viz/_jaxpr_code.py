@@ -71,15 +71,18 @@ def code_diagram(
     edge_labels: bool | None,
     expand_pytrees: bool | None,
     strict: bool = True,
+    trees: dict | None = None,
+    fit: bool = True,
 ) -> Diagram | None:
     """The jaxpr nested by the user's calls, opening as many groups as fit `budget`
     nodes and `_fit.MAX_PX` both ways; its page (`Diagram.save(".html")`) opens all.
     None, unless `strict`, when even every call folded draws more than 1.5 × `budget`
-    nodes (a loop of many small calls, not a model)."""
+    nodes (a loop of many small calls, not a model). Not `fit`: every group open, and
+    no layout measured (a small program). `trees`: blocks' groups already read."""
     import graphviz
 
     jaxpr, total = closed_jaxpr.jaxpr, _ir.count_eqns(closed_jaxpr.jaxpr)
-    trees: dict = {}
+    trees = {} if trees is None else trees
 
     def build(opened: set | None, depth: int | None, title: str) -> CodeBuilder:
         graph = graphviz.Digraph(
@@ -106,7 +109,11 @@ def code_diagram(
     default: set[int] = set()  # the groups the picture folds: the page folds them too
 
     def draw(nodes: int) -> Diagram:
-        builder = _fit.plan(lambda opened: build(opened, max_depth, head), nodes)
+        builder = (
+            _fit.plan(lambda opened: build(opened, max_depth, head), nodes)
+            if fit
+            else build(None, max_depth, head)
+        )
         default.clear()
         default.update(id(g) for g in builder.folded_groups)
         folded = len(builder.folded_groups)
@@ -121,7 +128,17 @@ def code_diagram(
 
     if not strict and build(set(), max_depth, head).drawn_nodes > 1.5 * budget:
         return None
-    diagram, _ = _fit.fit(draw, budget)
+    diagram = _fit.fit(draw, budget)[0] if fit else draw(budget)
 
     diagram.whole = whole_page(lambda: build(None, None, head), lambda: default)
     return diagram
+
+
+def code_trees(jaxpr: Any) -> dict:
+    """id(block) -> its equations nested by the user's calls, for `jaxpr` and every
+    jaxpr nested in it (what `CodeBuilder` reads)."""
+    trees = {id(jaxpr): code_groups(list(jaxpr.eqns))}
+    for _, eqn in _ir.walk(jaxpr):
+        for sub in _ir.sub_jaxprs(eqn):
+            trees[id(sub.jaxpr)] = code_groups(list(sub.jaxpr.eqns))
+    return trees
