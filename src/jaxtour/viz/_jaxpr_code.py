@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxtour import _fit, _ir, _style
+from jaxtour import _fit, _io_nodes, _ir, _style
 from jaxtour._code_groups import Group, code_groups
 from jaxtour._diagram import Diagram
 from jaxtour._group_draw import GroupDrawing, whole_page
@@ -105,6 +105,8 @@ def code_diagram(
         return builder
 
     head = f"jaxpr of {name}: {plural(total, 'equation')}, nested by your code's calls"
+    if _io_nodes.folds(names, expand_pytrees):
+        head += f" (collapsed: {_io_nodes.FOLDED})"
 
     default: set[int] = set()  # the groups the picture folds: the page folds them too
 
