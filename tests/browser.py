@@ -6,6 +6,8 @@ path). Without one the browser tests skip, except in CI, where they must run.
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,33 @@ def find_chromium() -> str:
     if problem:
         pytest.skip(problem)
     return found
+
+
+@contextmanager
+def offline_page(path: Path, width: int, height: int) -> Iterator[tuple]:
+    """(page, blocked, errors): `path` opened from file:// in the system Chromium at
+    `width` × `height`, every request off this machine refused and listed in `blocked`,
+    the page's script errors in `errors`."""
+    from playwright.sync_api import sync_playwright
+
+    blocked: list[str] = []
+    errors: list[str] = []
+
+    def gate(route):
+        if route.request.url.startswith(("file://", "data:")):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=find_chromium(), args=ARGS)
+        context = browser.new_context(viewport={"width": width, "height": height})
+        context.route("**/*", gate)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(path.as_uri())
+        try:
+            yield page, blocked, errors
+        finally:
+            browser.close()

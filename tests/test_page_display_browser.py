@@ -7,8 +7,7 @@ import re
 
 import nbformat
 import pytest
-from browser import ARGS as CHROMIUM_ARGS
-from browser import find_chromium
+from browser import find_chromium, offline_page
 from nbconvert import HTMLExporter
 from test_page_display import nested
 
@@ -52,26 +51,7 @@ def export(tmp_path_factory):
 
 
 def test_the_export_pans_folds_and_switches_views_offline(export):
-    from playwright.sync_api import sync_playwright
-
-    blocked, errors = [], []
-
-    def gate(route):
-        if route.request.url.startswith(("file://", "data:")):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=find_chromium(), args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.route("**/*", gate)
-        page = context.new_page()
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(export.as_uri())
+    with offline_page(export, 1280, 900) as (page, blocked, errors):
         first, second = page.evaluate(_PAGES)
         for drawn in (first, second):  # drawn, in a box of its own, some groups folded
             assert drawn["seen"] > 500 and 160 < drawn["height"] <= 800
@@ -98,7 +78,6 @@ def test_the_export_pans_folds_and_switches_views_offline(export):
         assert page.evaluate(_SHOWN) == ["jaxpr text"]
         shown = page.locator(".jt-views > .jt-view[title='jaxpr text']").inner_text()
         assert re.search(r"= sin \w+", shown)  # the jaxpr, printed
-        browser.close()
     # nbconvert's own template asks for RequireJS and MathJax; the outputs ask for nothing
     template = {HTMLExporter().require_js_url, HTMLExporter().mathjax_url}
     assert set(blocked) <= template and errors == []

@@ -4,8 +4,7 @@ click on a folded group opens it (issue 47)."""
 
 import model_zoo as zoo
 import pytest
-from browser import ARGS as CHROMIUM_ARGS
-from browser import find_chromium
+from browser import find_chromium, offline_page
 
 from jaxtour import viz
 
@@ -20,26 +19,7 @@ def page_file(tmp_path_factory):
 
 
 def test_a_click_opens_a_folded_group_offline(page_file):
-    from playwright.sync_api import sync_playwright
-
-    blocked, errors = [], []
-
-    def gate(route):
-        if route.request.url.startswith(("file://", "data:")):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=find_chromium(), args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", gate)
-        page = context.new_page()
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(page_file.as_uri())
+    with offline_page(page_file, 1280, 800) as (page, blocked, errors):
         hidden = "document.querySelectorAll('g.node.jt-hidden').length"
         folded = page.evaluate("[...jaxtourPage.folded]")
         before = page.evaluate(hidden)
@@ -50,5 +30,4 @@ def test_a_click_opens_a_folded_group_offline(page_file):
         assert page.evaluate(hidden) < before
         page.locator(".jt-open").click()
         assert page.evaluate(hidden) == 0
-        browser.close()
     assert blocked == [] and errors == []
