@@ -245,3 +245,16 @@ def test_sharding_constraints_are_short_boxes_under_an_explicit_mesh():
     boxes = [label for label in op_labels(d) if "sharding_constraint" in label]
     assert oracle >= 1 and len(boxes) == oracle
     assert all(label == "sharding_constraint\\nf32[4]" for label in boxes), boxes
+
+
+def test_a_program_whose_locations_keep_only_library_frames_draws_flat():
+    # JAX_TRACEBACK_IN_LOCATIONS_LIMIT=1 (the suite's subprocesses, and users who trim
+    # their dumps) leaves each op the innermost frame only: a library's, for jax.nn.relu.
+    # No op names the user's code, so nothing is nested (it raised on min() of nothing).
+    limit = jax.config.jax_traceback_in_locations_limit
+    jax.config.update("jax_traceback_in_locations_limit", 1)
+    try:
+        d = draw_hlo(jax.nn.relu, max_depth=0)(jnp.ones((4, 8)))
+    finally:
+        jax.config.update("jax_traceback_in_locations_limit", limit)
+    assert d.title.startswith("compiled HLO of relu (") and "nested" not in d.title

@@ -83,7 +83,8 @@ def names_code(module: _ir.HloModule, stacks: Stacks) -> bool:
         if names_own_code(code_groups(list(ops), stack=stacks)):
             return True
         depths = [len(stacks(o).frames) for o in ops if o.opcode == "fusion"]
-        if depths and max(depths) > min(n for o in ops if (n := len(stacks(o).frames))):
+        framed = [n for o in ops if (n := len(stacks(o).frames))]
+        if depths and framed and max(depths) > min(framed):
             return True
         computation = module.computations[name]
         todo += [
