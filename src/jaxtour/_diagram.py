@@ -155,9 +155,11 @@ class Diagram:
         """The self-contained page `save(".html")` writes (see `save`); with
         `fragment`, the same inside one ``<div>`` whose ids are its own, as a notebook's
         display data carries it."""
-        svg, groups = self.svg(), None
-        if self.whole is not None:
-            source, groups = self._whole()
+        whole = self._whole()
+        if whole is None:
+            svg, groups = self.svg(), None
+        else:
+            source, groups = whole
             svg = _render.render(source, "svg").decode()
         if fragment:
             return _page.fragment(svg, self.title, groups)
@@ -172,15 +174,15 @@ class Diagram:
 
         Renders (see `svg`).
         """
-        if self.whole is not None and any(g.get("folded") for g in self._whole()[1]):
+        whole = self._whole()
+        if whole is not None and any(g.get("folded") for g in whole[1]):
             return True
         width, height = self.size_px
         return width > 2 * SLIDE_PX[0] or height > 2 * SLIDE_PX[1]
 
-    def _whole(self) -> tuple[str, list[dict]]:
-        """`whole()`, drawn once (a Diagram never changes)."""
-        if self._whole_drawn is None:
-            assert self.whole is not None  # the callers ask only when it is set
+    def _whole(self) -> tuple[str, list[dict]] | None:
+        """`whole()`, drawn once (a Diagram never changes); None without one."""
+        if self._whole_drawn is None and self.whole is not None:
             self._whole_drawn = self.whole()
         return self._whole_drawn
 
