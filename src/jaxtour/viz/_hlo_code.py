@@ -83,8 +83,7 @@ def names_code(module: _ir.HloModule, stacks: Stacks) -> bool:
         if names_own_code(code_groups(list(ops), stack=stacks)):
             return True
         depths = [len(stacks(o).frames) for o in ops if o.opcode == "fusion"]
-        framed = [n for o in ops if (n := len(stacks(o).frames))]
-        if depths and framed and max(depths) > min(framed):
+        if depths and max(depths) > shallowest(ops, stacks):
             return True
         computation = module.computations[name]
         todo += [
@@ -94,6 +93,12 @@ def names_code(module: _ir.HloModule, stacks: Stacks) -> bool:
             if c.computation not in seen
         ]
     return False
+
+
+def shallowest(ops: Any, stacks: Stacks) -> int:
+    """The fewest user frames of an op of `ops` that has any; 0 when none has (with
+    JAX_TRACEBACK_IN_LOCATIONS_LIMIT=1 a library function's ops keep only its frames)."""
+    return min((n for o in ops if (n := len(stacks(o).frames))), default=0)
 
 
 def _callees(op: _ir.HloOp, module: _ir.HloModule) -> list[_ir.Called]:
@@ -127,10 +132,7 @@ class HloCodeBuilder(GroupDrawing, Builder):
             super().computation(g, computation, env, depth)
             return
         outer = self.shallow
-        self.shallow = min(
-            (n for o in computation.ops if (n := len(self.stacks(o).frames))),
-            default=0,
-        )
+        self.shallow = shallowest(computation.ops, self.stacks)
         try:
             self.items(g, self._tree(computation.name), env, depth)
         finally:
