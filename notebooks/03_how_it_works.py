@@ -740,7 +740,9 @@ if stats is not None:
 import tempfile
 from pathlib import Path
 
-scratch = Path(tempfile.mkdtemp(prefix="jaxtour-03-"))
+scratch_folder = tempfile.TemporaryDirectory()  # removed when the kernel exits
+scratch = Path(scratch_folder.name)
+
 def make_activations():
     return jnp.ones((1024, 1024))  # 4 MiB, alive while we look
 

@@ -177,7 +177,8 @@ assert abs(sum(row.share for row in step_profile.rows) - 1) < 1e-6
 # it). `jax.profiler.trace` writes one: every op on a timeline, with your annotations.
 
 # %%
-trace_dir = pathlib.Path(tempfile.mkdtemp(prefix="jax-trace-"))
+trace_folder = tempfile.TemporaryDirectory()  # removed when the kernel exits
+trace_dir = pathlib.Path(trace_folder.name)
 jitted_update = jax.jit(update)
 jax.block_until_ready(jitted_update(params, x, y))  # compile before tracing
 with (jax.profiler.trace(trace_dir, create_perfetto_trace=True),

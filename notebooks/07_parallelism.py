@@ -815,7 +815,8 @@ from pathlib import Path
 
 import orbax.checkpoint as ocp
 
-saved_at = Path(tempfile.mkdtemp(prefix="jaxtour-07-")) / "fsdp"
+folder = tempfile.TemporaryDirectory()  # removed when the kernel exits
+saved_at = Path(folder.name) / "fsdp"
 checkpointer = ocp.StandardCheckpointer()
 checkpointer.save(saved_at, new_f)  # in the background; wait for it
 checkpointer.wait_until_finished()

@@ -83,6 +83,12 @@ def test_no_committed_notebook_holds_a_solution_or_a_check(source):
     assert not [li for li in _solution_lines(source) if li in text], source.name
 
 
+def test_no_lesson_leaves_a_folder_behind_in_the_temporary_directory():
+    # mkdtemp's folders outlive the kernel; a TemporaryDirectory is removed when it exits
+    leaving = [s.name for s in SOURCES if "mkdtemp(" in s.read_text()]
+    assert leaving == [], f"use tempfile.TemporaryDirectory() in {leaving}"
+
+
 def test_no_lesson_source_pairs_itself_with_the_student_notebook():
     assert all("formats:" not in s.read_text().split("# ---", 2)[1] for s in SOURCES)
     assert not any(
