@@ -11,14 +11,17 @@ SLOW_S = 3.0
 # Modules that never reach JAX beyond importing it: lesson files and their pairing, the
 # check-cell floor, slide decks from hand-made notebooks, MNIST files and downloads,
 # Diagram rendering, option names; and the programs around the kit's JAX code: nbgrader's
-# grading of a course, JupyterLab redrawing the explorer's panel (what the kit computes
-# there runs on every JAX in test_exercises_lessons and test_explore). The newest-JAX run
+# grading of a course (its release and its autograde of four submissions), JupyterLab
+# redrawing the explorer's panel (what the kit computes there, every exercise's check of
+# its stub and its solution, the explorer's views, runs on every JAX in
+# test_exercises_lessons, test_exercises_integrity and test_explore). The newest-JAX run
 # skips them (`-m "not plumbing"`); tests/test_markers.py says when one is renamed or gone.
 PLUMBING_MODULES = frozenset(
     {
         "test_checks.py",
         "test_contract.py",
         "test_diagram.py",
+        "test_exercises_grading.py",
         "test_exercises_nbgrader.py",
         "test_explore_browser.py",
         "test_markers.py",
