@@ -7,12 +7,15 @@ trick played there changes nothing: only a right answer scores.
 """
 
 import contextlib
+import io
+import logging
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import nbformat
 import pytest
@@ -167,9 +170,6 @@ SUBMISSIONS = {
 
 def _nbgrader(*runs: tuple[Path, tuple[str, ...]]) -> None:
     """`nbgrader ARGS` in each (course, ARGS), side by side; each must succeed."""
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from its venv
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     with contextlib.ExitStack() as stack:
         started = []
         for course, args in runs:
@@ -177,7 +177,7 @@ def _nbgrader(*runs: tuple[Path, tuple[str, ...]]) -> None:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "nbgrader", *args],
                 cwd=course,
-                env=env,
+                env=_nbgrader_env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -188,6 +188,54 @@ def _nbgrader(*runs: tuple[Path, tuple[str, ...]]) -> None:
             proc.wait(timeout=900)
             log.seek(0)
             assert proc.returncode == 0, log.read()[-6000:]
+
+
+def _nbgrader_env() -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from its venv
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+def _nbgrader_here(course: Path, *args: str) -> None:
+    """`nbgrader ARGS` in `course`, run in this process as nbgrader's own tests run it
+    (its `main`'s app, with the course's nbgrader_config.py): one start of Python,
+    nbformat (jsonschema's imports, ~4 s of CPU) and nbgrader fewer than a command.
+    A new gradebook's schema version is read here too, not by an `alembic heads`
+    command (5.6 s of CPU, for its imports, to print one revision)."""
+    from jupyter_core.application import NoStart
+    from nbgrader.apps import NbGraderApp  # type: ignore[import-untyped]
+
+    path, log = list(sys.path), io.StringIO()
+    app = NbGraderApp.instance()
+    head = mock.patch("nbgrader.api.get_alembic_version", _alembic_head)
+    try:
+        with (
+            contextlib.chdir(course),
+            mock.patch.dict(os.environ, _nbgrader_env()),
+            head,
+        ):
+            app.initialize(list(args))
+            app.init_logging(logging.StreamHandler, [log], color=False, subapps=True)
+            app.start()
+    except NoStart:  # how a jupyter command says its subcommand has run
+        pass
+    except SystemExit as stop:  # nbgrader's way to fail
+        assert not stop.code, log.getvalue()[-6000:]
+    finally:
+        app.reset()
+        sys.path[:] = path  # nbgrader put the course's folder first
+
+
+def _alembic_head() -> str:
+    """What nbgrader's `get_alembic_version` reads off `alembic heads`: the newest
+    revision of nbgrader's gradebook schema."""
+    import nbgrader  # type: ignore[import-untyped]
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(
+        str(Path(nbgrader.__file__).parent / "alembic")
+    ).get_current_head()
 
 
 def _end(proc: subprocess.Popen) -> None:
@@ -220,6 +268,19 @@ def _edited(
     return notebook
 
 
+# autograde takes a course's submissions in the order of their student ids: lesson 01's
+# endless answer ("half") first and lesson 02's last, so each one's TIMEOUT s of waiting
+# overlaps the other course's grading, not the other's wait (both first: an idle core)
+ORDER = {
+    WHY: ("half", "solved", "tricks", "untouched"),
+    MATH: ("untouched", "solved", "tricks", "own", "half"),
+}
+
+
+def _student_id(course: str, student: str) -> str:
+    return f"{ORDER[course].index(student)}-{student}"
+
+
 # the course's own exercises (tests/own_course.py): one submission, one right answer
 # (judged through the course's own probe) and one wrong; their checkers reach autograde
 # only through the course's checkers/ folder
@@ -241,26 +302,27 @@ def marks(tmp_path_factory) -> dict[tuple[str, str], dict[str, float]]:
         _registry._REGISTRY.pop(name, None)
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(f"c.GradeApart.timeout = {TIMEOUT}\n")
-    # one generate_assignment for every assignment (its id is a glob: each nbgrader
-    # start imports nbgrader); then a copy of the course per lesson, the two
-    # autograded side by side (lesson 02's beside the course's own exercises): each
+    # one generate_assignment for every assignment (its id is a glob), in this
+    # process; then a copy of the course per lesson, the two `nbgrader autograde`
+    # commands side by side (lesson 02's beside the course's own exercises): each
     # holds one endless answer, whose TIMEOUT s of waiting overlap the other's
     # grading instead of idling, for one more start of nbgrader and JAX
-    _nbgrader((course, ("generate_assignment", "*", "--force")))
+    _nbgrader_here(course, "generate_assignment", "*", "--force")
     courses = {WHY: course, MATH: root / "course_02"}
     shutil.copytree(course, courses[MATH])
     for assignment, folder in courses.items():
         _submit_all(folder, assignment)
     own_source = courses[MATH] / "source" / OWN_STEM / f"{OWN_STEM}.ipynb"
-    _submit(courses[MATH], "own", OWN_STEM, _edited(own_source, OWN_WRONG, {}))
+    own_id = _student_id(MATH, "own")
+    _submit(courses[MATH], own_id, OWN_STEM, _edited(own_source, OWN_WRONG, {}))
     _nbgrader(
         *[(folder, ("autograde", "*", "--create")) for folder in courses.values()]
     )
     found = {}
     for assignment, folder in courses.items():
         students = ["untouched", "solved", *SUBMISSIONS]
-        found |= _gradebook_marks(folder, {assignment: students})
-    found |= _gradebook_marks(courses[MATH], {OWN_STEM: ["own"]})
+        found |= _gradebook_marks(folder, assignment, {assignment: students})
+    found |= _gradebook_marks(courses[MATH], MATH, {OWN_STEM: ["own"]})
     shutil.rmtree(root, ignore_errors=True)
     return found
 
@@ -269,24 +331,30 @@ def _submit_all(course: Path, assignment: str) -> None:
     """The released notebook untouched, the solutions, and each of SUBMISSIONS."""
     source = course / "source" / assignment / f"{assignment}.ipynb"
     released = course / "release" / assignment / f"{assignment}.ipynb"
-    _submit(course, "untouched", assignment, nbformat.read(released, as_version=4))
-    _submit(course, "solved", assignment, nbformat.read(source, as_version=4))
+    untouched, solved = (_student_id(assignment, s) for s in ("untouched", "solved"))
+    _submit(course, untouched, assignment, nbformat.read(released, as_version=4))
+    _submit(course, solved, assignment, nbformat.read(source, as_version=4))
     for student, plans in SUBMISSIONS.items():
         answers, before, _ = plans[assignment]
-        _submit(course, student, assignment, _edited(source, answers, before))
+        notebook = _edited(source, answers, before)
+        _submit(course, _student_id(assignment, student), assignment, notebook)
 
 
 def _gradebook_marks(
-    course: Path, students: dict[str, list[str]]
+    course: Path, lesson: str, students: dict[str, list[str]]
 ) -> dict[tuple[str, str], dict[str, float]]:
-    """{(student, assignment): {exercise: score}} for each assignment's students."""
+    """{(student, assignment): {exercise: score}} for each assignment's students, in
+    the course of `lesson`."""
     from nbgrader.api import Gradebook
 
     found = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for assignment, names in students.items():
             for student in names:
-                notebook = gb.find_submission_notebook(assignment, assignment, student)
+                student_id = _student_id(lesson, student)
+                notebook = gb.find_submission_notebook(
+                    assignment, assignment, student_id
+                )
                 found[student, assignment] = {
                     g.name.removeprefix("test_"): g.score for g in notebook.grades
                 }
