@@ -1004,10 +1004,11 @@ print(ledger)
 # Every step reads and writes all the weights; the FLOPs grow with the batch.
 
 # %%
+batch_x, batch_y = mlp.example_batch(2048)  # each size: its first rows
 intensity = {}
 for size in (8, 128, 2048):
-    batch_x, batch_y = mlp.example_batch(size)
-    intensity[size] = cost_table(mlp.update)(params, batch_x, batch_y).intensity
+    table = cost_table(mlp.update)(params, batch_x[:size], batch_y[:size])
+    intensity[size] = table.intensity
     print(f"batch {size:>4}: {intensity[size]:5.1f} FLOP per byte")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
@@ -1031,7 +1032,7 @@ assert intensity[8] < 4 and intensity[128] < 40  # far below a GPU's ridge (~150
 # The roof is measured here (cached): peak matmul rate, memory bandwidth.
 
 # %%
-batch_128 = mlp.example_batch(128)
+batch_128 = batch_x[:128], batch_y[:128]  # the first 128 of that batch
 roof = draw_roofline(mlp.update)(params, *batch_128)
 print(roof.peaks)
 print(f"the step: {roof.table.intensity:.3g} FLOP/B, {roof.flops_per_s / 1e9:.3g} GFLOP/s")

@@ -1056,7 +1056,6 @@ if hasattr(jax, "pmap"):  # it may leave a future JAX; the cell then says so
         stacked = jax.pmap(pmap_grads, axis_name="batch", in_axes=(None, 0, 0),
                            devices=devices)(params, images.reshape(n, -1, 784),
                                             labels.reshape(n, -1))
-        reference = jax.jit(jax.grad(mlp.loss))(params, images, labels)
     print("warnings:", [str(w.message)[:80] for w in caught] or "none")
 else:
     print("This JAX has no jax.pmap any more: use jax.shard_map, as above.")
@@ -1075,14 +1074,14 @@ shard_map_step = jax.jit(jax.shard_map(shard_map_grads, mesh=batch_mesh,
                                        out_specs=P()))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
+# `reference`: the true gradient of the whole batch, from the slides on `pcast`
 if hasattr(jax, "pmap"):
     # one copy of the gradient per device, on a leading axis of size n
     assert stacked["output"]["w"].shape == (n, *params["output"]["w"].shape)
     for a, b in zip(jax.tree.leaves(stacked), jax.tree.leaves(reference), strict=True):
         np.testing.assert_allclose(a[0], b, rtol=1e-4, atol=1e-6)
 for a, b in zip(jax.tree.leaves(shard_map_step(params, images, labels)),
-                jax.tree.leaves(jax.jit(jax.grad(mlp.loss))(params, images, labels)),
-                strict=True):
+                jax.tree.leaves(reference), strict=True):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)  # the mean, not n times it
 
 # %% [markdown] slideshow={"slide_type": "notes"}
