@@ -53,6 +53,18 @@ def test_init_params_names_shapes_dtype_and_scale(params):
     assert list(deep) == ["hidden1", "hidden2", "hidden3", "output"]
 
 
+def test_init_params_draws_what_a_normal_draw_of_each_weight_s_shape_gives():
+    # init_params draws each weight flat and shapes it (XLA compiles that faster):
+    # the numbers must be those of jr.normal with the weight's own shape
+    params = init_params(jr.key(5), (6, 5, 3))
+    keys = jr.split(jr.key(5), 2)
+    for (name, gain, shape), k in zip(
+        [("hidden1", 2.0, (6, 5)), ("output", 1.0, (5, 3))], keys, strict=True
+    ):
+        want = jr.normal(k, shape) * jnp.sqrt(gain / shape[0])
+        np.testing.assert_array_equal(params[name]["w"], want)
+
+
 def test_init_params_rejects_bad_sizes():
     with pytest.raises(
         ValueError,
