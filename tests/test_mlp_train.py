@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import itertools
 import json
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +22,7 @@ from jaxtour.cli import main
 from jaxtour.data._download import FILES
 from jaxtour.mlp import (
     History,
+    _ladder,
     batch_indices,
     compile_epoch,
     evaluate,
@@ -81,41 +86,65 @@ def test_batch_indices_is_a_permutation_in_batches():
         batch_indices(jr.key(0), 100, 128)
 
 
-@pytest.mark.slow  # compiles and runs epochs of the full MLP
-@pytest.mark.parametrize("unroll", [1, UNROLL])  # 5 steps: UNROLL=4 leaves a remainder
-def test_the_scan_epoch_equals_update_in_a_python_loop(unroll):
+@pytest.fixture(scope="module")
+def small_epoch():
+    """A 5-step epoch of a small MLP, the same epoch as `update` in a Python loop (one
+    jitted step: run eagerly, the loop compiled each of the step's operations, 10 s of
+    CPU), and `compile_epoch`'s program for it, compiled once for the tests below."""
     images = jr.randint(jr.key(1), (320, 28, 28), 0, 256).astype(jnp.uint8)
     labels = jr.randint(jr.key(2), (320,), 0, 10)
     params = init_params(jr.key(0), (784, 32, 10))
     velocity = jax.tree.map(jnp.zeros_like, params)
     key = jr.key(3)
-    scanned, _, losses = jax.jit(train_epoch, static_argnames=("batch_size", "unroll"))(
-        params, velocity, images, labels, key, batch_size=64, unroll=unroll
-    )
+
+    @jax.jit
+    def step(params, velocity, idx):
+        return update(params, preprocess(images[idx]), labels[idx], velocity)
+
     looped, v, looped_losses = params, velocity, []
     for idx in batch_indices(key, 320, 64):
-        looped, v, batch_loss = update(looped, preprocess(images[idx]), labels[idx], v)
+        looped, v, batch_loss = step(looped, v, idx)
         looped_losses.append(batch_loss)
-    np.testing.assert_allclose(losses, looped_losses, rtol=1e-5)
+    compiled, seconds = compile_epoch(
+        params, velocity, images, labels, key, batch_size=64
+    )  # unroll=UNROLL: 5 steps leave a remainder
+    return SimpleNamespace(
+        args=(params, velocity, images, labels, key),
+        looped=looped,
+        looped_losses=looped_losses,
+        compiled=compiled,
+        compile_seconds=seconds,
+    )
+
+
+def _copies(tree):
+    return jax.tree.map(jnp.copy, tree)  # the compiled epoch donates what it is given
+
+
+@pytest.mark.slow  # compiles and runs epochs of the full MLP
+@pytest.mark.parametrize("unroll", [1, UNROLL])
+def test_the_scan_epoch_equals_update_in_a_python_loop(small_epoch, unroll):
+    params, velocity, images, labels, key = small_epoch.args
+    if unroll == UNROLL:  # compile_epoch's own program, with its default unroll
+        epoch = small_epoch.compiled
+    else:
+        epoch = jax.jit(functools.partial(train_epoch, batch_size=64, unroll=unroll))
+    scanned, _, losses = epoch(_copies(params), _copies(velocity), images, labels, key)
+    np.testing.assert_allclose(losses, small_epoch.looped_losses, rtol=1e-5)
     jax.tree.map(
         lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6),
         scanned,
-        looped,
+        small_epoch.looped,
     )
 
 
 @pytest.mark.slow  # compiles and runs epochs of the full MLP
-def test_compiled_epoch_donates_params_and_velocity():
-    images = jnp.zeros((256, 28, 28), jnp.uint8)
-    labels = jnp.zeros(256, jnp.int32)
-    params = init_params(jr.key(0), (784, 16, 10))
-    velocity = jax.tree.map(jnp.zeros_like, params)
-    epoch, seconds = compile_epoch(
-        params, velocity, images, labels, jr.key(0), batch_size=128
-    )
-    assert seconds > 0
-    new_params, _, losses = epoch(params, velocity, images, labels, jr.key(0))
-    assert losses.shape == (2,)
+def test_compiled_epoch_donates_params_and_velocity(small_epoch):
+    params, velocity, images, labels, key = small_epoch.args
+    params, velocity = _copies(params), _copies(velocity)
+    assert small_epoch.compile_seconds > 0
+    new_params, _, losses = small_epoch.compiled(params, velocity, images, labels, key)
+    assert losses.shape == (5,)
     if jax.default_backend() == "cpu" and not params["output"]["w"].is_deleted():
         pytest.skip("this jaxlib ignores donation on CPU")
     assert (
@@ -199,13 +228,50 @@ def test_cli_train_on_an_absent_platform_lists_what_is_there(capsys, tmp_path):
     )
 
 
+@pytest.fixture(scope="module")
+def small_matmul_rate():
+    """The ladder's matmul rate measured on 256x256 matrices: its 2,048x2,048 ones cost
+    5 s of CPU per ladder, and these tests assert only that the rate is positive."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            _ladder, "matmul_rate", functools.partial(_ladder.matmul_rate, n=256)
+        )
+        yield
+
+
+@pytest.fixture(scope="module")
+def compared(small_matmul_rate, tmp_path_factory):
+    """One smoke run of `jaxtour compare` in this process: (exit code, its stdout's
+    lines, its build folder). The ladder's tests and the command's read the same run:
+    a ladder compiles the full MLP's step and epoch (7 s of CPU)."""
+    build = tmp_path_factory.mktemp("compare")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(
+            [
+                "compare",
+                "--rounds",
+                "2",
+                "--train-size",
+                "512",
+                "--eager-steps",
+                "2",
+                "--data-dir",
+                str(SHARED),
+                "--build-dir",
+                str(build),
+            ]
+        )
+    return code, printed.getvalue().strip().splitlines(), build
+
+
 @needs_mnist
 @pytest.mark.slow
-def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
-    lines: list[str] = []
-    result = run_ladder(
-        mnist, rounds=2, train_size=512, eager_steps=2, log=lines.append
-    )
+def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(compared):
+    _, out, build = compared
+    result = json.loads((build / "mlp" / "ladder.json").read_text())
+    lines = [line for line in out if line.startswith("round ")]  # the ladder's log
+    assert len(lines) == 2 * 7
     controls = [line for line in lines if "  matmuls-" in line]
     assert len(controls) == 4 and all("matmuls only, no loss)" in x for x in controls)
     assert not any("nan" in line for line in lines)
@@ -241,7 +307,6 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(mnist):
     assert result["compile_s"] > 0 and result["matmul_gflops"] > 0
     assert "jaxtour-train compile:" in format_ladder(result)
     assert plot_ladder(result).figure.axes[0].get_xscale() == "log"
-    json.dumps(result)
 
 
 def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
@@ -278,7 +343,9 @@ def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
 
 @pytest.mark.slow  # compiles and runs epochs of the full MLP
 @needs_mnist
-def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist):
+def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(
+    mnist, small_matmul_rate
+):
     result = run_ladder(
         mnist,
         rounds=1,
@@ -295,28 +362,11 @@ def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(mnist)
 
 @needs_mnist
 @pytest.mark.slow
-def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(
-    tmp_path, capsys
-):
-    code = main(
-        [
-            "compare",
-            "--rounds",
-            "1",
-            "--train-size",
-            "512",
-            "--eager-steps",
-            "2",
-            "--data-dir",
-            str(SHARED),
-            "--build-dir",
-            str(tmp_path),
-        ]
-    )
-    out = capsys.readouterr().out.strip().splitlines()
+def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(compared):
+    code, out, build = compared
     assert code == 0
     assert out[0].startswith(
-        "round 1/1  numpy-f64"
+        "round 1/2  numpy-f64"
     )  # progress, one line per measurement
     header = [
         "variant",
@@ -336,9 +386,9 @@ def test_cli_compare_prints_the_table_and_writes_the_plot_and_the_figures(
         "epoch_s",
         "spread_s",
     } <= set(figures)
-    assert figures == json.loads((tmp_path / "mlp" / "ladder.json").read_text())
-    assert (tmp_path / "mlp" / "ladder.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert f"wrote {tmp_path / 'mlp' / 'ladder.png'}" in out
+    assert figures == json.loads((build / "mlp" / "ladder.json").read_text())
+    assert (build / "mlp" / "ladder.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {build / 'mlp' / 'ladder.png'}" in out
 
 
 def test_ladder_rejects_unknown_variants():
