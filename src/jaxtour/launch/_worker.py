@@ -18,7 +18,8 @@ import threading
 
 from jaxtour.launch._config import configs_of
 from jaxtour.launch._procgroup import RESULT, NoClusterError
-from jaxtour.launch._spmd import parse, start, train
+from jaxtour.launch._spmd import parse, start
+from jaxtour.launch._spmd_train import train
 
 
 def _watch_stdin() -> None:
