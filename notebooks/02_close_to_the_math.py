@@ -188,7 +188,7 @@ assert picture.svg().lstrip().startswith("<?xml")
 from jaxtour.mlp import init_params, loss
 
 params = init_params(jax.random.key(0), (4, 8, 3))
-x_batch = jax.random.normal(jax.random.key(1), (5, 4))
+x_batch = jnp.linspace(-2.0, 2.0, 20).reshape(5, 4)
 y_batch = jnp.array([0, 2, 1, 1, 0])
 mlp_picture = draw_grad(loss)(params, x_batch, y_batch)
 mlp_picture

@@ -224,7 +224,7 @@ assert jnp.array_equal(params["output"]["b"], jnp.zeros(10))  # the old params a
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 if paths.quick():  # CI: a slice of the data and two epochs; the assertions still hold
-    data, epochs, target = mnist.subset(12_800), 2, 0.90
+    data, epochs, target = mnist.subset(6_400), 2, 0.90
 else:
     data, epochs, target = mnist, 10, 0.98
 

@@ -65,6 +65,7 @@ def run_ladder(
     seed: int = 0,
     variants: tuple[str, ...] = VARIANTS,
     control: bool = True,
+    rate_repeat: int = 5,
     log: Callable[[str], None] | None = print,
 ) -> dict:
     """Time one training epoch of each variant; return the figures as a dict.
@@ -77,6 +78,8 @@ def run_ladder(
         eager_steps: JAX without `jit` is slow; time this many of its steps and scale.
         batch_size, seed: as in `train`.
         control: also time the step's matmuls alone (`CONTROLS`), NumPy f32 and JAX.
+        rate_repeat: the matmul rate is the best of this many 2048² products, timed
+            before and after the rounds (each 17 GFLOP: fewer for a smoke test).
         log: called with one line per measurement (None: silent).
 
     Returns:
@@ -101,7 +104,7 @@ def run_ladder(
     full_steps = FULL_TRAIN_SIZE // batch_size
     log = log or (lambda line: None)
     load_before = os.getloadavg()[0]
-    rate = [matmul_rate()]
+    rate = [matmul_rate(repeat=rate_repeat)]
     runners = {
         name: _RUNNERS[name](images, labels, batch_size, seed) for name in variants
     }
@@ -130,7 +133,7 @@ def run_ladder(
                 f"round {r + 1}/{rounds}  {name:<13} {times[name][-1]:8.2f} s/epoch "
                 f"({n} steps timed, {what})"
             )
-    rate.append(matmul_rate())
+    rate.append(matmul_rate(repeat=rate_repeat))
     return _summarise(
         times,
         losses,
