@@ -165,10 +165,12 @@ _SLIDES = """() => Reveal.getSlides().map(s => {
   return [at.h, at.v || 0];
 })"""
 
-# Go to slide (h, v) with every fragment shown, let the deck fit it, and measure it.
-_MEASURE = """async ([h, v, height]) => {
+# Go to slide (h, v) with every fragment shown, and measure it. No wait for a frame: the
+# deck fitted every slide once when it came up (deck.js), Reveal.slide shows the slide at
+# once, and each measure below (sizes, styles) lays the page out first; two frames a slide
+# only cost the run time (the measures of every lesson's slides came out the same).
+_MEASURE = """([h, v, height]) => {
   Reveal.slide(h, v, 1000);
-  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const slide = Reveal.getCurrentSlide();
   slide.querySelectorAll('.fragment').forEach(f => f.classList.add('visible'));
   const scale = Reveal.getScale();
