@@ -58,6 +58,17 @@ def test_the_dense_family_maps_n_inputs_to_m_outputs():
     assert f(np.ones(5, np.float32)).shape == (3,)
 
 
+def test_the_dense_family_is_tanh_of_a_normal_matrix_times_sin():
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.linspace(-1.0, 1.0, 3)
+    a = jax.random.normal(jax.random.key(4), (2, 3)) / np.sqrt(3)  # drawn as (m, n)
+    np.testing.assert_allclose(
+        dense_family(3, 2, seed=4)(x), jnp.tanh(a @ jnp.sin(x)), rtol=1e-6
+    )
+
+
 def test_quick_mode_keeps_the_default_sweep_small(monkeypatch):
     monkeypatch.setenv(paths.QUICK_VARIABLE, "1")
     assert len(default_sizes()) <= 5

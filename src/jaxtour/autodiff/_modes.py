@@ -24,7 +24,9 @@ MODES = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}
 
 def dense_family(n: int, m: int, seed: int = 0) -> Callable:
     """f(x) = tanh(A sin x) with a fixed random A of shape (m, n): one member per (n, m)."""
-    a = jax.random.normal(jax.random.key(seed), (m, n)) / np.sqrt(n)
+    # drawn flat, then shaped: the numbers of a (m, n) draw, which XLA's CPU compiler
+    # takes a second longer over for narrow shapes (see jaxtour.mlp.init_params)
+    a = jax.random.normal(jax.random.key(seed), (m * n,)).reshape(m, n) / np.sqrt(n)
     return lambda x: jnp.tanh(a @ jnp.sin(x))
 
 
