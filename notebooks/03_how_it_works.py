@@ -740,7 +740,7 @@ if stats is not None:
 import tempfile
 from pathlib import Path
 
-scratch_folder = tempfile.TemporaryDirectory()  # removed when the kernel exits
+scratch_folder = tempfile.TemporaryDirectory()  # removed when the kernel shuts down cleanly
 scratch = Path(scratch_folder.name)
 
 def make_activations():
@@ -750,7 +750,7 @@ def make_activations():
 activations_now = make_activations()
 jax.profiler.save_device_memory_profile(scratch / "memory.prof")
 print(f"{(scratch / 'memory.prof').stat().st_size:,} bytes;",
-      "read it with: pprof --web memory.prof")
+      "read it with: pprof --web", scratch / "memory.prof")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 import gzip

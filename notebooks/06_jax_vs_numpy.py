@@ -177,7 +177,7 @@ assert abs(sum(row.share for row in step_profile.rows) - 1) < 1e-6
 # it). `jax.profiler.trace` writes one: every op on a timeline, with your annotations.
 
 # %%
-trace_folder = tempfile.TemporaryDirectory()  # removed when the kernel exits
+trace_folder = tempfile.TemporaryDirectory()  # removed when the kernel shuts down cleanly
 trace_dir = pathlib.Path(trace_folder.name)
 jitted_update = jax.jit(update)
 jax.block_until_ready(jitted_update(params, x, y))  # compile before tracing
@@ -186,15 +186,15 @@ with (jax.profiler.trace(trace_dir, create_perfetto_trace=True),
     for _ in range(3):
         jax.block_until_ready(jitted_update(params, x, y))
 written = sorted(p.name for p in trace_dir.rglob("*") if p.is_file())
-print(written)
+print(trace_dir, written, sep="\n")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert any(name.endswith(".xplane.pb") for name in written)  # TensorBoard's format
 assert [f for f in trace_dir.rglob("perfetto_trace.json.gz") if f.stat().st_size > 0]
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# Open `perfetto_trace.json.gz` at ui.perfetto.dev, or the folder in TensorBoard's
-# profile plugin. `jax.named_scope` names ops in the trace; `create_perfetto_link=True`
+# Open `perfetto_trace.json.gz` at ui.perfetto.dev, or the folder (printed; it goes
+# when the kernel shuts down) in TensorBoard's profile plugin. `jax.named_scope` names ops in the trace; `create_perfetto_link=True`
 # serves it to Perfetto and waits until you open the link. File names as in JAX 0.10.2
 # and 0.12.
 

@@ -815,7 +815,7 @@ from pathlib import Path
 
 import orbax.checkpoint as ocp
 
-folder = tempfile.TemporaryDirectory()  # removed when the kernel exits
+folder = tempfile.TemporaryDirectory()  # removed when the kernel shuts down cleanly
 saved_at = Path(folder.name) / "fsdp"
 checkpointer = ocp.StandardCheckpointer()
 checkpointer.save(saved_at, new_f)  # in the background; wait for it

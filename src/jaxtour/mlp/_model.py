@@ -65,19 +65,18 @@ def init_params(
         names, keys, sizes[:-1], sizes[1:], strict=True
     ):
         gain = 1.0 if name == "output" else 2.0
-        w = _normal(k, (fan_in, fan_out), dtype) * jnp.sqrt(gain / fan_in).astype(
-            dtype
-        )
+        w = _normal(k, (fan_in, fan_out), dtype) * jnp.sqrt(gain / fan_in).astype(dtype)
         params[name] = {"w": w, "b": jnp.zeros((fan_out,), dtype)}
     return params
 
 
 def _normal(key: jax.Array, shape: tuple[int, int], dtype: Any) -> jax.Array:
-    """``jr.normal(key, shape, dtype)``, drawn flat and then shaped: the same numbers
-    (with JAX's default ``jax_threefry_partitionable``, an element's bits depend on its
-    flat position only), but XLA's CPU compiler takes seconds over a narrow shape such
-    as (256, 10) drawn as it is: 2.1 s against 0.6 s of CPU on JAX 0.10.2, 5.7 s
-    against 0.6 s with 8 CPU devices."""
+    """``jr.normal(key, shape, dtype)``, drawn flat and then shaped: `jax.random` fills a
+    shape in row-major order, so this gives the numbers of a `shape` draw under either
+    ``jax_threefry_partitionable`` setting (JAX's behaviour, not a documented promise: a
+    test pins it). XLA's CPU compiler takes seconds over a narrow shape such as
+    (256, 10) drawn as it is: 2.1 s against 0.6 s of CPU on JAX 0.10.2, 5.7 s against
+    0.6 s with 8 CPU devices."""
     rows, columns = shape
     return jr.normal(key, (rows * columns,), dtype).reshape(rows, columns)
 
