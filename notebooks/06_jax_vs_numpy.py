@@ -194,9 +194,9 @@ assert [f for f in trace_dir.rglob("perfetto_trace.json.gz") if f.stat().st_size
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Open `perfetto_trace.json.gz` at ui.perfetto.dev, or the folder (printed; it goes
-# when the kernel shuts down) in TensorBoard's profile plugin. `jax.named_scope` names ops in the trace; `create_perfetto_link=True`
-# serves it to Perfetto and waits until you open the link. File names as in JAX 0.10.2
-# and 0.12.
+# when the kernel shuts down) in TensorBoard's profile plugin. `jax.named_scope` names
+# ops in the trace; `create_perfetto_link=True` serves it to Perfetto and waits until
+# you open the link. File names as in JAX 0.10.2 and 0.12.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Both on this machine's roofline: bytes modelled, time measured

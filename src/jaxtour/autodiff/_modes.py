@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxtour import _ir, paths
 from jaxtour._number_words import plural
+from jaxtour._random import drawn_flat
 from jaxtour._report import Report, Reported, Table
 
 RULE = (
@@ -24,9 +25,7 @@ MODES = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}
 
 def dense_family(n: int, m: int, seed: int = 0) -> Callable:
     """f(x) = tanh(A sin x) with a fixed random A of shape (m, n): one member per (n, m)."""
-    # drawn flat, then shaped: the numbers of a (m, n) draw, which XLA's CPU compiler
-    # takes a second longer over for narrow shapes (see jaxtour.mlp.init_params)
-    a = jax.random.normal(jax.random.key(seed), (m * n,)).reshape(m, n) / np.sqrt(n)
+    a = drawn_flat(jax.random.normal, jax.random.key(seed), (m, n)) / np.sqrt(n)
     return lambda x: jnp.tanh(a @ jnp.sin(x))
 
 
