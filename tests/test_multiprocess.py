@@ -135,6 +135,7 @@ def test_the_batch_layout_is_coloured_by_process(two):
 @pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_only_process_0_speaks_unless_asked(two):
+    # asked (--log-all): the Ctrl-C run of the stop test below
     assert two.log[0] == "process 0 of 2: 4 of 8 devices"  # every process says it
     assert [line.split()[:2] for line in two.log[1:]] == [
         ["epoch", "1/2"],
