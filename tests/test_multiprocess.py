@@ -2,12 +2,13 @@
 
 The oracle for the numbers is single-device training (`mlp.train`) in this process,
 same seed and data. Every run is bounded (`timeout=` on each wait), so a hang fails
-the test instead of blocking CI. Real MNIST (a 2048-image subset) is used, as the
+the test instead of blocking CI. Real MNIST (a 1024-image subset) is used, as the
 workers load it themselves.
 """
 
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -31,12 +32,14 @@ needs_mnist = pytest.mark.skipif(
     not all((SHARED / f.name).is_file() for f in FILES),
     reason="MNIST is not in $JAXTOUR_DATA",
 )
-RUN = dict(epochs=2, batch_size=64, train_size=2048, test_size=1000, seed=0)
+# Lesson 07's launch in its quick run, 2 processes × 4 devices: in a run of the suite,
+# whichever starts second finds process 0's programs in the run's compilation cache.
+RUN = dict(epochs=2, batch_size=64, train_size=1024, test_size=1000, seed=0)
 RUN_LONG = {**RUN, "epochs": 200}
 STOP_BOUND = 10.0  # seconds from a kill (or Ctrl-C) to the launcher's exit
 # A run that stops mid-training: 10,000 epochs of 4 steps, never done before it is
-# stopped; 2 processes × 1 device and 256 images, as test_log_all's run, so the
-# compiled epoch comes from the run's compilation cache (one compile for the three).
+# stopped; 2 processes × 1 device and 256 images, so the compiled epoch comes from the
+# run's compilation cache (one compile for the three, and test_multiprocess_faults').
 RUN_STOPPED = ["--epochs=10000", "--batch-size=64", "--train-size=256"]
 # Seconds to the first epoch line, against a hang only: a loaded 2-core machine took
 # 200 s to get there (the bound was 240 s, and failed under load 16).
@@ -48,7 +51,7 @@ def two():
     return launch.train_multiprocess(
         str(SHARED),
         processes=2,
-        devices_per_process=2,
+        devices_per_process=4,
         details=True,
         echo=False,
         timeout=300,
@@ -64,22 +67,22 @@ def test_two_processes_follow_the_single_device_run(two):
     )
     _, one = mlp.train(data, epochs=2, batch_size=64, seed=0, progress=False)
     many = two.history
-    assert len(many.batch_loss) == len(one.batch_loss) == 2 * 2048 // 64
+    assert len(many.batch_loss) == len(one.batch_loss) == 2 * 1024 // 64
     np.testing.assert_allclose(many.batch_loss[:10], one.batch_loss[:10], rtol=1e-4)
     np.testing.assert_allclose(many.loss, one.loss, rtol=0.05)
     assert abs(many.test_accuracy[-1] - one.test_accuracy[-1]) <= 0.01
     assert one.batch_loss[0] > 2 * one.batch_loss[-1]  # a real trajectory: it learned
-    assert many.device == "2 processes × 2 cpu"
+    assert many.device == "2 processes × 4 cpu"
 
 
 @pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_the_mesh_spans_both_processes_and_the_all_reduce_crosses_them(two):
-    assert len(two.mesh) == 2 and [len(ids) for ids in two.mesh] == [2, 2]
+    assert len(two.mesh) == 2 and [len(ids) for ids in two.mesh] == [4, 4]
     assert not set(two.mesh[0]) & set(two.mesh[1])
     assert two.all_reduces == two.unroll == UNROLL  # one per step, as in one process
     assert "all-reduce(" in two.all_reduce_line
-    assert two.all_reduce_group_size == 4  # each sum spans both processes' devices
+    assert two.all_reduce_group_size == 8  # each sum spans both processes' devices
     assert len(two.all_reduce_shapes) == 6 and "f32[512,784]" in two.all_reduce_shapes
 
 
@@ -119,20 +122,21 @@ def test_the_configs_cross_the_process_boundary_unchanged():
 @needs_mnist
 def test_the_batch_layout_is_coloured_by_process(two):
     picture = two.sharding
-    assert picture.title == "f32[64,784] on 4 devices: 4 blocks"
+    assert picture.title == "f32[64,784] on 8 devices: 8 blocks"
     fills = {
         line.split('fillcolor="')[1].split('"')[0]
         for line in picture.source.splitlines()
         if line.strip().startswith("device") and "fillcolor" in line
     }
-    assert len(fills) == 2  # 4 devices, 2 colours: one per process
-    assert "process 0: CPU 0–1" in picture.source and "process 1" in picture.source
+    assert len(fills) == 2  # 8 devices, 2 colours: one per process
+    assert "process 0: CPU 0–3" in picture.source and "process 1" in picture.source
 
 
 @pytest.mark.slow  # starts several JAX processes
 @needs_mnist
 def test_only_process_0_speaks_unless_asked(two):
-    assert two.log[0] == "process 0 of 2: 2 of 4 devices"  # every process says it
+    # asked (--log-all): the Ctrl-C run of the stop test below
+    assert two.log[0] == "process 0 of 2: 4 of 8 devices"  # every process says it
     assert [line.split()[:2] for line in two.log[1:]] == [
         ["epoch", "1/2"],
         ["epoch", "2/2"],
@@ -178,29 +182,6 @@ def test_own_stdout_keeps_the_worker_s_lines_apart_from_what_cpp_writes():
     assert done.returncode == 0, done.stderr
     assert done.stdout == "epoch  1/2\n"
     assert done.stderr == "[Gloo] Rank 0 is connected to 7\n"
-
-
-@pytest.mark.plumbing  # the launcher's own work
-@pytest.mark.slow  # starts several JAX processes
-def test_log_all_shows_every_process_s_lines_marked_with_its_index():
-    run = launch.train_multiprocess(
-        str(SHARED),
-        processes=2,
-        devices_per_process=1,
-        epochs=1,
-        batch_size=64,
-        train_size=256,
-        test_size=100,
-        echo=False,
-        log_all=True,
-        timeout=300,
-    )
-    assert sorted(line for line in run.log if " of 2: " in line) == [
-        "[process 0] process 0 of 2: 1 of 2 devices",
-        "[process 1] process 1 of 2: 1 of 2 devices",
-    ]
-    epochs = [line for line in run.log if " epoch " in line]  # process 0 only
-    assert len(epochs) == 1 and epochs[0].startswith("[process 0] epoch  1/1")
 
 
 def test_a_taken_port_is_a_clear_error_and_starts_nothing():
@@ -260,10 +241,10 @@ def test_a_run_past_its_timeout_is_stopped_with_a_clear_error():
     assert 2 <= took < 2 + STOP_BOUND
 
 
-def _launch(port: int) -> subprocess.Popen:
-    """`jaxtour train --processes 2`, long enough to be stopped mid-run."""
+def _launch(port: int, *options: str) -> subprocess.Popen:
+    """`jaxtour train --processes 2 [options]`, long enough to be stopped mid-run."""
     command = [sys.executable, "-m", "jaxtour.cli", "train", "--processes=2"]
-    command += ["--devices-per-process=1", *RUN_STOPPED, f"--port={port}"]
+    command += ["--devices-per-process=1", *RUN_STOPPED, f"--port={port}", *options]
     command += ["--build-dir=/nonexistent"]
     # faulthandler: a launcher that does not stop can be asked where it hangs (SIGABRT)
     env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
@@ -307,6 +288,11 @@ def _workers(port: int) -> dict[int, int]:
     return found
 
 
+def _unmarked(line: str) -> str:
+    """`line` without the ``[process N] `` that --log-all puts before it."""
+    return re.sub(r"^\[process \d+\] ", "", line)
+
+
 class _Stdout:
     """`proc`'s stdout, read line by line on a thread, so that a wait on it is bounded."""
 
@@ -329,7 +315,7 @@ class _Stdout:
         output and stderr (where a launcher's faulthandler prints, asked by SIGABRT).
         """
         start = time.monotonic()
-        while not (self.seen and self.seen[-1].startswith("epoch")):
+        while not (self.seen and _unmarked(self.seen[-1]).startswith("epoch")):
             left = FIRST_EPOCH_BOUND - (time.monotonic() - start)
             try:
                 line = self.lines.get(timeout=max(left, 0))
@@ -360,9 +346,11 @@ class _Stdout:
 @pytest.mark.parametrize("stop", ["kill a worker", "Ctrl-C"])
 def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
     port = _launcher.free_port()
-    launcher = _launch(port)
+    log_all = stop == "Ctrl-C"  # this run also shows every process's lines, marked
+    launcher = _launch(port, *(["--log-all"] if log_all else []))
+    output = _Stdout(launcher)
     try:
-        _Stdout(launcher).until_training()
+        output.until_training()
         workers = _workers(port)
         assert sorted(workers) == [0, 1]
         start = time.monotonic()
@@ -378,12 +366,26 @@ def test_a_dead_worker_or_ctrl_c_stops_every_process_within_the_bound(stop):
     print(f"{stop}: the launcher exited {took:.2f} s later")  # the figure, with -s
     assert took < STOP_BOUND, stderr[-3000:]
     assert _workers(port) == {}  # no orphans
+    if log_all:
+        _log_all_shows_every_process_s_lines_marked_with_its_index(output.rest())
     if stop == "Ctrl-C":
         assert code == 130 and "interrupted" in stderr, stderr[-3000:]
     else:
         assert code == 1, stderr[-3000:]
         assert "Process 1 of 2 was killed by SIGKILL" in stderr
         assert "stopped the other 1" in stderr
+
+
+def _log_all_shows_every_process_s_lines_marked_with_its_index(said: str) -> None:
+    """--log-all: both processes' first lines, each marked; epoch lines from process 0
+    only (no other process prints one)."""
+    lines = said.splitlines()
+    assert sorted(line for line in lines if " of 2: " in line) == [
+        "[process 0] process 0 of 2: 1 of 2 devices",
+        "[process 1] process 1 of 2: 1 of 2 devices",
+    ], said[-3000:]
+    epochs = [line for line in lines if " epoch " in line]
+    assert epochs and all(e.startswith("[process 0] epoch ") for e in epochs), epochs
 
 
 @pytest.mark.slow  # starts several JAX processes

@@ -26,6 +26,9 @@ SHARED = Path(
     os.environ.get("JAXTOUR_DATA") or Path(__file__).parents[2] / "shared" / "mnist"
 )
 RUN = ["--epochs=1", "--batch-size=64", "--train-size=1024"]
+# 4 devices each, as test_multiprocess's run and lesson 07's: in a run of the suite,
+# process 0 finds the programs (start, shuffle, epoch) in the run's compilation cache.
+DEVICES = 4
 SLURM_PORTS = 61440  # JAX's SlurmCluster: port = SLURM_JOB_ID % 4096 + 61440
 WORKER = [sys.executable, "-m", "jaxtour.launch._worker"]
 CLUSTER = [sys.executable, "-m", "jaxtour.cli", "train", "--cluster"]
@@ -88,7 +91,7 @@ def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone(tmp_path):
     )
     command = [
         *CLUSTER,
-        "--devices-per-process=2",
+        f"--devices-per-process={DEVICES}",
         f"--data-dir={SHARED}",
         f"--build-dir={tmp_path}",
         *RUN,
@@ -111,11 +114,11 @@ def test_a_simulated_srun_job_joins_by_jax_s_slurm_detection_alone(tmp_path):
             proc.kill()
             proc.wait()
     assert [proc.returncode for proc in procs] == [0, 0], outputs[0][-2000:]
-    assert "process 0 of 2: 2 of 4 devices" in outputs[0]  # JAX found both tasks
-    assert "process 1 of 2: 2 of 4 devices" in outputs[1]
+    assert "process 0 of 2: 4 of 8 devices" in outputs[0]  # JAX found both tasks
+    assert "process 1 of 2: 4 of 8 devices" in outputs[1]
     assert "wrote " in outputs[0] and "wrote " not in outputs[1]  # process 0 reports
     record = json.loads((tmp_path / "mlp" / "history.json").read_text())
-    assert record["device"] == "2 processes × 2 cpu"
+    assert record["device"] == "2 processes × 4 cpu"
     # the oracle: one device in this process, same seed and data (as test_multiprocess)
     data = mlp.load_mnist(SHARED, mirrors=[]).subset(1024)
     _, one = mlp.train(data, epochs=1, batch_size=64, seed=0, progress=False)

@@ -56,6 +56,9 @@ class Group:
             collections.deque(maxlen=30) for _ in commands
         ]
         self.shown: list[str] = []
+        # one reader thread per worker echoes: a lock keeps two lines from interleaving
+        # (print writes a line and its newline apart)
+        self.echoing = threading.Lock()
         self.procs: list[subprocess.Popen] = []
         self.threads = []
         for rank, command in enumerate(commands):
@@ -98,7 +101,8 @@ class Group:
                 line = f"[process {rank}] {line}"
             self.shown.append(line)
             if echo and not line.startswith(RESULT):
-                print(line, flush=True)
+                with self.echoing:
+                    print(line, flush=True)
 
     def _keep(self, rank: int, proc: subprocess.Popen) -> None:
         """Stderr goes into the tail the error message quotes, and nowhere else."""
