@@ -330,8 +330,8 @@ def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
     its deck built from the packaged reveal.js. Run again, the lesson comes from the tour's
     cache (its key hashes the installed kit) and the same files are written, nothing left
     over. The tour's other steps read nothing the wheel alone ships and run in-process on
-    both JAX versions: diagrams (test_embedded_render; the embedded renderer also runs here,
-    in the sdist suite's test_diagram, and draws the executed lesson's SVG), exercises
+    both JAX versions: diagrams (test_embedded_render; here the sdist suite's test_diagram
+    runs the embedded renderer, and the executed lesson's deck holds an SVG), exercises
     (test_exercises, test_cli's packaged-lessons lookup), train and compare
     (test_mlp_train); the wheel holding their modules is test_wheel_holds_every_module. The
     `slides` command's own options are test_files'."""
