@@ -13,7 +13,6 @@ import json
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -142,29 +141,57 @@ def test_the_readme_lists_every_lesson_with_both_badges_in_order():
 
 # --- the set-up cell, alone ---------------------------------------------------------------
 
-# Runs one set-up cell in a fresh interpreter, as Colab runs a lesson's first cell: with
-# jaxtour installed, or with `find_spec` saying it is missing. `%pip` is replaced by a
-# recorder, so nothing is installed and no network is used.
+# Runs each set-up cell as Colab runs a lesson's first cell, with jaxtour installed or with
+# `find_spec` saying it is missing: in a fresh process with a fresh shell, forked from one
+# interpreter that has imported IPython and JAX and started nothing (no shell, no JAX
+# backend, one thread), so a cell still sets JAX's devices before JAX computes anything
+# and binds every name it uses. (A Python of its own for each run cost 2 s of CPU a run,
+# most of it importing JAX.) `%pip` is replaced by a recorder, so nothing is installed
+# and no network is used.
 SCENARIOS = ("installed", "missing")
-_RUN_SETUP_CELL = r"""
-import contextlib, importlib.util, io, json, sys
+_RUN_SETUP_CELLS = r"""
+import contextlib, importlib.util, io, json, os, sys
 from IPython.core.interactiveshell import InteractiveShell
+import jax
 
-job = json.load(sys.stdin)
-shell = InteractiveShell.instance()
-pip_lines = []
-shell.register_magic_function(pip_lines.append, "line", "pip")
-shell.register_magic_function(lambda line: None, "line", "matplotlib")  # no GUI here
-real_find_spec = importlib.util.find_spec
-if job["scenario"] == "missing":
-    importlib.util.find_spec = lambda name, *args, **kwargs: (
-        None if name == "jaxtour" else real_find_spec(name, *args, **kwargs))
-printed = io.StringIO()
-with contextlib.redirect_stdout(printed):
-    outcome = shell.run_cell(job["source"])
-error = outcome.error_before_exec or outcome.error_in_exec
-print(json.dumps({"error": None if error is None else repr(error),
-                  "printed": printed.getvalue(), "pip": pip_lines}))
+def run(job):
+    shell = InteractiveShell.instance()
+    pip_lines = []
+    shell.register_magic_function(pip_lines.append, "line", "pip")
+    shell.register_magic_function(lambda line: None, "line", "matplotlib")  # no GUI here
+    real_find_spec = importlib.util.find_spec
+    if job["scenario"] == "missing":
+        importlib.util.find_spec = lambda name, *args, **kwargs: (
+            None if name == "jaxtour" else real_find_spec(name, *args, **kwargs))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        outcome = shell.run_cell(job["source"])
+    error = outcome.error_before_exec or outcome.error_in_exec
+    return {"error": None if error is None else repr(error),
+            "printed": printed.getvalue(), "pip": pip_lines}
+
+def forked(job):
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            result = run(job)
+        except BaseException as error:
+            result = {"error": f"the runner failed: {error!r}", "printed": "", "pip": []}
+        with os.fdopen(write_end, "w") as out:
+            json.dump(result, out)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as answer:
+        text = answer.read()
+    _, status = os.waitpid(pid, 0)
+    if status or not text:
+        return {"error": f"the run's process ended with status {status}",
+                "printed": "", "pip": []}
+    return json.loads(text)
+
+print(json.dumps([forked(job) for job in json.load(sys.stdin)]))
 """
 
 
@@ -177,11 +204,11 @@ def setup_cell(source: Path) -> str:
     return first.source
 
 
-def run_setup_cell(source: str, scenario: str) -> dict:
-    job = json.dumps({"source": source, "scenario": scenario})
+def run_setup_cells(jobs: list[tuple[str, str]]) -> list[dict]:
+    """Each (cell, scenario)'s result: error, what it printed, the `%pip` lines."""
     proc = subprocess.run(
-        [sys.executable, "-c", _RUN_SETUP_CELL],
-        input=job,
+        [sys.executable, "-c", _RUN_SETUP_CELLS],
+        input=json.dumps([{"source": c, "scenario": s} for c, s in jobs]),
         text=True,
         capture_output=True,
         timeout=300,
@@ -192,18 +219,14 @@ def run_setup_cell(source: str, scenario: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def setup_runs():
+def setup_runs() -> dict[tuple[str, str], dict]:
     """{(lesson, scenario): result}. Lessons share set-up cells (most are the same few
-    lines), so each distinct cell runs once per scenario, in its own process, two at a
-    time."""
+    lines), so each distinct cell runs once per scenario, each run in its own fork."""
     cells = {source.stem: setup_cell(source) for source in LESSONS}
     jobs = sorted(
         {(cell, scenario) for cell in cells.values() for scenario in SCENARIOS}
     )
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        ran = dict(
-            zip(jobs, pool.map(lambda job: run_setup_cell(*job), jobs), strict=True)
-        )
+    ran = dict(zip(jobs, run_setup_cells(jobs), strict=True))
     return {
         (stem, scenario): ran[cell, scenario]
         for stem, cell in cells.items()
@@ -211,7 +234,7 @@ def setup_runs():
     }
 
 
-@pytest.mark.slow  # a fresh Python per distinct set-up cell
+@pytest.mark.slow  # a fresh process per distinct set-up cell
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
     setup_runs, source
@@ -222,7 +245,7 @@ def test_setup_cell_runs_alone_and_installs_nothing_when_jaxtour_is_there(
     assert re.match(r"JAX \S+ on (cpu|gpu|tpu): \d+ devices? \(", run["printed"]), run
 
 
-@pytest.mark.slow  # a fresh Python per distinct set-up cell
+@pytest.mark.slow  # a fresh process per distinct set-up cell
 @pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
 def test_setup_cell_installs_jaxtour_where_it_is_missing(setup_runs, source):
     run = setup_runs[source.stem, "missing"]

@@ -1,7 +1,7 @@
 """jaxtour as a user installs it: an sdist and a wheel built from this checkout, installed
 into a fresh Python 3.12+ venv with the newest JAX, run from an empty folder.
 
-Slow (a venv, two installs, four tour steps with one lesson executed); pip's cache makes
+Slow (a venv, three installs, one lesson executed and its deck built); pip's cache makes
 the installs quick after the first run. Nothing in the checkout is written: the build runs
 on a copy.
 """
@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -307,7 +306,10 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
             # that need no lesson, outside network or JAX program, and test_cli's
             # in-process checks of what the wheel declares and ships (its subprocess
             # checks are this file's own: doctor, lessons, tour, slides)
-            "tests/test_mlp_data.py",
+            # the helpers' mirrors (a served one, a dead one) and the shared MNIST files
+            "tests/test_mlp_data.py::test_only_bad_mirrors_fail_and_leave_nothing",
+            "tests/test_mlp_data.py::test_offline_with_no_files_names_folder_variable_and_files",
+            "tests/test_mlp_data.py::test_loads_the_shared_files_with_the_published_shapes",
             "tests/test_diagram.py",
             "tests/test_cli.py::test_every_command_has_help",
             "tests/test_cli.py::test_doctor_lists_every_extra",
@@ -322,11 +324,17 @@ def test_sdist_test_suite_runs_against_the_installed_wheel(full):
 
 
 def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
-    """The tour's steps that read what the wheel ships (the packaged lessons: exercises,
-    notebooks, slides) and its diagrams, from an empty folder; one lesson is executed
-    (executing each lesson is the lesson tests' work, on both JAX versions), and run again
-    it comes from the tour's cache and the same files are written, nothing left over.
-    Each diagram is drawn in-process on both JAX versions by test_embedded_render."""
+    """What reads the files the wheel ships, from an empty folder: the packaged lessons
+    (sources and instructor notebooks, through jupytext; `jaxtour lessons` gave the
+    student notebooks in the bare venv), one of them executed in a kernel by the tour, and
+    its deck built from the packaged reveal.js. Run again, the lesson comes from the tour's
+    cache (its key hashes the installed kit) and the same files are written, nothing left
+    over. The tour's other steps read nothing the wheel alone ships and run in-process on
+    both JAX versions: diagrams (test_embedded_render; here the sdist suite's test_diagram
+    runs the embedded renderer, and the executed lesson's deck holds an SVG), exercises
+    (test_exercises, test_cli's packaged-lessons lookup), train and compare
+    (test_mlp_train); the wheel holding their modules is test_wheel_holds_every_module. The
+    `slides` command's own options are test_files'."""
     run = lambda *args, **extra: _run(list(args), full["work"], full["env"], **extra)
     assert _ok(run("python", "-m", "jaxtour", "--help")).stdout.startswith(
         "usage: jaxtour"
@@ -334,38 +342,20 @@ def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
     assert re.search(
         r"^extra notebook +present$", _ok(run("jaxtour", "doctor")).stdout, re.M
     )
-    # train and compare need no file of the package's own (they run on both JAX versions
-    # in test_mlp_train); the wheel holding their modules is test_wheel_holds_every_module
-    steps = ("diagrams", "exercises")
-    only = [arg for step in steps for arg in ("--only", step)]
-    tour = _ok(run("jaxtour", "tour", *only, JAXTOUR_QUICK="1", timeout=900))
-    assert f"[{len(steps)}/{len(steps)}] exercises" in tour.stdout
-    svgs = sorted((full["work"] / "build" / "diagrams").glob("*.svg"))
-    assert svgs, tour.stdout
-    for svg in svgs:
-        ET.parse(svg)
-    for stem in LESSONS:  # the packaged lessons, in both views
-        assert (full["work"] / "build" / "student" / f"{stem}.ipynb").is_file(), stem
     _ok(run("jaxtour", "lessons", "students"))  # notebooks only: no source, no answers
     assert not list((full["work"] / "students").glob("*.py"))
     _ok(run("jaxtour", "lessons", "mine", "--instructor"))
+    for stem in LESSONS:  # the packaged lessons: sources, instructor notebooks
+        for suffix in (".py", ".ipynb"):
+            assert (full["work"] / "mine" / f"{stem}{suffix}").is_file(), stem
     one = full["work"] / "one"
     one.mkdir()
     shutil.copy(full["work"] / "mine" / f"{ONE_LESSON}.py", one)
-    steps = ("notebooks", "slides")
-    only = [arg for step in steps for arg in ("--only", step)]
-    runs = [  # running again is safe: the lesson comes from its cache, the same files
-        _ok(run("jaxtour", "tour", "--notebooks", "one", *only, JAXTOUR_QUICK="1"))
-        for _ in range(2)
-    ]
-    assert f"executed {ONE_LESSON}.py in" in runs[0].stdout
-    assert f"{ONE_LESSON}.py: unchanged since" in runs[1].stdout
-    assert "The tour wrote" in runs[1].stdout and "[2/2] slides" in runs[1].stdout
+    tour = ("jaxtour", "tour", "--notebooks", "one", "--only", "notebooks")
+    first = _ok(run(*tour, "--only", "slides", JAXTOUR_QUICK="1", timeout=900))
+    assert f"executed {ONE_LESSON}.py in" in first.stdout
+    assert "[2/2] slides" in first.stdout
     build = full["work"] / "build"
-    assert sorted(p.name for p in (build / "notebooks").iterdir()) == [
-        f"{ONE_LESSON}.html",
-        f"{ONE_LESSON}.ipynb",
-    ]
     slides = build / "slides"
     assert sorted(p.name for p in slides.glob("*.html")) == [
         f"{ONE_LESSON}.html",
@@ -373,10 +363,12 @@ def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
     ]
     assert ONE_LESSON in (slides / "index.html").read_text()
     assert "<svg" in (slides / f"{ONE_LESSON}.html").read_text()  # executed: outputs
+    # running again is safe: the lesson comes from its cache, the same files
+    again = _ok(run(*tour, JAXTOUR_QUICK="1"))
+    assert f"{ONE_LESSON}.py: unchanged since" in again.stdout
+    assert "The tour wrote" in again.stdout
+    assert sorted(p.name for p in (build / "notebooks").iterdir()) == [
+        f"{ONE_LESSON}.html",
+        f"{ONE_LESSON}.ipynb",
+    ]
     assert not list(build.rglob("*.part"))
-    deck = _ok(
-        run("jaxtour", "slides", f"mine/{ONE_LESSON}.ipynb", "--build-dir", "deck")
-    )
-    assert (full["work"] / "deck" / "slides" / f"{ONE_LESSON}.html").is_file(), (
-        deck.stdout
-    )
