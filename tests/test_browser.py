@@ -442,20 +442,23 @@ def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
 
 # --- a presenter with a clicker --------------------------------------------------------------
 
-_HERE = "() => { const i = Reveal.getIndices(); return i.h + '.' + (i.v || 0); }"
-_AT_THE_END = "Reveal.isLastSlide() && !Reveal.availableFragments().next"
+# Where the deck is ("h.v") and whether it is at its end, in one round trip.
+_WHERE = """() => { const i = Reveal.getIndices();
+  return [i.h + '.' + (i.v || 0),
+          Reveal.isLastSlide() && !Reveal.availableFragments().next]; }"""
 
 
 def _press_to_the_end(page, key: str, limit: int) -> list[str]:
     """Press `key` (as a presenter or a clicker does) until the last slide; the slides
     shown, in order, as "h.v"."""
     page.click("body")
-    seen = [page.evaluate(_HERE)]
+    here, at_the_end = page.evaluate(_WHERE)
+    seen = [here]
     for _ in range(limit):
-        if page.evaluate(_AT_THE_END):
+        if at_the_end:
             break
         page.keyboard.press(key)
-        here = page.evaluate(_HERE)
+        here, at_the_end = page.evaluate(_WHERE)
         if here != seen[-1]:
             seen.append(here)
     return seen
