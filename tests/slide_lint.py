@@ -168,7 +168,9 @@ _SLIDES = """() => Reveal.getSlides().map(s => {
 # Go to slide (h, v) with every fragment shown, and measure it. No wait for a frame: the
 # deck fitted every slide once when it came up (deck.js), Reveal.slide shows the slide at
 # once, and each measure below (sizes, styles) lays the page out first; two frames a slide
-# only cost the run time (the measures of every lesson's slides came out the same).
+# only cost the run time (the measures of every lesson's slides came out the same). So
+# every slide of a deck is measured in one call (`_MEASURE_ALL`): one round trip a deck,
+# not one a slide (the measures of every lesson's slides came out the same again).
 _MEASURE = """([h, v, height]) => {
   Reveal.slide(h, v, 1000);
   const slide = Reveal.getCurrentSlide();
@@ -198,7 +200,19 @@ _MEASURE = """([h, v, height]) => {
     title: (slide.querySelector('h1, h2, h3') || {textContent: ''})
       .textContent.trim().slice(0, 60),
     scale: scale,
+    notes: !!slide.querySelector('aside.notes'),
   };
+}"""
+# [[h, v, measures], ...] of every slide, in order, each measured as `_MEASURE` does.
+_MEASURE_ALL = f"""height => {{
+  const measure = {_MEASURE};
+  return ({_SLIDES})().map(([h, v]) => [h, v, measure([h, v, height])]);
+}}"""
+# Show slide (h, v) as `_MEASURE` measured it, for a screenshot.
+_SHOW = """([h, v]) => {
+  Reveal.slide(h, v, 1000);
+  Reveal.getCurrentSlide().querySelectorAll('.fragment')
+    .forEach(f => f.classList.add('visible'));
 }"""
 
 
@@ -258,17 +272,14 @@ def lint_page(
         page.add_script_tag(content=_HELPERS)
         lines = page.evaluate("() => window.__lint.assertLines(document.body)")
         return [Violation(name, 0, "", "assert", line[:90]) for line in lines]
-    page.wait_for_selector("html[data-deck-ready=true]", timeout=20_000)
-    page.add_script_tag(content=_HELPERS)
-    height = page.evaluate("() => Reveal.getConfig().height")
     found = []
-    for number, (h, v) in enumerate(page.evaluate(_SLIDES), start=1):
-        measured = page.evaluate(_MEASURE, [h, v, height])
+    for number, (h, v, measured) in enumerate(_measure_deck(page), start=1):
         broken = slide_violations(name, number, f"{h}.{v}", measured)
         shot = ""
         if (broken or every_slide) and shots is not None:
             shots.mkdir(parents=True, exist_ok=True)
             shot = str(shots / f"{name}-{number:02d}.png")
+            page.evaluate(_SHOW, [h, v])
             page.screenshot(path=shot)
         found += [
             Violation(name, number, f"{h}.{v}", rule, detail, shot)
@@ -277,21 +288,24 @@ def lint_page(
     return found
 
 
+def _measure_deck(page) -> list:
+    """[h, v, measures] of every slide of the deck open in `page`, in one call."""
+    page.wait_for_selector("html[data-deck-ready=true]", timeout=20_000)
+    # a picture's natural size is known once it is decoded
+    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)")
+    page.add_script_tag(content=_HELPERS)
+    return page.evaluate(_MEASURE_ALL, page.evaluate("() => Reveal.getConfig().height"))
+
+
 def deck_stats(page, path: Path) -> dict:
     """Per deck: slides, pictures, slides with speaker notes, smallest median picture text."""
     page.set_viewport_size(VIEWPORT)
     page.goto(Path(path).resolve().as_uri())
-    page.wait_for_selector("html[data-deck-ready=true]", timeout=20_000)
-    page.add_script_tag(content=_HELPERS)
-    height = page.evaluate("() => Reveal.getConfig().height")
     stats = {"slides": 0, "pictures": 0, "notes": 0, "smallest_text_px": None}
-    for h, v in page.evaluate(_SLIDES):
-        measured = page.evaluate(_MEASURE, [h, v, height])
+    for _, _, measured in _measure_deck(page):
         stats["slides"] += 1
         stats["pictures"] += len(measured["pictures"])
-        stats["notes"] += page.evaluate(
-            "() => !!Reveal.getCurrentSlide().querySelector('aside.notes')"
-        )
+        stats["notes"] += measured["notes"]
         for pic in measured["pictures"]:
             if (
                 stats["smallest_text_px"] is None

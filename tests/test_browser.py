@@ -442,20 +442,23 @@ def test_speaker_notes_open_on_s_offline(offline_page, tmp_path):
 
 # --- a presenter with a clicker --------------------------------------------------------------
 
-_HERE = "() => { const i = Reveal.getIndices(); return i.h + '.' + (i.v || 0); }"
-_AT_THE_END = "Reveal.isLastSlide() && !Reveal.availableFragments().next"
+# Where the deck is ("h.v") and whether it is at its end, in one round trip.
+_WHERE = """() => { const i = Reveal.getIndices();
+  return [i.h + '.' + (i.v || 0),
+          Reveal.isLastSlide() && !Reveal.availableFragments().next]; }"""
 
 
 def _press_to_the_end(page, key: str, limit: int) -> list[str]:
     """Press `key` (as a presenter or a clicker does) until the last slide; the slides
     shown, in order, as "h.v"."""
     page.click("body")
-    seen = [page.evaluate(_HERE)]
+    here, at_the_end = page.evaluate(_WHERE)
+    seen = [here]
     for _ in range(limit):
-        if page.evaluate(_AT_THE_END):
+        if at_the_end:
             break
         page.keyboard.press(key)
-        here = page.evaluate(_HERE)
+        here, at_the_end = page.evaluate(_WHERE)
         if here != seen[-1]:
             seen.append(here)
     return seen
@@ -553,8 +556,10 @@ def test_a_handout_with_notes_keeps_one_page_per_slide(stacked_deck, tmp_path):
 @pytest.fixture(scope="module")
 def both_graphviz_deck(tmp_path_factory):
     """A deck of one jaxpr drawn by each Graphviz here, beside code, alone, and too large
-    for a slide (the gradient of four layers, which each Graphviz cuts into over a dozen
-    slides; twelve layers made 28 cuts of the same kind, each rendered and linted)."""
+    for a slide: the gradient of three branches, which each Graphviz cuts in both
+    directions, into 2 x 2 slides (the gradient of four layers made 16 and 12 cuts of the
+    same kind, each rendered and linted, for the same two paths: moved to a slide of its
+    own, and cut along both axes)."""
     import os
     import shutil
 
@@ -564,16 +569,17 @@ def both_graphviz_deck(tmp_path_factory):
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     from jaxtour._render import render
+    from jaxtour.slides import measure
     from jaxtour.viz import draw_jaxpr
 
-    def layers(w, x):
-        for _ in range(4):
-            x = jnp.tanh(x @ w) + x
-        return jnp.sum(x)
+    def branches(w, x):
+        return (
+            jnp.sum(jnp.tanh(x @ w)) + jnp.sum(jnp.sin(x @ w)) + jnp.sum(jnp.cos(x @ w))
+        )
 
     sources = {
         "small": draw_jaxpr(jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2)))(1.0).source,
-        "large": draw_jaxpr(jax.grad(layers))(
+        "large": draw_jaxpr(jax.grad(branches))(
             jnp.ones((4, 4)), jnp.ones((2, 4))
         ).source,
     }
@@ -585,6 +591,12 @@ def both_graphviz_deck(tmp_path_factory):
             drawn = {name: render(s, "svg").decode() for name, s in sources.items()}
         finally:
             os.environ.pop("JAXTOUR_RENDERER")
+        measured = measure(drawn["large"])
+        assert measured is not None
+        width, height = measured.legible_size()
+        assert width > 1280 and height > 720, (
+            f"the {which} Graphviz's picture needs no cut both ways"
+        )
         for name, picture in drawn.items():
             output = new_output("display_data", {"image/svg+xml": picture})
             cells += [

@@ -157,14 +157,18 @@ def _wait_for_server(
     )
 
 
+# Whichever comes first: JupyterLab's question which kernel to start, or the kernel it
+# started by itself (no fixed wait for a dialog that may never come).
+_KERNEL_OR_DIALOG = """() => !!document.querySelector('.jp-Dialog .jp-mod-accept')
+  || !!window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel"""
+
+
 def _accept_kernel_dialog(page) -> None:
     # JupyterLab may ask which kernel to start; the lesson's own (Python 3) is preselected.
+    page.wait_for_function(_KERNEL_OR_DIALOG, timeout=SERVER_START_S * 1000)
     accept = page.locator(".jp-Dialog .jp-mod-accept")
-    try:
-        accept.wait_for(state="visible", timeout=5_000)
-    except Exception:  # no dialog: the kernel started by itself
-        return
-    accept.click()
+    if accept.count():
+        accept.click()
 
 
 def test_changing_a_control_redraws_the_svg_in_jupyterlab(chromium, lab):
