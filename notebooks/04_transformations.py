@@ -77,7 +77,7 @@ print(ys.shape)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert ys.shape == (8,)
-np.testing.assert_allclose(ys, jnp.stack([predict(w, b, x) for x in xs]), rtol=1e-6)
+np.testing.assert_allclose(ys, [predict(w, b, x) for x in np.asarray(xs)], rtol=1e-6)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # `predict` knows nothing about batches: it takes one example `x` of 3 features.
@@ -240,7 +240,8 @@ print(grads.shape)
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 assert grads.shape == (8, 3)
-one_by_one = jnp.stack([jax.grad(loss)(w, b, x, t) for x, t in zip(xs, targets, strict=True)])
+one_by_one = [jax.grad(loss)(w, b, x, t)
+              for x, t in zip(np.asarray(xs), np.asarray(targets), strict=True)]
 np.testing.assert_allclose(grads, one_by_one, rtol=1e-5, atol=1e-6)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
