@@ -567,8 +567,7 @@ policies = {
     "save pre_activation": jax.checkpoint_policies.save_only_these_names("pre_activation"),
     "nothing_saveable": jax.checkpoint_policies.nothing_saveable,
 }
-ws = jax.random.normal(jax.random.key(2), (16 * 256 * 256,)) / 16  # drawn flat: quicker
-ws = ws.reshape(16, 256, 256)  # 16 layers, stacked
+ws = jax.random.normal(jax.random.key(2), (16, 256, 256)) / 16  # 16 layers, stacked
 h0 = jnp.ones((32, 256))
 kept = {}
 for name, policy in policies.items():
