@@ -596,9 +596,10 @@ assert holds(kept["nothing_saveable"], carries)  # the carry each step starts fr
 assert nothing_kept < named_kept <= default_kept  # JAX's own: 3 in 0.10.2, 2 in 0.12
 if jax.__version__.startswith(("0.10.", "0.12.")):
     assert (named_kept, nothing_kept) == (2, 1)  # the counts the slide prints
-grads = {name: jax.jit(jax.grad(deep_net(p)))(ws, h0) for name, p in policies.items()}
-for name, grad in grads.items():  # every policy: the same gradient, only memory differs
-    assert np.allclose(grad, grads["no checkpoint"], atol=1e-5), name
+policy_grads = {name: jax.jit(jax.grad(deep_net(p)))(ws, h0) for name, p in policies.items()}
+reference_grads = policy_grads.pop("no checkpoint")
+for name, policy_grad in policy_grads.items():  # the same gradient, only memory differs
+    assert np.allclose(policy_grad, reference_grads, atol=1e-5), name
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Each array kept is 16 × 32 × 256: one per step. Without a policy JAX picks what to

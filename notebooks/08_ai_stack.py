@@ -140,7 +140,7 @@ assert {x.shape for x, _ in epoch(0)} == {(BATCH, 784)}  # one shape: one compil
 first_0, first_1 = epoch(0)[0], epoch(1)[0]
 assert np.array_equal(first_0[1], epoch(0)[0][1])  # same seed, same batches
 assert not np.array_equal(first_0[1], first_1[1])  # a new order each epoch
-shuffled = grain.MapDataset.range(n_train).shuffle(seed=0)  # indexed: list() takes 1.5 s
+shuffled = grain.MapDataset.range(n_train).shuffle(seed=0)  # read by index below, not list()
 order = np.asarray([shuffled[i] for i in range(BATCH)])  # the first batch's indices
 assert np.array_equal(first_0[0], images[order])  # each image with its own label
 assert np.array_equal(first_0[1], labels[order])
@@ -193,7 +193,7 @@ assert 0.8 < jax_accuracy <= 1.0, jax_accuracy
 # turns gradients into updates. The training step no longer knows the rule.
 
 # %%
-@functools.cache  # one jitted step per optimiser: a new closure would compile again
+@functools.cache  # per optimiser object: jit caches per function, a new step compiles again
 def make_step(optimiser):
     @jax.jit
     def step(params, opt_state, x, y):
