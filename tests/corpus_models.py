@@ -54,20 +54,20 @@ def _bf16(x: np.ndarray) -> jax.Array:
     return jnp.asarray(x.astype(jnp.bfloat16))  # cast by NumPy (ml_dtypes): no compile
 
 
-def _filled(abstract, seed: int):
-    """`abstract` (a model built by `eval_shape`) with its float arrays drawn by NumPy
-    (scaled by 0.3) and its other arrays zero, as Optax starts its moments and counts.
-    Both references run the same arguments, so what the weights are is free; built
-    eagerly, each framework's initialisers compiled every `jax.random` draw's shape
-    (the NNX model and its optimizer 3 s of CPU, the Equinox MLP 3 s)."""
+def _filled(abstract, seed: int | None):
+    """`abstract` (weights of a model built by `eval_shape`) with its arrays drawn by
+    NumPy (scaled by 0.3), or zero (`seed=None`: as Optax starts its moments and
+    counts). Both references run the same arguments, so what the weights are is free;
+    built eagerly, each framework's initialisers compiled every `jax.random` draw's
+    shape (the NNX model and its optimizer 3 s of CPU, the Equinox MLP 3 s)."""
     rng = np.random.default_rng(seed)
 
     def fill(s):
         if not isinstance(s, jax.ShapeDtypeStruct):
             return s  # a static leaf (an Equinox activation)
-        if jnp.issubdtype(s.dtype, jnp.floating):
-            return jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype))
-        return jnp.asarray(np.zeros(s.shape, s.dtype))
+        if seed is None:
+            return jnp.asarray(np.zeros(s.shape, s.dtype))
+        return jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype))
 
     return jax.tree.map(fill, abstract)
 
@@ -99,12 +99,14 @@ def _nnx_model_and_optimizer():
 
 
 def _nnx_args():
-    graphdef, keys, rest = nnx.split(
-        nnx.eval_shape(_nnx_model_and_optimizer), nnx.RngKey, ...
+    graphdef, keys, params, rest = nnx.split(
+        nnx.eval_shape(_nnx_model_and_optimizer), nnx.RngKey, nnx.Param, ...
     )
     # the Dropout stream's key as nnx.Rngs(dropout=1) makes it
     keys = jax.tree.map(lambda _: jax.random.key(1), keys)
-    model, optimizer = nnx.merge(graphdef, keys, _filled(rest, 0))
+    model, optimizer = nnx.merge(
+        graphdef, keys, _filled(params, 0), _filled(rest, None)
+    )
     x = jnp.asarray(_normal(1, (8, 6)))
     return model, optimizer, x, jnp.asarray(np.arange(8) % 3)
 
