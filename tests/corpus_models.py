@@ -54,6 +54,24 @@ def _bf16(x: np.ndarray) -> jax.Array:
     return jnp.asarray(x.astype(jnp.bfloat16))  # cast by NumPy (ml_dtypes): no compile
 
 
+def _filled(abstract, seed: int | None):
+    """`abstract` (weights of a model built by `eval_shape`) with its arrays drawn by
+    NumPy (scaled by 0.3), or zero (`seed=None`: as Optax starts its moments and
+    counts). Both references run the same arguments, so what the weights are is free;
+    built eagerly, each framework's initialisers compiled every `jax.random` draw's
+    shape (the NNX model and its optimizer 3 s of CPU, the Equinox MLP 3 s)."""
+    rng = np.random.default_rng(seed)
+
+    def fill(s):
+        if not isinstance(s, jax.ShapeDtypeStruct):
+            return s  # a static leaf (an Equinox activation)
+        if seed is None:
+            return jnp.asarray(np.zeros(s.shape, s.dtype))
+        return jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype))
+
+    return jax.tree.map(fill, abstract)
+
+
 # --- Flax NNX: a model with Dropout, and its Optax step ----------------------------------
 class _NnxMlp(nnx.Module):
     def __init__(self, rngs: nnx.Rngs):
@@ -75,9 +93,20 @@ def _nnx_step(model, optimizer, x, y):
     return loss
 
 
-def _nnx_args():
+def _nnx_model_and_optimizer():
     model = _NnxMlp(nnx.Rngs(0, dropout=1))
-    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+    return model, nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+
+def _nnx_args():
+    graphdef, keys, params, rest = nnx.split(
+        nnx.eval_shape(_nnx_model_and_optimizer), nnx.RngKey, nnx.Param, ...
+    )
+    # the Dropout stream's key as nnx.Rngs(dropout=1) makes it
+    keys = jax.tree.map(lambda _: jax.random.key(1), keys)
+    model, optimizer = nnx.merge(
+        graphdef, keys, _filled(params, 0), _filled(rest, None)
+    )
     x = jnp.asarray(_normal(1, (8, 6)))
     return model, optimizer, x, jnp.asarray(np.arange(8) % 3)
 
@@ -97,7 +126,14 @@ def _eqx_loss(model, x, y):
 
 
 def _eqx_args():
-    model = eqx.nn.MLP(4, 2, 16, 2, activation=jax.nn.gelu, key=jax.random.key(0))
+    model = _filled(
+        eqx.filter_eval_shape(
+            lambda: eqx.nn.MLP(
+                4, 2, 16, 2, activation=jax.nn.gelu, key=jax.random.key(0)
+            )
+        ),
+        0,
+    )
     x = _normal(1, (8, 4))
     return model, jnp.asarray(x), jnp.asarray(np.sin(x[:, :2]))
 

@@ -1,15 +1,47 @@
 """Small models as researchers write them, one per framework, for the code-nesting tests
 and benchmarks/models.py: a Flax NNX transformer block (and its `nnx.jit` train step),
-a Linen MLP, an Equinox MLP, and plain functions calling plain functions."""
+a Linen MLP, an Equinox MLP, and plain functions calling plain functions.
+
+Each model is built abstractly (`nnx.eval_shape`, `eqx.filter_eval_shape`,
+`jax.eval_shape` of Linen's `init`) and its weights drawn by NumPy: what the tests draw
+is the model's call, never its initialisation, and eager initialisers compile each
+`jax.random` draw per shape (XLA's CPU compiler takes seconds over a narrow one): built
+eagerly, the zoo took 15 s of CPU."""
 
 import equinox as eqx
 import flax.linen as linen
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import nnx
 
 D, HEADS, T = 16, 2, 4
+
+
+def _filled(abstract, seed):
+    """Arrays for the ShapeDtypeStructs of `abstract`: normal draws by NumPy, scaled by
+    0.3 (device_put, nothing compiled)."""
+    rng = np.random.default_rng(seed)
+    return jax.tree.map(
+        lambda s: jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype)),
+        abstract,
+    )
+
+
+def _zeros(abstract):
+    return jax.tree.map(lambda s: jnp.asarray(np.zeros(s.shape, s.dtype)), abstract)
+
+
+def _ones(*shape):
+    return jnp.asarray(np.ones(shape, np.float32))
+
+
+def _nnx_built(make, seed):
+    """`make()`'s NNX modules with their `nnx.Param`s drawn by NumPy and every other
+    state (an optimizer's moments and count) zero, as Optax starts them."""
+    graphdef, params, rest = nnx.split(nnx.eval_shape(make), nnx.Param, ...)
+    return nnx.merge(graphdef, _filled(params, seed), _zeros(rest))
 
 
 class CausalSelfAttention(nnx.Module):
@@ -44,14 +76,17 @@ class Block(nnx.Module):
 
 def nnx_block():
     """(loss of the block's params, its args), (the `nnx.jit` train step, its args)."""
-    block = Block(D, HEADS, nnx.Rngs(0))
+
+    def make():
+        block = Block(D, HEADS, nnx.Rngs(0))
+        return block, nnx.Optimizer(block, optax.adam(1e-3), wrt=nnx.Param)
+
+    block, optimizer = _nnx_built(make, 0)
     graphdef, params, rest = nnx.split(block, nnx.Param, ...)
-    x = jnp.ones((2, T, D))
+    x = _ones(2, T, D)
 
     def block_loss(params, rest, x):
         return jnp.mean(nnx.merge(graphdef, params, rest)(x) ** 2)
-
-    optimizer = nnx.Optimizer(block, optax.adam(1e-3), wrt=nnx.Param)
 
     @nnx.jit
     def train_step(block, optimizer, x):
@@ -71,8 +106,8 @@ class LinenMLP(linen.Module):
 
 
 def linen_mlp():
-    model, x = LinenMLP(), jnp.ones((3, 8))
-    params = model.init(jax.random.key(0), x)
+    model, x = LinenMLP(), _ones(3, 8)
+    params = _filled(jax.eval_shape(lambda x: model.init(jax.random.key(0), x), x), 0)
     return (lambda p, x: jnp.sum(model.apply(p, x) ** 2)), (params, x)
 
 
@@ -92,8 +127,8 @@ class EqxMLP(eqx.Module):
 
 
 def eqx_mlp():
-    model = EqxMLP(jax.random.key(0))
-    return (lambda m, x: jnp.sum(jax.vmap(m)(x) ** 2)), (model, jnp.ones((3, 8)))
+    model = _filled(eqx.filter_eval_shape(EqxMLP, jax.random.key(0)), 0)
+    return (lambda m, x: jnp.sum(jax.vmap(m)(x) ** 2)), (model, _ones(3, 8))
 
 
 def layer_norm(x, scale):
@@ -112,15 +147,15 @@ def plain_model(p, x):
 
 
 def plain():
-    k = jax.random.split(jax.random.key(1), 2)
+    w1, w2 = np.random.default_rng(1).standard_normal((2, 8, 8)).astype(np.float32)
     p = {
-        "w1": jax.random.normal(k[0], (8, 8)),
-        "b1": jnp.zeros(8),
-        "s": jnp.ones(8),
-        "w2": jax.random.normal(k[1], (8, 8)),
-        "b2": jnp.zeros(8),
+        "w1": jnp.asarray(w1),
+        "b1": jnp.asarray(np.zeros(8, np.float32)),
+        "s": _ones(8),
+        "w2": jnp.asarray(w2),
+        "b2": jnp.asarray(np.zeros(8, np.float32)),
     }
-    return plain_model, (p, jnp.ones((3, 8)))
+    return plain_model, (p, _ones(3, 8))
 
 
 class Cell(nnx.Module):
@@ -135,7 +170,7 @@ class Cell(nnx.Module):
 
 def scan():
     """A recurrent cell scanned over time: `lax.scan` of a user's module."""
-    cell, xs = Cell(8, nnx.Rngs(2)), jnp.ones((6, 3, 8))
+    cell, xs = _nnx_built(lambda: Cell(8, nnx.Rngs(2)), 2), _ones(6, 3, 8)
 
     def rnn(cell, xs):
         h, hs = jax.lax.scan(cell, jnp.zeros((3, 8)), xs)
@@ -155,24 +190,21 @@ def associative():
     def recurrence(a, b):
         return jnp.sum(jax.lax.associative_scan(combine, (a, b))[1])
 
-    return recurrence, (jnp.full((64, 8), 0.9), jnp.ones((64, 8)))
+    return recurrence, (jnp.asarray(np.full((64, 8), 0.9, np.float32)), _ones(64, 8))
 
 
 def checked():
     """An Equinox MLP's loss under `checkify`: a check that the loss is finite."""
     from jax.experimental import checkify
 
-    model = EqxMLP(jax.random.key(3))
+    model = _filled(eqx.filter_eval_shape(EqxMLP, jax.random.key(3)), 3)
 
     def loss(m, x):
         out = jnp.sum(jnp.log(jax.nn.softplus(jax.vmap(m)(x))))
         checkify.check(jnp.isfinite(out), "loss is not finite")
         return out
 
-    return checkify.checkify(loss, errors=checkify.float_checks), (
-        model,
-        jnp.ones((3, 8)),
-    )
+    return checkify.checkify(loss, errors=checkify.float_checks), (model, _ones(3, 8))
 
 
 def sgd(p, batch):
@@ -188,7 +220,7 @@ def epoch():
     def run(p, batches):
         return jax.lax.scan(sgd, p, batches)
 
-    return run, (p, jnp.stack([x] * 5))
+    return run, (p, jnp.asarray(np.stack([np.asarray(x)] * 5)))
 
 
 def all_models():

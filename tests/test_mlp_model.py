@@ -24,10 +24,19 @@ from jaxtour.mlp._ladder import matmul_flops
 
 pytestmark = pytest.mark.usefixtures("full_float32")  # float64 oracles, on any backend
 
+# One batch size for every test that runs the MLP: `predict`, `loss` and `update` run
+# eagerly, and each operation compiles once per shape (five sizes cost 8 s of CPU more).
+N = 8
+
 
 @pytest.fixture(scope="module")
 def params():
     return init_params(jr.key(0))
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return example_batch(N)
 
 
 def test_init_params_names_shapes_dtype_and_scale(params):
@@ -49,7 +58,8 @@ def test_init_params_names_shapes_dtype_and_scale(params):
         np.sqrt(1 / 256), rel=0.1
     )
     assert not any(jnp.any(layer["b"]) for layer in params.values())
-    deep = init_params(jr.key(1), (4, 3, 3, 3, 2))
+    # the names are structure: traced, not drawn (each draw's shape compiles)
+    deep = jax.eval_shape(lambda k: init_params(k, (4, 3, 3, 3, 2)), jr.key(1))
     assert list(deep) == ["hidden1", "hidden2", "hidden3", "output"]
 
 
@@ -74,8 +84,8 @@ def test_init_params_rejects_bad_sizes():
         init_params(jr.key(0), (784, 0, 10))
 
 
-def test_predict_is_one_image_and_vmap_batches_it(params):
-    x, _ = example_batch(5)
+def test_predict_is_one_image_and_vmap_batches_it(params, batch):
+    x, _ = batch
     one_by_one = jnp.stack([predict(params, image) for image in x])
     np.testing.assert_allclose(
         batched_predict(params, x), one_by_one, rtol=1e-5, atol=1e-5
@@ -83,8 +93,8 @@ def test_predict_is_one_image_and_vmap_batches_it(params):
     assert predict(params, x[0]).shape == (10,)
 
 
-def test_predict_matches_float64_numpy(params):
-    x, _ = example_batch(6)
+def test_predict_matches_float64_numpy(params, batch):
+    x, _ = batch
     h = np.asarray(x, np.float64)
     w = {
         n: {k: np.asarray(v, np.float64) for k, v in layer.items()}
@@ -98,22 +108,22 @@ def test_predict_matches_float64_numpy(params):
     )
 
 
-def test_loss_is_cross_entropy_and_accuracy_counts_hits(params):
-    x, y = example_batch(8)
+def test_loss_is_cross_entropy_and_accuracy_counts_hits(params, batch):
+    x, y = batch
     logits = np.asarray(batched_predict(params, x), np.float64)
     log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
     assert float(loss(params, x, y)) == pytest.approx(
-        -log_probs[np.arange(8), y].mean(), 1e-5
+        -log_probs[np.arange(N), y].mean(), 1e-5
     )
     hits = np.argmax(logits, 1) == np.asarray(y)
     assert float(accuracy(params, x, y)) == pytest.approx(hits.mean())
 
 
 @pytest.mark.slow  # float64 oracles over the full MLP
-def test_grad_of_loss_matches_central_differences(params):
+def test_grad_of_loss_matches_central_differences(params, batch):
     """d(loss)/d(params) along unit directions (the gradient's own, then random ones):
     jax.grad vs central differences, in float64 so the differences are exact enough."""
-    x, y = example_batch(16)
+    x, y = batch
     eps = 1e-5
 
     @jax.jit
@@ -145,8 +155,8 @@ def test_grad_of_loss_matches_central_differences(params):
 
 
 @pytest.mark.slow  # float64 oracles over the full MLP
-def test_update_is_sgd_with_momentum(params):
-    x, y = example_batch(8)
+def test_update_is_sgd_with_momentum(params, batch):
+    x, y = batch
     grads = jax.grad(loss)(params, x, y)
     plain, _, batch_loss = update(params, x, y, lr=0.1, momentum=0.0)
     assert float(batch_loss) == pytest.approx(float(loss(params, x, y)))
@@ -176,7 +186,9 @@ def test_update_is_sgd_with_momentum(params):
 
 def test_update_jaxpr_has_eight_matmuls_whose_flops_the_ladder_counts(params):
     """3 forward, 3 weight gradients, 2 input gradients (none for the pixels)."""
-    x, y = example_batch(128)
+    # traced for the batch's shapes: nothing drawn, nothing compiled
+    x = jax.ShapeDtypeStruct((128, 784), jnp.float32)
+    y = jax.ShapeDtypeStruct((128,), jnp.int32)
     jaxpr = jax.make_jaxpr(update)(params, x, y)
     dots = [e for e in _all_eqns(jaxpr.jaxpr) if e.primitive.name == "dot_general"]
     assert len(dots) == 8
@@ -211,11 +223,12 @@ def test_preprocess_standardises_pixels():
     assert float(x[1, 0]) == pytest.approx((1 - 0.1307) / 0.3081, rel=1e-6)
 
 
-def test_example_batch_is_deterministic_and_shaped():
-    x, y = example_batch(4, seed=3)
-    x2, y2 = example_batch(4, seed=3)
+def test_example_batch_is_deterministic_and_shaped(batch):
+    x, y = example_batch(N, seed=3)
+    x2, y2 = example_batch(N, seed=3)
+    assert not (np.asarray(x) == np.asarray(batch[0])).all()  # the seed counts
     assert (
-        x.shape == (4, 784)
+        x.shape == (N, 784)
         and y.dtype == jnp.int32
         and 0 <= int(y.min()) <= int(y.max()) < 10
     )
