@@ -1004,7 +1004,8 @@ print(ledger)
 # Every step reads and writes all the weights; the FLOPs grow with the batch.
 
 # %%
-batch_x, batch_y = jnp.tile(x, (256, 1)), jnp.tile(y, 256)  # 2048 rows: x's 8, repeated
+# 2048 rows: x's 8, repeated (costs and timings depend on shapes, not values)
+batch_x, batch_y = jnp.tile(x, (256, 1)), jnp.tile(y, 256)
 intensity = {}
 for size in (8, 128, 2048):
     table = cost_table(mlp.update)(params, batch_x[:size], batch_y[:size])
