@@ -247,12 +247,9 @@ roof
 # One epoch each on the same batches in the same order, then the 10,000 test digits.
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
-if paths.quick() and jax.default_backend() == "cpu":
-    # CI: 300 of the epoch's 468 steps. The growth checked below (> 1e4) passed 1e6 by
-    # step 300 on 8 of 8 shuffle keys (CPU, JAX 0.10.2); other backends run it whole.
-    n_train = 38_400
-else:
-    n_train = 60_000  # one full epoch: 468 steps of 128
+# A full epoch is 468 steps of 128. CI on CPU: 300 of them. The growth checked below
+# (> 1e4) passed 1e6 by step 300 on 8 of 8 shuffle keys (CPU, JAX 0.10.2).
+n_train = 38_400 if paths.quick() and jax.default_backend() == "cpu" else 60_000
 
 # %%
 from jaxtour.mlp import batch_indices, batched_predict, train_epoch

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
+from model_zoo import filled
 
 MAX_WIDTH_PX = 5000
 
@@ -54,24 +55,6 @@ def _bf16(x: np.ndarray) -> jax.Array:
     return jnp.asarray(x.astype(jnp.bfloat16))  # cast by NumPy (ml_dtypes): no compile
 
 
-def _filled(abstract, seed: int | None):
-    """`abstract` (weights of a model built by `eval_shape`) with its arrays drawn by
-    NumPy (scaled by 0.3), or zero (`seed=None`: as Optax starts its moments and
-    counts). Both references run the same arguments, so what the weights are is free;
-    built eagerly, each framework's initialisers compiled every `jax.random` draw's
-    shape (the NNX model and its optimizer 3 s of CPU, the Equinox MLP 3 s)."""
-    rng = np.random.default_rng(seed)
-
-    def fill(s):
-        if not isinstance(s, jax.ShapeDtypeStruct):
-            return s  # a static leaf (an Equinox activation)
-        if seed is None:
-            return jnp.asarray(np.zeros(s.shape, s.dtype))
-        return jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype))
-
-    return jax.tree.map(fill, abstract)
-
-
 # --- Flax NNX: a model with Dropout, and its Optax step ----------------------------------
 class _NnxMlp(nnx.Module):
     def __init__(self, rngs: nnx.Rngs):
@@ -104,9 +87,7 @@ def _nnx_args():
     )
     # the Dropout stream's key as nnx.Rngs(dropout=1) makes it
     keys = jax.tree.map(lambda _: jax.random.key(1), keys)
-    model, optimizer = nnx.merge(
-        graphdef, keys, _filled(params, 0), _filled(rest, None)
-    )
+    model, optimizer = nnx.merge(graphdef, keys, filled(params, 0), filled(rest, None))
     x = jnp.asarray(_normal(1, (8, 6)))
     return model, optimizer, x, jnp.asarray(np.arange(8) % 3)
 
@@ -126,7 +107,7 @@ def _eqx_loss(model, x, y):
 
 
 def _eqx_args():
-    model = _filled(
+    model = filled(
         eqx.filter_eval_shape(
             lambda: eqx.nn.MLP(
                 4, 2, 16, 2, activation=jax.nn.gelu, key=jax.random.key(0)

@@ -19,18 +19,21 @@ from flax import nnx
 D, HEADS, T = 16, 2, 4
 
 
-def _filled(abstract, seed):
-    """Arrays for the ShapeDtypeStructs of `abstract`: normal draws by NumPy, scaled by
-    0.3 (device_put, nothing compiled)."""
+def filled(abstract, seed: int | None):
+    """`abstract` (a model built by `eval_shape`) with its arrays drawn by NumPy, normal
+    and scaled by 0.3, or zero (`seed=None`: as Optax starts its moments and counts);
+    device_put, nothing compiled. A leaf that is no ShapeDtypeStruct (an Equinox
+    activation) stays as it is."""
     rng = np.random.default_rng(seed)
-    return jax.tree.map(
-        lambda s: jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype)),
-        abstract,
-    )
 
+    def fill(s):
+        if not isinstance(s, jax.ShapeDtypeStruct):
+            return s
+        if seed is None:
+            return jnp.asarray(np.zeros(s.shape, s.dtype))
+        return jnp.asarray((0.3 * rng.standard_normal(s.shape)).astype(s.dtype))
 
-def _zeros(abstract):
-    return jax.tree.map(lambda s: jnp.asarray(np.zeros(s.shape, s.dtype)), abstract)
+    return jax.tree.map(fill, abstract)
 
 
 def _ones(*shape):
@@ -41,7 +44,7 @@ def _nnx_built(make, seed):
     """`make()`'s NNX modules with their `nnx.Param`s drawn by NumPy and every other
     state (an optimizer's moments and count) zero, as Optax starts them."""
     graphdef, params, rest = nnx.split(nnx.eval_shape(make), nnx.Param, ...)
-    return nnx.merge(graphdef, _filled(params, seed), _zeros(rest))
+    return nnx.merge(graphdef, filled(params, seed), filled(rest, None))
 
 
 class CausalSelfAttention(nnx.Module):
@@ -107,7 +110,7 @@ class LinenMLP(linen.Module):
 
 def linen_mlp():
     model, x = LinenMLP(), _ones(3, 8)
-    params = _filled(jax.eval_shape(lambda x: model.init(jax.random.key(0), x), x), 0)
+    params = filled(jax.eval_shape(lambda x: model.init(jax.random.key(0), x), x), 0)
     return (lambda p, x: jnp.sum(model.apply(p, x) ** 2)), (params, x)
 
 
@@ -127,7 +130,7 @@ class EqxMLP(eqx.Module):
 
 
 def eqx_mlp():
-    model = _filled(eqx.filter_eval_shape(EqxMLP, jax.random.key(0)), 0)
+    model = filled(eqx.filter_eval_shape(EqxMLP, jax.random.key(0)), 0)
     return (lambda m, x: jnp.sum(jax.vmap(m)(x) ** 2)), (model, _ones(3, 8))
 
 
@@ -197,7 +200,7 @@ def checked():
     """An Equinox MLP's loss under `checkify`: a check that the loss is finite."""
     from jax.experimental import checkify
 
-    model = _filled(eqx.filter_eval_shape(EqxMLP, jax.random.key(3)), 3)
+    model = filled(eqx.filter_eval_shape(EqxMLP, jax.random.key(3)), 3)
 
     def loss(m, x):
         out = jnp.sum(jnp.log(jax.nn.softplus(jax.vmap(m)(x))))

@@ -170,7 +170,7 @@ _SLIDES = """() => Reveal.getSlides().map(s => {
 # once, and each measure below (sizes, styles) lays the page out first; two frames a slide
 # only cost the run time (the measures of every lesson's slides came out the same). So
 # every slide of a deck is measured in one call (`_MEASURE_ALL`): one round trip a deck,
-# not one a slide (the measures of every lesson's slides came out the same again).
+# not one a slide.
 _MEASURE = """([h, v, height]) => {
   Reveal.slide(h, v, 1000);
   const slide = Reveal.getCurrentSlide();
