@@ -47,6 +47,7 @@ print(jaxtour.describe_devices())
 
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 # %matplotlib inline
+import functools
 import time
 
 import jax
@@ -781,43 +782,55 @@ def logistic(x, steps):  # `steps` rounds of the logistic map: 7 tape nodes each
 
 
 points = np.linspace(0.1, 0.9, 100 if paths.quick() else 500).tolist()
-traces = []  # one entry per time JAX traces the function
+traces = []  # one entry per time Python runs f_steps: every tape call, every trace
 
 
-def per_call(grad_of, repeat=5, points=points):
-    """Seconds of one `grad_of(p)` call: each point's fastest of `repeat`, median over points."""
-    fastest = [float("inf")] * len(points)
+def f_steps(x, steps):
+    traces.append(steps)
+    return logistic(x, steps)
+
+
+def per_call(grad_ofs, repeat=5, points=points):
+    """Seconds of one call of each function, and its results at `points`.
+
+    The functions take turns, one pass over the points each, for `repeat` rounds: a
+    machine that slows down for a while slows a round, not all of one function's calls.
+    A time is the median over points of each point's fastest call.
+    """
+    fastest = [[float("inf")] * len(points) for _ in grad_ofs]
     for _ in range(repeat):
         results = []
-        for i, p in enumerate(points):
-            start = time.perf_counter()
-            results.append(jax.block_until_ready(grad_of(p)))
-            fastest[i] = min(fastest[i], time.perf_counter() - start)
-    return float(np.median(fastest)), results
+        for grad_of, times in zip(grad_ofs, fastest, strict=True):
+            results.append([])
+            for i, p in enumerate(points):
+                start = time.perf_counter()
+                results[-1].append(jax.block_until_ready(grad_of(p)))
+                times[i] = min(times[i], time.perf_counter() - start)
+    return [float(np.median(times)) for times in fastest], results
 
 
 # %%
-timings = {}
+tape, eager, jitted = {}, {}, {}
 for steps in (1, 10):
-    def f_steps(x, steps=steps):
-        traces.append(steps)
-        return logistic(x, steps)
-    jax_grad = jax.jit(jax.grad(f_steps))
-    tape_s, tape_grads = per_call(lambda p: tape_grad(f_steps, p)[1][0])
-    eager_s, eager_grads = per_call(jax.grad(f_steps), 3, points[:8])  # slow: 8 points
-    jax_s, jax_grads = per_call(jax_grad)
-    timings[steps] = tape_s, eager_s, jax_s
-    print(f"steps = {steps:2}: tape {tape_s * 1e6:6.1f} µs, grad {eager_s * 1e6:7.1f} µs, "
-          f"jit(grad) {jax_s * 1e6:5.1f} µs")
-(tape_1, eager_1, jax_1), (tape_10, eager_10, jax_10) = timings[1], timings[10]
+    f_n = functools.partial(f_steps, steps=steps)
+    tape[steps] = lambda p, f_n=f_n: tape_grad(f_n, p)[1][0]  # records every call
+    eager[steps] = jax.grad(f_n)  # traces every call, runs op by op
+    jitted[steps] = jax.jit(jax.grad(f_n))  # traced once, compiled
+# tape and jit(grad) timed side by side; eager grad is slow: 8 points
+(tape_1, tape_10, jax_1, jax_10), grads = per_call([tape[1], tape[10], jitted[1], jitted[10]])
+(eager_1, eager_10), eager_grads = per_call([eager[1], eager[10]], 3, points[:8])
+for steps, times in ((1, (tape_1, eager_1, jax_1)), (10, (tape_10, eager_10, jax_10))):
+    print(f"steps = {steps:2}: tape {times[0] * 1e6:6.1f} µs, "
+          f"grad {times[1] * 1e6:7.1f} µs, jit(grad) {times[2] * 1e6:5.1f} µs")
 nodes = [tape_grad(lambda x, n=n: logistic(x, n), 0.5)[2] for n in (1, 10)]
 print(f"ten steps: tape {nodes[0]} → {nodes[1]} nodes, time ×{tape_10 / tape_1:.1f}; "
       f"grad ×{eager_10 / eager_1:.1f}; jit(grad) ×{jax_10 / jax_1:.1f}")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 # the same derivatives; jit traced each function once, the tape and eager grad every call
+tape_grads, jax_grads = grads[:2], grads[2:]
 assert np.allclose(tape_grads, jax_grads, rtol=1e-4, atol=1e-5)
-assert np.allclose(eager_grads, jax_grads[:8], rtol=1e-4, atol=1e-5)
+assert np.allclose(eager_grads, [g[:8] for g in jax_grads], rtol=1e-4, atol=1e-5)
 assert traces.count(1) == traces.count(10) == 1 + 5 * len(points) + 3 * 8
 assert len(traces) == 2 * (1 + 5 * len(points) + 3 * 8)
 # eager grad re-traces and dispatches every op on each call: its work grows with the op
@@ -828,7 +841,7 @@ assert n_ops[1] > 5 * n_ops[0]
 assert eager_10 > jax_10  # the same arithmetic, compiled once: cheaper per call
 # the mechanism: the tape records 7 nodes per step (and one for x) on every call
 assert nodes == [8, 71]
-assert tape_10 > 4 * tape_1  # the tape's cost grows with the operations it records (8.9×)
+assert tape_10 > 4 * tape_1  # the tape's cost grows with the operations it records
 # a compiled call's cost here is dispatch, nearly flat in the op count: it grows far less
 assert tape_10 / tape_1 > 2 * (jax_10 / jax_1)
 if jax.default_backend() == "cpu":  # a GPU/TPU call's fixed cost is near the tape's own
@@ -842,7 +855,10 @@ if jax.default_backend() == "cpu":  # a GPU/TPU call's fixed cost is near the ta
 
 # %% [markdown] slideshow={"slide_type": "skip"}
 # Each time is the median over the points of each point's fastest of five calls (eager
-# `grad`, slow: eight points, fastest of three), so a busy machine moves it little. The
+# `grad`, slow: eight points, fastest of three). The four tape and `jit(grad)` functions
+# take turns, a pass over the points each, five rounds: a machine whose speed drifts
+# during the run (a busy laptop, a shared cloud machine) slows a round, not one
+# function, so the ratios hold. The
 # trace counter shows the mechanism: `f_steps` ran on every tape call and every eager
 # `grad` call, but only once under `jax.jit` (the check cell counts). Vectorising is a
 # separate win: `jax.vmap(jax.grad(f))` takes all points in one call.
