@@ -771,8 +771,8 @@ assert x.grad == 4.0
 # ### Like with like: one point per call
 #
 # The tape; `jax.grad(f)`, which traces f on every call and runs it op by op; and
-# `jax.jit(jax.grad(f))`, traced once and compiled. Each is called once per point, on a
-# short and a ten-times-longer function:
+# `jax.jit(jax.grad(f))`, traced and compiled on its first call. Each is called once per
+# point, on a short and a ten-times-longer function:
 
 # %% slideshow={"slide_type": "skip"}
 def logistic(x, steps):  # `steps` rounds of the logistic map: 7 tape nodes each
@@ -781,87 +781,104 @@ def logistic(x, steps):  # `steps` rounds of the logistic map: 7 tape nodes each
     return x
 
 
-points = np.linspace(0.1, 0.9, 100 if paths.quick() else 500).tolist()
-traces = []  # one entry per time Python runs f_steps: every tape call, every trace
+points = np.linspace(0.1, 0.9, 20 if paths.quick() else 100).tolist()
+f_runs = []  # one entry per time Python runs f_steps: every tape call, every trace
 
 
 def f_steps(x, steps):
-    traces.append(steps)
+    f_runs.append(steps)
     return logistic(x, steps)
 
 
-def per_call(grad_ofs, repeat=5, points=points):
-    """Seconds of one call of each function, and its results at `points`.
+def tape_derivative(f, x):
+    _, (dfdx,), _ = tape_grad(f, x)
+    return dfdx
 
-    The functions take turns, one pass over the points each, for `repeat` rounds: a
-    machine that slows down for a while slows a round, not all of one function's calls.
-    A time is the median over points of each point's fastest call.
-    """
-    fastest = [[float("inf")] * len(points) for _ in grad_ofs]
-    for _ in range(repeat):
+
+def per_call(fns, rounds=25, points=points):
+    """Median seconds of one call of each function at `points`, a row per round; and the
+    last round's results. The functions take turns, one pass over the points each."""
+    seconds = np.empty((rounds, len(fns)))
+    for r in range(rounds):
         results = []
-        for grad_of, times in zip(grad_ofs, fastest, strict=True):
-            results.append([])
-            for i, p in enumerate(points):
+        for k, fn in enumerate(fns):
+            times, values = [], []
+            for p in points:
                 start = time.perf_counter()
-                results[-1].append(jax.block_until_ready(grad_of(p)))
-                times[i] = min(times[i], time.perf_counter() - start)
-    return [float(np.median(times)) for times in fastest], results
+                values.append(jax.block_until_ready(fn(p)))
+                times.append(time.perf_counter() - start)
+            seconds[r, k] = np.median(times)
+            results.append(values)
+    return seconds, results
+
+
+def typical(seconds):
+    """A function's median round, in microseconds."""
+    return f"{np.median(seconds) * 1e6:7.1f} µs"
+
+
+def growth(seconds):
+    """Column 1's time over column 0's, round by round (where both met the same
+    machine), then the median over the rounds."""
+    return float(np.median(seconds[:, 1] / seconds[:, 0]))
 
 
 # %%
+f_runs.clear()  # count from here
 tape, eager, jitted = {}, {}, {}
 for steps in (1, 10):
     f_n = functools.partial(f_steps, steps=steps)
-    tape[steps] = lambda p, f_n=f_n: tape_grad(f_n, p)[1][0]  # records every call
+    tape[steps] = functools.partial(tape_derivative, f_n)  # records every call
     eager[steps] = jax.grad(f_n)  # traces every call, runs op by op
-    jitted[steps] = jax.jit(jax.grad(f_n))  # traced once, compiled
-# tape and jit(grad) timed side by side; eager grad is slow: 8 points
-(tape_1, tape_10, jax_1, jax_10), grads = per_call([tape[1], tape[10], jitted[1], jitted[10]])
-(eager_1, eager_10), eager_grads = per_call([eager[1], eager[10]], 3, points[:8])
-for steps, times in ((1, (tape_1, eager_1, jax_1)), (10, (tape_10, eager_10, jax_10))):
-    print(f"steps = {steps:2}: tape {times[0] * 1e6:6.1f} µs, "
-          f"grad {times[1] * 1e6:7.1f} µs, jit(grad) {times[2] * 1e6:5.1f} µs")
+    jitted[steps] = jax.jit(jax.grad(f_n))  # traced and compiled on its first call
+seconds, grads = per_call([tape[1], tape[10], jitted[1], jitted[10]])  # take turns
+eager_seconds, eager_grads = per_call([eager[1], eager[10]], 3, points[:8])  # slow
+for steps, k in ((1, 0), (10, 1)):
+    print(f"steps = {steps:2}: tape {typical(seconds[:, k])}, grad "
+          f"{typical(eager_seconds[:, k])}, jit(grad) {typical(seconds[:, 2 + k])}")
 nodes = [tape_grad(lambda x, n=n: logistic(x, n), 0.5)[2] for n in (1, 10)]
-print(f"ten steps: tape {nodes[0]} → {nodes[1]} nodes, time ×{tape_10 / tape_1:.1f}; "
-      f"grad ×{eager_10 / eager_1:.1f}; jit(grad) ×{jax_10 / jax_1:.1f}")
+print(f"ten steps: tape {nodes[0]} → {nodes[1]} nodes, time ×{growth(seconds[:, :2]):.1f}; "
+      f"grad ×{growth(eager_seconds):.1f}; jit(grad) ×{growth(seconds[:, 2:]):.1f}")
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 # the same derivatives; jit traced each function once, the tape and eager grad every call
-tape_grads, jax_grads = grads[:2], grads[2:]
-assert np.allclose(tape_grads, jax_grads, rtol=1e-4, atol=1e-5)
-assert np.allclose(eager_grads, [g[:8] for g in jax_grads], rtol=1e-4, atol=1e-5)
-assert traces.count(1) == traces.count(10) == 1 + 5 * len(points) + 3 * 8
-assert len(traces) == 2 * (1 + 5 * len(points) + 3 * 8)
+tape_grads, jit_grads = grads[:2], grads[2:]
+assert np.allclose(tape_grads, jit_grads, rtol=1e-4, atol=1e-5)
+assert np.allclose(eager_grads, [g[:8] for g in jit_grads], rtol=1e-4, atol=1e-5)
+assert f_runs.count(1) == f_runs.count(10) == 1 + 25 * len(points) + 3 * 8
+assert len(f_runs) == 2 * (1 + 25 * len(points) + 3 * 8)
 # eager grad re-traces and dispatches every op on each call: its work grows with the op
 # count (counted, not timed: eager timings are noisy on a busy machine)
 n_ops = [len(jax.make_jaxpr(jax.grad(lambda x, n=n: logistic(x, n)))(0.5).eqns)
          for n in (1, 10)]
 assert n_ops[1] > 5 * n_ops[0]
-assert eager_10 > jax_10  # the same arithmetic, compiled once: cheaper per call
+# the same arithmetic, compiled once: far cheaper per call
+assert eager_seconds[:, 1].min() > seconds[:, 3].min()
 # the mechanism: the tape records 7 nodes per step (and one for x) on every call
 assert nodes == [8, 71]
-assert tape_10 > 4 * tape_1  # the tape's cost grows with the operations it records
+tape_growth, jit_growth = growth(seconds[:, :2]), growth(seconds[:, 2:])
+assert tape_growth > 4  # the tape's cost grows with the operations it records
 # a compiled call's cost here is dispatch, nearly flat in the op count: it grows far less
-assert tape_10 / tape_1 > 2 * (jax_10 / jax_1)
-if jax.default_backend() == "cpu":  # a GPU/TPU call's fixed cost is near the tape's own
-    assert tape_10 > 5 * jax_10
+assert tape_growth > 2 * jit_growth
+if jax.default_backend() == "cpu":  # a GPU/TPU call also launches device work: a larger
+    assert np.median(seconds[:, 1] / seconds[:, 3]) > 5  # fixed cost, so CPU only
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The tape records 8 nodes for one step, 71 for ten, and its time grows about as much.
+# The tape records 8 nodes for one step, 71 for ten, and its time grows nearly as much.
 # Eager `grad` re-traces and dispatches every op on each call: its work grows with the op
 # count. `jit(grad)` runs one compiled program: a fixed cost, nearly flat. The gap is
-# interpreted against compiled, not tape against tracing.
+# Python running every op against one compiled call.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# Each time is the median over the points of each point's fastest of five calls (eager
-# `grad`, slow: eight points, fastest of three). The four tape and `jit(grad)` functions
-# take turns, a pass over the points each, five rounds: a machine whose speed drifts
-# during the run (a busy laptop, a shared cloud machine) slows a round, not one
-# function, so the ratios hold. The
-# trace counter shows the mechanism: `f_steps` ran on every tape call and every eager
-# `grad` call, but only once under `jax.jit` (the check cell counts). Vectorising is a
-# separate win: `jax.vmap(jax.grad(f))` takes all points in one call.
+# The four tape and `jit(grad)` functions take turns, one pass over the points each, for
+# 25 rounds (eager `grad`, slow: eight points, three rounds). A time printed is the
+# function's median round, each round's figure the median call of its pass. A growth
+# factor is a ratio taken within each round, where both passes met the same machine,
+# then the median over rounds: a machine whose speed drifts during the run (a busy
+# laptop, a shared cloud machine) moves both sides alike. The trace counter shows the
+# mechanism: `f_steps` ran on every tape call and every eager `grad` call, but only once
+# under `jax.jit` (the check cell counts). Vectorising is a separate win:
+# `jax.vmap(jax.grad(f))` takes all points in one call.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Where this sits: the autodiff landscape

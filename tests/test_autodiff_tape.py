@@ -40,6 +40,14 @@ def test_a_value_used_twice_collects_both_contributions():
     assert repr(y) == "Value(9, grad=1, op=*)"
 
 
+def test_tape_grad_walks_the_tape_once(monkeypatch):
+    # lesson 02 times tape_grad as a tape framework's cost: one walk, one sweep per call
+    walks, walk = [], Value.tape
+    monkeypatch.setattr(Value, "tape", lambda self: walks.append(self) or walk(self))
+    assert tape_grad(cubic, 1.0) == (8.0, [4.0], 13)
+    assert len(walks) == 1
+
+
 def test_every_call_records_a_new_tape():
     first, second = tape_grad(cubic, 1.0), tape_grad(cubic, 2.0)
     assert first[2] == second[2] == 13  # the same 13 nodes, recorded again per call

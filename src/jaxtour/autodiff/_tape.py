@@ -99,8 +99,12 @@ class Value:
 
     def backward(self) -> None:
         """Reverse sweep over the tape: each node passes grad · local derivative back."""
+        self.sweep(self.tape())
+
+    def sweep(self, tape: list[Value]) -> None:
+        """`backward` over a `tape` already walked from this node."""
         self.grad = 1.0
-        for node in reversed(self.tape()):
+        for node in reversed(tape):
             for parent, local in zip(node.parents, node.local, strict=True):
                 parent.grad += local * node.grad
 
@@ -114,5 +118,6 @@ def tape_grad(f: Callable, *xs: float) -> tuple[float, list[float], int]:
     """
     inputs = [Value(x) for x in xs]
     out = Value.lift(f(*inputs))
-    out.backward()
-    return out.data, [x.grad for x in inputs], len(out.tape())
+    tape = out.tape()  # walked once, as a tape-based framework walks it
+    out.sweep(tape)
+    return out.data, [x.grad for x in inputs], len(tape)
