@@ -1,12 +1,13 @@
 """`profile`: measured time per compiled op, mapped back to source lines.
 
 Timing tests assert mechanisms with wide margins (a matmul of 2^34 FLOPs, ~0.2 s on a
-laptop core, against an add of 2^22 elements; 2048^3 against 32^3 multiply-adds): a busy
+laptop core, against an add of 2^22 elements; 1024^3 against 32^3 multiply-adds): a busy
 laptop can hold any op back for tens of milliseconds, so the heavy op must take longer.
 The timeline arithmetic is tested on made-up events, against sums done by hand; the
 wall's itemisation on a made-up `Profile`. The wall and dispatch figures are tested as
-mechanisms: an independent unprofiled timing of a 2^34 FLOP program, a profiler made
-slow on purpose, a no-op that pays for 1000 argument leaves against one that pays for 1.
+mechanisms: an independent unprofiled timing of a 2^34 FLOP program, made just before
+and after its profile, a profiler made slow on purpose, a no-op that pays for 1000
+argument leaves against one that pays for 1, timed between two of the other's.
 """
 
 import inspect
