@@ -118,9 +118,11 @@ def test_a_timer_that_never_calls_f_is_told_so():
             "    f(x).block_until_ready()\n    return f'{0.01:.3f} s'",
             ["return the time in seconds"],
         ),
-        # a time it did not measure: longer than the call, or deaf to 64 times the work
+        # a time it did not measure: longer than the call, or deaf to 64 times the work.
+        # 1 s, far past any call: 0.05 s, once a busy machine's matmul takes over 0.2 s,
+        # reads as a quarter of the work and gets the dispatch message instead
         (
-            "    f(x).block_until_ready()\n    return 0.05",
+            "    f(x).block_until_ready()\n    return 1.0",
             ["the whole call of it took"],
         ),
         (  # a clock around something else: the same time for any work
