@@ -116,8 +116,8 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 from jaxtour.mlp import format_ladder, run_ladder
 
-if paths.quick():  # CI: three short rounds of 5 steps; the claims below still hold
-    options = {"rounds": 3, "train_size": 640, "eager_steps": 5, "rate_repeat": 1}
+if paths.quick():  # CI: five short rounds of 5 steps; the claims below still hold
+    options = {"rounds": 5, "train_size": 640, "eager_steps": 5, "rate_repeat": 1}
 else:
     options = {"rounds": 5, "train_size": 6400, "eager_steps": 50}
 
