@@ -775,7 +775,7 @@ assert x.grad == 4.0
 # point, on a short and a ten-times-longer function:
 
 # %% slideshow={"slide_type": "skip"}
-def logistic(x, steps):  # `steps` rounds of the logistic map: 7 tape nodes each
+def logistic(x, steps):  # `steps` iterations of the logistic map: 7 tape nodes each
     for _ in range(steps):
         x = 2.5 * x * (1 - x)
     return x
@@ -796,19 +796,21 @@ def tape_derivative(f, x):
 
 
 def per_call(fns, rounds=25, points=points):
-    """Median seconds of one call of each function at `points`, a row per round; and the
-    last round's results. The functions take turns, one pass over the points each."""
-    seconds = np.empty((rounds, len(fns)))
+    """Each function's median seconds per call at `points`, one figure per round, and
+    its last round's results. The functions take turns, one pass over the points each."""
+    seconds = {name: np.empty(rounds) for name in fns}
     for r in range(rounds):
-        results = []
-        for k, fn in enumerate(fns):
-            times, values = [], []
+        results = {}
+        for name, fn in fns.items():
+            times, results[name] = [], []
             for p in points:
                 start = time.perf_counter()
-                values.append(jax.block_until_ready(fn(p)))
+                result = fn(p)
+                if isinstance(result, jax.Array):  # the tape returns a float: no wait
+                    result.block_until_ready()
                 times.append(time.perf_counter() - start)
-            seconds[r, k] = np.median(times)
-            results.append(values)
+                results[name].append(result)
+            seconds[name][r] = np.median(times)
     return seconds, results
 
 
@@ -817,68 +819,73 @@ def typical(seconds):
     return f"{np.median(seconds) * 1e6:7.1f} µs"
 
 
-def growth(seconds):
-    """Column 1's time over column 0's, round by round (where both met the same
-    machine), then the median over the rounds."""
-    return float(np.median(seconds[:, 1] / seconds[:, 0]))
+def growth(before, after):
+    """`after`'s time over `before`'s, taken round by round, then the median."""
+    return float(np.median(after / before))
 
 
 # %%
-f_runs.clear()  # count from here
-tape, eager, jitted = {}, {}, {}
+fast, slow = {}, {}
 for steps in (1, 10):
-    f_n = functools.partial(f_steps, steps=steps)
-    tape[steps] = functools.partial(tape_derivative, f_n)  # records every call
-    eager[steps] = jax.grad(f_n)  # traces every call, runs op by op
-    jitted[steps] = jax.jit(jax.grad(f_n))  # traced and compiled on its first call
-seconds, grads = per_call([tape[1], tape[10], jitted[1], jitted[10]])  # take turns
-eager_seconds, eager_grads = per_call([eager[1], eager[10]], 3, points[:8])  # slow
-for steps, k in ((1, 0), (10, 1)):
-    print(f"steps = {steps:2}: tape {typical(seconds[:, k])}, grad "
-          f"{typical(eager_seconds[:, k])}, jit(grad) {typical(seconds[:, 2 + k])}")
+    f = functools.partial(f_steps, steps=steps)
+    fast["tape", steps] = functools.partial(tape_derivative, f)  # records every call
+    fast["jit(grad)", steps] = jax.jit(jax.grad(f))  # traced, compiled on 1st call
+    slow["grad", steps] = jax.grad(f)  # traces every call, runs op by op
+seconds, grads = per_call(fast)  # they take turns, one pass over the points each
+eager_seconds, eager_grads = per_call(slow, 3, points[:8])  # slow: 8 points
+seconds |= eager_seconds
+for steps in (1, 10):
+    print(f"steps = {steps:2}: " + ", ".join(
+        f"{how} {typical(seconds[how, steps])}" for how in ("tape", "grad", "jit(grad)")))
 nodes = [tape_grad(lambda x, n=n: logistic(x, n), 0.5)[2] for n in (1, 10)]
-print(f"ten steps: tape {nodes[0]} → {nodes[1]} nodes, time ×{growth(seconds[:, :2]):.1f}; "
-      f"grad ×{growth(eager_seconds):.1f}; jit(grad) ×{growth(seconds[:, 2:]):.1f}")
+print(f"ten steps: tape {nodes[0]} → {nodes[1]} nodes; time " + ", ".join(
+    f"{how} ×{growth(seconds[how, 1], seconds[how, 10]):.1f}"
+    for how in ("tape", "grad", "jit(grad)")))
 
 # %% tags=["check"] jupyter={"source_hidden": true}
 # the same derivatives; jit traced each function once, the tape and eager grad every call
-tape_grads, jit_grads = grads[:2], grads[2:]
-assert np.allclose(tape_grads, jit_grads, rtol=1e-4, atol=1e-5)
-assert np.allclose(eager_grads, [g[:8] for g in jit_grads], rtol=1e-4, atol=1e-5)
-assert f_runs.count(1) == f_runs.count(10) == 1 + 25 * len(points) + 3 * 8
-assert len(f_runs) == 2 * (1 + 25 * len(points) + 3 * 8)
+for steps in (1, 10):
+    jit_grads = grads["jit(grad)", steps]
+    assert np.allclose(grads["tape", steps], jit_grads, rtol=1e-4, atol=1e-5)
+    assert np.allclose(eager_grads["grad", steps], jit_grads[:8], rtol=1e-4, atol=1e-5)
+rounds, eager_rounds = len(seconds["tape", 1]), len(eager_seconds["grad", 1])
+runs = 1 + rounds * len(points) + eager_rounds * len(eager_grads["grad", 1])
+assert f_runs.count(1) == f_runs.count(10) == runs and len(f_runs) == 2 * runs
 # eager grad re-traces and dispatches every op on each call: its work grows with the op
 # count (counted, not timed: eager timings are noisy on a busy machine)
 n_ops = [len(jax.make_jaxpr(jax.grad(lambda x, n=n: logistic(x, n)))(0.5).eqns)
          for n in (1, 10)]
 assert n_ops[1] > 5 * n_ops[0]
 # the same arithmetic, compiled once: far cheaper per call
-assert eager_seconds[:, 1].min() > seconds[:, 3].min()
+assert seconds["grad", 10].min() > 10 * seconds["jit(grad)", 10].min()
 # the mechanism: the tape records 7 nodes per step (and one for x) on every call
 assert nodes == [8, 71]
-tape_growth, jit_growth = growth(seconds[:, :2]), growth(seconds[:, 2:])
+tape_growth = growth(seconds["tape", 1], seconds["tape", 10])
+jit_growth = growth(seconds["jit(grad)", 1], seconds["jit(grad)", 10])
 assert tape_growth > 4  # the tape's cost grows with the operations it records
 # a compiled call's cost here is dispatch, nearly flat in the op count: it grows far less
 assert tape_growth > 2 * jit_growth
-if jax.default_backend() == "cpu":  # a GPU/TPU call also launches device work: a larger
-    assert np.median(seconds[:, 1] / seconds[:, 3]) > 5  # fixed cost, so CPU only
+# CPU only: on a GPU or TPU each call also copies x to the device, runs there and is
+# waited for, a larger fixed cost
+if jax.default_backend() == "cpu":
+    assert growth(seconds["jit(grad)", 10], seconds["tape", 10]) > 5
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# The tape records 8 nodes for one step, 71 for ten, and its time grows nearly as much.
-# Eager `grad` re-traces and dispatches every op on each call: its work grows with the op
-# count. `jit(grad)` runs one compiled program: a fixed cost, nearly flat. The gap is
+# The tape records 8 nodes for one step, 71 for ten; its time grows with them (a little
+# less: each call has a fixed cost). Eager `grad` re-traces and dispatches every op on
+# each call. `jit(grad)` runs one compiled program: a fixed cost, nearly flat. The gap is
 # Python running every op against one compiled call.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# The four tape and `jit(grad)` functions take turns, one pass over the points each, for
-# 25 rounds (eager `grad`, slow: eight points, three rounds). A time printed is the
+# The tape and `jit(grad)` functions take turns, one pass over the points each, for 25
+# rounds (eager `grad`, slow: eight points, three rounds). A time printed is the
 # function's median round, each round's figure the median call of its pass. A growth
-# factor is a ratio taken within each round, where both passes met the same machine,
-# then the median over rounds: a machine whose speed drifts during the run (a busy
-# laptop, a shared cloud machine) moves both sides alike. The trace counter shows the
-# mechanism: `f_steps` ran on every tape call and every eager `grad` call, but only once
-# under `jax.jit` (the check cell counts). Vectorising is a separate win:
-# `jax.vmap(jax.grad(f))` takes all points in one call.
+# factor is a ratio taken within each round, then the median over rounds: a machine
+# whose speed drifts during the run (a busy laptop, a shared cloud machine) moves both
+# passes of a round alike, and a round caught mid-change is outvoted. The run counter
+# `f_runs` shows the mechanism: `f_steps` ran on every tape call and every eager `grad`
+# call, but only once under `jax.jit` (the check cell counts). Vectorising is a separate
+# win: `jax.vmap(jax.grad(f))` takes all points in one call.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Where this sits: the autodiff landscape

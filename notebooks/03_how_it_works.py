@@ -1081,11 +1081,10 @@ assert p.rows and abs(sum(row.share for row in p.rows) - 1) < 1e-6  # shares of 
 assert all(a.seconds >= b.seconds for a, b in zip(p.rows, p.rows[1:], strict=False))
 assert any("dot_general" in row.primitives for row in p.rows)  # products are timed ops
 if jax.default_backend() == "cpu":
-    # CPU only: a matrix product is among the three slowest ops (quiet, usually the
-    # slowest); a busy machine slows the relu's and the momentum update's fusions most,
-    # enough to put either above every matmul, and both close to it at once; on a GPU
-    # or TPU at batch 128 every op takes microseconds and elementwise fusions may come
-    # first, so no order is asserted there
+    # CPU only: a matmul is among the three slowest ops. Quiet, it is usually the
+    # slowest; under load the relu's fusion or the parameter step's (p - lr * v) has
+    # come first here, once both near the top. On a GPU or TPU at batch 128 every op
+    # takes microseconds and elementwise fusions may come first: no order asserted there.
     assert any("dot_general" in row.primitives for row in p.rows[:3]), p.rows[:3]
 
 # %% [markdown] slideshow={"slide_type": "notes"}

@@ -116,16 +116,16 @@ assert step_difference < 1e-6  # float32 rounding, a few parts in ten million
 # %% tags=["setup"] slideshow={"slide_type": "skip"}
 from jaxtour.mlp import format_ladder, run_ladder
 
-if paths.quick():  # CI: five short rounds of 5 steps; the claims below still hold
-    options = {"rounds": 5, "train_size": 640, "eager_steps": 5, "rate_repeat": 1}
+if paths.quick():  # CI: short rounds of 5 steps; the claims below still hold
+    options = {"train_size": 640, "eager_steps": 5, "rate_repeat": 1}
 else:
-    options = {"rounds": 5, "train_size": 6400, "eager_steps": 50}
+    options = {"train_size": 6400, "eager_steps": 50}
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The ladder, measured here
 
 # %%
-ladder = run_ladder(mnist, log=None, **options)  # a minute or two
+ladder = run_ladder(mnist, rounds=5, log=None, **options)  # a minute or two
 fastest = {name: low for name, (low, _, _) in ladder["spread_s"].items()}
 print(format_ladder(ladder))
 print(f"fastest of {ladder['rounds']} rounds: float32 NumPy "
