@@ -2,9 +2,10 @@
 
 Every arithmetic operation on a `Value` records a node (its inputs and local
 derivatives) while the Python runs; `backward()` walks that tape in reverse. The tape is
-rebuilt on every call and walked by the Python interpreter. JAX instead traces `f` once
-to a jaxpr, transforms that program (`grad`), and compiles it (`jit`): later calls run
-compiled code with no tape at all. `tape_grad` is checked against `jax.grad` in tests.
+rebuilt on every call and walked by the Python interpreter. JAX under `jit` traces `f`
+once to a jaxpr, transforms that program (`grad`) and compiles it: later calls run
+compiled code with no tape at all. Without `jit`, `jax.grad` traces `f` on every call.
+`tape_grad` is checked against `jax.grad` in tests.
 """
 
 from __future__ import annotations
