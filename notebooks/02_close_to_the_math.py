@@ -850,7 +850,8 @@ for steps in (1, 10):
     assert np.allclose(eager_grads["grad", steps], jit_grads[:8], rtol=1e-4, atol=1e-5)
 rounds, eager_rounds = len(seconds["tape", 1]), len(eager_seconds["grad", 1])
 runs = 1 + rounds * len(points) + eager_rounds * len(eager_grads["grad", 1])
-assert f_runs.count(1) == f_runs.count(10) == runs and len(f_runs) == 2 * runs
+assert f_runs.count(1) == f_runs.count(10) == runs
+assert len(f_runs) == 2 * runs
 # eager grad re-traces and dispatches every op on each call: its work grows with the op
 # count (counted, not timed: eager timings are noisy on a busy machine)
 n_ops = [len(jax.make_jaxpr(jax.grad(lambda x, n=n: logistic(x, n)))(0.5).eqns)
