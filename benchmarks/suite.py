@@ -13,6 +13,12 @@ took 7 min 47 s on one 2-core machine here, and 8 min 24 s to 10 min 59 s on ano
 one morning (764 s of CPU, then 818 s to 1,083 s): a run's CPU time says how fast the
 machine was then (a timed loop would sample one moment of it), so compare it with the
 CPU time `suite_history.json` holds for the same commit (`--history` prints it).
+
+`--reference` measures the machine's speed beside the targets: it runs a fixed piece of
+work, the fast suite of commit d3ad082 (from a temporary worktree, on this checkout's
+.venv), before the targets and after them, and prints each target's time in units of
+that work, and what it would have taken at the speed the goals were set at (2026-11-28
+evening: d3ad082's fast suite 103 s, its `make test` 495 s).
 """
 
 from __future__ import annotations
@@ -24,12 +30,23 @@ import platform
 import resource
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HISTORY = Path(__file__).resolve().parent / "suite_history.json"
 TARGETS_S = {"test-fast": 120, "test": 480, "test-latest": 420, "ci": 900}
+# The fixed work that measures the machine's speed, and what it took when the goals were set.
+REFERENCE_COMMIT, REFERENCE_S, REFERENCE_WHEN = "d3ad082", 103.0, "2026-11-28 evening"
+REFERENCE_PYTEST = ["-m", "pytest", "-n", "2", "--dist", "loadfile", "-q"]
+REFERENCE_PYTEST += [
+    "-p",
+    "no:cacheprovider",
+    "-m",
+    "not slow and not browser and not notebooks",
+]
 
 
 def cpu_model() -> str:
@@ -58,21 +75,77 @@ def summary(output: str) -> str:
 
 def run(target: str) -> dict:
     command = ["bash", ".ci/run"] if target == "ci" else ["make", target]
+    return {"target": target, "goal_s": TARGETS_S.get(target), **timed(command, ROOT)}
+
+
+def reference_run(commit: str = REFERENCE_COMMIT) -> dict:
+    """The fast suite of `commit` (pytest as its `make test-fast` ran it), from a
+    temporary worktree, with this checkout's .venv (else this Python) and that tree's
+    code."""
+    with tempfile.TemporaryDirectory() as folder:
+        tree = Path(folder) / "reference"
+        git = ["git", "worktree"]
+        add = [*git, "add", "--detach", "--quiet", str(tree), commit]
+        subprocess.run(add, cwd=ROOT, check=True)
+        try:
+            env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+            venv = ROOT / ".venv" / "bin" / "python"  # a fresh clone has none yet
+            python = str(venv if venv.exists() else sys.executable)
+            figure = timed([python, *REFERENCE_PYTEST], tree, env)
+        finally:
+            subprocess.run([*git, "remove", "--force", str(tree)], cwd=ROOT, check=True)
+    return {"target": f"reference ({commit})", **figure}
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict:
+    """Runs `command` in `cwd`: its wall and CPU seconds, exit status and last line."""
     load = os.getloadavg()[0]
     cpu_before = children_cpu_s()
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     tail = summary(done.stdout) or summary(done.stderr)
     return {
-        "target": target,
         "seconds": round(seconds, 1),
         "cpu_s": round(children_cpu_s() - cpu_before, 1),
-        "goal_s": TARGETS_S.get(target),
         "load_before": round(load, 2),
         "exit": done.returncode,
         "last_line": tail,
     }
+
+
+def line(figure: dict) -> str:
+    """One run, as the table prints it."""
+    goal = figure.get("goal_s")
+    verdict = "" if goal is None else f" (goal {goal / 60:.0f} min)"
+    return (
+        f"{figure['target']:12s} {figure['seconds'] / 60:6.1f} min{verdict}, "
+        f"{figure['cpu_s']:.0f} s of CPU, exit {figure['exit']}, "
+        f"load before {figure['load_before']}: {figure['last_line']}"
+    )
+
+
+def at_reference_speed(figures: list[dict]) -> list[str]:
+    """Each target's time over the mean of the reference runs around it, and that time
+    at the speed of the reference's measurement (when the goals were met)."""
+    references = [f["seconds"] for f in figures if f["target"].startswith("reference")]
+    unit = sum(references) / len(references)
+    spread = max(references) / min(references)
+    lines = [
+        f"reference: {' and '.join(f'{s:.0f} s' for s in references)} "
+        f"(spread x{spread:.2f}); {REFERENCE_S:.0f} s on {REFERENCE_WHEN}: "
+        f"this machine ran x{unit / REFERENCE_S:.2f} slower"
+    ]
+    for f in figures:
+        if not f["target"].startswith("reference"):
+            scaled = f["seconds"] * REFERENCE_S / unit
+            goal = f.get("goal_s")
+            against = f" against the goal of {_clock(goal)}" if goal else ""
+            lines.append(
+                f"{f['target']}: {f['seconds'] / unit:.2f} references; at "
+                f"{REFERENCE_WHEN}'s speed {_clock(scaled)}{against}"
+            )
+    return lines
 
 
 def _clock(seconds: float | None) -> str:
@@ -127,6 +200,12 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=["test-fast", "test"])
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument(
+        "--reference",
+        action="store_true",
+        help=f"measure the machine's speed before and after ({REFERENCE_COMMIT}'s "
+        "fast suite), and scale each time to the speed the goals were set at",
+    )
+    parser.add_argument(
         "--history", action="store_true", help="print the runs measured so far and exit"
     )
     args = parser.parse_args()
@@ -137,17 +216,16 @@ def main() -> None:
         shutil.rmtree(ROOT / "build" / "executed", ignore_errors=True)
     machine = {"cpu": cpu_model(), "cores": os.cpu_count()}
     print(f"{machine['cores']} cores of {machine['cpu']}")
-    figures = []
+    figures = [reference_run()] if args.reference else []
     for target in args.targets:
-        figure = run(target)
-        figures.append(figure)
-        goal = figure["goal_s"]
-        verdict = "" if goal is None else f" (goal {goal / 60:.0f} min)"
-        print(
-            f"{target:12s} {figure['seconds'] / 60:6.1f} min{verdict}, "
-            f"{figure['cpu_s']:.0f} s of CPU, exit {figure['exit']}, "
-            f"load before {figure['load_before']}: {figure['last_line']}"
-        )
+        figures.append(run(target))
+    if args.reference:
+        figures.append(reference_run())
+    for figure in figures:
+        print(line(figure))
+    if args.reference:
+        for text in at_reference_speed(figures):
+            print(text)
     print(json.dumps({"machine": machine, "runs": figures}, indent=1))
 
 
