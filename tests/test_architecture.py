@@ -21,6 +21,7 @@ tiny planted tree too, so that a checker that finds nothing cannot pass unnotice
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -59,6 +60,39 @@ def modules(src: Path, package: str = "jaxtour") -> dict[str, Path]:
     return found
 
 
+def parse(path: Path) -> tuple[list[ast.Import | ast.ImportFrom], list[ast.Constant]]:
+    """The module's imports and its strings that are not docstrings, from one walk of
+    its syntax tree per version of the file (the checks read each module several
+    times)."""
+    stat = path.stat()
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _parse(
+    path: Path, mtime_ns: int, size: int
+) -> tuple[list[ast.Import | ast.ImportFrom], list[ast.Constant]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = list(ast.walk(tree))
+    docstrings = {
+        id(node.body[0].value)
+        for node in nodes
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = [n for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)]
+    strings = [
+        n
+        for n in nodes
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in docstrings
+    ]
+    return found, strings
+
+
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[tuple[str, int]]:
     """(imported name, line) for every import in the module, relative ones resolved.
 
@@ -67,7 +101,7 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[tuple[str, int
     """
     is_package = path.name == "__init__.py"
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in parse(path)[0]:
         if isinstance(node, ast.Import):
             found |= {(alias.name, node.lineno) for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -171,21 +205,8 @@ PRIVATE_NAME = re.compile(r"\bjaxtour(?:\.\w+)+")
 def named_modules(path: Path, known: dict[str, Path]) -> set[tuple[str, int]]:
     """(module of ours, line) for each dotted name of one in a string that is not a
     docstring: "jaxtour.viz._gallery:ai_stack", "python -m jaxtour.launch._worker"."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-    }
     found = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
-            continue
-        if id(node) in docstrings:
-            continue
+    for node in parse(path)[1]:
         for match in PRIVATE_NAME.finditer(node.value):
             target = owner(match.group(0), known)
             if target is not None:
