@@ -40,13 +40,9 @@ HISTORY = Path(__file__).resolve().parent / "suite_history.json"
 TARGETS_S = {"test-fast": 120, "test": 480, "test-latest": 420, "ci": 900}
 # The fixed work that measures the machine's speed, and what it took when the goals were set.
 REFERENCE_COMMIT, REFERENCE_S, REFERENCE_WHEN = "d3ad082", 103.0, "2026-11-28 evening"
+FAST = "not slow and not browser and not notebooks"  # what `make test-fast` runs
 REFERENCE_PYTEST = ["-m", "pytest", "-n", "2", "--dist", "loadfile", "-q"]
-REFERENCE_PYTEST += [
-    "-p",
-    "no:cacheprovider",
-    "-m",
-    "not slow and not browser and not notebooks",
-]
+REFERENCE_PYTEST += ["-p", "no:cacheprovider", "-m", FAST]
 
 
 def cpu_model() -> str:

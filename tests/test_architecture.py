@@ -24,6 +24,7 @@ import ast
 import functools
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -60,20 +61,23 @@ def modules(src: Path, package: str = "jaxtour") -> dict[str, Path]:
     return found
 
 
-def parse(path: Path) -> tuple[list[ast.Import | ast.ImportFrom], list[ast.Constant]]:
-    """The module's imports and its strings that are not docstrings, from one walk of
-    its syntax tree per version of the file (the checks read each module several
-    times)."""
-    stat = path.stat()
-    return _parse(path, stat.st_mtime_ns, stat.st_size)
+class Parsed(NamedTuple):
+    """What the checks read off a module: its imports, and its strings that are not
+    docstrings."""
+
+    imports: list[ast.Import | ast.ImportFrom]
+    strings: list[ast.Constant]
+
+
+def parse(path: Path) -> Parsed:
+    """`path`'s imports and strings, from one walk of its syntax tree per text (the checks
+    read each module several times)."""
+    return _parse(path.read_text(encoding="utf-8"))
 
 
 @functools.cache
-def _parse(
-    path: Path, mtime_ns: int, size: int
-) -> tuple[list[ast.Import | ast.ImportFrom], list[ast.Constant]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = list(ast.walk(tree))
+def _parse(text: str) -> Parsed:
+    nodes = list(ast.walk(ast.parse(text)))
     docstrings = {
         id(node.body[0].value)
         for node in nodes
@@ -82,15 +86,16 @@ def _parse(
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
-    found = [n for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)]
-    strings = [
-        n
-        for n in nodes
-        if isinstance(n, ast.Constant)
-        and isinstance(n.value, str)
-        and id(n) not in docstrings
-    ]
-    return found, strings
+    return Parsed(
+        [n for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)],
+        [
+            n
+            for n in nodes
+            if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and id(n) not in docstrings
+        ],
+    )
 
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[tuple[str, int]]:
@@ -101,7 +106,7 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[tuple[str, int
     """
     is_package = path.name == "__init__.py"
     found = set()
-    for node in parse(path)[0]:
+    for node in parse(path).imports:
         if isinstance(node, ast.Import):
             found |= {(alias.name, node.lineno) for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -206,7 +211,7 @@ def named_modules(path: Path, known: dict[str, Path]) -> set[tuple[str, int]]:
     """(module of ours, line) for each dotted name of one in a string that is not a
     docstring: "jaxtour.viz._gallery:ai_stack", "python -m jaxtour.launch._worker"."""
     found = set()
-    for node in parse(path)[1]:
+    for node in parse(path).strings:
         for match in PRIVATE_NAME.finditer(node.value):
             target = owner(match.group(0), known)
             if target is not None:
