@@ -6,6 +6,7 @@ The slide count the builder reports is checked against the HTML nbconvert writes
 
 import hashlib
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -33,6 +34,11 @@ from jaxtour.slides import (
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "src" / "jaxtour" / "slides" / "assets"
 LESSONS = find_lessons(ROOT / "notebooks")
+
+# Forks of this process that run Python code (os.fork, a preexec_fn), as JAX's own
+# warning sees them; a subprocess started without Python code in the child adds none.
+_PYTHON_FORKS: list[int] = []
+os.register_at_fork(before=lambda: _PYTHON_FORKS.append(os.getpid()))
 
 
 def md(text, **metadata):
@@ -520,6 +526,26 @@ def test_a_failed_print_leaves_no_pdf_and_no_part_file(tmp_path):
         "03_demo.pdf",
         "chromium",
     ]
+
+
+def test_chromium_gets_its_two_pipes_without_a_fork_of_python_code(tmp_path):
+    # The tour prints handouts in the process whose JAX ran the lessons, and JAX warns
+    # at a fork that runs Python code in the child (a preexec_fn did: the warning was in
+    # the tour's output). A "browser" that copies the first byte of its commands (fd 3)
+    # to a file and writes one to its replies (fd 4) shows both pipes are wired.
+    fake = tmp_path / "chromium"
+    fake.write_text(
+        '#!/bin/sh\nhead -c 1 <&3 > "$(dirname "$0")/command"\nprintf "{" >&4\nexit 21\n'
+    )
+    fake.chmod(0o755)
+    deck = tmp_path / "03_demo.html"
+    deck.write_text("<html></html>")
+    forks_before = len(_PYTHON_FORKS)
+    with pytest.raises(SlidesError, match=re.escape(_pdf.CLOSED)):
+        _pdf.print_deck(deck, tmp_path / "03_demo.pdf", str(fake), timeout=20)
+    assert len(_PYTHON_FORKS) == forks_before
+    assert (tmp_path / "command").read_text() == "{"  # its first command's JSON
+    assert not (tmp_path / "03_demo.pdf").exists()
 
 
 @pytest.mark.slow  # waits out the browser's timeout

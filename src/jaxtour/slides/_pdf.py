@@ -120,6 +120,18 @@ def print_deck(deck_html: Path, pdf: Path, chromium: str, timeout: float = 180) 
     return pdf
 
 
+# Chromium reads DevTools commands on its fd 3 and answers on fd 4. A small Python puts
+# the two pipes there (moved above 4 first, so that neither overwrites the other) and
+# becomes Chromium. Doing it in a `preexec_fn` would run Python code in a fork of this
+# process, which JAX's threads make unsafe: JAX warns of a deadlock, in the tour's output.
+_WIRE = """import fcntl, os, sys
+ends = [fcntl.fcntl(int(fd), fcntl.F_DUPFD_CLOEXEC, 5) for fd in sys.argv[1:3]]
+for fd in sys.argv[1:3]:
+    os.close(int(fd))
+os.dup2(ends[0], 3)
+os.dup2(ends[1], 4)
+os.execv(sys.argv[3], sys.argv[3:])
+"""
 _READY = (
     "document.documentElement.dataset.deckReady === 'true'"
     " && document.fonts.status === 'loaded'"
@@ -137,18 +149,13 @@ class _DevTools:
     def print_when_ready(self, url: str) -> bytes:
         to_child, self.to_chromium = os.pipe()
         self.from_chromium, from_child = os.pipe()
-
-        def wire() -> None:
-            # in the child: our pipes become its fds 3 (commands) and 4 (replies)
-            os.dup2(to_child, 3)
-            os.dup2(from_child, 4)
-
         with tempfile.TemporaryDirectory(
             prefix="jaxtour-chromium-", ignore_cleanup_errors=True
         ) as profile:
             process = subprocess.Popen(
                 [
-                    self.chromium,
+                    *(sys.executable, "-I", "-S", "-c", _WIRE),
+                    *(str(to_child), str(from_child), self.chromium),
                     *_FLAGS,
                     "--remote-debugging-pipe",
                     f"--user-data-dir={profile}",
@@ -157,8 +164,7 @@ class _DevTools:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                preexec_fn=wire,
-                pass_fds=(3, 4),
+                pass_fds=(to_child, from_child),
             )
             os.close(to_child)
             os.close(from_child)
