@@ -69,6 +69,27 @@ def test_bad_input_messages():
         )
 
 
+def test_python_floats_are_measured_as_jax_grad_takes_them():
+    # jax.grad(f)(3.0) works; the report is that of the same value as a float32 array
+    def f(p):
+        return jnp.sin(p["w"]) * p["w"] * 2.0
+
+    floats = grad_memory(f)({"w": 3.0, "b": None})
+    arrays = grad_memory(f)({"w": jnp.float32(3.0), "b": None})
+    assert floats.policies == arrays.policies
+    assert floats.policy("no checkpoint").residuals >= 1
+
+
+def test_integer_arguments_alone_are_refused_as_jax_grad_refuses_them():
+    with pytest.raises(
+        TypeError,
+        match=r"^grad_memory cannot differentiate with respect to argument 0 \(`n`\): it "
+        r"holds no floating-point values, and gradients need floating-point inputs "
+        r"\(as in jax.grad\)\. Pass 1.0 rather than 1",
+    ):
+        grad_memory(lambda n: jnp.sum(n * 2.0))(jnp.arange(3))
+
+
 def test_compiled_flops_show_what_xla_did_with_the_recomputation(report):
     default, nothing = report.policy("no checkpoint"), report.policy("nothing_saveable")
     # the jaxpr asks for the forward twice; the compiled program never does less than one

@@ -130,6 +130,24 @@ def test_literals_and_important_params():
     assert all("jaxpr" not in p for p in _ir.important_params(eqn(cond_jaxpr, "scan")))
 
 
+@pytest.mark.parametrize(
+    ("f", "x", "text"),
+    [
+        (lambda x: x * 2.0, jnp.ones(2), "2.0"),
+        (lambda x: x * 1e-8, jnp.ones(2), "1e-08"),
+        (lambda x: x * 3, jnp.ones(2, jnp.int32), "3"),
+        (lambda z: z * (1 + 2j), jnp.ones(2, jnp.complex64), "1+2j"),
+        (lambda z: z / 0j, jnp.ones(2, jnp.complex64), "0+0j"),
+    ],
+    ids=["float", "small float", "int", "complex", "complex zero"],
+)
+def test_a_scalar_literal_reads_as_python_writes_it(f, x, text):
+    [op] = [
+        e for e in jax.make_jaxpr(f)(x).jaxpr.eqns if e.primitive.name in ("mul", "div")
+    ]
+    assert [_ir.literal_str(a) for a in op.invars if _ir.is_literal(a)] == [text]
+
+
 def test_unwrap_jit_opens_a_jitted_function_and_keeps_its_names():
     def layer(weights, x):
         return {"y": jnp.tanh(x @ weights)}

@@ -120,6 +120,25 @@ def test_the_work_runs_under_the_calling_thread_s_jax_options():
     assert run_interruptibly(lambda: jnp.zeros(2), "zeros").dtype == np.float32
 
 
+def test_the_work_runs_under_the_calling_thread_s_mesh():
+    # as jax.jit(f) does inside `with jax.set_mesh(mesh)`: a sharding constraint by
+    # axis name needs the mesh (one device is enough to need it)
+    from jax.sharding import AxisType, PartitionSpec
+
+    from jaxtour.tracing import explain_retraces
+
+    def f(x):
+        return jnp.sum(jax.lax.with_sharding_constraint(x * 2, PartitionSpec("x")))
+
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
+    with jax.set_mesh(mesh):
+        want = jax.jit(f)(jnp.ones(4))
+        inside = run_interruptibly(lambda: jax.sharding.get_mesh(), "the mesh")
+        got = explain_retraces(f)(jnp.ones(4))
+    assert inside == mesh and float(got) == float(want) == 8.0
+    assert run_interruptibly(lambda: jax.sharding.get_mesh(), "no mesh").empty
+
+
 def test_a_finite_loop_under_a_time_limit_is_left_alone():
     from jaxtour.tracing import step_through
 

@@ -96,6 +96,9 @@ def run_interruptibly(
     import jax
 
     options = {name: getattr(jax.config, f"jax_{name}") for name in THREAD_OPTIONS}
+    mesh = (
+        jax.sharding.get_mesh()
+    )  # a `with jax.set_mesh(...)` block's, thread-local too
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -103,6 +106,8 @@ def run_interruptibly(
             with contextlib.ExitStack() as stack:
                 for name, value in options.items():
                     stack.enter_context(getattr(jax, name)(value))
+                if not mesh.empty:
+                    stack.enter_context(jax.set_mesh(mesh))
                 box["out"] = jax.block_until_ready(fn())
         except BaseException as err:  # handed to the waiting thread, which raises it
             box["err"] = err

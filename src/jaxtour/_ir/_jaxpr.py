@@ -89,6 +89,8 @@ def literal_str(atom: Any) -> str:
     if value.dtype.kind not in "fc":
         return str(value.item())
     text = f"{value.item():.4g}"
+    if value.dtype.kind == "c":
+        return text  # 1+2j, 0+0j
     return text if any(c in text for c in ".ein") else text + ".0"  # 2.0 stays a float
 
 

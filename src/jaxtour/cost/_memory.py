@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 
 from jaxtour import _ir
 from jaxtour._number_words import si
@@ -177,6 +178,7 @@ def grad_memory(
         names = _ir.arg_names(f, len(args))
         nums = _ir.resolve_argnums(given, len(args), who, statics.positions(len(args)))
         statics.check_values(args, {}, who, names)
+        _check_floating(args, nums, names)
         fixed = statics.positions(len(args)) | _python_scalars(args, nums)
         bound, args, nums = _bound(f, args, fixed, nums)
         part = _ir.split(args, {})
@@ -236,11 +238,28 @@ def _bind(f: Callable, values: tuple, nargs: int) -> Callable:
     return g
 
 
+def _is_floating(leaf: Any) -> bool:
+    """A floating-point array or number (a Python float has no `.dtype`)."""
+    return _ir.is_float(leaf.dtype if hasattr(leaf, "dtype") else jnp.result_type(leaf))
+
+
+def _check_floating(args: tuple, nums: tuple[int, ...], names: list[str]) -> None:
+    """Some leaf of the differentiated arguments must be floating, as `jax.grad` asks:
+    integer leaves alone would give an empty report, not an error."""
+    if not any(_is_floating(leaf) for i in nums for leaf in jax.tree.leaves(args[i])):
+        which = ", ".join(f"{i} (`{names[i]}`)" for i in nums)
+        raise TypeError(
+            f"grad_memory cannot differentiate with respect to argument {which}: it "
+            "holds no floating-point values, and gradients need floating-point inputs "
+            "(as in jax.grad). Pass 1.0 rather than 1, or x.astype(jnp.float32)."
+        )
+
+
 def _floating(g: Callable, args: tuple, nums: tuple) -> tuple[Callable, tuple, tuple]:
     """`g` differentiated in the floating leaves of `args[nums]` only, as `nnx.grad`
     and `eqx.filter_grad` take a model with integer leaves (an NNX `Rngs` counter)."""
     leaves, tree = jax.tree.flatten(tuple(args[i] for i in nums))
-    take = [k for k, leaf in enumerate(leaves) if _ir.is_float(leaf.dtype)]
+    take = [k for k, leaf in enumerate(leaves) if _is_floating(leaf)]
     if len(take) == len(leaves):
         return g, args, nums
     try:
