@@ -101,6 +101,21 @@ def test_each_traced_argument_cause_is_named(first, second, kind, words):
     assert (f.calls[-1].event, cause.kind, cause.words) == ("retrace", kind, words)
 
 
+def test_it_works_inside_grad_vmap_and_jit_as_jax_jit_does():
+    def f(x):
+        return jnp.sum(jnp.sin(x) * x)
+
+    watched, x = explain_retraces(f), jnp.linspace(0.0, 1.0, 3)
+    np.testing.assert_allclose(jax.grad(watched)(x), jax.grad(f)(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        jax.vmap(watched)(jnp.stack([x, 2 * x])), [f(x), f(2 * x)]
+    )
+    np.testing.assert_allclose(jax.jit(watched)(x), f(x), rtol=1e-6)
+    np.testing.assert_allclose(watched(x), f(x), rtol=1e-6)
+    # each call saw f32[3] (a tracer of it, or the array): one trace, three cache hits
+    assert [c.event for c in watched.calls] == ["first trace"] + ["cache hit"] * 3
+
+
 def test_a_static_value_that_changes_retraces_each_time():
     times = []
     f = explain_retraces(counting(times), static_argnums=1)

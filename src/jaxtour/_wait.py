@@ -74,6 +74,18 @@ LOOP_HINT = (
 )
 
 
+def _mesh() -> Any:
+    """The mesh of the caller's `with jax.set_mesh(...)` block (thread-local, as the
+    options are), else None; None under `jax.jit` too, where JAX refuses to say."""
+    import jax
+
+    try:
+        mesh = jax.sharding.get_mesh()
+    except ValueError:  # tracing: only the abstract mesh is known
+        return None
+    return None if mesh.empty else mesh
+
+
 def run_interruptibly(
     fn: Callable[[], T], what: str, hint: str = LOOP_HINT, calls_back: bool = True
 ) -> T:
@@ -96,9 +108,7 @@ def run_interruptibly(
     import jax
 
     options = {name: getattr(jax.config, f"jax_{name}") for name in THREAD_OPTIONS}
-    mesh = (
-        jax.sharding.get_mesh()
-    )  # a `with jax.set_mesh(...)` block's, thread-local too
+    mesh = _mesh()
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -106,7 +116,7 @@ def run_interruptibly(
             with contextlib.ExitStack() as stack:
                 for name, value in options.items():
                     stack.enter_context(getattr(jax, name)(value))
-                if not mesh.empty:
+                if mesh is not None:
                     stack.enter_context(jax.set_mesh(mesh))
                 box["out"] = jax.block_until_ready(fn())
         except BaseException as err:  # handed to the waiting thread, which raises it

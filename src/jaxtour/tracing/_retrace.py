@@ -178,9 +178,14 @@ class Retraced:
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:
-            out = run_interruptibly(
-                lambda: self._jitted(*args, **kwargs), f"{self.name}'s compiled program"
-            )
+            if _under_a_transformation(args, kwargs):
+                # its tracers belong to this thread's trace: called here, as jax.jit is
+                out = self._jitted(*args, **kwargs)
+            else:
+                out = run_interruptibly(
+                    lambda: self._jitted(*args, **kwargs),
+                    f"{self.name}'s compiled program",
+                )
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
@@ -264,3 +269,18 @@ class Retraced:
             f"explain_retraces({self.name}): {len(self.calls)} calls, "
             f"{self.traces} traces"
         )
+
+
+@functools.cache
+def _concrete_array() -> type:
+    return type(jax.numpy.zeros(()))
+
+
+def _under_a_transformation(args: tuple, kwargs: dict) -> bool:
+    """Whether an argument is a tracer of a transformation around the call (`jax.grad`,
+    `jax.vmap` or `jax.jit` of a function that calls the wrapped one): a JAX array
+    that is not a concrete one."""
+    return any(
+        isinstance(leaf, jax.Array) and not isinstance(leaf, _concrete_array())
+        for leaf in jax.tree.leaves((args, kwargs))
+    )
