@@ -123,6 +123,33 @@ def test_the_cubic_picture_shows_the_gradient_4_at_1():
     assert grad_graph(cubic)(1.0).values_of("gradient") == [4.0]
 
 
+def _scaled(x, *, scale=2.0):
+    return jnp.sum(jnp.sin(x) * scale)
+
+
+def _scaled_by(x, scale):
+    return jnp.sum(jnp.sin(x) * scale)
+
+
+@pytest.mark.parametrize(
+    ("f", "options"),
+    [
+        (_scaled, {}),
+        (_scaled, {"static_argnames": "scale"}),
+        (_scaled_by, {}),
+        (jax.jit(_scaled, static_argnames="scale"), {}),
+    ],
+    ids=["keyword-only", "static keyword-only", "by keyword", "jitted, static"],
+)
+def test_keyword_arguments_reach_f_undifferentiated_as_in_jax_grad(f, options):
+    x = jnp.linspace(0.0, 1.0, 3)
+    want = jax.grad(f)(x, scale=3.0)
+    [got] = grad_graph(f, **options)(x, scale=3.0).values_of("gradient")
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(got, 3.0 * np.cos(np.asarray(x)), rtol=1e-6)
+    assert draw_grad(f, **options)(x, scale=3.0).title.startswith("grad of ")
+
+
 def test_arrays_show_their_type_and_first_entries():
     d = draw_grad(lambda x: jnp.sum(x**2))(jnp.arange(5.0))
     assert '\\nf32[5] [0.0, 2.0, 4.0, …]"' in d.source

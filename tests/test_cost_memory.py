@@ -1,5 +1,7 @@
 """The memory of grad, and what jax.checkpoint policies trade, on the MLP loss."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -78,6 +80,32 @@ def test_python_floats_are_measured_as_jax_grad_takes_them():
     arrays = grad_memory(f)({"w": jnp.float32(3.0), "b": None})
     assert floats.policies == arrays.policies
     assert floats.policy("no checkpoint").residuals >= 1
+
+
+def test_keyword_arguments_reach_f_undifferentiated_as_in_jax_grad():
+    def f(w, x, *, scale):
+        return jnp.sum(jnp.tanh(x @ w) ** 2) * scale
+
+    by_keyword = grad_memory(f, policies=["no checkpoint"])(W, X, scale=3.0)
+    bound = grad_memory(functools.partial(f, scale=3.0), policies=["no checkpoint"])
+    assert by_keyword.policies == bound(W, X).policies
+
+
+def test_has_aux_measures_the_loss_as_jax_grad_differentiates_it():
+    def with_aux(w, x):
+        return _mlp_loss(w, x), {"norm": jnp.linalg.norm(w)}
+
+    aux = grad_memory(with_aux, has_aux=True, policies=["no checkpoint"])(W, X)
+    alone = grad_memory(_mlp_loss, policies=["no checkpoint"])(W, X)
+    [with_norm], [without] = aux.policies, alone.policies
+    # the same residuals and compiled program (aux, not returned, is dropped by XLA);
+    # the traced FLOPs count the norm's 2 x 64
+    assert with_norm._replace(flops=0) == without._replace(flops=0)
+    assert with_norm.flops == without.flops + 2 * W.size
+    with pytest.raises(
+        TypeError, match=r"; if it returns \(loss, aux\), pass has_aux=True\.$"
+    ):
+        grad_memory(with_aux)(W, X)
 
 
 def test_integer_arguments_alone_are_refused_as_jax_grad_refuses_them():

@@ -45,9 +45,11 @@ def grad_graph(
     nums = callable_and_argnums(f, argnums, WHO)
     statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
 
-    def build(*args: Any) -> ADGraph:
+    def build(*args: Any, **kwargs: Any) -> ADGraph:
+        # keyword arguments go to f as they are, never differentiated, as in jax.grad
+        keyed = partial(f, **kwargs) if kwargs else f
         call = prepare(
-            f,
+            keyed,
             args,
             nums,
             WHO,
@@ -64,7 +66,7 @@ def grad_graph(
             )
         except CONCRETE as err:
             static = statics.positions(len(args))
-            raise concrete_error(err, f, args, static, WHO) from err
+            raise concrete_error(err, keyed, args, static, WHO) from err
         return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 
     return build
@@ -110,7 +112,8 @@ def draw_grad(
 
     Returns:
         A function of `f`'s example arguments returning a `Diagram`; the gradient it
-        shows equals ``jax.grad(f, argnums)(*args)``.
+        shows equals ``jax.grad(f, argnums)(*args, **kwargs)``. Keyword arguments are
+        passed to `f` as they are, not differentiated, as by `jax.grad`.
 
     Raises:
         TypeError: `f` is not callable, `argnums` is not an int or ints, or an argument
@@ -134,7 +137,7 @@ def draw_grad(
         static_argnums=static_argnums,
         static_argnames=static_argnames,
     )
-    return lambda *args: to_diagram(build(*args), **options)
+    return lambda *args, **kwargs: to_diagram(build(*args, **kwargs), **options)
 
 
 def function_name(f: Callable) -> str:

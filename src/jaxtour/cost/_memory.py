@@ -138,6 +138,7 @@ def grad_memory(
     *,
     policies: Sequence[Any] = POLICIES,
     argnums: int | tuple[int, ...] = 0,
+    has_aux: bool = False,
     static_argnums: int | tuple[int, ...] | None = (),
     static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., GradMemory]:
@@ -155,12 +156,16 @@ def grad_memory(
         argnums: which positional arguments to differentiate, as in `jax.grad`. A
             Python int or bool outside them is bound as it is, as `jax.grad` leaves
             it (`range(n)` works).
+        has_aux: `f` returns ``(loss, aux)``, as in `jax.grad`. The figures are the
+            loss's gradient's: the FLOPs count aux's operations (traced), the compiled
+            program leaves out what only aux needs (not returned).
         static_argnums: arguments held as Python constants, as `jax.jit`'s
             ``static_argnums`` (None, an int or ints, negative from the end).
         static_argnames: the same by name, as in `jax.jit`.
 
     Returns:
-        A function of `f`'s example arguments returning a `GradMemory`.
+        A function of `f`'s example arguments returning a `GradMemory`; keyword
+        arguments are passed to `f` as they are, not differentiated, as by `jax.grad`.
 
     Raises:
         ValueError: a policy name JAX does not know, a policy factory not called, or
@@ -173,14 +178,17 @@ def grad_memory(
     chosen = [resolve(p) for p in policies]  # bad ones fail now, not after tracing
     given = _ir.check_argnums(argnums, who)
     statics = _ir.static_args(f, static_argnums, static_argnames, who)
+    loss = _first_output(f) if has_aux else f
 
-    def report(*args: Any) -> GradMemory:
+    def report(*args: Any, **kwargs: Any) -> GradMemory:
         names = _ir.arg_names(f, len(args))
         nums = _ir.resolve_argnums(given, len(args), who, statics.positions(len(args)))
-        statics.check_values(args, {}, who, names)
+        statics.check_values(args, kwargs, who, names)
         _check_floating(args, nums, names)
         fixed = statics.positions(len(args)) | _python_scalars(args, nums)
-        bound, args, nums = _bound(f, args, fixed, nums)
+        # keyword arguments go to f as they are, never differentiated, as in jax.grad
+        keyed = functools.partial(loss, **kwargs) if kwargs else loss
+        bound, args, nums = _bound(keyed, args, fixed, nums)
         part = _ir.split(args, {})
         g = _ir.bind(bound, part)
         out = jax.eval_shape(g, *part.args)
@@ -188,7 +196,12 @@ def grad_memory(
             raise TypeError(
                 f"grad_memory needs f to return a scalar, as jax.grad "
                 f"does; {_ir.function_name(f)} returns "
-                f"{_ir.describe(out)}. Reduce it first (e.g. .sum())."
+                f"{_ir.describe(out)}. Reduce it first (e.g. .sum())"
+                + (
+                    "."
+                    if has_aux
+                    else "; if it returns (loss, aux), pass has_aux=True."
+                )
             )
         own = _has_checkpoint(g, part.args)
         h, h_args, h_nums = _floating(g, part.args, nums)
@@ -199,6 +212,16 @@ def grad_memory(
         )
 
     return report
+
+
+def _first_output(f: Callable) -> Callable:
+    """`f`'s loss, for an `f` returning ``(loss, aux)`` (`has_aux`)."""
+
+    @functools.wraps(f)
+    def loss(*args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs)[0]
+
+    return loss
 
 
 def _python_scalars(args: tuple, nums: tuple[int, ...]) -> frozenset[int]:
