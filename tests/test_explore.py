@@ -241,6 +241,17 @@ def test_a_function_that_fails_on_its_arguments_fails_at_once():
         explore(lambda a, b: a @ b, jnp.ones((2, 3)), jnp.ones((2, 3)))
 
 
+def test_a_function_without_its_example_arguments_is_named_with_the_call_to_write():
+    with pytest.raises(TypeError) as ours:
+        explore(cubic)
+    assert str(ours.value) == (
+        "explore: cubic(x) cannot be called with the 0 example argument(s) given "
+        "(missing a required argument: 'x'). explore takes them right after the "
+        "function, in one call: explore(cubic, x), not explore(cubic)(x) as the drawing "
+        "functions take them."
+    )
+
+
 def test_arguments_without_a_function_are_refused():
     with pytest.raises(
         TypeError, match="explore got example arguments but no function"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -95,10 +96,30 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
         raise
     name = _ir.function_name(f)
     name = "f" if name == "<lambda>" else name
+    _check_arity(f, args, kwargs, name)
     subject = Subject(bind(f, kwargs), name, args, bound_name(name, kwargs))
     # f's own errors surface here, before any widget: traced as every view calls it
     _ir.trace(subject.fn, args, {}, who=WHO)
     return subject
+
+
+def _check_arity(f: Callable, args: tuple, kwargs: dict, name: str) -> None:
+    """`f` must take the example arguments given: `explore(f)` written as the drawing
+    functions are called, with the arguments still to come, is named as such."""
+    try:
+        signature = inspect.signature(f)
+    except (TypeError, ValueError):  # a builtin without one: tracing will tell
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as err:
+        params = ", ".join(signature.parameters)
+        raise TypeError(
+            f"explore: {name}({params}) cannot be called with the {len(args)} example "
+            f"argument(s) given ({err}). explore takes them right after the function, "
+            f"in one call: explore({name}, x), not explore({name})(x) as the drawing "
+            "functions take them."
+        ) from None
 
 
 def _load(load: Callable) -> Subject:
