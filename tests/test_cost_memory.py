@@ -108,6 +108,25 @@ def test_has_aux_measures_the_loss_as_jax_grad_differentiates_it():
         grad_memory(with_aux)(W, X)
 
 
+def test_a_leaf_jax_cannot_trace_is_held_as_before():
+    # a function in the differentiated pytree (an activation) is held fixed
+    def loss(p, x):
+        return jnp.sum(p["act"](x @ p["w"]) ** 2)
+
+    held = grad_memory(loss, policies=["no checkpoint"])({"act": jnp.tanh, "w": W}, X)
+    plain = grad_memory(_mlp_loss_once, policies=["no checkpoint"])(W, X)
+    assert held.policies == plain.policies
+
+
+def test_has_aux_wants_a_pair_as_jax_grad_does():
+    with pytest.raises(
+        TypeError,
+        match=r"^grad_memory with has_aux=True needs f to return a pair \(loss, aux\), "
+        r"as jax.grad does; <lambda> returned ",
+    ):
+        grad_memory(lambda w: w * 2.0, has_aux=True)(jnp.ones(3))
+
+
 def test_integer_arguments_alone_are_refused_as_jax_grad_refuses_them():
     with pytest.raises(
         TypeError,
@@ -135,6 +154,10 @@ def _mlp_loss(w, x):
 
 
 W, X = jnp.ones((8, 8)) / 8, jnp.ones((4, 8))
+
+
+def _mlp_loss_once(w, x):
+    return jnp.sum(jnp.tanh(x @ w) ** 2)
 
 
 def test_a_policy_object_is_measured_and_named():

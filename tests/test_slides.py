@@ -548,6 +548,19 @@ def test_chromium_gets_its_two_pipes_without_a_fork_of_python_code(tmp_path):
     assert not (tmp_path / "03_demo.pdf").exists()
 
 
+def test_a_browser_named_without_a_path_is_found_on_path(tmp_path, monkeypatch):
+    fake = tmp_path / "my-chromium"
+    fake.write_text('#!/bin/sh\nhead -c 1 <&3 > "$(dirname "$0")/command"\nexit 21\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    (tmp_path / "03_demo.html").write_text("<html></html>")
+    with pytest.raises(SlidesError, match=re.escape(_pdf.CLOSED)):
+        _pdf.print_deck(
+            tmp_path / "03_demo.html", tmp_path / "03_demo.pdf", "my-chromium"
+        )
+    assert (tmp_path / "command").read_text() == "{"  # it ran, and read its pipe
+
+
 @pytest.mark.slow  # waits out the browser's timeout
 def test_a_browser_that_never_answers_times_out(tmp_path):
     fake = tmp_path / "chromium"

@@ -116,6 +116,16 @@ def test_it_works_inside_grad_vmap_and_jit_as_jax_jit_does():
     assert [c.event for c in watched.calls] == ["first trace"] + ["cache hit"] * 3
 
 
+def test_concrete_numbers_and_keys_are_not_taken_for_tracers():
+    from jaxtour.tracing._retrace import _under_a_transformation
+
+    concrete = (jnp.ones(2), jax.random.key(0), np.ones(2), 1.0)
+    assert not _under_a_transformation(concrete, {"key": jax.random.key(1)})
+    seen = []
+    jax.grad(lambda x: seen.append(_under_a_transformation((x,), {})) or x)(1.0)
+    assert seen == [True]
+
+
 def test_a_static_value_that_changes_retraces_each_time():
     times = []
     f = explain_retraces(counting(times), static_argnums=1)

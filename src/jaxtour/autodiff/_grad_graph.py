@@ -66,7 +66,7 @@ def grad_graph(
             )
         except CONCRETE as err:
             static = statics.positions(len(args))
-            raise concrete_error(err, keyed, args, static, WHO) from err
+            raise concrete_error(err, f, args, static, WHO) from err
         return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 
     return build

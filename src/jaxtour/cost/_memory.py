@@ -164,8 +164,10 @@ def grad_memory(
         static_argnames: the same by name, as in `jax.jit`.
 
     Returns:
-        A function of `f`'s example arguments returning a `GradMemory`; keyword
-        arguments are passed to `f` as they are, not differentiated, as by `jax.grad`.
+        A function of `f`'s example arguments returning a `GradMemory`. Keyword
+        arguments are passed to `f` as they are, as `jax.grad` passes them: neither
+        differentiated nor traced (an array is a constant of the compiled program), and
+        measured afresh at each call (the warm cache keys on positional arguments).
 
     Raises:
         ValueError: a policy name JAX does not know, a policy factory not called, or
@@ -219,7 +221,13 @@ def _first_output(f: Callable) -> Callable:
 
     @functools.wraps(f)
     def loss(*args: Any, **kwargs: Any) -> Any:
-        return f(*args, **kwargs)[0]
+        out = f(*args, **kwargs)
+        if not (isinstance(out, tuple | list) and len(out) == 2):
+            raise TypeError(
+                "grad_memory with has_aux=True needs f to return a pair (loss, aux), "
+                f"as jax.grad does; {_ir.function_name(f)} returned {_ir.describe(out)}."
+            )
+        return out[0]
 
     return loss
 
@@ -269,7 +277,8 @@ def _is_floating(leaf: Any) -> bool:
 def _check_floating(args: tuple, nums: tuple[int, ...], names: list[str]) -> None:
     """Some leaf of the differentiated arguments must be floating, as `jax.grad` asks:
     integer leaves alone would give an empty report, not an error."""
-    if not any(_is_floating(leaf) for i in nums for leaf in jax.tree.leaves(args[i])):
+    leaves = [leaf for i in nums for leaf in jax.tree.leaves(args[i])]
+    if not any(_ir.traceable(leaf) and _is_floating(leaf) for leaf in leaves):
         which = ", ".join(f"{i} (`{names[i]}`)" for i in nums)
         raise TypeError(
             f"grad_memory cannot differentiate with respect to argument {which}: it "

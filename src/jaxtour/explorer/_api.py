@@ -96,26 +96,27 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
         raise
     name = _ir.function_name(f)
     name = "f" if name == "<lambda>" else name
-    _check_arity(f, args, kwargs, name)
+    if not args and not kwargs:  # explore(f), written as the drawing functions are
+        _check_arity(f, name)
     subject = Subject(bind(f, kwargs), name, args, bound_name(name, kwargs))
     # f's own errors surface here, before any widget: traced as every view calls it
     _ir.trace(subject.fn, args, {}, who=WHO)
     return subject
 
 
-def _check_arity(f: Callable, args: tuple, kwargs: dict, name: str) -> None:
-    """`f` must take the example arguments given: `explore(f)` written as the drawing
-    functions are called, with the arguments still to come, is named as such."""
+def _check_arity(f: Callable, name: str) -> None:
+    """`explore(f)` with no example arguments: if `f` needs some, they were meant to
+    come in a second call, as the drawing functions take them; say so."""
     try:
         signature = inspect.signature(f)
     except (TypeError, ValueError):  # a builtin without one: tracing will tell
         return
     try:
-        signature.bind(*args, **kwargs)
+        signature.bind()
     except TypeError as err:
         params = ", ".join(signature.parameters)
         raise TypeError(
-            f"explore: {name}({params}) cannot be called with the {len(args)} example "
+            f"explore: {name}({params}) cannot be called with the 0 example "
             f"argument(s) given ({err}). explore takes them right after the function, "
             f"in one call: explore({name}, x), not explore({name})(x) as the drawing "
             "functions take them."

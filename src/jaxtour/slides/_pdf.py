@@ -130,7 +130,7 @@ for fd in sys.argv[1:3]:
     os.close(int(fd))
 os.dup2(ends[0], 3)
 os.dup2(ends[1], 4)
-os.execv(sys.argv[3], sys.argv[3:])
+os.execvp(sys.argv[3], sys.argv[3:])
 """
 _READY = (
     "document.documentElement.dataset.deckReady === 'true'"

@@ -272,15 +272,16 @@ class Retraced:
 
 
 @functools.cache
-def _concrete_array() -> type:
-    return type(jax.numpy.zeros(()))
+def _concrete_arrays() -> tuple[type, ...]:
+    """The types of concrete JAX arrays: numbers, and typed PRNG keys."""
+    return type(jax.numpy.zeros(())), type(jax.random.key(0))
 
 
 def _under_a_transformation(args: tuple, kwargs: dict) -> bool:
     """Whether an argument is a tracer of a transformation around the call (`jax.grad`,
     `jax.vmap` or `jax.jit` of a function that calls the wrapped one): a JAX array
-    that is not a concrete one."""
+    that is not a concrete one. (A tracer the function closes over is not seen.)"""
     return any(
-        isinstance(leaf, jax.Array) and not isinstance(leaf, _concrete_array())
+        isinstance(leaf, jax.Array) and not isinstance(leaf, _concrete_arrays())
         for leaf in jax.tree.leaves((args, kwargs))
     )
