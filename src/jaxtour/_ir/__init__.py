@@ -85,7 +85,16 @@ from jaxtour._ir._static import (
     resolve_argnums,
     static_args,
 )
-from jaxtour._ir._values import host, is_float, is_key, nonfinite, value_type
+from jaxtour._ir._values import (
+    dtype_of,
+    host,
+    is_array_like,
+    is_differentiable,
+    is_float,
+    is_key,
+    nonfinite,
+    value_type,
+)
 
 __all__ = [
     "BOOKKEEPING",
@@ -118,6 +127,7 @@ __all__ = [
     "count_eqns",
     "depends_on",
     "describe",
+    "dtype_of",
     "dtype_str",
     "eqn_count",
     "flatten_jaxpr",
@@ -132,6 +142,8 @@ __all__ = [
     "host",
     "important_params",
     "io_names",
+    "is_array_like",
+    "is_differentiable",
     "is_dropvar",
     "is_float",
     "is_key",

@@ -7,6 +7,7 @@ shows or scans a value goes through `host` and `nonfinite` instead of `np.asarra
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import jax
@@ -14,6 +15,22 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._ir._jaxpr import type_str
+
+
+def is_array_like(leaf: Any) -> bool:
+    """Whether JAX can trace `leaf`: an array or a Python/NumPy number."""
+    return isinstance(leaf, jax.Array | np.ndarray | np.generic | numbers.Number)
+
+
+def dtype_of(leaf: Any) -> Any:
+    """The dtype JAX gives `leaf` (a key array's extended dtype included)."""
+    return leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+
+
+def is_differentiable(leaf: Any) -> bool:
+    """Whether JAX differentiates `leaf`: an array or number of a floating (or complex)
+    dtype, bfloat16 and float8 included; integers, booleans and PRNG keys are not."""
+    return is_array_like(leaf) and jnp.issubdtype(dtype_of(leaf), jnp.inexact)
 
 
 def is_key(value: Any) -> bool:

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import type_str
+from jaxtour._ir import dtype_of, is_array_like, is_differentiable, type_str
 
 
 def leaf_names(value: Any, name: str) -> list[str]:
@@ -73,22 +73,6 @@ def tree_name(value: Any, name: str) -> str:
         }
         kind += f" of {len(value)}" + (f" {inner.pop()}s" if len(inner) == 1 else "")
     return f"{name} · {kind}"
-
-
-def is_array_like(leaf: Any) -> bool:
-    """Whether JAX can trace `leaf`: an array or a Python/NumPy number."""
-    return isinstance(leaf, jax.Array | np.ndarray | np.generic | numbers.Number)
-
-
-def is_differentiable(leaf: Any) -> bool:
-    """Whether JAX differentiates `leaf`: an array or number of a floating (or complex)
-    dtype, bfloat16 and float8 included; integers, booleans and PRNG keys are not."""
-    return is_array_like(leaf) and jnp.issubdtype(dtype_of(leaf), jnp.inexact)
-
-
-def dtype_of(leaf: Any) -> Any:
-    """The dtype JAX gives `leaf` (a key array's extended dtype included)."""
-    return leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
 
 
 def is_key(leaf: Any) -> bool:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 
 from jaxtour import _ir
 from jaxtour._number_words import si
@@ -269,16 +268,11 @@ def _bind(f: Callable, values: tuple, nargs: int) -> Callable:
     return g
 
 
-def _is_floating(leaf: Any) -> bool:
-    """A floating-point array or number (a Python float has no `.dtype`)."""
-    return _ir.is_float(leaf.dtype if hasattr(leaf, "dtype") else jnp.result_type(leaf))
-
-
 def _check_floating(args: tuple, nums: tuple[int, ...], names: list[str]) -> None:
     """Some leaf of the differentiated arguments must be floating, as `jax.grad` asks:
     integer leaves alone would give an empty report, not an error."""
     leaves = [leaf for i in nums for leaf in jax.tree.leaves(args[i])]
-    if not any(_ir.traceable(leaf) and _is_floating(leaf) for leaf in leaves):
+    if not any(_ir.is_differentiable(leaf) for leaf in leaves):
         which = ", ".join(f"{i} (`{names[i]}`)" for i in nums)
         raise TypeError(
             f"grad_memory cannot differentiate with respect to argument {which}: it "
@@ -291,7 +285,7 @@ def _floating(g: Callable, args: tuple, nums: tuple) -> tuple[Callable, tuple, t
     """`g` differentiated in the floating leaves of `args[nums]` only, as `nnx.grad`
     and `eqx.filter_grad` take a model with integer leaves (an NNX `Rngs` counter)."""
     leaves, tree = jax.tree.flatten(tuple(args[i] for i in nums))
-    take = [k for k, leaf in enumerate(leaves) if _is_floating(leaf)]
+    take = [k for k, leaf in enumerate(leaves) if _ir.is_differentiable(leaf)]
     if len(take) == len(leaves):
         return g, args, nums
     try:
