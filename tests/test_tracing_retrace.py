@@ -120,10 +120,43 @@ def test_concrete_numbers_and_keys_are_not_taken_for_tracers():
     from jaxtour.tracing._retrace import _under_a_transformation
 
     concrete = (jnp.ones(2), jax.random.key(0), np.ones(2), 1.0)
-    assert not _under_a_transformation(concrete, {"key": jax.random.key(1)})
+    assert not _under_a_transformation((concrete, {"key": jax.random.key(1)}))
     seen = []
-    jax.grad(lambda x: seen.append(_under_a_transformation((x,), {})) or x)(1.0)
+    jax.grad(lambda x: seen.append(_under_a_transformation(((x,), {}))) or x)(1.0)
     assert seen == [True]
+
+
+def test_a_function_closing_over_a_transformations_tracer_works_as_under_jax_jit():
+    # `w` is jax.grad's tracer, read through the lambda's closure; `scale_by_w` reaches it
+    # one function further down, where the closure is not looked into
+    def outer(w, deep):
+        scale_by_w = lambda x: x * w
+        wrapped = explain_retraces(
+            (lambda x: jnp.sum(scale_by_w(x))) if deep else (lambda x: jnp.sum(x * w))
+        )
+        total = wrapped(jnp.ones(3)) + wrapped(jnp.ones(3))
+        events.append([c.event for c in wrapped.calls])
+        return total
+
+    for deep in (False, True):
+        events: list[list[str]] = []
+        # d/dw (3w + 3w) = 6, checked against the same function under jax.jit
+        assert float(jax.grad(outer)(2.0, deep)) == 6.0
+        assert float(jax.jit(outer, static_argnums=1)(2.0, deep)) == 12.0
+        np.testing.assert_allclose(
+            jax.vmap(outer, (0, None))(jnp.arange(2.0), deep), [0, 6]
+        )
+        assert events == [["first trace", "cache hit"]] * 3, deep
+
+
+def test_a_call_made_by_a_transformation_names_the_users_line():
+    f = explain_retraces(lambda x: jnp.sum(jnp.sin(x)))
+    jax.grad(f)(jnp.ones(2))  # JAX calls f from its own code
+    lines = Path(__file__).read_text().splitlines()
+    line = (
+        lines.index("    jax.grad(f)(jnp.ones(2))  # JAX calls f from its own code") + 1
+    )
+    assert f.calls[0].site.where == f"test_tracing_retrace.py:{line}"
 
 
 def test_a_static_value_that_changes_retraces_each_time():

@@ -92,6 +92,7 @@ from jaxtour._ir._values import (
     is_differentiable,
     is_float,
     is_key,
+    is_tracer,
     nonfinite,
     value_type,
 )
@@ -149,6 +150,7 @@ __all__ = [
     "is_key",
     "is_library",
     "is_literal",
+    "is_tracer",
     "jaxpr_counts",
     "jaxpr_loops",
     "jaxpr_nodes",

@@ -7,6 +7,7 @@ shows or scans a value goes through `host` and `nonfinite` instead of `np.asarra
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any
 
@@ -31,6 +32,18 @@ def is_differentiable(leaf: Any) -> bool:
     """Whether JAX differentiates `leaf`: an array or number of a floating (or complex)
     dtype, bfloat16 and float8 included; integers, booleans and PRNG keys are not."""
     return is_array_like(leaf) and jnp.issubdtype(dtype_of(leaf), jnp.inexact)
+
+
+def is_tracer(value: Any) -> bool:
+    """Whether `value` is a tracer: a JAX array of a transformation being traced
+    (`jax.grad`, `jax.vmap`, `jax.jit`), not a concrete array or key."""
+    return isinstance(value, jax.Array) and not isinstance(value, _concrete_arrays())
+
+
+@functools.cache
+def _concrete_arrays() -> tuple[type, ...]:
+    """The types of concrete JAX arrays: numbers, and typed PRNG keys."""
+    return type(jnp.zeros(())), type(jax.random.key(0))
 
 
 def is_key(value: Any) -> bool:

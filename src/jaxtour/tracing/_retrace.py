@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from jaxtour.tracing._signature import (
     differences,
     signature,
 )
-from jaxtour.tracing._watched import watched
+from jaxtour.tracing._watched import read_values, watched
 
 WHO = "explain_retraces"
 # JAX's own timings of a compilation (jax.monitoring, public): trace, lower, compile.
@@ -158,10 +159,7 @@ class Retraced:
         return self.report.closest(number)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        frame = sys._getframe(1)
-        site = _ir.SourceLine(
-            frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
-        )
+        site = _call_site(sys._getframe(1))
         names = arg_names(self.fn, len(args))
         static = self.statics.positions(len(args))
         self.statics.check_values(args, kwargs, WHO, names)
@@ -178,14 +176,7 @@ class Retraced:
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:
-            if _under_a_transformation(args, kwargs):
-                # its tracers belong to this thread's trace: called here, as jax.jit is
-                out = self._jitted(*args, **kwargs)
-            else:
-                out = run_interruptibly(
-                    lambda: self._jitted(*args, **kwargs),
-                    f"{self.name}'s compiled program",
-                )
+            out = self._call(before, args, kwargs)
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
@@ -197,6 +188,24 @@ class Retraced:
                 args, kwargs, tuple(static), self.statics.names
             )
         return out
+
+    def _call(self, before: int, args: tuple, kwargs: dict) -> Any:
+        """The jitted call, in a thread Ctrl-C can leave; in this one when a
+        transformation around the call traces it, as its tracers belong to this
+        thread's trace."""
+        if _under_a_transformation((args, kwargs, *read_values(self.fn).values())):
+            return self._jitted(*args, **kwargs)
+        try:
+            return run_interruptibly(
+                lambda: self._jitted(*args, **kwargs), f"{self.name}'s compiled program"
+            )
+        except jax.errors.UnexpectedTracerError:
+            # a tracer reached `f` some other way (a function it calls closes over
+            # one): the thread was the fault, so the call runs here. It traced once,
+            # in the thread or here (jit may have kept the thread's trace).
+            out = self._jitted(*args, **kwargs)
+            self.traces = min(self.traces, before + 1)
+            return out
 
     def _diff(self, n: int) -> Any:
         nums, names = self.statics
@@ -271,17 +280,32 @@ class Retraced:
         )
 
 
-@functools.cache
-def _concrete_arrays() -> tuple[type, ...]:
-    """The types of concrete JAX arrays: numbers, and typed PRNG keys."""
-    return type(jax.numpy.zeros(())), type(jax.random.key(0))
+def _under_a_transformation(values: Any) -> bool:
+    """Whether `values` (the call's arguments and what `f` reads besides them) hold a
+    tracer of a transformation around the call (`jax.grad`, `jax.vmap` or `jax.jit` of
+    a function that calls the wrapped one): a JAX array that is not a concrete one."""
+    return any(_ir.is_tracer(leaf) for leaf in jax.tree.leaves(values))
 
 
-def _under_a_transformation(args: tuple, kwargs: dict) -> bool:
-    """Whether an argument is a tracer of a transformation around the call (`jax.grad`,
-    `jax.vmap` or `jax.jit` of a function that calls the wrapped one): a JAX array
-    that is not a concrete one. (A tracer the function closes over is not seen.)"""
-    return any(
-        isinstance(leaf, jax.Array) and not isinstance(leaf, _concrete_arrays())
-        for leaf in jax.tree.leaves((args, kwargs))
+def _call_site(frame: Any) -> _ir.SourceLine:
+    """The user's line that called: `frame`, or the first frame outside JAX above it
+    when a transformation called the wrapped function (`jax.grad(retraced)`)."""
+    caller = frame
+    while caller is not None and _inside_jax(caller.f_code.co_filename):
+        caller = caller.f_back
+    found = caller or frame
+    return _ir.SourceLine(
+        found.f_code.co_filename, found.f_lineno, found.f_code.co_name
     )
+
+
+@functools.cache
+def _jax_roots() -> tuple[str, ...]:
+    import jaxlib
+
+    folders = [os.path.dirname(m.__file__ or "") for m in (jax, jaxlib)]
+    return tuple(os.path.realpath(f) + os.sep for f in folders if f)
+
+
+def _inside_jax(file: str) -> bool:
+    return os.path.realpath(file).startswith(_jax_roots())

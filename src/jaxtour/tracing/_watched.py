@@ -22,6 +22,13 @@ BIG = 2**20  # elements: hashing megabytes on every call would cost more than th
 
 def watched(f: Any) -> dict[str, str]:
     """Fingerprints of the globals and closed-over values `f`'s code reads."""
+    found = read_values(f)
+    return {k: fp for k, v in found.items() if (fp := _fingerprint(v)) is not None}
+
+
+def read_values(f: Any) -> dict[str, Any]:
+    """The globals and closed-over values `f`'s code reads, by name (a partial's
+    function's; nothing for a callable without Python code)."""
     f = inspect.unwrap(getattr(f, "func", f))
     code = getattr(f, "__code__", None)
     if code is None:
@@ -37,7 +44,7 @@ def watched(f: Any) -> dict[str, str]:
             found[name] = cell.cell_contents
         except ValueError:  # a cell not yet filled
             continue
-    return {k: fp for k, v in found.items() if (fp := _fingerprint(v)) is not None}
+    return found
 
 
 def _names(code: types.CodeType) -> set[str]:
@@ -57,6 +64,8 @@ def _fingerprint(value: Any) -> str | None:
         return None
     if isinstance(value, bool | int | float | complex | str | bytes | type(None)):
         return repr(value)
+    if _ir.is_tracer(value):  # a transformation's value: no content to read yet
+        return f"{_ir.type_str(value)} tracer"
     if isinstance(value, jax.Array | np.ndarray):
         if value.size > BIG:
             return f"{_ir.type_str(value)} object {id(value)}"
