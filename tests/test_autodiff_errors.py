@@ -176,3 +176,25 @@ def test_mode_costs_checks_each_member_of_the_family():
         "f32[2]; it returned f32[1].",
         lambda: mode_costs(lambda n, m: lambda x: x[:1], sizes=[(3, 2)]),
     )
+
+
+def test_a_keyword_only_static_name_points_to_functools_partial():
+    import functools
+
+    def scaled(x, *, n):
+        return jnp.sin(x) * n
+
+    for who, draw, args in (
+        ("draw_vjp", draw_vjp, (jnp.ones(2),)),
+        ("draw_jvp", draw_jvp, ((jnp.ones(2),), (jnp.ones(2),))),
+    ):
+        transform = who.removeprefix("draw_")
+        _raises(
+            TypeError,
+            f"{who}: `n` is a keyword-only parameter of scaled, and {who}(f)(…) takes "
+            f"f's primals by position, as jax.{transform} does. Bind it first: "
+            f"{who}(functools.partial(scaled, n=…)).",
+            lambda draw=draw: draw(scaled, static_argnames="n"),
+        )
+        # the fix it names works
+        assert draw(functools.partial(scaled, n=3))(*args).title.startswith(transform)

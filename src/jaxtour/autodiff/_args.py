@@ -5,6 +5,7 @@ Every check raises before JAX does, with what went wrong and what to do instead.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import sys
 from typing import Any
@@ -172,3 +173,25 @@ def check_scalar_output(
             ".astype(jnp.float32)); use holomorphic=True for a holomorphic complex function, "
             "or draw_vjp for other complex outputs."
         )
+
+
+def positional_statics(f: Any, statics: Any, who: str, transform: str) -> None:
+    """Refuses a static name that is keyword-only in `f`: the lens's function takes
+    `f`'s primals by position, as `jax.{transform}` does, so such an argument has no way
+    in.
+
+    Raises:
+        TypeError: a name in `statics.names` is a keyword-only parameter of `f`.
+    """
+    try:
+        params = inspect.signature(f).parameters
+    except (TypeError, ValueError):  # no signature Python can read: jax.jit checks
+        return
+    for name in statics.names:
+        if name in params and params[name].kind == params[name].KEYWORD_ONLY:
+            fname = getattr(f, "__name__", "f")
+            raise TypeError(
+                f"{who}: `{name}` is a keyword-only parameter of {fname}, and "
+                f"{who}(f)(…) takes f's primals by position, as jax.{transform} does. "
+                f"Bind it first: {who}(functools.partial({fname}, {name}=…))."
+            )

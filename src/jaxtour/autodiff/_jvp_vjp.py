@@ -47,6 +47,7 @@ def vjp_graph(
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_vjp")
     statics = static_args(f, static_argnums, static_argnames, "draw_vjp")
+    _args.positional_statics(f, statics, "draw_vjp", "vjp")
 
     def build(*primals: Any) -> ADGraph:
         call = _prepare(f, primals, "draw_vjp", has_aux, statics)
@@ -99,7 +100,9 @@ def draw_vjp(
         static_argnums: primals held as Python constants (a size, a loop count, a
             config), as `jax.jit`'s ``static_argnums``: bound as they are, with no
             cotangent. None, an int or ints; negative positions count from the end.
-        static_argnames: the same by name, as in `jax.jit`.
+        static_argnames: the same by name, as in `jax.jit`: positional parameters only,
+            as the drawing takes primals by position (bind a keyword-only one with
+            `functools.partial`).
         values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: keyword-only display
             options, as in `draw_grad` (see `Display`).
 
@@ -107,8 +110,8 @@ def draw_vjp(
         A function of `f`'s example primals returning a `Diagram`.
 
     Raises:
-        TypeError: a primal is not a floating-point array or number, or `cotangents`
-            does not match `f`'s output.
+        TypeError: a primal is not a floating-point array or number, `cotangents`
+            does not match `f`'s output, or a static name is keyword-only.
 
     Example:
         >>> import jax.numpy as jnp
@@ -138,6 +141,7 @@ def jvp_graph(
     """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
     callable_and_argnums(f, 0, "draw_jvp")
     statics = static_args(f, static_argnums, static_argnames, "draw_jvp")
+    _args.positional_statics(f, statics, "draw_jvp", "jvp")
 
     def build(primals: Any, tangents: Any) -> ADGraph:
         static = _static_of(primals, statics)
@@ -183,7 +187,8 @@ def draw_jvp(
         static_argnums: primals held as Python constants, as `jax.jit`'s
             ``static_argnums`` (None, an int or ints, negative from the end). Their
             tangents are left out, or given as None.
-        static_argnames: the same by name, as in `jax.jit`.
+        static_argnames: the same by name, as in `jax.jit` (positional parameters
+            only, as in `draw_vjp`).
         values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: the numbers shown, the
             Graphviz direction and how a big program folds, as in `draw_vjp`.
 
@@ -191,7 +196,8 @@ def draw_jvp(
         A function ``(primals, tangents) -> Diagram``, both tuples as in `jax.jvp`.
 
     Raises:
-        TypeError: primals or tangents are not tuples, or do not match.
+        TypeError: primals or tangents are not tuples, or do not match; a static
+            name is keyword-only.
 
     Example:
         >>> import jax.numpy as jnp
