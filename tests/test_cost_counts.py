@@ -143,3 +143,41 @@ def test_hlo_rules_read_dot_and_reduce_window():
     )
     rows = _ir.hlo_counts(_ir.parse_hlo(compiled.as_text()))
     assert sum(c.flops for _, c in rows) == 2 * 6 * 3 * 4 + 6 * 3 - 1
+
+
+def test_fusion_traffic_says_more_when_the_compiled_ops_move_more():
+    # lax.map is a loop: its compiled ops slice and copy each row, which the two
+    # equations of the jaxpr's body do not count
+    traffic = fusion_traffic(lambda x: jax.lax.map(jnp.sin, x).sum())(jnp.arange(3.0))
+    assert traffic.fused_bytes > traffic.unfused_bytes > 0
+    more = traffic.fused_bytes / traffic.unfused_bytes
+    start = f"The compiled ops move {more:.3g}x more bytes than the equations"
+    assert traffic.verdict.startswith(start) and traffic.verdict in str(traffic)
+    assert repr(traffic).count(f"{more:.3g}x more") == 1 and "less" not in repr(traffic)
+
+
+@pytest.mark.parametrize(
+    "unfused, fused, verdict",
+    [
+        (24000, 8000, "Fusion moves 3x fewer bytes."),
+        (
+            40,
+            100,
+            "The compiled ops move 2.5x more bytes than the equations (100 B "
+            "against 40 B): XLA's own moves (a loop's copies, say) outweigh what fusion "
+            "saves here.",
+        ),
+        (
+            0,
+            24,
+            "The equations move no bytes; the compiled ops move 24 B (copies XLA "
+            "adds).",
+        ),
+        (24, 24, "The compiled ops move as many bytes as the equations (24 B)."),
+    ],
+)
+def test_fusion_traffic_verdict(unfused, fused, verdict):
+    from jaxtour.cost import FusionTraffic
+
+    traffic = FusionTraffic("f", unfused, fused, None, equations=2, ops=1)
+    assert traffic.verdict == verdict

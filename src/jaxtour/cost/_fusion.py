@@ -47,6 +47,33 @@ class FusionTraffic(NamedTuple):
             self.unfused_bytes / self.fused_bytes if self.fused_bytes else float("inf")
         )
 
+    @property
+    def verdict(self) -> str:
+        """The comparison in words: fewer bytes, as many, or more (a loop's copies and
+        the compiled program's own moves can outweigh what fusion saves)."""
+        fused, unfused = si(self.fused_bytes, "B"), si(self.unfused_bytes, "B")
+        if self.fused_bytes == self.unfused_bytes:
+            return f"The compiled ops move as many bytes as the equations ({fused})."
+        if not self.unfused_bytes:
+            return (
+                f"The equations move no bytes; the compiled ops move {fused} "
+                "(copies XLA adds)."
+            )
+        if self.saving > 1:
+            return f"Fusion moves {self.saving:.3g}x fewer bytes."
+        return (
+            f"The compiled ops move {1 / self.saving:.3g}x more bytes than the "
+            f"equations ({fused} against {unfused}): XLA's own moves (a loop's "
+            "copies, say) outweigh what fusion saves here."
+        )
+
+    def _ratio(self) -> str:
+        if self.fused_bytes == self.unfused_bytes or not self.unfused_bytes:
+            return "as many" if self.fused_bytes == self.unfused_bytes else "more"
+        if self.saving > 1:
+            return f"{self.saving:.3g}x less"
+        return f"{1 / self.saving:.3g}x more"
+
     def __repr__(self) -> str:
         xla = (
             f", XLA says {si(self.xla_bytes, 'B')}"
@@ -58,7 +85,7 @@ class FusionTraffic(NamedTuple):
         return (
             f"FusionTraffic({self.name!r}{where}: {self.equations} equations move "
             f"{si(self.unfused_bytes, 'B')}; {self.ops} compiled ops move "
-            f"{si(self.fused_bytes, 'B')}{xla}: {self.saving:.3g}x less{note})"
+            f"{si(self.fused_bytes, 'B')}{xla}: {self._ratio()}{note})"
         )
 
     def report(self) -> Report:
@@ -77,7 +104,7 @@ class FusionTraffic(NamedTuple):
         where = f", {self.basis}, {self.devices} devices" if self.devices > 1 else ""
         return Report(
             f"Bytes through memory: {self.name}{where}",
-            lead=[f"Fusion moves {self.saving:.3g}x fewer bytes."],
+            lead=[self.verdict],
             tables=[Table(["moved by", "count", "bytes"], rows, align="lrr")],
             notes=[self.note] if self.note else [],
         )
