@@ -491,3 +491,37 @@ def test_a_static_config_is_explained_against_the_closest_config():
     assert [c.words for c in f.calls[2].causes] == [
         "static `cfg.activation` changed: 'relu' → 'gelu'"
     ]
+
+
+def test_an_argument_passed_by_keyword_then_by_position_is_named():
+    f = explain_retraces(lambda x, n=2: jnp.sum(x) * n, static_argnames="n")
+    traced = jax.jit(lambda x, n=2: jnp.sum(x) * n, static_argnames="n")
+    for call in (lambda g: g(jnp.ones(3), n=3), lambda g: g(jnp.ones(3), 3)):
+        assert float(call(f)) == float(call(traced)) == 9.0
+    (cause,) = f.calls[-1].causes
+    assert (f.calls[-1].event, f.traces) == ("retrace", 2)
+    assert cause.words == "`n` was passed by keyword, now by position"
+
+
+def test_a_new_sharding_is_named_as_the_cause():
+    from devices import run_with_devices
+
+    run = run_with_devices(
+        """
+        import json
+        import jax.numpy as jnp
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        from jaxtour.tracing import explain_retraces
+        mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+        g = explain_retraces(lambda x: jnp.sum(jnp.sin(x)))
+        a = jnp.ones(8)
+        for spec in (None, P("d"), P(), None):
+            g(a if spec is None else jax.device_put(a, NamedSharding(mesh, spec)))
+        print(json.dumps([[c.event for c in g.calls], [c.words for c in g.calls[1].causes]]))
+        """
+    )
+    # as jax.jit does: P("d") traces again; replicated, P() is traced as one device is
+    assert run == [
+        ["first trace", "retrace", "cache hit", "cache hit"],
+        ["`x` changed sharding: one device → P('d',) over mesh (d: 8)"],
+    ]

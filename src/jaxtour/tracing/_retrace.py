@@ -64,12 +64,13 @@ def explain_retraces(
     """As `jax.jit(f)`, but each call is recorded and a call that traces again says why.
 
     Each call's signature (the pytree structure of the traced arguments, each leaf's
-    shape, dtype and weak type, each static argument's value or identity) is kept; a
+    shape, dtype, weak type and sharding, which arguments came by keyword, each static
+    argument's value or identity) is kept; a
     side effect in the traced Python counts the traces, and `jax.monitoring` times the
     trace and compilation. A retrace is compared with the closest earlier signature and
-    its cause named: a changed shape, dtype or weak type, a changed pytree structure
-    (a list that grew), a static argument's new value or a new object hashed by
-    identity. Globals and closed-over values that `f` reads are fingerprinted too: jit
+    its cause named: a changed shape, dtype, weak type or sharding, a changed pytree
+    structure (a list that grew), an argument passed by keyword that came by position,
+    a static argument's new value or a new object hashed by identity. Globals and closed-over values that `f` reads are fingerprinted too: jit
     does not watch them, so a changed one is reported as a stale result, not a retrace.
 
     JAX's own explanation is the config flag `jax_explain_cache_misses`, which logs a

@@ -1,7 +1,8 @@
 """What `jax.jit` keys its cache on, recorded per call, and differences in plain words.
 
 A call's `Signature`: the pytree structure of its traced arguments, each leaf's shape,
-dtype and weak type, and each static argument's value (or, for an object hashed by
+dtype, weak type and sharding, which arguments came by keyword, and each static
+argument's value (or, for an object hashed by
 identity, its id), field by field for a dataclass, a NamedTuple or a nested container.
 `closest(new, earlier)` picks the earlier signature that differs least (`distance`), and
 `differences(new, old)` names what changed, leaf by leaf and field by field, with what
@@ -28,11 +29,13 @@ from jaxtour.tracing._statics import (
 
 
 class Leaf(NamedTuple):
-    """A traced argument leaf as jit sees it: where it sits, its type, weak or not."""
+    """A traced argument leaf as jit sees it: where it sits, its type, weak or not,
+    and how it is sharded ("" on one device or replicated)."""
 
     path: str
     type: str
     weak: bool
+    sharding: str = ""
 
 
 class Signature(NamedTuple):
@@ -41,6 +44,8 @@ class Signature(NamedTuple):
     trees: tuple[tuple[str, str, str], ...]  # (argument, structure in words, treedef)
     leaves: tuple[Leaf, ...]
     statics: tuple[Static, ...]
+    keywords: tuple[str, ...] = ()  # the arguments passed by keyword, sorted
+    positional: tuple[str, ...] = ()  # the arguments passed by position
 
 
 def signature(
@@ -73,9 +78,31 @@ def signature(
                     name + jax.tree_util.keystr(path),
                     _ir.type_str(aval),
                     bool(getattr(aval, "weak_type", False)),
+                    _sharding(leaf),
                 )
             )
-    return Signature(tuple(trees), tuple(leaves), tuple(statics))
+    passed = (tuple(sorted(kwargs)), tuple(names[: len(args)]))
+    return Signature(tuple(trees), tuple(leaves), tuple(statics), *passed)
+
+
+def _sharding(leaf: Any) -> str:
+    """How jit sees a concrete array's layout: "" on one device or replicated (jit
+    traces those alike), else its PartitionSpec and mesh."""
+    sharding = getattr(leaf, "sharding", None)
+    if _ir.is_tracer(leaf) or not isinstance(sharding, jax.sharding.NamedSharding):
+        return ""
+    if not any(axis is not None for axis in sharding.spec):
+        return ""
+    mesh = ", ".join(f"{k}: {v}" for k, v in sharding.mesh.shape.items())
+    return f"{sharding.spec} over mesh ({mesh})"
+
+
+def _moved(new: Signature, old: Signature) -> list[str]:
+    """The arguments passed by keyword in one call and by position in the other."""
+    both = (set(new.keywords) & set(old.positional)) | (
+        set(new.positional) & set(old.keywords)
+    )
+    return sorted(both)
 
 
 def _structure(value: Any) -> str:
@@ -111,12 +138,14 @@ def distance(new: Signature, old: Signature) -> tuple[int, int]:
         for (_, _, n_t), (_, _, o_t) in zip(new.trees, old.trees, strict=False)
     )
     trees += [t[0] for t in new.trees] != [t[0] for t in old.trees]
+    trees += len(_moved(new, old))
     if trees or len(new.leaves) != len(old.leaves):
         return max(trees, 1), 0
     attrs = sum(
         (_dtype(a.type) != _dtype(b.type))
         + (_shape(a.type) != _shape(b.type))
         + (a.weak != b.weak)
+        + (a.sharding != b.sharding)
         for a, b in zip(new.leaves, old.leaves, strict=True)
     )
     olds = {st.path: st for st in old.statics}
@@ -163,6 +192,18 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
                 "the traced arguments are not the same ones "
                 "(a keyword argument added or dropped)",
                 "call with the same arguments each time",
+            )
+        )
+    for name in _moved(new, old):
+        was, now = (
+            ("keyword", "position") if name in old.keywords else ("position", "keyword")
+        )
+        causes.append(
+            Cause(
+                "call form",
+                f"`{name}` was passed by {was}, now by {now}",
+                "pass each argument the same way every call: jit keys its cache on "
+                "which arguments come by keyword",
             )
         )
     if not causes and len(new.leaves) == len(old.leaves):
@@ -221,6 +262,14 @@ def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
             "shape",
             f"\0 changed shape: {old.type} → {new.type}",
             "jit compiles once per shape: pad to a few fixed sizes",
+        )
+    if new.sharding != old.sharding:
+        return Cause(
+            "sharding",
+            f"\0 changed sharding: {old.sharding or 'one device'} → "
+            f"{new.sharding or 'one device'}",
+            "give the argument the same sharding every call (jax.device_put with one "
+            "NamedSharding)",
         )
     if new.weak != old.weak:
         what = lambda weak: "a Python scalar (weakly typed)" if weak else "an array"
