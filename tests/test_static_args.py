@@ -282,3 +282,35 @@ def test_draw_vjp_without_static_argnums_says_so_in_the_users_words():
         "size, a loop count or a flag, hold it static: "
         "draw_vjp(f, static_argnums=3)."
     )
+
+
+def _loops(x, n):
+    for _ in range(n):
+        x = jnp.sin(x)
+    return x.sum()
+
+
+@pytest.mark.parametrize(
+    "who, lens",
+    [
+        ("draw_jaxpr", viz.draw_jaxpr),
+        ("cost_table", cost.cost_table),
+        ("find_nans", tracing.find_nans),
+        ("explain_retraces", tracing.explain_retraces),
+    ],
+)
+def test_a_jitted_function_with_its_own_statics_says_to_tell_the_lens(who, lens):
+    jitted = jax.jit(_loops, static_argnums=1)
+    message = (
+        f"{who} traced an argument that _loops's own jax.jit holds static, so jit met a "
+        f"tracer where it wants a hashable value. Tell {who} too, as you told jax.jit: "
+        f"{who}(_loops, static_argnums=…) or static_argnames=…."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        lens(jitted)(jnp.ones(2), 2)
+    lens(jitted, static_argnums=1)(jnp.ones(2), 2)  # the fix it names works
+
+
+def test_a_jitted_function_told_its_statics_draws_its_body():
+    drawn = viz.draw_jaxpr(jax.jit(_loops, static_argnums=1), static_argnums=1)
+    assert drawn(jnp.ones(2), 3).title == "jaxpr of _loops: 4 equations"  # 3 sin, 1 sum

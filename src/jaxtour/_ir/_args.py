@@ -152,9 +152,32 @@ def trace_split(
     try:
         return jitted.trace(*part.args, **part.kwargs), part
     except Exception as err:
-        shapes = ", ".join(_arg_summary(a) for a in args)
-        err.add_note(f"(raised while {who} traced {function_name(f)}({shapes}))")
+        if (retold := own_statics_error(f, err, who)) is not None:
+            raise retold from err
+        _note(err, f, args, who)
         raise
+
+
+def own_statics_error(f: Any, err: Exception, who: str) -> TypeError | None:
+    """`err` retold when it is a `jax.jit`-wrapped `f` meeting a tracer where one of
+    its own static arguments goes (`who` was not told that argument is static); else
+    None."""
+    wrapped = hasattr(f, "lower") and hasattr(f, "trace")
+    if not (wrapped and str(err).startswith("Non-hashable static arguments")):
+        return None
+    name = function_name(f)
+    return TypeError(
+        f"{who} traced an argument that {name}'s own jax.jit holds static, so jit met "
+        f"a tracer where it wants a hashable value. Tell {who} too, as you told "
+        f"jax.jit: {who}({name}, static_argnums=…) or static_argnames=…."
+    )
+
+
+def _note(err: Exception, f: Any, args: tuple, who: str) -> None:
+    """Says, under a traceback raised inside `f`, which jaxtour call traced it and
+    with what argument shapes."""
+    shapes = ", ".join(_arg_summary(a) for a in args)
+    err.add_note(f"(raised while {who} traced {function_name(f)}({shapes}))")
 
 
 def _arg_summary(arg: Any) -> str:

@@ -179,6 +179,10 @@ class Retraced:
         start = time.perf_counter()
         try:
             out = self._call(before, args, kwargs)
+        except ValueError as err:
+            if (retold := _ir.own_statics_error(self.fn, err, WHO)) is not None:
+                raise retold from err
+            raise
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
