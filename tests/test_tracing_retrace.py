@@ -525,3 +525,21 @@ def test_a_new_sharding_is_named_as_the_cause():
         ["first trace", "retrace", "cache hit", "cache hit"],
         ["`x` changed sharding: one device → P('d',) over mesh (d: 8)"],
     ]
+
+
+def test_it_has_what_a_jitted_function_has_and_only_calls_are_counted():
+    def f(x):
+        """Doc."""
+        return jnp.sin(x)
+
+    watched, plain, x = explain_retraces(f), jax.jit(f), jnp.ones(3)
+    assert (watched.__name__, watched.__doc__, watched.__wrapped__) == ("f", "Doc.", f)
+    assert str(watched.trace(x).jaxpr) == str(plain.trace(x).jaxpr)
+    assert watched.lower(x).as_text() == plain.lower(x).as_text()
+    assert watched.eval_shape(x) == plain.eval_shape(x)
+    assert (watched.traces, watched.calls) == (0, [])  # none of those is a call
+    watched(x)
+    watched.clear_cache()
+    watched(x)
+    assert [c.event for c in watched.calls] == ["first trace", "retrace"]
+    assert watched.calls[1].causes[0].kind == "cache"

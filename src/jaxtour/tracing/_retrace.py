@@ -136,9 +136,28 @@ class Retraced:
             self.traces += 1  # runs only while jit traces: a Python side effect
             return f(*args, **kwargs)
 
-        self._jitted = jax.jit(
-            counted, static_argnums=statics.nums, static_argnames=statics.names
-        )
+        nums, names = statics.nums, statics.names
+        self._jitted = jax.jit(counted, static_argnums=nums, static_argnames=names)
+        # lower, trace and eval_shape go to a jit of their own: they are not calls
+        self._plain = jax.jit(f, static_argnums=nums, static_argnames=names)
+        functools.update_wrapper(self, f)  # __name__, __doc__, __wrapped__, as jit
+
+    def lower(self, *args: Any, **kwargs: Any) -> jax.stages.Lowered:
+        """As `jax.jit(f).lower`: neither a call nor a trace in the table."""
+        return self._plain.lower(*args, **kwargs)
+
+    def trace(self, *args: Any, **kwargs: Any) -> jax.stages.Traced:
+        """As `jax.jit(f).trace`: neither a call nor a trace in the table."""
+        return self._plain.trace(*args, **kwargs)
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """As `jax.jit(f).eval_shape`: neither a call nor a trace in the table."""
+        return self._plain.eval_shape(*args, **kwargs)
+
+    def clear_cache(self) -> None:
+        """As `jax.jit(f).clear_cache`: the next call traces again (the table says
+        the cache no longer held its signature)."""
+        self._jitted.clear_cache()
 
     @property
     def retraces(self) -> int:
