@@ -157,7 +157,7 @@ class Retraced:
     def clear_cache(self) -> None:
         """As `jax.jit(f).clear_cache`: the next call traces again (the table says
         the cache no longer held its signature)."""
-        self._jitted.clear_cache()
+        self._jitted.clear_cache()  # type: ignore[attr-defined]  # not in JitWrapped
 
     @property
     def retraces(self) -> int:
