@@ -148,8 +148,23 @@ def test_draw_vjp_checks_its_cotangent_and_its_primals():
         "expected f32[3], got f32[2].",
         lambda: draw_vjp(jnp.sin, cotangents=jnp.ones(2))(jnp.ones(3)),
     )
-    with pytest.raises(TypeError, match=r"it holds int values.*close over it"):
-        draw_vjp(jnp.sin)(3)
+    for who, draw in (
+        ("draw_vjp", lambda: draw_vjp(jnp.sin)(3)),
+        ("draw_jvp", lambda: draw_jvp(jnp.sin)((jnp.arange(3),), (jnp.zeros(3),))),
+    ):
+        kind = "int" if who == "draw_vjp" else "int32"
+        transform = who.removeprefix("draw_")
+        _raises(
+            TypeError,
+            f"{who}: sin's primals hold {kind} values, and no floating-point value: "
+            f"jax.{transform} accepts them, but its derivative is empty (float0), so "
+            "there is nothing to draw. Pass a floating-point primal (1.0 rather than 1, "
+            "or x.astype(jnp.float32)).",
+            draw,
+        )
+    # one floating-point primal is enough: the integer one is drawn fixed
+    drawn = draw_vjp(lambda a, b: a * b)(jnp.arange(3), 2.0)
+    assert drawn.title.endswith("2 transposed equations")
 
 
 def test_derivative_table_needs_an_order_and_a_real_point():

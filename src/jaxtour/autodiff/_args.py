@@ -14,7 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._ir import dtype_of, is_array_like, is_differentiable, type_str
+from jaxtour._ir import (
+    dtype_of,
+    function_name,
+    is_array_like,
+    is_differentiable,
+    type_str,
+)
 
 
 def leaf_names(value: Any, name: str) -> list[str]:
@@ -195,3 +201,32 @@ def positional_statics(f: Any, statics: Any, who: str, transform: str) -> None:
                 f"{who}(f)(…) takes f's primals by position, as jax.{transform} does. "
                 f"Bind it first: {who}(functools.partial({fname}, {name}=…))."
             )
+
+
+def check_some_differentiable(primals: list[Any], f: Any, who: str) -> None:
+    """`jax.vjp` and `jax.jvp` take integer primals (their cotangents and tangents are
+    float0, empty); a drawing needs one floating-point primal to have a derivative to
+    draw.
+
+    Raises:
+        TypeError: no leaf of `primals` is a floating-point array or number.
+    """
+    leaves = jax.tree.leaves(primals)
+    if any(is_differentiable(leaf) for leaf in leaves):
+        return
+    kinds = sorted({_kind(leaf) for leaf in leaves}) or ["no arrays at all"]
+    transform = who.removeprefix("draw_")
+    raise TypeError(
+        f"{who}: {function_name(f)}'s primals hold {', '.join(kinds)}, and "
+        f"no floating-point value: jax.{transform} accepts them, but its derivative "
+        "is empty (float0), so there is nothing to draw. Pass a floating-point primal "
+        "(1.0 rather than 1, or x.astype(jnp.float32))."
+    )
+
+
+def _kind(leaf: Any) -> str:
+    """ "int32 values", "int values" (a Python number), "PRNG keys"."""
+    if is_key(leaf):
+        return "PRNG keys"
+    python = isinstance(leaf, numbers.Number) and not isinstance(leaf, np.generic)
+    return f"{type(leaf).__name__ if python else np.dtype(dtype_of(leaf)).name} values"

@@ -100,8 +100,13 @@ def prepare(
     names = arg_names(f, len(args))
     statics.check_values(args, {}, who, names)
     masks = {i: _mask(args[i], strict) for i in argnums}
-    if strict or not any(any(m) for m in masks.values()):
-        for i in argnums:  # all must be, or (vjp, jvp) at least one: JAX's message then
+    if not strict and not any(any(m) for m in masks.values()):
+        for i in argnums:  # a leaf JAX cannot take at all (a string) is named
+            if not all(map(_args.is_array_like, jax.tree.leaves(args[i]))):
+                _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
+        _args.check_some_differentiable([args[i] for i in argnums], f, who)
+    if strict:
+        for i in argnums:  # all must be (as jax.grad asks)
             if not (strict and _args.is_filtered(args[i]) and any(masks[i])):
                 _args.check_differentiable(args[i], names[i], i, who, fix, holomorphic)
     flat: list[Any] = []
