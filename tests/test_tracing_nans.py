@@ -173,3 +173,23 @@ def test_a_typed_key_is_shown_as_its_key_data():
         report = find_nans(noisy)(key, jnp.ones(3))
         assert report.found and report.step.primitive == "log"
         assert "<svg" in report.diagram().svg()
+
+
+def test_a_nan_already_in_an_argument_or_a_constant_is_not_blamed_on_the_equation():
+    poisoned = jnp.array([1.0, jnp.nan])
+    from_argument = find_nans(lambda x: jnp.sum(x * 2))(poisoned)
+    from_constant = find_nans(lambda x: jnp.sum(x * poisoned))(jnp.ones(2))
+    made = find_nans(lambda x: jnp.sum(jnp.log(x - 2)))(jnp.ones(2))  # log(-1)
+    assert from_argument.origin == "the argument `x`"
+    assert from_constant.origin == (
+        "a constant <lambda> closes over (or one computed from constants)"
+    )
+    assert made.origin is None and made.step.primitive == "log"
+    for report in (from_argument, from_constant):
+        assert report.step.primitive == "mul"  # the first equation that read it
+        head = str(report).splitlines()[0]
+        assert head.startswith(
+            f"first NaN in <lambda>: already in {report.origin}; first read by step 0, mul"
+        )
+        assert report.diagram().title.startswith("first NaN in <lambda>: read by mul")
+    assert str(made).startswith("first NaN in <lambda>: step 1, log")

@@ -104,8 +104,12 @@ class NanReport:
     """Where the first NaN (or Inf) came from, or that there was none.
 
     `found` says whether one was; `step` is the `Step` that made it (None if not
-    found), `line` its source line, `steps` the run up to there. Its text is the
-    finding in words; in Jupyter it shows the neighbourhood of that equation.
+    found), `line` its source line, `steps` the run up to there. When the value was
+    bad before any equation on `f`'s arguments made it (an argument, or a constant `f`
+    closes over), `origin` names where it was and `step` is the first equation that
+    read it.
+    Its text is the finding in words; in Jupyter it shows the neighbourhood of that
+    equation.
     """
 
     def __init__(self, steps: Steps, include_inf: bool = True) -> None:
@@ -114,6 +118,24 @@ class NanReport:
         self.found = self.step is not None
         self.line = self.step.line if self.step is not None else None
         self.what = "NaN or Inf" if include_inf else "NaN"
+        self.origin = self._origin()
+
+    def _origin(self) -> str | None:
+        """Where the bad value came in, when the step only read it: an argument, a
+        literal, or a constant (closed over, or computed from constants alone)."""
+        if self.step is None:
+            return None
+        invars = self.steps.run.invars
+        names = dict(zip(map(id, invars), self.steps.arg_names, strict=True))
+        for atom, value in zip(self.step.invars, self.step.inputs, strict=True):
+            if not _ir.nonfinite(value, self.include_inf):
+                continue
+            if id(atom) in names:
+                return f"the argument `{names[id(atom)]}`"
+            if _ir.is_literal(atom):
+                return "a literal in the program"
+            return f"a constant {self.steps.name} closes over (or one computed from constants)"
+        return None
 
     def neighbourhood(self, back: int = 2) -> set[int]:
         """The step and the steps that made its inputs, `back` levels up."""
@@ -140,9 +162,8 @@ class NanReport:
                 "is nothing to draw; `str(report)` says so in words."
             )
         where = f" at {self.line.where}" if self.line else ""
-        title = (
-            f"first {self._kind()} in {self.steps.name}: {self.step.primitive}{where}"
-        )
+        made = f"read by {self.step.primitive}" if self.origin else self.step.primitive
+        title = f"first {self._kind()} in {self.steps.name}: {made}{where}"
         return self.steps.diagram(
             highlight=self.step.index,
             only=self.neighbourhood(back),
@@ -173,9 +194,14 @@ class NanReport:
         inputs = "; ".join(
             _atom(a, v) for a, v in zip(step.invars, step.inputs, strict=True)
         )
+        head = f"first {self._kind()} in {self.steps.name}: step {step.index}, "
+        if self.origin:
+            head = (
+                f"first {self._kind()} in {self.steps.name}: already in {self.origin}; "
+                f"first read by step {step.index}, "
+            )
         return (
-            f"first {self._kind()} in {self.steps.name}: step {step.index}, "
-            f"{step.primitive}, at {where}{code}\n"
+            f"{head}{step.primitive}, at {where}{code}\n"
             f"  inputs: {inputs}\n  result: {preview(step.outputs[0])}"
         )
 
@@ -183,9 +209,10 @@ class NanReport:
         if self.step is None:
             return f"NanReport(no {self.what} in {self.steps.name})"
         where = f" at {self.line.where}" if self.line else ""
+        origin = f"; already in {self.origin}" if self.origin else ""
         return (
             f"NanReport(first {self._kind()}: step {self.step.index}, "
-            f"{self.step.primitive}{where})"
+            f"{self.step.primitive}{where}{origin})"
         )
 
 
