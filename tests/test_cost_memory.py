@@ -1,6 +1,7 @@
 """The memory of grad, and what jax.checkpoint policies trade, on the MLP loss."""
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -135,6 +136,19 @@ def test_integer_arguments_alone_are_refused_as_jax_grad_refuses_them():
         r"\(as in jax.grad\)\. Pass 1.0 rather than 1",
     ):
         grad_memory(lambda n: jnp.sum(n * 2.0))(jnp.arange(3))
+
+
+def test_a_shape_without_values_is_refused_as_jax_grad_refuses_it():
+    shape = jax.ShapeDtypeStruct((3,), jnp.float32)
+    with pytest.raises(TypeError, match="is not a valid JAX type"):
+        jax.grad(lambda x: jnp.sum(jnp.sin(x)))(shape)  # the oracle: JAX refuses it too
+    message = (
+        "grad_memory cannot differentiate with respect to argument 0 (`x`): it holds a "
+        "ShapeDtypeStruct (f32[3]), a shape without values, and jax.grad differentiates "
+        "arrays. Pass an array of that shape: jnp.zeros(s.shape, s.dtype)."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        grad_memory(lambda x: jnp.sum(jnp.sin(x)))(shape)
 
 
 def test_compiled_flops_show_what_xla_did_with_the_recomputation(report):

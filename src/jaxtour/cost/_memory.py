@@ -274,6 +274,14 @@ def _check_floating(args: tuple, nums: tuple[int, ...], names: list[str]) -> Non
     leaves = [leaf for i in nums for leaf in jax.tree.leaves(args[i])]
     if not any(_ir.is_differentiable(leaf) for leaf in leaves):
         which = ", ".join(f"{i} (`{names[i]}`)" for i in nums)
+        shapes = [leaf for leaf in leaves if isinstance(leaf, jax.ShapeDtypeStruct)]
+        if shapes:  # a shape without values: jax.grad takes none
+            raise TypeError(
+                f"grad_memory cannot differentiate with respect to argument {which}: "
+                f"it holds a ShapeDtypeStruct ({_ir.type_str(shapes[0])}), a shape "
+                "without values, and jax.grad differentiates arrays. Pass an array of "
+                "that shape: jnp.zeros(s.shape, s.dtype)."
+            )
         raise TypeError(
             f"grad_memory cannot differentiate with respect to argument {which}: it "
             "holds no floating-point values, and gradients need floating-point inputs "
