@@ -358,6 +358,22 @@ def test_a_checker_can_show_a_student_their_extra_op():
     assert diff_hint(reference, reference)(X) == ""
 
 
+def test_a_hint_takes_a_loop_count_held_static_as_jax_jit_does():
+    reference = program(
+        "def f(x, n):\n    for _ in range(n):\n        x = x * 2\n    return x\n",
+        "ref.py",
+    )
+    answer = program(
+        "def f(x, n):\n    for _ in range(n + 1):\n        x = x * 2\n    return x\n",
+        "cell.py",
+    )
+    hint = diff_hint(answer, reference, static_argnames="n")(X, n=2)
+    assert hint.splitlines() == [
+        "Your program, compared with the reference (jaxpr):",
+        "  - 1 mul added (cell.py:3)",
+    ]
+
+
 def test_bad_input_says_what_to_do():
     with pytest.raises(TypeError, match="diff"):
         diff(jnp.sin, 3)

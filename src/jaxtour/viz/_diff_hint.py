@@ -10,7 +10,12 @@ from jaxtour.viz._diff_levels import LEVELS
 
 
 def diff_hint(
-    answer: Callable, reference: Callable, *, limit: int = 3
+    answer: Callable,
+    reference: Callable,
+    *,
+    limit: int = 3,
+    static_argnums: int | tuple[int, ...] | None = (),
+    static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., str]:
     """What `answer` does differently from `reference`, in at most `limit` lines.
 
@@ -23,6 +28,8 @@ def diff_hint(
         answer: the student's function.
         reference: the reference solution.
         limit: at most this many differences are listed.
+        static_argnums: as `jax.jit`'s, for both (a loop count, a size).
+        static_argnames: as `jax.jit`'s, for both.
 
     Returns:
         A function of the example arguments returning the text.
@@ -33,7 +40,12 @@ def diff_hint(
         Your program, compared with the reference (jaxpr):
           - 1 div removed
     """
-    compare = diff(reference, answer)
+    compare = diff(
+        reference,
+        answer,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+    )
 
     def hint(*args: Any, **kwargs: Any) -> str:
         d = compare(*args, **kwargs)
