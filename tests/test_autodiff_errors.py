@@ -213,3 +213,18 @@ def test_a_keyword_only_static_name_points_to_functools_partial():
         )
         # the fix it names works
         assert draw(functools.partial(scaled, n=3))(*args).title.startswith(transform)
+
+
+def test_draw_vjp_takes_primals_by_position_as_jax_vjp_does():
+    def powered(x, n=1):
+        return jnp.sum(x**n)
+
+    _raises(
+        TypeError,
+        "draw_vjp(f)(…) takes powered's primals by position, as jax.vjp does, and got "
+        "`n` by keyword. Pass them by position (a static one too, held by "
+        "static_argnames), or bind them first: draw_vjp(functools.partial(f, …)).",
+        lambda: draw_vjp(powered, static_argnames="n")(jnp.ones(3), n=2),
+    )
+    drawn = draw_vjp(powered, static_argnames="n")(jnp.ones(3), 2)  # as it says
+    assert drawn.title.startswith("vjp of powered")

@@ -230,3 +230,18 @@ def _kind(leaf: Any) -> str:
         return "PRNG keys"
     python = isinstance(leaf, numbers.Number) and not isinstance(leaf, np.generic)
     return f"{type(leaf).__name__ if python else np.dtype(dtype_of(leaf)).name} values"
+
+
+def refuse_keywords(f: Any, keywords: dict, who: str) -> None:
+    """`jax.vjp` takes `f`'s primals by position only; so does `who`'s function.
+
+    Raises:
+        TypeError: always, naming the keywords and the positional call.
+    """
+    names = ", ".join(f"`{k}`" for k in keywords)
+    raise TypeError(
+        f"{who}(f)(…) takes {function_name(f)}'s primals by position, as "
+        f"jax.{who.removeprefix('draw_')} does, and got {names} by keyword. Pass "
+        "them by position (a static one too, held by static_argnames), or bind "
+        f"them first: {who}(functools.partial(f, …))."
+    )

@@ -127,7 +127,13 @@ def draw_vjp(
         static_argnums=static_argnums,
         static_argnames=static_argnames,
     )
-    return lambda *primals: to_diagram(build(*primals), **options)
+
+    def draw(*primals: Any, **keywords: Any) -> Diagram:
+        if keywords:
+            _args.refuse_keywords(f, keywords, "draw_vjp")
+        return to_diagram(build(*primals), **options)
+
+    return draw
 
 
 def jvp_graph(
