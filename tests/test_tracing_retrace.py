@@ -503,27 +503,55 @@ def test_an_argument_passed_by_keyword_then_by_position_is_named():
     assert cause.words == "`n` was passed by keyword, now by position"
 
 
-def test_a_new_sharding_is_named_as_the_cause():
+def test_a_new_sharding_is_named_exactly_when_jit_traces_again():
     from devices import run_with_devices
 
+    # the oracle is jit itself: the side effect that counts traces. A call is a cache
+    # hit exactly when its signature equals one traced before, and each retrace after
+    # a change of mesh, explicit spec or memory names the sharding, never the cache
     run = run_with_devices(
         """
         import json
         import jax.numpy as jnp
-        from jax.sharding import NamedSharding, PartitionSpec as P
+        from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+        from jax.sharding import SingleDeviceSharding
         from jaxtour.tracing import explain_retraces
-        mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
-        g = explain_retraces(lambda x: jnp.sum(jnp.sin(x)))
+        auto = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
+        explicit = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
+        host = SingleDeviceSharding(jax.devices()[0], memory_kind="pinned_host")
         a = jnp.ones(8)
-        for spec in (None, P("d"), P(), None):
-            g(a if spec is None else jax.device_put(a, NamedSharding(mesh, spec)))
-        print(json.dumps([[c.event for c in g.calls], [c.words for c in g.calls[1].causes]]))
+        layouts = [None, NamedSharding(auto, P("d")), NamedSharding(auto, P()), None,
+                   NamedSharding(explicit, P("d")), NamedSharding(explicit, P()),
+                   NamedSharding(auto, P("d")), host, None]
+        g = explain_retraces(lambda x: jnp.sum(jnp.sin(x)))
+        for layout in layouts:
+            g(a if layout is None else jax.device_put(a, layout))
+        traced, rows = [], []
+        for call in g.calls:
+            rows.append([call.event, call.signature in traced,
+                         [c.kind for c in call.causes], [c.words for c in call.causes]])
+            if call.event != "cache hit":
+                traced.append(call.signature)
+        print(json.dumps(rows))
         """
     )
-    # as jax.jit does: P("d") traces again; replicated, P() is traced as one device is
-    assert run == [
-        ["first trace", "retrace", "cache hit", "cache hit"],
-        ["`x` changed sharding: one device → P('d',) over mesh (d: 8)"],
+    assert [seen for event, seen, _, _ in run] == [
+        event == "cache hit" for event, _, _, _ in run
+    ]
+    assert [kinds for event, _, kinds, _ in run if event == "retrace"] == (
+        [["sharding"]] * 4
+    )
+    assert [event for event, *_ in run] == [
+        "first trace", "retrace", "cache hit", "cache hit",
+        "retrace", "retrace", "cache hit", "retrace", "cache hit",
+    ]  # fmt: skip
+    assert run[1][3] == ["`x` changed sharding: no mesh → on mesh (d=8 Auto)"]
+    assert run[4][3] == [
+        "`x` changed sharding: on mesh (d=8 Auto) → P('d',) on mesh (d=8 Explicit)"
+    ]
+    # compared with the closest earlier trace: of equals, the latest
+    assert run[7][3] == [
+        "`x` changed sharding: on mesh (d=8 Explicit) → in host memory"
     ]
 
 

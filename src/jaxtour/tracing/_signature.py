@@ -30,7 +30,7 @@ from jaxtour.tracing._statics import (
 
 class Leaf(NamedTuple):
     """A traced argument leaf as jit sees it: where it sits, its type, weak or not,
-    and how it is sharded ("" on one device or replicated)."""
+    and the mesh, explicit sharding and memory space its type carries ("" for none)."""
 
     path: str
     type: str
@@ -86,15 +86,25 @@ def signature(
 
 
 def _sharding(leaf: Any) -> str:
-    """How jit sees a concrete array's layout: "" on one device or replicated (jit
-    traces those alike), else its PartitionSpec and mesh."""
-    sharding = getattr(leaf, "sharding", None)
-    if _ir.is_tracer(leaf) or not isinstance(sharding, jax.sharding.NamedSharding):
-        return ""
-    if not any(axis is not None for axis in sharding.spec):
-        return ""
-    mesh = ", ".join(f"{k}: {v}" for k, v in sharding.mesh.shape.items())
-    return f"{sharding.spec} over mesh ({mesh})"
+    """Where a leaf's type (`jax.typeof`, what jit keys on) puts it: the mesh of its
+    sharding, with each axis's size and type, the PartitionSpec when an Explicit axis
+    carries it in the type, and a memory space other than the device's; "" for a
+    leaf on no mesh in device memory."""
+    aval = jax.typeof(leaf)
+    sharding = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    words = []
+    if mesh is not None and not mesh.empty:
+        axes = zip(mesh.axis_names, mesh.axis_sizes, mesh.axis_types, strict=True)
+        spec = sharding.spec
+        split = f"{spec} " if any(axis is not None for axis in spec) else ""
+        words.append(
+            f"{split}on mesh ({', '.join(f'{n}={k} {t.name}' for n, k, t in axes)})"
+        )
+    memory = getattr(aval, "memory_space", None)
+    if memory is not None and memory.name != "Device":
+        words.append(f"in {memory.name.lower()} memory")
+    return ", ".join(words)
 
 
 def _moved(new: Signature, old: Signature) -> list[str]:
@@ -266,10 +276,10 @@ def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
     if new.sharding != old.sharding:
         return Cause(
             "sharding",
-            f"\0 changed sharding: {old.sharding or 'one device'} → "
-            f"{new.sharding or 'one device'}",
-            "give the argument the same sharding every call (jax.device_put with one "
-            "NamedSharding)",
+            f"\0 changed sharding: {old.sharding or 'no mesh'} → "
+            f"{new.sharding or 'no mesh'}",
+            "jit traces again for a new mesh, explicit sharding or memory space: give "
+            "the argument the same one every call (jax.device_put with one sharding)",
         )
     if new.weak != old.weak:
         what = lambda weak: "a Python scalar (weakly typed)" if weak else "an array"
