@@ -148,20 +148,32 @@ def test_draw_vjp_checks_its_cotangent_and_its_primals():
         "expected f32[3], got f32[2].",
         lambda: draw_vjp(jnp.sin, cotangents=jnp.ones(2))(jnp.ones(3)),
     )
-    for who, draw in (
-        ("draw_vjp", lambda: draw_vjp(jnp.sin)(3)),
-        ("draw_jvp", lambda: draw_jvp(jnp.sin)((jnp.arange(3),), (jnp.zeros(3),))),
-    ):
-        kind = "int" if who == "draw_vjp" else "int32"
-        transform = who.removeprefix("draw_")
-        _raises(
-            TypeError,
-            f"{who}: sin's primals hold {kind} values, and no floating-point value: "
-            f"jax.{transform} accepts them, but its derivative is empty (float0), so "
-            "there is nothing to draw. Pass a floating-point primal (1.0 rather than 1, "
-            "or x.astype(jnp.float32)).",
-            draw,
-        )
+    import jax
+    import numpy as np
+
+    # the oracles: jax.vjp takes integer primals (float0 cotangents); jax.jvp takes
+    # them only with float0 tangents
+    _, pullback = jax.vjp(jnp.sin, jnp.arange(3))
+    assert pullback(jnp.ones(3))[0].dtype == jax.dtypes.float0
+    with pytest.raises(TypeError, match="float0"):
+        jax.jvp(jnp.sin, (jnp.arange(3),), (jnp.zeros(3),))
+    fix = "Pass a floating-point primal (1.0 rather than 1, or x.astype(jnp.float32))."
+    _raises(
+        TypeError,
+        "draw_vjp: sin's primals hold int values, and no floating-point value: jax.vjp "
+        "takes them, but their cotangents are float0 (empty), so there is no "
+        f"derivative to draw. {fix}",
+        lambda: draw_vjp(jnp.sin)(3),
+    )
+    _raises(
+        TypeError,
+        "draw_jvp: sin's primals hold int32 values, and no floating-point value: "
+        "jax.jvp takes them only with float0 tangents, which are empty, so there is no "
+        f"derivative to draw. {fix}",
+        lambda: draw_jvp(jnp.sin)(
+            (jnp.arange(3),), (np.zeros(3, dtype=jax.dtypes.float0),)
+        ),
+    )
     # one floating-point primal is enough: the integer one is drawn fixed
     drawn = draw_vjp(lambda a, b: a * b)(jnp.arange(3), 2.0)
     assert drawn.title.endswith("2 transposed equations")
@@ -223,8 +235,11 @@ def test_draw_vjp_takes_primals_by_position_as_jax_vjp_does():
         TypeError,
         "draw_vjp(f)(…) takes powered's primals by position, as jax.vjp does, and got "
         "`n` by keyword. Pass them by position (a static one too, held by "
-        "static_argnames), or bind them first: draw_vjp(functools.partial(f, …)).",
+        "static_argnames); bind a keyword-only one first: "
+        "draw_vjp(functools.partial(f, …)).",
         lambda: draw_vjp(powered, static_argnames="n")(jnp.ones(3), n=2),
     )
+    with pytest.raises(TypeError, match=r"^draw_jvp\(f\)\(…\) takes powered's primals"):
+        draw_jvp(powered)((jnp.ones(3),), (jnp.ones(3),), n=2)
     drawn = draw_vjp(powered, static_argnames="n")(jnp.ones(3), 2)  # as it says
     assert drawn.title.startswith("vjp of powered")

@@ -164,8 +164,8 @@ def test_fusion_traffic_says_more_when_the_compiled_ops_move_more():
             40,
             100,
             "The compiled ops move 2.5x more bytes than the equations (100 B "
-            "against 40 B): XLA's own moves (a loop's copies, say) outweigh what fusion "
-            "saves here.",
+            "against 40 B): here the compiled program moves bytes the equations do not "
+            "count, more than fusion saves.",
         ),
         (
             0,

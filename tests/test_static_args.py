@@ -314,3 +314,15 @@ def test_a_jitted_function_with_its_own_statics_says_to_tell_the_lens(who, lens)
 def test_a_jitted_function_told_its_statics_draws_its_body():
     drawn = viz.draw_jaxpr(jax.jit(_loops, static_argnums=1), static_argnums=1)
     assert drawn(jnp.ones(2), 3).title == "jaxpr of _loops: 4 equations"  # 3 sin, 1 sum
+
+
+def test_a_jit_inside_f_that_meets_a_tracer_keeps_jaxs_own_error():
+    # f's own jit holds nothing static; the jit inside it does. jax.jit(f) fails the
+    # same way, so the kit does not tell the user to hold an argument of f static
+    inner = jax.jit(lambda x, n: x * n, static_argnums=1)
+    outer = jax.jit(lambda x, m: inner(x, m))
+    with pytest.raises(ValueError, match=r"^Non-hashable static arguments"):
+        jax.jit(outer)(jnp.ones(2), 3)  # the oracle
+    for lens in (viz.draw_jaxpr, tracing.find_nans, tracing.explain_retraces):
+        with pytest.raises(ValueError, match=r"^Non-hashable static arguments"):
+            lens(outer)(jnp.ones(2), 3)

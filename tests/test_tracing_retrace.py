@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxtour._wait import run_interruptibly
 from jaxtour.tracing import explain_retraces
 
 SCALE = 2.0
@@ -126,7 +127,9 @@ def test_concrete_numbers_and_keys_are_not_taken_for_tracers():
     assert seen == [True]
 
 
-def test_a_function_closing_over_a_transformations_tracer_works_as_under_jax_jit():
+def test_a_function_closing_over_a_transformations_tracer_works_as_under_jax_jit(
+    monkeypatch,
+):
     # `w` is jax.grad's tracer, read through the lambda's closure; `scale_by_w` reaches it
     # one function further down, where the closure is not looked into
     def outer(w, deep):
@@ -138,8 +141,15 @@ def test_a_function_closing_over_a_transformations_tracer_works_as_under_jax_jit
         events.append([c.event for c in wrapped.calls])
         return total
 
+    threads = []
+    monkeypatch.setattr(
+        "jaxtour.tracing._retrace.run_interruptibly",
+        lambda work, what: threads.append(what) or run_interruptibly(work, what),
+    )
+    tried = {}
     for deep in (False, True):
         events: list[list[str]] = []
+        threads.clear()
         # d/dw (3w + 3w) = 6, checked against the same function under jax.jit
         assert float(jax.grad(outer)(2.0, deep)) == 6.0
         assert float(jax.jit(outer, static_argnums=1)(2.0, deep)) == 12.0
@@ -147,6 +157,10 @@ def test_a_function_closing_over_a_transformations_tracer_works_as_under_jax_jit
             jax.vmap(outer, (0, None))(jnp.arange(2.0), deep), [0, 6]
         )
         assert events == [["first trace", "cache hit"]] * 3, deep
+        tried[deep] = len(threads)
+    # the closure is read first, so the thread is never tried there; a tracer one
+    # function down is found by trying it
+    assert tried[False] == 0 and tried[True] >= 3
 
 
 def test_a_call_made_by_a_transformation_names_the_users_line():
@@ -571,3 +585,31 @@ def test_it_has_what_a_jitted_function_has_and_only_calls_are_counted():
     watched(x)
     assert [c.event for c in watched.calls] == ["first trace", "retrace"]
     assert watched.calls[1].causes[0].kind == "cache"
+
+
+def test_given_to_a_lens_it_asks_for_its_statics_there_too():
+    from jaxtour.tracing import find_nans
+
+    scaled = explain_retraces(lambda x, n: x * n, static_argnums=1)
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "explain_retraces(<lambda>) holds `n` static, but a tracer came there: what "
+            "traced this call (a lens, jax.jit) traced it. Hold it static there too"
+        ),
+    ):
+        find_nans(scaled)(jnp.ones(2), 3)
+    assert not find_nans(scaled, static_argnums=1)(jnp.ones(2), 3).found
+
+
+def test_the_functions_own_attributes_do_not_reach_the_record():
+    def f(x):
+        return x
+
+    f.calls, f.traces = "f's", "own"  # names the record uses
+    watched = explain_retraces(f)
+    watched(jnp.ones(2))
+    assert [c.event for c in watched.calls] == ["first trace"] and watched.traces == 1
+    twice = explain_retraces(explain_retraces(jnp.sin))
+    twice(jnp.ones(2))
+    assert twice.traces == 1 and len(twice.calls) == 1

@@ -152,18 +152,24 @@ def trace_split(
     try:
         return jitted.trace(*part.args, **part.kwargs), part
     except Exception as err:
-        if (retold := own_statics_error(f, err, who)) is not None:
+        if (retold := own_statics_error(f, err, who, args, kwargs)) is not None:
             raise retold from err
         _note(err, f, args, who)
         raise
 
 
-def own_statics_error(f: Any, err: Exception, who: str) -> TypeError | None:
+def own_statics_error(
+    f: Any, err: Exception, who: str, args: tuple, kwargs: dict
+) -> TypeError | None:
     """`err` retold when it is a `jax.jit`-wrapped `f` meeting a tracer where one of
-    its own static arguments goes (`who` was not told that argument is static); else
-    None."""
+    its own static arguments goes (`who` was not told that argument is static): `f`'s
+    own trace of `args` then works. Else None (a jit inside `f` raised it, say)."""
     wrapped = hasattr(f, "lower") and hasattr(f, "trace")
     if not (wrapped and str(err).startswith("Non-hashable static arguments")):
+        return None
+    try:
+        f.trace(*args, **kwargs)
+    except Exception:  # f fails on its own: JAX's message stands
         return None
     name = function_name(f)
     return TypeError(

@@ -214,13 +214,21 @@ def check_some_differentiable(primals: list[Any], f: Any, who: str) -> None:
     leaves = jax.tree.leaves(primals)
     if any(is_differentiable(leaf) for leaf in leaves):
         return
-    kinds = sorted({_kind(leaf) for leaf in leaves}) or ["no arrays at all"]
-    transform = who.removeprefix("draw_")
+    name, fix = function_name(f), "Pass a floating-point primal (1.0 rather than 1, "
+    fix += "or x.astype(jnp.float32))."
+    if not leaves:
+        raise TypeError(
+            f"{who}: {name} got no primal arrays, so there is no derivative to draw. {fix}"
+        )
+    kinds = ", ".join(sorted({_kind(leaf) for leaf in leaves}))
+    what = (
+        "jax.vjp takes them, but their cotangents are float0 (empty)"
+        if who == "draw_vjp"
+        else "jax.jvp takes them only with float0 tangents, which are empty"
+    )
     raise TypeError(
-        f"{who}: {function_name(f)}'s primals hold {', '.join(kinds)}, and "
-        f"no floating-point value: jax.{transform} accepts them, but its derivative "
-        "is empty (float0), so there is nothing to draw. Pass a floating-point primal "
-        "(1.0 rather than 1, or x.astype(jnp.float32))."
+        f"{who}: {name}'s primals hold {kinds}, and no floating-point value: {what}, "
+        f"so there is no derivative to draw. {fix}"
     )
 
 
@@ -242,6 +250,6 @@ def refuse_keywords(f: Any, keywords: dict, who: str) -> None:
     raise TypeError(
         f"{who}(f)(…) takes {function_name(f)}'s primals by position, as "
         f"jax.{who.removeprefix('draw_')} does, and got {names} by keyword. Pass "
-        "them by position (a static one too, held by static_argnames), or bind "
-        f"them first: {who}(functools.partial(f, …))."
+        "them by position (a static one too, held by static_argnames); bind a "
+        f"keyword-only one first: {who}(functools.partial(f, …))."
     )

@@ -218,7 +218,13 @@ def draw_jvp(
         static_argnums=static_argnums,
         static_argnames=static_argnames,
     )
-    return lambda primals, tangents: to_diagram(build(primals, tangents), **options)
+
+    def draw(primals: Any, tangents: Any, **keywords: Any) -> Diagram:
+        if keywords:
+            _args.refuse_keywords(f, keywords, "draw_jvp")
+        return to_diagram(build(primals, tangents), **options)
+
+    return draw
 
 
 def forward_mode_graph(call: Any, flat: Any, n_aux: int, values: bool) -> ADGraph:

@@ -49,8 +49,9 @@ class FusionTraffic(NamedTuple):
 
     @property
     def verdict(self) -> str:
-        """The comparison in words: fewer bytes, as many, or more (a loop's copies and
-        the compiled program's own moves can outweigh what fusion saves)."""
+        """The comparison in words: fewer bytes, as many, or more (the compiled
+        program can move bytes the equations do not count, a loop's copies say, more
+        than fusion saves)."""
         fused, unfused = si(self.fused_bytes, "B"), si(self.unfused_bytes, "B")
         if self.fused_bytes == self.unfused_bytes:
             return f"The compiled ops move as many bytes as the equations ({fused})."
@@ -63,8 +64,8 @@ class FusionTraffic(NamedTuple):
             return f"Fusion moves {self.saving:.3g}x fewer bytes."
         return (
             f"The compiled ops move {1 / self.saving:.3g}x more bytes than the "
-            f"equations ({fused} against {unfused}): XLA's own moves (a loop's "
-            "copies, say) outweigh what fusion saves here."
+            f"equations ({fused} against {unfused}): here the compiled program moves "
+            "bytes the equations do not count, more than fusion saves."
         )
 
     def _ratio(self) -> str:

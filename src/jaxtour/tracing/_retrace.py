@@ -140,7 +140,9 @@ class Retraced:
         self._jitted = jax.jit(counted, static_argnums=nums, static_argnames=names)
         # lower, trace and eval_shape go to a jit of their own: they are not calls
         self._plain = jax.jit(f, static_argnums=nums, static_argnames=names)
-        functools.update_wrapper(self, f)  # __name__, __doc__, __wrapped__, as jit
+        # __name__, __doc__, __wrapped__, as jit; not f's __dict__, which could
+        # overwrite this object's own attributes
+        functools.update_wrapper(self, f, updated=())
 
     def lower(self, *args: Any, **kwargs: Any) -> jax.stages.Lowered:
         """As `jax.jit(f).lower`: neither a call nor a trace in the table."""
@@ -183,6 +185,7 @@ class Retraced:
         site = _call_site(sys._getframe(1))
         names = arg_names(self.fn, len(args))
         static = self.statics.positions(len(args))
+        self._check_held(args, kwargs, static, names)
         self.statics.check_values(args, kwargs, WHO, names)
         _ir.check_args(args, kwargs, self.statics, WHO)
         sig = signature(
@@ -199,7 +202,8 @@ class Retraced:
         try:
             out = self._call(before, args, kwargs)
         except ValueError as err:
-            if (retold := _ir.own_statics_error(self.fn, err, WHO)) is not None:
+            retold = _ir.own_statics_error(self.fn, err, WHO, args, kwargs)
+            if retold is not None:
                 raise retold from err
             raise
         finally:
@@ -213,6 +217,22 @@ class Retraced:
                 args, kwargs, tuple(static), self.statics.names
             )
         return out
+
+    def _check_held(
+        self, args: tuple, kwargs: dict, static: Any, names: list[str]
+    ) -> None:
+        """A static argument that arrives as a tracer: what traced the call (a lens,
+        `jax.jit`) was not told it is static."""
+        held = [names[i] for i in static if i < len(args) and _ir.is_tracer(args[i])]
+        held += [k for k in self.statics.names if _ir.is_tracer(kwargs.get(k))]
+        if held:
+            which = ", ".join(f"`{name}`" for name in held)
+            raise TypeError(
+                f"{WHO}({self.name}) holds {which} static, but a tracer came there: "
+                "what traced this call (a lens, jax.jit) traced it. Hold it static "
+                "there too (static_argnums or static_argnames), as for a jax.jit "
+                "function."
+            )
 
     def _call(self, before: int, args: tuple, kwargs: dict) -> Any:
         """The jitted call, in a thread Ctrl-C can leave; in this one when a
@@ -228,9 +248,10 @@ class Retraced:
             # a tracer reached `f` some other way (a function it calls closes over
             # one): the thread was the fault, so the call runs here. It traced once,
             # in the thread or here (jit may have kept the thread's trace).
-            out = self._jitted(*args, **kwargs)
-            self.traces = min(self.traces, before + 1)
-            return out
+            try:
+                return self._jitted(*args, **kwargs)
+            finally:
+                self.traces = min(self.traces, before + 1)
 
     def _diff(self, n: int) -> Any:
         nums, names = self.statics
@@ -263,8 +284,10 @@ class Retraced:
             causes = [
                 Cause(
                     "cache",
-                    "the same signature as an earlier call: JAX's cache "
-                    "no longer held it (jax.clear_caches() or a changed config)",
+                    "the same signature as an earlier call, yet jit traced again: "
+                    "its cache was cleared (.clear_cache(), jax.clear_caches()), or "
+                    "something jit keys on besides the arguments changed (a config "
+                    "such as jax_enable_x64, the mesh of jax.set_mesh)",
                     "",
                 )
             ]

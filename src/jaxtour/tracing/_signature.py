@@ -91,7 +91,7 @@ def _sharding(leaf: Any) -> str:
     carries it in the type, and a memory space other than the device's; "" for a
     leaf on no mesh in device memory."""
     aval = jax.typeof(leaf)
-    sharding = getattr(aval, "sharding", None)
+    sharding: Any = getattr(aval, "sharding", None)
     mesh = getattr(sharding, "mesh", None)
     words = []
     if mesh is not None and not mesh.empty:
