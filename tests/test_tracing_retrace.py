@@ -613,3 +613,39 @@ def test_the_functions_own_attributes_do_not_reach_the_record():
     twice = explain_retraces(explain_retraces(jnp.sin))
     twice(jnp.ones(2))
     assert twice.traces == 1 and len(twice.calls) == 1
+
+
+def test_a_setting_jit_keys_on_is_named_when_it_changes():
+    from devices import run_with_devices
+
+    run = run_with_devices(
+        """
+        import contextlib
+        import json
+        import jax.numpy as jnp
+        from jaxtour.tracing import explain_retraces
+        g = explain_retraces(lambda x: x * 2)
+        plain_traces = []
+        plain = jax.jit(lambda x: plain_traces.append(1) or x * 2)  # the oracle
+        mesh = jax.make_mesh((8,), ("d",))
+        settings = (contextlib.nullcontext, lambda: jax.set_mesh(mesh),
+                    lambda: jax.enable_x64(True),
+                    lambda: jax.default_matmul_precision("highest"),
+                    contextlib.nullcontext)
+        for setting in settings:  # made as they are entered: set_mesh sets at once
+            with setting():
+                g(jnp.ones(2, jnp.float32))
+                plain(jnp.ones(2, jnp.float32))
+        print(json.dumps([len(plain_traces), g.traces,
+                          [[c.words for c in call.causes] for call in g.calls]]))
+        """
+    )
+    plain_traces, traces, causes = run
+    assert traces == plain_traces == 4
+    assert causes == [
+        [],
+        ["the mesh of jax.set_mesh changed: none → d=8 Explicit"],
+        ["jax_enable_x64 changed: False → True"],
+        ["jax_default_matmul_precision changed: None → highest"],
+        [],  # back as the first call was: a cache hit
+    ]

@@ -65,14 +65,15 @@ def explain_retraces(
 
     Each call's signature (the pytree structure of the traced arguments, each leaf's
     shape, dtype, weak type and sharding, which arguments came by keyword, each static
-    argument's value or identity) is kept; a side effect in the traced Python counts
-    the traces, and `jax.monitoring` times the trace and compilation. A retrace is
-    compared with the closest earlier signature and its cause named: a changed shape,
-    dtype, weak type or sharding, a changed pytree structure (a list that grew), an
-    argument passed by keyword that came by position, a static argument's new value or
-    a new object hashed by identity. Globals and closed-over values that `f` reads are
-    fingerprinted too: jit does not watch them, so a changed one is reported as a stale
-    result, not a retrace.
+    argument's value or identity, and the settings jit keys on besides: 64-bit mode,
+    matmul precision, `jax.set_mesh`'s mesh) is kept; a side effect in the traced
+    Python counts the traces, and `jax.monitoring` times the trace and compilation. A
+    retrace is compared with the closest earlier signature and its cause named: a
+    changed shape, dtype, weak type or sharding, a changed pytree structure (a list
+    that grew), an argument passed by keyword that came by position, a static
+    argument's new value or a new object hashed by identity, a changed setting. Globals
+    and closed-over values that `f` reads are fingerprinted too: jit does not watch
+    them, so a changed one is reported as a stale result, not a retrace.
 
     JAX's own explanation is the config flag `jax_explain_cache_misses`, which logs a
     message per cache miss against the closest previous key; this wrapper makes the
@@ -286,8 +287,8 @@ class Retraced:
                     "cache",
                     "the same signature as an earlier call, yet jit traced again: "
                     "its cache was cleared (.clear_cache(), jax.clear_caches()), or "
-                    "something jit keys on besides the arguments changed (a config "
-                    "such as jax_enable_x64, the mesh of jax.set_mesh)",
+                    "a setting jit keys on changed that this record does not watch "
+                    "(it watches 64-bit mode, matmul precision and jax.set_mesh)",
                     "",
                 )
             ]

@@ -1,8 +1,9 @@
 """What `jax.jit` keys its cache on, recorded per call, and differences in plain words.
 
 A call's `Signature`: the pytree structure of its traced arguments, each leaf's shape,
-dtype, weak type and sharding, which arguments came by keyword, and each static
-argument's value (or, for an object hashed by
+dtype, weak type and sharding, which arguments came by keyword, the settings around the
+call that jit keys on (64-bit mode, matmul precision, `jax.set_mesh`'s mesh), and each
+static argument's value (or, for an object hashed by
 identity, its id), field by field for a dataclass, a NamedTuple or a nested container.
 `closest(new, earlier)` picks the earlier signature that differs least (`distance`), and
 `differences(new, old)` names what changed, leaf by leaf and field by field, with what
@@ -46,6 +47,7 @@ class Signature(NamedTuple):
     statics: tuple[Static, ...]
     keywords: tuple[str, ...] = ()  # the arguments passed by keyword, sorted
     positional: tuple[str, ...] = ()  # the arguments passed by position
+    context: tuple[tuple[str, str], ...] = ()  # what jit keys on besides: (name, value)
 
 
 def signature(
@@ -82,7 +84,20 @@ def signature(
                 )
             )
     passed = (tuple(sorted(kwargs)), tuple(names[: len(args)]))
-    return Signature(tuple(trees), tuple(leaves), tuple(statics), *passed)
+    return Signature(tuple(trees), tuple(leaves), tuple(statics), *passed, _context())
+
+
+def _context() -> tuple[tuple[str, str], ...]:
+    """The settings around a call that jit keys its cache on, beside the arguments:
+    64-bit mode, the default matmul precision and the mesh `jax.set_mesh` set."""
+    mesh = jax.sharding.get_abstract_mesh()
+    axes = zip(mesh.axis_names, mesh.axis_sizes, mesh.axis_types, strict=True)
+    words = ", ".join(f"{n}={k} {t.name}" for n, k, t in axes) or "none"
+    configs = [(name, str(getattr(jax.config, name))) for name in _CONFIGS]
+    return (*configs, ("the mesh of jax.set_mesh", words))
+
+
+_CONFIGS = ("jax_enable_x64", "jax_default_matmul_precision")
 
 
 def _sharding(leaf: Any) -> str:
@@ -149,6 +164,7 @@ def distance(new: Signature, old: Signature) -> tuple[int, int]:
     )
     trees += [t[0] for t in new.trees] != [t[0] for t in old.trees]
     trees += len(_moved(new, old))
+    trees += sum(a != b for a, b in zip(new.context, old.context, strict=False))
     if trees or len(new.leaves) != len(old.leaves):
         return max(trees, 1), 0
     attrs = sum(
@@ -204,6 +220,15 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
                 "call with the same arguments each time",
             )
         )
+    for (name, now), (_, was) in zip(new.context, old.context, strict=False):
+        if now != was:
+            causes.append(
+                Cause(
+                    "context",
+                    f"{name} changed: {was} → {now}",
+                    "jit keys its cache on it too: set it once, before the calls",
+                )
+            )
     for name in _moved(new, old):
         was, now = (
             ("keyword", "position") if name in old.keywords else ("position", "keyword")
