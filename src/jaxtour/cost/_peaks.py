@@ -155,7 +155,7 @@ def _cached(entry: Any, key: str) -> Peaks | None:
 def _read(path: Path, warn: bool = False) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # none yet, or no folder for it
         return {}
     except (OSError, ValueError):  # corrupt: measured anew, then rewritten
         data = None
