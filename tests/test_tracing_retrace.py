@@ -173,6 +173,18 @@ def test_a_call_made_by_a_transformation_names_the_users_line():
     assert f.calls[0].site.where == f"test_tracing_retrace.py:{line}"
 
 
+def test_a_call_made_by_a_lens_names_the_users_line_not_the_lens():
+    from jaxtour.viz import draw_jaxpr
+
+    f = explain_retraces(lambda x: jnp.sum(jnp.sin(x)))
+    draw_jaxpr(f)(jnp.ones(2))  # jaxtour traces f, through JAX
+    lines = Path(__file__).read_text().splitlines()
+    line = lines.index(
+        "    draw_jaxpr(f)(jnp.ones(2))  # jaxtour traces f, through JAX"
+    )
+    assert f.calls[0].site.where == f"test_tracing_retrace.py:{line + 1}"
+
+
 def test_a_static_value_that_changes_retraces_each_time():
     times = []
     f = explain_retraces(counting(times), static_argnums=1)

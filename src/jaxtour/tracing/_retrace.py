@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from jaxtour.tracing._signature import (
     differences,
     signature,
 )
-from jaxtour.tracing._watched import read_values, watched
+from jaxtour.tracing._watched import fingerprints, read_values
 
 WHO = "explain_retraces"
 # JAX's own timings of a compilation (jax.monitoring, public): trace, lower, compile.
@@ -192,7 +191,7 @@ class Retraced:
         sig = signature(
             names, args, kwargs, tuple(static), self.statics.names, self._defaults
         )
-        before, timings = self.traces, []
+        before, timings, read = self.traces, [], read_values(self.fn)
 
         def listener(event: str, duration_secs: float, **_: str | int) -> None:
             if event.endswith(_COMPILE_EVENTS):
@@ -201,7 +200,7 @@ class Retraced:
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:
-            out = self._call(before, args, kwargs)
+            out = self._call(before, args, kwargs, read)
         except ValueError as err:
             retold = _ir.own_statics_error(self.fn, err, WHO, args, kwargs)
             if retold is not None:
@@ -211,7 +210,7 @@ class Retraced:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
         self.calls.append(
-            self._record(sig, self.traces > before, site, sum(timings), took)
+            self._record(sig, self.traces > before, site, sum(timings), took, read)
         )
         if self.traces > before:
             self._examples[len(self.calls)] = abstract(
@@ -235,11 +234,11 @@ class Retraced:
                 "function."
             )
 
-    def _call(self, before: int, args: tuple, kwargs: dict) -> Any:
+    def _call(self, before: int, args: tuple, kwargs: dict, read: dict) -> Any:
         """The jitted call, in a thread Ctrl-C can leave; in this one when a
         transformation around the call traces it, as its tracers belong to this
-        thread's trace."""
-        if _under_a_transformation((args, kwargs, *read_values(self.fn).values())):
+        thread's trace (`read`: what `f` reads besides its arguments)."""
+        if _under_a_transformation((args, kwargs, *read.values())):
             return self._jitted(*args, **kwargs)
         try:
             return run_interruptibly(
@@ -261,9 +260,15 @@ class Retraced:
         return diff_trace(self.fn, self.name, self._examples, n, static, against)
 
     def _record(
-        self, sig: Signature, traced: bool, site: Any, compile_s: float, call_s: float
+        self,
+        sig: Signature,
+        traced: bool,
+        site: Any,
+        compile_s: float,
+        call_s: float,
+        read: dict,
     ) -> Call:
-        now, causes, stale = watched(self.fn), [], []
+        now, causes, stale = fingerprints(read), [], []
         seen = list(self._seen)
         against = None
         if not traced:
@@ -337,24 +342,13 @@ def _under_a_transformation(values: Any) -> bool:
 
 
 def _call_site(frame: Any) -> _ir.SourceLine:
-    """The user's line that called: `frame`, or the first frame outside JAX above it
-    when a transformation called the wrapped function (`jax.grad(retraced)`)."""
+    """The user's line that called: `frame`, or the first frame outside the libraries
+    above it when a transformation (`jax.grad(retraced)`) or a lens called the
+    wrapped function."""
     caller = frame
-    while caller is not None and _inside_jax(caller.f_code.co_filename):
+    while caller is not None and _ir.is_library(caller.f_code.co_filename):
         caller = caller.f_back
     found = caller or frame
     return _ir.SourceLine(
         found.f_code.co_filename, found.f_lineno, found.f_code.co_name
     )
-
-
-@functools.cache
-def _jax_roots() -> tuple[str, ...]:
-    import jaxlib
-
-    folders = [os.path.dirname(m.__file__ or "") for m in (jax, jaxlib)]
-    return tuple(os.path.realpath(f) + os.sep for f in folders if f)
-
-
-def _inside_jax(file: str) -> bool:
-    return os.path.realpath(file).startswith(_jax_roots())

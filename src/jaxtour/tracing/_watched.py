@@ -22,7 +22,11 @@ BIG = 2**20  # elements: hashing megabytes on every call would cost more than th
 
 def watched(f: Any) -> dict[str, str]:
     """Fingerprints of the globals and closed-over values `f`'s code reads."""
-    found = read_values(f)
+    return fingerprints(read_values(f))
+
+
+def fingerprints(found: dict[str, Any]) -> dict[str, str]:
+    """Fingerprints of values `read_values` found (those whose content can change)."""
     return {k: fp for k, v in found.items() if (fp := _fingerprint(v)) is not None}
 
 
