@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import jax
@@ -118,6 +119,39 @@ def test_the_work_runs_under_the_calling_thread_s_jax_options():
         out = run_interruptibly(lambda: jnp.zeros(2), "zeros")
     assert out.dtype == np.float64
     assert run_interruptibly(lambda: jnp.zeros(2), "zeros").dtype == np.float32
+
+
+def _thread_and(setting: str) -> tuple[bool, object]:
+    """Whether the work ran in a helper thread, and the setting it saw there."""
+    caller = threading.current_thread()
+    return run_interruptibly(
+        lambda: (
+            threading.current_thread() is not caller,
+            getattr(jax.config, setting),
+        ),
+        "a look at the settings",
+    )
+
+
+def test_an_option_the_helper_cannot_enter_runs_the_work_in_the_calling_thread():
+    # jax.jit under `with jax.threefry_partitionable(False)` draws other numbers:
+    # a helper thread would see the global value and draw jit's default ones
+    def draw(key):
+        return jax.random.normal(key, (4,))
+
+    flipped = not jax.config.jax_threefry_partitionable
+    with jax.threefry_partitionable(flipped):
+        want = jax.jit(draw)(jax.random.key(0))
+        got = run_interruptibly(lambda: jax.jit(draw)(jax.random.key(0)), "draws")
+        assert _thread_and("jax_threefry_partitionable") == (False, flipped)
+    np.testing.assert_array_equal(got, want)
+    # the options it knows, and none, keep the helper thread (Ctrl-C's reach)
+    with jax.enable_x64(True):
+        assert _thread_and("jax_enable_x64") == (True, True)
+    mesh = jax.make_mesh((1,), ("x",))
+    with jax.set_mesh(mesh):
+        assert _thread_and("jax_enable_x64")[0]
+    assert _thread_and("jax_threefry_partitionable") == (True, not flipped)
 
 
 def test_the_work_runs_under_the_calling_thread_s_mesh():

@@ -6,9 +6,12 @@ thread that waits for it sits inside XLA's C++ code, where Python never gets to 
 `block_until_ready` that waits). So a lens that runs the user's program (`step_through`,
 `find_nans`, `explain_retraces`, `draw_roofline`) calls `run_interruptibly`: the work
 runs in a helper thread, and this thread waits in short Python-level slices, where a
-Ctrl-C arrives and a time limit is checked. XLA cannot cancel a running program, so
-after a stop it carries on in the background until the process ends: the message says
-so.
+Ctrl-C arrives and a time limit is checked. The helper enters the caller's `with
+jax.X(...)` settings that are known (THREAD_OPTIONS, `jax.set_mesh`); under any other
+(`jax.threefry_partitionable`, `jax.log_compiles`, a transfer guard) the work runs in
+the calling thread, as `jax.jit` would, and only Ctrl-C's reach is lost. XLA cannot
+cancel a running program, so after a stop it carries on in the background until the
+process ends: the message says so.
 """
 
 from __future__ import annotations
@@ -108,10 +111,13 @@ def run_interruptibly(
     import jax
 
     options = {name: getattr(jax.config, f"jax_{name}") for name in THREAD_OPTIONS}
-    mesh = _mesh()
+    mesh, settings = _mesh(), _settings()
     box: dict[str, Any] = {}
 
     def work() -> None:
+        if _unmatched(settings):  # a `with` block the helper cannot enter: run here
+            box["here"] = True
+            return
         try:
             with contextlib.ExitStack() as stack:
                 for name, value in options.items():
@@ -139,7 +145,40 @@ def run_interruptibly(
         raise Interrupted(_stopped(what, start, "Ctrl-C", hint)) from None
     if "err" in box:
         raise box["err"]
+    if "here" in box:
+        return jax.block_until_ready(fn())
     return box["out"]
+
+
+def _settings() -> dict[str, Any]:
+    """Every JAX option this thread reads, by name: a `with jax.X(...)` block sets
+    one for its own thread only (`jax.threefry_partitionable`, `jax.log_compiles`)."""
+    import jax
+
+    found = {}
+    for name in jax.config.values:
+        with contextlib.suppress(AttributeError):  # a flag no thread sets apart
+            found[name] = getattr(jax.config, name)
+    return found
+
+
+def _unmatched(caller: dict[str, Any]) -> list[str]:
+    """The options whose value here (a new thread: the global one) differs from the
+    caller's, leaving out those `run_interruptibly` enters again (THREAD_OPTIONS)."""
+    again = {f"jax_{name}" for name in THREAD_OPTIONS}
+    here = _settings()
+    return [
+        name
+        for name, value in caller.items()
+        if name not in again and not _same(value, here.get(name))
+    ]
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except Exception:  # a value that will not compare: take it as changed
+        return False
 
 
 def _stopped(what: str, start: float, why: str, hint: str) -> str:
