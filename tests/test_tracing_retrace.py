@@ -1,6 +1,7 @@
 """explain_retraces: each cause provoked and named, no false retrace, stale reads."""
 
 import dataclasses
+import functools
 import logging
 import re
 import xml.etree.ElementTree as ET
@@ -28,6 +29,17 @@ def counting(times: list):
     def f(x, n=1):
         times.append(1)
         return jax.tree.map(lambda leaf: leaf * n, x)
+
+    return f
+
+
+def noting(times: list, fn):
+    """`fn`, noting each trace in `times` (the same independent oracle)."""
+
+    @functools.wraps(fn)
+    def f(*args, **kwargs):
+        times.append(1)
+        return fn(*args, **kwargs)
 
     return f
 
@@ -661,3 +673,33 @@ def test_a_setting_jit_keys_on_is_named_when_it_changes():
         ["jax_default_matmul_precision changed: None → highest"],
         [],  # back as the first call was: a cache hit
     ]
+
+
+def test_keywords_in_another_order_are_a_cache_hit_and_a_real_change_is_named():
+    # jit flattens keywords as a dict, sorted: their order is not part of its key
+    counter = []
+    f = explain_retraces(noting(counter, lambda a, b: a.sum() + b))
+    f(a=jnp.ones(3), b=1.0)
+    f(b=1.0, a=jnp.ones(3))
+    f(b=1.0, a=jnp.ones(4))
+    assert len(counter) == 2 == f.traces
+    assert [c.event for c in f.calls] == ["first trace", "cache hit", "retrace"]
+    assert [c.words for c in f.calls[2].causes] == [
+        "`a` changed shape: f32[3] → f32[4]"
+    ]
+
+
+def test_a_static_of_equal_value_and_another_type_is_named_as_a_new_type():
+    # jit keys a static argument on its type too: 2 and 2.0 are two keys
+    counter = []
+    f = explain_retraces(noting(counter, lambda x, k: x * k), static_argnums=1)
+    for k in (2, 2.0, np.int32(2), 2):
+        f(jnp.ones(3), k)
+    assert len(counter) == 3 == f.traces
+    assert [c.event for c in f.calls][1:] == ["retrace", "retrace", "cache hit"]
+    assert [c.words for c in f.calls[1].causes] == [
+        "static `k` changed type: int 2 → float 2.0: jit keys a static argument on "
+        "its type as well as its value, so equal values of two types are two keys"
+    ]
+    assert f.calls[2].causes[0].kind == "static type"
+    assert "int32" in f.calls[2].causes[0].words

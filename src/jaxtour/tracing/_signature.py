@@ -60,7 +60,9 @@ def signature(
 ) -> Signature:
     """The `Signature` of one call (`names`: one per positional argument; `defaults`:
     the default of each static keyword, which a call may leave out)."""
-    named = {**dict(zip(names, args, strict=True)), **kwargs}
+    # jit flattens the keywords as a dict, in sorted order: the order they came in
+    # changes nothing
+    named = {**dict(zip(names, args, strict=True)), **dict(sorted(kwargs.items()))}
     is_static = {names[i] for i in static if i < len(names)} | set(static_names)
     trees, leaves, statics = [], [], []
     for name, value in (defaults or {}).items():

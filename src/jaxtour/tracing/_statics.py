@@ -26,12 +26,14 @@ class Static(NamedTuple):
     key: Any
     by_identity: bool
     fields: tuple[tuple[str, str], ...] = ()
+    type: str = ""  # jit's key compares the type too: 2 and 2.0 are two keys
 
 
 class Cause(NamedTuple):
     """One difference between two calls, in words, and what to do about it."""
 
-    # "structure", "shape", "dtype", "weak type", "static value" or "static object"
+    # "structure", "shape", "dtype", "weak type", "static value", "static type" or
+    # "static object"
     kind: str
     words: str
     hint: str
@@ -46,7 +48,13 @@ def read_static(name: str, value: Any) -> Static:
         id(value) if by_identity else value,
         by_identity,
         () if by_identity else tuple(_fields(value, "", 0)),
+        _type_name(value),
     )
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else kind.__qualname__
 
 
 _DEPTH, _MANY = 6, 256  # how deep and how many fields a static value is read
@@ -134,7 +142,15 @@ def _whole(static: Static) -> str:
 
 def static_cause(new: Static, old: Static) -> Cause | None:
     if new.by_identity == old.by_identity and new.key == old.key:
-        return None
+        if new.type == old.type:
+            return None
+        return Cause(
+            "static type",
+            f"static `{new.path}` changed type: {old.type} {old.shown} → {new.type} "
+            f"{new.shown}: jit keys a static argument on its type as well as its "
+            "value, so equal values of two types are two keys",
+            f"pass `{new.path}` as one type every call (int(...) or float(...))",
+        )
     if DEFAULT in (new.key, old.key):
         return Cause(
             "static value",
