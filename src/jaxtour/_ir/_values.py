@@ -42,8 +42,10 @@ def is_tracer(value: Any) -> bool:
 
 @functools.cache
 def _concrete_arrays() -> tuple[type, ...]:
-    """The types of concrete JAX arrays: numbers, and typed PRNG keys."""
-    return type(jnp.zeros(())), type(jax.random.key(0))
+    """The types of concrete JAX arrays: numbers, and typed PRNG keys (made concrete
+    even when the first call comes inside a trace, where they would be tracers)."""
+    with jax.ensure_compile_time_eval():
+        return type(jnp.zeros(())), type(jax.random.key(0))
 
 
 def is_key(value: Any) -> bool:

@@ -10,7 +10,13 @@ from jaxtour._report import Report, Reported, Table
 
 _HEAD = ("call", "where", "what", "compile", "why")
 WIDTH = 88  # characters of the text table: a slide's output box wraps past about 94
-_SHADES = {"retrace": "#fdecea", "cache hit": "#fff6dc"}  # a first trace is plain
+_SHADES = {  # a first trace is plain
+    "retrace": "#fdecea",
+    "cache hit": "#fff6dc",
+    "compiled again": "#fff6dc",
+    "not jitted": "#eeeeee",
+}
+TRACED = ("first trace", "retrace")  # the events where jit traced f
 
 
 class RetraceReport(Reported):
@@ -18,27 +24,35 @@ class RetraceReport(Reported):
 
     Cache hits are counted in the summary line; they get a row of their own only when
     they read a global or closed-over value that has changed since the trace (a stale
-    result). `str(report)` is the table as text, at most 88 characters wide (what a
-    slide's output box shows); in a notebook it shows as HTML.
+    result). A cache hit XLA compiled anew ("compiled again") and a call under
+    `jax.disable_jit` ("not jitted") get a row too. `str(report)` is the table as
+    text, at most 88 characters wide (what a slide's output box shows); in a notebook
+    it shows as HTML.
     """
 
     def __init__(
         self, name: str, calls: list[Any], differ: Callable[[int], Any] | None = None
     ) -> None:
         self.name, self.calls, self._differ = name, calls, differ
-        self.traces = sum(c.event != "cache hit" for c in calls)
+        self.traces = sum(c.event in TRACED for c in calls)
         self.rows = [c for c in calls if c.event != "cache hit" or c.stale]
 
     @property
     def summary(self) -> str:
         """One line: calls, traces, retraces, cache hits and the compile time spent."""
-        hits = len(self.calls) - self.traces
+        hits = sum(c.event in ("cache hit", "compiled again") for c in self.calls)
+        again = sum(c.event == "compiled again" for c in self.calls)
+        eager = sum(c.event == "not jitted" for c in self.calls)
         spent = sum(c.compile_s for c in self.calls)
         retraces = plural(max(self.traces - 1, 0), "retrace")
+        hits_said = plural(hits, "cache hit") + (
+            f" ({again} compiled again)" if again else ""
+        )
+        eager_said = f", {eager} not jitted" if eager else ""
         return (
             f"{self.name}: {plural(len(self.calls), 'call')}, "
             f"{plural(self.traces, 'trace')} ({retraces}), "
-            f"{plural(hits, 'cache hit')}; {_ms(spent)} tracing and compiling"
+            f"{hits_said}{eager_said}; {_ms(spent)} tracing and compiling"
         )
 
     def _cells(self, call: Any) -> list[str]:
@@ -52,9 +66,11 @@ class RetraceReport(Reported):
             if call.compared_with not in (None, self._previous_trace(call.number)):
                 why.insert(0, (f"against call {call.compared_with}, the closest:", ""))
         else:
-            why = [("STALE: " + s, "pass it as an argument") for s in call.stale]
+            why = [(c.words, c.hint) for c in call.causes]
+            why += [("STALE: " + s, "pass it as an argument") for s in call.stale]
         where = call.site.where if call.site else ""
-        compile_ms = _ms(call.compile_s) if call.event != "cache hit" else "—"
+        shown = ("cache hit", "not jitted")
+        compile_ms = _ms(call.compile_s) if call.event not in shown else "—"
         reasons = "\n".join(w + (f"\n→ {h}" if h else "") for w, h in why)
         return [str(call.number), where, call.event, compile_ms, reasons]
 
@@ -94,7 +110,7 @@ class RetraceReport(Reported):
 
     def _previous_trace(self, number: int) -> int | None:
         """The number of the last call before call `number` that traced."""
-        earlier = [c.number for c in self.calls[: number - 1] if c.event != "cache hit"]
+        earlier = [c.number for c in self.calls[: number - 1] if c.event in TRACED]
         return earlier[-1] if earlier else None
 
     def closest(self, number: int) -> int | None:

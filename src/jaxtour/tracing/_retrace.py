@@ -23,7 +23,7 @@ from jaxtour.tracing._signature import (
     differences,
     signature,
 )
-from jaxtour.tracing._watched import fingerprints, read_values
+from jaxtour.tracing._watched import fingerprints, mutable_fingerprints, read_values
 
 WHO = "explain_retraces"
 # JAX's own timings of a compilation (jax.monitoring, public): trace, lower, compile.
@@ -32,10 +32,38 @@ _COMPILE_EVENTS = (
     "jaxpr_to_mlir_module_duration",
     "backend_compile_duration",
 )
+_BACKEND_COMPILE = "backend_compile_duration"  # XLA compiled a program
+_COMPILED_AGAIN = Cause(
+    "compiled",
+    "jit had traced these arguments already and reused that trace, but XLA compiled "
+    "a new program for this call: the trace was made under (or this call runs "
+    "under) a transformation that asks for another program from it (jax.grad, "
+    "jax.vmap, an outer jax.jit), or the arguments are placed otherwise (another "
+    "device, another sharding on an Auto mesh)",
+    "",
+)
+_EAGER = Cause(
+    "disable_jit",
+    "jax.disable_jit() is on: f ran op by op in Python, neither traced for jit nor "
+    "compiled",
+    "",
+)
+
+
+class _Run(NamedTuple):
+    """What one call did: traced `f`, compiled a program, ran without jit; its times."""
+
+    traced: bool
+    compiled: bool
+    eager: bool
+    compile_s: float
+    call_s: float
 
 
 class Call(NamedTuple):
-    """One call: where from, what jit did ("first trace", "retrace", "cache hit"),
+    """One call: where from, what jit did ("first trace", "retrace", "cache hit",
+    "compiled again" for a cache hit XLA compiled anew, "not jitted" under
+    `jax.disable_jit`),
     why (`causes`), what it read that jit ignores (`stale`), and its costs.
 
     `signature` is what jit keyed the call on; `compared_with`, for a retrace, the
@@ -129,6 +157,7 @@ class Retraced:
         self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
         self._traced_by: dict[Signature, int] = {}  # -> the call that last traced it
         self._examples: dict[int, Example] = {}  # traced call -> its argument types
+        self._written: set[str] = set()  # globals a trace changed: side effects
         self._defaults = _defaults(f)
 
         @functools.wraps(f)
@@ -192,10 +221,14 @@ class Retraced:
             names, args, kwargs, tuple(static), self.statics.names, self._defaults
         )
         before, timings, read = self.traces, [], read_values(self.fn)
+        held = mutable_fingerprints(read)  # what the trace itself may change
+        # under jax.disable_jit, jit runs f op by op: no trace (read by name: the
+        # option is not in JAX 0.10's type stubs)
+        eager = bool(getattr(jax.config, "jax_disable_jit"))  # noqa: B009
 
         def listener(event: str, duration_secs: float, **_: str | int) -> None:
             if event.endswith(_COMPILE_EVENTS):
-                timings.append(duration_secs)
+                timings.append((event, duration_secs))
 
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
@@ -209,9 +242,16 @@ class Retraced:
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
-        self.calls.append(
-            self._record(sig, self.traces > before, site, sum(timings), took, read)
+        if eager:
+            self.traces = before
+        run = _Run(
+            self.traces > before,
+            any(event.endswith(_BACKEND_COMPILE) for event, _ in timings),
+            eager,
+            0.0 if eager else sum(seconds for _, seconds in timings),
+            took,
         )
+        self.calls.append(self._record(sig, site, read, held, run))
         if self.traces > before:
             self._examples[len(self.calls)] = abstract(
                 args, kwargs, tuple(static), self.statics.names
@@ -260,19 +300,21 @@ class Retraced:
         return diff_trace(self.fn, self.name, self._examples, n, static, against)
 
     def _record(
-        self,
-        sig: Signature,
-        traced: bool,
-        site: Any,
-        compile_s: float,
-        call_s: float,
-        read: dict,
+        self, sig: Signature, site: Any, read: dict, held: dict, run: _Run
     ) -> Call:
+        """The record of one call: what jit did and why (`read`: what `f` reads
+        besides its arguments; `held`: the fingerprints of those a trace may change,
+        taken before the call)."""
         now, causes, stale = fingerprints(read), [], []
+        if run.traced:  # a value f's trace changes is its side effect, not its input
+            self._written |= {k for k, fp in held.items() if now.get(k) != fp}
         seen = list(self._seen)
         against = None
-        if not traced:
-            event = "cache hit"
+        if run.eager:
+            event, causes = "not jitted", [_EAGER]
+        elif not run.traced:
+            event = "compiled again" if run.compiled else "cache hit"
+            causes = [_COMPILED_AGAIN] if run.compiled else []
             then = self._seen.get(sig, next(reversed(self._seen.values()), now))
             against = self._number(
                 sig if sig in self._seen else seen[-1] if seen else None
@@ -281,7 +323,9 @@ class Retraced:
                 f"`{name}` changed ({then[name]} → {now[name]}) but jit did not "
                 "retrace: this call used the value from when it was traced"
                 for name in now
-                if name in then and now[name] != then[name]
+                if name in then
+                and now[name] != then[name]
+                and name not in self._written
             ]
         elif not self._seen:
             event = "first trace"
@@ -302,7 +346,7 @@ class Retraced:
             index = closest(sig, seen)
             old = seen[index] if index is not None else sig
             causes, against = differences(sig, old), self._number(old)
-        if traced:
+        if run.traced:
             self._seen[sig] = now
             self._traced_by[sig] = len(self.calls) + 1
         return Call(
@@ -311,8 +355,8 @@ class Retraced:
             event,
             causes,
             stale,
-            compile_s,
-            call_s,
+            run.compile_s,
+            run.call_s,
             sig,
             against,
         )
