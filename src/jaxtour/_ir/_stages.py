@@ -16,7 +16,9 @@ def stablehlo_text(lowered: jax.stages.Lowered) -> str:
 def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
     """XLA's own figures: flops, transcendentals, bytes_accessed, temp/argument/output bytes.
 
-    Keys a backend does not report are left out (some report no cost analysis at all).
+    Keys a backend does not report are left out (some report no cost analysis at all),
+    and so is a figure XLA gives as negative: -1 is its word for "could not count this
+    program" (a `top_k`, say), not an amount.
     """
     figures: dict[str, float] = {}
     try:
@@ -25,7 +27,7 @@ def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
         cost = None
     cost = cost[0] if isinstance(cost, list | tuple) and cost else cost
     for key in ("flops", "transcendentals", "bytes accessed"):
-        if isinstance(cost, dict) and key in cost:
+        if isinstance(cost, dict) and float(cost.get(key, -1.0)) >= 0:
             figures[key.replace(" ", "_")] = float(cost[key])
     try:
         memory = compiled.memory_analysis()

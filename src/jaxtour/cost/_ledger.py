@@ -119,8 +119,9 @@ class CostTable(Reported):
             )
         if not self.xla:
             notes.append(
-                f"XLA gives no cost_analysis() on {self.backend}: only the "
-                "kit's own counts are shown."
+                f"XLA's cost_analysis() gives no figures for this program on "
+                f"{self.backend} (none on this backend, or -1: XLA could not count "
+                "it): only the kit's own counts are shown."
             )
             return notes
         if self.once:
