@@ -182,3 +182,29 @@ def test_fusion_traffic_verdict(unfused, fused, verdict):
 
     traffic = FusionTraffic("f", unfused, fused, None, equations=2, ops=1)
     assert traffic.verdict == verdict
+
+
+def test_fusion_traffic_within_a_percent_reads_about_as_many_never_1x():
+    def pair(x, n):
+        return x * n, x.sum()
+
+    x = jnp.ones((16, 32))
+    traffic = fusion_traffic(pair, static_argnames="n")(x, n=3)
+    # by hand: the mul reads and writes x (2 * 2048 B), the sum reads x, writes 4 B
+    assert traffic.unfused_bytes == 2 * x.nbytes + x.nbytes + 4
+    gap = traffic.fused_bytes - traffic.unfused_bytes
+    assert 0 < abs(gap) <= 0.01 * traffic.unfused_bytes  # the compiled ops: a few B
+    assert traffic.verdict.startswith(
+        "The compiled ops move about as many bytes as the equations ("
+    )
+    assert f"{abs(gap):.0f} B {'more' if gap > 0 else 'fewer'}" in traffic.verdict
+    assert repr(traffic).endswith(": about as many)")
+
+
+def test_fusion_traffic_ratio_never_reads_1x():
+    from jaxtour.cost import FusionTraffic
+
+    for fused in range(9_000, 11_001, 7):
+        traffic = FusionTraffic("f", 10_000, fused, None, equations=2, ops=1)
+        for text in (traffic.verdict, repr(traffic)):
+            assert " 1x " not in text and "(1x" not in text, text

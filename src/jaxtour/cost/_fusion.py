@@ -25,6 +25,10 @@ from jaxtour.cost import _notes
 from jaxtour.cost._ledger import CostTable, total
 from jaxtour.cost._table import build
 
+# Counts closer than this (relative) read "about as many": past it a ratio printed to
+# three figures reads at least 1.01x, never "1x more".
+ABOUT = 0.01
+
 
 class FusionTraffic(NamedTuple):
     """Bytes moved through memory by `name`, equation by equation vs after XLA."""
@@ -49,9 +53,9 @@ class FusionTraffic(NamedTuple):
 
     @property
     def verdict(self) -> str:
-        """The comparison in words: fewer bytes, as many, or more (the compiled
-        program can move bytes the equations do not count, a loop's copies say, more
-        than fusion saves)."""
+        """The comparison in words: fewer bytes, as many (or about as many: within
+        `ABOUT`, where a ratio would read "1x"), or more (the compiled program can move
+        bytes the equations do not count, a loop's copies say, more than fusion saves)."""
         fused, unfused = si(self.fused_bytes, "B"), si(self.unfused_bytes, "B")
         if self.fused_bytes == self.unfused_bytes:
             return f"The compiled ops move as many bytes as the equations ({fused})."
@@ -59,6 +63,13 @@ class FusionTraffic(NamedTuple):
             return (
                 f"The equations move no bytes; the compiled ops move {fused} "
                 "(copies XLA adds)."
+            )
+        if self._about():
+            gap = self.fused_bytes - self.unfused_bytes
+            return (
+                f"The compiled ops move about as many bytes as the equations ({fused} "
+                f"against {unfused}: {si(abs(gap), 'B')} {'more' if gap > 0 else 'fewer'}"
+                f", within {100 * ABOUT:.0f} %)."
             )
         if self.saving > 1:
             return f"Fusion moves {self.saving:.3g}x fewer bytes."
@@ -68,9 +79,18 @@ class FusionTraffic(NamedTuple):
             "bytes the equations do not count, more than fusion saves."
         )
 
+    def _about(self) -> bool:
+        """The two counts are within `ABOUT` of each other (a ratio would read 1x)."""
+        gap = abs(self.fused_bytes - self.unfused_bytes)
+        return gap <= ABOUT * max(self.fused_bytes, self.unfused_bytes)
+
     def _ratio(self) -> str:
-        if self.fused_bytes == self.unfused_bytes or not self.unfused_bytes:
-            return "as many" if self.fused_bytes == self.unfused_bytes else "more"
+        if self.fused_bytes == self.unfused_bytes:
+            return "as many"
+        if not self.unfused_bytes:
+            return "more"
+        if self._about():
+            return "about as many"
         if self.saving > 1:
             return f"{self.saving:.3g}x less"
         return f"{1 / self.saving:.3g}x more"
