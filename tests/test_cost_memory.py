@@ -1,6 +1,7 @@
 """The memory of grad, and what jax.checkpoint policies trade, on the MLP loss."""
 
 import functools
+import math
 import re
 
 import jax
@@ -221,3 +222,39 @@ def test_a_warm_call_reuses_its_measurements():
     measure = grad_memory(_mlp_loss)
     first, again = measure(W, X), measure(W, X)
     assert all(a is b for a, b in zip(first.policies, again.policies, strict=True))
+
+
+def _saved_bytes(f, *args):
+    """Bytes of what JAX's own print_saved_residuals lists as saved, arguments and
+    constants (arrays f closes over) left out: f32 arrays only."""
+    import contextlib
+    import io
+
+    from jax.ad_checkpoint import print_saved_residuals
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_saved_residuals(f, *args)
+    lines = out.getvalue().splitlines()
+    kept = [
+        ln
+        for ln in lines
+        if "from the argument" not in ln and "from a constant" not in ln
+    ]
+    assert kept and all(ln.startswith("f32[") for ln in kept), lines
+    shapes = [re.match(r"f32\[([\d,]*)\]", ln)[1].split(",") for ln in kept]
+    return sum(4 * math.prod(int(d) for d in dims if d) for dims in shapes)
+
+
+def test_an_array_passed_by_keyword_or_closed_over_is_no_residual():
+    def loss(w, x):
+        return jnp.tanh(x @ w).sum()
+
+    w, x = jnp.ones((256, 16)), jnp.ones((1024, 256))
+    measure = grad_memory(loss, policies=["no checkpoint"])
+    oracle = _saved_bytes(loss, w, x)  # x positional: "from the argument"
+    assert oracle == _saved_bytes(functools.partial(loss, x=x), w)  # "from a constant"
+    assert measure(w, x).policies[0].residual_bytes == oracle
+    assert measure(w, x=x).policies[0].residual_bytes == oracle
+    closed = grad_memory(lambda w: loss(w, x), policies=["no checkpoint"])(w)
+    assert closed.policies[0].residual_bytes == oracle

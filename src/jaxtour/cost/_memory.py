@@ -1,7 +1,8 @@
 """`grad_memory`: what `grad` keeps from the forward pass; what `jax.checkpoint` trades.
 
 Residual bytes are the arrays `jax.vjp`'s backward function holds (the forward values
-the backward pass reads), the inputs themselves left out, read from a trace. FLOPs are
+the backward pass reads), the inputs and the arrays `f` closes over left out (they live
+anyway), read from a trace. FLOPs are
 those of `grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of the
 compiled program: XLA may merge a recomputed forward pass back into the first one (on
 a CPU it does for a small loss checkpointed whole), undoing the trade. XLA's memory
@@ -344,12 +345,16 @@ def _cached(
 
 
 def residuals(g: Callable, args: tuple, argnums: tuple[int, ...] = ()) -> list[Any]:
-    """The avals of what `jax.vjp(g, *args)`'s backward function holds, inputs left out
-    (only the arguments in `argnums` differentiated, as `jax.grad` does; all by default).
+    """The avals of what `jax.vjp(g, *args)`'s backward function holds, inputs and
+    constants left out (only the arguments in `argnums` differentiated, as `jax.grad`
+    does; all by default).
 
     Traced, not run: the backward function is a pytree whose leaves are the residuals,
-    so they are the outputs of a jaxpr returning it; an output that is one of the
-    jaxpr's inputs is an argument passed through, and a literal is no buffer.
+    so they are the outputs of a jaxpr returning it. An output that is one of the
+    jaxpr's inputs is an argument passed through, one of its constants an array `g`
+    closes over (a keyword argument bound to it, a global): both live whether or not
+    `grad` keeps them, as `jax.ad_checkpoint.print_saved_residuals` labels them "from
+    the argument" and "from a constant". A literal is no buffer.
     """
     nums = argnums or tuple(range(len(args)))
 
@@ -363,7 +368,7 @@ def residuals(g: Callable, args: tuple, argnums: tuple[int, ...] = ()) -> list[A
         return jax.vjp(of, *(a[i] for i in nums))[1]
 
     jaxpr = jax.make_jaxpr(backward)(*args).jaxpr
-    inputs = {id(var) for var in jaxpr.invars}
+    inputs = {id(var) for var in [*jaxpr.invars, *jaxpr.constvars]}
     return [
         var.aval
         for var in jaxpr.outvars
