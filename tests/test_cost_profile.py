@@ -10,6 +10,7 @@ and after its profile, a profiler made slow on purpose, a no-op that pays for 10
 argument leaves against one that pays for 1, timed between two of the other's.
 """
 
+import dataclasses
 import inspect
 import statistics
 import time
@@ -407,3 +408,42 @@ def test_dispatch_is_timed_with_the_arguments_shardings():
     """)
     assert result["same"] and result["rows"] >= 1
     assert result["dispatch"] > 0 and result["wall"] > 0
+
+
+def _dots(module):
+    return sum(op.opcode == "dot" for _, op in module.walk())
+
+
+def _result_types(module):
+    return sorted(op.type for op in module.computations[module.entry].ops)
+
+
+def test_a_weak_typed_argument_compiles_apart_as_in_jax_jit():
+    def scale(x, s):
+        return x * s
+
+    x, weak = jnp.ones((256, 256), jnp.bfloat16), jnp.asarray(2.0)
+    p = profile(scale, calls=1)
+    p(x, jnp.float32(2.0))  # a strong f32 scalar promotes x to f32
+    oracle = _ir.parse_hlo(jax.jit(scale).lower(x, weak).compile().as_text())
+    assert _result_types(p(x, weak).module) == _result_types(oracle)  # stays bf16
+
+
+def test_a_static_argument_is_keyed_by_equality_not_by_its_repr():
+    @dataclasses.dataclass(frozen=True)
+    class Depth:
+        name: str
+        layers: int = dataclasses.field(repr=False)  # two configs print alike
+
+    def stack(x, cfg):
+        for _ in range(cfg.layers):
+            x = jnp.tanh(x @ x)
+        return x
+
+    x = jnp.ones((32, 32))
+    held = profile(stack, calls=1, static_argnums=1)
+    held(x, Depth("net", 1))
+    deep = jax.jit(stack, static_argnums=1).lower(x, Depth("net", 3)).compile()
+    assert _dots(held(x, Depth("net", 3)).module) == _dots(
+        _ir.parse_hlo(deep.as_text())
+    )

@@ -156,7 +156,7 @@ def profile(
     def measure(*args: Any, **kwargs: Any) -> Profile:
         import jax
 
-        key = _signature(args, kwargs, statics.nums)
+        key = _signature(args, kwargs, statics.positions(len(args)))
         traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
         if key not in compiled_for:
             compiled = traced.lower().compile()
@@ -190,24 +190,54 @@ def measured_ops(
     return op_rows(module, timeline.seconds, timeline.op_seconds), (timeline, profiled)
 
 
-def _signature(args: tuple, kwargs: dict, statics: tuple[int, ...]) -> Any:
-    """What a compiled program is keyed on: shapes, dtypes, tree and static values."""
+def _signature(args: tuple, kwargs: dict, held: frozenset[int]) -> Any:
+    """What a compiled program is keyed on, as `jax.jit` keys its cache: the tree,
+    each array's shape, dtype, weak type and sharding (a weak-typed scalar promotes
+    differently), and each static value by its type and `==`, never by its repr (a
+    dataclass field with ``repr=False`` changes the program all the same)."""
     import jax
 
     def leaf(x: Any) -> Any:
         shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
-        if shape is not None:
-            return (tuple(shape), str(dtype))
-        try:
-            return (type(x), hash(x), x)
-        except TypeError:  # an unhashable leaf: this very object
-            return (type(x), id(x))
+        if shape is None or dtype is None:
+            return _static(x)
+        weak = bool(getattr(x, "weak_type", False))
+        return ("array", tuple(shape), str(dtype), weak, _static(_sharding(x)))
 
-    held = {i % len(args) for i in statics if -len(args) <= i < len(args)}
     dynamic = [a for i, a in enumerate(args) if i not in held]
     leaves, tree = jax.tree.flatten((dynamic, kwargs))
-    static = tuple(repr(args[i]) for i in sorted(held))
+    static = tuple(_static(args[i]) for i in sorted(held))
     return (tree, tuple(leaf(x) for x in leaves), static)
+
+
+def _sharding(x: Any) -> Any:
+    try:
+        return x.sharding
+    except Exception:  # a NumPy array, a deleted buffer: no sharding to key on
+        return None
+
+
+class _Same:
+    """An unhashable value as a key: equal to this very object only (held alive, so
+    its id is never reused while the key lives)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+def _static(x: Any) -> Any:
+    """A static value keyed as `jax.jit` keys it: its type and its hash and `==`."""
+    try:
+        hash(x)
+    except TypeError:
+        return (type(x), _Same(x))
+    return (type(x), x)
 
 
 def op_counts(module: Any) -> dict[str, Any]:
