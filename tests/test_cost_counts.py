@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import pytest
 
 from jaxtour import _ir, mlp
-from jaxtour.cost import NOT_COUNTED, cost_table, fusion_traffic
+from jaxtour.cost import NOT_COUNTED, Peaks, Roofline, cost_table, fusion_traffic
 
 
 def _eqn_flops(table, name):
@@ -208,3 +208,51 @@ def test_fusion_traffic_ratio_never_reads_1x():
         traffic = FusionTraffic("f", 10_000, fused, None, equations=2, ops=1)
         for text in (traffic.verdict, repr(traffic)):
             assert " 1x " not in text and "(1x" not in text, text
+
+
+def _square_or_cube(p, a):
+    return jax.lax.cond(p > 0, lambda a: a @ a, lambda a: a @ a @ a, a)
+
+
+def test_a_cond_counts_its_costliest_branch_as_xla_does():
+    n = 256
+    a, p = jnp.ones((n, n)), jnp.float32(1.0)
+    table = cost_table(_square_or_cube)(p, a)
+    matmul = 2 * n**3
+    # the cube's two matmuls, not all three; the predicate's compare is one flop
+    assert _eqn_flops(table, "dot_general") == 2 * matmul
+    assert table.flops == 2 * matmul + 1
+    compiled = jax.jit(_square_or_cube).lower(p, a).compile()
+    xla = _ir.cost_summary(compiled)
+    if "flops" in xla:  # XLA adds in float32: 2**26 + 1 reads 2**26
+        assert table.flops == pytest.approx(xla["flops"], rel=2**-23)
+        assert table.bytes == pytest.approx(xla["bytes_accessed"], rel=1e-3)
+    # unfused: the compare and convert (5 B each) and the cube's two matmuls
+    assert fusion_traffic(_square_or_cube)(p, a).unfused_bytes == 10 + 2 * 3 * 4 * n * n
+    notes = table.notes()
+    assert any(
+        "cond counts its costliest branch" in n and "upper bound" in n for n in notes
+    )
+    roof = Roofline(table, Peaks("cpu:cpu", 50e9, 10e9), 1e-3)
+    assert "a cond counts its costliest branch (an upper bound)" in roof.title
+
+
+def test_a_conditional_op_counts_its_costliest_branch():
+    n = 64
+    a, p = jnp.ones((n, n)), jnp.float32(1.0)
+    compiled = jax.jit(_square_or_cube).lower(p, a).compile()
+    module = _ir.parse_hlo(compiled.as_text())
+    (cond,) = [
+        (op, c) for op, c in _ir.hlo_counts(module) if op.opcode == "conditional"
+    ]
+    assert cond[1].flops == 2 * 2 * n**3  # the cube's branch, never both branches
+
+
+def test_where_the_kit_and_xla_part_names_only_ops_the_program_holds():
+    argmax = cost_table(lambda x: jnp.argmax(x, axis=1))(jnp.ones((64, 128)))
+    (flops,) = [n for n in argmax.notes() if n.startswith("FLOPs:")]
+    if "apart" in flops:  # XLA counts the argmax comparator's ops; the kit one a value
+        assert "a reduction (XLA counts each op of its combining computation" in flops
+        assert "convolution" not in flops
+    square = cost_table(lambda a: a @ a)(jnp.ones((64, 64)))
+    assert not any("convolution" in n or "a slice" in n for n in square.notes())

@@ -3,10 +3,12 @@
 The rules follow XLA's own cost analysis where it has one (a multiply-add is 2 flops;
 exp, log, tanh, sqrt, ... count as transcendentals, not flops; a reduction of n values
 to m costs n - m; an FFT 8 flops per element per radix-2 level, as XLA counts it).
-Loops count every iteration (`_loops` says how often each runs). An equation or op
-the rules do not know gets `flops=None` ("not counted"), never a silent zero. Bytes are
-what an equation reads and writes through memory: its operands plus its results, each
-counted once. Compiled ops are counted in `_hlo_cost`.
+Loops count every iteration (`_loops` says how often each runs); a cond counts its
+costliest branch, as XLA's cost analysis counts a conditional: which branch runs
+depends on the data, so a cond's figures are an upper bound of what runs. An equation
+or op the rules do not know gets `flops=None` ("not counted"), never a silent zero.
+Bytes are what an equation reads and writes through memory: its operands plus its
+results, each counted once. Compiled ops are counted in `_hlo_cost`.
 """
 
 from __future__ import annotations
@@ -125,17 +127,38 @@ def jaxpr_counts(
     Figures are global: a scan body runs `length` times, a counted while (`i < N`,
     see `_loops`) its trip count, its condition once more; a data-dependent while's
     body and condition count once (one iteration). A `shard_map` body runs once per
-    device of its manual axes. Of a cond's branches each is listed, run once.
+    device of its manual axes. Of a cond's branches only the costliest is listed (see
+    `_costliest`): an upper bound of what runs, as XLA's cost analysis counts it.
     """
     for eqn in jaxpr.eqns:
         subs = sub_jaxprs(eqn)
         if not subs:
             yield depth, eqn, eqn_count(eqn), times
             continue
+        if eqn.primitive.name == "cond":
+            branches = [list(jaxpr_counts(s.jaxpr, times, depth + 1)) for s in subs]
+            yield from _costliest(branches)
+            continue
         loop = eqn_trips(eqn)
         for sub in subs:
             inner = times * _runs(eqn, loop, sub.label)
             yield from jaxpr_counts(sub.jaxpr, inner, depth + 1)
+
+
+def _costliest(branches: list[list[tuple[int, Any, Count, float]]]) -> list:
+    """The branch of a cond whose counts stand for it: the most FLOPs, then the most
+    bytes (XLA's cost analysis takes the costliest branch). A branch holding an
+    equation the rules cannot count ranks first: its cost is unknown, and choosing it
+    keeps that equation named ("not counted") in every total."""
+
+    def rank(rows: list[tuple[int, Any, Count, float]]) -> tuple[bool, float, float]:
+        return (
+            any(c.flops is None for _, _, c, _ in rows),
+            sum((c.flops or 0.0) * t for _, _, c, t in rows),
+            sum(c.bytes * t for _, _, c, t in rows),
+        )
+
+    return max(branches, key=rank, default=[])
 
 
 def _runs(eqn: Any, loop: Loop | None, label: str) -> float:

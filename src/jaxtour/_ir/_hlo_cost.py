@@ -3,7 +3,10 @@
 Bytes are an op's operands plus its results, as XLA's cost analysis counts them: a
 (dynamic-)slice reads only the slice it takes, a dynamic-update-slice writes only its
 update (in place), and a fusion's operand used only through slices counts its slices.
-A while op counts its body once per iteration (`_loops`), its condition once more.
+A while op counts its body's ops once per iteration (`_loops`), its condition once
+more; a conditional its costliest branch's ops, each figure the most any branch has (as
+XLA's HandleConditional does): which branch runs depends on the data, so that is an
+upper bound of what runs.
 """
 
 from __future__ import annotations
@@ -141,6 +144,9 @@ def _rows(
         if op.opcode == "while":
             yield op, _while(module, op, loops)
             continue
+        if op.opcode == "conditional":
+            yield op, _conditional(module, op, loops)
+            continue
         flops, trans = _inside(module, op, types, loops)
         read = sum(_read(module, op, i, types) for i in range(len(op.operands)))
         yield op, Count(flops, trans, read, _written(module, op, types))
@@ -218,24 +224,65 @@ def _while(module: HloModule, op: HloOp, loops: dict[str, Loop]) -> Count:
     return Count(flops, trans, read, written)
 
 
+def _conditional(module: HloModule, op: HloOp, loops: dict[str, Loop]) -> Count:
+    """A conditional: its costliest branch's ops (each through memory), each figure
+    the most any branch has, as XLA's HandleConditional counts it. A branch holding
+    an op the rules cannot count makes the FLOPs unknown (None): it may cost most."""
+    totals = []
+    for called in op.called:
+        if called.computation not in module.computations:
+            return Count(None, 0.0, 0.0, 0.0)
+        counts = [c for _, c in _rows(module, called.computation, loops)]
+        flops = [c.flops for c in counts]
+        totals.append(
+            Count(
+                None if None in flops else sum(f or 0.0 for f in flops),
+                sum(c.transcendentals for c in counts),
+                sum(c.read for c in counts),
+                sum(c.written for c in counts),
+            )
+        )
+    if not totals:
+        return Count(None, 0.0, 0.0, 0.0)
+    flops = [t.flops for t in totals]
+    return Count(
+        None if None in flops else max(f or 0.0 for f in flops),
+        max(t.transcendentals for t in totals),
+        max(t.read for t in totals),
+        max(t.written for t in totals),
+    )
+
+
 def _inside(
     module: HloModule, op: HloOp, types: dict[str, str], loops: dict[str, Loop]
 ) -> tuple[float | None, float]:
+    """An op's FLOPs and transcendentals, the computations it calls included."""
     if op.opcode == "while":
         count = _while(module, op, loops)
         return count.flops, count.transcendentals
     if not op.called:
         count = hlo_op_count(op, types)
         return count.flops, count.transcendentals
+    each = [_computation(module, called.computation, loops) for called in op.called]
+    flops = [f for f, _ in each]
+    known = None if None in flops else [f for f in flops if f is not None]
+    if op.opcode == "conditional":  # one branch runs: the costliest, per figure
+        return (None if known is None else max(known)), max(t for _, t in each)
+    return (None if known is None else sum(known)), sum(t for _, t in each)
+
+
+def _computation(
+    module: HloModule, name: str, loops: dict[str, Loop]
+) -> tuple[float | None, float]:
+    """The FLOPs (None: some op not counted) and transcendentals of one computation."""
+    computation = module.computations.get(name)
+    if computation is None:
+        return None, 0.0
+    inner = {o.name: o.type for o in computation.ops}
     flops: float | None = 0.0
     trans = 0.0
-    for called in op.called:
-        computation = module.computations.get(called.computation)
-        if computation is None:
-            return None, trans
-        inner = {o.name: o.type for o in computation.ops}
-        for sub in computation.ops:
-            sub_flops, sub_trans = _inside(module, sub, inner, loops)
-            flops = None if flops is None or sub_flops is None else flops + sub_flops
-            trans += sub_trans
+    for sub in computation.ops:
+        sub_flops, sub_trans = _inside(module, sub, inner, loops)
+        flops = None if flops is None or sub_flops is None else flops + sub_flops
+        trans += sub_trans
     return flops, trans

@@ -48,8 +48,10 @@ class CostTable(Reported):
     memory); `ops` are the compiled program's (after XLA fused them). `xla` holds
     `compiled.cost_analysis()`'s figures when the backend gives them ({} otherwise):
     XLA counts a loop body once, the kit every iteration (`loops`, `compiled_loops`
-    say how often each ran; `once` holds the kit's figures counted XLA's way). With
-    `devices` > 1 the jaxpr's figures are global, the compiled ones one device's.
+    say how often each ran; `once` holds the kit's figures counted XLA's way). A cond
+    counts its costliest branch, as XLA does (`conds` says how many there are): an
+    upper bound of what runs. With `devices` > 1 the jaxpr's figures are global, the
+    compiled ones one device's.
     """
 
     name: str
@@ -61,6 +63,8 @@ class CostTable(Reported):
     loops: list[_ir.Loop] = field(default_factory=list)  # the jaxpr's
     compiled_loops: list[_ir.Loop] = field(default_factory=list)
     once: dict[str, float] = field(default_factory=dict)  # loops once, as XLA counts
+    conds: int = 0  # conds and conditionals: each counts its costliest branch
+    opcodes: frozenset[str] = frozenset()  # the compiled program's, fused ones too
 
     @property
     def flops(self) -> float:
@@ -110,6 +114,8 @@ class CostTable(Reported):
             "comparable: fusion_traffic sets like against like."
         ]
         notes += _notes.loop_notes(self.loops, self.compiled_loops)
+        if self.conds:
+            notes.append(_notes.COND)
         if self.uncounted:
             notes.append(f"Compiled: {self.uncounted}.")
         if self.not_counted:
@@ -134,24 +140,18 @@ class CostTable(Reported):
                 )
             )
             return notes
-        notes.append(
-            _compare(
-                "FLOPs",
-                op[0],
-                self.xla.get("flops"),
-                "XLA counts a multiply-add as 2 flops as the kit does; a "
-                "convolution's padded positions and a reduction's "
-                "comparator ops are where the counts part",
-            )
+        uncounted = [r.name for r in self.ops if r.flops is None]
+        also = (
+            [f"ops the kit does not count ({', '.join(uncounted)})"]
+            if uncounted
+            else []
         )
         notes.append(
-            _compare(
-                "bytes",
-                op[2],
-                self.xla.get("bytes_accessed"),
-                "XLA reads a fusion operand used only in part (a slice) "
-                "by the bytes it touches",
-                "B",
+            _notes.gap("FLOPs", op[0], self.xla.get("flops"), self.opcodes, also=also)
+        )
+        notes.append(
+            _notes.gap(
+                "bytes", op[2], self.xla.get("bytes_accessed"), self.opcodes, "B"
             )
         )
         return notes
@@ -211,17 +211,3 @@ class CostTable(Reported):
             ],
             notes=self.notes(),
         )
-
-
-def _compare(
-    what: str, ours: float, xla: float | None, why: str, unit: str = ""
-) -> str:
-    if xla is None:
-        return f"XLA reports no {what} here."
-    if ours == xla:
-        return f"{what}: the kit's count equals XLA's ({si(xla, unit)})."
-    gap = abs(ours - xla) / max(xla, 1.0)
-    return (
-        f"{what}: kit {si(ours, unit)}, XLA {si(xla, unit)} "
-        f"({100 * gap:.2g} % apart): {why}."
-    )

@@ -1,13 +1,16 @@
 """What a whole-call figure leaves out or how it was scaled, in words every lens shares.
 
 Loops: each figure counts every iteration (scan's length, a counted while, XLA's
-known_trip_count); a data-dependent loop's figures are one iteration's. Ops the rules
-cannot count: named, with what XLA's own total says they cost.
+known_trip_count); a data-dependent loop's figures are one iteration's. A cond: its
+costliest branch, an upper bound. Ops the rules cannot count: named, with what XLA's
+own total says they cost. Where the kit's count and XLA's part: the ops of the
+program where the two may differ, named as possibilities, never as the cause.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 from collections.abc import Sequence
 
 from jaxtour import _ir
@@ -86,4 +89,73 @@ def xla_loops(xla: float | None, once: float, every: float, unit: str = "") -> s
         f"XLA's cost_analysis() counts each loop body once: XLA {si(xla, unit)}, "
         f"the kit counting each body once {si(once, unit)} ({100 * gap:.2g} % apart); "
         f"every iteration, the kit's {si(every, unit)}."
+    )
+
+
+COND = (
+    "A cond counts its costliest branch, as XLA's cost_analysis() does: which branch "
+    "runs depends on the data, so its figures are an upper bound of what runs."
+)
+
+# Ops where XLA's count may part from the kit's rules, and how: possibilities, since
+# the kit does not trace a gap to its op (XLA gives one total, not a figure per op).
+FLOP_GAPS = {
+    "convolution": "a convolution (XLA leaves out multiply-adds on padded positions)",
+    "reduce": "a reduction (XLA counts each op of its combining computation per "
+    "element: a comparator is several)",
+    "reduce-window": "a windowed reduction (the same, per window)",
+    "scatter": "a scatter (XLA counts its update computation per element)",
+    "select-and-scatter": "a select-and-scatter (its select and scatter computations)",
+}
+BYTE_GAPS = {
+    "gather": "a gather (XLA counts the elements it reads)",
+    "slice": "a slice of an operand also used whole (XLA counts each use)",
+    "dynamic-slice": "a dynamic slice of an operand also used whole (the same)",
+    "tuple": "a tuple (XLA counts its table of pointers, 8 B an element; the kit "
+    "nothing)",
+    "custom-call": "a custom call (a library call: XLA counts none of its bytes, "
+    "the kit its operands and results)",
+}
+
+
+def gap(
+    what: str,
+    ours: float,
+    xla: float | None,
+    opcodes: frozenset[str],
+    unit: str = "",
+    also: Sequence[str] = (),
+) -> str:
+    """The kit's figure beside XLA's and, when they part, the ops of this program
+    (`opcodes`, fused ones included) where the two may part, with `also` (causes the
+    caller found), or that the kit knows of none.
+
+    Example:
+        >>> print(gap("FLOPs", 100.0, 90.0, frozenset({"add", "convolution"})))
+        FLOPs: kit 100, XLA 90 (11 % apart). This program holds ops where the two
+        counts may part: a convolution (XLA leaves out multiply-adds on padded
+        positions).
+    """
+    if xla is None:
+        return f"XLA reports no {what} here."
+    if ours == xla:
+        return f"{what}: the kit's count equals XLA's ({si(xla, unit)})."
+    if math.isclose(ours, xla, rel_tol=2**-23):  # XLA adds its figures in float32
+        return (
+            f"{what}: the kit's count equals XLA's ({si(xla, unit)}) to the float32 "
+            "XLA counts in."
+        )
+    apart = abs(ours - xla) / max(xla, 1.0)
+    text = f"{what}: kit {si(ours, unit)}, XLA {si(xla, unit)} ({100 * apart:.2g} % apart)."
+    known = FLOP_GAPS if what == "FLOPs" else BYTE_GAPS
+    present = [why for op, why in known.items() if op in opcodes] + list(also)
+    if present:
+        return (
+            f"{text} This program holds ops where the two counts may part: "
+            + "; ".join(present)
+            + "."
+        )
+    return (
+        f"{text} The kit has not found why: this program holds none of the ops "
+        f"where it knows the two counts part ({', '.join(known)})."
     )

@@ -89,6 +89,8 @@ class Roofline(Plot):
             notes.append("loops count every iteration")
         if table.per_iteration:
             notes.append("a data-dependent loop counts one iteration")
+        if table.conds:
+            notes.append("a cond counts its costliest branch (an upper bound)")
         if table.uncounted:
             notes.append(f"not plotted: {table.uncounted}")
         return notes

@@ -120,7 +120,16 @@ def build(
         _ir.jaxpr_loops(jaxpr),
         list(loops.values()),
         _once(module, loops),
+        _conds(jaxpr, module),
+        frozenset(op.opcode for _, op in module.walk()),
     )
+
+
+def _conds(jaxpr: Any, module: Any) -> int:
+    """How many conds the jaxpr holds or conditionals the compiled program runs."""
+    eqns = sum(eqn.primitive.name == "cond" for _, eqn in _ir.walk(jaxpr))
+    ops = sum(op.opcode == "conditional" for _, op in module.walk())
+    return max(eqns, ops)
 
 
 def _once(module: Any, loops: dict[str, Any]) -> dict[str, float]:
