@@ -447,3 +447,36 @@ def test_a_static_argument_is_keyed_by_equality_not_by_its_repr():
     assert _dots(held(x, Depth("net", 3)).module) == _dots(
         _ir.parse_hlo(deep.as_text())
     )
+
+
+def _tanh_power(x, n):
+    step = lambda s: (s[0] + 1, jnp.tanh(s[1] @ s[1]))
+    return jax.lax.while_loop(lambda s: s[0] < n, step, (0, x))[1]
+
+
+def test_a_loop_of_unknown_trip_count_gets_no_rate_and_says_why():
+    x, n = jnp.ones((64, 64)) * 1e-3, 50
+    p = profile(_tanh_power, calls=1)(x, n)  # n traced: the trips are n's value
+    (loop,) = [r for r in p.rows if r.kind == "while"]
+    assert loop.per_iteration and loop.flops_per_s is None
+    assert loop.flops == 2 * 64**3 + 2  # one iteration: the matmul, the add, the test
+    assert any(
+        note.startswith(f"{loop.op}: a loop whose trip count") for note in p.notes()
+    )
+    assert "- (trips unknown)" in str(p)
+    # n static: the trip count is known, every iteration counted (by hand), a rate given
+    held = profile(_tanh_power, calls=1, static_argnums=1)(x, n)
+    (loop,) = [r for r in held.rows if r.kind == "while"]
+    assert loop.flops == n * (2 * 64**3 + 1) + (n + 1) and not loop.per_iteration
+    assert loop.flops_per_s == loop.flops / loop.seconds
+
+
+def test_a_conds_rate_is_an_upper_bound_and_says_so():
+    def square_or_cube(p, a):
+        return jax.lax.cond(p > 0, lambda a: a @ a, lambda a: a @ a @ a, a)
+
+    p = profile(square_or_cube, calls=1)(jnp.float32(1.0), jnp.ones((64, 64)))
+    (cond,) = [r for r in p.rows if r.upper_bound]
+    assert cond.kind == "conditional" and cond.flops == 2 * 2 * 64**3  # the cube's
+    assert any(note.startswith(f"{cond.op}: a cond;") for note in p.notes())
+    assert "an upper bound of what ran" in str(p) and "≤ " in str(p)

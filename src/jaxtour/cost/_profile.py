@@ -44,6 +44,10 @@ class OpTime:
         flops: its FLOPs by the kit's rules (None: not counted).
         bytes: what it reads and writes.
         root: for a fusion, the primitive of the op it returns ("" otherwise).
+        per_iteration: it runs a loop whose trip count depends on an argument or the
+            data: its FLOPs and bytes are one iteration's, so it has no rate.
+        upper_bound: it runs a cond: its FLOPs are the costliest branch's (as XLA
+            counts them), an upper bound of what ran, and so is its rate.
     """
 
     op: str
@@ -55,11 +59,15 @@ class OpTime:
     flops: float | None
     bytes: float
     root: str = ""
+    per_iteration: bool = False
+    upper_bound: bool = False
 
     @property
     def flops_per_s(self) -> float | None:
-        """The rate it achieved: its FLOPs over its measured time."""
-        if self.flops is None or self.seconds <= 0:
+        """The rate it achieved: its FLOPs over its measured time (None when not
+        counted, or counted for one iteration of a loop that ran an unknown number of
+        times; an upper bound when `upper_bound`)."""
+        if self.flops is None or self.seconds <= 0 or self.per_iteration:
             return None
         return self.flops / self.seconds
 
@@ -134,7 +142,9 @@ def profile(
         `wall_seconds` (no profiler running) itemised as `busy_seconds`,
         `between_ops_seconds`, `dispatch_seconds` and `unexplained_seconds`, the
         profiler's own cost `profiler_seconds`, and `draw()`, the compiled program
-        coloured by time.
+        coloured by time. FLOPs count every iteration of a loop whose trip count is
+        known; one of unknown count gets no rate, a cond's rate is an upper bound (its
+        costliest branch), and the notes name both.
 
     Raises:
         TypeError: `f` is not callable, or an argument is not something JAX traces.
@@ -151,7 +161,7 @@ def profile(
     if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
         raise ValueError(f"{WHO}: `calls` must be a positive int; got {calls!r}.")
     statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
-    compiled_for: dict[Any, tuple[Any, Any]] = {}
+    compiled_for: dict[Any, tuple[Any, Any, dict]] = {}
 
     def measure(*args: Any, **kwargs: Any) -> Profile:
         import jax
@@ -160,8 +170,10 @@ def profile(
         traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
         if key not in compiled_for:
             compiled = traced.lower().compile()
-            compiled_for[key] = (compiled, _ir.parse_hlo(compiled.as_text()))
-        compiled, module = compiled_for[key]
+            module = _ir.parse_hlo(compiled.as_text())
+            jaxpr = _ir.unwrap_jit(traced.jaxpr).jaxpr
+            compiled_for[key] = (compiled, module, _ir.hlo_trips(module, jaxpr))
+        compiled, module, loops = compiled_for[key]
         dynamic, dynamic_kw = part.dynamic()
         run = lambda: compiled(*dynamic, **dynamic_kw)
         run_interruptibly(run, f"{_ir.function_name(f)}'s compiled program")
@@ -170,7 +182,7 @@ def profile(
         before = _walls.walls(run, max(calls // 2, 1), warm=False)
         used = _ir.used_inputs(traced.jaxpr)
         dispatch = _walls.dispatch_seconds(dynamic, dynamic_kw, used)
-        rows, (timeline, profiled) = measured_ops(run, module, calls)
+        rows, (timeline, profiled) = measured_ops(run, module, calls, loops)
         after = _walls.walls(run, max(calls - calls // 2, 1), warm=False)
         wall = statistics.median(before + after)
         walls = Walls(wall, statistics.median(profiled), dispatch)
@@ -181,13 +193,15 @@ def profile(
 
 
 def measured_ops(
-    run: Callable[[], Any], module: Any, calls: int = 5
+    run: Callable[[], Any], module: Any, calls: int = 5, loops: dict | None = None
 ) -> tuple[list[OpTime], tuple[Timeline, list[float]]]:
     """Record `calls` runs of the compiled `module` (`run` calls it) under the
-    profiler: its `OpTime` rows, its `Timeline`, and each recorded call's wall time."""
+    profiler: its `OpTime` rows, its `Timeline`, and each recorded call's wall time.
+    `loops` (`_ir.hlo_trips`) says how often each while runs."""
     events, profiled = _timeline.record(run, calls)
     timeline = _timeline.per_call(_timeline.op_events(events, module.name))
-    return op_rows(module, timeline.seconds, timeline.op_seconds), (timeline, profiled)
+    rows = op_rows(module, timeline.seconds, timeline.op_seconds, loops)
+    return rows, (timeline, profiled)
 
 
 def _signature(args: tuple, kwargs: dict, held: frozenset[int]) -> Any:
@@ -240,37 +254,37 @@ def _static(x: Any) -> Any:
     return (type(x), x)
 
 
-def op_counts(module: Any) -> dict[str, Any]:
-    """Each entry op's `_ir.Count` (FLOPs, bytes): where `profile`'s per-op counts
-    come from, in this one call.
-
-    XLA's figures count a loop body once; loop-aware counts (every iteration, issue 45)
-    belong to the ledger's work and replace this call when they land.
-    """
-    return {op.name: count for op, count in _ir.hlo_counts(module)}
+def op_counts(module: Any, loops: dict | None = None) -> dict[str, Any]:
+    """Each entry op's `_ir.Count` (FLOPs, bytes), as the ledger counts it: a while
+    op's body once per iteration (`loops`, see `_ir.hlo_trips`, else XLA's
+    known_trip_count, else one iteration), a conditional its costliest branch."""
+    return {op.name: count for op, count in _ir.hlo_counts(module, loops)}
 
 
-def op_rows(module: Any, seconds: dict[str, float], summed: float) -> list[OpTime]:
+def op_rows(
+    module: Any, seconds: dict[str, float], summed: float, loops: dict | None = None
+) -> list[OpTime]:
     """One `OpTime` per entry op that took time: a loop body's ops count to the loop."""
     owner = _owners(module)
     per_op: dict[str, float] = {}
     for name, t in seconds.items():
         top = owner.get(name, name)
         per_op[top] = per_op.get(top, 0.0) + t
-    counts = op_counts(module)
+    counts = op_counts(module, loops)
     entry = {op.name: op for op in module.computations[module.entry].ops}
     rows = [
-        _row(module, entry.get(name), name, t, summed, counts.get(name))
+        _row(module, entry.get(name), name, t, summed, counts.get(name), loops or {})
         for name, t in per_op.items()
     ]
     return sorted(rows, key=lambda r: -r.seconds)
 
 
 def _row(
-    module: Any, op: Any, name: str, t: float, summed: float, count: Any
+    module: Any, op: Any, name: str, t: float, summed: float, count: Any, loops: dict
 ) -> OpTime:
     inner = [op, *_ir.held_ops(module, op)] if op else []
     root = _ir.fusion_root(module, op) if op else None
+    unknown = any(o.opcode == "while" and _ir.trips_of(o, loops) is None for o in inner)
     return OpTime(
         name,
         t,
@@ -281,6 +295,8 @@ def _row(
         count.flops if count else None,
         count.bytes if count else 0.0,
         _ir.op_primitive(root) if root else "",
+        unknown,
+        any(o.opcode == "conditional" for o in inner),
     )
 
 

@@ -76,6 +76,7 @@ class ProfileView(Reported):
             )
             return notes
         notes.append(_parts_note(self))
+        notes += _count_notes(self.rows)
         if self.overlap_seconds > 0.01 * self.op_seconds:
             notes.append(
                 f"{seconds_text(self.overlap_seconds)} of op time ran at the same "
@@ -167,12 +168,35 @@ class ProfileView(Reported):
 
 
 def _rate(row: Any) -> str:
-    """FLOP/s where the op computes, bytes/s where it only moves data."""
+    """FLOP/s where the op computes, bytes/s where it only moves data; "≤" before an
+    upper bound (a cond), none for a loop of unknown trip count."""
+    if row.per_iteration:
+        return "- (trips unknown)"
+    bound = "≤ " if row.upper_bound else ""
     if row.flops and row.seconds > 0:
-        return si(row.flops / row.seconds, "FLOP/s")
+        return bound + si(row.flops / row.seconds, "FLOP/s")
     if row.bytes and row.seconds > 0:
-        return si(row.bytes / row.seconds, "B/s")
+        return bound + si(row.bytes / row.seconds, "B/s")
     return "-"
+
+
+def _count_notes(rows: list) -> list[str]:
+    """What the rates of loops and conds leave out or bound, naming their ops."""
+    notes = []
+    looped = [r.op for r in rows if r.per_iteration]
+    if looped:
+        notes.append(
+            f"{', '.join(looped)}: a loop whose trip count depends on an argument or "
+            "the data; the kit counts one iteration of its FLOPs and bytes while its "
+            "time is every iteration's, so no rate is given for it."
+        )
+    bounded = [r.op for r in rows if r.upper_bound and not r.per_iteration]
+    if bounded:
+        notes.append(
+            f"{', '.join(bounded)}: a cond; its FLOPs are its costliest branch's (as "
+            "XLA counts them), an upper bound of what ran, so its rate is one too (≤)."
+        )
+    return notes
 
 
 def _subtitle(view: ProfileView) -> str:
