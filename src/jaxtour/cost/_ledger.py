@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxtour import _ir
-from jaxtour._number_words import NOT_COUNTED, si
+from jaxtour._number_words import si
 from jaxtour._report import Report, Reported, Table
 from jaxtour.cost import _notes
 
@@ -21,6 +21,7 @@ class Row:
     flops: float | None
     transcendentals: float
     bytes: float
+    kind: str = ""  # a compiled op's opcode ("custom-call", "fusion"); "" for equations
 
     @property
     def intensity(self) -> float | None:
@@ -92,8 +93,9 @@ class CostTable(Reported):
         """The compiled ops the rules cannot count and what XLA says they cost
         ("" when every op is counted): every total that leaves them out says so."""
         names = [r.name for r in self.ops if r.flops is None]
+        library = [r.name for r in self.ops if r.kind == "custom-call"]
         return _notes.uncounted(
-            names, self.once.get("flops", self.flops), self.xla.get("flops")
+            names, self.once.get("flops", self.flops), self.xla.get("flops"), library
         )
 
     @property
@@ -119,10 +121,7 @@ class CostTable(Reported):
         if self.uncounted:
             notes.append(f"Compiled: {self.uncounted}.")
         if self.not_counted:
-            notes.append(
-                f"{NOT_COUNTED.capitalize()} (the rules do not know them, so "
-                f"totals are lower bounds): {', '.join(self.not_counted)}."
-            )
+            notes.append(_notes.not_counted(self.not_counted))
         if not self.xla:
             notes.append(
                 f"XLA's cost_analysis() gives no figures for this program on "
@@ -140,7 +139,10 @@ class CostTable(Reported):
                 )
             )
             return notes
-        uncounted = [r.name for r in self.ops if r.flops is None]
+        # a custom call XLA counts as nothing too: no cause of a gap in FLOPs
+        uncounted = [
+            r.name for r in self.ops if r.flops is None and r.kind != "custom-call"
+        ]
         also = (
             [f"ops the kit does not count ({', '.join(uncounted)})"]
             if uncounted

@@ -1,11 +1,10 @@
 """`grad_memory`: what `grad` keeps from the forward pass; what `jax.checkpoint` trades.
 
 Residual bytes are the arrays `jax.vjp`'s backward function holds (the forward values
-the backward pass reads), the inputs and the arrays `f` closes over left out (they live
-anyway), read from a trace. FLOPs are
-those of `grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of the
-compiled program: XLA may merge a recomputed forward pass back into the first one (on
-a CPU it does for a small loss checkpointed whole), undoing the trade. XLA's memory
+the backward pass reads) less the inputs and arrays `f` closes over, read from a trace.
+FLOPs are those of `grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of
+the compiled program: XLA may merge a recomputed forward pass back into the first one
+(on a CPU it does for a small loss checkpointed whole), undoing the trade. XLA's memory
 analysis adds the compiled temporary buffers where the backend gives one.
 """
 
@@ -22,6 +21,7 @@ from jaxtour import _ir
 from jaxtour._number_words import si
 from jaxtour._plot import Plot, figure
 from jaxtour._report import Report, Reported, Table
+from jaxtour.cost import _notes
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build
@@ -42,6 +42,8 @@ class Policy(NamedTuple):
     flops: float  # the jaxpr's: what JAX asks to compute, recomputation included
     compiled_flops: float  # after XLA, which may merge a recomputation back
     temp_bytes: float | None  # None: the backend gives no memory analysis
+    not_counted: tuple[str, ...] = ()  # what both FLOP figures leave out (lower bounds)
+    conds: int = 0  # conds: each counts its costliest branch (an upper bound)
 
 
 @dataclass
@@ -77,6 +79,10 @@ class GradMemory(Reported):
         notes = []
         if any(p.temp_bytes is None for p in self.policies):
             notes.append(NO_MEMORY.format(backend=self.backend))
+        if left := [name for p in self.policies for name in p.not_counted]:
+            notes.append(_notes.not_counted(left))
+        if any(p.conds for p in self.policies):
+            notes.append(_notes.COND)
         return notes
 
     def report(self) -> Report:
@@ -346,15 +352,12 @@ def _cached(
 
 def residuals(g: Callable, args: tuple, argnums: tuple[int, ...] = ()) -> list[Any]:
     """The avals of what `jax.vjp(g, *args)`'s backward function holds, inputs and
-    constants left out (only the arguments in `argnums` differentiated, as `jax.grad`
-    does; all by default).
+    constants left out (only `argnums` differentiated, as `jax.grad` does; all by default).
 
     Traced, not run: the backward function is a pytree whose leaves are the residuals,
-    so they are the outputs of a jaxpr returning it. An output that is one of the
-    jaxpr's inputs is an argument passed through, one of its constants an array `g`
-    closes over (a keyword argument bound to it, a global): both live whether or not
-    `grad` keeps them, as `jax.ad_checkpoint.print_saved_residuals` labels them "from
-    the argument" and "from a constant". A literal is no buffer.
+    the outputs of a jaxpr returning it. One that is the jaxpr's input (an argument) or
+    constant (an array `g` closes over) lives anyway, as `print_saved_residuals` says;
+    a literal is no buffer.
     """
     nums = argnums or tuple(range(len(args)))
 
@@ -392,4 +395,6 @@ def _measure(
         flops,
         table.flops,
         _temp_bytes(compiled),
+        tuple(table.not_counted),
+        table.conds,
     )

@@ -57,14 +57,25 @@ def repeats(loops: Sequence[_ir.Loop]) -> bool:
     return any(loop.trips not in (None, 1) for loop in loops)
 
 
-def uncounted(names: Sequence[str], kit_flops: float, xla_flops: float | None) -> str:
+def uncounted(
+    names: Sequence[str],
+    kit_flops: float,
+    xla_flops: float | None,
+    library: Sequence[str] = (),
+) -> str:
     """'' when every op is counted; else how many of which kind, and the FLOPs XLA
-    counts beyond the kit's counted ops (about what they cost).
+    counts beyond the kit's counted ops (about what they cost). Of `library` (custom
+    calls: cholesky, triangular_solve on a CPU) XLA counts nothing either, so its total
+    says nothing of what they cost.
 
     Example:
         >>> uncounted(["sort.1", "sort.2", "fft.3"], 100.0, 400.0)
         "2 sort, 1 fft ops not counted (FLOP totals leave them out; XLA counts 300
         FLOPs beyond the kit's, about what they cost)"
+        >>> uncounted(["cholesky.0"], 100.0, 400.0, library=["cholesky.0"])
+        "1 cholesky op not counted (FLOP totals leave them out; it is a library call (a
+        custom call), of which XLA's cost_analysis() counts no FLOPs either, so its
+        total is no measure of it)"
     """
     if not names:
         return ""
@@ -72,10 +83,19 @@ def uncounted(names: Sequence[str], kit_flops: float, xla_flops: float | None) -
     what = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     plural = "s" if len(names) > 1 else ""
     text = f"{what} op{plural} {NOT_COUNTED} (FLOP totals leave them out"
-    if xla_flops is not None and xla_flops > kit_flops:
+    calls = [name for name in names if name in library]
+    if calls:
+        many, every = len(calls) > 1, len(calls) == len(names)
+        who = ("they" if many else "it") if every else ", ".join(calls)
+        what = "are library calls (custom calls)" if many else "is a library call"
+        text += f"; {who} {what}{'' if many else ' (a custom call)'}, of which XLA's "
+        text += "cost_analysis() counts no FLOPs either"
+        if every:
+            text += f", so its total is no measure of {'them' if many else 'it'}"
+    if len(calls) < len(names) and xla_flops is not None and xla_flops > kit_flops:
         text += (
             f"; XLA counts {xla_flops - kit_flops:,.0f} FLOPs beyond the kit's, "
-            "about what they cost"
+            f"about what {'the others' if calls else 'they'} cost"
         )
     return text + ")"
 
@@ -89,6 +109,20 @@ def xla_loops(xla: float | None, once: float, every: float, unit: str = "") -> s
         f"XLA's cost_analysis() counts each loop body once: XLA {si(xla, unit)}, "
         f"the kit counting each body once {si(once, unit)} ({100 * gap:.2g} % apart); "
         f"every iteration, the kit's {si(every, unit)}."
+    )
+
+
+def not_counted(names: Sequence[str]) -> str:
+    """What the rules do not know, each once: every total leaving them out says so.
+
+    Example:
+        >>> not_counted(["sort", "cholesky", "sort"])
+        'Not counted (the rules do not know them, so totals are lower bounds): sort,
+        cholesky.'
+    """
+    return (
+        f"{NOT_COUNTED.capitalize()} (the rules do not know them, so totals are lower "
+        f"bounds): {', '.join(dict.fromkeys(names))}."
     )
 
 

@@ -101,6 +101,7 @@ def build(
             count.flops,
             count.transcendentals,
             count.bytes,
+            op.opcode,
         )
         for op, count in _ir.hlo_counts(module, loops)
     ]
