@@ -228,7 +228,9 @@ def test_a_cond_counts_its_costliest_branch_as_xla_does():
         assert table.flops == pytest.approx(xla["flops"], rel=2**-23)
         assert table.bytes == pytest.approx(xla["bytes_accessed"], rel=1e-3)
     # unfused: the compare and convert (5 B each) and the cube's two matmuls
-    assert fusion_traffic(_square_or_cube)(p, a).unfused_bytes == 10 + 2 * 3 * 4 * n * n
+    traffic = fusion_traffic(_square_or_cube)(p, a)
+    assert traffic.unfused_bytes == 10 + 2 * 3 * 4 * n * n
+    assert "cond counts its costliest branch" in traffic.note
     notes = table.notes()
     assert any(
         "cond counts its costliest branch" in n and "upper bound" in n for n in notes

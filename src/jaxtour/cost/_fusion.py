@@ -8,7 +8,8 @@ Like with like: the jaxpr's shapes are global, a sharded program's compiled ops 
 device's. A sharded program is set against the same jaxpr compiled for one device
 (its global fused bytes), so the saving does not change with the device count; when
 that twin cannot be built (a `shard_map`, a sharding constraint inside) both figures
-are per device, the jaxpr's split evenly. Loops count every iteration on both sides.
+are per device, the jaxpr's split evenly. Loops count every iteration on both sides; a
+cond its costliest branch on both (an upper bound of what runs), as the note says.
 """
 
 from __future__ import annotations
@@ -187,7 +188,10 @@ def fusion_traffic(
             table.devices,
             basis,
             table.bytes if table.devices > 1 else None,
-            "; ".join(_notes.loop_notes(table.loops, table.compiled_loops)),
+            "; ".join(
+                _notes.loop_notes(table.loops, table.compiled_loops)
+                + ([_notes.COND] if table.conds else [])
+            ),
         )
 
     return traffic
