@@ -3,7 +3,9 @@ submissions of two assignments (untouched, solved, half right, and one playing t
 tricks a student can read off the installed kit); every exercise's mark is asserted.
 
 The marks are decided outside the answer's process (`jaxtour.exercises._grade`), so a
-trick played there changes nothing: only a right answer scores.
+trick played there changes nothing: only a right answer scores. What the kit measures
+there is trusted only while the kit is untouched: a submission that changes jaxtour's,
+NumPy's or JAX's names there has every answer judged by a probe refused, right or not.
 """
 
 import contextlib
@@ -148,7 +150,7 @@ SUBMISSIONS = {
                 "ex_safe_log": PATCH_KIT_RIGHT_LOG,
             },
             {},
-            {"ex_gelu_jaxpr": 0, "ex_time_call": 0, "ex_safe_log": 1},
+            {"ex_gelu_jaxpr": 0, "ex_time_call": 0, "ex_safe_log": 0},  # kit patched
         ),
         MATH: (
             {
@@ -161,7 +163,7 @@ SUBMISSIONS = {
                 "ex_grad_from_vjp": 0,
                 "ex_biggest_cotangent": 0,
                 "ex_jacobian_from_jvp": 0,
-                "ex_clip_by_norm": 1,
+                "ex_clip_by_norm": 0,  # right, but judged by probes on a patched kit
             },
         ),
     },

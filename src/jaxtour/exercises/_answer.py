@@ -3,7 +3,10 @@
 It runs a submitted notebook's cells, then calls its answers for the grader
 (`_remote`), which judges what comes back. Everything here is within the answer's reach,
 so nothing here decides a mark: the grader sends pickles (it trusts itself), and every
-reply is JSON (`_plain`), which the grader reads as data and nothing else.
+reply is JSON (`_plain`), which the grader reads as data and nothing else. What a probe
+measures here is only as good as the kit it runs on, so the kit (and NumPy's and JAX's
+names) is snapshotted before any cell runs; once a cell or a call has changed it, every
+reply says so (`tampered`) and the grader trusts no probe here again.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def main() -> int:
     os.dup2(2, 1)  # what C code prints cannot reach the channel
     import jaxtour.exercises  # noqa: F401  (the kit, as the notebook's cells import it)
 
+    guard, run = _Guard(), serve  # held here, before any cell can rebind the module's
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     _reply(channel_out, {"ready": True})
     while True:
@@ -37,7 +41,30 @@ def main() -> int:
             request = _worker.receive(channel_in)
         except EOFError:
             return 0
-        _reply(channel_out, {**serve(request, namespace), "seq": request.get("seq")})
+        said = {**run(request, namespace), **guard.after(request)}
+        _reply(channel_out, {**said, "seq": request.get("seq")})
+
+
+class _Guard:
+    """The kit as it was before any submitted code ran, and who first changed it."""
+
+    def __init__(self) -> None:
+        self.before = _worker.snapshot()
+        self.snapshot, self.changed = _worker.snapshot, _worker.changed
+        self.tampered: str | None = None
+
+    def after(self, request: dict) -> dict:
+        """`{"tampered": what changed, and where}` once the kit has changed, else {}."""
+        if self.tampered is None:
+            touched = self.changed(self.before, self.snapshot())
+            if touched:
+                names = ", ".join(f"`{name}`" for name in touched[:3])
+                cell = request.get("cell")
+                where = (
+                    f"the cell {cell}" if cell else f"a call of `{request.get('name')}`"
+                )
+                self.tampered = f"{where} changed {names}"
+        return {} if self.tampered is None else {"tampered": self.tampered}
 
 
 def _reply(stream: IO[bytes], message: dict) -> None:

@@ -96,7 +96,9 @@ def _grade_outputs(exercise: Exercise | None, said: Verdict) -> list:
     name = f"{exercise.name}: " if exercise else ""
     if passed:
         return [new_output("stream", name="stdout", text=f"✓ {name}{message}\n")]
-    ename = {"timeout": "Timeout", "not done": "NotDone"}.get(kind, "Wrong")
+    ename = {"timeout": "Timeout", "not done": "NotDone", "refused": "Refused"}.get(
+        kind, "Wrong"
+    )
     return [
         new_output(
             "error",

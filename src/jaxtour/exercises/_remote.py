@@ -7,7 +7,9 @@ this process. A checker that must transform the answer (`jax.jit`, `jax.grad`,
 `make_jaxpr`) asks for it with `in_answer(fn, probe, ...)`: the probe runs beside the
 answer and only what it returns comes back. Every wait is bounded: an answer that runs
 past its exercise's deadline is killed with its process, which the next exercise
-restarts without the cell that never finished.
+restarts without the cell that never finished. A probe's result is trusted only while
+the answer process says its kit is as it started (`_answer`): once a cell or a call has
+changed it, every exercise judged by a probe there is refused (`AnswerRefused`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from jaxtour.exercises import _pool
 from jaxtour.exercises._plain import untagged
 from jaxtour.exercises._registry import Wrong
-from jaxtour.exercises._verdict import AnswerRaised, AnswerStopped
+from jaxtour.exercises._verdict import AnswerRaised, AnswerRefused, AnswerStopped
 
 _LAUNCH = "import sys; from jaxtour.exercises._answer import main; sys.exit(main())"
 
@@ -56,6 +58,7 @@ class Answers:
             str, dict
         ] = {}  # cell id -> {"out": ..., "error": ...}, first run
         self.deadline: float | None = None
+        self.tampered: str | None = None  # who changed the answer process's kit
         self._process: _AnswerProcess | None = None
 
     def __enter__(self) -> Answers:
@@ -86,6 +89,8 @@ class Answers:
             Wrong: the probe found the answer wrong.
             AnswerRaised: the answer raised, or is not defined.
             AnswerStopped: it ran past the deadline (its process is killed) or died.
+            AnswerRefused: a probe was asked of a process whose kit the submission
+                changed (before or during this call).
         """
         request = {
             "op": "call",
@@ -98,6 +103,9 @@ class Answers:
         if self.deadline is None:
             self.deadline = time.monotonic() + self.timeout
         reply = self._ask(request, self.deadline - time.monotonic())
+        self.tampered = self.tampered or _said(reply, "tampered")
+        if probe is not None and self.tampered:
+            raise AnswerRefused(self.tampered)
         if "value" in reply:
             return untagged(reply["value"])
         if "wrong" in reply:
@@ -161,12 +169,26 @@ class Answers:
                 }
                 self.close()
                 return self._running()
-            self.ran.setdefault(cell, said)
+            self.ran.setdefault(cell, _refused_in(said, self.tampered))
+            self.tampered = self.tampered or _said(said, "tampered")
         return self._process
 
     def run_cells(self) -> None:
         """Run every cell once (what `ran` then holds)."""
         self._running()
+
+
+def _said(reply: Any, key: str) -> str | None:
+    value = reply.get(key) if isinstance(reply, dict) else None
+    return None if value is None else str(value)
+
+
+def _refused_in(said: Any, tampered: str | None) -> Any:
+    """The cell's result, with an error saying so when it is the first to change the kit."""
+    if tampered is not None or not isinstance(said, dict) or not said.get("tampered"):
+        return said
+    error = said.get("error") or ["Refused", f"refused: {said['tampered']}"]
+    return {**said, "error": error}
 
 
 def _stopped(stop: _pool.Stopped, timeout: float, what: str = "answer") -> str:

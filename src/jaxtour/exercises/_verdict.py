@@ -41,6 +41,18 @@ class AnswerStopped(Exception):
         self.kind = kind
 
 
+class AnswerRefused(AnswerStopped):
+    """When grading: the submission changed the kit where its probes run."""
+
+    def __init__(self, tampered: str) -> None:
+        super().__init__(
+            f"refused: {tampered} in the answer's process, so what the kit measured "
+            "there cannot be trusted. A right answer scores without assigning to "
+            "jaxtour's, NumPy's or JAX's names.",
+            "refused",
+        )
+
+
 def verdict(exercise: Exercise, fn: Callable) -> Verdict:
     """Run `exercise.checker(fn)` here and now; whatever happens, return a verdict."""
     try:

@@ -1,0 +1,86 @@
+"""Grading a submission in its answer process (`grade_notebook`, without nbgrader): a
+cell that rebinds the kit's probes scores nothing and is named, and a cell that ends its
+process fails once while grading goes on.
+
+Each test grades one lesson's assignment with some answer cells replaced, keeping only
+the graded cells it asks about, and asserts each verdict and what the cells show.
+"""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jaxtour.exercises import grade_notebook
+from jaxtour.exercises._nbgrader import assignment
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 30  # seconds per cell and per exercise; a right answer needs a few
+
+
+def _graded(stem, answers=(), before=(), only=()):
+    """Lesson `stem`'s assignment with `answers` (grade id: source) in place of the
+    solutions, `before` (grade id: source) inserted ahead of those cells, and only the
+    graded cells of `only`; graded, with the notebook's cells by grade id."""
+    nb = nbformat.from_dict(assignment(ROOT / "notebooks" / f"{stem}.py"))
+    cells = []
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id in dict(before):
+            cells.append(nbformat.v4.new_code_cell(dict(before)[grade_id]))
+        if grade_id in dict(answers):
+            cell.source = dict(answers)[grade_id]
+        if grade_id.startswith("test_") and grade_id[5:] not in only:
+            continue
+        cells.append(cell)
+    nb.cells = cells
+    return grade_notebook(nb, TIMEOUT), nb.cells
+
+
+# lesson 01: a nan-gradient log and a timer that times nothing, with the probes that
+# would have caught them rebound in the answer's process (`_speed`'s `_jit_grad` and
+# its timers) to say what a right answer says
+NAN_GRAD_LOG = """import jaxtour.exercises._speed as _s
+_s._jit_grad = lambda fn, x: 0.0
+
+def ex_safe_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)
+"""
+TIMES_NOTHING = """import time
+import jaxtour.exercises._speed as _s
+_s._timed_matmul = lambda fn, size: (time.sleep(0.3), (0.25 if size == 1000 else 0.005, 1))[1]
+_s._timed_fresh = lambda fn: (time.sleep(0.2), (0.001, 1))[1]
+
+def ex_time_call(f, x):
+    return 0.0
+"""
+REFUSED = (
+    "refused: the cell <cell ex_time_call> changed `jaxtour.exercises._speed` in the "
+    "answer's process, so what the kit measured there cannot be trusted. A right answer "
+    "scores without assigning to jaxtour's, NumPy's or JAX's names."
+)
+
+
+@pytest.mark.slow  # an answer process: JAX imported, two exercises judged
+def test_a_submission_that_rebinds_the_kits_probes_scores_nothing_and_is_named():
+    verdicts, cells = _graded(
+        "01_why_jax",
+        {"ex_safe_log": NAN_GRAD_LOG, "ex_time_call": TIMES_NOTHING},
+        only={"ex_safe_log", "ex_time_call"},
+    )
+    assert verdicts == {
+        "test_ex_time_call": (False, REFUSED, "refused"),
+        "test_ex_safe_log": (False, REFUSED, "refused"),
+    }
+    shown = {
+        c.metadata.nbgrader["grade_id"]: c.outputs
+        for c in cells
+        if c.cell_type == "code" and "nbgrader" in c.metadata
+    }
+    assert [o.ename for o in shown["test_ex_safe_log"]] == ["Refused"]
+    assert [(o.ename, o.evalue) for o in shown["ex_time_call"]] == [
+        (
+            "Refused",
+            "refused: the cell <cell ex_time_call> changed `jaxtour.exercises._speed`",
+        )
+    ]
