@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jaxtour.exercises import grade_notebook
+from jaxtour.exercises import _remote, grade_notebook
 from jaxtour.exercises._nbgrader import assignment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,5 +82,38 @@ def test_a_submission_that_rebinds_the_kits_probes_scores_nothing_and_is_named()
         (
             "Refused",
             "refused: the cell <cell ex_time_call> changed `jaxtour.exercises._speed`",
+        )
+    ]
+
+
+class _Counted(_remote._AnswerProcess):
+    """An answer process that counts its starts and refuses a fourth (an endless
+    restart, which would otherwise run until Python's recursion limit)."""
+
+    starts = 0
+
+    def __init__(self, devices):
+        type(self).starts += 1
+        if self.starts > 3:
+            raise RuntimeError("the answer process was started a fourth time")
+        super().__init__(devices)
+
+
+@pytest.mark.slow  # two answer processes: JAX imported twice
+def test_a_cell_that_ends_its_process_fails_once_and_grading_goes_on(monkeypatch):
+    monkeypatch.setattr(_remote, "_AnswerProcess", _Counted)
+    verdicts, cells = _graded(
+        "04_transformations",
+        before={"ex_count_scans": "import os\nos._exit(3)\n"},
+        only={"ex_count_scans"},
+    )
+    assert _Counted.starts == 2  # the cell ended the first; the second leaves it out
+    assert verdicts["test_ex_count_scans"][::2] == (True, "passed")
+    exit_cell = next(c for c in cells if c.source == "import os\nos._exit(3)\n")
+    assert [(o.ename, o.evalue) for o in exit_cell.outputs] == [
+        (
+            "Stopped",
+            "stopped: the process running your cell ended "
+            "(the checker process died (exit status 3)).",
         )
     ]

@@ -7,7 +7,8 @@ this process. A checker that must transform the answer (`jax.jit`, `jax.grad`,
 `make_jaxpr`) asks for it with `in_answer(fn, probe, ...)`: the probe runs beside the
 answer and only what it returns comes back. Every wait is bounded: an answer that runs
 past its exercise's deadline is killed with its process, which the next exercise
-restarts without the cell that never finished. A probe's result is trusted only while
+restarts; a cell that stopped its process (a timeout, an exit, a crash) fails once and
+is left out of every restart. A probe's result is trusted only while
 the answer process says its kit is as it started (`_answer`): once a cell or a call has
 changed it, every exercise judged by a probe there is refused (`AnswerRefused`).
 """
@@ -99,7 +100,7 @@ class Answers:
             "args": args,
             "kwargs": kwargs,
         }
-        self._running()
+        self._ask_running()
         if self.deadline is None:
             self.deadline = time.monotonic() + self.timeout
         reply = self._ask(request, self.deadline - time.monotonic())
@@ -117,8 +118,15 @@ class Answers:
             )
         raise AnswerRaised(str(reply.get("raised")), str(reply.get("kind", "error")))
 
+    def _ask_running(self) -> _AnswerProcess:
+        try:
+            return self._running()
+        except _pool.Stopped as stop:  # it could not start
+            self.close()
+            raise AnswerStopped(_stopped(stop, self.timeout), "error") from None
+
     def _ask(self, request: dict, left: float) -> dict:
-        process = self._running()
+        process = self._ask_running()
         try:
             if left <= 0:
                 raise _pool.Stopped("no time left", timed_out=True)
@@ -147,31 +155,36 @@ class Answers:
         return reply
 
     def _running(self) -> _AnswerProcess:
-        """The answer process, started and given every cell that ever finished."""
+        """The answer process, started and given every cell that never stopped one.
+
+        A cell that stops its process (a timeout, `os._exit`, a crash) is recorded once
+        and left out from then on, so each restart runs one cell fewer: at most one
+        start per cell, and one more.
+        """
         if self._process is not None and self._process.alive():
             return self._process
-        self.close()
-        self._process = _AnswerProcess(self.devices)
+        for _ in range(len(self.cells) + 1):
+            self.close()
+            self._process = process = _AnswerProcess(self.devices)
+            if self._run_cells(process):
+                break
+        return process
+
+    def _run_cells(self, process: _AnswerProcess) -> bool:
+        """Run on `process` each cell not left out; False when one stopped it."""
         for cell, source in self.cells:
-            if self.ran.get(cell, {}).get("timed_out"):
-                continue  # a cell that never finished is left out from then on
+            if self.ran.get(cell, {}).get("stopped"):
+                continue
+            request = {"op": "exec", "cell": cell, "source": source}
             try:
-                said = self._reply_to(
-                    self._process,
-                    {"op": "exec", "cell": cell, "source": source},
-                    self.timeout,
-                )
+                said = self._reply_to(process, request, self.timeout)
             except _pool.Stopped as stop:
-                self.ran[cell] = {
-                    "out": "",
-                    "error": ["Stopped", _stopped(stop, self.timeout, "cell")],
-                    "timed_out": stop.timed_out,
-                }
-                self.close()
-                return self._running()
+                error = ["Stopped", _stopped(stop, self.timeout, "cell")]
+                self.ran[cell] = {"out": "", "error": error, "stopped": True}
+                return False
             self.ran.setdefault(cell, _refused_in(said, self.tampered))
             self.tampered = self.tampered or _said(said, "tampered")
-        return self._process
+        return True
 
     def run_cells(self) -> None:
         """Run every cell once (what `ran` then holds)."""
