@@ -6,12 +6,13 @@ Each test grades one lesson's assignment with some answer cells replaced, keepin
 the graded cells it asks about, and asserts each verdict and what the cells show.
 """
 
+import builtins
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from jaxtour.exercises import _remote, grade_notebook
+from jaxtour.exercises import _remote, _worker, grade_notebook
 from jaxtour.exercises._nbgrader import assignment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,3 +118,12 @@ def test_a_cell_that_ends_its_process_fails_once_and_grading_goes_on(monkeypatch
             "(the checker process died (exit status 3)).",
         )
     ]
+
+
+def test_a_new_dunder_name_is_no_patch_and_a_new_plain_name_is(monkeypatch):
+    """pybind11 (imported with Flax) adds its internals to `builtins`: no patch."""
+    before = _worker.snapshot()
+    monkeypatch.setattr(builtins, "__pybind11_internals_v4__", object(), raising=False)
+    assert _worker.changed(before, _worker.snapshot()) == []
+    monkeypatch.setattr(builtins, "isclose", lambda *a: True, raising=False)
+    assert _worker.changed(before, _worker.snapshot()) == ["builtins"]

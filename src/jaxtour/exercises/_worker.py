@@ -83,7 +83,9 @@ def _contents(namespace: dict) -> dict[str, tuple[Any, ...]]:
 
 def changed(before: Snapshot, after: Snapshot) -> list[str]:
     """The watched modules whose names were reassigned, deleted, or given a new value
-    other than a submodule (importing `jaxtour.mlp` adds `mlp` to `jaxtour`: not a patch)."""
+    other than a submodule (importing `jaxtour.mlp` adds `mlp` to `jaxtour`: not a patch)
+    or a new dunder name (pybind11 extensions, which Flax imports, add
+    `__pybind11_internals_...__` to `builtins`; `warnings` adds `__warningregistry__`)."""
     return [name for name, was in before.items() if _differs(was, after.get(name, {}))]
 
 
@@ -95,9 +97,13 @@ def _differs(was: dict[str, tuple[Any, ...]], now: dict[str, tuple[Any, ...]]) -
         ):
             return True
     return any(
-        key not in was and not isinstance(held[0], types.ModuleType)
-        for key, held in now.items()
+        key not in was and not _added_quietly(key, held[0]) for key, held in now.items()
     )
+
+
+def _added_quietly(key: str, value: Any) -> bool:
+    dunder = key.startswith("__") and key.endswith("__")
+    return dunder or isinstance(value, types.ModuleType)
 
 
 def run_job(job: dict) -> dict:
