@@ -91,3 +91,14 @@ def test_each_mistake_gets_its_own_words(code, words):
     feedback = _feedback(code)
     assert not feedback.passed and feedback.kind == "wrong", feedback
     assert words in feedback.message, feedback.message
+
+
+def test_vmap_inside_a_nested_lambda_is_batching_with_vmap():
+    feedback = _feedback(
+        """def ex_losses_per_digit(example_loss, params, images, labels):
+        batched = lambda: jax.vmap(example_loss, in_axes=(None, 0, 0))(
+            params, images, labels
+        )
+        return batched()"""
+    )
+    assert (feedback.passed, feedback.kind) == (True, "passed"), feedback

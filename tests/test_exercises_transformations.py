@@ -4,6 +4,8 @@ get the words the checks promise.
 
 Each lesson's own solutions are checked once, by the lesson's check cells."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -92,6 +94,39 @@ def test_cumulative_product_without_scan_is_right_but_not_the_exercise():
     assert not result.passed and "no `lax.scan` in your program" in result.message
 
 
+def test_cumulative_product_under_jit_is_right_and_its_scan_is_found():
+    # the scan sits inside a `jit` equation: every nested jaxpr is read
+    @jax.jit
+    def ex_cumulative_product(xs):
+        return jax.lax.scan(lambda p, x: (p * x, p * x), 1.0, xs)[1]
+
+    result = feedback(ex_cumulative_product)
+    assert (result.passed, result.kind) == (True, "passed")
+
+
+def test_cumulative_product_with_its_scan_in_a_jitted_helper_is_right():
+    helper = jax.jit(lambda xs: jax.lax.scan(lambda p, x: (p * x, p * x), 1.0, xs)[1])
+
+    def ex_cumulative_product(xs):
+        return helper(xs)
+
+    result = feedback(ex_cumulative_product)
+    assert (result.passed, result.kind) == (True, "passed")
+
+
+def test_per_example_losses_a_jitted_python_loop_still_grows_with_the_batch():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        looped = jax.jit(
+            lambda w, b, xs, ts: jnp.stack(
+                [loss(w, b, x, t) for x, t in zip(xs, ts, strict=True)]
+            )
+        )
+        return looped(w, b, xs, ts)
+
+    result = feedback(ex_per_example_losses)
+    assert not result.passed and "grows with the batch" in result.message
+
+
 # --- ex_count_scans -----------------------------------------------------------------------
 def test_the_scan_counts_are_what_jax_makes():
     steps = jnp.arange(5.0)
@@ -165,3 +200,12 @@ def test_histogram_python_loop_is_told_to_add_at_once():
 
     result = feedback(ex_histogram)
     assert not result.passed and "no `.at[...].add`" in result.message
+
+
+def test_histogram_under_jit_is_right_and_its_scatter_add_is_found():
+    @functools.partial(jax.jit, static_argnums=1)
+    def ex_histogram(labels, n):
+        return jnp.zeros(n, jnp.int32).at[labels].add(1)
+
+    result = feedback(ex_histogram)
+    assert (result.passed, result.kind) == (True, "passed")

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._probes import code_names
 from jaxtour.exercises._registry import Wrong, checks
 
 LESSON = "05_mnist_mlp"
@@ -58,7 +59,7 @@ def _check_losses_per_digit(fn: Callable[..., Any]) -> None:
                 f"f32[batch] (here shape ({batch},)): leave the mean to the caller"
             )
         expect_close(got, want, where=f"a batch of {batch}", rtol=1e-5, atol=1e-6)
-    if "vmap" not in getattr(getattr(fn, "__code__", None), "co_names", ()):
+    if "vmap" not in code_names(fn):
         raise Wrong(
             "the values are right, but the task is to batch `example_loss` with "
             "`jax.vmap`, not with a Python loop over the examples"

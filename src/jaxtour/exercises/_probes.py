@@ -1,12 +1,14 @@
 """Probes: what a checker asks of an answer where the answer runs (see `in_answer`).
 
 Each takes the answer first and returns plain data (a list of names, an array), so
-when grading it runs in the answer's process and only that data comes back.
+when grading it runs in the answer's process and only that data comes back. `code_names`
+is no probe: it reads the answer's code, which a grader's `Remote` carries, without
+running it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -16,10 +18,26 @@ import jax.numpy as jnp
 def primitives_of(
     fn: Callable, *traced: Any, before: tuple = (), after: tuple = ()
 ) -> list[str]:
-    """The primitive of each top-level equation of `fn(*before, *traced, *after)`'s
-    jaxpr, in order (only `traced` are traced)."""
+    """The primitive of every equation of `fn(*before, *traced, *after)`'s jaxpr, those
+    inside nested jaxprs too (a `jit`, a `scan` or `while` body, `cond` branches,
+    `custom_jvp`/`custom_vjp` functions), depth first (only `traced` are traced).
+
+    Example:
+        >>> primitives_of(jax.jit(jnp.sin), 1.0)[-1]
+        'sin'
+    """
     jaxpr = jax.make_jaxpr(lambda *a: fn(*before, *a, *after))(*traced)
-    return [eqn.primitive.name for eqn in jaxpr.eqns]
+    return list(_primitives_in(jaxpr.jaxpr))
+
+
+def _primitives_in(jaxpr: Any) -> Iterator[str]:
+    for eqn in jaxpr.eqns:
+        yield eqn.primitive.name
+        for param in eqn.params.values():
+            for inner in param if isinstance(param, tuple | list) else (param,):
+                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr's Jaxpr
+                if hasattr(inner, "eqns"):
+                    yield from _primitives_in(inner)
 
 
 def grad_of_sum(fn: Callable, x: jax.Array) -> Any:
@@ -30,3 +48,21 @@ def grad_of_sum(fn: Callable, x: jax.Array) -> Any:
 def vmapped(fn: Callable, xs: jax.Array, axis_name: str) -> Any:
     """`jax.vmap(fn, axis_name=axis_name)(xs)`."""
     return jax.vmap(fn, axis_name=axis_name)(xs)
+
+
+def code_names(fn: Callable) -> set[str]:
+    """The global and attribute names `fn`'s code uses, nested functions and lambdas
+    included (read, never run).
+
+    Example:
+        >>> sorted(code_names(lambda xs: jax.vmap(lambda x: jnp.sin(x))(xs)))
+        ['jax', 'jnp', 'sin', 'vmap']
+    """
+    found: set[str] = set()
+    stack = [getattr(fn, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is not None:
+            found |= set(code.co_names)
+            stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return found

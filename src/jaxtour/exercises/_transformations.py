@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close, expect_pair
-from jaxtour.exercises._probes import grad_of_sum, primitives_of
+from jaxtour.exercises._probes import code_names, grad_of_sum, primitives_of
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
@@ -174,7 +174,7 @@ def _check_histogram(fn: Callable[..., Any]) -> None:
         where="labels [0, 2, 2, 1, 2, 0], n = 4",
         check_dtype=False,
     )
-    names = _code_names(fn)
+    names = code_names(fn)
     if names & {"bincount", "histogram"}:
         raise Wrong(
             "right counts, but `jnp.bincount`/`jnp.histogram` skip the exercise: start "
@@ -192,15 +192,3 @@ def _check_histogram(fn: Callable[..., Any]) -> None:
         where="labels [0, 5, 1], n = 4: label 5 is out of range and must be dropped",
         check_dtype=False,
     )
-
-
-def _code_names(fn: Callable[..., Any]) -> set[str]:
-    """The global and attribute names `fn`'s code uses (nested functions included)."""
-    found: set[str] = set()
-    stack = [getattr(fn, "__code__", None)]
-    while stack:
-        code = stack.pop()
-        if code is not None:
-            found |= set(code.co_names)
-            stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
-    return found
