@@ -131,6 +131,35 @@ def test_an_answer_that_cannot_be_sent_says_why():
     assert "cannot pickle '_thread.lock' object" in feedback.message
 
 
+def _refuse():
+    raise TypeError("no copy of this object can be made")
+
+
+class _Unloadable:
+    """Pickles, but its copy cannot be rebuilt: what it reduces to raises."""
+
+    def __reduce__(self):
+        return _refuse, ()
+
+
+def test_an_answer_that_cannot_be_rebuilt_in_the_checker_says_why():
+    held = _Unloadable()
+
+    @_named
+    def holding(loss, w, b, xs, ts):
+        assert held is not None
+        return ex_per_example_losses(loss, w, b, xs, ts)
+
+    feedback = check(holding, quiet=True)
+    assert (feedback.passed, feedback.kind) == (False, "error")
+    assert feedback.message == (
+        "not right yet: your function could not be copied into the checker, because it "
+        "uses something that cannot be rebuilt in another process (TypeError: no copy "
+        "of this object can be made). Create that object inside the function, or pass "
+        "it as an argument."
+    )
+
+
 def test_the_checker_process_is_started_once_and_reused():
     check(ex_per_example_losses, quiet=True)
     worker = _pool._WORKERS[1]

@@ -129,10 +129,32 @@ def _timeout(given: Any) -> float:
 def _pickled(exercise: Exercise, fn: Callable) -> bytes:
     """The exercise and the answer as cloudpickle bytes; code from outside the kit
     (a notebook, a test module, a student's file) travels by value."""
-    import cloudpickle
+    import io
 
+    buffer = io.BytesIO()
     with _by_value(fn, exercise.checker):
-        return cloudpickle.dumps((exercise, fn))
+        _pickler()(buffer).dump((exercise, fn))
+    return buffer.getvalue()
+
+
+def _pickler() -> type:
+    """cloudpickle's pickler, taught to copy a `jax.custom_vjp` function: on JAX 0.10
+    its `__new__` asks for the function again, so the default copy cannot be loaded."""
+    import cloudpickle
+    import jax
+
+    class Pickler(cloudpickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            if type(obj) is jax.custom_vjp:  # rebuilt bare, then given its attributes
+                return _bare, (type(obj),), dict(vars(obj))
+            return super().reducer_override(obj)
+
+    return Pickler
+
+
+def _bare(cls: type) -> Any:
+    """An instance of `cls` without its `__init__` (what a copy's state then fills)."""
+    return object.__new__(cls)
 
 
 def _filename(fn: Any) -> str | None:

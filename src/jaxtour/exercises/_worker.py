@@ -123,24 +123,49 @@ def run_job(job: dict) -> dict:
         ):
             if job["quiet"]:
                 warnings.simplefilter("ignore")
-            exercise, answer = cloudpickle.loads(job["payload"])
+            exercise, answer = _loaded(cloudpickle.loads, job["payload"])
             for fn, filename in zip(
                 (exercise.checker, answer), job["files"], strict=True
             ):
                 _refile(fn, filename)
             result = verdict(exercise, answer)
     except BaseException as error:  # loading the answer failed, or it broke the worker
-        said = " ".join(str(error).split())[:200]
-        result = (
-            False,
-            "not right yet: your function could not be run in the checker "
-            f"({type(error).__name__}: {said}).",
-            "error",
-        )
+        result = _not_run(error)
     touched = changed(before, snapshot())
     if touched or threading.active_count() > threads:
         return {"verdict": _refused(touched), "tainted": True}
     return {"verdict": result, "out": out.getvalue(), "err": err.getvalue()}
+
+
+class _NotLoaded(Exception):
+    """The answer was sent, but what it uses could not be rebuilt here."""
+
+
+def _loaded(loads: Callable[[bytes], Any], payload: bytes) -> Any:
+    try:
+        return loads(payload)
+    except Exception as error:
+        said = " ".join(str(error).split())[:200]
+        raise _NotLoaded(f"{type(error).__name__}: {said}") from None
+
+
+def _not_run(error: BaseException) -> tuple[bool, str, str]:
+    if isinstance(error, _NotLoaded):
+        return (
+            False,
+            "not right yet: your function could not be copied into the checker, "
+            f"because it uses something that cannot be rebuilt in another process "
+            f"({error}). Create that object inside the function, or pass it as an "
+            "argument.",
+            "error",
+        )
+    said = " ".join(str(error).split())[:200]
+    return (
+        False,
+        "not right yet: your function could not be run in the checker "
+        f"({type(error).__name__}: {said}).",
+        "error",
+    )
 
 
 def _refile(fn: Any, filename: str | None) -> None:
