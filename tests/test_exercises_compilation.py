@@ -49,6 +49,47 @@ def test_leaky_relu_that_keeps_the_global_counter_is_told_it_ran_once():
     assert "the global `calls` changed on the first call only" in result.message
 
 
+stats = {"calls": 0}  # a counter kept in a dict, changed in place
+
+
+class Counter:
+    n = 0
+
+
+counter = Counter()  # a counter kept on an object: `counter.n += 1`
+
+RAN_ONCE = (
+    "changed on the first call only ({}), not on the 2 calls after it: under "
+    "`jax.jit`, Python side effects run once, while tracing. Return the value instead "
+    "of storing it. Counting calls is not the function's job: drop it."
+)
+
+
+def test_leaky_relu_counting_in_a_global_dict_is_told_it_ran_once():
+    stats["calls"] = 0
+
+    def ex_leaky_relu(x):
+        stats["calls"] += 1
+        return jnp.where(x > 0, x, 0.1 * x)
+
+    result = feedback(ex_leaky_relu)
+    assert (result.passed, result.kind) == (False, "wrong")
+    # 3 eager calls and 2 jitted ones ran before the watched calls began
+    said = "the global `stats` " + RAN_ONCE.format("{'calls': 5} → {'calls': 6}")
+    assert result.message == said
+
+
+def test_leaky_relu_counting_on_a_global_object_is_told_it_ran_once():
+    def ex_leaky_relu(x):
+        counter.n += 1
+        return jnp.where(x > 0, x, 0.1 * x)
+
+    result = feedback(ex_leaky_relu)
+    assert (result.passed, result.kind) == (False, "wrong")
+    shown = "a Counter holding {'n': 5} → a Counter holding {'n': 6}"
+    assert result.message == "the global `counter` " + RAN_ONCE.format(shown)
+
+
 def test_leaky_relu_with_the_wrong_slope_names_the_input():
     def ex_leaky_relu(x):
         return jnp.where(x > 0, x, 0.01 * x)

@@ -168,7 +168,7 @@ def side_effect_under_jit(
     for name, (old, new) in changed[0].items():
         if not any(name in later for later in changed[1:]):
             raise Wrong(
-                f"{name} changed on the first call only ({_show(old)} → {_show(new)}), not "
+                f"{name} changed on the first call only ({_change(old, new)}), not "
                 f"on the {calls - 1} calls after it: under `jax.jit`, Python side effects run "
                 "once, while tracing. Return the value instead of storing it." + tail
             )
@@ -221,24 +221,81 @@ def _mutable_state(value: Any) -> bool:
     ) and not callable(value)
 
 
-def _snapshot(state: dict[str, Callable[[], Any]]) -> dict[str, Any]:
-    return {name: _fingerprint(get()) for name, get in state.items()}
+def _snapshot(state: dict[str, Callable[[], Any]]) -> dict[str, _Seen]:
+    return {name: _Seen(get()) for name, get in state.items()}
 
 
-def _fingerprint(value: Any) -> Any:
+class _Seen:
+    """What a watched value was at one moment: `key` to compare (its items and
+    attributes, two levels down), and how it reads in feedback."""
+
+    def __init__(self, value: Any) -> None:
+        self.key = _key(value, depth=2)
+        self.plain, self.detailed = _plain(value), _short(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Seen) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+def _change(old: _Seen, new: _Seen) -> str:
+    """ "0 → 1", "length 0 → length 1", or, when those read the same, the contents."""
+    if old.plain != new.plain:
+        return f"{old.plain} → {new.plain}"
+    return f"{old.detailed} → {new.detailed}"
+
+
+_ITEMS = 64  # items of a container compared: a counter in a long log still shows
+
+
+def _key(value: Any, depth: int) -> Any:
     if isinstance(value, bool | numbers.Number | str | bytes) or value is None:
         return ("value", value)
-    if isinstance(value, list | dict | set | tuple | bytearray):
-        return ("length", len(value))
     if isinstance(value, np.ndarray):
         return ("array", value.shape, value.tobytes())
+    if depth == 0 or isinstance(value, types.ModuleType) or callable(value):
+        return ("length", len(value)) if _sized(value) else ("object", id(value))
+    if isinstance(value, dict):
+        items = list(value.items())[:_ITEMS]
+        return (
+            "dict",
+            len(value),
+            tuple((_key(k, 0), _key(v, depth - 1)) for k, v in items),
+        )
+    if isinstance(value, list | tuple | bytearray):
+        return ("seq", len(value), tuple(_key(v, depth - 1) for v in value[:_ITEMS]))
+    if isinstance(value, set | frozenset):
+        return ("set", len(value), frozenset(_key(v, 0) for v in list(value)[:_ITEMS]))
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict):  # a simple object: `counter.n += 1` changes it
+        return ("object", id(value), _key(attributes, depth - 1))
     return ("object", id(value))
 
 
-def _show(fingerprint: Any) -> str:
-    kind, *rest = fingerprint
-    if kind == "value":
-        return repr(rest[0])
-    if kind == "length":
-        return f"length {rest[0]}"
-    return "an array" if kind == "array" else "another object"
+def _sized(value: Any) -> bool:
+    return isinstance(value, list | dict | set | frozenset | tuple | bytearray)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool | numbers.Number | str | bytes) or value is None:
+        return repr(value)
+    if _sized(value):
+        return f"length {len(value)}"
+    return "an array" if isinstance(value, np.ndarray) else _a(type(value).__name__)
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def _short(value: Any) -> str:
+    import reprlib
+
+    shown = vars(value) if hasattr(value, "__dict__") and not _sized(value) else value
+    try:
+        said = reprlib.repr(shown)
+    except Exception:  # a repr that raises: say what it is
+        said = _plain(value)
+    return said if shown is value else f"{_a(type(value).__name__)} holding {said}"
