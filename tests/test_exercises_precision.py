@@ -99,3 +99,36 @@ def test_each_mistake_gets_its_own_words(code, words):
     feedback = _feedback(code)
     assert not feedback.passed and feedback.kind == "wrong", feedback
     assert words in feedback.message, feedback.message
+
+
+SCALE_BLIND = (
+    "it {}: a fixed tolerance (an `atol` like 1e-4) ignores the values' scale. Allow "
+    "about 1e-5 of the scale, measured against the whole array (max |expected|)"
+)
+
+
+@pytest.mark.parametrize(
+    ("atol", "said"),
+    [
+        # fits values about 1 to 100, too tight for a right matmul of values near 7e4
+        (1e-4, "rejects a correct float32 matmul of values up to 7e+04"),
+        # fits values near 7e4, and passes values near 7e-5 that are 0.1 % off
+        (0.05, "accepts a result off by 0.1 % of values up to 7e-05"),
+    ],
+)
+def test_a_tolerance_blind_to_the_scale_is_told_so(atol, said):
+    feedback = _feedback(
+        f"""def ex_agrees(actual, expected):
+            return bool(np.allclose(actual, expected, rtol=0, atol={atol}))"""
+    )
+    assert (feedback.passed, feedback.kind) == (False, "wrong")
+    assert feedback.message == SCALE_BLIND.format(said)
+
+
+def test_the_lessons_solution_passes_at_every_scale():
+    feedback = _feedback(
+        """def ex_agrees(actual, expected):
+            error = np.max(np.abs(np.asarray(actual, np.float64) - expected))
+            return bool(error <= 1e-5 * np.max(np.abs(expected)))"""
+    )
+    assert (feedback.passed, feedback.kind) == (True, "passed"), feedback

@@ -32,7 +32,26 @@ def _cases() -> Any:
         ("a float32 running sum that crosses zero", walk32, np.cumsum(steps), True),
         ("a result off by 0.1 % everywhere", off.astype(np.float32), a @ b, False),
         ("a float32 matmul with one NaN", broken, a @ b, False),
+        *_scaled(a, b, off / (a @ b)),
     ]
+
+
+def _scaled(a: np.ndarray, b: np.ndarray, off: np.ndarray) -> list:
+    """The matmul and the 0.1 % error at scales far from 1, where a fixed tolerance
+    (`atol=1e-4`) rejects the one or accepts the other."""
+    cases = []
+    for scale, right, wrong in ((1e3, True, False), (1e-6, True, False)):
+        expected = (a * scale) @ b
+        product32 = (a * scale).astype(np.float32) @ b.astype(np.float32)
+        size = f"{np.abs(expected).max():.0e}"
+        cases.append(
+            (f"a float32 matmul of values up to {size}", product32, expected, right)
+        )
+        shifted = (expected * off).astype(np.float32)
+        cases.append(
+            (f"a result off by 0.1 % of values up to {size}", shifted, expected, wrong)
+        )
+    return cases
 
 
 @checks(LESSON, "ex_agrees", title="float32 against a float64 oracle")
@@ -50,6 +69,8 @@ def _check_agrees(fn: Callable[..., Any]) -> None:
         if bool(got) == right:
             continue
         relative = np.nanmax(np.abs(actual - expected)) / np.abs(expected).max()
+        if "values up to" in name:
+            raise Wrong(_scale_blind(name, right))
         if name == "a float64 copy of the answer":
             raise Wrong("it rejects even an exact copy of the expected values")
         if name == "a float32 matmul":
@@ -125,3 +146,15 @@ def _check_matmuls_per_step(fn: Callable[..., Any]) -> None:
             f"for {layers} layer{'s' * (layers != 1)} a step makes {want} "
             f"`dot_general`s, got {got}"
         )
+
+
+def _scale_blind(name: str, right: bool) -> str:
+    """What a tolerance that ignores the values' scale did wrong on case `name`."""
+    what = (
+        f"rejects a correct {name.removeprefix('a ')}" if right else f"accepts {name}"
+    )
+    return (
+        f"it {what}: a fixed tolerance (an `atol` like 1e-4) "
+        f"ignores the values' scale. Allow about 1e-5 of the scale, measured against "
+        "the whole array (max |expected|)"
+    )
