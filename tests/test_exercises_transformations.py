@@ -13,6 +13,8 @@ import numpy as np
 from jaxtour.exercises import _transformations as l04
 from jaxtour.exercises import check
 
+bc = jnp.bincount  # a student's alias of a function the histogram exercise bans
+
 
 def feedback(fn):
     result = check(fn, quiet=True)
@@ -127,6 +129,20 @@ def test_per_example_losses_a_jitted_python_loop_still_grows_with_the_batch():
     assert not result.passed and "grows with the batch" in result.message
 
 
+def test_cumulative_product_by_cumprod_beside_an_unused_scan_is_refused():
+    def ex_cumulative_product(xs):
+        jax.lax.scan(lambda c, x: (c, x), 0.0, xs)  # a scan that computes nothing used
+        return jnp.cumprod(xs)
+
+    result = feedback(ex_cumulative_product)
+    assert (result.passed, result.kind) == (False, "wrong")
+    assert result.message == (
+        "right values, but `cumprod` computes them, which skips the exercise (a "
+        "`lax.scan` beside it does not count): write the step function and let "
+        "`lax.scan` run it"
+    )
+
+
 # --- ex_count_scans -----------------------------------------------------------------------
 def test_the_scan_counts_are_what_jax_makes():
     steps = jnp.arange(5.0)
@@ -209,3 +225,15 @@ def test_histogram_under_jit_is_right_and_its_scatter_add_is_found():
 
     result = feedback(ex_histogram)
     assert (result.passed, result.kind) == (True, "passed")
+
+
+def test_histogram_by_an_alias_of_bincount_is_told_to_use_at():
+    def ex_histogram(labels, n):
+        return bc(labels, length=n)
+
+    result = feedback(ex_histogram)
+    assert (result.passed, result.kind) == (False, "wrong")
+    assert result.message == (
+        "right counts, but `jnp.bincount`/`jnp.histogram` skip the exercise: start from "
+        "`jnp.zeros(n)` and add 1 at every label with `.at[labels].add(1)`"
+    )

@@ -66,3 +66,26 @@ def code_names(fn: Callable) -> set[str]:
             found |= set(code.co_names)
             stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
     return found
+
+
+def names_holding(fn: Callable, *objects: Any) -> list[str]:
+    """The globals `fn`'s code names (nested code included) and the variables it closes
+    over that hold one of `objects` (by identity): `bc = jnp.bincount` is found.
+
+    Example:
+        >>> sin = jnp.sin
+        >>> names_holding(lambda x: sin(x), jnp.sin)
+        ['sin']
+    """
+    fn = getattr(fn, "__wrapped__", fn)  # a jitted function: the Python one it traces
+    scope = dict(getattr(fn, "__globals__", {}))
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    for name, cell in zip(getattr(code, "co_freevars", ()), cells, strict=True):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # an empty cell: a variable not assigned yet
+            continue
+    wanted = {id(o) for o in objects}
+    names = code_names(fn) | set(getattr(code, "co_freevars", ()))
+    return sorted(n for n in names if n in scope and id(scope[n]) in wanted)

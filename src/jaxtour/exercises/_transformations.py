@@ -10,7 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close, expect_pair
-from jaxtour.exercises._probes import code_names, grad_of_sum, primitives_of
+from jaxtour.exercises._probes import (
+    code_names,
+    grad_of_sum,
+    names_holding,
+    primitives_of,
+)
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
@@ -95,6 +100,12 @@ def _check_cumulative_product(fn: Callable[..., Any]) -> None:
             "is unrolled; `jnp.cumprod` skips the exercise): write the step "
             "function and let `lax.scan` run it"
         )
+    if "cumprod" in primitives:  # beside a scan: the product is not scanned
+        raise Wrong(
+            "right values, but `cumprod` computes them, which skips the exercise "
+            "(a `lax.scan` beside it does not count): write the step function and let "
+            "`lax.scan` run it"
+        )
     # reverse mode goes through scan: d/dx_i of sum of the running products
     grad = in_answer(fn, grad_of_sum, xs)
     want = jax.grad(lambda v: jnp.sum(jnp.cumprod(v)))(xs)
@@ -175,7 +186,8 @@ def _check_histogram(fn: Callable[..., Any]) -> None:
         check_dtype=False,
     )
     names = code_names(fn)
-    if names & {"bincount", "histogram"}:
+    banned = (jnp.bincount, jnp.histogram)
+    if names & {"bincount", "histogram"} or in_answer(fn, names_holding, *banned):
         raise Wrong(
             "right counts, but `jnp.bincount`/`jnp.histogram` skip the exercise: start "
             "from `jnp.zeros(n)` and add 1 at every label with `.at[labels].add(1)`"
