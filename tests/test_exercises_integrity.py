@@ -67,6 +67,26 @@ def test_an_answer_that_patches_numpy_is_refused():
     assert feedback.kind == "refused" and "`numpy`" in feedback.message
 
 
+@pytest.mark.slow  # the refused checker is replaced: a second one starts
+def test_an_answer_that_patches_numpys_code_is_refused_and_the_patch_is_gone():
+    @_named
+    def cheat(loss, w, b, xs, ts):
+        import numpy as np
+
+        np.all._implementation.__code__ = (lambda *a, **k: True).__code__
+        return jnp.zeros(len(xs)) + 123.0
+
+    feedback = check(cheat, quiet=True)
+    assert (feedback.passed, feedback.kind) == (False, "refused")
+    assert "`numpy`" in feedback.message
+
+    def ex_histogram(labels, n):  # plainly wrong: every count doubled
+        return jnp.zeros(n).at[labels].add(2)
+
+    after = check(ex_histogram, quiet=True)  # in a fresh checker: judged, not waved on
+    assert (after.passed, after.kind) == (False, "wrong"), after
+
+
 @pytest.mark.slow  # waits out a timeout, then starts a new checker
 def test_an_endless_answer_is_stopped_after_its_timeout_and_the_checker_restarts():
     @_named

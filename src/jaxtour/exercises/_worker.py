@@ -72,13 +72,33 @@ def snapshot() -> Snapshot:
 def _contents(namespace: dict) -> dict[str, tuple[Any, ...]]:
     contents = {}
     for key, value in list(namespace.items()):
-        held: tuple[Any, ...] = (value,)
-        if isinstance(value, types.FunctionType):
-            held = (value, value.__code__, value.__defaults__, value.__kwdefaults__)
-        elif isinstance(value, type) and value.__module__.startswith("jaxtour"):
+        held: tuple[Any, ...] = (value, *_code_of(value))
+        if isinstance(value, type) and value.__module__.startswith("jaxtour"):
             held = (value, *vars(value).values())
+        elif callable(value) and not isinstance(value, type | types.FunctionType):
+            held = (value, *_wrapped_code(value))
         contents[key] = held
     return contents
+
+
+def _code_of(fn: Any) -> tuple[Any, ...]:
+    if not isinstance(fn, types.FunctionType):
+        return ()
+    return (fn.__code__, fn.__defaults__, fn.__kwdefaults__)
+
+
+def _wrapped_code(wrapper: Any) -> tuple[Any, ...]:
+    """The Python function a callable wraps (`jax.jit`'s `__wrapped__`, NumPy's
+    dispatcher's `_implementation`) with its code: patching that code is a patch too."""
+    held: tuple[Any, ...] = ()
+    for name in ("__wrapped__", "_implementation"):
+        try:
+            inner = getattr(wrapper, name, None)
+        except Exception:  # an attribute that raises: nothing to watch
+            continue
+        if isinstance(inner, types.FunctionType):
+            held += (inner, *_code_of(inner))
+    return held
 
 
 def changed(before: Snapshot, after: Snapshot) -> list[str]:
