@@ -6,6 +6,7 @@ from typing import Any
 
 from jaxtour._ir import host
 from jaxtour._number_words import plural
+from jaxtour.autodiff._boxes import body_equations
 
 # Params worth a glance in a node label; everything else stays in the jaxpr text.
 _SHOWN_PARAMS = {
@@ -70,7 +71,7 @@ def _call_name(primitive: str, params: dict) -> str:
     if primitive in _CLOSED_BODIES and "jaxpr" in params:
         # Drawn closed (its values are per shard, or recomputed): say what it holds.
         body = getattr(params["jaxpr"], "jaxpr", params["jaxpr"])
-        return f"{primitive}: {plural(len(body.eqns), 'equation')}"
+        return f"{primitive}: {plural(body_equations(body), 'equation')}"
     return primitive
 
 

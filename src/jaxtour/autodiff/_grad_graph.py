@@ -9,7 +9,7 @@ from typing import Any, Unpack
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
-from jaxtour.autodiff import _args
+from jaxtour.autodiff import _args, _boxes
 from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
@@ -91,7 +91,8 @@ def draw_grad(
     the seed 1.0 back to each input. `jit` calls are inlined (`max_depth` folds them
     again); `cond`, `scan`, `while`, `shard_map` and `checkpoint` stay one box each,
     and a `shard_map` or `checkpoint` box counts its equations (`draw_jaxpr` opens
-    them: inside, each shard holds values of its own).
+    them: inside, each shard holds values of its own). The title counts the
+    equations inside every box (each loop body once, every cond branch) and says so.
 
     Args:
         f: a function returning a real scalar, as for `jax.grad`.
@@ -229,11 +230,17 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
 
 
 def reverse_title(what: str, trace: VJPTrace, backward: str) -> str:
-    """`what`, then how many forward equations, residuals and `backward` equations."""
+    """`what`, then how many forward equations, residuals and `backward` equations.
+
+    The equations inside boxes count (`_boxes.tally`): a checkpoint box in the backward
+    pass holds the forward pass it recomputes.
+    """
+    fwd, bwd = _boxes.tally(trace.forward)[0], _boxes.tally(trace.backward)[0]
     return (
-        f"{what}: {plural(len(trace.forward.eqns), 'forward equation')}, "
+        f"{what}: {plural(_boxes.equations(fwd), 'forward equation')}, "
         f"{plural(trace.n_res, 'residual')}, "
-        f"{plural(len(trace.backward.eqns), backward + ' equation')}"
+        f"{plural(_boxes.equations(bwd), backward + ' equation')}"
+        + _boxes.caveat(fwd + bwd)
     )
 
 

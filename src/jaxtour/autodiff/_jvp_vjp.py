@@ -11,12 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._diagram import Diagram
-from jaxtour._ir import StaticArgs, depends_on, is_literal, static_args, type_str
-from jaxtour._number_words import plural
+from jaxtour._ir import StaticArgs, static_args, type_str
 from jaxtour.autodiff import _args
-from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
+from jaxtour.autodiff._adgraph import ADGraph
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
+from jaxtour.autodiff._forward_mode import forward_mode_graph
 from jaxtour.autodiff._grad_graph import (
     callable_and_argnums,
     function_name,
@@ -158,14 +158,7 @@ def jvp_graph(
             flat, n_aux = trace_jvp(call, diff, values)
         except CONCRETE as err:
             raise concrete_error(err, f, primals, static, "draw_jvp") from err
-        graph = forward_mode_graph(call, flat, n_aux, values)
-        tangent_eqns = sum(n.lane == "tangent" for n in graph.select("op"))
-        graph.title = (
-            f"jvp of {function_name(f)}: "
-            f"{plural(len(flat.eqns) - tangent_eqns, 'primal equation')}, "
-            f"{plural(tangent_eqns, 'tangent equation')}"
-        )
-        return graph
+        return forward_mode_graph(call, flat, n_aux, values, function_name(f))
 
     return build
 
@@ -184,7 +177,9 @@ def draw_jvp(
     Forward mode carries a tangent beside every primal value. The picture splits the
     jaxpr of ``jax.jvp(f, primals, tangents)`` by what each eqn reads: eqns that
     read a tangent form the tangent lane; orange dashed edges are the primal values
-    (like ``cos x`` for ``sin x``) the tangent lane uses.
+    (like ``cos x`` for ``sin x``) the tangent lane uses. JAX's JVP of a `scan`,
+    `while` or `cond` is one box computing both lanes: the title counts its
+    equations in the lane each belongs to, and says which boxes hold both.
 
     Args:
         f: the function, as for `jax.jvp`. Integer, boolean and key leaves of the
@@ -225,65 +220,6 @@ def draw_jvp(
         return to_diagram(build(primals, tangents), **options)
 
     return draw
-
-
-def forward_mode_graph(call: Any, flat: Any, n_aux: int, values: bool) -> ADGraph:
-    """The model of forward mode: primal inputs and tangent seeds, two lanes, two outputs."""
-    graph = ADGraph(note=call.held_note())
-    n_primal = call.n_diff
-    tangent_vars = flat.invars[n_primal : 2 * n_primal]
-    labels = [
-        *call.labels[:n_primal],
-        *(f"tangent of {n}" for n in call.labels[:n_primal]),
-        *call.labels[n_primal:],
-    ]
-    groups = call.groups or [""] * len(call.labels)
-    groups = [
-        *groups[:n_primal],
-        *(g and f"tangent of {g}" for g in groups[:n_primal]),
-        *groups[n_primal:],
-    ]
-    sources = {}
-    for i, (var, label) in enumerate(zip(flat.invars, labels, strict=True)):
-        kind, lane = (
-            ("seed", "tangent")
-            if var in tangent_vars
-            else (("input" if i < n_primal else "fixed"), "primal")
-        )
-        sources[var] = add_terminal(
-            graph, f"in{i}", kind, lane, label, flat, var, values, groups[i]
-        )
-    lanes = ["tangent" if hit else "primal" for hit in depends_on(flat, tangent_vars)]
-    tangent = {
-        v
-        for e, lane in zip(flat.eqns, lanes, strict=True)
-        if lane == "tangent"
-        for v in e.outvars
-    } | set(tangent_vars)
-    lane_of = {id(e): lane for e, lane in zip(flat.eqns, lanes, strict=True)}
-
-    def edge_kind(eqn: Any, var: Any) -> Any:
-        if var in tangent:
-            return "tangent"
-        return "cross" if lane_of[id(eqn)] == "tangent" else "primal"
-
-    sources = add_lane(graph, flat, lanes, sources, edge_kind, values)
-    half = (len(flat.outvars) - n_aux) // 2
-    for k, atom in enumerate(flat.outvars):
-        lane = "tangent" if half <= k < 2 * half else "primal"
-        label = (
-            "f(…)"
-            if k < half
-            else "tangent of f(…)"
-            if k < 2 * half
-            else "aux (not differentiated)"
-        )
-        node = add_terminal(
-            graph, f"out{k}", "output", lane, label, flat, atom, values, label
-        )
-        if not is_literal(atom):
-            graph.link(sources[atom], node, lane if lane == "tangent" else "primal")
-    return graph
 
 
 def _prepare(
