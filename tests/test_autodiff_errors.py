@@ -2,7 +2,9 @@
 
 import re
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from jaxtour.autodiff import (
@@ -12,6 +14,7 @@ from jaxtour.autodiff import (
     draw_vjp,
     grad_graph,
     mode_costs,
+    vjp_graph,
 )
 
 INT_FIX = (
@@ -243,3 +246,70 @@ def test_draw_vjp_takes_primals_by_position_as_jax_vjp_does():
         draw_jvp(powered)((jnp.ones(3),), (jnp.ones(3),), n=2)
     drawn = draw_vjp(powered, static_argnames="n")(jnp.ones(3), 2)  # as it says
     assert drawn.title.startswith("vjp of powered")
+
+
+def _branchy(x):
+    return 3.0 * x**2 if x < 3 else -4 * x
+
+
+def test_a_branch_on_a_differentiated_value_points_to_jnp_where_not_static():
+    _raises(
+        TypeError,
+        "draw_grad: _branchy needs a concrete Python value where it got a traced one "
+        "(Attempted boolean conversion of traced array with shape bool[].). draw_grad "
+        "traces f as jax.jit does, so a Python `if`, `while` or int() on a "
+        "differentiated value (`x`) has no concrete value, and a differentiated "
+        "argument cannot be static. Write the branch with jnp.where(cond, a, b) or "
+        "jax.lax.cond, and a loop with jax.lax.scan or jax.lax.fori_loop of fixed "
+        "bounds (JAX's docs on control flow): jax.grad differentiates those.",
+        lambda: draw_grad(_branchy)(2.0),
+    )
+
+    # the advice works when followed: the gradient is jax.grad's
+    def where(x):
+        return jnp.where(x < 3, 3.0 * x**2, -4 * x)
+
+    graph = grad_graph(where)(2.0)
+    assert graph.values_of("gradient") == [jax.grad(_branchy)(2.0)]
+
+
+X4 = jnp.arange(1.0, 5.0)
+
+
+@pytest.mark.parametrize(
+    "n", [2, np.int32(2), np.int64(2), jnp.int32(2)], ids=["int", "np32", "np64", "jnp"]
+)
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x, n: x[:n].sum(),
+        lambda x, n: (jnp.ones(n) * x[:n]).sum(),
+        lambda x, n: x.reshape(n, -1).sum(axis=0)[0],
+    ],
+    ids=["slice", "ones", "reshape"],
+)
+def test_draw_grad_takes_an_integer_size_as_jax_grad_does(f, n):
+    graph = grad_graph(f)(X4, n)
+    (got,) = graph.values_of("gradient")
+    np.testing.assert_array_equal(got, jax.grad(f)(X4, n))
+
+
+@pytest.mark.parametrize("n", [2, np.int32(2), jnp.int32(2)], ids=["int", "np", "jnp"])
+def test_draw_vjp_retells_a_traced_size_and_its_advice_works(n):
+    def f(n, x):
+        return jnp.sin(x[:n])
+
+    with pytest.raises(TypeError) as err:
+        draw_vjp(f)(n, X4)
+    said = str(err.value)
+    assert said.startswith("draw_vjp: f needs a concrete Python value where it got a ")
+    assert "Slice entries must be static integers" in said
+    assert said.endswith(
+        "draw_vjp traces `n` (argument 0) as an array, as jax.jit would. If it is a "
+        "size, a loop count or a flag, hold it static: draw_vjp(f, static_argnums=0)."
+        + (" Pass it as a Python int: int(n)." if isinstance(n, jax.Array) else "")
+    )
+    held = int(n) if isinstance(n, jax.Array) else n
+    graph = vjp_graph(f, static_argnums=0)(held, X4)
+    (want,) = jax.vjp(lambda x: f(2, x), X4)[1](jnp.ones(2))
+    np.testing.assert_allclose(graph.values_of("gradient")[0], want)

@@ -77,3 +77,24 @@ def test_the_tanh_plot_draws_tanh_and_its_four_derivatives():
     for line, expected in zip(lines, _tanh_derivatives(xs, 4), strict=True):
         np.testing.assert_allclose(line.get_ydata(), expected, atol=2e-5)
     matplotlib.pyplot.close(ax.figure)
+
+
+def _branchy(x):
+    """The autodiff cookbook's example: Python control flow, which jax.grad handles."""
+    return 3.0 * x**2 if x < 3 else -4 * x
+
+
+@pytest.mark.parametrize("x", [2.0, 5.0])
+def test_python_control_flow_gives_jax_grads_values_and_counts_nothing(x):
+    table = derivative_table(_branchy, order=2)(x)
+    g = jax.grad(_branchy)
+    assert table.values == [_branchy(x), float(g(x)), float(jax.grad(g)(x))]
+    # finite differences agree on each side of the branch
+    h = 1e-3
+    assert table.values[1] == pytest.approx(
+        (_branchy(x + h) - _branchy(x - h)) / (2 * h)
+    )
+    assert table.eqns == [None, None, None]
+    text = str(table)
+    assert text.count("not counted") == 4  # three rows and the note
+    assert "jax.make_jaxpr cannot trace it" in text

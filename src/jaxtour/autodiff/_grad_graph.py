@@ -18,6 +18,7 @@ from jaxtour.autodiff._trace import (
     Call,
     VJPTrace,
     concrete_error,
+    needs_concrete,
     prepare,
     trace_vjp,
 )
@@ -65,8 +66,10 @@ def grad_graph(
                 partial(_args.check_scalar_output, who=WHO, holomorphic=holomorphic),
             )
         except CONCRETE as err:
+            if not needs_concrete(err):
+                raise
             static = statics.positions(len(args))
-            raise concrete_error(err, f, args, static, WHO) from err
+            raise concrete_error(err, f, args, static, WHO, call.positions) from err
         return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 
     return build

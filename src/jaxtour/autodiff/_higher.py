@@ -14,15 +14,17 @@ import numpy as np
 from jaxtour import _ir
 from jaxtour._report import Report, Reported, Table
 from jaxtour.autodiff._args import is_array_like
+from jaxtour.autodiff._trace import CONCRETE, needs_concrete
 
 
 @dataclass(frozen=True)
 class DerivativeRow:
-    """The k-th derivative at the example point, and the size of its program."""
+    """The k-th derivative at the example point, and the size of its program (None
+    where `jax.make_jaxpr` cannot trace it: Python control flow on x)."""
 
     order: int
     value: float
-    eqns: int
+    eqns: int | None
 
 
 @dataclass
@@ -42,20 +44,28 @@ class DerivativeTable(Reported):
         return [row.value for row in self.rows]
 
     @property
-    def eqns(self) -> list[int]:
-        """Eqn counts of the jaxprs of f, grad(f), grad(grad(f)), ... (nested ones included)."""
+    def eqns(self) -> list[int | None]:
+        """Eqn counts of the jaxprs of f, grad(f), grad(grad(f)), ... (nested ones
+        included); None where f cannot be traced (a Python branch on x)."""
         return [row.eqns for row in self.rows]
 
     def report(self) -> Report:
-        """A row per order: the derivative, its value, its jaxpr's equations."""
+        """A row per order: the derivative, its value, its jaxpr's equations (or "not
+        counted", and a note why)."""
         rows = [
-            [f"{_symbol(self.name, r.order)}(x)", f"{r.value:.6g}", str(r.eqns)]
+            [
+                f"{_symbol(self.name, r.order)}(x)",
+                f"{r.value:.6g}",
+                "not counted" if r.eqns is None else str(r.eqns),
+            ]
             for r in self.rows
         ]
         head = ["derivative", "value", "equations in its jaxpr"]
+        untraced = any(r.eqns is None for r in self.rows)
         return Report(
             f"derivatives of {self.name} at x = {self.x:g}",
             tables=[Table(head, rows, align="lrr")],
+            notes=[UNTRACED.format(name=self.name)] if untraced else [],
         )
 
     def __repr__(self) -> str:
@@ -70,6 +80,11 @@ def _symbol(name: str, order: int) -> str:
 
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+UNTRACED = (
+    "{name} needs Python values of x (an `if` on x, say), so jax.make_jaxpr cannot "
+    "trace it and its equations are not counted; the values are jax.grad's, which runs "
+    "{name} on the concrete x."
+)
 
 
 def nested_grads(f: Callable, order: int) -> list[Callable]:
@@ -84,7 +99,9 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
     """As nesting `jax.grad` `order` times, but tabulates every level at one point.
 
     Each row holds the k-th derivative's value and the eqn count of its jaxpr
-    (`jax.make_jaxpr(grad(...grad(f)))(x)`), which shows how programs grow.
+    (`jax.make_jaxpr(grad(...grad(f)))(x)`), which shows how programs grow. Where f
+    branches in Python on x, `jax.grad` still gives the values (it runs f on the
+    concrete x) but no jaxpr can be traced: the count is None, and the table says so.
 
     Args:
         f: a function from a real scalar to a real scalar.
@@ -112,14 +129,22 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
 
     def table(x) -> DerivativeTable:
         _check_scalar_point(x, "derivative_table")
-        rows = [
-            DerivativeRow(k, float(g(x)), _ir.count_eqns(jax.make_jaxpr(g)(x).jaxpr))
-            for k, g in enumerate(fns)
-        ]
+        rows = [DerivativeRow(k, float(g(x)), _eqns(g, x)) for k, g in enumerate(fns)]
         name = _ir.function_name(f)
         return DerivativeTable("f" if name == "<lambda>" else name, float(x), rows)
 
     return table
+
+
+def _eqns(g: Callable, x: Any) -> int | None:
+    """Equations in g's jaxpr at x, nested ones included; None where f needs a
+    concrete x to be traced."""
+    try:
+        return _ir.count_eqns(jax.make_jaxpr(g)(x).jaxpr)
+    except CONCRETE as err:
+        if not needs_concrete(err):
+            raise
+        return None
 
 
 def _check_scalar_point(x: Any, who: str) -> None:

@@ -26,6 +26,7 @@ from jaxtour.autodiff._trace import (
     CONCRETE,
     Call,
     concrete_error,
+    needs_concrete,
     prepare,
     trace_jvp,
     trace_vjp,
@@ -61,8 +62,12 @@ def vjp_graph(
                 ),
             )
         except CONCRETE as err:
+            if not needs_concrete(err):
+                raise
             static = _static_of(primals, statics)
-            raise concrete_error(err, f, primals, static, "draw_vjp") from err
+            raise concrete_error(
+                err, f, primals, static, "draw_vjp", call.positions
+            ) from err
         labels = {
             "title": f"vjp of {function_name(f)}",
             "backward": "transposed",
@@ -157,7 +162,11 @@ def jvp_graph(
         try:
             flat, n_aux = trace_jvp(call, diff, values)
         except CONCRETE as err:
-            raise concrete_error(err, f, primals, static, "draw_jvp") from err
+            if not needs_concrete(err):
+                raise
+            raise concrete_error(
+                err, f, primals, static, "draw_jvp", call.positions
+            ) from err
         return forward_mode_graph(call, flat, n_aux, values, function_name(f))
 
     return build

@@ -44,6 +44,7 @@ class Call:
     held: list[str] = field(
         default_factory=list
     )  # leaves of `argnums` not differentiated
+    positions: frozenset[int] = frozenset()  # the arguments with a differentiated leaf
 
     def held_note(self, limit: int = 4) -> str:
         """The picture's line naming the leaves held fixed ("" when none)."""
@@ -86,10 +87,11 @@ def prepare(
     differentiable; a module, or a pytree holding functions or strings, is filtered as
     `eqx.filter_grad` and `nnx.grad` filter it (`_args.diff_mask`). Without `strict`
     (as `jax.vjp` and `jax.jvp`), integer, boolean and key leaves are kept fixed, as JAX
-    does with its float0 tangents. Python ints and bools outside `argnums` are bound as
-    they are, as `jax.grad` leaves them (`range(n)` works); so is every leaf JAX cannot
-    trace. None is an empty pytree, as in JAX. The arguments `statics` makes static
-    (as `jax.jit` would) are bound as they are, never differentiated.
+    does with its float0 tangents. Integer and boolean scalars outside `argnums`
+    (Python's, NumPy's or JAX's) are bound as they are, as `jax.grad` leaves them
+    (`range(n)`, `x[:n]` work); so is every leaf JAX cannot trace. None is an empty
+    pytree, as in JAX. The arguments `statics` makes static (as `jax.jit` would) are
+    bound as they are, never differentiated.
 
     Raises:
         ValueError, TypeError: as `resolve_argnums`, `StaticArgs.check_values` and
@@ -156,36 +158,63 @@ def prepare(
         has_aux,
         [s[3] for s in (*diff, *other)],
         held,
+        frozenset(i for i in argnums if i not in static and any(masks[i])),
     )
 
 
-# What `f` raises when a value it needs in Python (a size, a loop count, a branch)
-# is traced: where `concrete_error` retells it.
-CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError)
+def needs_concrete(err: Exception) -> bool:
+    """Whether `f` failed because a value it needs in Python (a size, a loop count, a
+    branch) was traced: JAX's concretization errors, and the TypeError or IndexError
+    a shape or a slice raises on a tracer (not numpy's conversion: use jnp there)."""
+    if isinstance(err, jax.errors.TracerArrayConversionError):
+        return False
+    if isinstance(err, JAX_CONCRETE):
+        return True
+    text = str(err).lower()
+    return isinstance(err, CONCRETE) and ("tracer" in text or "traced" in text)
+
+
+# What `f` raises when a value it needs in Python is traced: caught, then sorted out
+# by `needs_concrete` and retold by `concrete_error` (JAX's own errors are TypeErrors).
+CONCRETE = (TypeError, IndexError)
+JAX_CONCRETE = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+)
 
 
 def concrete_error(
-    err: Exception, f: Callable, args: tuple, static: frozenset[int], who: str
+    err: Exception,
+    f: Callable,
+    args: tuple,
+    static: frozenset[int],
+    who: str,
+    diff: frozenset[int] = frozenset(),
 ) -> TypeError:
-    """JAX's ConcretizationTypeError, raised inside `f` while `who` traced it, retold in
-    `f`'s terms: which of its arguments to hold static (its Python ints, as a size or
-    a loop count is), never the kit's own function or argument names."""
+    """JAX's error for a traced value `f` needed in Python, raised while `who` traced
+    it, retold in `f`'s terms, never the kit's own names: which integer arguments to
+    hold static (a size, a loop count), and that a branch on an argument `diff` holds
+    (differentiated) must become `jnp.where` or `jax.lax.cond`, as static cannot
+    hold it."""
     names = arg_names(f, len(args))
     ints = [
         i
         for i, a in enumerate(args)
-        if i not in static
+        if i not in static | diff
         and jax.tree.leaves(a)
-        and all(isinstance(leaf, int) for leaf in jax.tree.leaves(a))
+        and all(map(is_int_scalar, jax.tree.leaves(a)))
     ]
     said = str(err).splitlines()[0] if str(err) else type(err).__name__
     if ints:
-        nums = sorted(static | set(ints))
-        option = nums[0] if len(nums) == 1 else tuple(nums)
-        which = ", ".join(f"`{names[i]}` (argument {i})" for i in ints)
+        fix = _hold_static(who, ints, static, args, names)
+    elif diff:
+        which = ", ".join(f"`{names[i]}`" for i in sorted(diff))
         fix = (
-            f"{who} traces {which} as an array, as jax.jit would. If it is a size, a "
-            f"loop count or a flag, hold it static: {who}(f, static_argnums={option})."
+            f"{who} traces f as jax.jit does, so a Python `if`, `while` or int() on a "
+            f"differentiated value ({which}) has no concrete value, and a differentiated "
+            "argument cannot be static. Write the branch with jnp.where(cond, a, b) or "
+            "jax.lax.cond, and a loop with jax.lax.scan or jax.lax.fori_loop of fixed "
+            "bounds (JAX's docs on control flow): jax.grad differentiates those."
         )
     else:
         fix = (
@@ -197,6 +226,42 @@ def concrete_error(
         f"{who}: {_ir_name(f)} needs a concrete Python value where it got a traced "
         f"one ({said}). {fix}"
     )
+
+
+def _hold_static(
+    who: str, ints: list[int], static: frozenset[int], args: tuple, names: list[str]
+) -> str:
+    nums = sorted(static | set(ints))
+    option = nums[0] if len(nums) == 1 else tuple(nums)
+    which = ", ".join(f"`{names[i]}` (argument {i})" for i in ints)
+    fix = (
+        f"{who} traces {which} as an array, as jax.jit would. If it is a size, a "
+        f"loop count or a flag, hold it static: {who}(f, static_argnums={option})."
+    )
+    arrays = [names[i] for i in ints if any(map(_unhashable, jax.tree.leaves(args[i])))]
+    if arrays:  # a static argument is hashed, as jax.jit hashes it
+        fix += f" Pass it as a Python int: int({arrays[0]})."
+    return fix
+
+
+def is_int_scalar(leaf: Any) -> bool:
+    """A Python, NumPy or JAX integer or boolean scalar: what sets a size or a count."""
+    if isinstance(leaf, bool | int | np.integer | np.bool_):
+        return True
+    dtype = getattr(leaf, "dtype", None)
+    return (
+        dtype is not None
+        and np.ndim(leaf) == 0
+        and (jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.bool_))
+    )
+
+
+def _unhashable(leaf: Any) -> bool:
+    try:
+        hash(leaf)
+    except TypeError:
+        return True
+    return False
 
 
 def _ir_name(f: Callable) -> str:
@@ -214,10 +279,11 @@ def _mask(arg: Any, strict: bool) -> list[bool]:
 
 def _fixed_slot(leaf: Any, differentiated_arg: bool) -> str:
     """Where a leaf not differentiated goes: traced as a fixed input, or held as it is
-    (what JAX cannot trace; a Python int or bool outside `argnums`, as `jax.grad`)."""
+    (what JAX cannot trace; an integer or boolean scalar outside `argnums`, Python's,
+    NumPy's or JAX's, which `jax.grad` passes to `f` as it is: a size, a count)."""
     if not _args.is_array_like(leaf):
         return "held"
-    if not differentiated_arg and isinstance(leaf, bool | int):
+    if not differentiated_arg and is_int_scalar(leaf):
         return "held"
     return "other"
 
