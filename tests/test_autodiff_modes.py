@@ -3,9 +3,10 @@
 import matplotlib
 import numpy as np
 import pytest
+from matplotlib.collections import PathCollection
 
 from jaxtour import paths
-from jaxtour.autodiff import RULE, ModeCosts, dense_family, mode_costs
+from jaxtour.autodiff import RULE, ModeCost, ModeCosts, dense_family, mode_costs
 from jaxtour.autodiff._modes import default_sizes
 
 matplotlib.use("Agg")
@@ -75,3 +76,33 @@ def test_quick_mode_keeps_the_default_sweep_small(monkeypatch):
     monkeypatch.setenv(paths.QUICK_VARIABLE, "0")
     sizes = default_sizes()
     assert len(sizes) == 25 and (2, 512) in sizes and (512, 2) in sizes
+
+
+def test_no_flops_measured_names_no_winner_in_the_table_or_the_plot():
+    # (2, 64) is tall: a verdict from the rule alone would say jacfwd, a NaN one jacrev
+    costs = ModeCosts(
+        [ModeCost(2, 64, "jacfwd", 1e-4, None), ModeCost(2, 64, "jacrev", 2e-4, 5e3)]
+    )
+    assert costs.winner(2, 64) == "unknown"
+    assert costs.winner(2, 64, by="seconds") == "jacfwd"  # the times were measured
+    lines = str(costs).splitlines()
+    assert lines[4].split() == [
+        "2",
+        "64",
+        "not",
+        "measured",
+        "5000",
+        "100.0",
+        "200.0",
+        "unknown",
+    ]
+    assert lines[-1].startswith("unknown: XLA's cost_analysis() gave no FLOP count")
+    fig = costs.plot()
+    left = fig.axes[0]
+    scatters = [c for c in left.collections if isinstance(c, PathCollection)]
+    (point,) = [c for c in scatters if len(c.get_offsets()) == 1]
+    assert matplotlib.colors.to_hex(point.get_facecolor()[0]) == "#ffffff"
+    assert "unknown: no FLOPs measured" in [
+        t.get_text() for t in left.get_legend().texts
+    ]
+    matplotlib.pyplot.close(fig)

@@ -21,6 +21,11 @@ RULE = (
     "(m VJPs): forward mode wins when n < m, reverse mode when n > m, as for a loss (m = 1)."
 )
 MODES = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}
+UNKNOWN = "unknown"  # the winner where a cost was not measured
+NO_FLOPS = (
+    "unknown: XLA's cost_analysis() gave no FLOP count on this backend, so no winner "
+    "is named; the wall times are measured all the same."
+)
 
 
 def dense_family(n: int, m: int, seed: int = 0) -> Callable:
@@ -64,8 +69,11 @@ class ModeCosts(Reported):
         raise KeyError(f"no measurement for n={n}, m={m}, mode={mode!r}")
 
     def winner(self, n: int, m: int, by: str = "flops", tie: float = 0.05) -> str:
-        """ "jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%)."""
+        """ "jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%);
+        "unknown" where either cost was not measured (a backend without FLOPs)."""
         fwd, rev = self.cost(n, m, "jacfwd", by), self.cost(n, m, "jacrev", by)
+        if not (np.isfinite(fwd) and np.isfinite(rev)):
+            return UNKNOWN
         if abs(fwd - rev) <= tie * max(fwd, rev):
             return "tie"
         return "jacfwd" if fwd < rev else "jacrev"
@@ -75,18 +83,21 @@ class ModeCosts(Reported):
         return list(dict.fromkeys((r.n, r.m) for r in self.records))
 
     def report(self) -> Report:
-        """A row per (n, m): both modes' FLOPs and best times, and the winner."""
+        """A row per (n, m): both modes' FLOPs and best times, and the winner by FLOPs
+        ("not measured" and "unknown" where XLA gave no FLOPs, and a note says so)."""
         rows = []
         for n, m in self.sizes:
             f = [self.cost(n, m, k) for k in MODES]
             t = [self.cost(n, m, k, "seconds") * 1e6 for k in MODES]
-            flops, times = (f"{v:.4g}" for v in f), (f"{v:.1f}" for v in t)
+            flops = (f"{v:.4g}" if np.isfinite(v) else "not measured" for v in f)
+            times = (f"{v:.1f}" for v in t)
             rows.append([str(n), str(m), *flops, *times, self.winner(n, m)])
         head = ["n", "m", "jacfwd FLOPs", "jacrev FLOPs", "fwd µs", "rev µs", "winner"]
+        unknown = any(self.winner(n, m) == UNKNOWN for n, m in self.sizes)
         return Report(
             f"jacfwd vs jacrev: {plural(len(self.sizes), 'size')}",
             tables=[Table(head, rows, align="rrrrrrl")],
-            notes=[self.rule],
+            notes=[self.rule, *([NO_FLOPS] if unknown else [])],
         )
 
     def __repr__(self) -> str:

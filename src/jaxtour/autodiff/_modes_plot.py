@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 FWD, REV, TIE = "#2563eb", "#dc2626", "#6b7280"
+UNKNOWN = "#ffffff"  # hollow: no FLOPs measured, no winner
 
 
 def plot_mode_costs(costs: Any, fig: Any = None) -> Any:
@@ -30,15 +31,19 @@ def _winner_map(costs: Any, ax: Any) -> None:
     ax.fill_between([low, top], [low, top], [top, top], color=FWD, alpha=0.08)
     ax.fill_between([low, top], [low, low], [low, top], color=REV, alpha=0.08)
     ax.plot([low, top], [low, top], color="#555555", lw=1, ls="--")
-    colours = {"jacfwd": FWD, "jacrev": REV, "tie": TIE}
-    for n, m in costs.sizes:
-        ax.scatter(n, m, s=90, color=colours[costs.winner(n, m)], zorder=3)
-    for name, label in (
-        ("jacfwd", "jacfwd cheaper"),
-        ("jacrev", "jacrev cheaper"),
-        ("tie", "equal (within 5%)"),
-    ):
-        ax.scatter([], [], color=colours[name], label=f"{label} (FLOPs)")
+    colours = {"jacfwd": FWD, "jacrev": REV, "tie": TIE, "unknown": UNKNOWN}
+    winners = {size: costs.winner(*size) for size in costs.sizes}
+    for (n, m), winner in winners.items():
+        ax.scatter(n, m, s=90, color=colours[winner], edgecolors=TIE, zorder=3)
+    labels = [
+        ("jacfwd", "jacfwd cheaper (FLOPs)"),
+        ("jacrev", "jacrev cheaper (FLOPs)"),
+        ("tie", "equal (within 5%) (FLOPs)"),
+        ("unknown", "unknown: no FLOPs measured"),
+    ]
+    for name, label in labels:
+        if name != "unknown" or "unknown" in winners.values():
+            ax.scatter([], [], color=colours[name], edgecolors=TIE, label=label)
     ax.text(
         0.03, 0.97, "n < m: forward mode", color=FWD, va="top", transform=ax.transAxes
     )
