@@ -1,5 +1,7 @@
 """mode_costs: forward mode wins for tall Jacobians, reverse mode for wide ones."""
 
+import jax
+import jax.numpy as jnp
 import matplotlib
 import numpy as np
 import pytest
@@ -106,3 +108,48 @@ def test_no_flops_measured_names_no_winner_in_the_table_or_the_plot():
         t.get_text() for t in left.get_legend().texts
     ]
     matplotlib.pyplot.close(fig)
+
+
+def _stepped(loop: bool, steps: int = 12):
+    """A family whose f runs `steps` steps of h -> tanh(B h): in a fori_loop or unrolled."""
+
+    def make(n, m):
+        a, b = jnp.ones((m, n)) / n, jnp.eye(m) * 0.5
+
+        def step(h):
+            return jnp.tanh(b @ h)
+
+        def unrolled(x):
+            h = jnp.tanh(a @ x)
+            for _ in range(steps):
+                h = step(h)
+            return h
+
+        def looped(x):
+            return jax.lax.fori_loop(0, steps, lambda i, h: step(h), jnp.tanh(a @ x))
+
+        return looped if loop else unrolled
+
+    return make
+
+
+def test_a_loops_flops_count_every_iteration_as_the_unrolled_loop_does():
+    looped = mode_costs(_stepped(True), sizes=[(4, 16)], repeats=1)
+    unrolled = mode_costs(_stepped(False), sizes=[(4, 16)], repeats=1)  # the oracle
+    for mode in ("jacfwd", "jacrev"):
+        want = unrolled.cost(4, 16, mode)
+        assert looped.cost(4, 16, mode) == pytest.approx(want, rel=0.01)
+    assert all(r.loops >= 1 and not r.uncounted for r in looped.records)
+    assert str(looped).splitlines()[-1].startswith("FLOPs count every loop iteration")
+    assert "loop" not in str(unrolled).splitlines()[-1]
+
+
+def test_a_loop_of_unknown_trip_count_names_no_winner():
+    costs = ModeCosts(
+        [
+            ModeCost(2, 64, "jacfwd", 1e-4, 1e3, loops=1, uncounted=1),
+            ModeCost(2, 64, "jacrev", 2e-4, 5e4),
+        ]
+    )
+    assert costs.winner(2, 64) == "unknown"
+    assert str(costs).splitlines()[-1].startswith("unknown: a loop whose trip count")

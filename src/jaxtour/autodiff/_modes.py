@@ -26,6 +26,14 @@ NO_FLOPS = (
     "unknown: XLA's cost_analysis() gave no FLOP count on this backend, so no winner "
     "is named; the wall times are measured all the same."
 )
+LOOPS = (
+    "FLOPs count every loop iteration: XLA's cost_analysis() counts a loop body once, "
+    "and the kit adds the other iterations, as the unrolled loop would count them."
+)
+UNCOUNTED = (
+    "unknown: a loop whose trip count depends on the data is counted once (its body "
+    "runs an unknown number of times), so no winner is named where one runs."
+)
 
 
 def dense_family(n: int, m: int, seed: int = 0) -> Callable:
@@ -44,13 +52,20 @@ def default_sizes() -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class ModeCost:
-    """One Jacobian: its shape (m, n), the mode, best wall time, and XLA's FLOP count."""
+    """One Jacobian: its shape (m, n), the mode, best wall time, and its FLOPs (XLA's
+    count, every loop iteration included: see `loop_flops`).
+
+    `loops` is how many loops the compiled program runs; `uncounted`, how many of them
+    have a trip count that depends on the data (their body is in `flops` once).
+    """
 
     n: int
     m: int
     mode: str
     seconds: float
     flops: float | None
+    loops: int = 0
+    uncounted: int = 0
 
 
 @dataclass
@@ -70,9 +85,13 @@ class ModeCosts(Reported):
 
     def winner(self, n: int, m: int, by: str = "flops", tie: float = 0.05) -> str:
         """ "jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%);
-        "unknown" where either cost was not measured (a backend without FLOPs)."""
+        "unknown" where either cost was not measured (a backend without FLOPs) or
+        counts a loop once whose trip count depends on the data."""
         fwd, rev = self.cost(n, m, "jacfwd", by), self.cost(n, m, "jacrev", by)
-        if not (np.isfinite(fwd) and np.isfinite(rev)):
+        partial = by == "flops" and any(
+            r.uncounted for r in self.records if (r.n, r.m) == (n, m)
+        )
+        if partial or not (np.isfinite(fwd) and np.isfinite(rev)):
             return UNKNOWN
         if abs(fwd - rev) <= tie * max(fwd, rev):
             return "tie"
@@ -93,12 +112,22 @@ class ModeCosts(Reported):
             times = (f"{v:.1f}" for v in t)
             rows.append([str(n), str(m), *flops, *times, self.winner(n, m)])
         head = ["n", "m", "jacfwd FLOPs", "jacrev FLOPs", "fwd µs", "rev µs", "winner"]
-        unknown = any(self.winner(n, m) == UNKNOWN for n, m in self.sizes)
         return Report(
             f"jacfwd vs jacrev: {plural(len(self.sizes), 'size')}",
             tables=[Table(head, rows, align="rrrrrrl")],
-            notes=[self.rule, *([NO_FLOPS] if unknown else [])],
+            notes=[self.rule, *self._notes()],
         )
+
+    def _notes(self) -> list[str]:
+        """What the FLOPs leave out or add: no count, loops counted, loops not."""
+        notes = []
+        if any(r.flops is None for r in self.records):
+            notes.append(NO_FLOPS)
+        if any(r.uncounted for r in self.records):
+            notes.append(UNCOUNTED)
+        elif any(r.loops for r in self.records):
+            notes.append(LOOPS)
+        return notes
 
     def __repr__(self) -> str:
         return (
@@ -121,7 +150,8 @@ def mode_costs(
     """Measure `jax.jacfwd` and `jax.jacrev` of ``f_family(n, m)`` for each (n, m).
 
     Each Jacobian is jitted and compiled once; its FLOPs come from XLA's
-    ``cost_analysis()`` and its time is the best of `repeats` runs.
+    ``cost_analysis()``, with every loop iteration counted (`loop_flops`), and its
+    time is the best of `repeats` runs.
 
     Args:
         f_family: ``f_family(n, m)`` returns a function from f32[n] to f32[m].
@@ -146,9 +176,11 @@ def mode_costs(
         f, x = f_family(n, m), jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32)
         _check_member(f, x, n, m)
         for mode, jac in MODES.items():
-            compiled = jax.jit(jac(f)).lower(x).compile()
+            traced = jax.jit(jac(f)).trace(x)
+            compiled = traced.lower().compile()
+            seconds = _best_time(compiled, x, repeats)
             costs.records.append(
-                ModeCost(n, m, mode, _best_time(compiled, x, repeats), flops(compiled))
+                ModeCost(n, m, mode, seconds, *loop_flops(traced, compiled))
             )
     return costs
 
@@ -170,6 +202,27 @@ def flops(compiled: Any) -> float | None:
         analysis = analysis[0] if analysis else None
     value = (analysis or {}).get("flops")
     return None if value is None or value < 0 else float(value)
+
+
+def loop_flops(traced: Any, compiled: Any) -> tuple[float | None, int, int]:
+    """(FLOPs, loops, loops of unknown trip count): XLA's `flops` figure, which counts
+    each loop body once, plus the other iterations of each loop by the kit's count of
+    the compiled ops (`_ir.hlo_counts`, as `jaxtour.cost`'s ledger counts): the figure
+    of the unrolled loop. A loop whose trip count depends on the data stays counted
+    once."""
+    counted = flops(compiled)
+    module = _ir.parse_hlo(compiled.as_text())
+    loops = _ir.hlo_trips(module, _ir.unwrap_jit(traced.jaxpr).jaxpr)
+    uncounted = sum(loop.trips is None for loop in loops.values())
+    if counted is None or not loops:
+        return counted, len(loops), uncounted
+    ones = {name: loop._replace(trips=1) for name, loop in loops.items()}
+    extra = _kit_flops(module, loops) - _kit_flops(module, ones)
+    return counted + extra, len(loops), uncounted
+
+
+def _kit_flops(module: Any, loops: dict) -> float:
+    return float(sum(c.flops or 0.0 for _, c in _ir.hlo_counts(module, loops)))
 
 
 def _best_time(compiled: Any, x: Any, repeats: int) -> float:
