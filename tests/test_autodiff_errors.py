@@ -206,6 +206,26 @@ def test_mode_costs_checks_each_member_of_the_family():
         "f32[2]; it returned f32[1].",
         lambda: mode_costs(lambda n, m: lambda x: x[:1], sizes=[(3, 2)]),
     )
+    _raises(
+        TypeError,
+        "mode_costs: f_family(3, 1) must return a function from f32[3] to "
+        "f32[1] or a scalar f32[]; it returned f32[2].",
+        lambda: mode_costs(lambda n, m: lambda x: x[:2], sizes=[(3, 1)]),
+    )
+
+
+def test_mode_costs_refuses_an_empty_grid_rather_than_running_the_default(monkeypatch):
+    def grid():
+        raise AssertionError("the default grid was measured")
+
+    monkeypatch.setattr("jaxtour.autodiff._modes.default_sizes", grid)
+    _raises(
+        ValueError,
+        "mode_costs: `sizes` is empty, so there is nothing to measure. Give the "
+        "(n, m) pairs to compare, e.g. sizes=[(64, 1), (1, 64)], or leave it out "
+        "for the default grid.",
+        lambda: mode_costs(sizes=[]),
+    )
 
 
 def test_a_keyword_only_static_name_points_to_functools_partial():

@@ -153,3 +153,13 @@ def test_a_loop_of_unknown_trip_count_names_no_winner():
     )
     assert costs.winner(2, 64) == "unknown"
     assert str(costs).splitlines()[-1].startswith("unknown: a loop whose trip count")
+
+
+def test_a_scalar_loss_is_the_m_equals_1_case_of_the_rule():
+    def family(n, m):
+        return lambda x: jnp.sum(jnp.sin(x) ** 2)  # a loss: f32[n] -> f32[]
+
+    assert jax.jacrev(family(64, 1))(jnp.ones(64)).shape == (64,)  # JAX takes it
+    costs = mode_costs(family, sizes=[(64, 1)], repeats=1)
+    assert costs.winner(64, 1) == "jacrev"  # n > m = 1: reverse mode, as RULE says
+    assert costs.cost(64, 1, "jacfwd") > 8 * costs.cost(64, 1, "jacrev")

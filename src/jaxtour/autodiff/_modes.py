@@ -154,8 +154,9 @@ def mode_costs(
     time is the best of `repeats` runs.
 
     Args:
-        f_family: ``f_family(n, m)`` returns a function from f32[n] to f32[m].
-        sizes: the (n, m) pairs; `default_sizes()` when None.
+        f_family: ``f_family(n, m)`` returns a function from f32[n] to f32[m] (or to
+            a scalar f32[] for m = 1, as a loss is; `jax.jacrev` takes both).
+        sizes: the (n, m) pairs, at least one; `default_sizes()` when None.
         repeats: timed runs per Jacobian (default 5, 2 under JAXTOUR_QUICK=1).
 
     Returns:
@@ -163,6 +164,7 @@ def mode_costs(
 
     Raises:
         TypeError: a member of the family does not map f32[n] to f32[m].
+        ValueError: `sizes` is empty.
 
     Example:
         >>> costs = mode_costs(sizes=[(64, 2), (2, 64)], repeats=1)
@@ -170,9 +172,16 @@ def mode_costs(
         ('jacrev', 'jacfwd')
     """
     _ir.check_callable(f_family, "mode_costs")
+    sizes = default_sizes() if sizes is None else list(sizes)
+    if not sizes:
+        raise ValueError(
+            "mode_costs: `sizes` is empty, so there is nothing to measure. Give the "
+            "(n, m) pairs to compare, e.g. sizes=[(64, 1), (1, 64)], or leave it out "
+            "for the default grid."
+        )
     repeats = repeats or (2 if paths.quick() else 5)
     costs = ModeCosts()
-    for n, m in sizes or default_sizes():
+    for n, m in sizes:
         f, x = f_family(n, m), jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32)
         _check_member(f, x, n, m)
         for mode, jac in MODES.items():
@@ -187,11 +196,13 @@ def mode_costs(
 
 def _check_member(f: Callable[..., Any], x: Any, n: int, m: int) -> None:
     out = jax.eval_shape(f, x)
-    if not hasattr(out, "shape") or tuple(out.shape) != (m,):
+    shapes = [(m,), ()] if m == 1 else [(m,)]  # a scalar is m = 1, as a loss
+    if not hasattr(out, "shape") or tuple(out.shape) not in shapes:
         got = _ir.type_str(out) if hasattr(out, "shape") else type(out).__name__
+        to = f"f32[{m}]" + (" or a scalar f32[]" if m == 1 else "")
         raise TypeError(
             f"mode_costs: f_family({n}, {m}) must return a function from "
-            f"f32[{n}] to f32[{m}]; it returned {got}."
+            f"f32[{n}] to {to}; it returned {got}."
         )
 
 
