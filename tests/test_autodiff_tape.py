@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from test_autodiff_cases import cubic
 
@@ -51,3 +52,13 @@ def test_tape_grad_walks_the_tape_once(monkeypatch):
 def test_every_call_records_a_new_tape():
     first, second = tape_grad(cubic, 1.0), tape_grad(cubic, 2.0)
     assert first[2] == second[2] == 13  # the same 13 nodes, recorded again per call
+
+
+@pytest.mark.parametrize(
+    "k, x",
+    [(0, 0.0), (0.0, 0.0), (0.5, 0.0), (-1.0, 0.0), (-1, 0.0), (2, 0.0), (0.5, -2.0)],
+)
+def test_powers_at_zero_give_jax_grads_infinities_not_an_exception(k, x):
+    value, [grad], _ = tape_grad(lambda v: v**k, x)
+    want = jax.value_and_grad(lambda v: v**k)(x)
+    np.testing.assert_allclose([value, grad], [float(w) for w in want], equal_nan=True)

@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 class Value:
     """A scalar that remembers how it was computed (one node of the tape).
@@ -54,7 +56,9 @@ class Value:
         )
 
     def __pow__(self, k: float) -> Value:
-        return Value(self.data**k, (self,), (k * self.data ** (k - 1),), f"**{k}")
+        # d(x^k)/dx = k x^(k-1); an integer k = 0 makes a constant: 0 (JAX's integer_pow)
+        local = 0.0 if k == 0 and isinstance(k, int) else k * _pow(self.data, k - 1)
+        return Value(_pow(self.data, k), (self,), (local,), f"**{k}")
 
     def __neg__(self) -> Value:
         return self * -1.0
@@ -108,6 +112,13 @@ class Value:
         for node in reversed(tape):
             for parent, local in zip(node.parents, node.local, strict=True):
                 parent.grad += local * node.grad
+
+
+def _pow(x: float, k: float) -> float:
+    """x**k as IEEE floats (and JAX) give it: 0.0**-1 is inf and (-2.0)**0.5 is nan,
+    where Python raises ZeroDivisionError or returns a complex number."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(x) ** k)
 
 
 def tape_grad(f: Callable, *xs: float) -> tuple[float, list[float], int]:
