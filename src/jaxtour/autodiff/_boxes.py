@@ -95,7 +95,8 @@ def _leaf(eqn: Any, reads: list[bool]) -> tuple[Counter, list[bool]]:
 def _boxes(
     eqn: Any, subs: list, hot: set, carried: set[int]
 ) -> tuple[Counter, list[bool]]:
-    count, outs = Counter(), [False] * len(eqn.outvars)
+    count: Counter = Counter()
+    outs = [False] * len(eqn.outvars)
     for sub in subs:
         start = _carry_start(eqn, sub.label)
         reads = [
