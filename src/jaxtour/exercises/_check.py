@@ -130,9 +130,14 @@ def _pickled(exercise: Exercise, fn: Callable) -> bytes:
     """The exercise and the answer as cloudpickle bytes; code from outside the kit
     (a notebook, a test module, a student's file) travels by value."""
     import io
+    import warnings
 
     buffer = io.BytesIO()
-    with _by_value(fn, exercise.checker):
+    with _by_value(fn, exercise.checker), warnings.catch_warnings():
+        # a function with no __module__ (made by exec) sends cloudpickle through
+        # every module in sys.modules, and a deprecated one (numpy.core) warns when
+        # asked: a warning about the search, not about the answer
+        warnings.simplefilter("ignore", DeprecationWarning)
         _pickler()(buffer).dump((exercise, fn))
     return buffer.getvalue()
 
