@@ -91,21 +91,6 @@ def test_argnums_that_are_not_ints_fail_when_configured():
     )
 
 
-@pytest.mark.parametrize(
-    "argnums", [np.int64(1), (np.int32(0), np.int64(1)), np.arange(2)], ids=repr
-)
-def test_numpy_integer_argnums_are_read_as_jax_grad_reads_them(argnums):
-    def f(a, b):
-        return jnp.sum(a * jnp.sin(b))
-
-    args = (jnp.ones(3), jnp.arange(3.0))
-    want = jax.tree.leaves(jax.grad(f, argnums)(*args))
-    got = grad_graph(f, argnums=argnums)(*args).values_of("gradient")
-    assert len(got) == len(want)
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_array_equal(g, w)
-
-
 def test_a_non_scalar_output_points_to_draw_vjp_or_a_sum():
     _raises(
         ValueError,

@@ -51,6 +51,9 @@ SPELLINGS = {
     "position": {"static_argnums": (2, 3)},
     "negative": {"static_argnums": (-2, -1)},
     "keyword": {"static_argnames": ("cfg", "n")},
+    "numpy": {
+        "static_argnums": np.arange(2, 4)
+    },  # jax.jit reads it with operator.index
 }
 ORACLE = jax.jit(forward, static_argnums=(2, 3))
 
@@ -150,6 +153,23 @@ def test_every_lens_reads_static_arguments_as_jax_jit(lens, spelling):
         _same(got, want)
     else:
         assert SUMMARIES[lens](forward, opts) == _closed_summary(lens)
+
+
+NUMPY_ARGNUMS = {  # numpy argnums and the ints jax.grad reads them as
+    "np.int64(1)": (np.int64(1), (1,)),
+    "np ints": ((np.int32(0), np.int64(1)), (0, 1)),
+    "np.arange(2)": (np.arange(2), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("spelling", NUMPY_ARGNUMS)
+def test_numpy_integer_argnums_are_read_as_jax_grad_reads_them(spelling):
+    argnums, ints = NUMPY_ARGNUMS[spelling]
+    statics = {"static_argnums": (2, 3)}
+    graph = autodiff.grad_graph(forward, argnums=argnums, **statics)(PARAMS, X, CFG, N)
+    _same(graph.values_of("gradient"), jax.grad(forward, argnums)(PARAMS, X, CFG, N))
+    got = _memory(forward, {"argnums": argnums, **statics})
+    assert got == _memory(forward, {"argnums": ints, **statics})
 
 
 def test_grad_memory_takes_what_jax_grad_takes():

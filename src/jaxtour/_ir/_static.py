@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -170,16 +171,36 @@ def _signature(f: Any) -> inspect.Signature | None:
 def _nums(value: Any, option: str, who: str) -> tuple[int, ...] | None:
     if value is None:
         return None
-    items = (value,) if isinstance(value, int) else value
-    ok = isinstance(items, Iterable) and not isinstance(items, str | bytes)
-    items = tuple(items) if ok else ()
-    if not ok or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+    items = _indices(value)
+    if items is None:
         raise TypeError(
             f"{who}: `{option}` must be None, an int or a tuple of ints (positions of "
             f"the function's arguments, as in jax.jit); got {describe(value)}. Write "
             f"{option}=1 or {option}=(1, 2)."
         )
     return items or None
+
+
+def _indices(value: Any) -> tuple[int, ...] | None:
+    """`value` as positions, read as JAX reads them (`operator.index` on the value, else
+    on each of its items): NumPy integers and integer arrays are ints too. None when it
+    is not that (a float, a str, a nested sequence).
+
+    Example:
+        >>> import numpy as np
+        >>> _indices(np.int64(1)), _indices(np.arange(2)), _indices([0, 1.0])
+        ((1,), (0, 1), None)
+    """
+    try:
+        return (operator.index(value),)
+    except TypeError:
+        pass
+    if not isinstance(value, Iterable) or isinstance(value, str | bytes):
+        return None
+    try:
+        return tuple(map(operator.index, value))
+    except TypeError:
+        return None
 
 
 def _names(value: Any, who: str) -> tuple[str, ...] | None:
@@ -245,7 +266,8 @@ def _check_names(
 
 
 def check_argnums(argnums: Any, who: str) -> tuple[int, ...]:
-    """`argnums` as a tuple of ints, as `jax.grad` accepts it (an int or a sequence).
+    """`argnums` as a tuple of ints, as `jax.grad` accepts it (an int or a sequence;
+    NumPy integers too).
 
     Raises:
         TypeError: `argnums` is not an int or a non-empty sequence of ints.
@@ -254,11 +276,8 @@ def check_argnums(argnums: Any, who: str) -> tuple[int, ...]:
         >>> check_argnums(1, "draw_grad"), check_argnums([0, -1], "draw_grad")
         ((1,), (0, -1))
     """
-    many = isinstance(argnums, Iterable) and not isinstance(argnums, str | bytes)
-    items = tuple(argnums) if many else (argnums,)
-    if not items or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in items
-    ):
+    items = _indices(argnums)
+    if not items:
         raise TypeError(
             f"{who}: `argnums` must be an int or a tuple of ints naming the positional "
             f"arguments to differentiate, as in jax.grad; got {argnums!r}."

@@ -6,8 +6,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Unpack
 
-import numpy as np
-
 from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
@@ -155,21 +153,9 @@ def function_name(f: Callable) -> str:
 def callable_and_argnums(
     f: Callable[..., Any], argnums: Any, who: str
 ) -> tuple[int, ...]:
-    """Check `f` is callable and `argnums` well formed, at configure time (NumPy
-    integers read as ints, as `jax.grad` reads them)."""
+    """Check `f` is callable and `argnums` well formed, at configure time."""
     _ir.check_callable(f, who)
-    return _ir.check_argnums(_numpy_ints(argnums), who)
-
-
-def _numpy_ints(argnums: Any) -> Any:
-    """`argnums` with NumPy integers as Python ints (`np.int64(1)`, `np.arange(2)`)."""
-    if isinstance(argnums, np.integer):
-        return int(argnums)
-    if isinstance(argnums, np.ndarray) and argnums.ndim <= 1:
-        argnums = argnums.tolist()
-    if isinstance(argnums, list | tuple):
-        return tuple(int(i) if isinstance(i, np.integer) else i for i in argnums)
-    return argnums
+    return _ir.check_argnums(argnums, who)
 
 
 def _grad_labels(name: str, call: Call) -> dict:
