@@ -53,3 +53,27 @@ def test_stablehlo_op_count_matches_a_line_count():
         and "=" in line.split("stablehlo.")[0]
     )
     assert sum(_ir.parse_stablehlo(text).op_counts().values()) == oracle
+
+
+def test_stablehlo_reads_a_quoted_function_name():
+    """A jitted lambda's function is `@"<lambda>"` in MLIR: its ops are in the module,
+    as the line count of the whole text says (the call and its callee's ops)."""
+    double = jax.jit(lambda x: x * 2.0)
+
+    def plus_one(x):
+        return double(x) + 1.0
+
+    text = jax.jit(plus_one).lower(1.0).as_text()
+    assert '@"<lambda>"' in text
+    module = _ir.parse_stablehlo(text)
+    oracle = sum(
+        1
+        for line in text.splitlines()
+        if ("stablehlo." in line or " call @" in line)
+        and "stablehlo.return" not in line
+        and "=" in line.split("stablehlo.")[0].split(" call ")[0]
+    )
+    assert sum(module.op_counts().values()) == oracle == 5
+    call = next(op for _, op in module.walk() if op.opcode == "call")
+    assert call.called[0].computation == "<lambda>"
+    assert "multiply" in module.op_counts()

@@ -11,7 +11,10 @@ from jaxtour._ir._hlo import Called, HloComputation, HloModule, HloOp, attr, spl
 from jaxtour._ir._jaxpr import SourceLine
 
 # StableHLO (MLIR): `%3 = stablehlo.add %0, %2 : tensor<128x512xf32> loc(#loc83)`
-_MLIR_FUNC = re.compile(r"^func\.func\s+(?:public\s+|private\s+)?@([\w.$\-]+)\((.*)$")
+# A symbol is `@main`, or quoted when it holds other characters: a jitted lambda's
+# function is `@"<lambda>"`
+_SYMBOL = r'@(?:"((?:[^"\\]|\\.)*)"|([\w.$\-]+))'
+_MLIR_FUNC = re.compile(rf"^func\.func\s+(?:public\s+|private\s+)?{_SYMBOL}\((.*)$")
 _MLIR_RESULT = re.compile(r"^(%[\w.$\-]+)(?::(\d+))?\s*=\s*")
 _MLIR_VALUE = re.compile(r"%[\w.$\-]+(?:#\d+)?")
 _MLIR_DEF = re.compile(r"(%[\w.$\-]+)(?=:\s|\s=\s)")
@@ -70,8 +73,8 @@ class _MlirParser:
         return self.module
 
     def _function(self, func: re.Match) -> None:
-        computation = HloComputation(func[1])
-        header = func[2].split(") ->")[0]
+        computation = HloComputation(_symbol(func))
+        header = func[3].split(") ->")[0]
         computation.params = _MLIR_DEF.findall(header)
         computation.param_types = [
             _mlir_type(f": {t}")
@@ -159,12 +162,18 @@ def _mlir_op(body: str, opname: str, index: int) -> tuple[HloOp, list[str]]:
     opcode = re.sub(r"^(stablehlo|func)\.", "", opname)
     op = HloOp(name, opcode, _mlir_type(rest), operands, results)
     if opcode == "call":
-        op.called = [Called("callee", attr(rest, r"@([\w.$\-]+)"), operands)]
+        callee = re.search(_SYMBOL, rest)
+        op.called = [Called("callee", _symbol(callee) if callee else "", operands)]
     op.target = attr(rest, r'call_target_name\s*=\s*"([^"]*)"')
     op.attrs = _attrs(rest[len(opname) + 2 if rest.startswith('"') else len(opname) :])
     if opcode == "constant":
         op.literal, op.attrs = op.attrs, ""
     return op, defs
+
+
+def _symbol(match: re.Match) -> str:
+    """The name a `_SYMBOL` match holds, quoted or not."""
+    return match[1] if match[1] is not None else match[2]
 
 
 def _attrs(text: str) -> str:
