@@ -147,6 +147,46 @@ def f(ws, x):
 """
 
 
+def test_swapped_outputs_are_a_difference_at_every_level():
+    # the same ops, returned in the other order: jax.jit(f)(x) != jax.jit(g)(x)
+    def f(x):
+        return jnp.sin(x), jnp.cos(x)
+
+    def g(x):
+        return jnp.cos(x), jnp.sin(x)
+
+    assert not (jax.jit(f)(X)[0] == jax.jit(g)(X)[0]).all()
+    d = diff(f, g)(X)
+    assert not d.same
+    for level in d.levels:
+        assert not level.added and not level.removed, str(level)
+        assert [c.name for c in level.changed] == ["return"], str(level)
+        assert level.changed[0].what == [
+            "output 0 now comes from a different value",
+            "output 1 now comes from a different value",
+        ]
+        assert level.ops[0] == level.ops[1]
+
+
+def test_swapped_cond_branches_are_a_difference_in_stablehlo():
+    # StableHLO's case branches read the caller's values: only what each returns differs
+    def f(x):
+        return jax.lax.cond(x[0, 0] > 0, jnp.sin, jnp.cos, x)
+
+    def g(x):
+        return jax.lax.cond(x[0, 0] > 0, jnp.cos, jnp.sin, x)
+
+    d = diff(f, g)(X)
+    assert not d.jaxpr.same and not d.stablehlo.same and not d.compiled.same, str(d)
+    assert "case › return" in {c.name for c in d.stablehlo.changed}
+
+
+def test_the_same_program_twice_has_no_return_changed():
+    d = diff(*pair(MATMUL, MATMUL))(X, W)
+    assert d.same and d.jaxpr.ops == (2, 2), str(d)
+    assert all("return" not in row[0] for row in d.by_line())
+
+
 def test_inserted_ops_like_later_ones_pair_with_no_one_else():
     # the three new `w * 0.5` look like the loop's `* 0.5`: only the new ones are named
     d = diff(*pair(CHAIN, SCALED))([jnp.ones((4, 4))] * 3, jnp.ones((2, 4)))

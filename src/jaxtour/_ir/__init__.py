@@ -75,7 +75,7 @@ from jaxtour._ir._jaxpr import (
 )
 from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._match import Change, Matching, match_nodes
-from jaxtour._ir._nodes import Node, jaxpr_nodes
+from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo
 from jaxtour._ir._stages import cost_summary, stablehlo_text
@@ -101,6 +101,7 @@ from jaxtour._ir._values import (
 __all__ = [
     "BOOKKEEPING",
     "DATA_DEPENDENT",
+    "RETURN",
     "Called",
     "Change",
     "Count",

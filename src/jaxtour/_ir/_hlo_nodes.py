@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from jaxtour._ir._hlo import HloComputation, HloModule, split_top
-from jaxtour._ir._nodes import Builder, Node, inherit_sources, user_line
+from jaxtour._ir._nodes import Builder, Node, add_return, inherit_sources, user_line
 
 # Compiled HLO attributes that name computations or number channels.
 _HLO_NAMES = frozenset(
@@ -31,7 +31,8 @@ def hlo_nodes(module: HloModule) -> list[Node]:
     builder = Builder()
     entry = module.computations[module.entry]
     env: dict[str, tuple] = {name: ("arg", i) for i, name in enumerate(entry.params)}
-    _add_computation(builder, module, entry, env, "")
+    returned = _add_computation(builder, module, entry, env, "")
+    add_return(builder, _flat(returned), "program", "", "")
     inherit_sources(builder.nodes)
     for index, own in builder.fallback.items():
         builder.nodes[index].source = builder.nodes[index].source or own
@@ -85,17 +86,25 @@ def _add_computation(
             inner = {
                 p: ("arg", index, called.role, k) for k, p in enumerate(body.params)
             }
-            _add_computation(
-                builder,
-                module,
-                body,
-                inner,
+            inner_scope, inner_region = (
                 f"{scope}{op.opcode} › ",
                 f"{region}{op.opcode}/",
             )
+            returned = _add_computation(
+                builder, module, body, inner, inner_scope, inner_region
+            )
+            add_return(builder, _flat(returned), called.role, inner_scope, inner_region)
         for k, result in enumerate(op.results):
             env[result] = ("node", index, k)
     return [env.get(name, ("free",)) for name in computation.returns]
+
+
+def _flat(returned: list[tuple]) -> list[tuple]:
+    """What a computation returns, its values one by one: compiled HLO returns one
+    tuple where StableHLO returns several values."""
+    if len(returned) == 1 and returned[0][0] == "tuple":
+        return list(returned[0][1])
+    return returned
 
 
 def _element(ref: tuple, k: int) -> tuple:

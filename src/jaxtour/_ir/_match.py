@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxtour._ir._nodes import Node
+from jaxtour._ir._nodes import RETURN, Node
 
 
 @dataclass
@@ -40,16 +40,26 @@ class Matching:
     pairs: dict[int, int] = field(default_factory=dict)
     changed: list[Change] = field(default_factory=list)
 
+    # A body's `RETURN` with no partner is not listed: its loop or cond is.
+
     @property
     def removed(self) -> list[int]:
         """Nodes of the first program with no partner, in program order."""
-        return [i for i in range(len(self.before)) if i not in self.pairs]
+        return [
+            i
+            for i, node in enumerate(self.before)
+            if i not in self.pairs and node.label != RETURN
+        ]
 
     @property
     def added(self) -> list[int]:
         """Nodes of the second program with no partner, in program order."""
         taken = set(self.pairs.values())
-        return [j for j in range(len(self.after)) if j not in taken]
+        return [
+            j
+            for j, node in enumerate(self.after)
+            if j not in taken and node.label != RETURN
+        ]
 
 
 def match_nodes(before: list[Node], after: list[Node]) -> Matching:
@@ -188,12 +198,13 @@ def _rewired(
     """Inputs that now come from another value, where both values have partners."""
     found = []
     pairs, b, a = matching.pairs, matching.before[i], matching.after[j]
+    put = "output" if b.label == RETURN else "input"
     for k, (rb, ra) in enumerate(zip(b.operands, a.operands, strict=False)):
         kept = _partnered(partnered[0], rb) and _partnered(partnered[1], ra)
         if kept and not _same_origin(pairs, rb, ra):
-            found.append(f"input {k} now comes from a different value")
+            found.append(f"{put} {k} now comes from a different value")
     if len(b.operands) != len(a.operands):
-        found.append(f"inputs: {len(b.operands)} → {len(a.operands)}")
+        found.append(f"{put}s: {len(b.operands)} → {len(a.operands)}")
     return found
 
 

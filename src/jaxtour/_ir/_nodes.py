@@ -7,6 +7,9 @@ argument of the program, a literal). Calls that only wrap a body (`pjit`, `check
 `custom_jvp_call`, a compiled `fusion` or `call`) are seen through: their body's nodes
 read the caller's values directly, so wrapping code in `jax.checkpoint` adds one node
 and moves none. Bodies run differently (scan, while, cond) read their own arguments.
+The program and each such body end in a `RETURN` node reading what it returns, in
+order: two programs whose ops are the same but return them swapped (or whose cond
+branches are swapped) differ there.
 This module reads jaxprs; `_hlo_nodes` reads StableHLO and compiled HLO.
 """
 
@@ -33,6 +36,8 @@ _KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _LOOPING = frozenset({"scan", "while", "cond"})
 # Params that name things or hold Python callables: never a difference.
 _NAMES = frozenset({"name", "debug_info", "source_info", "fun_name", "module_name"})
+# The label of the node that reads what a program or a body returns.
+RETURN = "return"
 
 
 @dataclass
@@ -98,7 +103,33 @@ def jaxpr_nodes(jaxpr: Any) -> list[Node]:
     env: dict[Any, tuple] = {v: ("arg", i) for i, v in enumerate(jaxpr.invars)}
     env |= {v: ("const", type_str(v.aval)) for v in jaxpr.constvars}
     _add_jaxpr(builder, jaxpr, env, "")
+    _add_return(builder, jaxpr, env, "program", "", "")
     return builder.nodes
+
+
+def add_return(
+    builder: Builder,
+    refs: list[tuple],
+    role: str,
+    scope: str,
+    region: str,
+    literals: dict[str, str] | None = None,
+) -> None:
+    """The `RETURN` node of a program or body (`role`: which one) reading `refs`."""
+    fields = {"of": role, **(literals or {})}
+    builder.add(Node(RETURN, fields, refs, None, scope, region=region))
+
+
+def _add_return(
+    builder: Builder, jaxpr: Any, env: dict, role: str, scope: str, region: str
+) -> None:
+    literals = {
+        f"output {k}": _literal(v.val)
+        for k, v in enumerate(jaxpr.outvars)
+        if is_literal(v)
+    }
+    refs = [_ref(env, v) for v in jaxpr.outvars]
+    add_return(builder, refs, role, scope, region, literals)
 
 
 def _ref(env: dict, atom: Any) -> tuple:
@@ -139,9 +170,9 @@ def _add_jaxpr(
             inner = {
                 v: ("arg", index, sub.label, k) for k, v in enumerate(sub.jaxpr.invars)
             }
-            _add_jaxpr(
-                builder, sub.jaxpr, inner, f"{scope}{name} › ", f"{region}{name}/"
-            )
+            inner_scope, inner_region = f"{scope}{name} › ", f"{region}{name}/"
+            _add_jaxpr(builder, sub.jaxpr, inner, inner_scope, inner_region)
+            _add_return(builder, sub.jaxpr, inner, sub.label, inner_scope, inner_region)
         env |= {v: ("node", index, k) for k, v in enumerate(eqn.outvars)}
 
 

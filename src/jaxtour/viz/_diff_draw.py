@@ -12,7 +12,7 @@ import re
 from html import escape
 from typing import Any
 
-from jaxtour import _number_words, _render, _style
+from jaxtour import _ir, _number_words, _render, _style
 from jaxtour._diagram import Diagram
 from jaxtour._report import Report
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff
@@ -55,7 +55,16 @@ def rows(level: LevelDiff) -> list[Row]:
             i += 1
         else:
             j += 1
-    return out
+    return [row for row in out if row[0] == "changed" or not _returns(level, row)]
+
+
+def _returns(level: LevelDiff, row: Row) -> bool:
+    """Whether a row is a `RETURN` node's: drawn only when what it returns changed."""
+    _, i, j = row
+    nodes, k = (
+        (level.matching.before, i) if i is not None else (level.matching.after, j)
+    )
+    return k is not None and nodes[k].label == _ir.RETURN
 
 
 def fold(aligned: list[Row]) -> list[Row | int]:

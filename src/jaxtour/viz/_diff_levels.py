@@ -93,8 +93,14 @@ class LevelDiff:
 
     @property
     def ops(self) -> tuple[int, int]:
-        """How many ops (or equations) each program has at this level."""
-        return len(self.matching.before), len(self.matching.after)
+        """How many ops (or equations) each program has at this level (the nodes
+        reading what the program and its bodies return are none)."""
+        m = self.matching
+        before, after = (
+            sum(node.label != _ir.RETURN for node in nodes)
+            for nodes in (m.before, m.after)
+        )
+        return before, after
 
     def sentences(self) -> list[str]:
         """The differences in words, the largest group first."""
