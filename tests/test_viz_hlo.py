@@ -120,6 +120,32 @@ def control(x, y):
     return jax.lax.fori_loop(0, 3, lambda i, v: v * 1.5 + z, z)
 
 
+def test_a_jitted_function_counts_as_its_own_lowering():
+    # the oracle: the module `step.lower(...)` prints, not one with the lens's own
+    # jax.jit wrapped around it (a `call` more, and the jaxpr a `jit` equation more)
+    from jaxtour.viz import draw_pipeline
+
+    step = jax.jit(layer)
+    text = step.lower(W, XS).as_text()
+    oracle = sum(
+        1
+        for line in text.splitlines()
+        if "stablehlo." in line
+        and "stablehlo.return" not in line
+        and "=" in line.split("stablehlo.")[0]
+    )
+    assert " call @" not in text
+    title = draw_hlo(step, stage="stablehlo")(W, XS).title
+    assert re.search(r": (\d+) ops", title)[1] == str(oracle), title
+    comparison = compare_stages(step)(W, XS)
+    assert comparison.stablehlo_ops == oracle
+    eqns = len(step.trace(W, XS).jaxpr.eqns)
+    assert comparison.jaxpr_eqns == eqns
+    assert (
+        f"{eqns} equations, {oracle} StableHLO ops" in draw_pipeline(step)(W, XS).title
+    )
+
+
 @pytest.mark.parametrize("stage", ["stablehlo", "compiled"])
 def test_loops_and_branches_are_clusters(stage):
     d = draw_hlo(control, stage=stage, max_depth=None)(jnp.ones(3), 1.0)

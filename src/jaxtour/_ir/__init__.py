@@ -77,7 +77,7 @@ from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
-from jaxtour._ir._stablehlo import parse_stablehlo
+from jaxtour._ir._stablehlo import parse_stablehlo, unwrap_call
 from jaxtour._ir._stages import cost_summary, stablehlo_text
 from jaxtour._ir._static import (
     StaticArgs,
@@ -181,6 +181,7 @@ __all__ = [
     "tracer",
     "trips_of",
     "type_str",
+    "unwrap_call",
     "unwrap_jit",
     "used_inputs",
     "user_stack",

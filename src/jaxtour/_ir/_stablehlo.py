@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -39,6 +40,24 @@ class _Scope:
 def parse_stablehlo(text: str) -> HloModule:
     """Parse StableHLO text, as `jax.jit(f).lower(...).as_text(debug_info=True)` prints it."""
     return _MlirParser().parse(text)
+
+
+def unwrap_call(module: HloModule) -> HloModule:
+    """A `jax.jit`-wrapped f lowered under another `jax.jit` is `@main` calling f's
+    function and returning what it returns: that function as the entry, the module
+    `f.lower(...)` prints (`unwrap_jit` for StableHLO)."""
+    entry = module.computations[module.entry]
+    call = entry.ops[0] if len(entry.ops) == 1 else None
+    if call is None or call.opcode != "call" or not call.called:
+        return module
+    callee = call.called[0].computation
+    if (
+        callee not in module.computations
+        or call.operands != entry.params
+        or entry.returns != call.results
+    ):
+        return module
+    return dataclasses.replace(module, entry=callee)
 
 
 class _MlirParser:

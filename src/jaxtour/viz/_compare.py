@@ -62,8 +62,8 @@ def compare_stages(
         return StageComparison.of(
             _ir.function_name(f),
             jax.default_backend(),
-            _ir.count_eqns(traced.jaxpr.jaxpr),
-            _ir.parse_stablehlo(_ir.stablehlo_text(lowered)),
+            _ir.count_eqns(_ir.unwrap_jit(traced.jaxpr).jaxpr),
+            _ir.unwrap_call(_ir.parse_stablehlo(_ir.stablehlo_text(lowered))),
             _ir.parse_hlo(compiled.as_text()),
             _ir.cost_summary(compiled),
         )

@@ -88,7 +88,8 @@ def draw_hlo(
         lowered = traced.lower()
         names = _ir.io_names(traced.jaxpr.jaxpr)
         if stage == "stablehlo":
-            module, figures = _ir.parse_stablehlo(_ir.stablehlo_text(lowered)), {}
+            shlo = _ir.parse_stablehlo(_ir.stablehlo_text(lowered))
+            module, figures = _ir.unwrap_call(shlo), {}
         else:
             compiled = lowered.compile()
             module, figures = (

@@ -128,13 +128,14 @@ def collect(
     )
     lowered = traced.lower()
     compiled = lowered.compile()
-    stablehlo = _ir.parse_stablehlo(lowered.as_text())
+    # a jitted f under the kit's own jax.jit: f's jaxpr and module, not the wrapper's
+    stablehlo = _ir.unwrap_call(_ir.parse_stablehlo(lowered.as_text()))
     hlo = _ir.parse_hlo(compiled.as_text())
     devices = _devices(compiled)
     return Artefacts(
         name=_ir.function_name(f),
         source=source_excerpt(f),
-        eqns=_ir.count_eqns(traced.jaxpr.jaxpr),
+        eqns=_ir.count_eqns(_ir.unwrap_jit(traced.jaxpr).jaxpr),
         stablehlo_ops=sum(stablehlo.op_counts().values()),
         fusions=len(hlo.fusions()),
         hlo_ops=sum(hlo.op_counts(fused=False).values()),
