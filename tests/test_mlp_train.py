@@ -22,6 +22,8 @@ from jaxtour.cli import main
 from jaxtour.data._download import FILES
 from jaxtour.mlp import (
     History,
+    Mnist,
+    NumpyTwin,
     _ladder,
     batch_indices,
     compile_epoch,
@@ -360,6 +362,34 @@ def test_a_ladder_without_jaxtours_epoch_has_no_headline_and_still_prints(
     assert result["compile_s_by_variant"] == {}
     table = format_ladder(result)
     assert table.splitlines()[1].startswith("numpy-f64") and "compile:" not in table
+
+
+@pytest.mark.slow  # compiles and runs steps of the full MLP
+def test_the_ladder_compares_every_variants_loss_over_the_steps_they_all_ran(
+    small_matmul_rate,
+):
+    rng = np.random.default_rng(0)  # 4 batches of 32; JAX without jit runs 2 of them
+    images = rng.integers(0, 256, (128, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, 128, dtype=np.uint8)
+    data = Mnist(images, labels, images[:32], labels[:32])
+    result = run_ladder(
+        data,
+        rounds=1,
+        eager_steps=2,
+        batch_size=32,
+        variants=("numpy-f64", "jax-eager"),
+        control=False,
+        rate_repeat=1,
+        log=None,
+    )
+    assert result["steps_timed"] == {"numpy-f64": 4, "jax-eager": 2}
+    order = batch_indices(jr.fold_in(jr.key(0), 0), 128, 32)  # round 1's batches
+    twin = NumpyTwin(init_params(jr.split(jr.key(0))[0]))  # the oracle, by hand
+    want = twin.epoch(images, labels.astype(np.int32), np.asarray(order[:2])).mean()
+    losses = result["epoch_loss"]
+    assert losses["numpy-f64"] == pytest.approx(want, rel=1e-12)
+    assert losses["jax-eager"] == pytest.approx(want, rel=1e-4)
+    assert result["loss_steps"] == 2
 
 
 @needs_mnist

@@ -86,7 +86,8 @@ def run_ladder(
         ``epoch_s`` (seconds per full epoch; the controls' rows too), ``spread_s``
         ([fastest, median, slowest] round of each), ``ratio_vs_numpy_f64``,
         ``matmul_fraction`` per variant, ``matmul_gflops``, ``compile_s_by_variant``,
-        ``epoch_loss`` (mean batch loss of each variant's first epoch: they should agree)
+        ``epoch_loss`` (each variant's mean batch loss over the first ``loss_steps``
+        batches of the first round, the steps every variant ran: they should agree)
         and the headline figures for
         jaxtour's own epoch: ``speedup_vs_numpy_f64``, ``matmul_fraction``, ``compile_s``.
     """
@@ -102,6 +103,8 @@ def run_ladder(
     )
     steps = len(images) // batch_size
     full_steps = FULL_TRAIN_SIZE // batch_size
+    # jax-eager runs fewer steps: every variant's loss is compared over the same ones
+    loss_steps = min(steps, eager_steps) if "jax-eager" in variants else steps
     log = log or (lambda line: None)
     load_before = os.getloadavg()[0]
     rate = [matmul_rate(repeat=rate_repeat)]
@@ -122,19 +125,21 @@ def run_ladder(
         )  # the batches train_epoch makes
         for name, runner in runners.items():
             n = min(steps, eager_steps) if name == "jax-eager" else steps
-            seconds, loss = runner.run(key, order[:n])
+            seconds, batch_losses = runner.run(key, order[:n])
             times[name].append(seconds * full_steps / n)
             if name not in CONTROLS:
-                losses.setdefault(name, loss)
+                losses.setdefault(name, float(batch_losses[:loss_steps].mean()))
             what = (
-                "matmuls only, no loss" if name in CONTROLS else f"mean loss {loss:.4f}"
+                "matmuls only, no loss"
+                if name in CONTROLS
+                else f"mean loss {batch_losses.mean():.4f}"
             )
             log(
                 f"round {r + 1}/{rounds}  {name:<13} {times[name][-1]:8.2f} s/epoch "
                 f"({n} steps timed, {what})"
             )
     rate.append(matmul_rate(repeat=rate_repeat))
-    return _summarise(
+    summary = _summarise(
         times,
         losses,
         max(rate),
@@ -146,6 +151,7 @@ def run_ladder(
         load_before,
         rounds,
     )
+    return summary | {"loss_steps": loss_steps}
 
 
 def _summarise(

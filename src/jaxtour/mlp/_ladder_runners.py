@@ -1,5 +1,6 @@
 """The speed ladder's runners: each trains one variant (or times the matmul control)
-from the same initial weights over the batches it is given, and returns (seconds, loss).
+from the same initial weights over the batches it is given, and returns (seconds, the
+loss of each batch).
 
 `run_ladder` (`_ladder.py`) builds one runner per variant and calls them round after round.
 """
@@ -35,16 +36,16 @@ class _Runner:
         self.images, self.labels, self.batch_size = images, labels, batch_size
         self.params0 = init_params(jr.split(jr.key(seed))[0])
 
-    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
+    def run(self, key: jax.Array, order: Any) -> tuple[float, np.ndarray]:
         """Train over the batches `order` (= batch_indices(key, ...)[:steps]); return
-        (seconds, mean batch loss)."""
+        (seconds, the loss of each batch: f[steps])."""
         raise NotImplementedError
 
 
 class _NumpyRunner(_Runner):
     dtype: type = np.float64
 
-    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
+    def run(self, key: jax.Array, order: Any) -> tuple[float, np.ndarray]:
         order = np.asarray(order)
         NumpyTwin(self.params0, dtype=self.dtype).epoch(
             self.images, self.labels, order[:2]
@@ -52,7 +53,7 @@ class _NumpyRunner(_Runner):
         twin = NumpyTwin(self.params0, dtype=self.dtype)
         start = time.perf_counter()
         losses = twin.epoch(self.images, self.labels, order)
-        return time.perf_counter() - start, float(losses.mean())
+        return time.perf_counter() - start, losses
 
 
 class _NumpyF32Runner(_NumpyRunner):
@@ -82,7 +83,7 @@ class _JaxRunner(_Runner):
         params = jax.tree.map(jnp.copy, self.params0)
         return params, jax.tree.map(jnp.zeros_like, params)
 
-    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
+    def run(self, key: jax.Array, order: Any) -> tuple[float, np.ndarray]:
         jax.block_until_ready(
             self.step(*self.fresh(), self.images, self.labels, order[0])
         )
@@ -95,7 +96,7 @@ class _JaxRunner(_Runner):
             )
             losses.append(batch_loss)
         jax.block_until_ready(params)
-        return time.perf_counter() - start, float(np.mean(losses))
+        return time.perf_counter() - start, np.asarray(losses)
 
 
 class _JitLoopRunner(_JaxRunner):
@@ -115,7 +116,7 @@ class _TrainEpochRunner(_JaxRunner):
             *self.fresh(), self.images, self.labels, jr.key(0), batch_size=batch_size
         )
 
-    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
+    def run(self, key: jax.Array, order: Any) -> tuple[float, np.ndarray]:
         jax.block_until_ready(self.epoch(*self.fresh(), self.images, self.labels, key))
         params, velocity = self.fresh()
         start = time.perf_counter()
@@ -123,7 +124,7 @@ class _TrainEpochRunner(_JaxRunner):
             params, velocity, self.images, self.labels, key
         )
         jax.block_until_ready(losses)
-        return time.perf_counter() - start, float(np.mean(losses))
+        return time.perf_counter() - start, np.asarray(losses)
 
 
 def _step_matmuls(w: list[Any], x: Any, deltas: list[Any]) -> list[Any]:
@@ -174,7 +175,7 @@ class _MatmulControl(_Runner):
                 )
             )
 
-    def run(self, key: jax.Array, order: Any) -> tuple[float, float]:
+    def run(self, key: jax.Array, order: Any) -> tuple[float, np.ndarray]:
         n = len(order)
         if self.jax:
             start = time.perf_counter()
@@ -185,7 +186,7 @@ class _MatmulControl(_Runner):
             start = time.perf_counter()
             for i in range(n):
                 _step_matmuls(self.w, self.xs[i], self.deltas)
-        return time.perf_counter() - start, float("nan")
+        return time.perf_counter() - start, np.full(n, np.nan)
 
 
 _RUNNERS = {
