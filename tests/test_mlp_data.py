@@ -118,6 +118,18 @@ def test_offline_with_no_files_names_folder_variable_and_files(tmp_path, dead_mi
     assert list(folder.iterdir()) == []  # no partial file
 
 
+def test_one_mirror_given_as_a_string_is_refused_before_any_request(tmp_path):
+    folder = tmp_path / "cache"
+    url = "http://127.0.0.1:9/mnist/"
+    with pytest.raises(TypeError) as info:
+        load_mnist(folder, mirrors=url, progress=False)  # not each character a mirror
+    assert str(info.value) == (
+        "`mirrors` must be a list of base URLs, tried in order; got the string "
+        f"'{url}'. Pass mirrors=['{url}']."
+    )
+    assert not folder.exists()
+
+
 @needs_mnist
 def test_only_bad_mirrors_fail_and_leave_nothing(tmp_path, serve, mirror_dir):
     folder = tmp_path / "cache"

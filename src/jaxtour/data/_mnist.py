@@ -73,6 +73,7 @@ def load_mnist(
         ``test_images`` u8[10000, 28, 28] and ``test_labels`` u8[10000].
 
     Raises:
+        TypeError: `mirrors` is one string, not a list of them.
         MnistUnavailableError: a file is missing or corrupt and no mirror could supply
             it, or the folder cannot be written (said before any request is made).
         MnistFormatError: a file with the right checksum does not parse (cannot happen
@@ -83,6 +84,11 @@ def load_mnist(
         >>> mnist.train_images.shape, mnist.test_labels[:5]  # doctest: +SKIP
         ((60000, 28, 28), array([7, 2, 1, 0, 4], dtype=uint8))
     """
+    if isinstance(mirrors, str):  # tuple() would make each character a mirror
+        raise TypeError(
+            f"`mirrors` must be a list of base URLs, tried in order; got the string "
+            f"{mirrors!r}. Pass mirrors=[{mirrors!r}]."
+        )
     session = Mirrors(tuple(mirrors), budget or Budget(), progress)
     files = files_in(paths.mnist_dir(data_dir), session)
     train_images, train_labels, test_images, test_labels = (read_idx(f) for f in files)
