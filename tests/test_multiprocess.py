@@ -205,6 +205,34 @@ def test_a_bad_layout_is_refused_before_anything_starts():
         launch.train_multiprocess(processes=0)
 
 
+def _no_workers(*args, **kwargs):
+    raise AssertionError("started the workers")
+
+
+@needs_mnist
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"batch_size": 0}, "`epochs` must be >= 0 and `batch_size` >= 1; got 10, 0."),
+        ({"epochs": -1}, "`epochs` must be >= 0 and `batch_size` >= 1; got -1, 128."),
+        ({"train_size": 0}, "`train_size` must be >= 1 (or None: all); got 0."),
+        ({"test_size": -5}, "`test_size` must be >= 1 (or None: all); got -5."),
+        ({"heartbeat": 0}, "`heartbeat` must be >= 1 second and `init_timeout` above"),
+        ({"init_timeout": 0}, "`heartbeat` must be >= 1 second and `init_timeout`"),
+        (
+            {"train_size": 100},  # a worker found this only after joining the others
+            "`batch_size` 128 is larger than the 100 training images: not one batch",
+        ),
+    ],
+)
+def test_a_bad_schedule_is_refused_before_any_process_starts(
+    options, said, monkeypatch
+):
+    monkeypatch.setattr(_launcher, "Group", _no_workers)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        launch.train_multiprocess(str(SHARED), echo=False, **options)
+
+
 @needs_mnist
 def test_the_command_line_reports_a_bad_layout_and_a_taken_port(capsys):
     from jaxtour.cli import main

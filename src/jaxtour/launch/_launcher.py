@@ -30,7 +30,7 @@ from pathlib import Path
 from jaxtour._diagram import Diagram
 from jaxtour.launch._config import JoinConfig, TrainConfig, worker_options
 from jaxtour.launch._procgroup import RESULT, Group, MultiprocessError
-from jaxtour.mlp import LR, MOMENTUM, History, check_batch_size
+from jaxtour.mlp import LR, MOMENTUM, History, check_batch_size, check_schedule
 
 HOST = "127.0.0.1"
 WORKER_BYTES = 280 * 2**20  # one worker's resident memory, measured (MNIST, 4 devices)
@@ -242,8 +242,9 @@ def train_multiprocess(
         a `MultiprocessRun`: process 0's `History`, the mesh and what was printed.
 
     Raises:
-        ValueError: a bad layout, a batch that does not split over the devices, or
-            more processes than the memory available holds (`check_memory`).
+        ValueError: a bad layout or schedule, a batch that does not split over the
+            devices or is larger than the training set, or more processes than the
+            memory available holds (`check_memory`); said before any process starts.
         PortInUseError: `port` is taken.
         MultiprocessError: a process failed (the message says which and its last
             output) or the run took longer than `timeout`; the others were stopped.
@@ -255,11 +256,19 @@ def train_multiprocess(
             f"`processes` and `devices_per_process` must be >= 1; got "
             f"{processes} and {devices_per_process}."
         )
+    _check_run(epochs, batch_size, train_size, test_size, heartbeat, init_timeout)
     check_batch_size(batch_size, processes * devices_per_process)
     warning = check_memory(processes)
     if warning and echo:
         print(warning, file=sys.stderr)
-    load_mnist(data_dir, progress=False)  # download once here, not N times at once
+    # download once here, not N times at once
+    mnist = load_mnist(data_dir, progress=False).subset(train_size, test_size)
+    if batch_size > len(mnist.train_images):
+        raise ValueError(
+            f"`batch_size` {batch_size} is larger than the {len(mnist.train_images)} "
+            "training images: not one batch per epoch. Use a smaller batch, or a "
+            "larger `train_size`."
+        )
     config = TrainConfig(
         epochs=epochs,
         batch_size=batch_size,
@@ -280,6 +289,27 @@ def train_multiprocess(
         )
         return _launch(
             join, config, dict(echo=echo, log_all=log_all, details=details), timeout
+        )
+
+
+def _check_run(
+    epochs: int,
+    batch_size: int,
+    train_size: int | None,
+    test_size: int | None,
+    heartbeat: int,
+    init_timeout: float,
+) -> None:
+    """The checks a worker would make only after every process has started and joined
+    (a batch of 0 divided by zero there), made here first."""
+    check_schedule(epochs, batch_size)
+    for name, size in (("train_size", train_size), ("test_size", test_size)):
+        if size is not None and size < 1:
+            raise ValueError(f"`{name}` must be >= 1 (or None: all); got {size}.")
+    if heartbeat < 1 or not init_timeout > 0:
+        raise ValueError(
+            "`heartbeat` must be >= 1 second and `init_timeout` above 0 seconds; got "
+            f"{heartbeat} and {init_timeout}."
         )
 
 
