@@ -7,6 +7,7 @@ ones keep the defaults a user gets.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -212,6 +213,26 @@ def test_budget_bounds_every_file():
     budget = Budget()
     assert budget.deadline(FILES[0].size) == pytest.approx(30 + 9912422 / 20_000)
     assert max(budget.deadline(f.size) for f in FILES) < 600  # ten minutes at worst
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "floor"),
+    [
+        ("min_rate", 0, "above 0"),  # no rate floor: deadline() divided by zero
+        ("stall_s", 0, "above 0"),  # a socket that never waits
+        ("stall_s", -1.0, "above 0"),
+        ("grace_s", -5, "0 or more"),
+        ("grace_s", math.inf, "0 or more"),  # the deadline's timer thread overflowed
+        ("min_rate", math.nan, "above 0"),
+    ],
+)
+def test_a_budget_that_bounds_nothing_is_refused_when_made(field, value, floor):
+    with pytest.raises(ValueError) as info:
+        Budget(**{field: value})
+    assert str(info.value).startswith(
+        f"`Budget.{field}` must be a finite number {floor}; got {value!r}. "
+    )
+    assert Budget(grace_s=0).deadline(20_000) == 1.0  # no grace is a bound still
 
 
 @pytest.mark.slow  # waits out the default deadlines (both loads at once, ~35 s)

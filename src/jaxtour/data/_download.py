@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import math
 import os
 import sys
 import tempfile
@@ -51,6 +52,20 @@ class Budget:
     stall_s: float = 30.0
     grace_s: float = 30.0
     min_rate: float = 20_000.0
+
+    def __post_init__(self) -> None:
+        # Every field bounds the wait: none may be negative or infinite, and only the
+        # grace may be zero (no wait for a byte, or no rate at all, bounds nothing).
+        for name in ("stall_s", "grace_s", "min_rate"):
+            value, zero_allowed = getattr(self, name), name == "grace_s"
+            number = isinstance(value, int | float) and value < math.inf
+            if not (number and (value >= 0 if zero_allowed else value > 0)):
+                floor = "0 or more" if zero_allowed else "above 0"
+                raise ValueError(
+                    f"`Budget.{name}` must be a finite number {floor}; got {value!r}. "
+                    "A slow line wants a larger `stall_s` and `grace_s` or a smaller "
+                    "`min_rate` (bytes/s), not none: every download stays bounded."
+                )
 
     def deadline(self, size: int) -> float:
         """The most seconds a file of `size` bytes may take."""
