@@ -246,6 +246,28 @@ def test_params_round_trip_through_npz(params, tmp_path):
         load_params(tmp_path / "other.npz")
 
 
+def test_a_file_that_is_not_params_is_a_value_error_that_names_it(params, tmp_path):
+    saved = save_params(params, tmp_path / "p.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(saved[: len(saved) // 2])  # a killed copy
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    (tmp_path / "notes.txt").write_text("not an archive")
+    for name in ("cut.npz", "one.npy", "notes.txt"):
+        with pytest.raises(ValueError) as info:
+            load_params(tmp_path / name)
+        said = str(info.value)
+        assert said.startswith(
+            f"{tmp_path / name} is not an .npz archive of MLP params"
+        )
+        assert "allow_pickle" not in said  # numpy's advice for a text file
+    shifted = {**params, "hidden2": {"w": jnp.zeros((500, 256)), "b": jnp.zeros(256)}}
+    save_params(shifted, tmp_path / "shifted.npz")
+    with pytest.raises(ValueError) as info:  # not left for predict to trip over
+        load_params(tmp_path / "shifted.npz")
+    assert "hidden2 has w (500, 256) and b (256,) after a layer 512 wide" in str(
+        info.value
+    )
+
+
 def test_the_mlp_pictures_are_plots_that_jupyter_shows_without_a_global_formatter():
     from jaxtour._plot import Plot
     from jaxtour.mlp import plot_predictions

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from zipfile import BadZipFile
 
 import jax.numpy as jnp
 import numpy as np
@@ -42,13 +43,25 @@ def load_params(path: str | os.PathLike) -> Params:
     """Read params written by `save_params` (e.g. by ``jaxtour train``).
 
     Raises:
-        ValueError: the file does not hold MLP params.
+        OSError: the file cannot be read (e.g. `FileNotFoundError`).
+        ValueError: the file does not hold MLP params: not an ``.npz`` archive (or a
+            truncated one), other keys, or layers whose shapes do not chain.
     """
-    with np.load(path) as archive:
-        params: dict[str, dict] = {}
-        for key in archive.files:
-            layer, _, part = key.partition("/")
-            params.setdefault(layer, {})[part] = jnp.asarray(archive[key])
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (AttributeError, TypeError, EOFError, ValueError, BadZipFile) as err:
+        # TypeError (AttributeError before 3.11): a .npy, one array and no archive.
+        # Not numpy's message: for a foreign file it suggests unpickling it.
+        raise ValueError(
+            f"{path} is not an .npz archive of MLP params as `save_params` writes: it "
+            f"is truncated, of another format, or holds Python objects "
+            f"({type(err).__name__}). Train again, or pass the file `save_params` wrote."
+        ) from None
+    params: dict[str, dict] = {}
+    for key, value in arrays.items():
+        layer, _, part = key.partition("/")
+        params.setdefault(layer, {})[part] = jnp.asarray(value)
     names = layer_names(len(params))
     if sorted(params) != sorted(names) or any(
         set(p) != {"w", "b"} for p in params.values()
@@ -57,4 +70,21 @@ def load_params(path: str | os.PathLike) -> Params:
             f"{path} does not hold MLP params (expected keys {names} with w and "
             f"b each); found {sorted(params)}."
         )
+    _check_shapes(path, [params[name] for name in names], names)
     return {name: params[name] for name in names}
+
+
+def _check_shapes(
+    path: str | os.PathLike, layers: list[dict], names: list[str]
+) -> None:
+    """Each w is 2-D, each b as wide as its w, and each w as deep as the last is wide."""
+    width = None
+    for name, layer in zip(names, layers, strict=True):
+        w, b = layer["w"].shape, layer["b"].shape
+        if len(w) != 2 or b != w[1:] or width not in (None, w[0]):
+            after = "" if width is None else f" after a layer {width} wide"
+            raise ValueError(
+                f"{path} does not hold MLP params: {name} has w {w} and b {b}{after} "
+                "(each w is [inputs, outputs], its b [outputs])."
+            )
+        width = w[1]
