@@ -311,10 +311,21 @@ def _loops(x, n):
 
 
 @pytest.mark.parametrize(
+    "lens", [viz.draw_jaxpr, viz.draw_hlo, viz.compare_stages, cost.cost_table]
+)
+def test_a_lens_that_reads_the_program_takes_a_jitted_functions_own_statics(lens):
+    """jax.jit(f, static_argnums=1)(x, 3) works, so the lens does too: it traces the
+    jitted function by itself, with its own options."""
+    jitted = jax.jit(_loops, static_argnums=1)
+    told = lens(jitted, static_argnums=1)(jnp.ones(2), 3)
+    alone = lens(jitted)(jnp.ones(2), 3)
+    assert str(alone) == str(told)
+    assert not re.search(r"\b_\w+\.py:", str(told)), told  # never the kit's own line
+
+
+@pytest.mark.parametrize(
     "who, lens",
     [
-        ("draw_jaxpr", viz.draw_jaxpr),
-        ("cost_table", cost.cost_table),
         ("find_nans", tracing.find_nans),
         ("explain_retraces", tracing.explain_retraces),
     ],

@@ -139,3 +139,19 @@ def test_save_writes_the_page_or_the_text_and_refuses_other_suffixes(tmp_path):
     ):
         comparison.save(tmp_path / "tanh.svg")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tanh.html", "tanh.txt"]
+
+
+def test_a_jitted_function_is_compiled_with_its_own_options():
+    """Donation is the jitted function's own: XLA's memory figures are those of
+    `f.lower(...).compile()`, not of the function re-jitted without it."""
+
+    def step(w, x):
+        return jnp.tanh(x @ w) + w
+
+    w, x = jnp.ones((64, 64)), jnp.ones((64, 64))
+    for donate in ((), (0,)):
+        f = jax.jit(step, donate_argnums=donate)
+        want = f.lower(w, x).compile().memory_analysis()
+        figures = compare_stages(f)(w, x).figures
+        assert figures["temp_bytes"] == want.temp_size_in_bytes, donate
+    assert compare_stages(f)(w, x).figures != compare_stages(step)(w, x).figures

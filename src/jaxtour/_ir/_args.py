@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -113,20 +114,22 @@ def trace(f: Any, args: tuple, kwargs: dict, **options: Any) -> jax.stages.Trace
     Leaves JAX cannot trace (functions, strings, config objects inside a model) are
     held as constants, as `eqx.filter_jit` holds them (`_split`). An exception raised
     by `f` itself propagates unchanged, with a note saying which jaxtour call traced it
-    and with what argument shapes.
+    and with what argument shapes. A `jax.jit`-wrapped `f` is traced with its own
+    options where the kit adds nothing (`trace_split`'s `own`).
     """
-    return trace_split(f, args, kwargs, **options)[0]
+    return trace_split(f, args, kwargs, **options, own=True)[0]
 
 
 def tracer(
     f: Any, who: str, static_argnums: Any = None, static_argnames: Any = None
 ) -> Callable[[tuple, dict], jax.stages.Traced]:
     """`f` and the static options checked now (a lens's bad call fails where it is
-    written); the function returned traces `f` at `(args, kwargs)` as `trace` does."""
+    written); the function returned traces `f` at `(args, kwargs)` as `trace` does,
+    a `jax.jit`-wrapped `f` with its own options where it can (`trace_split`'s `own`)."""
     check_callable(f, who)
     statics = static_args(f, static_argnums, static_argnames, who)
     return lambda args, kwargs: trace_split(
-        f, args, kwargs, who, statics.nums, statics.names
+        f, args, kwargs, who, statics.nums, statics.names, own=True
     )[0]
 
 
@@ -137,17 +140,30 @@ def trace_split(
     who: str,
     static_argnums: Any = None,
     static_argnames: Any = None,
+    *,
+    own: bool = False,
 ) -> tuple[jax.stages.Traced, Any]:
     """As `trace`, and the `_split.Split` it traced: its `leaves()` are the jaxpr's
     inputs, its `held` names the leaves held fixed. The static options are read by
-    `static_args` (as `jax.jit` reads them), and each static value is checked hashable."""
+    `static_args` (as `jax.jit` reads them), and each static value is checked hashable.
+
+    With `own`, a `jax.jit`-wrapped `f` is traced by itself when the kit adds nothing
+    (no static option, no leaf to hold): with its own static arguments, donation and
+    shardings, as `f.lower` sees it. Lenses that run the program many times leave
+    `own` off: a donated argument is gone after the first run."""
     check_callable(f, who)
     statics = static_args(f, static_argnums, static_argnames, who)
     names = arg_names(f, len(args))
     statics.check_values(args, kwargs, who, names)
     part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
-    jitted = jax.jit(
-        bind(f, part), static_argnums=statics.nums, static_argnames=statics.names
+    held = part.slots or statics.nums or statics.names
+    alone = own and isinstance(f, _jit_type()) and not held
+    jitted = (
+        f
+        if alone
+        else jax.jit(
+            bind(f, part), static_argnums=statics.nums, static_argnames=statics.names
+        )
     )
     try:
         return jitted.trace(*part.args, **part.kwargs), part
@@ -164,8 +180,7 @@ def own_statics_error(
     """`err` retold when it is a `jax.jit`-wrapped `f` meeting a tracer where one of
     its own static arguments goes (`who` was not told that argument is static): `f`'s
     own trace of `args` then works. Else None (a jit inside `f` raised it, say)."""
-    wrapped = hasattr(f, "lower") and hasattr(f, "trace")
-    if not (wrapped and str(err).startswith("Non-hashable static arguments")):
+    if not (_jitted(f) and str(err).startswith("Non-hashable static arguments")):
         return None
     try:
         f.trace(*args, **kwargs)
@@ -177,6 +192,18 @@ def own_statics_error(
         f"a tracer where it wants a hashable value. Tell {who} too, as you told "
         f"jax.jit: {who}({name}, static_argnums=…) or static_argnames=…."
     )
+
+
+def _jitted(f: Any) -> bool:
+    """Whether `f` is `jax.jit`-wrapped (it has `trace` and `lower`)."""
+    return hasattr(f, "lower") and hasattr(f, "trace")
+
+
+@functools.cache
+def _jit_type() -> type:
+    """The type `jax.jit` returns: a framework's own jit (`nnx.jit`, `eqx.filter_jit`)
+    has `trace` too, but traces to its own kind of object."""
+    return type(jax.jit(lambda x: x))
 
 
 def _note(err: Exception, f: Any, args: tuple, who: str) -> None:

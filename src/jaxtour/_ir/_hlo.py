@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jaxtour._ir._frames import Frame
-from jaxtour._ir._jaxpr import SourceLine
+from jaxtour._ir._jaxpr import SourceLine, user_line
 
 
 @dataclass
@@ -195,7 +195,9 @@ def parse_hlo(text: str) -> HloModule:
             current.returns = [op.name] if match[1] else current.returns
     for computation in module.computations.values():
         for op in computation.ops:
-            op.source = op.source or _frame_source(tables, frames.get(id(op)))
+            op.source = user_line(
+                op.source or _frame_source(tables, frames.get(id(op)))
+            )
             op.frames = _frames_of(tables, frames.get(id(op)))
     return module
 

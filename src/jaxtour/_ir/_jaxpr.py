@@ -37,6 +37,15 @@ class SourceLine(NamedTuple):
         return linecache.getline(self.file, self.line).strip()
 
 
+# jaxtour's own files: a line there is where the kit called JAX, not the user's line
+_KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_line(line: SourceLine | None) -> SourceLine | None:
+    """`line`, unless it is in jaxtour's own code (where the kit called JAX)."""
+    return None if line is None or line.file.startswith(_KIT) else line
+
+
 # How IPython names the code of a cell: /tmp/ipykernel_42/1234.py, <ipython-input-3-...>
 _NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-")
 _SUMMARY = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?(?: \((?P<fn>.*)\))?$")

@@ -15,7 +15,6 @@ This module reads jaxprs; `_hlo_nodes` reads StableHLO and compiled HLO.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +26,8 @@ from jaxtour._ir._jaxpr import (
     source_line,
     sub_jaxprs,
     type_str,
+    user_line,
 )
-
-# jaxtour's own files: a line there is where the kit called JAX, not the user's line
-_KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 # Bodies that run once per call, with the caller's values: seen through.
 _LOOPING = frozenset({"scan", "while", "cond"})
@@ -174,11 +171,6 @@ def _add_jaxpr(
             _add_jaxpr(builder, sub.jaxpr, inner, inner_scope, inner_region)
             _add_return(builder, sub.jaxpr, inner, sub.label, inner_scope, inner_region)
         env |= {v: ("node", index, k) for k, v in enumerate(eqn.outvars)}
-
-
-def user_line(line: SourceLine | None) -> SourceLine | None:
-    """`line`, unless it is in jaxtour's own code (where the kit called JAX)."""
-    return None if line is None or line.file.startswith(_KIT) else line
 
 
 def _lines_up(eqn: Any, sub: Any) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from jaxtour._ir._frames import Frame
 from jaxtour._ir._hlo import Called, HloComputation, HloModule, HloOp, attr, split_top
-from jaxtour._ir._jaxpr import SourceLine
+from jaxtour._ir._jaxpr import SourceLine, user_line
 
 # StableHLO (MLIR): `%3 = stablehlo.add %0, %2 : tensor<128x512xf32> loc(#loc83)`
 # A symbol is `@main`, or quoted when it holds other characters: a jitted lambda's
@@ -87,7 +87,8 @@ class _MlirParser:
         for computation in self.module.computations.values():
             for op in computation.ops:
                 loc = self.op_locs.get(id(op), "")
-                op.op_name, op.source = _resolve_loc(loc, self.locs)
+                op.op_name, source = _resolve_loc(loc, self.locs)
+                op.source = user_line(source)  # never the kit's own line
                 op.frames = tuple(_loc_frames(loc, self.locs))
         return self.module
 
