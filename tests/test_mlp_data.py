@@ -13,7 +13,7 @@ import pytest
 from mirrors import HAVE_MNIST, NAMES, SHARED, Mirrors, mirror_root
 
 from jaxtour.data._mnist import read_idx
-from jaxtour.mlp import MnistFormatError, MnistUnavailableError, load_mnist
+from jaxtour.mlp import Mnist, MnistFormatError, MnistUnavailableError, load_mnist
 
 needs_mnist = pytest.mark.skipif(not HAVE_MNIST, reason=f"MNIST files not in {SHARED}")
 
@@ -203,6 +203,32 @@ def test_folder_comes_from_jaxtour_data_then_the_xdg_cache(
         MnistUnavailableError, match=f"not usable in {tmp_path}/xdg/jaxtour/mnist:"
     ):
         load_mnist(mirrors=[dead_mirror], progress=False)
+
+
+def _tiny_mnist(n_train: int = 20, n_test: int = 7) -> Mnist:
+    return Mnist(
+        np.zeros((n_train, 28, 28), np.uint8),
+        np.arange(n_train, dtype=np.uint8) % 10,
+        np.zeros((n_test, 28, 28), np.uint8),
+        np.arange(n_test, dtype=np.uint8) % 10,
+    )
+
+
+@pytest.mark.parametrize(
+    ("sizes", "said"),
+    [
+        ((-5, None), "`n_train` must be >= 1 (or None: all); got -5."),  # not all but 5
+        ((0, None), "`n_train` must be >= 1 (or None: all); got 0."),
+        ((None, -1), "`n_test` must be >= 1 (or None: all); got -1."),
+    ],
+)
+def test_subset_refuses_a_size_below_one_instead_of_slicing_from_the_end(sizes, said):
+    with pytest.raises(ValueError) as info:
+        _tiny_mnist().subset(*sizes)
+    assert str(info.value) == said
+    kept = _tiny_mnist().subset(5, None)  # what a size does: the first N, None all
+    assert [len(a) for a in kept] == [5, 5, 7, 7]
+    assert kept.train_labels.tolist() == [0, 1, 2, 3, 4]
 
 
 def _idx(path: Path, header: bytes, payload: bytes) -> Path:

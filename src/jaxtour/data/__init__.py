@@ -9,7 +9,12 @@ bounds a request in time.
 
 from jaxtour.data._download import MIRRORS, Budget
 from jaxtour.data._fetch import MnistUnavailableError
-from jaxtour.data._mnist import Mnist, MnistFormatError, load_mnist
+from jaxtour.data._mnist import (
+    Mnist,
+    MnistFormatError,
+    check_subset_size,
+    load_mnist,
+)
 
 __all__ = [
     "MIRRORS",
@@ -17,5 +22,6 @@ __all__ = [
     "Mnist",
     "MnistFormatError",
     "MnistUnavailableError",
+    "check_subset_size",
     "load_mnist",
 ]

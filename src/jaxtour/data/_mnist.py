@@ -32,13 +32,36 @@ class Mnist(NamedTuple):
     test_labels: np.ndarray  # u8[10000]
 
     def subset(self, n_train: int | None = None, n_test: int | None = None) -> Mnist:
-        """The first `n_train` training and `n_test` test examples (None keeps all)."""
+        """The first `n_train` training and `n_test` test examples (None keeps all).
+
+        Raises:
+            ValueError: a size below 1 (a negative one does not count from the end).
+        """
+        check_subset_size("n_train", n_train)
+        check_subset_size("n_test", n_test)
         return Mnist(
             self.train_images[:n_train],
             self.train_labels[:n_train],
             self.test_images[:n_test],
             self.test_labels[:n_test],
         )
+
+
+def check_subset_size(name: str, size: int | None) -> None:
+    """Raise a `ValueError` unless `size` is None (every example) or at least 1.
+
+    `name` is the argument as the caller spells it. A slice would read a negative size
+    as "all but the last few" and 0 as none, so neither is taken silently.
+
+    Example:
+        >>> check_subset_size("train_size", 1024)
+        >>> check_subset_size("train_size", -5)
+        Traceback (most recent call last):
+        ...
+        ValueError: `train_size` must be >= 1 (or None: all); got -5.
+    """
+    if size is not None and size < 1:
+        raise ValueError(f"`{name}` must be >= 1 (or None: all); got {size}.")
 
 
 def load_mnist(

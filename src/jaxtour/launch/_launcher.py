@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxtour._diagram import Diagram
+from jaxtour.data import check_subset_size
 from jaxtour.launch._config import JoinConfig, TrainConfig, worker_options
 from jaxtour.launch._procgroup import RESULT, Group, MultiprocessError
 from jaxtour.mlp import LR, MOMENTUM, History, check_batch_size, check_schedule
@@ -303,9 +304,9 @@ def _check_run(
     """The checks a worker would make only after every process has started and joined
     (a batch of 0 divided by zero there), made here first."""
     check_schedule(epochs, batch_size)
-    for name, size in (("train_size", train_size), ("test_size", test_size)):
-        if size is not None and size < 1:
-            raise ValueError(f"`{name}` must be >= 1 (or None: all); got {size}.")
+    # `Mnist.subset` checks these too, but only once MNIST is loaded (or downloaded)
+    check_subset_size("train_size", train_size)
+    check_subset_size("test_size", test_size)
     if heartbeat < 1 or not init_timeout > 0:
         raise ValueError(
             "`heartbeat` must be >= 1 second and `init_timeout` above 0 seconds; got "
