@@ -313,6 +313,21 @@ def test_ladder_smoke_run_agrees_on_the_loss_and_reports_the_headline(compared):
     assert plot_ladder(result).figure.axes[0].get_xscale() == "log"
 
 
+def test_the_ladder_plot_names_the_batch_size_that_was_run():
+    result = {
+        "epoch_s": {"numpy-f64": 8.0, "jaxtour-train": 1.0},
+        "ratio_vs_numpy_f64": {"numpy-f64": 1.0, "jaxtour-train": 8.0},
+        "matmul_fraction_by_variant": {"numpy-f64": 0.1, "jaxtour-train": 0.6},
+        "platform": "cpu",
+        "device": "cpu",
+        "matmul_gflops": 50.0,
+        "batch_size": 32,
+    }
+    label = plot_ladder(result).figure.axes[0].get_xlabel()
+    assert label.startswith("seconds per epoch (60,000 images, batch 32; log scale)")
+    assert "128" not in label
+
+
 def test_the_matmul_control_is_the_steps_eight_products_in_numpy_and_in_jax():
     rng = np.random.default_rng(0)
     sizes, batch = (20, 12, 7, 3), 5

@@ -124,7 +124,7 @@ def plot_ladder(result: dict) -> Plot:
         else (f"{result['platform']} ({result['device']})")
     )
     ax.set_xlabel(
-        "seconds per epoch (60,000 images, batch 128; log scale)\n"
+        f"seconds per epoch (60,000 images, batch {result['batch_size']}; log scale)\n"
         "bar: median round; whisker: fastest to slowest round",
         fontsize=12,
     )
