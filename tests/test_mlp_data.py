@@ -189,6 +189,33 @@ def test_unwritable_folder_says_it_cannot_write(tmp_path, dead_mirror):
         load_mnist(folder, mirrors=[dead_mirror], progress=False)
 
 
+@needs_mnist
+@pytest.mark.parametrize("name", [NAMES[0], NAMES[-1]])  # the last: before any request
+def test_a_directory_where_a_file_should_be_is_named_and_no_mirror_is_blamed(
+    tmp_path, mirror_dir, name
+):
+    folder = tmp_path / "data"
+    in_the_way = folder / name
+    in_the_way.mkdir(parents=True)
+    served = Mirrors(mirror_dir)
+    try:
+        healthy = served.start()
+        with pytest.raises(MnistUnavailableError) as info:
+            load_mnist(folder, mirrors=[healthy], progress=False)
+        assert served.hits[healthy] == []  # no download that could never be renamed
+    finally:
+        served.close()
+    message = str(info.value)
+    assert message.startswith(
+        f"MNIST cannot be loaded: {in_the_way} is a directory, not the file {name}. "
+        "Remove or move that directory"
+    )
+    assert "set JAXTOUR_DATA to another folder" in message
+    assert "missing" not in message and healthy not in message
+    assert [p.name for p in folder.iterdir()] == [in_the_way.name]  # nothing else
+    assert in_the_way.is_dir() and list(in_the_way.iterdir()) == []
+
+
 def test_folder_comes_from_jaxtour_data_then_the_xdg_cache(
     tmp_path, monkeypatch, dead_mirror
 ):

@@ -30,9 +30,13 @@ def files_in(folder: Path, mirrors: Mirrors) -> list[Path]:
 
     Raises:
         MnistUnavailableError: a file is missing or corrupt and no mirror could supply
-            it, or the folder cannot be written.
+            it, a directory stands where a file should be, or the folder cannot be
+            written.
     """
     remove_leftovers(folder)
+    for spec in FILES:  # no download could be renamed onto a directory: ask no mirror
+        if (folder / spec.name).is_dir():
+            raise MnistUnavailableError(_in_the_way_message(folder / spec.name, spec))
     return [_ensure(spec, folder, mirrors) for spec in FILES]
 
 
@@ -58,6 +62,15 @@ def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
             _unavailable_message(folder, spec, problem, failures)
         )
     return fetched
+
+
+def _in_the_way_message(path: Path, spec: MnistFile) -> str:
+    return (
+        f"MNIST cannot be loaded: {path} is a directory, not the file {spec.name}. "
+        "Remove or move that directory (the file is then downloaded in its place), or "
+        f"set {paths.DATA_VARIABLE} to another folder (one holding the four files, or "
+        "one they can be downloaded to)."
+    )
 
 
 def _unwritable_message(folder: Path, err: OSError) -> str:
