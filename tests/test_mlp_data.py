@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from mirrors import HAVE_MNIST, NAMES, SHARED, Mirrors, mirror_root
 
+from jaxtour.data import _download
 from jaxtour.data._mnist import read_idx
 from jaxtour.mlp import Mnist, MnistFormatError, MnistUnavailableError, load_mnist
 
@@ -214,6 +215,36 @@ def test_a_directory_where_a_file_should_be_is_named_and_no_mirror_is_blamed(
     assert "missing" not in message and healthy not in message
     assert [p.name for p in folder.iterdir()] == [in_the_way.name]  # nothing else
     assert in_the_way.is_dir() and list(in_the_way.iterdir()) == []
+
+
+@needs_mnist
+def test_a_file_that_cannot_be_read_is_named_and_left_alone(
+    tmp_path, mirror_dir, monkeypatch
+):
+    folder = _with_files(tmp_path / "data")
+    unreadable = folder / "train-labels-idx1-ubyte.gz"
+    real_sha256_of = _download.sha256_of
+
+    def denied_for_one(path: Path) -> str:  # as chmod 000 would, for anyone but root
+        if path == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_sha256_of(path)
+
+    monkeypatch.setattr(_download, "sha256_of", denied_for_one)
+    served = Mirrors(mirror_dir)
+    try:
+        healthy = served.start()
+        with pytest.raises(MnistUnavailableError) as info:
+            load_mnist(folder, mirrors=[healthy], progress=False)
+        assert served.hits[healthy] == []  # the user's file is not replaced
+    finally:
+        served.close()
+    assert str(info.value) == (
+        f"MNIST cannot be loaded: cannot read {unreadable}: Permission denied. Fix its "
+        "permissions so that you can read it, or set JAXTOUR_DATA to a folder holding "
+        "readable copies of the four files (or one they can be downloaded to)."
+    )
+    assert unreadable.is_symlink() and _leftovers(folder) == []
 
 
 def test_folder_comes_from_jaxtour_data_then_the_xdg_cache(

@@ -30,8 +30,8 @@ def files_in(folder: Path, mirrors: Mirrors) -> list[Path]:
 
     Raises:
         MnistUnavailableError: a file is missing or corrupt and no mirror could supply
-            it, a directory stands where a file should be, or the folder cannot be
-            written.
+            it, a directory stands where a file should be, a file cannot be read, or
+            the folder cannot be written.
     """
     remove_leftovers(folder)
     for spec in FILES:  # no download could be renamed onto a directory: ask no mirror
@@ -52,6 +52,8 @@ def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
             warnings.warn(
                 f"{err}; not using it, downloading a fresh copy.", stacklevel=4
             )
+        except PermissionError as err:  # not ours to replace: the user's to fix
+            raise MnistUnavailableError(_unreadable_message(path, err)) from None
     try:
         check_writable(folder)
     except OSError as err:  # a read-only folder, or a file where the folder should be
@@ -70,6 +72,14 @@ def _in_the_way_message(path: Path, spec: MnistFile) -> str:
         "Remove or move that directory (the file is then downloaded in its place), or "
         f"set {paths.DATA_VARIABLE} to another folder (one holding the four files, or "
         "one they can be downloaded to)."
+    )
+
+
+def _unreadable_message(path: Path, err: OSError) -> str:
+    return (
+        f"MNIST cannot be loaded: cannot read {path}: {err.strerror or err}. Fix its "
+        f"permissions so that you can read it, or set {paths.DATA_VARIABLE} to a folder "
+        "holding readable copies of the four files (or one they can be downloaded to)."
     )
 
 

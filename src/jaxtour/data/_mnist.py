@@ -98,8 +98,8 @@ def load_mnist(
     Raises:
         TypeError: `mirrors` is one string, not a list of them.
         MnistUnavailableError: a file is missing or corrupt and no mirror could supply
-            it, or the folder cannot be written, or a directory stands where a file
-            should be (the last two said before any request is made).
+            it, or cannot be read; or the folder cannot be written, or a directory
+            stands where a file should be (the last two said before any request).
         MnistFormatError: a file with the right checksum does not parse (cannot happen
             with the published files; see `read_idx`).
 
