@@ -36,6 +36,7 @@ from jaxtour.mlp import (
     preprocess,
     run_ladder,
     train,
+    train_data_parallel,
     train_epoch,
     update,
 )
@@ -164,6 +165,61 @@ def test_train_rejects_bad_arguments_before_any_work():
         train(None, epochs=1, batch_size=0)
     with pytest.raises(ValueError, match=r"^`device` must be one of"):
         train(None, device="npu")
+
+
+def _labelled(train_labels: list[int], test_labels: list[int]) -> Mnist:
+    """Blank images with these labels (int64, so that -1 can be written)."""
+    return Mnist(
+        np.zeros((len(train_labels), 28, 28), np.uint8),
+        np.array(train_labels),
+        np.zeros((len(test_labels), 28, 28), np.uint8),
+        np.array(test_labels),
+    )
+
+
+OUT_OF_RANGE = "; labels must be class indices from 0 to 9. Fix or drop those examples."
+
+
+@pytest.mark.parametrize("trainer", [train, train_data_parallel])
+def test_training_refuses_a_label_outside_0_to_9(trainer):
+    # jax.nn.one_hot scores such a label as no class: the run went on, silently.
+    run = dict(epochs=1, batch_size=4, progress=False)
+    if trainer is train_data_parallel:
+        run["devices"] = 1
+    with pytest.raises(ValueError) as info:
+        trainer(_labelled([0, 1, 2, 10, 4, 5, 6, 7], [0, 1]), **run)
+    assert str(info.value) == "`data.train_labels[3]` is 10" + OUT_OF_RANGE
+    with pytest.raises(ValueError) as info:
+        trainer(_labelled([0, 1, 2, 3, 4, 5, 6, 7], [0, -1, 12]), **run)
+    assert str(info.value) == (
+        "`data.test_labels[1]` is -1 (and 1 more label outside 0..9)" + OUT_OF_RANGE
+    )
+
+
+def test_the_numpy_twin_and_the_ladder_refuse_a_label_outside_0_to_9():
+    hidden = {"w": np.zeros((784, 16)), "b": np.zeros(16)}  # a small net, no JAX
+    output = {"w": np.zeros((16, 10)), "b": np.zeros(10)}
+    twin = NumpyTwin({"hidden1": hidden, "output": output})
+    x = np.zeros((4, 784))
+    with pytest.raises(ValueError) as info:
+        twin.step(x, np.array([3, -1, 2, 1]))  # NumPy read -1 as class 9
+    assert str(info.value) == "`y[1]` is -1" + OUT_OF_RANGE
+    with pytest.raises(ValueError, match=r"^`y\[0\]` is 10;"):  # was an IndexError
+        twin.loss_and_grads(x, np.array([10, 0, 0, 0]))
+    images, order = np.zeros((8, 28, 28), np.uint8), np.arange(8).reshape(2, 4)
+    with pytest.raises(ValueError, match=r"^`labels\[5\]` is -1;"):
+        twin.epoch(images, np.array([0, 1, 2, 3, 4, -1, 6, 7]), order)
+    with pytest.raises(ValueError) as info:
+        run_ladder(
+            _labelled([0, 1, 2, 3, 4, 5, -1, 7], [0]),
+            batch_size=4,
+            rounds=1,
+            variants=("numpy-f64", "jaxtour-train"),
+            control=False,
+            rate_repeat=1,
+            log=None,
+        )
+    assert str(info.value) == "`data.train_labels[6]` is -1" + OUT_OF_RANGE
 
 
 @needs_mnist

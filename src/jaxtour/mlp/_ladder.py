@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxtour.data import Mnist, load_mnist
 from jaxtour.mlp._ladder_runners import _RUNNERS, _MatmulControl, _Runner, _seconds
-from jaxtour.mlp._model import SIZES
+from jaxtour.mlp._model import SIZES, check_labels
 from jaxtour.mlp._train import batch_indices
 
 VARIANTS = ("numpy-f64", "numpy-f32", "jax-eager", "jax-jit-loop", "jaxtour-train")
@@ -101,6 +101,7 @@ def run_ladder(
         np.asarray(data.train_images),
         np.asarray(data.train_labels, np.int32),
     )
+    check_labels(labels, SIZES[-1], "data.train_labels")  # before any variant runs
     steps = len(images) // batch_size
     full_steps = FULL_TRAIN_SIZE // batch_size
     # jax-eager runs fewer steps: every variant's loss is compared over the same ones

@@ -97,10 +97,45 @@ batched_predict = jax.vmap(predict, in_axes=(None, 0))
 
 
 def loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
-    """Mean softmax cross-entropy of a batch: x f32[batch, 784], y int[batch] labels."""
+    """Mean softmax cross-entropy of a batch: x f32[batch, 784], y int[batch] labels.
+
+    A label outside 0..classes-1 is one-hot encoded as no class at all, so its example
+    adds 0 to the sum, silently (a jitted function cannot raise): `check_labels` is
+    called where labels come in (`train`, `train_data_parallel`, `NumpyTwin`,
+    `run_ladder`).
+    """
     log_probs = jax.nn.log_softmax(batched_predict(params, x))
     n_classes = log_probs.shape[-1]
     return -jnp.mean(jnp.sum(jax.nn.one_hot(y, n_classes) * log_probs, axis=-1))
+
+
+def check_labels(labels: Any, n_classes: int, name: str) -> None:
+    """Raise a `ValueError` unless every label is a class index from 0 to n_classes - 1.
+
+    `name` is how the caller's user spells the array. `loss` would score a bad label as
+    no class at all, and NumPy's indexing reads -1 as the last class.
+
+    Example:
+        >>> check_labels(np.array([7, 2, 1]), 10, "y")
+        >>> check_labels(np.array([7, 10, -1]), 10, "y")
+        Traceback (most recent call last):
+        ...
+        ValueError: `y[1]` is 10 (and 1 more label outside 0..9); labels must be class
+        indices from 0 to 9. Fix or drop those examples.
+    """
+    labels = np.asarray(labels).ravel()
+    bad = np.flatnonzero((labels < 0) | (labels >= n_classes))
+    if bad.size:
+        first, more = int(bad[0]), bad.size - 1
+        others = (
+            f" (and {more} more label{'s' * (more != 1)} outside 0..{n_classes - 1})"
+            if more
+            else ""
+        )
+        raise ValueError(
+            f"`{name}[{first}]` is {labels[first]}{others}; labels must be class "
+            f"indices from 0 to {n_classes - 1}. Fix or drop those examples."
+        )
 
 
 def accuracy(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:

@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from jaxtour.mlp._model import LR, MOMENTUM, PIXEL_MEAN, PIXEL_STD, layer_names
+from jaxtour.mlp._model import (
+    LR,
+    MOMENTUM,
+    PIXEL_MEAN,
+    PIXEL_STD,
+    check_labels,
+    layer_names,
+)
 
 
 class NumpyTwin:
@@ -51,6 +58,11 @@ class NumpyTwin:
         self._buffers: dict[tuple, np.ndarray] = {}
 
     @property
+    def n_classes(self) -> int:
+        """The width of the output layer: labels run from 0 to this minus 1."""
+        return self.w[-1].shape[1]
+
+    @property
     def params(self) -> dict[str, dict[str, np.ndarray]]:
         """The weights, structured like JAX's params (views, not copies)."""
         return {
@@ -81,7 +93,12 @@ class NumpyTwin:
         return float(np.mean(np.argmax(self.predict(x), axis=-1) == y))
 
     def loss_and_grads(self, x: np.ndarray, y: np.ndarray) -> tuple[float, dict]:
-        """The batch's loss and its gradient, as a params-shaped dict (copies)."""
+        """The batch's loss and its gradient, as a params-shaped dict (copies).
+
+        Raises:
+            ValueError: a label in `y` is not a class index (0-9 for MNIST).
+        """
+        check_labels(y, self.n_classes, "y")
         batch_loss = self._forward_backward(np.asarray(x, self.dtype), np.asarray(y))
         grads = {
             n: {"w": gw.copy(), "b": gb.copy()}
@@ -90,7 +107,15 @@ class NumpyTwin:
         return batch_loss, grads
 
     def step(self, x: np.ndarray, y: np.ndarray) -> float:
-        """One SGD-with-momentum step in place, exactly as `update`; returns the loss."""
+        """One SGD-with-momentum step in place, exactly as `update`; returns the loss.
+
+        Raises:
+            ValueError: a label in `y` is not a class index (0-9 for MNIST).
+        """
+        check_labels(y, self.n_classes, "y")
+        return self._step(x, y)
+
+    def _step(self, x: np.ndarray, y: np.ndarray) -> float:
         batch_loss = self._forward_backward(np.asarray(x, self.dtype), np.asarray(y))
         for p, v, g in zip(
             self.w + self.b, self.vw + self.vb, self.gw + self.gb, strict=True
@@ -104,14 +129,19 @@ class NumpyTwin:
     def epoch(
         self, images: np.ndarray, labels: np.ndarray, order: np.ndarray
     ) -> np.ndarray:
-        """`train_epoch`'s loop: one `step` per row of `order` (i32[steps, batch] indices)."""
+        """`train_epoch`'s loop: one `step` per row of `order` (i32[steps, batch] indices).
+
+        Raises:
+            ValueError: a label in `labels` is not a class index (0-9 for MNIST).
+        """
+        check_labels(labels, self.n_classes, "labels")  # once, not in every step
         order = np.asarray(order)
         raw = self._buffer("raw", (order.shape[1], *images.shape[1:]), images.dtype)
         x = self._buffer("x", (order.shape[1], int(np.prod(images.shape[1:]))))
         losses = np.empty(len(order), self.dtype)
         for i, idx in enumerate(order):
             np.take(images, idx, axis=0, out=raw)
-            losses[i] = self.step(self.preprocess(raw, out=x), labels[idx])
+            losses[i] = self._step(self.preprocess(raw, out=x), labels[idx])
         return losses
 
     def _buffer(self, name: str, shape: tuple, dtype: Any = None) -> np.ndarray:

@@ -37,6 +37,7 @@ from jaxtour.mlp._train import (
     TRAIN_EVAL_SIZE,
     UNROLL,
     History,
+    check_data_labels,
     check_schedule,
     compile_timed,
     describe_device,
@@ -325,7 +326,8 @@ def train_data_parallel(
 
     Raises:
         ValueError: `batch_size` does not split evenly over the devices (the message
-            names the nearest sizes that do), too many devices, or bad `epochs`.
+            names the nearest sizes that do), too many devices, bad `epochs`, or a
+            label in `data` that is not a class index.
 
     Example:
         >>> params, history = train_data_parallel(epochs=1)  # doctest: +SKIP
@@ -336,6 +338,7 @@ def train_data_parallel(
     mesh = data_mesh(devices)
     check_batch_size(batch_size, mesh.size)
     data = load_mnist() if data is None else data
+    check_data_labels(data, sizes[-1])
     rep, first = replicated(mesh), mesh.devices.flat[0]
     train_x, train_y = jax.device_put(
         [np.asarray(data.train_images), np.asarray(data.train_labels, np.int32)], rep

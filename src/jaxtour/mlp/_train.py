@@ -36,6 +36,7 @@ from jaxtour.mlp._model import (
     SIZES,
     Params,
     accuracy,
+    check_labels,
     init_params,
     preprocess,
     update,
@@ -284,7 +285,8 @@ def train(
         (params on the device, `History`).
 
     Raises:
-        ValueError: an unknown or absent `device`, or a bad `epochs` / `batch_size`.
+        ValueError: an unknown or absent `device`, a bad `epochs` / `batch_size`, or a
+            label in `data` that is not a class index (0 to ``sizes[-1] - 1``).
 
     Example:
         >>> params, history = train(epochs=10, seed=0)  # doctest: +SKIP
@@ -294,6 +296,7 @@ def train(
     check_schedule(epochs, batch_size)
     target = resolve_device(device)
     data = load_mnist() if data is None else data
+    check_data_labels(data, sizes[-1])
     train_x, train_y, test_x, test_y = _to_device(data, target)
     params, velocity, shuffle_key = init_state(seed, sizes, target)
     hyper = dict(batch_size=batch_size, lr=lr, momentum=momentum)
@@ -314,6 +317,12 @@ def check_schedule(epochs: int, batch_size: int) -> None:
         raise ValueError(
             f"`epochs` must be >= 0 and `batch_size` >= 1; got {epochs}, {batch_size}."
         )
+
+
+def check_data_labels(data: Mnist, n_classes: int) -> None:
+    """`check_labels` on the training and test labels of `data`, before any work."""
+    check_labels(data.train_labels, n_classes, "data.train_labels")
+    check_labels(data.test_labels, n_classes, "data.test_labels")
 
 
 def init_state(
