@@ -458,6 +458,28 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",  # JSON, but no notebook: nbformat raises jsonschema's ValidationError
+        "[1, 2]",
+        '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": 5}',
+        '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [5]}',
+        "{not json",
+    ],
+)
+@pytest.mark.parametrize("lint", [False, True])
+def test_a_file_that_is_no_notebook_is_one_line_naming_it(text, lint, tmp_path, capsys):
+    lesson = tmp_path / "03_demo.ipynb"
+    lesson.write_text(text)
+    flags = ["--lint"] if lint else ["--build-dir", str(tmp_path / "build")]
+    assert main(["slides", str(lesson), *flags]) == 1
+    err = capsys.readouterr().err
+    assert f"Cannot make slides from {lesson}: it is not a Jupyter notebook (" in err
+    assert "Traceback" not in err and "' object " not in err  # no Python internals
+    assert len(err.strip().splitlines()) <= 2  # the error, and where to see more
+
+
 def test_the_tour_makes_slides_after_executing_the_notebooks(
     tmp_path, monkeypatch, capsys
 ):

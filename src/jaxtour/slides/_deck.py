@@ -83,9 +83,34 @@ def read_notebook(path: str | os.PathLike) -> Any:
         raise SlidesError(
             f"Cannot make slides from {path.name}: give an .ipynb or a .py lesson."
         )
+    try:
+        return _read_ipynb(path)
+    except _NotANotebook as err:
+        raise SlidesError(
+            f"Cannot make slides from {path}: it is not a Jupyter notebook ({err}). "
+            "Give an .ipynb that Jupyter opens, or the lesson's .py source."
+        ) from None
+
+
+class _NotANotebook(Exception):
+    """Why a file that should be a notebook is none, in a few words."""
+
+
+def _read_ipynb(path: Path) -> Any:
     import nbformat
 
-    return nbformat.read(path, as_version=4)
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except (ValueError, nbformat.ValidationError) as err:  # no JSON, no nbformat, ...
+        raise _NotANotebook(str(err).splitlines()[0]) from None
+    except (TypeError, AttributeError):  # JSON, but no object: nbformat's own fault
+        raise _NotANotebook("no JSON object holding cells") from None
+    cells = notebook.get("cells")
+    if not isinstance(cells, list) or not all(
+        isinstance(c, dict) and "cell_type" in c for c in cells
+    ):
+        raise _NotANotebook("its cells are no list of cells")
+    return notebook
 
 
 def build_deck(
