@@ -388,3 +388,35 @@ def test_doctor_warns_about_a_jax_older_than_supported():
         warning.startswith("0.9.2 - older than 0.10")
         and 'pip install -U "jax>=0.10"' in warning
     )
+
+
+@pytest.mark.parametrize("folder", ["nowhere", "empty"])
+def test_a_notebooks_folder_without_lessons_is_refused_before_any_step(
+    folder, tmp_path, monkeypatch, capsys
+):
+    from jaxtour.cli import _tour
+
+    ran = []
+    monkeypatch.setattr(
+        _tour,
+        "bound_steps",
+        lambda build_dir, notebooks: {
+            n: lambda n=n: ran.append(n) or [] for n in _tour.STEPS
+        },
+    )
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "analysis.ipynb").write_text("{}")  # no NN_topic.py lesson
+    args = [
+        "tour",
+        "--build-dir",
+        str(tmp_path / "b"),
+        "--notebooks",
+        str(tmp_path / folder),
+    ]
+    assert main(args) == 1
+    assert ran == []  # not diagrams, training and timing first, then the error
+    err = capsys.readouterr().err
+    assert err.startswith("jaxtour tour: error: No lessons")
+    assert "--notebooks" in err and "Traceback" not in err
+    assert main([*args, "--only", "diagrams"]) == 0  # a step that reads no lessons
+    assert ran == ["diagrams"]

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     written: list[Path] = []
     start = time.perf_counter()
     _require_extras(steps)
+    _require_lessons(steps, args.notebooks)
     bound = bound_steps(build_dir, args.notebooks)
     for index, name in enumerate(steps, 1):
         print(f"[{index}/{len(steps)}] {name} ...", flush=True)
@@ -105,6 +106,22 @@ def _require_extras(step_names: list[str]) -> None:
         )
     if "slides" in step_names:
         _extras.require("jaxtour tour (building the decks)", _extras.DECK_TOOLS)
+
+
+def _require_lessons(step_names: list[str], notebooks: Path | None) -> None:
+    """Refuse, before any step runs, a `--notebooks` folder holding no lessons: the
+    steps reading it come after training and timing (minutes of work)."""
+    from jaxtour import lesson
+
+    if notebooks is None or not {"notebooks", "exercises"} & set(step_names):
+        return
+    if not lesson.find_lessons(notebooks):  # FileNotFoundError where there is no folder
+        raise FileNotFoundError(
+            f"No lessons in {notebooks}: --notebooks takes a folder of lesson sources "
+            f"named NN_topic.py ({lesson.LESSON_GLOB}), such as a clone's notebooks/ or "
+            "what `jaxtour lessons --instructor DIR` writes. Leave it out to use the "
+            "lessons that came with jaxtour."
+        )
 
 
 def _list(written: list[Path]) -> None:
