@@ -420,3 +420,20 @@ def test_a_notebooks_folder_without_lessons_is_refused_before_any_step(
     assert "--notebooks" in err and "Traceback" not in err
     assert main([*args, "--only", "diagrams"]) == 0  # a step that reads no lessons
     assert ran == ["diagrams"]
+
+
+def test_a_notebooks_folder_of_the_user_s_own_hides_no_lessons(
+    tmp_path, monkeypatch, capsys
+):
+    # A project's ./notebooks of analyses is no checkout: the packaged lessons are used.
+    from jaxtour.cli import _tour_steps
+    from jaxtour.lesson import find_lessons
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "analysis.ipynb").write_text("{}")
+    stems = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert [p.stem for p in find_lessons()] == stems and len(stems) >= 8
+    sources, _ = _tour_steps.lesson_sources(None, tmp_path / "build")
+    assert [p.stem for p in sources] == stems
+    assert all(p.parent == tmp_path / "build" / "lessons" for p in sources)

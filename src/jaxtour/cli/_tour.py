@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--notebooks",
         type=Path,
-        help="folder of lesson sources NN_topic.py (default: ./notebooks, "
-        "else the lessons that came with jaxtour)",
+        help="folder of lesson sources NN_topic.py (default: ./notebooks when it "
+        "holds lessons, else the lessons that came with jaxtour)",
     )
     parser.add_argument(
         "--only",

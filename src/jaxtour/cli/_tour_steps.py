@@ -37,14 +37,14 @@ def lesson_sources(
 ) -> tuple[list[Path], list[Path]]:
     """(the lessons to execute, the files written to get them).
 
-    `notebooks` (`--notebooks DIR`), else ./notebooks (a checkout), else the lessons
-    that came with jaxtour, copied to build/lessons/ so that they run outside the
-    installed package.
+    `notebooks` (`--notebooks DIR`), else ./notebooks when it holds lessons (a
+    checkout), else the lessons that came with jaxtour, copied to build/lessons/ so
+    that they run outside the installed package.
     """
-    if notebooks is None and not Path("notebooks").is_dir():
+    if notebooks is None and lesson.checkout_lessons() is None:
         copied = lesson.copy_sources(build_dir / "lessons")
         tqdm.write(
-            f"  no ./notebooks here: using the {len(copied)} lessons that came with "
+            f"  no lessons in ./notebooks here: using the {len(copied)} lessons that came with "
             f"jaxtour (copied to {build_dir / 'lessons'})"
         )
         return copied, list(copied)  # two lists: the caller extends the second

@@ -32,6 +32,7 @@ from jaxtour.lesson._exercises import (
 from jaxtour.lesson._files import (
     LESSON_GLOB,
     NOTEBOOK_GLOB,
+    checkout_lessons,
     copy_lessons,
     copy_sources,
     find_lessons,
@@ -67,6 +68,7 @@ __all__ = [
     "cache_key",
     "cached",
     "check_names_taught",
+    "checkout_lessons",
     "copy_lessons",
     "copy_sources",
     "defined_functions",

@@ -40,17 +40,27 @@ def packaged_lessons_dir() -> Path:
     )
 
 
+def checkout_lessons() -> Path | None:
+    """./notebooks when it holds lesson sources `NN_topic.py` (a checkout), else None.
+
+    A ./notebooks of the user's own (their analyses, no lesson) is not a checkout: it
+    must not hide the lessons that came with jaxtour.
+    """
+    here = Path("notebooks")
+    return here if here.is_dir() and any(here.glob(LESSON_GLOB)) else None
+
+
 def find_lessons(folder: str | os.PathLike | None = None) -> list[Path]:
     """The lesson sources `NN_topic.py` in `folder`, in lesson order.
 
-    With no `folder`: ./notebooks when there is one (a checkout), else the lessons that
-    came with jaxtour.
+    With no `folder`: ./notebooks when it holds lessons (a checkout), else the lessons
+    that came with jaxtour.
 
     Raises:
         FileNotFoundError: `folder` is not a folder.
     """
     if folder is None:
-        folder = "notebooks" if Path("notebooks").is_dir() else packaged_lessons_dir()
+        folder = checkout_lessons() or packaged_lessons_dir()
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(
