@@ -437,3 +437,31 @@ def test_a_notebooks_folder_of_the_user_s_own_hides_no_lessons(
     sources, _ = _tour_steps.lesson_sources(None, tmp_path / "build")
     assert [p.stem for p in sources] == stems
     assert all(p.parent == tmp_path / "build" / "lessons" for p in sources)
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--rounds", "0"),  # was: statistics' "no median for empty data"
+        ("--train-size", "0"),  # was: a JAX gather error
+        ("--train-size", "-5"),  # was: a ladder of 59,995 images, exit 0
+        ("--train-size", "100"),  # fewer images than one batch: no step to time
+        ("--eager-steps", "0"),  # was: an IndexError traceback
+        ("--eager-steps", "-1"),  # was: a negative epoch time, exit 0
+    ],
+)
+def test_compare_refuses_a_number_out_of_range_before_any_work(
+    flag, value, monkeypatch, capsys
+):
+    from jaxtour.cli import _compare
+
+    calls = []
+    monkeypatch.setattr(_compare, "ladder", lambda *a, **k: calls.append(k) or ({}, []))
+    monkeypatch.setattr("jaxtour.mlp.load_mnist", lambda *a: None)
+    with pytest.raises(SystemExit) as exit:
+        main(["compare", flag, value])
+    assert exit.value.code == 2 and calls == []
+    err = capsys.readouterr().err
+    assert f"argument {flag}: must be an integer from " in err and repr(value) in err
+    assert main(["compare", "--train-size", "128", "--eager-steps", "1"]) == 0
+    assert calls[0]["train_size"] == 128 and calls[0]["eager_steps"] == 1

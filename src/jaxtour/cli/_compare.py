@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxtour import paths
+from jaxtour._argtypes import add_number
 from jaxtour.cli import add_flag
 
 if TYPE_CHECKING:
@@ -16,24 +17,17 @@ if TYPE_CHECKING:
 
 QUICK = {"rounds": 1, "train_size": 128 * 8, "eager_steps": 3}
 FULL = {"rounds": 3, "train_size": None, "eager_steps": 40}
+# Bounds of the numbers asked for: an epoch of fewer images than one batch has no step.
+BATCH, MNIST_TRAIN, MAX_ROUNDS = 128, 60_000, 1_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        help="each variant runs once per round; medians are reported (3)",
-    )
-    parser.add_argument(
-        "--train-size",
-        type=int,
-        help="time epochs of the first N images, scaled to 60,000 (smoke test)",
-    )
-    parser.add_argument(
-        "--eager-steps",
-        type=int,
-        help="steps timed for JAX without jit, scaled to an epoch (40)",
-    )
+    rounds = "each variant runs once per round; medians are reported (3)"
+    add_number(parser, "--rounds", int, 1, MAX_ROUNDS, rounds)
+    size = "time epochs of the first N images, scaled to 60,000 (smoke test)"
+    add_number(parser, "--train-size", int, BATCH, MNIST_TRAIN, size)
+    eager = "steps timed for JAX without jit, scaled to an epoch (40)"
+    add_number(parser, "--eager-steps", int, 1, MNIST_TRAIN // BATCH, eager)
     add_flag(parser, "--quick", f"one tiny round ({QUICK}), as JAXTOUR_QUICK=1 does")
     parser.add_argument(
         "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
