@@ -235,3 +235,36 @@ def test_jaxtour_tour_on_a_full_disk_names_the_file_and_leaves_no_part(
     )
     assert not [p for p in build.rglob("*") if p.name.endswith(".part")]
     assert all(p.stat().st_size > 0 for p in build.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("below", ["", "sub/"])
+def test_a_file_where_a_folder_should_be_is_named_with_what_to_do(below, tmp_path):
+    blocker = tmp_path / "m.py"
+    blocker.write_text("print('mine')")
+    with pytest.raises(WriteError) as info:
+        write_atomically(tmp_path / f"m.py/{below}x.svg", b"<svg/>")
+    assert f"{blocker} is a file, where a folder should be. Move or rename it" in str(
+        info.value
+    )
+    assert blocker.read_text() == "print('mine')"
+    (tmp_path / "x.svg").mkdir()
+    with pytest.raises(WriteError, match="a folder is there, where the file goes"):
+        write_atomically(tmp_path / "x.svg", b"<svg/>")
+    assert _names(tmp_path) == ["m.py", "x.svg"]
+
+
+def test_a_build_folder_or_lesson_cache_that_is_a_file_is_named(tmp_path, capsys):
+    from jaxtour import lesson
+
+    taken = tmp_path / "build"
+    taken.write_text("")
+    assert main(["tour", "--only", "diagrams", "--build-dir", str(taken / "b")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"jaxtour tour: error: Could not write {taken / 'b'}: ")
+    assert f"{taken} is a file, where a folder should be" in err
+    assert not (tmp_path / "b").exists()
+    source = tmp_path / "01_demo.py"
+    source.write_text("# %%\n1\n")
+    with pytest.raises(WriteError) as info:
+        lesson.executed(source, cache=taken)  # before any kernel starts
+    assert f"{taken} is a file, where a folder should be" in str(info.value)

@@ -27,19 +27,48 @@ ADVICE = {
     "permissions",
     errno.EPERM: "not permitted. Choose a folder you can write to, or fix its permissions",
     errno.EROFS: "the disk is read-only. Write to another folder",
+    errno.EISDIR: "a folder is there, where the file goes. Choose another name, or "
+    "move the folder",
 }
+# A file where a folder should be: the message names that file (see `_advice`).
+IN_THE_WAY = (errno.EEXIST, errno.ENOTDIR)
 
 
 class WriteError(OSError):
     """A file could not be written; nothing was left half-written at its path."""
 
     def __init__(self, path: Path, err: OSError) -> None:
-        what = ADVICE.get(err.errno or 0, f"{err.strerror or err}")
+        what = _advice(path, err)
         self.message = f"Could not write {path}: {what}. Nothing half-written was left."
         super().__init__(err.errno, self.message, str(path))
 
     def __str__(self) -> str:
         return self.message
+
+
+def _advice(path: Path, err: OSError) -> str:
+    if err.errno in IN_THE_WAY:
+        # the file in the way: `path` itself (EEXIST) or a folder above it (ENOTDIR)
+        for here in (path, *path.parents):
+            if here.exists() and not here.is_dir():
+                return (
+                    f"{here} is a file, where a folder should be. Move or rename it, "
+                    "or write elsewhere"
+                )
+    return ADVICE.get(err.errno or 0, f"{err.strerror or err}")
+
+
+def make_folder(folder: Path) -> None:
+    """As ``folder.mkdir(parents=True, exist_ok=True)``.
+
+    Raises:
+        WriteError: the folder cannot be made (a file is in the way, no permission);
+            the message names it and says what to do.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(folder, err) from None
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -91,18 +120,11 @@ def _real_folder(folder: Path, top: Path) -> None:
         here = top.joinpath(*parts[:depth])
         if here.is_symlink():
             here.unlink()
-        _mkdir(here)
-
-
-def _mkdir(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise WriteError(folder, err) from None
+        make_folder(here)
 
 
 def _write(path: Path, fill: Callable[..., Any]) -> None:
-    _mkdir(path.parent)
+    make_folder(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(
             prefix=f".{path.name}.", suffix=".part", dir=path.parent

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jaxtour import paths
+from jaxtour._files import make_folder
 from jaxtour.cli import add_flag
 
 # Steps run in this order; `bound_steps` gives each the values it needs. Later features
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.quick:
         os.environ[paths.QUICK_VARIABLE] = "1"
     build_dir = args.build_dir or paths.build_dir()
-    build_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(build_dir)  # a file in the way is named before any step
     steps = [name for name in STEPS if not args.only or name in args.only]
     written: list[Path] = []
     start = time.perf_counter()

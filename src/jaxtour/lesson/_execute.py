@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from jaxtour import paths
-from jaxtour._files import write_atomically
+from jaxtour._files import make_folder, write_atomically
 from jaxtour.lesson._files import read
 from jaxtour.lesson._lock import locked
 from jaxtour.lesson._views import View, view
@@ -105,7 +105,7 @@ def executed(
     entry = cache / f"{source.stem}-{cache_key(source, which)}"
     if entry.is_dir():
         return _entry_files(entry, source)
-    cache.mkdir(parents=True, exist_ok=True)
+    make_folder(cache)
     with locked(Path(f"{entry}.lock"), f"executing {source.name}"):
         if not entry.is_dir():  # another process may have run it meanwhile
             _fill(entry, source, which, timeout)
