@@ -458,6 +458,23 @@ def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
     )
 
 
+def test_two_lessons_of_one_name_are_refused_before_anything_is_written(
+    tmp_path, capsys
+):
+    # Their decks would both be 03_demo.html: the second would overwrite the first.
+    for day in ("d1", "d2"):
+        (tmp_path / day).mkdir()
+        write(tmp_path / day, [md("# 03 · Demo"), code("1")])
+    first, second = tmp_path / "d1" / "03_demo.ipynb", tmp_path / "d2" / "03_demo.ipynb"
+    build = tmp_path / "build"
+    assert main(["slides", str(first), str(second), "--build-dir", str(build)]) == 1
+    assert capsys.readouterr().err == (
+        f"jaxtour slides: {first} and {second} would both make the deck 03_demo.html: "
+        "give only one of them, or rename one.\n"
+    )
+    assert not build.exists()
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -77,8 +77,9 @@ def build_slides(
         slide counts.
 
     Raises:
-        SlidesError: no lessons were given, one cannot become an offline deck, or
-            handouts were asked for and cannot be printed (no Chromium: says what to install).
+        SlidesError: no lessons were given, two have one name (so one deck; refused
+            before anything is written), one cannot become an offline deck, or handouts
+            were asked for and cannot be printed (no Chromium: says what to install).
 
     Example:
         >>> import tempfile, nbformat
@@ -94,16 +95,17 @@ def build_slides(
         ['01_demo.html', 'decks.json', 'index.html', 'reveal.js']
         >>> scratch.cleanup()
     """
-    notebooks = [Path(n) for n in notebooks]
-    if not notebooks:
+    lessons = [Path(n) for n in notebooks]
+    if not lessons:
         raise SlidesError(
             "No lessons to make slides from: give at least one .ipynb or .py."
         )
+    _refuse_one_name_twice(lessons)
     chromium = _chromium_or_refuse() if handouts else None
     folder = assets_dir(assets)
     out_dir = Path(out_dir)
     copy_reveal(folder, out_dir)
-    decks = [build_deck(n, out_dir, folder / "templates") for n in notebooks]
+    decks = [build_deck(n, out_dir, folder / "templates") for n in lessons]
     if chromium:
         pdfs = _pdf.write_handouts(decks, chromium)
         decks = [
@@ -132,6 +134,19 @@ def registered_exercises(names: Iterable[str]) -> dict[str, list[str]]:
         name: [ex.title.replace("`", "") for ex in for_lesson(name)] for name in names
     }
     return {name: titles for name, titles in listing.items() if titles}
+
+
+def _refuse_one_name_twice(lessons: list[Path]) -> None:
+    # A deck is named after its lesson's stem: a second lesson of that name would
+    # overwrite the first's deck and be listed twice in the index.
+    first: dict[str, Path] = {}
+    for lesson in lessons:
+        if lesson.stem in first:
+            raise SlidesError(
+                f"{first[lesson.stem]} and {lesson} would both make the deck "
+                f"{lesson.stem}.html: give only one of them, or rename one."
+            )
+        first[lesson.stem] = lesson
 
 
 def _chromium_or_refuse() -> str:
