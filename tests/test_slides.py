@@ -475,6 +475,21 @@ def test_two_lessons_of_one_name_are_refused_before_anything_is_written(
     assert not build.exists()
 
 
+@pytest.mark.parametrize("fault", ["no notebook", "remote image"])
+def test_a_lesson_that_cannot_become_a_deck_leaves_no_folder(fault, tmp_path, capsys):
+    # The good lesson comes first: neither its deck nor reveal.js may be written.
+    good = write(tmp_path, [md("# 02 · Fine"), code("1")], name="02_fine.ipynb")
+    if fault == "no notebook":
+        bad = tmp_path / "03_demo.ipynb"
+        bad.write_text("{not json")
+    else:
+        bad = write(tmp_path, [md("# T\n\n![logo](https://example.org/logo.png)")])
+    build = tmp_path / "build"
+    assert main(["slides", str(good), str(bad), "--build-dir", str(build)]) == 1
+    assert "03_demo.ipynb" in capsys.readouterr().err
+    assert not build.exists()
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -128,10 +128,23 @@ def build_deck(
 
     Raises:
         SlidesError: the lesson cannot become slides, or its deck would fetch something
-            from the network.
+            from the network; nothing is written then.
     """
     from jaxtour._files import write_atomically
 
+    deck, html = render_deck(source, out_dir, templates)
+    write_atomically(deck.path, html)
+    return deck
+
+
+def render_deck(
+    source: str | os.PathLike, out_dir: str | os.PathLike, templates: Path
+) -> tuple[Deck, bytes]:
+    """As `build_deck`, but write nothing: the `Deck` and the HTML to write at its path.
+
+    `build_slides` renders every lesson first, so that a lesson that cannot become a
+    deck stops the build before any file is written.
+    """
     source = Path(source)
     notebook = read_notebook(source)
     planned = plan_slides(notebook, source.name)
@@ -152,19 +165,18 @@ def build_deck(
             "network, and decks must work offline. Make it a cell's output or a cell "
             "attachment (both are embedded in the deck), or remove it from the lesson."
         )
-    path = Path(out_dir) / f"{source.stem}.html"
-    write_atomically(path, html.encode())
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
-    return Deck(
+    deck = Deck(
         source.stem,
         title,
-        path,
+        Path(out_dir) / f"{source.stem}.html",
         count_slides(planned),
         executed,
         lesson_minutes(notebook),
         exercise_titles(notebook),
         exercise_minutes=exercise_minutes(notebook),
     )
+    return deck, html.encode()
 
 
 def _warn_about_tex(planned: Any, name: str) -> None:

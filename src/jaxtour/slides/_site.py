@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from jaxtour.slides import _pdf, _schedule
-from jaxtour.slides._deck import REVEAL_FOLDER, Deck, build_deck
+from jaxtour.slides._deck import REVEAL_FOLDER, Deck, render_deck
 from jaxtour.slides._plan import SlidesError
 
 ASSETS_VARIABLE = "JAXTOUR_SLIDES_ASSETS"
@@ -77,9 +77,10 @@ def build_slides(
         slide counts.
 
     Raises:
-        SlidesError: no lessons were given, two have one name (so one deck; refused
-            before anything is written), one cannot become an offline deck, or handouts
-            were asked for and cannot be printed (no Chromium: says what to install).
+        SlidesError: no lessons were given, two have one name (so one deck), one
+            cannot become an offline deck, or handouts were asked for and there is no
+            Chromium (the message says what to install): each found before anything is
+            written; or the browser failed to print a handout.
 
     Example:
         >>> import tempfile, nbformat
@@ -95,6 +96,8 @@ def build_slides(
         ['01_demo.html', 'decks.json', 'index.html', 'reveal.js']
         >>> scratch.cleanup()
     """
+    from jaxtour._files import write_atomically
+
     lessons = [Path(n) for n in notebooks]
     if not lessons:
         raise SlidesError(
@@ -104,8 +107,13 @@ def build_slides(
     chromium = _chromium_or_refuse() if handouts else None
     folder = assets_dir(assets)
     out_dir = Path(out_dir)
+    # Every deck is made before anything is written: a lesson that cannot become one
+    # leaves no reveal.js, no deck and no folder behind.
+    rendered = [render_deck(n, out_dir, folder / "templates") for n in lessons]
     copy_reveal(folder, out_dir)
-    decks = [build_deck(n, out_dir, folder / "templates") for n in lessons]
+    for deck, html in rendered:
+        write_atomically(deck.path, html)
+    decks = [deck for deck, _ in rendered]
     if chromium:
         pdfs = _pdf.write_handouts(decks, chromium)
         decks = [
