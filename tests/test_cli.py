@@ -156,6 +156,19 @@ def test_jaxtour_exercises_into_a_closed_pipe_stops_quietly(monkeypatch, capsys)
     assert capsys.readouterr().err == ""  # not "error: [Errno 32] Broken pipe"
 
 
+def test_exercises_points_without_nbgrader_is_a_usage_error(capsys):
+    # --points only means something in an nbgrader course; a listing would ignore it
+    with pytest.raises(SystemExit) as exit_info:
+        main(["exercises", "--points", "ex_time_call=2"])
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: jaxtour exercises")
+    assert err.endswith(
+        "jaxtour exercises: error: --points sets what an exercise is worth in an "
+        "nbgrader course: give --nbgrader DIR too, or leave --points out\n"
+    )
+
+
 def test_a_broken_pipe_that_is_not_stdout_s_is_not_hidden(monkeypatch):
     from jaxtour import cli
 

@@ -56,11 +56,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the lessons' folder (NN_topic.py) for --nbgrader; default: ./notebooks "
         "in a checkout, else the lessons that came with jaxtour",
     )
+    parser.set_defaults(exercises_parser=parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from jaxtour import exercises
 
+    if args.points and args.nbgrader is None:
+        # a listing has no points to set: ignoring them would hide a forgotten --nbgrader
+        args.exercises_parser.error(
+            "--points sets what an exercise is worth in an nbgrader course: give "
+            "--nbgrader DIR too, or leave --points out"
+        )
     if args.lesson is not None and not re.fullmatch(r"\d\d?", args.lesson):
         raise ValueError(
             f"--lesson takes a lesson's number such as 02; got {args.lesson!r}."
