@@ -212,6 +212,37 @@ def test_train_and_compare_sizes_follow_jaxtour_quick(quick, monkeypatch):
     assert calls == [{**(_compare.QUICK if quick else _compare.FULL), "rounds": 2}]
 
 
+class _WorkStarted(Exception):
+    """Raised by the stand-ins for loading MNIST and training: the work began."""
+
+
+@pytest.mark.parametrize("below", [False, True], ids=["a file", "below a file"])
+@pytest.mark.parametrize(
+    "command", [["compare"], ["train"], ["train", "--processes", "2"]], ids=" ".join
+)
+def test_a_build_dir_that_cannot_be_made_is_said_before_any_work(
+    command, below, tmp_path, monkeypatch, capsys
+):
+    from jaxtour._files import WriteError, make_folder
+
+    def work(*args, **kwargs):
+        raise _WorkStarted
+
+    monkeypatch.setattr("jaxtour.mlp.load_mnist", work)
+    monkeypatch.setattr("jaxtour.launch.train_multiprocess", work)
+    (tmp_path / "notes").write_text("mine\n")
+    build = tmp_path / "notes" / "sub" if below else tmp_path / "notes"
+    with pytest.raises(WriteError) as writer:  # what the writer says, after the work
+        make_folder(build / "mlp")
+    assert main([*command, "--build-dir", str(build)]) == 1
+    name = command[0]
+    assert capsys.readouterr().err == (
+        f"jaxtour {name}: error: {writer.value}\n"
+        "(set JAXTOUR_DEBUG=1 to see the traceback)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
+
+
 @pytest.mark.slow
 def test_quick_train_runs_two_short_epochs(tmp_path, monkeypatch, capsys):
     # in this process: `python -m jaxtour` as a command is test_python_dash_m_jaxtour's

@@ -268,3 +268,30 @@ def test_a_build_folder_or_lesson_cache_that_is_a_file_is_named(tmp_path, capsys
     with pytest.raises(WriteError) as info:
         lesson.executed(source, cache=taken)  # before any kernel starts
     assert f"{taken} is a file, where a folder should be" in str(info.value)
+
+
+@pytest.mark.parametrize("case", ["a file", "below a file", "no permission"])
+def test_check_folder_says_what_make_folder_would_and_makes_nothing(
+    case, tmp_path, monkeypatch
+):
+    (tmp_path / "notes").write_text("mine")
+    folder = tmp_path / {"a file": "notes", "below a file": "notes/sub/mlp"}.get(
+        case, "new/mlp"
+    )
+    if case == "no permission":  # as a user who may not write in tmp_path (not root)
+
+        def refuse(self, *args, **kwargs):
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+        monkeypatch.setattr(Path, "mkdir", refuse)
+        monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path)
+    with pytest.raises(WriteError) as checked:
+        _files.check_folder(folder)
+    with pytest.raises(WriteError) as made:
+        _files.make_folder(folder)
+    assert str(checked.value) == str(made.value)
+    assert ("permission denied" in str(made.value)) == (case == "no permission")
+    assert _names(tmp_path) == ["notes"]
+    monkeypatch.undo()
+    _files.check_folder(tmp_path / "new" / "mlp")  # one that can be made: made not
+    assert _names(tmp_path) == ["notes"]

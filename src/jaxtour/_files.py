@@ -71,6 +71,26 @@ def make_folder(folder: Path) -> None:
         raise WriteError(folder, err) from None
 
 
+def check_folder(folder: Path) -> None:
+    """Raise the `WriteError` that `make_folder(folder)` would, but make nothing.
+
+    For a command that writes only after minutes of work (training, timing): a file
+    in the way, or a folder above it that it cannot make a folder in, is then reported
+    before the work, and a command that fails later leaves no empty folder behind.
+
+    Raises:
+        WriteError: as `make_folder`.
+    """
+    here = folder  # the nearest of `folder` and the folders above it that exists
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if not here.is_dir():  # a file in the way: `folder` itself or a folder above it
+        in_the_way = errno.EEXIST if here == folder else errno.ENOTDIR
+        raise WriteError(folder, OSError(in_the_way, os.strerror(in_the_way)))
+    if here != folder and not os.access(here, os.W_OK | os.X_OK):
+        raise WriteError(folder, PermissionError(errno.EACCES, "Permission denied"))
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file beside it, then rename it in place.
 

@@ -19,6 +19,7 @@ QUICK = {"rounds": 1, "train_size": 128 * 8, "eager_steps": 3}
 FULL = {"rounds": 3, "train_size": None, "eager_steps": 40}
 # Bounds of the numbers asked for: an epoch of fewer images than one batch has no step.
 BATCH, MNIST_TRAIN, MAX_ROUNDS = 128, 60_000, 1_000
+OUT = "mlp"  # the folder in the build folder that ladder.png and ladder.json go to
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,13 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from jaxtour._files import check_folder
     from jaxtour.mlp import load_mnist
 
     options = dict(QUICK if args.quick or paths.quick() else FULL)
     options.update({k: v for k in options if (v := getattr(args, k)) is not None})
-    result, written = ladder(
-        args.build_dir or paths.build_dir(), load_mnist(args.data_dir), **options
-    )
+    build_dir = args.build_dir or paths.build_dir()
+    check_folder(build_dir / OUT)  # a file in the way is said now, not after the timing
+    result, written = ladder(build_dir, load_mnist(args.data_dir), **options)
     for path in written:
         print(f"wrote {path}")
     print(json.dumps(result))
@@ -58,7 +60,7 @@ def ladder(build_dir: Path, data: Mnist, **options: Any) -> tuple[dict, list[Pat
 
     result = run_ladder(data, **options)
     print(format_ladder(result))
-    out = build_dir / "mlp"
+    out = build_dir / OUT
     picture = plot_ladder(result).save(out / "ladder.png")
     record = out / "ladder.json"
     write_atomically(record, json.dumps(result, indent=1).encode())

@@ -23,6 +23,7 @@ MNIST_TRAIN = 60_000  # images in MNIST's training set
 MAX_PROCESSES, MAX_DEVICES = 128, 256
 INIT_TIMEOUT = 60.0  # seconds, as jaxtour.launch.JoinConfig's
 TARGET = 0.98  # test accuracy worth reporting the time to
+OUT = "mlp"  # the folder in the build folder that the curve, params and history go to
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +91,8 @@ def _add_process_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from jaxtour._files import check_folder
+
     if args.processes is not None and args.cluster:
         raise ValueError(
             "--processes starts local processes and --cluster joins a "
@@ -97,10 +100,11 @@ def run(args: argparse.Namespace) -> int:
         )
     config = config_of(args)
     build_dir = args.build_dir or paths.build_dir()
+    if args.cluster:  # only process 0 writes, and which one that is shows on joining
+        return run_cluster(config, args, build_dir)
+    check_folder(build_dir / OUT)  # a file in the way is said now, not after training
     if args.processes is not None:
         return run_processes(config, args, build_dir)
-    if args.cluster:
-        return run_cluster(config, args, build_dir)
     from jaxtour.mlp import MnistUnavailableError, load_mnist, resolve_device, train
 
     try:
@@ -241,7 +245,7 @@ def write_outputs(
     from jaxtour._files import write_atomically
     from jaxtour.mlp import plot_history, save_params
 
-    out = build_dir / "mlp"
+    out = build_dir / OUT
     curve = plot_history(history).save(out / "learning_curve.png")
     # a multi-process run's params stay in its processes (None here)
     weights = [] if params is None else [save_params(params, out / "params.npz")]
