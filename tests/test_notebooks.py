@@ -6,6 +6,8 @@ Execution goes through the lesson cache (`jaxtour.lesson.executed`): the tests m
 """
 
 import json
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -212,6 +214,24 @@ def test_a_second_call_reuses_the_run_and_a_changed_source_runs_again(
     source.write_text(source.read_text() + "\n# %%\ny = 2\n")
     lesson.executed(source, cache=tmp_path / "cache")
     assert counted_runs == ["00_demo.py"] * 3
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_a_cache_entry_has_the_mode_mkdir_gives_so_a_shared_cache_is_readable(
+    tmp_path, counted_runs, umask
+):
+    # An entry is filled in a temporary folder and renamed into place: tempfile's 0700
+    # would keep the other users of a shared cache ($JAXTOUR_EXECUTED) out of it.
+    source = _lesson_file(tmp_path)
+    old = os.umask(umask)
+    try:
+        (tmp_path / "plain").mkdir()  # the oracle: what mkdir gives under this umask
+        entry = lesson.executed(source, cache=tmp_path / "cache").ipynb.parent
+    finally:
+        os.umask(old)
+    assert counted_runs == ["00_demo.py"]
+    mode = stat.S_IMODE(entry.stat().st_mode)
+    assert mode == stat.S_IMODE((tmp_path / "plain").stat().st_mode) == 0o777 & ~umask
 
 
 # What is installed is set here, so that each machine's keys are checked on any machine

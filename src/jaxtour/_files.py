@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -89,6 +90,22 @@ def check_folder(folder: Path) -> None:
         raise WriteError(folder, OSError(in_the_way, os.strerror(in_the_way)))
     if here != folder and not os.access(here, os.W_OK | os.X_OK):
         raise WriteError(folder, PermissionError(errno.EACCES, "Permission denied"))
+
+
+def make_staging_folder(parent: Path, prefix: str) -> Path:
+    """As ``tempfile.mkdtemp(prefix=prefix, dir=parent)``, but with the mode a plain
+    ``mkdir`` gives (0777 less the umask), not 0700: a folder filled here and then
+    renamed into place (a cache entry) is for everyone who may read `parent`, as a
+    file written by `write_atomically` is.
+    """
+    for _ in range(100):  # as tempfile: another name when one is taken
+        staging = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            staging.mkdir()  # the umask applies here, with no reading of it
+        except FileExistsError:
+            continue
+        return staging
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -16,12 +16,11 @@ import functools
 import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from jaxtour import paths
-from jaxtour._files import make_folder, write_atomically
+from jaxtour._files import make_folder, make_staging_folder, write_atomically
 from jaxtour.lesson._files import read
 from jaxtour.lesson._lock import locked
 from jaxtour.lesson._views import View, view
@@ -118,7 +117,8 @@ def _entry_files(entry: Path, source: Path) -> Executed:
 
 def _fill(entry: Path, source: Path, which: View, timeout: int) -> None:
     """Run the lesson into a temporary folder beside `entry`, then rename it to `entry`."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
+    # not mkdtemp's 0700: a cache shared between users is read by all of them
+    staging = make_staging_folder(entry.parent, prefix=f".{entry.name}.")
     try:
         execute(source, staging, which, timeout)
         os.replace(staging, entry)
