@@ -65,3 +65,15 @@ def test_moving_the_slider_steps_through_once(monkeypatch):
     assert len(runs) == 1 and len(_step_through._RUNS) <= _step_through.KEEP
     p.grad.value = True  # another function: another run
     assert len(runs) == 2
+
+
+def test_one_function_explored_at_other_arguments_shows_their_values():
+    def cube(x):
+        return x**3
+
+    first, second = explore(cube, 1.0), explore(cube, 2.0)
+    for p in (first, second):
+        p.view.value = "step through"
+    oracle = step_through(cube)(2.0)
+    assert second.shown.result.source == oracle.diagram().source
+    assert first.shown.result.source == step_through(cube)(1.0).diagram().source

@@ -1,9 +1,9 @@
 """The explorer's "step through" view: `step_through`'s picture, one step at a time.
 
-The run is made once per composed function (`step_through` evaluates every equation
-with JAX's primitives) and kept, so moving the step slider only draws again: the picture
-shows the steps up to the chosen one with their values, frames that step in red, and
-dashes the steps still to come.
+The run is made once per composed function and its example arguments (`step_through`
+evaluates every equation with JAX's primitives) and kept, so moving the step slider only
+draws again: the picture shows the steps up to the chosen one with their values, frames
+that step in red, and dashes the steps still to come.
 """
 
 from __future__ import annotations
@@ -16,17 +16,20 @@ from jaxtour.explorer._request import Request, Shown
 from jaxtour.tracing import Steps, step_through
 
 KEEP = 8  # runs kept: one per composed function recently stepped through
-_RUNS: dict[int, tuple[Callable, Steps]] = {}  # id(fn) -> (fn, kept alive; its run)
+# (id(fn), id(args)) -> (fn, args: kept alive so their ids stay theirs; the run)
+_RUNS: dict[tuple[int, int], tuple[Callable, tuple, Steps]] = {}
 
 
 def run_of(fn: Callable, args: tuple) -> Steps:
-    """`step_through(fn)(*args)`, made once per function object and then reused."""
-    kept = _RUNS.get(id(fn))
-    if kept is None or kept[0] is not fn:
+    """`step_through(fn)(*args)`, made once per function object and argument tuple, then
+    reused: one function explored at other arguments is another run (its values)."""
+    key = (id(fn), id(args))
+    kept = _RUNS.get(key)
+    if kept is None or kept[0] is not fn or kept[1] is not args:
         if len(_RUNS) >= KEEP:
             _RUNS.pop(next(iter(_RUNS)))
-        kept = _RUNS[id(fn)] = (fn, step_through(fn)(*args))
-    return kept[1]
+        kept = _RUNS[key] = (fn, args, step_through(fn)(*args))
+    return kept[2]
 
 
 def last_step(request: Request) -> int:
