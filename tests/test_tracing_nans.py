@@ -193,3 +193,15 @@ def test_a_nan_already_in_an_argument_or_a_constant_is_not_blamed_on_the_equatio
         )
         assert report.diagram().title.startswith("first NaN in <lambda>: read by mul")
     assert str(made).startswith("first NaN in <lambda>: step 1, log")
+
+
+def test_a_nan_made_from_an_inf_is_blamed_on_the_equation_that_made_it():
+    # 0 * inf: the literal holds an Inf, the mul makes the NaN (as jax_debug_nans says)
+    report = find_nans(lambda x: x * jnp.inf)(0.0)
+    assert report.step.primitive == "mul"
+    assert report.origin is None
+    assert str(report).startswith("first NaN in <lambda>: step 0, mul")
+    inf = find_nans(lambda x: x + jnp.inf)(1.0)  # the Inf was there before the add
+    assert str(inf).startswith("first Inf in <lambda>: already in a literal")
+    with jax.debug_nans(True), pytest.raises(FloatingPointError, match="mul"):
+        (lambda x: x * jnp.inf)(jnp.float32(0.0))

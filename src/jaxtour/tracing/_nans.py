@@ -122,13 +122,15 @@ class NanReport:
 
     def _origin(self) -> str | None:
         """Where the bad value came in, when the step only read it: an argument, a
-        literal, or a constant (closed over, or computed from constants alone)."""
+        literal, or a constant (closed over, or computed from constants alone). An
+        input holding an Inf brought no NaN: `0 * inf` makes one."""
         if self.step is None:
             return None
         invars = self.steps.run.invars
         names = dict(zip(map(id, invars), self.steps.arg_names, strict=True))
+        inf_counts = self._kind() == "Inf"
         for atom, value in zip(self.step.invars, self.step.inputs, strict=True):
-            if not _ir.nonfinite(value, self.include_inf):
+            if not _ir.nonfinite(value, inf_counts):
                 continue
             if id(atom) in names:
                 return f"the argument `{names[id(atom)]}`"
