@@ -205,3 +205,17 @@ def test_a_nan_made_from_an_inf_is_blamed_on_the_equation_that_made_it():
     assert str(inf).startswith("first Inf in <lambda>: already in a literal")
     with jax.debug_nans(True), pytest.raises(FloatingPointError, match="mul"):
         (lambda x: x * jnp.inf)(jnp.float32(0.0))
+
+
+def test_a_nan_made_from_constants_and_returned_is_found():
+    def f(x):
+        return x, jnp.log(-1.0) * 2.0  # never mixed with x, yet returned
+
+    report = find_nans(f)(jnp.float32(1.0))
+    assert report.found and report.step.primitive == "log" and report.origin is None
+    assert str(report).startswith("first NaN in f: step 0, log")
+    assert "<svg" in report.diagram().svg()
+    with jax.debug_nans(True), pytest.raises(FloatingPointError, match="log"):
+        f(jnp.float32(1.0))
+    masked = find_nans(lambda x: x + jnp.where(True, 0.0, jnp.log(-1.0)))(1.0)
+    assert not masked.found  # a constant NaN discarded is still no finding

@@ -72,16 +72,41 @@ def find_nans(
             statics.names,
             stop=_stop_at(bad),
         )
-        return NanReport(steps, include_inf)
+        return NanReport(steps, include_inf, _returned(steps, bad))
 
     return find
+
+
+def _returned(steps: Steps, bad: Callable[[Any], bool]) -> Step | None:
+    """The first step that made a bad value `f` returns from constants alone
+    (`jnp.log(-1.0)`): `_stop_at` passed it by, yet it is the program's NaN. None if
+    the run stopped, or every result `f` returns is finite (or no step made it)."""
+    run = steps.run
+    if run.stopped is not None:
+        return None
+    maker = {v: s for s in steps for v in s.outvars}
+    frontier = [
+        maker[v]
+        for v, x in zip(run.outvars, run.outputs, strict=True)
+        if not _ir.is_literal(v) and v in maker and bad(x)
+    ]
+    seen: dict[int, Step] = {}
+    while frontier:
+        step = frontier.pop()
+        if step.index not in seen:
+            seen[step.index] = step
+            frontier += [
+                maker[a] for a in step.invars if not _ir.is_literal(a) and a in maker
+            ]
+    made = [seen[i] for i in sorted(seen) if any(bad(x) for x in seen[i].outputs)]
+    return made[0] if made else None
 
 
 def _stop_at(bad: Callable[[Any], bool]) -> Callable[[Step], bool]:
     """Stop at the first step whose output is bad, unless every input is a constant:
     a NaN JAX writes into a jaxpr (`jnp.var`'s empty case, a `where` branch) and what
     is computed from constants alone are not the program's NaN until a step mixes
-    them with its data."""
+    them with its data (or `f` returns them: `_returned`)."""
     constant: set = set()
 
     def stop(step: Step) -> bool:
@@ -104,7 +129,8 @@ class NanReport:
     """Where the first NaN (or Inf) came from, or that there was none.
 
     `found` says whether one was; `step` is the `Step` that made it (None if not
-    found), `line` its source line, `steps` the run up to there. When the value was
+    found), `line` its source line, `steps` the run up to there (all of it when the
+    NaN was made from constants alone and only returned: `returned`). When the value was
     bad before any equation on `f`'s arguments made it (an argument, or a constant `f`
     closes over), `origin` names where it was and `step` is the first equation that
     read it.
@@ -112,9 +138,11 @@ class NanReport:
     equation.
     """
 
-    def __init__(self, steps: Steps, include_inf: bool = True) -> None:
+    def __init__(
+        self, steps: Steps, include_inf: bool = True, returned: Step | None = None
+    ) -> None:
         self.steps, self.include_inf = steps, include_inf
-        self.step: Step | None = steps.run.stopped
+        self.step: Step | None = steps.run.stopped or returned
         self.found = self.step is not None
         self.line = self.step.line if self.step is not None else None
         self.what = "NaN or Inf" if include_inf else "NaN"
