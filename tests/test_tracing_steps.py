@@ -166,3 +166,18 @@ def test_typed_keys_are_shown_as_their_key_data():
         or f"key<fry>[] key data {data}" in source
     )
     np.testing.assert_allclose(steps.outputs, sample(key, jnp.ones(3)))
+
+
+def test_a_ref_argument_is_read_and_written_as_jit_does():
+    def accumulate(ref, x):
+        ref[...] = ref[...] + x
+        return ref[...] * 2
+
+    mine, theirs = jax.ref.new_ref(jnp.ones(2)), jax.ref.new_ref(jnp.ones(2))
+    steps = step_through(accumulate)(mine, 1.0)
+    expected = jax.jit(accumulate)(theirs, 1.0)
+    assert steps.outputs.tolist() == expected.tolist() == [4.0, 4.0]
+    assert mine[...].tolist() == theirs[...].tolist() == [2.0, 2.0]
+    swap = next(s for s in steps if s.primitive == "swap")
+    assert swap.inputs[0].tolist() == [1.0, 1.0]  # the Ref as it was before the write
+    assert "swap" in str(steps) and "<svg" in steps.diagram().svg()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -71,13 +72,10 @@ def step_jaxpr(
     After each step `stop(step)` is asked; when it says True the run ends there.
     """
     flat = flatten_jaxpr(closed, calls=PRIMAL_CALLS)
-    inputs = [
-        jnp.asarray(a, dtype=v.aval.dtype)
-        for a, v in zip(args, flat.invars, strict=True)
-    ]
+    inputs = [_input(a, v) for a, v in zip(args, flat.invars, strict=True)]
     env = dict(zip(flat.invars, inputs, strict=True))
     env.update(zip(flat.constvars, flat.consts, strict=True))
-    run = Stepped(flat.invars, inputs, [], flat.outvars)
+    run = Stepped(flat.invars, _kept(inputs), [], flat.outvars)
     try:
         _run(flat.eqns, env, run, stop)
     except _Stop as done:
@@ -85,6 +83,23 @@ def step_jaxpr(
         return run
     run.outputs = [_read(env, v) for v in flat.outvars]
     return run
+
+
+def _input(arg: Any, var: Any) -> Any:
+    """An argument as the jaxpr's input: an array of the var's dtype, or a `jax.ref`
+    Ref as it is (its equations read and write it, as `jax.jit(f)` would)."""
+    return arg if _is_ref(arg) else jnp.asarray(arg, dtype=var.aval.dtype)
+
+
+def _is_ref(value: Any) -> bool:
+    ref = getattr(jax, "ref", None)
+    return ref is not None and isinstance(value, ref.Ref)
+
+
+def _kept(values: list) -> list:
+    """Values as a step saw them: a Ref as the array it held then (later steps may
+    write to it), anything else as it is."""
+    return [v[...] if _is_ref(v) else v for v in values]
 
 
 def _read(env: dict, atom: Any) -> Any:
@@ -98,10 +113,12 @@ def _run(
         invars = flat_eqn.invars
         if flat_eqn.primitive == "cond":
             invars, outvals = _cond(flat_eqn, env, run, stop)
+            invals = _kept([_read(env, a) for a in invars])
         else:
-            outvals = _bind(
-                flat_eqn.eqn, [_read(env, a) for a in invars], len(run.steps)
-            )
+            invals = [_read(env, a) for a in invars]
+            kept = _kept(invals)  # before the step writes to a Ref it reads
+            outvals = _bind(flat_eqn.eqn, invals, len(run.steps))
+            invals = kept
         env.update(
             (v, x)
             for v, x in zip(flat_eqn.outvars, outvals, strict=True)
@@ -112,8 +129,8 @@ def _run(
             flat_eqn.primitive,
             invars,
             flat_eqn.outvars,
-            [_read(env, a) for a in invars],
-            outvals,
+            invals,
+            _kept(outvals),
             flat_eqn.scope,
             source_line(flat_eqn.eqn),
             flat_eqn.eqn,
