@@ -219,3 +219,15 @@ def test_a_nan_made_from_constants_and_returned_is_found():
         f(jnp.float32(1.0))
     masked = find_nans(lambda x: x + jnp.where(True, 0.0, jnp.log(-1.0)))(1.0)
     assert not masked.found  # a constant NaN discarded is still no finding
+
+
+def test_the_result_shown_is_the_one_holding_the_nan():
+    def f(x):  # the carry stays finite; the stacked logs hold the NaN
+        return jax.lax.scan(lambda c, xi: (c + 1.0, jnp.log(xi)), 0.0, x)
+
+    report = find_nans(f)(jnp.array([-1.0, 2.0]))
+    carry, logs = report.step.outputs
+    assert not jnp.isnan(carry).any()
+    assert report.step.primitive == "scan" and bool(jnp.isnan(logs).any())
+    assert str(report).splitlines()[-1].startswith("  result 2 of 2: f32[2]")
+    assert "NaN" in str(report).splitlines()[-1]

@@ -232,8 +232,18 @@ class NanReport:
             )
         return (
             f"{head}{step.primitive}, at {where}{code}\n"
-            f"  inputs: {inputs}\n  result: {preview(step.outputs[0])}"
+            f"  inputs: {inputs}\n  {self._result()}"
         )
+
+    def _result(self) -> str:
+        """The step's first bad result, numbered when it has several (a `scan`'s
+        carry may be finite where its stacked outputs are not)."""
+        outputs = self.step.outputs if self.step else []
+        at = next(
+            (i for i, v in enumerate(outputs) if _ir.nonfinite(v, self.include_inf)), 0
+        )
+        which = f" {at + 1} of {len(outputs)}" if len(outputs) > 1 else ""
+        return f"result{which}: {preview(outputs[at])}"
 
     def __repr__(self) -> str:
         if self.step is None:
