@@ -231,3 +231,18 @@ def test_the_result_shown_is_the_one_holding_the_nan():
     assert report.step.primitive == "scan" and bool(jnp.isnan(logs).any())
     assert str(report).splitlines()[-1].startswith("  result 2 of 2: f32[2]")
     assert "NaN" in str(report).splitlines()[-1]
+
+
+def test_a_bad_value_returned_untouched_is_not_called_finite():
+    poisoned = jnp.array([jnp.nan])
+    from_argument = find_nans(lambda x, y: (x, y * 2))(jnp.float32(jnp.nan), 1.0)
+    from_constant = find_nans(lambda x: (x + 1, poisoned))(1.0)
+    clean = find_nans(lambda x: x + 1)(1.0)
+    assert not from_argument.found and from_argument.passed == "the argument `x`"
+    assert str(from_argument) == (
+        "no equation of <lambda> made a NaN or Inf, but it returns one untouched: "
+        "already in the argument `x`."
+    )
+    assert from_constant.passed.startswith("a constant <lambda> closes over")
+    assert clean.passed is None and str(clean).startswith("no NaN or Inf in <lambda>")
+    assert jnp.isnan(jax.jit(lambda x, y: (x, y * 2))(jnp.nan, 1.0)[0])  # the oracle

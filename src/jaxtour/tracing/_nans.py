@@ -133,7 +133,8 @@ class NanReport:
     NaN was made from constants alone and only returned: `returned`). When the value was
     bad before any equation on `f`'s arguments made it (an argument, or a constant `f`
     closes over), `origin` names where it was and `step` is the first equation that
-    read it.
+    read it. When no equation made or read a bad value `f` returns, `found` is False
+    and `passed` names where that value came from (else None).
     Its text is the finding in words; in Jupyter it shows the neighbourhood of that
     equation.
     """
@@ -147,6 +148,7 @@ class NanReport:
         self.line = self.step.line if self.step is not None else None
         self.what = "NaN or Inf" if include_inf else "NaN"
         self.origin = self._origin()
+        self.passed = self._passed()
 
     def _origin(self) -> str | None:
         """Where the bad value came in, when the step only read it: an argument, a
@@ -154,18 +156,34 @@ class NanReport:
         input holding an Inf brought no NaN: `0 * inf` makes one."""
         if self.step is None:
             return None
-        invars = self.steps.run.invars
-        names = dict(zip(map(id, invars), self.steps.arg_names, strict=True))
         inf_counts = self._kind() == "Inf"
         for atom, value in zip(self.step.invars, self.step.inputs, strict=True):
-            if not _ir.nonfinite(value, inf_counts):
-                continue
-            if id(atom) in names:
-                return f"the argument `{names[id(atom)]}`"
-            if _ir.is_literal(atom):
-                return "a literal in the program"
-            return f"a constant {self.steps.name} closes over (or one computed from constants)"
+            if _ir.nonfinite(value, inf_counts):
+                return self._source(atom)
         return None
+
+    def _passed(self) -> str | None:
+        """Where a bad value `f` returns untouched came from (no equation made or
+        read it: `lambda x: x` at a NaN); None when a step is the finding."""
+        run = self.steps.run
+        if self.step is not None:
+            return None
+        for atom, value in zip(run.outvars, run.outputs, strict=True):
+            if _ir.nonfinite(value, self.include_inf):
+                return self._source(atom)
+        return None
+
+    def _source(self, atom: Any) -> str:
+        """An argument's name, a literal, or a constant: where `atom`'s value came in."""
+        invars = self.steps.run.invars
+        names = dict(zip(map(id, invars), self.steps.arg_names, strict=True))
+        if id(atom) in names:
+            return f"the argument `{names[id(atom)]}`"
+        if _ir.is_literal(atom):
+            return "a literal in the program"
+        return (
+            f"a constant {self.steps.name} closes over (or one computed from constants)"
+        )
 
     def neighbourhood(self, back: int = 2) -> set[int]:
         """The step and the steps that made its inputs, `back` levels up."""
@@ -214,6 +232,11 @@ class NanReport:
         return picture | {"text/plain": repr(self)}
 
     def __str__(self) -> str:
+        if self.step is None and self.passed:
+            return (
+                f"no equation of {self.steps.name} made a {self.what}, but it returns "
+                f"one untouched: already in {self.passed}."
+            )
         if self.step is None:
             return (
                 f"no {self.what} in {self.steps.name}: all "
@@ -246,6 +269,8 @@ class NanReport:
         return f"result{which}: {preview(outputs[at])}"
 
     def __repr__(self) -> str:
+        if self.step is None and self.passed:
+            return f"NanReport(no {self.what} made; returned from {self.passed})"
         if self.step is None:
             return f"NanReport(no {self.what} in {self.steps.name})"
         where = f" at {self.line.where}" if self.line else ""
