@@ -81,3 +81,29 @@ def test_every_figure_says_global_or_per_device(sharded):
     assert "on each of 8 devices" in table  # the fusion note sets no ratio across kinds
     assert "per device" in sharded["repr"]
     assert "one device's of 8" in sharded["roof"]
+
+
+PROFILE_SNIPPET = """
+    import json
+    import jax, jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jaxtour.cost import profile
+
+    auto = (jax.sharding.AxisType.Auto,)
+    mesh = jax.make_mesh((8,), ("x",), axis_types=auto)
+    x = jax.device_put(jnp.linspace(0, 1, 8 * 4096), NamedSharding(mesh, P("x")))
+    p = profile(lambda a: jnp.sum(jnp.sin(a) * 2.0))(x)
+    print(json.dumps({
+        "ops": p.op_seconds, "profiled": p.profiled_wall_seconds,
+        "notes": " ".join(p.notes()),
+    }))
+"""
+
+
+def test_a_sharded_programs_op_times_are_one_devices():
+    # Ground truth: one device's ops run inside each recorded call, so their time per
+    # call is at most that call's wall; the 8 devices' times summed are about 8 times
+    # as much (what the rows showed before, beside one device's FLOPs and bytes).
+    out = run_with_devices(PROFILE_SNIPPET)
+    assert out["ops"] <= 1.5 * out["profiled"]
+    assert "on each of 8 devices: its time is one device's" in out["notes"]

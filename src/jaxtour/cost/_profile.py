@@ -21,6 +21,7 @@ from jaxtour import _ir
 from jaxtour._wait import run_interruptibly
 from jaxtour.cost import _timeline, _walls
 from jaxtour.cost._profile_view import ProfileView
+from jaxtour.cost._table import devices_of
 from jaxtour.cost._timeline import Timeline
 from jaxtour.cost._walls import Walls
 
@@ -117,6 +118,7 @@ class Profile(ProfileView):
         self.overlap_seconds = timeline.overlap_seconds
         self.between_ops_seconds = timeline.between_seconds
         self.calls = timeline.calls
+        self.devices = timeline.devices
 
 
 def profile(
@@ -182,7 +184,9 @@ def profile(
         before = _walls.walls(run, max(calls // 2, 1), warm=False)
         used = _ir.used_inputs(traced.jaxpr)
         dispatch = _walls.dispatch_seconds(dynamic, dynamic_kw, used)
-        rows, (timeline, profiled) = measured_ops(run, module, calls, loops)
+        rows, (timeline, profiled) = measured_ops(
+            run, module, calls, loops, devices_of(compiled)
+        )
         after = _walls.walls(run, max(calls - calls // 2, 1), warm=False)
         wall = statistics.median(before + after)
         walls = Walls(wall, statistics.median(profiled), dispatch)
@@ -193,13 +197,20 @@ def profile(
 
 
 def measured_ops(
-    run: Callable[[], Any], module: Any, calls: int = 5, loops: dict | None = None
+    run: Callable[[], Any],
+    module: Any,
+    calls: int = 5,
+    loops: dict | None = None,
+    devices: int = 1,
 ) -> tuple[list[OpTime], tuple[Timeline, list[float]]]:
     """Record `calls` runs of the compiled `module` (`run` calls it) under the
     profiler: its `OpTime` rows, its `Timeline`, and each recorded call's wall time.
-    `loops` (`_ir.hlo_trips`) says how often each while runs."""
+    `loops` (`_ir.hlo_trips`) says how often each while runs. A program sharded over
+    `devices` (`devices_of`) runs each op once per device: its times are one device's,
+    as its compiled FLOPs and bytes are."""
     events, profiled = _timeline.record(run, calls)
-    timeline = _timeline.per_call(_timeline.op_events(events, module.name))
+    found = _timeline.per_call(_timeline.op_events(events, module.name))
+    timeline = found.per_device(devices)
     rows = op_rows(module, timeline.seconds, timeline.op_seconds, loops)
     return rows, (timeline, profiled)
 

@@ -39,6 +39,7 @@ class ProfileView(Reported):
     overlap_seconds: float
     between_ops_seconds: float
     calls: int
+    devices: int
     module: Any
 
     @property
@@ -77,6 +78,12 @@ class ProfileView(Reported):
             return notes
         notes.append(_parts_note(self))
         notes += _count_notes(self.rows)
+        if self.devices > 1:
+            notes.append(
+                f"Each op ran on each of {self.devices} devices: its time is one "
+                f"device's (their summed time / {self.devices}), as are its FLOPs and "
+                "bytes."
+            )
         if self.overlap_seconds > 0.01 * self.op_seconds:
             notes.append(
                 f"{seconds_text(self.overlap_seconds)} of op time ran at the same "

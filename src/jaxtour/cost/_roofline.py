@@ -307,7 +307,7 @@ def draw_roofline(
         op_seconds = None
         if measured:
             module = _ir.parse_hlo(compiled.as_text())
-            rows, _ = measured_ops(run, module)
+            rows, _ = measured_ops(run, module, devices=table.devices)
             op_seconds = {r.op: r.seconds for r in rows if r.seconds > 0}
         return Roofline(table, peaks or device_peaks(), seconds, op_seconds)
 

@@ -143,6 +143,8 @@ class Timeline:
         between_seconds: time inside a call (its first op's start to its last op's end)
             when no op ran: the executable's idle time between ops, the median.
         calls: how many calls the events hold.
+        devices: how many devices ran each call; with more than one, every figure is
+            one device's: the devices' summed time over their count (see `per_device`).
     """
 
     seconds: dict[str, float]
@@ -150,6 +152,26 @@ class Timeline:
     overlap_seconds: float
     between_seconds: float
     calls: int
+    devices: int = 1
+
+    def per_device(self, devices: int) -> Timeline:
+        """This timeline, summed over `devices` devices running one SPMD program, as
+        one device's: each op's time and their sum divided by the count (a compiled
+        op's FLOPs and bytes are one device's, so its rate stays like with like). The
+        time at least one op ran is kept: the devices ran side by side.
+
+        Example:
+            >>> t = Timeline({"add": 8e-3}, 8e-3, 7e-3, 0.0, 5).per_device(8)
+            >>> t.seconds, t.op_seconds, t.op_seconds - t.overlap_seconds
+            ({'add': 0.001}, 0.001, 0.001)
+        """
+        if devices <= 1:
+            return self
+        busy = self.op_seconds - self.overlap_seconds
+        each = {op: t / devices for op, t in self.seconds.items()}
+        ops = self.op_seconds / devices
+        overlap = max(ops - busy, 0.0)
+        return Timeline(each, ops, overlap, self.between_seconds, self.calls, devices)
 
 
 def per_call(events: list[OpEvent]) -> Timeline:
