@@ -250,3 +250,32 @@ def test_on_one_device_the_step_is_update():
     )
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+EXPLICIT_SNIPPET = """
+import json
+import jax, jax.numpy as jnp, numpy as np
+from jaxtour import mlp
+
+mesh = jax.make_mesh((4,), ("d",))  # Explicit axes: make_mesh's default since JAX 0.9
+params = mlp.init_params(jax.random.key(0))
+velocity = jax.tree.map(jnp.zeros_like, params)
+x, y = jax.random.normal(jax.random.key(1), (16, 784)), jnp.arange(16) % 10
+want = mlp.update(params, x, y, velocity)  # the unsharded step
+out = {"axis_types": [str(t) for t in mlp.data_mesh(mesh).axis_types]}
+for make in (mlp.data_parallel_update, mlp.psum_update):
+    got = make(mesh)(params, x, y, velocity)
+    out[make.__name__] = max(
+        float(np.max(np.abs(g - w)))
+        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)))
+print(json.dumps(out))
+"""
+
+
+def test_a_mesh_from_make_mesh_trains_as_update_does():
+    # jax.make_mesh's axes are Explicit: psum_update's shard_map refused the unsplit
+    # batch ("in_specs ... does not match"); data_mesh makes them Auto, as its own are
+    out = run_with_devices(EXPLICIT_SNIPPET)
+    assert out["axis_types"] == ["AxisType.Auto"]
+    assert out["data_parallel_update"] < 1e-5
+    assert out["psum_update"] < 1e-5

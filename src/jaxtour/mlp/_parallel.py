@@ -58,7 +58,9 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
         devices: ``"all"`` (every local device of the default backend: the 8 chips of
             a TPU v5e-8, each GPU, or the simulated CPU devices; a Colab TPU runtime, a
             v5e-1, has one), a count (the first `n` of them), a list of `jax.Device`,
-            or a 1-D `Mesh` (returned as it is).
+            or a 1-D `Mesh` (its devices and axis name kept, its axis made Auto:
+            `jax.make_mesh` gives Explicit axes by default, and `psum_update`'s
+            `shard_map` would then refuse a batch that is not already split).
         axis: the axis name the batch is split along.
 
     Raises:
@@ -74,7 +76,8 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
             raise ValueError(
                 f"Data parallelism needs a 1-D mesh; got axes {dict(devices.shape)}."
             )
-        return devices
+        auto = (jax.sharding.AxisType.Auto,)
+        return Mesh(devices.devices, devices.axis_names, axis_types=auto)
     found = jax.local_devices()
     if devices == "all":
         chosen = found
@@ -159,6 +162,7 @@ def data_parallel_update(
         ``step(params, x, y, velocity) -> (params, velocity, loss)``, x f32[batch, 784],
         y int[batch], with batch a multiple of the device count.
     """
+    mesh = data_mesh(mesh)
     rep, split = replicated(mesh), batch_sharded(mesh, mesh.axis_names[0])
     step = functools.partial(update, lr=lr, momentum=momentum)
     return jax.jit(
@@ -178,6 +182,7 @@ def psum_update(
     an invariant (replicated) value is already summed over the devices, and the
     `psum` would then count it `n` times.
     """
+    mesh = data_mesh(mesh)
     axis = mesh.axis_names[0]
     n = mesh.shape[axis]
 
