@@ -236,8 +236,13 @@ def test_data_mesh_refuses_what_it_cannot_use():
         par.data_mesh("some")
     with pytest.raises(ValueError, match="Data parallelism needs a 1-D mesh"):
         par.data_mesh(jax.make_mesh((1, 1), ("a", "b")))
-    with pytest.raises(ValueError, match=r"Asked for 0 devices"):
-        par.data_mesh(0)
+    for count in (0, -1):  # not "asked for 0 devices; JAX sees 8": too few, not many
+        with pytest.raises(ValueError) as err:
+            par.data_mesh(count)
+        assert str(err.value) == (
+            f"`devices` must be at least 1 (a count of devices to train on); got {count}. "
+            f'Pass "all" for every one of the {len(jax.local_devices())} JAX sees.'
+        )
 
 
 def test_on_one_device_the_step_is_update():

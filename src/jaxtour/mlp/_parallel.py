@@ -64,7 +64,8 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
         axis: the axis name the batch is split along.
 
     Raises:
-        ValueError: more devices asked for than there are, or a mesh that is not 1-D.
+        ValueError: a count below 1 or above the devices there are, or a mesh that is
+            not 1-D.
 
     Example:
         >>> mesh = data_mesh(1)
@@ -82,9 +83,12 @@ def data_mesh(devices: Devices = "all", axis: str = AXIS) -> Mesh:
     if devices == "all":
         chosen = found
     elif isinstance(devices, int) and not isinstance(devices, bool):
-        chosen = (
-            found[:devices] if 1 <= devices <= len(found) else _too_many(devices, found)
-        )
+        if devices < 1:
+            raise ValueError(
+                f"`devices` must be at least 1 (a count of devices to train on); got "
+                f'{devices}. Pass "all" for every one of the {len(found)} JAX sees.'
+            )
+        chosen = found[:devices] if devices <= len(found) else _too_many(devices, found)
     elif isinstance(devices, Sequence) and devices and not isinstance(devices, str):
         chosen = list(devices)
     else:
