@@ -77,3 +77,16 @@ def test_one_function_explored_at_other_arguments_shows_their_values():
     oracle = step_through(cube)(2.0)
     assert second.shown.result.source == oracle.diagram().source
     assert first.shown.result.source == step_through(cube)(1.0).diagram().source
+
+
+def test_a_run_of_no_steps_is_drawn_whole_at_any_slider_position():
+    """`lambda x: x` has no equation: the slider's 0 is no step to stop at."""
+
+    def identity(x):
+        return x
+
+    p = explore(identity, 1.0)
+    p.view.value = "step through"
+    p.step.value = 0
+    assert p.shown.code == "step_through(identity, rankdir='TB')(*args)"
+    assert p.shown.result.source == step_through(identity)(1.0).diagram().source

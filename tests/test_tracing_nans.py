@@ -246,3 +246,23 @@ def test_a_bad_value_returned_untouched_is_not_called_finite():
     assert from_constant.passed.startswith("a constant <lambda> closes over")
     assert clean.passed is None and str(clean).startswith("no NaN or Inf in <lambda>")
     assert jnp.isnan(jax.jit(lambda x, y: (x, y * 2))(jnp.nan, 1.0)[0])  # the oracle
+
+
+@pytest.mark.parametrize("back", ["2", -1, 1.5, True])
+def test_a_bad_back_is_refused_with_what_it_counts(back):
+    report = find_nans(lambda x: jnp.log(x) * 2.0)(-1.0)
+    with pytest.raises(ValueError) as err:
+        report.diagram(back=back)
+    assert str(err.value) == (
+        "find_nans: `back` is how many levels of the steps that made the NaN's inputs "
+        f"to draw, an int from 0 up; got {back!r}."
+    )
+
+
+def test_a_clean_run_of_one_or_no_equation_says_so_in_words():
+    assert str(find_nans(jnp.sin)(1.0)) == (
+        "no NaN or Inf in sin: its one equation gave finite values."
+    )
+    assert str(find_nans(lambda x: x)(1.0)) == (
+        "no NaN or Inf in <lambda>: it has no equation to run."
+    )

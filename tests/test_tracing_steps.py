@@ -181,3 +181,47 @@ def test_a_ref_argument_is_read_and_written_as_jit_does():
     swap = next(s for s in steps if s.primitive == "swap")
     assert swap.inputs[0].tolist() == [1.0, 1.0]  # the Ref as it was before the write
     assert "swap" in str(steps) and "<svg" in steps.diagram().svg()
+
+
+@pytest.mark.parametrize(
+    "option, value, error, words",
+    [
+        (
+            "upto",
+            "2",
+            TypeError,
+            "`upto` is a step's index, an int from 0 to 1; got '2' (str).",
+        ),
+        (
+            "upto",
+            0.5,
+            TypeError,
+            "`upto` is a step's index, an int from 0 to 1; got 0.5 (float).",
+        ),
+        (
+            "highlight",
+            2,
+            ValueError,
+            "`highlight`=2 is not a step of layer2: 2 steps, so highlight is an int "
+            "from 0 to 1.",
+        ),
+        (
+            "upto",
+            -1,
+            ValueError,
+            "`upto`=-1 is not a step of layer2: 2 steps, so upto is an int from 0 to 1.",
+        ),
+    ],
+)
+def test_a_step_that_is_not_one_is_refused_with_the_steps_there_are(
+    option, value, error, words
+):
+    def layer2(x):
+        return jnp.sin(x) * 2.0
+
+    steps = step_through(layer2)(1.0)
+    assert len(steps) == 2
+    with pytest.raises(error) as err:
+        steps.diagram(**{option: value})
+    assert str(err.value) == f"step_through: {words}"
+    assert steps.diagram(upto=np.int64(1)).source == steps.diagram(upto=1).source

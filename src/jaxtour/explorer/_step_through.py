@@ -44,7 +44,10 @@ def step_view(request: Request) -> Shown:
     run = run_of(fn, args)
     options = request.options
     steps = Steps(run.run, run.name, run.arg_names, run.out_tree, options.rankdir)
-    upto: Any = None if options.step < 0 else min(options.step, len(steps) - 1)
+    whole = options.step < 0 or not len(
+        steps
+    )  # a run of no steps has no step to stop at
+    upto: Any = None if whole else min(options.step, len(steps) - 1)
     batch = batch_code(request.transforms)
     code = f"step_through({label}, rankdir={options.rankdir!r})(*{batch})"
     if upto is None:

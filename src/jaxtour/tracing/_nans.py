@@ -203,7 +203,13 @@ class NanReport:
         return keep
 
     def diagram(self, back: int = 2) -> Diagram:
-        """The step that made the first NaN (framed red), its inputs, their makers."""
+        """The step that made the first NaN (framed red), its inputs, their makers
+        (`back` levels of them: an int, 0 or more)."""
+        if not isinstance(back, int) or isinstance(back, bool) or back < 0:
+            raise ValueError(
+                f"{WHO}: `back` is how many levels of the steps that made the NaN's "
+                f"inputs to draw, an int from 0 up; got {back!r}."
+            )
         if self.step is None:
             raise ValueError(
                 f"{WHO} found no {self.what} in {self.steps.name}, so there "
@@ -238,10 +244,12 @@ class NanReport:
                 f"one untouched: already in {self.passed}."
             )
         if self.step is None:
-            return (
-                f"no {self.what} in {self.steps.name}: all "
-                f"{plural(len(self.steps), 'equation')} gave finite values."
+            n = len(self.steps)
+            every = {0: "it has no equation to run", 1: "its one equation gave"}.get(
+                n, f"all {plural(n, 'equation')} gave"
             )
+            finite = " finite values" if n else ""
+            return f"no {self.what} in {self.steps.name}: {every}{finite}."
         step, where = self.step, f"{self.line}" if self.line else "no source line"
         code = f"\n    {self.line.code}" if self.line and self.line.code else ""
         inputs = "; ".join(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -132,7 +133,12 @@ class Steps:
         title: str = "",
         subtitle: str = "",
     ) -> Diagram:
-        """The run as a picture; steps after `upto` dashed, `highlight` framed red."""
+        """The run as a picture; steps after `upto` dashed, `highlight` framed red.
+
+        Raises:
+            TypeError, ValueError: `upto` or `highlight` is not a step's index.
+        """
+        upto, highlight = self._index(upto, "upto"), self._index(highlight, "highlight")
         focus = highlight if highlight is not None else upto
         whole = focus is None and code_worthy(self.run, None)  # nested, folded to fit
         if only is None and len(self) > MAX_STEPS and not whole:
@@ -159,6 +165,25 @@ class Steps:
             upto=upto,
             subtitle=subtitle,
         )
+
+    def _index(self, value: Any, name: str) -> int | None:
+        """`value` as a step's index (None stays None), or the error saying which are."""
+        if value is None:
+            return None
+        steps = f"an int from 0 to {len(self) - 1}" if len(self) else "None (no steps)"
+        try:
+            index = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"{WHO}: `{name}` is a step's index, {steps}; got {value!r} "
+                f"({type(value).__name__})."
+            ) from None
+        if not 0 <= index < len(self):
+            raise ValueError(
+                f"{WHO}: `{name}`={index} is not a step of {self.name}: "
+                f"{plural(len(self), 'step')}, so {name} is {steps}."
+            )
+        return index
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None
