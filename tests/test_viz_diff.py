@@ -166,6 +166,8 @@ def test_swapped_outputs_are_a_difference_at_every_level():
             "output 1 now comes from a different value",
         ]
         assert level.ops[0] == level.ops[1]
+    # what f returns has no line of its own: its row says so, not "(no line)"
+    assert d.by_line() == [["(outputs)", "~1 return", "~1 return", "~1 return"]]
 
 
 def test_swapped_cond_branches_are_a_difference_in_stablehlo():

@@ -311,9 +311,15 @@ class ProgramDiff(Reported):
 
 
 def _line_order(where: str) -> tuple:
-    """`a.py:9` before `a.py:10`; ops with no line last."""
+    """`a.py:9` before `a.py:10`; what f returns, then ops with no line, last."""
     head, _, number = where.rpartition(":" if ":" in where else " ")
-    return (where == "(no line)", head, int(number) if number.isdigit() else 0)
+    unplaced = where.startswith("(")  # "(outputs)", "(no line)"
+    return (
+        unplaced,
+        where == "(no line)",
+        head,
+        int(number) if number.isdigit() else 0,
+    )
 
 
 def _change(before: float, after: float) -> str:

@@ -133,7 +133,7 @@ class LevelDiff:
             ("~", m.before, [c.before for c in m.changed]),
         ):
             for k in indices:
-                for where in _lines([nodes[k]]) or ["(no line)"]:
+                for where in _lines([nodes[k]]) or [_unplaced(nodes[k])]:
                     marks[where][f"{sign}{nodes[k].label}"] += 1
         for c in m.changed:  # a changed op's partner may be on another line
             for where in _lines([m.after[c.after]]):
@@ -150,6 +150,15 @@ class LevelDiff:
             return f"{name}: the same ({before} ops each)"
         head = f"{name}: {before} → {after} ops"
         return "\n".join([head, *(f"  - {s}" for s in self.sentences())])
+
+
+# where a difference with no source line goes in `by_line`: what a program or body
+# returns has none of its own
+OUTPUTS, NO_LINE = "(outputs)", "(no line)"
+
+
+def _unplaced(node: _ir.Node) -> str:
+    return OUTPUTS if node.label == _ir.RETURN else NO_LINE
 
 
 def _lines(nodes: list[_ir.Node]) -> list[str]:
