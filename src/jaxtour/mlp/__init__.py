@@ -14,7 +14,6 @@ from jaxtour.data import (
     Mnist,
     MnistFormatError,
     MnistUnavailableError,
-    check_subset_size,
     load_mnist,
 )
 from jaxtour.mlp._checkpoint import load_params, save_params
@@ -70,7 +69,6 @@ __all__ = [
     "batch_indices",
     "batched_predict",
     "check_schedule",
-    "check_subset_size",
     "compile_epoch",
     "describe_device",
     "evaluate",
