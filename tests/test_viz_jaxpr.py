@@ -347,3 +347,26 @@ def test_a_scan_carry_is_drawn_as_a_loop():
     back = [line for line in d.source.splitlines() if "next iteration" in line]
     assert len(back) == 1 and "constraint=false" in back[0] and "dashed" in back[0]
     svg_parses(d)
+
+
+# fmt: off
+def continued(x):
+    y = jnp.sin(x) + \
+        jnp.cos(x)
+    return y * len("\\n")  # C:\new
+# fmt: on
+
+
+def test_a_line_of_code_is_the_tooltip_whatever_backslashes_it_holds():
+    # a line continued with `\` once ended its DOT string in `\"`: Graphviz refused it
+    root = svg_parses(draw_jaxpr(continued)(1.0))
+    tips = {
+        " ".join(a.get("{http://www.w3.org/1999/xlink}title", "").split())
+        for a in root.iter("{http://www.w3.org/2000/svg}a")
+    }
+    lines = inspect.getsourcelines(continued)[1]
+    assert tips == {
+        f"test_viz_jaxpr.py:{lines + 1} (continued) y = jnp.sin(x) + \\",
+        f"test_viz_jaxpr.py:{lines + 2} (continued) jnp.cos(x)",
+        f'test_viz_jaxpr.py:{lines + 3} (continued) return y * len("\\\\n") # C:\\new',
+    }
