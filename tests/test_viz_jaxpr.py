@@ -1,6 +1,7 @@
 """draw_jaxpr: node and cluster counts against the jaxpr, source grouping, collapse, errors."""
 
 import inspect
+import itertools
 import re
 import xml.etree.ElementTree as ET
 
@@ -235,6 +236,30 @@ def test_without_source_lines_a_big_program_collapses_into_chunks():
     d = draw_jaxpr(namespace["g"], max_eqns=100)(1.0)
     assert "collapsed: one node per 15 equations" in d.title
     assert len(nodes(d, "group")) == 40
+
+
+def test_chunks_name_the_top_level_equations_they_hold():
+    def loop(x):  # each pass: sin, mul and a loop with equations nested in it
+        for _ in range(60):
+            x = jnp.sin(x) * 2.0
+            x = jax.lax.fori_loop(0, 3, lambda _, c: jnp.cos(c) + c * 2.0 - 1.0, x)
+        return x
+
+    jaxpr = jax.make_jaxpr(loop)(1.0).jaxpr
+    d = draw_jaxpr(loop, max_eqns=1)(1.0)  # three source lines are still too many
+    heads = re.findall(r"equations (\d+)–(\d+)(?: and (\d+) nested in them)?", d.source)
+    spans = [(int(a), int(b)) for a, b, _ in heads]
+    assert spans[0][0] == 1 and spans[-1][1] == len(jaxpr.eqns)
+    assert all(b + 1 == c for (_, b), (c, _) in itertools.pairwise(spans))  # no overlap
+    nested = [
+        sum(
+            oracle_eqns(s)
+            for e in jaxpr.eqns[a - 1 : b]
+            for s in jex_core.jaxprs_in_params(e.params)
+        )
+        for a, b in spans
+    ]
+    assert [int(n or 0) for *_, n in heads] == nested
 
 
 # --- bad input -----------------------------------------------------------------------------

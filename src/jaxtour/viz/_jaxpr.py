@@ -280,7 +280,7 @@ def _groups(builder: Builder, jaxpr: Any, env: dict, chunk: int) -> None:
         head = (
             (group_head(key) if key else ["(no source line)"])
             if chunk == 0
-            else [f"equations {key * chunk + 1}–{key * chunk + sum(counts.values())}"]
+            else [_chunk_head(key, chunk, len(jaxpr.eqns), sum(counts.values()))]
         )
         top = counts.most_common(1)[0][0]
         builder.families.add(_palette.family(top))
@@ -290,6 +290,21 @@ def _groups(builder: Builder, jaxpr: Any, env: dict, chunk: int) -> None:
             _style.text_label(*head, f"{sum(counts.values())} equations: {summary}"),
             **_palette.node_attrs(top),
         )
+
+
+def _chunk_head(key: int, chunk: int, top_level: int, total: int) -> str:
+    """Which top-level equations chunk `key` holds, and how many more are nested in
+    them (`total` counts both, as the node's summary does).
+
+    Example:
+        >>> _chunk_head(1, 5, 12, 15)
+        'equations 6–10 and 10 nested in them'
+    """
+    first, last = key * chunk + 1, min((key + 1) * chunk, top_level)
+    nested = total - (last - first + 1)
+    return f"equations {first}–{last}" + (
+        f" and {nested} nested in them" if nested else ""
+    )
 
 
 def _names(names: Any, n: int, prefix: str) -> list[str]:
