@@ -246,3 +246,21 @@ def test_an_array_without_a_sharding_is_refused_with_what_to_do():
         ),
     ):
         draw_sharding(np.zeros((8, 4)))
+
+
+def test_a_tracer_is_refused_with_where_to_draw_instead():
+    @jax.jit
+    def f(x):
+        draw_sharding(x)
+        return x
+
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "draw_sharding got a tracer: inside jax.jit (or another transformation) an "
+            "array is not laid out on devices yet. Draw a concrete array outside it, "
+            "such as the function's result: draw_sharding(f(x)); inside it, "
+            "jax.debug.visualize_array_sharding(x) prints the layout XLA chose."
+        ),
+    ):
+        f(jnp.zeros((8, 4)))

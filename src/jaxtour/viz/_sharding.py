@@ -63,7 +63,8 @@ def draw_sharding(x: Any, *, colour_by: str = "device") -> Diagram:
         A `Diagram` titled with the shape and the number of blocks and copies.
 
     Raises:
-        TypeError: `x` has no sharding (a NumPy array, a Python number).
+        TypeError: `x` has no sharding (a NumPy array, a Python number), or is a
+            tracer (`draw_sharding` called inside `jax.jit`).
         ValueError: `colour_by` is neither "device" nor "process".
 
     Example:
@@ -110,6 +111,13 @@ def blocks_of(sharding: Any, shape: tuple[int, ...]) -> list[Block]:
 
 
 def _check_array(x: Any) -> Any:
+    if isinstance(x, jax.core.Tracer):
+        raise TypeError(
+            "draw_sharding got a tracer: inside jax.jit (or another transformation) an "
+            "array is not laid out on devices yet. Draw a concrete array outside it, "
+            "such as the function's result: draw_sharding(f(x)); inside it, "
+            "jax.debug.visualize_array_sharding(x) prints the layout XLA chose."
+        )
     sharding = getattr(x, "sharding", None)
     if sharding is None or not hasattr(sharding, "devices_indices_map"):
         raise TypeError(
