@@ -155,3 +155,12 @@ def test_a_jitted_function_is_compiled_with_its_own_options():
         figures = compare_stages(f)(w, x).figures
         assert figures["temp_bytes"] == want.temp_size_in_bytes, donate
     assert compare_stages(f)(w, x).figures != compare_stages(step)(w, x).figures
+
+
+def test_counts_of_one_read_as_english():
+    c = compare_stages(lambda x: x * 2.0)(3.0)
+    assert c.jaxpr_eqns == 1 and len(c.fusions) == 1 and c.fused.total() == 1
+    text = str(c)
+    assert text.startswith("What XLA did to <lambda>: jaxpr 1 equation -> StableHLO ")
+    assert "1 fusion holding 1 op," in text
+    assert not re.search(r"\b1 (equations|ops|StableHLO ops)\b", text + repr(c))

@@ -284,3 +284,11 @@ def test_a_program_whose_locations_keep_only_library_frames_draws_flat():
     finally:
         jax.config.update("jax_traceback_in_locations_limit", limit)
     assert d.title.startswith("compiled HLO of relu (") and "nested" not in d.title
+
+
+def test_a_closed_fusion_counts_its_ops_in_english():
+    text = jax.jit(jnp.sin).lower(jnp.ones(3)).compile().as_text()
+    inner = len(re.findall(r"^\s+(?:ROOT )?%\S+ = \S+ sine\(", text, re.MULTILINE))
+    assert inner == 1  # XLA wraps the one sine in a fusion of its own
+    labels = op_labels(draw_hlo(jnp.sin, max_depth=0)(jnp.ones(3)))
+    assert [label.split("\\n")[2] for label in labels] == ["1 op inside"]

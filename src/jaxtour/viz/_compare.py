@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxtour import _ir, _number_words, _palette
+from jaxtour._number_words import plural
 from jaxtour._report import Report, Reported, Table
 
 WHO = "compare_stages"
@@ -153,9 +154,9 @@ class StageComparison(Reported):
         """What XLA did, in one sentence."""
         n, standalone = len(self.fusions), self.compiled_ops - len(self.fusions)
         text = (
-            f"XLA turned {self.stablehlo_ops} StableHLO ops into {self.compiled_ops} "
-            f"for {self.platform}: {_number_words.plural(n, 'fusion')} holding "
-            f"{self.fused.total()} ops, and {_number_words.plural(standalone, 'op')} "
+            f"XLA turned {plural(self.stablehlo_ops, 'StableHLO op')} into "
+            f"{self.compiled_ops} for {self.platform}: {plural(n, 'fusion')} holding "
+            f"{plural(self.fused.total(), 'op')}, and {plural(standalone, 'op')} "
             "left standalone"
         )
         rest = collections.Counter(
@@ -231,8 +232,9 @@ class StageComparison(Reported):
                 )
             )
         return Report(
-            f"What XLA did to {self.name}: jaxpr {self.jaxpr_eqns} equations -> "
-            f"StableHLO {self.stablehlo_ops} ops -> compiled {self.compiled_ops} ops",
+            f"What XLA did to {self.name}: jaxpr {plural(self.jaxpr_eqns, 'equation')} "
+            f"-> StableHLO {plural(self.stablehlo_ops, 'op')} -> compiled "
+            f"{plural(self.compiled_ops, 'op')}",
             lead=[self.headline()],
             tables=tables,
             notes=[f"XLA's figures: {self.figures_line()}"] if self.figures else [],
@@ -241,8 +243,8 @@ class StageComparison(Reported):
     def __repr__(self) -> str:
         return (
             f"StageComparison({self.name!r} on {self.platform}: "
-            f"{self.stablehlo_ops} StableHLO ops -> {self.compiled_ops} compiled, "
-            f"{_number_words.plural(len(self.fusions), 'fusion')})"
+            f"{plural(self.stablehlo_ops, 'StableHLO op')} -> {self.compiled_ops} "
+            f"compiled, {plural(len(self.fusions), 'fusion')})"
         )
 
 

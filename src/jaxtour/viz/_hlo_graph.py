@@ -8,6 +8,7 @@ import itertools
 from typing import Any
 
 from jaxtour import _canvas, _ir, _palette, _style
+from jaxtour._number_words import plural
 from jaxtour.viz._jaxpr_graph import add_side
 
 # Characters of "file:line · from primitive" kept on one line; a longer pair takes two.
@@ -279,7 +280,7 @@ def _details(op: _ir.HloOp, called: list, module: _ir.HloModule) -> list[str]:
             for _, o in module.walk(c.computation)
             if o.opcode not in _ir.BOOKKEEPING
         )
-        lines.append(f"{inner} ops inside")
+        lines.append(f"{plural(inner, 'op')} inside")
     if op.opcode == "sdy.sharding_constraint":
         return lines  # it follows the op it constrains: that op's line says where
     where = op.source.where if op.source else ""
