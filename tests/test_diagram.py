@@ -51,12 +51,16 @@ def test_repr_is_one_line_with_title_and_counts():
             4,
             3,
         ),  # an edge to a subgraph reaches each of its nodes
-        ("strict graph g { a -- b; b -- a; /* a -> z */ // c\n }", 2, 2),
+        # strict: one edge per pair of nodes, a -- b and b -- a the same one
+        ("strict graph g { a -- b; b -- a; /* a -> z */ // c\n }", 2, 1),
+        ("strict digraph { a -> b; a -> b; b -> a; a -> {a b} }", 2, 3),
         ('digraph { a [label="x -> y; z"] }', 1, 0),  # arrows inside a label are text
     ],
 )
 def test_counts_read_the_graph_itself(dot, nodes, edges):
     assert Diagram(dot).counts == (nodes, edges)
+    svg = Diagram(dot).svg()  # the oracle: what Graphviz drew
+    assert (svg.count('class="node"'), svg.count('class="edge"')) == (nodes, edges)
 
 
 def test_source_is_kept_verbatim_and_must_be_text():

@@ -3,8 +3,8 @@
 A node counts once however it appears: declared on its own (``a [label="x"]``), named only
 in an edge (``a -> b``), inside a subgraph or cluster, quoted or not, with a port
 (``a:out``). An edge statement ``a -> b -> c`` is two edges, and ``a -> {b c}`` is two:
-one to each node of the subgraph. Attribute statements (``node [shape=box]``,
-``rankdir=LR``) are not nodes.
+one to each node of the subgraph; a ``strict`` graph keeps one edge per pair of nodes.
+Attribute statements (``node [shape=box]``, ``rankdir=LR``) are not nodes.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ class _Counter:
         self.toks, self.i = toks, 0
         self.nodes: dict[str, None] = {}
         self.edges = 0
+        # a strict graph keeps one edge per pair of nodes (either way round, undirected)
+        self.pairs: set[frozenset | tuple] | None = None
+        self.directed = True
 
     def peek(self, offset: int = 0) -> tuple[str, str]:
         j = self.i + offset
@@ -81,9 +84,21 @@ class _Counter:
 
     def graph(self) -> None:
         while self.peek()[0] != "{":  # `strict digraph name {`
-            if self.take()[0] == "end":
+            kind, text = self.take()
+            if kind == "end":
                 return
+            if kind == "keyword" and text.lower() == "strict":
+                self.pairs = set()
+            if kind == "keyword" and text.lower() == "graph":
+                self.directed = False
         self.block()
+
+    def edge(self, tail: str, head: str) -> None:
+        if self.pairs is None:
+            self.edges += 1
+        else:
+            self.pairs.add((tail, head) if self.directed else frozenset((tail, head)))
+            self.edges = len(self.pairs)
 
     def block(self) -> list[str]:
         """Statements between braces; the nodes they name (for edges to a subgraph)."""
@@ -128,7 +143,9 @@ class _Counter:
         while self.peek()[0] == "op":
             self.take()
             right = self.operand()
-            self.edges += len(left) * len(right)
+            for tail in left:
+                for head in right:
+                    self.edge(tail, head)
             named, left = named + right, right
         self.skip_attrs()
         return named
