@@ -225,3 +225,26 @@ def test_a_step_that_is_not_one_is_refused_with_the_steps_there_are(
         steps.diagram(**{option: value})
     assert str(err.value) == f"step_through: {words}"
     assert steps.diagram(upto=np.int64(1)).source == steps.diagram(upto=1).source
+
+
+# fmt: off
+def continued(x):
+    y = jnp.sin(x) + \
+        jnp.cos(x)
+    return y  # C:\new
+# fmt: on
+
+
+def test_a_step_s_tooltip_is_its_line_as_written_whatever_backslashes_it_holds():
+    # a line continued with `\` once ended its DOT string in `\"`: Graphviz refused it
+    import inspect
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(step_through(continued)(1.0).diagram().svg())
+    tips = {
+        " ".join(a.get("{http://www.w3.org/1999/xlink}title", "").split())
+        for a in root.iter("{http://www.w3.org/2000/svg}a")
+    }
+    first = inspect.getsourcelines(continued)[1]
+    assert f"test_tracing_steps.py:{first + 1} (continued) y = jnp.sin(x) + \\" in tips
+    assert f"test_tracing_steps.py:{first + 2} (continued) jnp.cos(x)" in tips

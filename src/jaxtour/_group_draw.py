@@ -99,7 +99,9 @@ class GroupDrawing:
                 kind_line(group),
                 summary,
             ),
-            tooltip=f"{group.label} ({group.kind}), called at {group.where}",
+            tooltip=_style.tooltip(
+                f"{group.label} ({group.kind}), called at {group.where}"
+            ),
             **{**_palette.node_attrs(top), **GROUP, "shape": "box"},
         )
         self.folded_groups.append(group)

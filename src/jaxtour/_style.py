@@ -120,3 +120,16 @@ def add_legend(graph: Any, families: Iterable[str]) -> None:
             )
         for i in range(len(used) - 1):
             g.edge(f"legend{i}", f"legend{i + 1}", style="invis")
+
+
+def tooltip(text: str) -> str:
+    r"""`text` as a DOT tooltip that shows it as written. Graphviz reads a tooltip's
+    backslashes twice (as an escString, then again for the SVG's title), so each is
+    written four times; left alone, a line continued with `\` ended the DOT string
+    in `\"` and Graphviz refused the picture.
+
+    Example:
+        >>> print(tooltip("y = a + \\"))
+        y = a + \\\\
+    """
+    return text.replace("\\", "\\" * 4)

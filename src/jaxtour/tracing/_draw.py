@@ -284,7 +284,7 @@ def _step_node(
     }
     tooltip = f"{step.line}  {step.line.code}" if step.line else step.primitive
     with contextlib.nullcontext(into) if into else _clusters(canvas, step.scope) as g:
-        g.node(node, label, tooltip=tooltip, **attrs)
+        g.node(node, label, tooltip=_style.tooltip(tooltip), **attrs)
     canvas.families.add(_palette.family(step.primitive))
     for atom in step.invars:
         _connect(canvas, atom, node, made)

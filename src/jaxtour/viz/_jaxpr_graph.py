@@ -115,7 +115,7 @@ class Builder(_canvas.Canvas):
         g.node(
             node,
             _style.text_label(name, *lines, "result unused" if dead else ""),
-            tooltip=tooltip(line_label(line)) if line else name,
+            tooltip=_style.tooltip(line_label(line)) if line else name,
             **attrs,
         )
         self.families.add(_palette.family(name))
@@ -299,19 +299,6 @@ def line_label(line: _ir.SourceLine) -> str:
     return (
         f"{line}  {code[:48] + '…' if len(code) > 49 else code}" if code else str(line)
     )
-
-
-def tooltip(text: str) -> str:
-    r"""`text` as a DOT tooltip that shows it as written. Graphviz reads a tooltip's
-    backslashes twice (as an escString, then again for the SVG's title), so each is
-    written four times; left alone, a line continued with `\` ended the DOT string
-    in `\"` and Graphviz refused the picture.
-
-    Example:
-        >>> print(tooltip("y = a + \\"))
-        y = a + \\\\
-    """
-    return text.replace("\\", "\\" * 4)
 
 
 def group_head(line: _ir.SourceLine) -> list[str]:
