@@ -2,8 +2,13 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
+import jaxtour.autodiff
+import jaxtour.cost
+import jaxtour.tracing
+import jaxtour.viz
 from jaxtour import _ir
 
 
@@ -12,6 +17,24 @@ def test_a_non_callable_is_named():
         TypeError, match=r"draw_x needs a function to trace.*got 3 \(int\)"
     ):
         _ir.check_callable(3, "draw_x")
+
+
+@pytest.mark.parametrize(
+    "lens",
+    [
+        lambda f: jaxtour.viz.draw_jaxpr(f)(1.0),
+        lambda f: jaxtour.autodiff.draw_grad(f)(1.0),
+        lambda f: jaxtour.tracing.find_nans(f)(1.0),
+        lambda f: jaxtour.cost.cost_table(f)(1.0),
+    ],
+    ids=["draw_jaxpr", "draw_grad", "find_nans", "cost_table"],
+)
+def test_a_numpy_ufunc_is_refused_with_its_jax_numpy_twin(lens):
+    # jax.jit takes np.sin and the process can crash on the first call
+    with pytest.raises(TypeError, match=r"cannot trace np\.sin: it is a NumPy ufunc"):
+        lens(np.sin)
+    with pytest.raises(TypeError, match=r"Pass jnp\.sin instead\.$"):
+        lens(np.sin)
 
 
 def test_leaves_jax_cannot_trace_are_held_as_constants():

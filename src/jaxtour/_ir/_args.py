@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from jaxtour._ir._jaxpr import type_str
 from jaxtour._ir._split import bind, split, traceable
@@ -21,6 +23,12 @@ def check_callable(f: Any, who: str) -> None:
             f"{who} needs a function to trace, as jax.make_jaxpr does; got {describe(f)}. "
             f"Pass the function itself, then call the result with example arguments: "
             f"{who}(loss)(params, batch)."
+        )
+    if isinstance(f, np.ufunc):  # jax.jit takes one and crashes on it
+        twin = f"jnp.{f.__name__}" if hasattr(jnp, f.__name__) else "its jax.numpy twin"
+        raise TypeError(
+            f"{who} cannot trace np.{f.__name__}: it is a NumPy ufunc, which computes on "
+            f"concrete NumPy arrays, so JAX cannot trace it. Pass {twin} instead."
         )
 
 
