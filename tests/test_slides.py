@@ -284,6 +284,31 @@ def test_a_remote_image_in_a_lesson_is_refused_with_what_to_do(tmp_path):
     assert not (tmp_path / "slides" / "03_demo.html").exists()
 
 
+def test_a_picture_beside_the_lesson_is_embedded_in_the_deck(tmp_path):
+    # the deck goes to the slides folder, where figures/ is not: it must carry the file
+    (tmp_path / "figures").mkdir()
+    svg = Diagram("digraph { a -> b }", "ab").svg()
+    (tmp_path / "figures" / "ab.svg").write_text(svg)
+    text = "# T\n\n![ab](figures/ab.svg)\n\n<img src='figures/ab.svg'>"
+    [deck] = build_slides([write(tmp_path, [md(text)])], tmp_path / "slides", ASSETS)
+    html = deck.path.read_text()
+    assert "figures/ab.svg" not in html
+    assert html.count('src="data:image/svg+xml;base64,') == 2
+
+
+def test_a_picture_the_deck_cannot_embed_is_refused_with_what_to_do(tmp_path):
+    lesson = write(tmp_path, [md("# T\n\n![arch](figures/arch.png)")])
+    with pytest.raises(SlidesError) as err:
+        build_slides([lesson], tmp_path / "slides", ASSETS)
+    assert str(err.value) == (
+        "The deck of 03_demo.ipynb would show figures/arch.png, a file it cannot embed, "
+        "so the slide would show a broken picture. Put the file where the markdown's "
+        f"path points, relative to the lesson (in {tmp_path}), or make it a cell "
+        "attachment or an image output."
+    )
+    assert not (tmp_path / "slides").exists()
+
+
 def test_tex_maths_warns_that_the_offline_deck_shows_it_as_typed(tmp_path):
     lesson = write(
         tmp_path,

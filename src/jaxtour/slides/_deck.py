@@ -3,7 +3,9 @@
 The template (``assets/templates/deck.html.j2``) is nbconvert's ``reveal`` template
 without its CDN scripts (jQuery, RequireJS, MathJax, Mermaid, widgets), with reveal.js
 loaded from the copy beside the deck. Outputs stay as the notebook holds them, so a
-`Diagram` is inline SVG and a Matplotlib figure an inline PNG: a deck needs no network.
+`Diagram` is inline SVG and a Matplotlib figure an inline PNG, and a markdown picture
+read from a file beside the lesson is embedded too: a deck needs no network and no
+file beside it but reveal.js.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ def build_deck(
 
     Raises:
         SlidesError: the lesson cannot become slides, or its deck would fetch something
-            from the network; nothing is written then.
+            from the network or show a file it cannot embed; nothing is written then.
     """
     from jaxtour._files import write_atomically
 
@@ -157,13 +159,24 @@ def render_deck(
             cell.source = unbadge(cell.source)
     _warn_about_tex(planned, source.name)
     place_pictures(planned)
-    html = _exporter(templates).from_notebook_node(planned)[0]
+    # a picture the lesson's markdown shows from a file beside it is embedded (the
+    # deck lands elsewhere, in the slides folder); one that is not there is refused
+    resources = {"metadata": {"path": str(source.parent)}}
+    html = _exporter(templates).from_notebook_node(planned, resources)[0]
     remote = remote_resources(html)
     if remote:
         raise SlidesError(
             f"The deck of {source.name} would fetch {', '.join(sorted(remote))} from the "
             "network, and decks must work offline. Make it a cell's output or a cell "
             "attachment (both are embedded in the deck), or remove it from the lesson."
+        )
+    missing = _missing_files(html)
+    if missing:
+        raise SlidesError(
+            f"The deck of {source.name} would show {', '.join(sorted(missing))}, a file "
+            "it cannot embed, so the slide would show a broken picture. Put the file "
+            "where the markdown's path points, relative to the lesson (in "
+            f"{source.parent}), or make it a cell attachment or an image output."
         )
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     deck = Deck(
@@ -218,6 +231,19 @@ def remote_resources(html: str) -> set[str]:
     return finder.remote
 
 
+def _missing_files(html: str) -> set[str]:
+    """The files beside the deck a browser would fetch to show `html`, other than
+    reveal.js: what the exporter could not embed (`embed_images`) was not found."""
+    finder = _RemoteFinder()
+    finder.feed(html)
+    return {
+        url
+        for url in finder.local
+        if not url.startswith(f"{REVEAL_FOLDER}/")
+        and not url.lower().startswith(("data:", "#", "blob:", "about:"))
+    }
+
+
 def _is_remote(url: str) -> bool:
     return url.strip().lower().startswith(("http:", "https:", "//"))
 
@@ -226,12 +252,14 @@ class _RemoteFinder(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.remote: set[str] = set()
+        self.local: set[str] = set()  # fetched from beside the page
         self._in_style = False
 
     def handle_starttag(self, tag: Any, attrs: Any) -> None:
         attrs = dict(attrs)
-        urls = [attrs.get(name) or "" for name in _FETCHED.get(tag, ())]
+        urls = [(attrs.get(name) or "").strip() for name in _FETCHED.get(tag, ())]
         self.remote.update(url for url in urls if _is_remote(url))
+        self.local.update(url for url in urls if url and not _is_remote(url))
         if "style" in attrs:
             self.remote.update(_CSS_URL.findall(attrs["style"] or ""))
         self._in_style = tag == "style"
@@ -273,6 +301,7 @@ def _exporter(templates: Path) -> Any:
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         exclude_anchor_links=True,
+        embed_images=True,
     )
     exporter.register_filter("inline_svg", inline_svg)
     return exporter
