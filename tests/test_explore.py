@@ -337,6 +337,20 @@ def test_the_vmap_code_line_runs_on_the_users_arguments_with_static_ones_held(vi
     assert jnp.allclose(got(jnp.full(3, 0.5)), want)
 
 
+def test_the_code_line_of_a_partial_holds_what_the_partial_holds():
+    # `_repeated` alone would draw another program (or none): the line says the partial
+    panel = explore(functools.partial(_repeated, times=3, kind="sin"), 0.5)
+    panel.grad.value = True
+    assert panel.shown.code.startswith(
+        "draw_jaxpr(grad(partial(_repeated, times=3, kind='sin')), max_depth=2"
+    )
+    pasted = _run_shown_code(panel, (0.5,), {})
+    assert pasted.source == panel.shown.result.source
+    # a value Python cannot write is the user's own: the line names the function f
+    held = explore(functools.partial(lambda x, w: x * w, w=jnp.ones(2)), 1.0)
+    assert held.shown.code.startswith("draw_jaxpr(f, max_depth=2")
+
+
 @pytest.mark.parametrize("vmap", [False, True])
 def test_the_jvp_code_line_pastes_with_tangents_of_ones(vmap):
     panel = explore(_repeated, 0.5, times=2, kind="cos")

@@ -79,7 +79,7 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
 def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
     """The `Subject` to explore, after the library's own checks and one trace of `f`."""
     from jaxtour import _ir
-    from jaxtour.explorer._compose import bind, bound_name
+    from jaxtour.explorer._compose import bind, bound_name, partial_name
     from jaxtour.explorer._request import Subject
 
     try:
@@ -98,7 +98,9 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
     name = "f" if name == "<lambda>" else name
     if not args and not kwargs:  # explore(f), written as the drawing functions are
         _check_arity(f, name)
-    subject = Subject(bind(f, kwargs), name, args, bound_name(name, kwargs))
+    # a partial's code line holds what it holds: `power` alone would draw another program
+    code = (partial_name(f, name) or "f") if isinstance(f, functools.partial) else name
+    subject = Subject(bind(f, kwargs), name, args, bound_name(code, kwargs))
     # f's own errors surface here, before any widget: traced as every view calls it
     _ir.trace(subject.fn, args, {}, who=WHO)
     return subject

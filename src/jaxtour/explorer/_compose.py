@@ -83,6 +83,24 @@ def bound_name(name: str, kwargs: dict) -> str:
     return f"partial({name}, {held})"
 
 
+def partial_name(f: functools.partial, name: str) -> str:
+    """How code names a `functools.partial` of the function called `name`, with what it
+    holds: ``partial(power, n=3)``; "" when it holds a value Python cannot write as a
+    literal (code then names it ``f``, as a lambda).
+
+    Example:
+        >>> def power(x, n=2):
+        ...     return x**n
+        >>> partial_name(functools.partial(power, n=3), "power")
+        'partial(power, n=3)'
+    """
+    held = [_literal(a) for a in f.args]
+    held += [_literal(v) and f"{k}={_literal(v)}" for k, v in f.keywords.items()]
+    if not all(held):
+        return ""
+    return f"partial({', '.join([name, *held])})"
+
+
 def _literal(value: Any) -> str:
     text = repr(value)
     try:
