@@ -207,6 +207,30 @@ def test_grad_of_the_integer_factorial_says_to_pass_a_float():
     assert "pass floats" in panel.shown.hint
 
 
+def _noisy(key, x):
+    return jnp.sum(x * jax.random.normal(key, x.shape))
+
+
+def test_grad_with_a_key_first_says_to_put_the_key_last_not_to_pass_floats():
+    panel = explore(_noisy, jax.random.key(0), XS)
+    panel.view.value = "autodiff graph"
+    for grad in (False, True):
+        panel.grad.value = grad
+        assert isinstance(panel.shown, _html.Problem)
+        assert panel.shown.hint == (
+            "grad (and the autodiff graph's reverse mode) differentiates with respect to "
+            "the first argument, and here it is a PRNG key, which has no derivative: "
+            "explore a function that takes the key last, explore(lambda x, key: f(key, "
+            "x), x, key), or tick jvp instead of grad (keys get no tangent)."
+        )
+    # what the hint offers draws: the key last, or jvp
+    last = explore(lambda x, key: _noisy(key, x), XS, jax.random.key(0))
+    last.grad.value = True
+    panel.grad.value, panel.jvp.value = False, True
+    assert not isinstance(last.shown, _html.Problem)
+    assert not isinstance(panel.shown, _html.Problem)
+
+
 def test_a_vmap_axis_beyond_the_arguments_is_explained(panel):
     panel.vmap.value = True
     panel.axis.value = 2

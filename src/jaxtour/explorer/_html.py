@@ -36,6 +36,13 @@ _HINTS = (
         "graph view, which draws a VJP for any output.",
     ),
     (
+        r"PRNG key|key<",
+        "grad (and the autodiff graph's reverse mode) differentiates with respect to "
+        "the first argument, and here it is a PRNG key, which has no derivative: explore "
+        "a function that takes the key last, explore(lambda x, key: f(key, x), x, key), "
+        "or tick jvp instead of grad (keys get no tangent).",
+    ),
+    (
         r"real- or complex-valued inputs|floating-point|float0|integer",
         "Derivatives need floating-point inputs, and this example takes integers: untick "
         "grad and jvp and pick a view other than the autodiff graph, or pass floats (1.0, "
