@@ -276,6 +276,43 @@ def test_a_function_without_its_example_arguments_is_named_with_the_call_to_writ
     )
 
 
+def _doubled(x, n):
+    for _ in range(n):  # n must be a Python int
+        x = x * 2.0
+    return jnp.sum(x)
+
+
+def test_a_positional_argument_f_needs_concrete_says_to_pass_it_by_keyword():
+    with pytest.raises(jax.errors.TracerIntegerConversionError) as err:
+        explore(_doubled, XS, 3)
+    assert err.value.__notes__[-1] == (
+        "explore traces every positional argument, as jax.jit does without "
+        "static_argnums. If _doubled needs one as a Python value (a loop count, a shape, "
+        "a flag), pass it by keyword, held fixed as static_argnames holds it: "
+        "explore(_doubled, x, n=3). If it branches on an array's value, use jax.lax.cond "
+        "or jnp.where."
+    )
+    assert (
+        explore(_doubled, XS, n=3).shown.result.title
+        == "jaxpr of _doubled: 4 equations"
+    )
+
+
+def test_a_jitted_functions_positional_static_under_a_transformation_says_pass_it_by_keyword():
+    jitted = jax.jit(_doubled, static_argnums=1)
+    panel = explore(jitted, XS, 3)
+    assert not isinstance(panel.shown, _html.Problem)  # traced with jit's own statics
+    panel.grad.value = True  # grad(jitted) traces n: jit meets a tracer where it hashes
+    assert panel.shown.hint == (
+        "Your function's own jax.jit holds an argument static (static_argnums), and this "
+        "transformation passes it a traced value: pass that argument to explore by "
+        "keyword, explore(f, x, n=3), and it is held fixed outside every transformation."
+    )
+    held = explore(jitted, XS, n=3)  # what the hint says: jit reads n=3 as static
+    held.grad.value = True
+    assert not isinstance(held.shown, _html.Problem)
+
+
 def test_arguments_without_a_function_are_refused():
     with pytest.raises(
         TypeError, match="explore got example arguments but no function"

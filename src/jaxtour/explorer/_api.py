@@ -78,6 +78,8 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
 
 def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
     """The `Subject` to explore, after the library's own checks and one trace of `f`."""
+    from jax.errors import ConcretizationTypeError, TracerIntegerConversionError
+
     from jaxtour import _ir
     from jaxtour.explorer._compose import bind, bound_name, partial_name
     from jaxtour.explorer._request import Subject
@@ -102,8 +104,23 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
     code = (partial_name(f, name) or "f") if isinstance(f, functools.partial) else name
     subject = Subject(bind(f, kwargs), name, args, bound_name(code, kwargs))
     # f's own errors surface here, before any widget: traced as every view calls it
-    _ir.trace(subject.fn, args, {}, who=WHO)
+    try:
+        _ir.trace(subject.fn, args, {}, who=WHO)
+    except (ConcretizationTypeError, TracerIntegerConversionError) as err:
+        if args:
+            err.add_note(_HOLD_FIXED.format(name=name))
+        raise
     return subject
+
+
+# Under a positional argument f needs as a Python value (jax.jit without static_argnums
+# fails alike): where the explorer's way of holding it fixed is
+_HOLD_FIXED = (
+    "explore traces every positional argument, as jax.jit does without static_argnums. "
+    "If {name} needs one as a Python value (a loop count, a shape, a flag), pass it by "
+    "keyword, held fixed as static_argnames holds it: explore({name}, x, n=3). If it "
+    "branches on an array's value, use jax.lax.cond or jnp.where."
+)
 
 
 def _check_arity(f: Callable, name: str) -> None:

@@ -36,6 +36,12 @@ _HINTS = (
         "graph view, which draws a VJP for any output.",
     ),
     (
+        r"Non-hashable static arguments",
+        "Your function's own jax.jit holds an argument static (static_argnums), and this "
+        "transformation passes it a traced value: pass that argument to explore by "
+        "keyword, explore(f, x, n=3), and it is held fixed outside every transformation.",
+    ),
+    (
         r"PRNG key|key<",
         "grad (and the autodiff graph's reverse mode) differentiates with respect to "
         "the first argument, and here it is a PRNG key, which has no derivative: explore "
