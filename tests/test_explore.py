@@ -231,6 +231,24 @@ def test_grad_with_a_key_first_says_to_put_the_key_last_not_to_pass_floats():
     assert not isinstance(panel.shown, _html.Problem)
 
 
+def test_a_shape_without_values_draws_the_program_and_says_what_needs_values():
+    # jax.jit traces a ShapeDtypeStruct; the views that run f need values
+    panel = explore(cubic, jax.ShapeDtypeStruct((), jnp.float32))
+    assert panel.shown.result.title == draw_jaxpr(cubic)(1.0).title
+    hint = (
+        "This view runs the function on the example's values (as vmap's batch is made "
+        "of them), and a jax.ShapeDtypeStruct is a shape with no values: pass an array "
+        "(jnp.zeros(shape, dtype)), or pick a view that reads the program alone (jaxpr, "
+        "StableHLO, compiled HLO, cost)."
+    )
+    for view in ("step through", "time", "autodiff graph"):
+        panel.view.value = view
+        assert panel.shown.hint == hint, view
+    panel.view.value = "jaxpr graph"
+    panel.vmap.value = True
+    assert panel.shown.hint == hint
+
+
 def test_a_vmap_axis_beyond_the_arguments_is_explained(panel):
     panel.vmap.value = True
     panel.axis.value = 2

@@ -36,6 +36,13 @@ _HINTS = (
         "graph view, which draws a VJP for any output.",
     ),
     (
+        r"ShapeDtypeStruct",
+        "This view runs the function on the example's values (as vmap's batch is made "
+        "of them), and a jax.ShapeDtypeStruct is a shape with no values: pass an array "
+        "(jnp.zeros(shape, dtype)), or pick a view that reads the program alone (jaxpr, "
+        "StableHLO, compiled HLO, cost).",
+    ),
+    (
         r"Non-hashable static arguments",
         "Your function's own jax.jit holds an argument static (static_argnums), and this "
         "transformation passes it a traced value: pass that argument to explore by "
