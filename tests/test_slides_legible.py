@@ -89,6 +89,30 @@ def test_what_cannot_be_measured_is_left_alone(text):
     assert measure(text) is None
 
 
+@pytest.mark.parametrize("unit, px", [("pt", 4 / 3), ("", 1.0)])
+def test_a_picture_without_a_view_box_gets_one_so_that_its_text_grows(unit, px):
+    # Without a viewBox a browser draws the text at the size written (10 px here), however
+    # tall deck.js makes the picture: the lint measured 9.6 px where the plan said 12.
+    texts = "".join(
+        f'<text x="{10 + 25 * i}" y="20" font-size="10">w{i}</text>' for i in range(9)
+    )
+    bare = re.sub(r' viewBox="[^"]*"', "", svg(300, 100, [10]))
+    bare = bare.replace(
+        'width="300pt" height="100pt"', f'width="300{unit}" height="100{unit}"'
+    )
+    bare = re.sub(r"<g id=.*</svg>", f"{texts}</svg>", bare)
+    m = measure(bare)  # the user space is CSS pixels: 1pt is 4/3 of one
+    assert (m.width, m.height) == pytest.approx((300 * px, 100 * px))
+    planned = slide_with(bare)
+    place_pictures(planned)
+    [(_, picture)] = pictures(planned)
+    assert re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', picture).groups() == (
+        f"{300 * px:g}",
+        f"{100 * px:g}",
+    )
+    assert min_height(picture) == pytest.approx(100 * px * TARGET_PX / 10, abs=1)
+
+
 def test_a_small_picture_stays_and_carries_its_legible_height():
     planned = slide_with(svg(300, 120, [14] * 5))
     place_pictures(planned)

@@ -36,6 +36,7 @@ _TRANSFORM = re.compile(
 )
 _FONT_STYLE = re.compile(rf"font-size\s*:\s*({_NUMBER})")
 _LENGTH = re.compile(rf"^\s*({_NUMBER})\s*(pt|px)?\s*$")
+PX_PER_PT = 96 / 72
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,11 @@ def _view_box(root: Any) -> tuple[float, float, float, float] | None:
 
 
 def _length(value: str | None) -> float | None:
+    """A length in user units (CSS pixels where the root has no viewBox): 1pt is 4/3 px."""
     match = _LENGTH.match(value or "")
-    return float(match.group(1)) if match else None
+    if not match:
+        return None
+    return float(match.group(1)) * (PX_PER_PT if match.group(2) == "pt" else 1.0)
 
 
 Affine = tuple[float, float, float, float]  # (sx, sy, tx, ty): x' = sx·x + tx

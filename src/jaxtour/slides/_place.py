@@ -63,6 +63,7 @@ def _place(slide: list) -> list:
     """Mark the slide's pictures legible; return the slides that must follow it."""
     following: list = []
     for cell, output, svg, measured in list(_pictures(slide)):
+        svg = _scalable(svg, measured)
         width, height = measured.legible_size()
         if width <= ROOM_WIDTH and height <= ALONE_HEIGHT:
             _set_svg(output, _with_min_height(svg, height))
@@ -149,6 +150,17 @@ def _split_root(svg: str) -> tuple[str, str]:
     start = svg.find("<svg")
     end = svg.find(">", start) + 1
     return svg[start:end], svg[end:]
+
+
+def _scalable(svg: str, measured: Measured) -> str:
+    """`svg` with a ``viewBox`` (its measured one): without one, a browser draws its
+    text at the size written, however tall deck.js makes the picture."""
+    head, body = _split_root(svg)
+    if re.search(r"\sviewBox=", head):
+        return svg
+    m = measured
+    box = f'viewBox="{m.x:g} {m.y:g} {m.width:g} {m.height:g}"'
+    return head.replace("<svg", f"<svg {box}", 1) + body
 
 
 def _with_min_height(svg: str, height: float) -> str:
