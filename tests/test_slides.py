@@ -658,6 +658,21 @@ def test_a_browser_that_never_answers_times_out(tmp_path):
 # --- the index: time, exercises -------------------------------------------------------------
 
 
+def test_the_index_links_a_deck_whose_name_a_url_would_misread(tmp_path):
+    # "#" would start a fragment, "%" an escape: each link must name the deck's file
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    lessons = [
+        write(tmp_path, [md(f"# {n}")], f"{n}.ipynb") for n in ("01 a #1", "02 50%")
+    ]
+    decks = build_slides(lessons, tmp_path / "slides", ASSETS)
+    index = tmp_path / "slides" / "index.html"
+    hrefs = re.findall(r'<li class="deck".*?<a href="([^"]+)"', index.read_text(), re.S)
+    for deck, href in zip(decks, hrefs, strict=True):
+        url = urlsplit(urljoin(index.resolve().as_uri(), href))
+        assert not url.fragment and Path(unquote(url.path)) == deck.path.resolve()
+
+
 def test_the_index_lists_each_lessons_time_and_exercises(tmp_path):
     lesson = write(
         tmp_path,
