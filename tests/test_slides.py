@@ -26,6 +26,7 @@ from jaxtour.slides import (
     assets_dir,
     build_slides,
     count_slides,
+    lesson_title,
     plan_slides,
     remote_resources,
     write_index,
@@ -140,6 +141,19 @@ def test_checks_solutions_hints_and_exercise_code_never_reach_a_slide():
     ]
     assert kinds(planned) == ["slide", "-", "slide", "skip"]
     assert count_slides(planned) == 2
+
+
+def test_a_comment_in_a_code_block_is_no_heading():
+    block = "```python\n# load the data\nx = load()\n```"
+    untitled = new_notebook(cells=[md(f"Using the loader:\n\n{block}"), md("## Step")])
+    assert lesson_title(untitled, "01_demo") == "01_demo"
+    planned = plan_slides(untitled)
+    assert planned.cells[0].source == untitled.cells[0].source  # no title slide made
+    titled = new_notebook(cells=[md(f"# 01 · Demo\n\n{block}\n\n- one"), md("## Step")])
+    assert lesson_title(titled, "01_demo") == "01 · Demo"
+    title, notes = plan_slides(titled).cells[:2]
+    assert title.source == "# 01 · Demo\n\n- one"
+    assert notes.source == block and notes.metadata.slideshow.slide_type == "notes"
 
 
 def test_explicit_choices_are_kept_and_turn_the_heading_rule_off():

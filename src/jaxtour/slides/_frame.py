@@ -24,6 +24,31 @@ _MINUTES = re.compile(
 )
 _BULLET = re.compile(r"^\s{0,3}[-*+]\s+")
 SUMMARY = re.compile(r"In this notebook,? we\b", re.IGNORECASE)
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def in_code(lines: list[str]) -> list[bool]:
+    """For each markdown line, whether it is part of a fenced code block (a ``# comment``
+    there is no heading).
+
+    Example:
+        >>> in_code(["# Title", "```python", "# a comment", "```", "text"])
+        [False, True, True, True, False]
+    """
+    inside, flags = False, []
+    for line in lines:
+        fence = bool(_FENCE.match(line))
+        flags.append(inside or fence)
+        inside = inside != fence
+    return flags
+
+
+def headings_only(markdown: str) -> str:
+    """`markdown` with its fenced code blocks' lines emptied, to search for headings."""
+    lines = markdown.splitlines()
+    return "\n".join(
+        "" if code else line for line, code in zip(lines, in_code(lines), strict=True)
+    )
 
 
 @dataclass
@@ -62,9 +87,13 @@ def read_opening(markdown: str) -> Opening:
             opening.prose.append("\n".join(paragraph))
             paragraph.clear()
 
-    for line in markdown.splitlines():
+    lines = markdown.splitlines()
+    for line, code in zip(lines, in_code(lines), strict=True):
         heading, minutes = _HEADING.match(line), _MINUTES.match(line)
-        if heading and not opening.heading:
+        if code:  # a code block is prose for the notes, whatever its lines look like
+            paragraph.append(line.rstrip())
+            in_bullet = False
+        elif heading and not opening.heading:
             opening.heading, in_bullet = heading.group(1), False
         elif minutes:
             opening.minutes, in_bullet = int(minutes.group(1)), False
@@ -120,7 +149,7 @@ def frame(cells: list, new_cell: Any) -> list:
         None,
     )
     if first is not None and any(
-        _HEADING.match(li) for li in cells[first].source.splitlines()
+        _HEADING.match(li) for li in headings_only(cells[first].source).splitlines()
     ):
         opening = read_opening(cells[first].source)
         cells[first].source = title_markdown(opening)

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from jaxtour.slides._frame import headings_only
 from jaxtour.slides._legible import Measured, measure
 
 SLIDE_HEIGHT = 720
@@ -201,7 +202,9 @@ def _continuation(
 def _title(slide: list) -> str:
     for cell in slide:
         if cell.cell_type == "markdown":
-            found = re.search(r"^(#{1,3}\s+.+?)\s*$", cell.source, re.MULTILINE)
+            found = re.search(
+                r"^(#{1,3}\s+.+?)\s*$", headings_only(cell.source), re.MULTILINE
+            )
             if found:
                 return found.group(1)
     return "### The picture"

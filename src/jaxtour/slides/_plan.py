@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from jaxtour.lesson import View, keeps
-from jaxtour.slides._frame import frame
+from jaxtour.slides._frame import frame, headings_only
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 _STARTS = frozenset({"slide", "subslide"})
@@ -181,7 +181,8 @@ def lesson_title(notebook: Any, default: str) -> str:
     """
     for cell in notebook.cells:
         if cell.get("cell_type") == "markdown":
-            match = re.search(r"^#\s+(.+?)\s*$", cell.get("source", ""), re.MULTILINE)
+            source = headings_only(cell.get("source", ""))
+            match = re.search(r"^#\s+(.+?)\s*$", source, re.MULTILINE)
             if match:
                 return match.group(1).replace("`", "").replace("**", "")
     return default
