@@ -315,9 +315,10 @@ def test_a_picture_the_deck_cannot_embed_is_refused_with_what_to_do(tmp_path):
     with pytest.raises(SlidesError) as err:
         build_slides([lesson], tmp_path / "slides", ASSETS)
     assert str(err.value) == (
-        "The deck of 03_demo.ipynb would show figures/arch.png, a file it cannot embed, "
-        "so the slide would show a broken picture. Put the file where the markdown's "
-        f"path points, relative to the lesson (in {tmp_path}), or make it a cell "
+        "The deck of 03_demo.ipynb would show figures/arch.png from a file beside it, "
+        "which the slides folder does not hold: the slide would show it broken. A deck "
+        "embeds a markdown cell's picture (![..](path) or <img>) found at its path "
+        f"relative to the lesson (in {tmp_path}): put it there, or make it a cell "
         "attachment or an image output."
     )
     assert not (tmp_path / "slides").exists()

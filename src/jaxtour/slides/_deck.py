@@ -173,10 +173,11 @@ def render_deck(
     missing = _missing_files(html)
     if missing:
         raise SlidesError(
-            f"The deck of {source.name} would show {', '.join(sorted(missing))}, a file "
-            "it cannot embed, so the slide would show a broken picture. Put the file "
-            "where the markdown's path points, relative to the lesson (in "
-            f"{source.parent}), or make it a cell attachment or an image output."
+            f"The deck of {source.name} would show {', '.join(sorted(missing))} from a "
+            "file beside it, which the slides folder does not hold: the slide would show "
+            "it broken. A deck embeds a markdown cell's picture (![..](path) or <img>) "
+            f"found at its path relative to the lesson (in {source.parent}): put it "
+            "there, or make it a cell attachment or an image output."
         )
     executed = any(c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     deck = Deck(
