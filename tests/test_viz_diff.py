@@ -450,3 +450,17 @@ def test_the_saved_page_opens_offline_in_chromium(cast, tmp_path):
 
 def test_json_of_the_cost_is_plain(cast):
     json.dumps(cast.cost)  # floats only: a notebook can store it
+
+
+def test_counts_of_one_read_as_english_and_the_cost_row_says_what_it_counts():
+    # the Levels table counts the ops inside fusions; the cost row counts a fusion once
+    def one(x):
+        return jnp.sin(x)
+
+    d = diff(one, one)(1.0)
+    assert str(d.jaxpr) == "jaxpr: the same (1 op each)"
+    compiled = jax.jit(one).lower(1.0).compile().as_text()
+    entry = compiled.split("ENTRY", 1)[1].split("\n}", 1)[0].splitlines()[1:]
+    ops = str(sum(" parameter(" not in line for line in entry))  # a fusion is one
+    [row] = [r for r in d.cost_rows() if r[0].startswith("compiled ops")]
+    assert row[:3] == ["compiled ops, a fusion once", ops, ops]

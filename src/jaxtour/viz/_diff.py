@@ -20,7 +20,7 @@ from jaxtour.viz._diff_program import WHO, Program, build, time_call
 _COST_NAMES = {
     "flops": "FLOPs (compiled{each})",
     "bytes": "bytes (compiled{each})",
-    "compiled ops": "compiled ops{each}",
+    "compiled ops": "compiled ops, a fusion once{each}",
     "jaxpr flops": "FLOPs (jaxpr{glob})",
     "jaxpr bytes": "bytes (jaxpr, unfused{glob})",
     "time": "time per call (measured)",

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from jaxtour import _ir
+from jaxtour._number_words import plural
 
 # Words a report uses for each level.
 LEVELS = {"jaxpr": "jaxpr", "stablehlo": "StableHLO", "compiled": "compiled HLO"}
@@ -147,7 +148,7 @@ class LevelDiff:
         name = LEVELS[self.level]
         before, after = self.ops
         if self.same:
-            return f"{name}: the same ({before} ops each)"
+            return f"{name}: the same ({plural(before, 'op')} each)"
         head = f"{name}: {before} → {after} ops"
         return "\n".join([head, *(f"  - {s}" for s in self.sentences())])
 
