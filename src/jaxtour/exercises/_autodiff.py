@@ -8,7 +8,6 @@ instead of one per basis vector, the magnitude instead of the signed cotangent.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._probes import code_names
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
@@ -24,21 +24,9 @@ from jaxtour.exercises._tracing import under_jit
 LESSON = "02_close_to_the_math"
 
 
-def _names(fn: Callable) -> set[str]:
-    """The global and attribute names `fn`'s code uses, nested functions included."""
-    code = getattr(fn, "__code__", None)
-    found: set[str] = set()
-    stack = [code] if code is not None else []
-    while stack:
-        code = stack.pop()
-        found |= set(code.co_names)
-        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return found
-
-
 def _forbid(fn: Callable, names: dict[str, str], task: str) -> None:
     for name, instead in names.items():
-        if name in _names(fn):
+        if name in code_names(fn):
             raise Wrong(
                 f"this may give the right numbers, but it uses `jax.{name}`: "
                 f"the task is to build it from {instead}. {task}"
@@ -139,7 +127,7 @@ def _check_jacobian_from_jvp(fn: Callable) -> None:
                 "Push every basis vector through: `jax.vmap` over the rows of `jnp.eye(n)`."
             )
         expect_close(got, want, where=where)
-    if "vmap" not in _names(fn):
+    if "vmap" not in code_names(fn):
         raise Wrong(
             "the numbers are right, but the JVPs run one at a time in Python: "
             "use `jax.vmap` over the basis, so they run as one batched pass."

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxtour.exercises import _pool
+from jaxtour.exercises._probes import python_function
 from jaxtour.exercises._registry import Exercise, exercises, find
 from jaxtour.exercises._verdict import is_stub, not_done
 
@@ -143,15 +144,26 @@ def _pickled(exercise: Exercise, fn: Callable) -> bytes:
 
 
 def _pickler() -> type:
-    """cloudpickle's pickler, taught to copy a `jax.custom_vjp` function: on JAX 0.10
-    its `__new__` asks for the function again, so the default copy cannot be loaded."""
+    """cloudpickle's pickler, taught to copy a `jax.custom_vjp` function (on JAX 0.10
+    its `__new__` asks for the function again, so the default copy cannot be loaded) and
+    a `jax.jit` function whole (its default copy drops `__wrapped__` and `__name__`, so
+    the checks that read an answer's code would find none)."""
+    import pickle
+
     import cloudpickle
     import jax
+
+    jitted = type(jax.jit(_bare))
 
     class Pickler(cloudpickle.Pickler):
         def reducer_override(self, obj: Any) -> Any:
             if type(obj) is jax.custom_vjp:  # rebuilt bare, then given its attributes
                 return _bare, (type(obj),), dict(vars(obj))
+            if type(obj) is jitted:
+                reduced: Any = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+                made, args, state = reduced[:3]
+                names = {k: v for k, v in vars(obj).items() if k.startswith("__")}
+                return made, args, (state, names), None, None, _jitted_state
             return super().reducer_override(obj)
 
     return Pickler
@@ -162,8 +174,15 @@ def _bare(cls: type) -> Any:
     return object.__new__(cls)
 
 
+def _jitted_state(jitted: Any, state: tuple[Any, dict[str, Any]]) -> None:
+    """Fill a copied `jax.jit` function: its own state, then the names `wraps` gave it."""
+    own, names = state
+    jitted.__setstate__(own)
+    vars(jitted).update(names)
+
+
 def _filename(fn: Any) -> str | None:
-    code = getattr(fn, "__code__", None)
+    code = getattr(python_function(fn), "__code__", None)
     return code.co_filename if code is not None else None
 
 

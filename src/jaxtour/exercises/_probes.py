@@ -8,6 +8,7 @@ running it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -50,16 +51,40 @@ def vmapped(fn: Callable, xs: jax.Array, axis_name: str) -> Any:
     return jax.vmap(fn, axis_name=axis_name)(xs)
 
 
+def python_function(fn: Any) -> Any:
+    """The Python function under `fn`'s wrappers: what a `jax.jit` (or any
+    `functools.wraps`) wraps, what a `functools.partial` calls.
+
+    Example:
+        >>> def f(x, y):
+        ...     return x * y
+        >>> python_function(functools.partial(jax.jit(f), 2.0)) is f
+        True
+    """
+    for _ in range(32):  # a cycle of wrappers ends somewhere
+        inner = (
+            fn.func
+            if isinstance(fn, functools.partial)
+            else getattr(fn, "__wrapped__", None)
+        )
+        if inner is None:
+            break
+        fn = inner
+    return fn
+
+
 def code_names(fn: Callable) -> set[str]:
     """The global and attribute names `fn`'s code uses, nested functions and lambdas
-    included (read, never run).
+    included (read, never run), through `jax.jit` and `functools.partial`.
 
     Example:
         >>> sorted(code_names(lambda xs: jax.vmap(lambda x: jnp.sin(x))(xs)))
         ['jax', 'jnp', 'sin', 'vmap']
+        >>> sorted(code_names(jax.jit(lambda x: jnp.cos(x))))
+        ['cos', 'jnp']
     """
     found: set[str] = set()
-    stack = [getattr(fn, "__code__", None)]
+    stack = [getattr(python_function(fn), "__code__", None)]
     while stack:
         code = stack.pop()
         if code is not None:
@@ -77,7 +102,7 @@ def names_holding(fn: Callable, *objects: Any) -> list[str]:
         >>> names_holding(lambda x: sin(x), jnp.sin)
         ['sin']
     """
-    fn = getattr(fn, "__wrapped__", fn)  # a jitted function: the Python one it traces
+    fn = python_function(fn)  # a jitted function: the Python one it traces
     scope = dict(getattr(fn, "__globals__", {}))
     code = getattr(fn, "__code__", None)
     cells = getattr(fn, "__closure__", None) or ()

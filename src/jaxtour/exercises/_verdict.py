@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jaxtour.exercises._errors import describe
+from jaxtour.exercises._probes import python_function
 from jaxtour.exercises._registry import Exercise, Wrong
 
 Verdict = tuple[bool, str, str]  # (passed, message, kind)
@@ -101,7 +102,7 @@ def not_done(exercise: Exercise) -> str:
 def is_stub(fn: Callable) -> bool:
     """Whether `fn`'s body is only `...`, `pass` and a docstring (read, not run)."""
     # Such a body compiles to "return None"; `return ...` to "return Ellipsis".
-    code = getattr(fn, "__code__", None)
+    code = getattr(python_function(fn), "__code__", None)
     if code is None:
         return False
     for instruction in dis.get_instructions(code):

@@ -130,6 +130,7 @@ def run_job(job: dict) -> dict:
     """Load the answer, run its checker, and refuse the verdict if the kit changed."""
     import cloudpickle
 
+    from jaxtour.exercises._probes import python_function
     from jaxtour.exercises._verdict import verdict
 
     before = snapshot()
@@ -145,7 +146,7 @@ def run_job(job: dict) -> dict:
                 warnings.simplefilter("ignore")
             exercise, answer = _loaded(cloudpickle.loads, job["payload"])
             for fn, filename in zip(
-                (exercise.checker, answer), job["files"], strict=True
+                (exercise.checker, python_function(answer)), job["files"], strict=True
             ):
                 _refile(fn, filename)
             result = verdict(exercise, answer)

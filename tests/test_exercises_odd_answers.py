@@ -1,0 +1,42 @@
+"""Answers written another way than the lesson's: a jitted function, a lambda, an alias,
+a `functools.partial`. A right one passes and a wrong one fails, as its plain `def` would,
+and the words blame what the answer did."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from jaxtour.exercises import check
+
+
+def feedback(fn):
+    result = check(fn, quiet=True)
+    assert "Traceback" not in result.message
+    return result
+
+
+# --- jitted answers: the checks that read the code read the function jit wraps -----------
+def test_a_jitted_right_answer_that_uses_vmap_is_seen_to_use_it():
+    @functools.partial(jax.jit, static_argnums=0)
+    def ex_jacobian_from_jvp(f, x):
+        basis = jnp.eye(x.shape[0], dtype=x.dtype)
+        return jax.vmap(lambda v: jax.jvp(f, (x,), (v,))[1], out_axes=1)(basis)
+
+    assert feedback(ex_jacobian_from_jvp).passed
+
+
+def test_a_jitted_answer_that_uses_grad_is_told_the_task_is_vjp():
+    @functools.partial(jax.jit, static_argnums=0)
+    def ex_grad_from_vjp(f, x):
+        return jax.grad(f)(x)
+
+    result = feedback(ex_grad_from_vjp)
+    assert result.kind == "wrong" and "uses `jax.grad`" in result.message
+
+
+def test_a_jitted_stub_is_not_done():
+    @jax.jit
+    def ex_safe_log(x): ...
+
+    assert feedback(ex_safe_log).kind == "not done"
