@@ -6,6 +6,8 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import pytest
+from test_exercises_answers import _graded
 
 from jaxtour.exercises import check
 
@@ -68,3 +70,32 @@ def test_a_lambda_no_exercise_name_holds_is_still_unknown():
         result.kind == "unknown"
         and "no exercise is called `<lambda>`" in result.message
     )
+
+
+# --- grading: an answer bound by assignment is read as its def would be --------------------
+JACOBIAN_LAMBDA = """ex_jacobian_from_jvp = lambda f, x: jax.vmap(
+    lambda v: jax.jvp(f, (x,), (v,))[1], out_axes=1
+)(jnp.eye(x.shape[0], dtype=x.dtype))
+"""
+GRAD_BY_JIT = """import functools
+
+def by_grad(f, x):
+    return jax.grad(f)(x)
+
+ex_grad_from_vjp = functools.partial(jax.jit, static_argnums=0)(by_grad)
+"""
+
+
+@pytest.mark.slow  # an answer process: JAX imported, two exercises judged
+def test_grading_reads_the_code_of_a_lambda_and_of_a_jitted_alias():
+    verdicts, _ = _graded(
+        "02_close_to_the_math",
+        {
+            "ex_jacobian_from_jvp": JACOBIAN_LAMBDA,
+            "ex_grad_from_vjp": GRAD_BY_JIT,
+        },
+        only={"ex_jacobian_from_jvp", "ex_grad_from_vjp"},
+    )
+    assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"
+    _, message, kind = verdicts["test_ex_grad_from_vjp"]
+    assert kind == "wrong" and "uses `jax.grad`" in message

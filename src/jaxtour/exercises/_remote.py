@@ -15,6 +15,7 @@ changed it, every exercise judged by a probe there is refused (`AnswerRefused`).
 
 from __future__ import annotations
 
+import ast
 import json
 import secrets
 import time
@@ -248,16 +249,49 @@ def in_answer(fn: Callable, probe: Callable, *args: Any, **kwargs: Any) -> Any:
 
 
 def _code_of(name: str, cells: list[tuple[str, str]]) -> types.CodeType | None:
-    """The code of the last top-level `def name` in `cells`, compiled, never run."""
+    """The code of the answer `name` as the cells last bind it at the top level, compiled,
+    never run: a `def name`, or `name = ` a lambda, another function's name, or a call
+    wrapping one (`jax.jit(f)`, `functools.partial(f, ...)`); None for anything else."""
     from jaxtour.lesson import python_of
 
-    found = None
+    bound: dict[str, types.CodeType | None] = {}
     for cell, source in cells:
         try:
-            module = compile(python_of(source), cell, "exec")
-        except Exception:  # not Python, or too deep to compile: nothing to read
+            statements = ast.parse(python_of(source)).body
+        except Exception:  # not Python: nothing to read
             continue
-        for const in module.co_consts:
-            if isinstance(const, types.CodeType) and const.co_name == name:
-                found = const
-    return found
+        for node in statements:
+            try:
+                _bind(node, cell, bound)
+            except Exception:  # too deep to compile: nothing to read
+                continue
+    return bound.get(name)
+
+
+def _bind(node: ast.stmt, cell: str, bound: dict[str, types.CodeType | None]) -> None:
+    """Record the code each name `node` binds at the top level holds (None: unknown)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        module = compile(ast.Module([node], []), cell, "exec")
+        bound[node.name] = _function_code(module, node.name)
+    elif isinstance(node, ast.Assign):
+        code = _wrapped_code(node.value, cell, bound)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                bound[target.id] = code
+
+
+def _wrapped_code(
+    value: ast.expr, cell: str, bound: dict[str, types.CodeType | None]
+) -> types.CodeType | None:
+    if isinstance(value, ast.Lambda):
+        return _function_code(compile(ast.Expression(value), cell, "eval"), "<lambda>")
+    if isinstance(value, ast.Name):
+        return bound.get(value.id)
+    if isinstance(value, ast.Call) and value.args:  # jax.jit(f), partial(f, 2.0)
+        return _wrapped_code(value.args[0], cell, bound)
+    return None
+
+
+def _function_code(code: types.CodeType, name: str) -> types.CodeType | None:
+    found = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return next((c for c in found if c.co_name == name), None)
