@@ -99,3 +99,44 @@ def test_grading_reads_the_code_of_a_lambda_and_of_a_jitted_alias():
     assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"
     _, message, kind = verdicts["test_ex_grad_from_vjp"]
     assert kind == "wrong" and "uses `jax.grad`" in message
+
+
+# --- a vmap mistake is blamed on what the answer got wrong ---------------------------------
+def test_in_axes_of_the_wrong_length_is_not_blamed_on_the_shared_arguments():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        return jax.vmap(loss, in_axes=(None, None, 0))(w, b, xs, ts)
+
+    result = feedback(ex_per_example_losses)
+    assert result.kind == "error" and "Give one entry per argument" in result.message
+    assert "no batch axis" not in result.message
+
+
+def test_mapping_the_shared_weights_is_still_told_to_give_them_none():
+    def ex_per_example_losses(loss, w, b, xs, ts):
+        return jax.vmap(loss, in_axes=(0, None, 0, 0))(w, b, xs, ts)
+
+    result = feedback(ex_per_example_losses)
+    assert (
+        result.kind == "wrong" and "give the shared arguments `None`" in result.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("in_axes", "words"),
+    [
+        ("(None, 0)", "Give one entry per argument"),
+        ("(None, 1, 0)", "mapped axes of different sizes"),
+    ],
+)
+def test_a_vmap_mistake_that_leaves_params_unmapped_is_not_blamed_on_params(
+    in_axes, words
+):
+    namespace = {"jax": jax}
+    exec(
+        "def ex_losses_per_digit(example_loss, params, images, labels):\n"
+        f"    return jax.vmap(example_loss, in_axes={in_axes})(params, images, labels)",
+        namespace,
+    )
+    result = feedback(namespace["ex_losses_per_digit"])
+    assert result.kind == "error" and words in result.message
+    assert "params" not in result.message.split(":")[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -51,8 +52,8 @@ def _check_per_example_losses(fn: Callable[..., Any]) -> None:
     try:
         got = fn(squared_error, w, b, xs, ts)
     except ValueError as err:
-        if "vmap" not in str(err):
-            raise
+        if not _mapped_a_shared_argument(err):
+            raise  # another mistake (`in_axes` of the wrong length, say): `check` says it
         raise Wrong(
             "`vmap` tried to map an argument that has no batch axis (w has shape "
             "(3,), b is a scalar): in `in_axes`, give the shared arguments `None` "
@@ -72,6 +73,15 @@ def _check_per_example_losses(fn: Callable[..., Any]) -> None:
             "right values, but your program grows with the batch: a Python loop "
             "writes one copy per example. `jax.vmap(loss, in_axes=...)` writes one"
         )
+
+
+def _mapped_a_shared_argument(err: ValueError) -> bool:
+    """Whether `vmap` refused to map `w` or `b` (`squared_error`'s shared arguments):
+    the scalar `b` has no axis 0, and `w`'s axis 0 is not the batch's."""
+    said = str(err)
+    return "rank should be at least" in said or bool(
+        re.search(r"argument [wb] of type", said)
+    )
 
 
 @checks(LESSON, "ex_cumulative_product", title="a running product with `lax.scan`")
