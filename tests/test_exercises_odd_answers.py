@@ -140,3 +140,23 @@ def test_a_vmap_mistake_that_leaves_params_unmapped_is_not_blamed_on_params(
     result = feedback(namespace["ex_losses_per_digit"])
     assert result.kind == "error" and words in result.message
     assert "params" not in result.message.split(":")[0]
+
+
+# --- a forgotten `return` is said as one, not as "one number" ------------------------------
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ex_per_example_losses",
+        "ex_cumulative_product",
+        "ex_losses_per_digit",
+        "ex_accuracy",
+        "ex_nnx_forward",
+        "ex_global_mean",
+    ],
+)
+def test_an_answer_that_forgets_to_return_is_asked_for_its_return(name):
+    namespace = {"jnp": jnp}
+    exec(f"def {name}(*args):\n    result = jnp.zeros(3)\n", namespace)
+    result = feedback(namespace[name])
+    assert result.kind == "wrong", result
+    assert "returned None: did it forget to `return` its result?" in result.message

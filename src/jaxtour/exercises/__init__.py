@@ -48,7 +48,7 @@ from typing import Any
 from jaxtour.exercises._check import Feedback, check
 from jaxtour.exercises._course import load_checkers, own_lessons
 from jaxtour.exercises._errors import describe
-from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._expect import expect_close, expect_returned
 from jaxtour.exercises._nbgrader import left_out_of_course, write_nbgrader_course
 from jaxtour.exercises._registry import (
     Exercise,
@@ -80,6 +80,7 @@ __all__ = [
     "exercises",
     "expect_close",
     "expect_no_retrace",
+    "expect_returned",
     "find",
     "for_lesson",
     "grade_notebook",

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._expect import expect_close, expect_returned
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 
@@ -223,7 +223,7 @@ def _check_nnx_forward(fn: Callable[..., Any]) -> None:
         model, weights = _TinyMLP.build(seed)
         x = _normal(seed + 10, 5, _WIDTHS[0])
         want = model(x)
-        got = jnp.asarray(fn(weights, x))
+        got = jnp.asarray(expect_returned(fn(weights, x)))
         where = f"a {'-'.join(map(str, _WIDTHS))} MLP, batch of 5 (seed {seed})"
         if (
             got.shape == want.shape

@@ -44,14 +44,8 @@ def expect_close(
         jaxtour.exercises._registry.Wrong: at x=1.5: expected shape (3,), got (3, 1)
     """
     at = f"at {where}: " if where else ""
-    if got is Ellipsis:
-        raise Wrong(
-            f"{at}your function returned `...`: replace the `...` with your code"
-        )
-    if got is None and want is not None:
-        raise Wrong(
-            f"{at}your function returned None: did it forget to `return` its result?"
-        )
+    if got is Ellipsis or want is not None:
+        expect_returned(got, where=where)
     if _is_array(want):
         _expect_leaf_close(got, np.asarray(want), at, rtol, atol, check_dtype)
         return
@@ -64,6 +58,28 @@ def expect_close(
         _expect_leaf_close(
             got_leaf, np.asarray(want_leaf), name, rtol, atol, check_dtype
         )
+
+
+def expect_returned(got: Any, *, where: str = "") -> Any:
+    """`got`, unless the answer returned None (a forgotten `return`) or `...`.
+
+    A checker that looks at the shape of an answer before `expect_close` calls this
+    first: `np.shape(None)` is `()`, "one number", which blames the wrong mistake.
+
+    Raises:
+        Wrong: e.g. "at x=1.5: your function returned None: did it forget to `return`
+            its result?"
+    """
+    at = f"at {where}: " if where else ""
+    if got is Ellipsis:
+        raise Wrong(
+            f"{at}your function returned `...`: replace the `...` with your code"
+        )
+    if got is None:
+        raise Wrong(
+            f"{at}your function returned None: did it forget to `return` its result?"
+        )
+    return got
 
 
 def expect_pair(answer: Any, *, of: str) -> tuple[Any, Any]:

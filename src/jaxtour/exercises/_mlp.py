@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises._expect import expect_close
+from jaxtour.exercises._expect import expect_close, expect_returned
 from jaxtour.exercises._probes import code_names
 from jaxtour.exercises._registry import Wrong, checks
 
@@ -44,7 +44,7 @@ def _check_losses_per_digit(fn: Callable[..., Any]) -> None:
             [_example_loss(params, images[i], labels[i]) for i in range(batch)]
         )
         try:
-            got = fn(_example_loss, params, images, labels)
+            got = expect_returned(fn(_example_loss, params, images, labels))
         except ValueError as err:
             # vmap names the mapped arguments as `_example_loss` calls them
             if "argument params[" in str(err):
@@ -81,7 +81,7 @@ def _check_accuracy(fn: Callable[..., Any]) -> None:
             jnp.argmax(logits[:2], axis=-1)
         )  # some right answers
         right = np.asarray(jnp.argmax(logits, axis=-1) == labels)
-        got = fn(logits, labels)
+        got = expect_returned(fn(logits, labels))
         if np.shape(got) == (batch,):
             raise Wrong(
                 "you returned one value per example; accuracy is one number: the "

@@ -21,6 +21,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from jaxtour.exercises._expect import expect_returned
 from jaxtour.exercises._probes import vmapped
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
@@ -114,7 +115,7 @@ def _check_global_mean(fn: Callable[..., Any]) -> None:
         )
         want = float(jnp.mean(slices))
         # vmap with an axis name: lax.psum(..., "batch") adds over the n slices
-        got = in_answer(fn, vmapped, slices, AXIS)
+        got = expect_returned(in_answer(fn, vmapped, slices, AXIS))
         if np.shape(got) != (n_devices,):
             raise Wrong(
                 f"each device should return one number, the mean; with {n_devices} "

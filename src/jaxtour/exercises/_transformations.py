@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises._expect import expect_close, expect_pair
+from jaxtour.exercises._expect import expect_close, expect_pair, expect_returned
 from jaxtour.exercises._probes import (
     code_names,
     grad_of_sum,
@@ -50,7 +50,7 @@ def _check_per_example_losses(fn: Callable[..., Any]) -> None:
     w, b, xs, ts = _batch(8)
     want = jnp.stack([squared_error(w, b, x, t) for x, t in zip(xs, ts, strict=True)])
     try:
-        got = fn(squared_error, w, b, xs, ts)
+        got = expect_returned(fn(squared_error, w, b, xs, ts))
     except ValueError as err:
         if not _mapped_a_shared_argument(err):
             raise  # another mistake (`in_axes` of the wrong length, say): `check` says it
@@ -89,7 +89,7 @@ def _check_cumulative_product(fn: Callable[..., Any]) -> None:
     """Practises writing a loop as `lax.scan(step, init, xs)` with a carry, which `grad`
     goes through."""
     xs = jnp.array([1.5, -2.0, 0.5, 3.0, 1.0], jnp.float32)
-    got = fn(xs)
+    got = expect_returned(fn(xs))
     if np.shape(got) == ():
         raise Wrong(
             "you returned one number (the last product?); return every running "
