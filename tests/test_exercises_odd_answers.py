@@ -160,3 +160,35 @@ def test_an_answer_that_forgets_to_return_is_asked_for_its_return(name):
     result = feedback(namespace[name])
     assert result.kind == "wrong", result
     assert "returned None: did it forget to `return` its result?" in result.message
+
+
+# --- "two numbers" read off a picture may come as a list ----------------------------------
+def _gelu(x):
+    return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi) * (x + 0.044715 * x**3)))
+
+
+def _gelu_counts():
+    names = [e.primitive.name for e in jax.make_jaxpr(_gelu)(jnp.ones(4)).jaxpr.eqns]
+    return len(names), names.count("mul")
+
+
+def _cumulative_sum_scans():
+    def cumulative_sum(xs):
+        return jax.lax.scan(lambda c, x: (c + x, c + x), 0.0, xs)[1]
+
+    def scans(f):
+        jaxpr = jax.make_jaxpr(f)(jnp.arange(5.0))
+        return str(jaxpr).count("scan[")
+
+    return scans(cumulative_sum), scans(jax.grad(lambda v: cumulative_sum(v).sum()))
+
+
+@pytest.mark.parametrize(
+    ("name", "counts"),
+    [("ex_gelu_jaxpr", _gelu_counts), ("ex_count_scans", _cumulative_sum_scans)],
+)
+def test_two_numbers_pass_as_a_list_as_they_do_as_a_tuple(name, counts):
+    namespace = {}
+    for shape in ("({}, {})", "[{}, {}]"):
+        exec(f"def {name}():\n    return {shape.format(*counts())}", namespace)
+        assert feedback(namespace[name]).passed, shape

@@ -153,7 +153,7 @@ def _check_biggest_cotangent(fn: Callable) -> None:
     index = int(jnp.argmax(jnp.abs(pulled)))
     value = float(pulled[index])
     answer = fn()
-    if not (isinstance(answer, tuple) and len(answer) == 2):
+    if not (isinstance(answer, tuple | list) and len(answer) == 2):
         raise Wrong(
             f"return a pair (index of the input, its cotangent); got {answer!r}"
         )

@@ -83,10 +83,11 @@ def expect_returned(got: Any, *, where: str = "") -> Any:
 
 
 def expect_pair(answer: Any, *, of: str) -> tuple[Any, Any]:
-    """`answer` if it is a tuple of two; else `Wrong` asking for "a tuple of two `of`"."""
-    if not isinstance(answer, tuple) or len(answer) != 2:
+    """`answer` as a tuple, if it is a tuple (or a list) of two; else `Wrong` asking for
+    "a tuple of two `of`"."""
+    if not isinstance(answer, tuple | list) or len(answer) != 2:
         raise Wrong(f"return a tuple of two {of}")
-    return answer
+    return tuple(answer)
 
 
 def _describe_tree(tree: Any) -> str:

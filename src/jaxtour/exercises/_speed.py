@@ -232,7 +232,7 @@ def _check_gelu_jaxpr(fn: Callable) -> None:
     want = (len(names), names.count("mul"))
     answer = fn()
     if not (
-        isinstance(answer, tuple)
+        isinstance(answer, tuple | list)  # "two numbers": (13, 5) or [13, 5]
         and len(answer) == 2
         and all(isinstance(a, int | np.integer) for a in answer)
     ):
