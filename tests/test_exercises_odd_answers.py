@@ -192,3 +192,16 @@ def test_two_numbers_pass_as_a_list_as_they_do_as_a_tuple(name, counts):
     for shape in ("({}, {})", "[{}, {}]"):
         exec(f"def {name}():\n    return {shape.format(*counts())}", namespace)
         assert feedback(namespace[name]).passed, shape
+
+
+def test_a_jitted_custom_vjp_is_found_inside_its_jit():
+    @jax.custom_vjp
+    def clip(x):
+        return x
+
+    def backward(_, g):
+        return (g * jnp.minimum(1.0, 1.0 / jnp.linalg.norm(g)),)
+
+    clip.defvjp(lambda x: (x, None), backward)
+    ex_clip_by_norm = jax.jit(clip)
+    assert check(ex_clip_by_norm, quiet=True).passed
