@@ -6,6 +6,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from test_exercises_answers import _graded
 
@@ -205,3 +206,19 @@ def test_a_jitted_custom_vjp_is_found_inside_its_jit():
     clip.defvjp(lambda x: (x, None), backward)
     ex_clip_by_norm = jax.jit(clip)
     assert check(ex_clip_by_norm, quiet=True).passed
+
+
+def test_a_jnp_max_that_passes_over_a_nan_is_named_in_the_feedback():
+    def ex_agrees(actual, expected):
+        error = jnp.max(jnp.abs(actual - expected))
+        return error <= 1e-5 * jnp.max(jnp.abs(expected))
+
+    with_nan = np.ones((64, 64), np.float32)
+    with_nan[3, 5] = np.nan
+    result = feedback(ex_agrees)
+    if np.isnan(float(jnp.max(jnp.asarray(with_nan)))):  # a backend whose max sees it
+        assert result.passed, result
+    else:
+        assert result.kind == "wrong" and "`jnp.max` of that result is a number" in (
+            result.message
+        )

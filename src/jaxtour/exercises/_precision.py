@@ -94,7 +94,19 @@ def _check_agrees(fn: Callable[..., Any]) -> None:
             )
         raise Wrong(
             "it accepts a result with a NaN in it: NaN never agrees with anything"
+            + _nan_passed_over(actual)
         )
+
+
+def _nan_passed_over(actual: np.ndarray) -> str:
+    """A hint, when `jnp.max` here gives a number for an array holding a NaN (XLA's CPU
+    reduction can pass over one), where NumPy's `np.max` gives NaN."""
+    if np.isnan(float(jnp.max(jnp.abs(jnp.asarray(actual))))):
+        return ""
+    return (
+        ". Here `jnp.max` of that result is a number, not NaN (XLA's reduction passed "
+        "over it, where `np.max` gives NaN): look for a NaN with `jnp.isnan(...).any()`"
+    )
 
 
 def _count_dots(jaxpr: Any) -> int:
