@@ -222,3 +222,12 @@ def test_a_jnp_max_that_passes_over_a_nan_is_named_in_the_feedback():
         assert result.kind == "wrong" and "`jnp.max` of that result is a number" in (
             result.message
         )
+
+
+def test_a_shape_written_as_the_picture_shows_it_is_asked_for_as_a_tuple():
+    def ex_first_matmul_shape(batch):
+        return f"f32[{batch},512]"
+
+    result = feedback(ex_first_matmul_shape)
+    assert result.kind == "wrong"
+    assert result.message == "return a shape, a tuple such as (3, 4); got 'f32[8,512]'"

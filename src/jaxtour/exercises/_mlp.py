@@ -145,7 +145,7 @@ def _check_first_matmul_shape(fn: Callable[..., Any]) -> None:
         got = fn(batch)
         try:
             got = tuple(int(n) for n in got)
-        except TypeError:
+        except (TypeError, ValueError):  # not a sequence, or "f32[8,512]" as text
             raise Wrong(
                 f"return a shape, a tuple such as (3, 4); got {got!r}"
             ) from None
