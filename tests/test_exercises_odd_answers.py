@@ -195,6 +195,20 @@ def test_two_numbers_pass_as_a_list_as_they_do_as_a_tuple(name, counts):
         assert feedback(namespace[name]).passed, shape
 
 
+def test_counts_returned_as_jnp_integers_pass_as_python_ints_do():
+    # `jnp.sum(...)` of a count gives a 0-d integer Array, not an int
+    equations, muls = _gelu_counts()
+    namespace = {"jnp": jnp}
+    exec(
+        f"def ex_gelu_jaxpr():\n    return jnp.int32({equations}), jnp.array({muls})",
+        namespace,
+    )
+    assert feedback(namespace["ex_gelu_jaxpr"]).passed
+    exec("def ex_gelu_jaxpr():\n    return 13.0, True", namespace)
+    wrong = feedback(namespace["ex_gelu_jaxpr"])
+    assert not wrong.passed and "return two whole numbers" in wrong.message
+
+
 def test_a_jitted_custom_vjp_is_found_inside_its_jit():
     @jax.custom_vjp
     def clip(x):

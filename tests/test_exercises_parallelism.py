@@ -102,7 +102,8 @@ from jaxtour.exercises import _parallelism, check
 want = _parallelism.data_parallel_all_reduces()
 out = {"devices": jax.device_count(), "want": want}
 answers = {"right": want, "zero": 0, "one more": want + 1, "six": 6, "seven": 7,
-           "two more": want + 2, "a word": "one"}
+           "two more": want + 2, "a word": "one", "a jnp int": jax.numpy.int32(want),
+           "a bool": True}
 for name, answer in answers.items():
     ex_count_all_reduces = lambda answer=answer: answer
     ex_count_all_reduces.__name__ = "ex_count_all_reduces"
@@ -122,6 +123,7 @@ def test_count_all_reduces_right_answer_passes_on_8_devices(eight):
     assert eight["devices"] == 8
     assert eight["want"] >= 1  # the gradients are added up over the devices
     assert eight["right"][:2] == [True, "passed"]
+    assert eight["a jnp int"][:2] == [True, "passed"]  # what jnp.sum of a count gives
 
 
 @pytest.mark.slow  # compiles the data-parallel step for 8 devices
@@ -132,13 +134,14 @@ def test_count_all_reduces_right_answer_passes_on_8_devices(eight):
         ("one more", "an all-reduce of its own"),
         ("two more", "not what the drawing shows"),
         ("a word", "whole number"),
+        ("a bool", "whole number"),
     ],
 )
 def test_count_all_reduces_mistakes_get_specific_feedback(eight, answer, says):
     passed, kind, message = eight[answer]
     assert not passed and kind == "wrong"
     assert says in message
-    if answer != "a word":  # a count: the message says where the checker counted
+    if answer not in ("a word", "a bool"):  # a count: it says where it was counted
         assert "8 CPU devices" in message
 
 

@@ -82,6 +82,19 @@ def expect_returned(got: Any, *, where: str = "") -> Any:
     return got
 
 
+def whole_number(answer: Any) -> int | None:
+    """`answer` as an int when it is a whole number: a Python or NumPy int, or a
+    0-d integer array (what `jnp.sum` of a count gives); else None (a bool too)."""
+    if isinstance(answer, bool | np.bool_):
+        return None
+    if isinstance(answer, numbers.Integral):
+        return int(answer)
+    array = isinstance(answer, jax.Array | np.ndarray) and answer.ndim == 0
+    if array and np.issubdtype(answer.dtype, np.integer):
+        return int(answer)
+    return None
+
+
 def expect_pair(answer: Any, *, of: str) -> tuple[Any, Any]:
     """`answer` as a tuple, if it is a tuple (or a list) of two; else `Wrong` asking for
     "a tuple of two `of`"."""

@@ -21,7 +21,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxtour.exercises._expect import expect_returned
+from jaxtour.exercises._expect import expect_returned, whole_number
 from jaxtour.exercises._probes import vmapped
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
@@ -207,13 +207,14 @@ def _count_with_simulated_devices(n_devices: int = 8) -> int:
 @checks(LESSON, "ex_count_all_reduces", title="all-reduces off `draw_hlo`", devices=8)
 def _check_count_all_reduces(fn: Callable[..., Any]) -> None:
     """Practises reading the collectives of a compiled program off its drawing."""
-    got = fn()
-    if isinstance(got, bool) or not isinstance(got, int | np.integer):
-        raise Wrong(f"answer with a whole number, e.g. `return 3`; got {got!r}.")
+    answer = fn()
+    got = whole_number(answer)
+    if got is None:
+        raise Wrong(f"answer with a whole number, e.g. `return 3`; got {answer!r}.")
     want = data_parallel_all_reduces()
     if got == want:
         return
-    raise Wrong(_count_feedback(int(got), want) + ELSEWHERE)
+    raise Wrong(_count_feedback(got, want) + ELSEWHERE)
 
 
 # The checker compiles for 8 CPU devices; a GPU or TPU notebook draws its own program.
