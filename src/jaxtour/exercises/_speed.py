@@ -234,9 +234,13 @@ def _check_gelu_jaxpr(fn: Callable) -> None:
     counts = (
         [whole_number(a) for a in answer] if isinstance(answer, tuple | list) else []
     )
-    if len(counts) != 2 or None in counts:  # "two numbers": (13, 5) or [13, 5]
-        raise Wrong(f"return two whole numbers, (equations, mul boxes); got {answer!r}")
-    equations, muls = counts
+    match counts:  # "two numbers": (13, 5) or [13, 5]
+        case [int(equations), int(muls)]:
+            pass
+        case _:
+            raise Wrong(
+                f"return two whole numbers, (equations, mul boxes); got {answer!r}"
+            )
     if muls == want[1] + names.count("integer_pow"):
         raise Wrong(
             f"{muls} mul boxes counts `x**3` as well: in the picture it is its own "
