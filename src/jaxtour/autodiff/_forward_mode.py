@@ -44,7 +44,7 @@ def forward_mode_graph(
     ]
     for node in both:
         node.label += " (primal and tangent)"
-    _add_outputs(graph, flat, n_aux, sources, values)
+    _add_outputs(graph, flat, n_aux, sources, values, name)
     graph.title = (
         f"jvp of {name}: {plural(total[_boxes.PRIMAL], 'primal equation')}, "
         f"{plural(total[_boxes.TANGENT], 'tangent equation')}"
@@ -88,16 +88,22 @@ def _add_inputs(graph: ADGraph, call: Call, flat: FlatJaxpr, values: bool) -> di
 
 
 def _add_outputs(
-    graph: ADGraph, flat: FlatJaxpr, n_aux: int, sources: dict, values: bool
+    graph: ADGraph,
+    flat: FlatJaxpr,
+    n_aux: int,
+    sources: dict,
+    values: bool,
+    name: str,
 ) -> None:
-    """f's output (primal lane), its tangent (tangent lane), then any aux."""
+    """f's output (primal lane), its tangent (tangent lane), then any aux; named as
+    the title names f."""
     half = (len(flat.outvars) - n_aux) // 2
     for k, atom in enumerate(flat.outvars):
         lane = "tangent" if half <= k < 2 * half else "primal"
         label = (
-            "f(…)"
+            f"{name}(…)"
             if k < half
-            else "tangent of f(…)"
+            else f"tangent of {name}(…)"
             if k < 2 * half
             else "aux (not differentiated)"
         )
