@@ -108,7 +108,7 @@ def test_has_aux_draws_aux_as_an_output_that_is_not_differentiated():
     grad, aux = jax.grad(loss, has_aux=True)(w)
     _close(graph.values_of("gradient"), grad)
     outputs = graph.select("output")
-    assert outputs[-1].label == "aux (not differentiated)"
+    assert outputs[-1].label == "aux['norm'] (not differentiated)"
     _close([outputs[-1].value], aux)
     vgraph = vjp_graph(loss, has_aux=True)(w)
     _close(vgraph.values_of("gradient"), grad)

@@ -114,6 +114,16 @@ class ADGraph:
         return [n.value for n in self.select(kind)]
 
 
+AUX = "aux (not differentiated)"  # what f's aux is called, where f has one
+
+
+def output_label(output: str, path: str, aux: bool = False) -> str:
+    """One leaf of f's output, ``f(…)['a']`` (`output` names the whole output), or of
+    its aux, ``aux['n'] (not differentiated)``; `path` is the leaf's place in the
+    pytree, "" for a lone array."""
+    return f"aux{path} (not differentiated)" if aux else output + path
+
+
 def add_lane(
     graph: ADGraph,
     flat: FlatJaxpr,

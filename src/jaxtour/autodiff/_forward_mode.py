@@ -7,12 +7,23 @@ from typing import Any
 from jaxtour._ir import FlatJaxpr, is_literal
 from jaxtour._number_words import plural
 from jaxtour.autodiff import _boxes
-from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
+from jaxtour.autodiff._adgraph import (
+    AUX,
+    ADGraph,
+    add_lane,
+    add_terminal,
+    output_label,
+)
 from jaxtour.autodiff._trace import Call
 
 
 def forward_mode_graph(
-    call: Call, flat: FlatJaxpr, n_aux: int, values: bool, name: str = "f"
+    call: Call,
+    flat: FlatJaxpr,
+    paths: list[str],
+    aux: list[str],
+    values: bool,
+    name: str = "f",
 ) -> ADGraph:
     """Primal inputs and tangent seeds, two lanes, two outputs, titled with each lane's
     equations (inside boxes too, `_boxes.tally`).
@@ -44,7 +55,7 @@ def forward_mode_graph(
     ]
     for node in both:
         node.label += " (primal and tangent)"
-    _add_outputs(graph, flat, n_aux, sources, values, name)
+    _add_outputs(graph, flat, paths, aux, sources, values, name)
     graph.title = (
         f"jvp of {name}: {plural(total[_boxes.PRIMAL], 'primal equation')}, "
         f"{plural(total[_boxes.TANGENT], 'tangent equation')}"
@@ -90,25 +101,25 @@ def _add_inputs(graph: ADGraph, call: Call, flat: FlatJaxpr, values: bool) -> di
 def _add_outputs(
     graph: ADGraph,
     flat: FlatJaxpr,
-    n_aux: int,
+    paths: list[str],
+    aux: list[str],
     sources: dict,
     values: bool,
     name: str,
 ) -> None:
-    """f's output (primal lane), its tangent (tangent lane), then any aux; named as
-    the title names f."""
-    half = (len(flat.outvars) - n_aux) // 2
+    """f's output (primal lane), its tangent (tangent lane), then any aux; each leaf
+    named by its path in f's output, and f as the title names it."""
+    labels = [
+        *(output_label(f"{name}(…)", p) for p in paths),
+        *(output_label(f"tangent of {name}(…)", p) for p in paths),
+        *(output_label("", p, aux=True) for p in aux),
+    ]
+    groups = [f"{name}(…)"] * len(paths) + [f"tangent of {name}(…)"] * len(paths)
+    groups += [AUX] * len(aux)
     for k, atom in enumerate(flat.outvars):
-        lane = "tangent" if half <= k < 2 * half else "primal"
-        label = (
-            f"{name}(…)"
-            if k < half
-            else f"tangent of {name}(…)"
-            if k < 2 * half
-            else "aux (not differentiated)"
-        )
+        lane = "tangent" if len(paths) <= k < 2 * len(paths) else "primal"
         node = add_terminal(
-            graph, f"out{k}", "output", lane, label, flat, atom, values, label
+            graph, f"out{k}", "output", lane, labels[k], flat, atom, values, groups[k]
         )
         if not is_literal(atom):
             graph.link(sources[atom], node, lane if lane == "tangent" else "primal")

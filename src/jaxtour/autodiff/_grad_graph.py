@@ -10,7 +10,13 @@ from jaxtour import _ir
 from jaxtour._diagram import Diagram
 from jaxtour._number_words import plural
 from jaxtour.autodiff import _args, _boxes
-from jaxtour.autodiff._adgraph import ADGraph, add_lane, add_terminal
+from jaxtour.autodiff._adgraph import (
+    AUX,
+    ADGraph,
+    add_lane,
+    add_terminal,
+    output_label,
+)
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._trace import (
@@ -188,9 +194,18 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
     sources = add_lane(graph, fwd, "forward", sources, "primal", values)
     n_main = trace.n_out - trace.n_aux
     for k, atom in enumerate(fwd.outvars[: trace.n_out]):
-        label = labels["output"] if k < n_main else "aux (not differentiated)"
+        aux = k >= n_main
+        group = AUX if aux else labels["output"]
         out = add_terminal(
-            graph, f"out{k}", "output", "forward", label, fwd, atom, values, label
+            graph,
+            f"out{k}",
+            "output",
+            "forward",
+            output_label(labels["output"], trace.paths[k], aux),
+            fwd,
+            atom,
+            values,
+            group,
         )
         _link(graph, sources, atom, out, "primal")
     saved = _add_residuals(graph, trace, sources, values)
@@ -201,7 +216,7 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
             f"seed{k}",
             "seed",
             "backward",
-            labels["seed"],
+            " ".join(filter(None, (labels["seed"], trace.paths[k]))),
             bwd,
             var,
             values,

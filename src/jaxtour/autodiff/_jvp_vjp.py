@@ -160,14 +160,14 @@ def jvp_graph(
         call = _prepare(f, primals, "draw_jvp", has_aux, statics)
         diff = _diff_tangents(primals, tangents, static)
         try:
-            flat, n_aux = trace_jvp(call, diff, values)
+            flat, paths, aux = trace_jvp(call, diff, values)
         except CONCRETE as err:
             if not needs_concrete(err):
                 raise
             raise concrete_error(
                 err, f, primals, static, "draw_jvp", call.positions
             ) from err
-        return forward_mode_graph(call, flat, n_aux, values, function_name(f))
+        return forward_mode_graph(call, flat, paths, aux, values, function_name(f))
 
     return build
 

@@ -306,6 +306,7 @@ class VJPTrace:
     n_out: int
     n_res: int
     n_aux: int = 0
+    paths: list[str] = field(default_factory=list)  # per output leaf, then aux leaf
 
 
 def trace_vjp(
@@ -328,7 +329,7 @@ def trace_vjp(
             jax.vjp(fn, *diff, has_aux=True) if call.aux else jax.vjp(fn, *diff)
         )
         residuals, box["tree"] = jax.tree.flatten(got[1])
-        box["n_aux"] = len(jax.tree.leaves(got[2])) if call.aux else 0
+        box["aux"] = _args.leaf_names(got[2], "") if call.aux else []
         return (got[0], got[2] if call.aux else ()), residuals
 
     fwd, ((out_shape, _), res_shapes) = jax.make_jaxpr(forward, return_shape=True)(
@@ -343,12 +344,18 @@ def trace_vjp(
         return jax.tree.unflatten(box["tree"], residuals)(ct)
 
     bwd = jax.make_jaxpr(backward)(res_shapes, cotangent)
-    n_out = len(jax.tree.leaves(out_shape)) + box["n_aux"]
+    paths = [*_args.leaf_names(out_shape, ""), *box["aux"]]
+    n_out = len(paths)
     fwd_flat = flatten_jaxpr(fwd, call.leaves() if values else None)
     res_values = [fwd_flat.value(v) for v in fwd_flat.outvars[n_out:]]
     bwd_args = [*res_values, *jax.tree.leaves(cotangent)] if values else None
     return VJPTrace(
-        fwd_flat, flatten_jaxpr(bwd, bwd_args), n_out, len(res_shapes), box["n_aux"]
+        fwd_flat,
+        flatten_jaxpr(bwd, bwd_args),
+        n_out,
+        len(res_shapes),
+        len(box["aux"]),
+        paths,
     )
 
 
@@ -370,9 +377,10 @@ def default_cotangent(out_shape: Any) -> Any:
 
 def trace_jvp(
     call: Call, tangents: tuple, values: bool = True
-) -> tuple[FlatJaxpr, int]:
+) -> tuple[FlatJaxpr, list[str], list[str]]:
     """The flattened jaxpr of ``jax.jvp``: ``(primals, tangents, other) -> (out, out_dot,
-    aux)``, and how many aux leaves it ends with.
+    aux)``, the path of each output leaf and of each aux leaf (``['a']``, "" for
+    a lone array).
 
     `tangents` holds one leaf per differentiated leaf (``call.diff``).
     """
@@ -386,6 +394,5 @@ def trace_jvp(
         call.diff, tangents, call.other
     )
     args = [*call.diff, *tangents, *call.other] if values else None
-    return flatten_jaxpr(closed, args), len(
-        jax.tree.leaves(shapes[2])
-    ) if call.aux else 0
+    aux = _args.leaf_names(shapes[2], "") if call.aux else []
+    return flatten_jaxpr(closed, args), _args.leaf_names(shapes[0], ""), aux
