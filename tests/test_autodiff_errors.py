@@ -199,6 +199,22 @@ def test_derivative_table_needs_an_order_and_a_real_point():
         derivative_table(jnp.sin)(jnp.ones(2))
 
 
+def test_derivative_table_needs_f_to_return_one_real_number():
+    # f32[1] used to fail in float() ("Only scalar arrays can be converted ...").
+    for f, got in [
+        (lambda x: jnp.sin(x)[None], "f32[1]"),
+        (lambda x: jnp.round(x).astype(jnp.int32), "i32[]"),
+        (lambda x: (x, x), "(0.5, 0.5) (tuple)"),
+    ]:
+        _raises(
+            TypeError,
+            "derivative_table needs f to return one real floating-point number, as "
+            f"nested jax.grad does; f(x) returned {got}. Reduce an array to one "
+            "float, e.g. derivative_table(lambda x: f(x).sum()) or f(x)[0].",
+            lambda f=f: derivative_table(f, order=2)(0.5),
+        )
+
+
 def test_mode_costs_checks_each_member_of_the_family():
     _raises(
         TypeError,

@@ -112,7 +112,7 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
 
     Raises:
         ValueError: `order` is not a positive int.
-        TypeError: `x` is not a floating-point scalar.
+        TypeError: `x` is not a floating-point scalar, or f(x) is not one.
 
     Example:
         >>> table = derivative_table(lambda x: x**3 + 2*x**2 - 3*x + 8, order=3)(1.0)
@@ -129,6 +129,7 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
 
     def table(x) -> DerivativeTable:
         _check_scalar_point(x, "derivative_table")
+        _check_scalar_value(f(x), "derivative_table")
         rows = [DerivativeRow(k, float(g(x)), _eqns(g, x)) for k, g in enumerate(fns)]
         name = _ir.function_name(f)
         return DerivativeTable("f" if name == "<lambda>" else name, float(x), rows)
@@ -159,6 +160,21 @@ def _check_scalar_point(x: Any, who: str) -> None:
             f"has shape {np.shape(x)}. Pass a float such as 1.0 (for arrays, "
             "use jax.jacfwd or jax.hessian)."
         )
+
+
+def _check_scalar_value(y: Any, who: str) -> None:
+    """f(x) must be one real number, as nested `jax.grad` asks of f."""
+    if not is_array_like(y) or np.ndim(y) != 0 or not _is_real(y):
+        got = _ir.type_str(y) if hasattr(y, "dtype") else _ir.describe(y)
+        raise TypeError(
+            f"{who} needs f to return one real floating-point number, as nested "
+            f"jax.grad does; f(x) returned {got}. Reduce an array to one float, "
+            f"e.g. {who}(lambda x: f(x).sum()) or f(x)[0]."
+        )
+
+
+def _is_real(y: Any) -> bool:
+    return bool(jnp.issubdtype(jnp.result_type(y), jnp.floating))
 
 
 def plot_derivatives(
