@@ -153,6 +153,11 @@ def test_a_loop_of_unknown_trip_count_names_no_winner():
     )
     assert costs.winner(2, 64) == "unknown"
     assert str(costs).splitlines()[-1].startswith("unknown: a loop whose trip count")
+    # the FLOPs were measured: the plot's legend says why there is no winner
+    fig = costs.plot()
+    legend = [t.get_text() for t in fig.axes[0].get_legend().texts]
+    assert legend[-1] == "unknown: a loop of data-dependent trip count"
+    matplotlib.pyplot.close(fig)
 
 
 def test_a_scalar_loss_is_the_m_equals_1_case_of_the_rule():

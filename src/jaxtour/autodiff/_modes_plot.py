@@ -39,7 +39,7 @@ def _winner_map(costs: Any, ax: Any) -> None:
         ("jacfwd", "jacfwd cheaper (FLOPs)"),
         ("jacrev", "jacrev cheaper (FLOPs)"),
         ("tie", "equal (within 5%) (FLOPs)"),
-        ("unknown", "unknown: no FLOPs measured"),
+        ("unknown", _unknown_label(costs.records)),
     ]
     for name, label in labels:
         if name != "unknown" or "unknown" in winners.values():
@@ -62,6 +62,17 @@ def _winner_map(costs: Any, ax: Any) -> None:
     ax.legend(
         loc="center left", bbox_to_anchor=(0.01, 0.75), fontsize=9, framealpha=0.9
     )
+
+
+def _unknown_label(records: list) -> str:
+    """Why no winner is named: no FLOP count, or a loop counted once whose trip
+    count depends on the data (as `ModeCosts.winner` decides)."""
+    why = []
+    if any(r.flops is None for r in records):
+        why.append("no FLOPs measured")
+    if any(r.uncounted for r in records):
+        why.append("a loop of data-dependent trip count")
+    return "unknown: " + " or ".join(why)
 
 
 def _ratios(costs: Any, ax: Any) -> None:
