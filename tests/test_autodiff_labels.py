@@ -1,9 +1,9 @@
-"""What the autodiff pictures call f's outputs: the name the title gives f."""
+"""What the autodiff pictures call f's outputs, and how their numbers read."""
 
 import jax
 import jax.numpy as jnp
 
-from jaxtour.autodiff import draw_jvp, grad_graph, jvp_graph, vjp_graph
+from jaxtour.autodiff import draw_grad, draw_jvp, grad_graph, jvp_graph, vjp_graph
 
 
 def _output_labels(graph):
@@ -63,3 +63,14 @@ def test_aux_leaves_are_named_by_their_path_and_a_scalar_loss_by_f_alone():
     assert [n.label for n in jgraph.select("output")][-1] == (
         "aux[1]['n'] (not differentiated)"
     )
+
+
+def test_a_rounded_value_is_never_shown_with_a_false_zero_decimal():
+    # d(x²)/dx at 617.2 is 1234.4: four digits show "1234", and "1234.0" would be wrong
+    graph = grad_graph(lambda x: x**2)(617.2)
+    assert graph.values_of("gradient")[0] == jax.grad(lambda x: x**2)(617.2)
+    source = draw_grad(lambda x: x**2)(617.2).source
+    assert '∂f/∂x\\nf32[] 1234"' in source
+    assert "1234.0" not in source
+    assert 'x\\nf32[] 617.2"' in source
+    assert "f32[] 1.0" in draw_grad(lambda x: x**2)(0.5).source  # a whole float: 1.0

@@ -37,7 +37,9 @@ def _number(x: Any) -> str:
         return "T" if x else "F"
     if isinstance(x, float):
         text = f"{x:.4g}"
-        return text if any(c in text for c in ".einf") else text + ".0"
+        if any(c in text for c in ".einf") or float(text) != x:
+            return text  # 1234.4 is "1234" at 4 digits, never "1234.0"
+        return text + ".0"  # a whole float reads as one: 4.0
     return str(x)
 
 
