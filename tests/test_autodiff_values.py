@@ -82,6 +82,24 @@ def test_integer_and_boolean_arguments_beside_differentiated_ones():
     assert [n.label for n in graph.select("fixed")] == ["n", "mask"]
 
 
+def test_allow_int_draws_integer_and_key_leaves_fixed_as_jax_grad_takes_them():
+    def f(state, key):
+        return jnp.sum(state["w"] * state["step"] + jax.random.normal(key, (3,)))
+
+    state, key = {"w": jnp.arange(3.0), "step": jnp.int32(2)}, jax.random.key(1)
+    grads = jax.grad(f, argnums=(0, 1), allow_int=True)(state, key)
+    assert grads[0]["step"].dtype == jax.dtypes.float0  # JAX's empty gradients
+    graph = grad_graph(f, (0, 1), allow_int=True)(state, key)
+    _close(graph.values_of("gradient"), grads[0]["w"])
+    assert [n.label for n in graph.select("gradient")] == ["∂f/∂state['w']"]
+    assert graph.note == "held fixed (not differentiated): state['step'], key"
+    assert (
+        "∂f/∂state['w']" in draw_grad(f, (0, 1), False, False, True)(state, key).source
+    )
+    with pytest.raises(TypeError, match=r"^draw_grad: f's primals hold int values, "):
+        grad_graph(f, 0, allow_int=True)({"step": 2}, key)
+
+
 def test_vjp_and_jvp_keep_integer_and_key_leaves_fixed():
     def f(state, key):
         return state["w"] * state["step"] + jax.random.normal(key, (3,))

@@ -204,9 +204,9 @@ def positional_statics(f: Any, statics: Any, who: str, transform: str) -> None:
 
 
 def check_some_differentiable(primals: list[Any], f: Any, who: str) -> None:
-    """`jax.vjp` and `jax.jvp` take integer primals (their cotangents and tangents are
-    float0, empty); a drawing needs one floating-point primal to have a derivative to
-    draw.
+    """`jax.vjp`, `jax.jvp` and `jax.grad(allow_int=True)` take integer primals
+    (their cotangents, tangents and gradients are float0, empty); a drawing needs one
+    floating-point primal to have a derivative to draw.
 
     Raises:
         TypeError: no leaf of `primals` is a floating-point array or number.
@@ -221,11 +221,10 @@ def check_some_differentiable(primals: list[Any], f: Any, who: str) -> None:
             f"{who}: {name} got no primal arrays, so there is no derivative to draw. {fix}"
         )
     kinds = ", ".join(sorted({_kind(leaf) for leaf in leaves}))
-    what = (
-        "jax.vjp takes them, but their cotangents are float0 (empty)"
-        if who == "draw_vjp"
-        else "jax.jvp takes them only with float0 tangents, which are empty"
-    )
+    what = {
+        "draw_vjp": "jax.vjp takes them, but their cotangents are float0 (empty)",
+        "draw_jvp": "jax.jvp takes them only with float0 tangents, which are empty",
+    }.get(who, "jax.grad(allow_int=True) takes them, but their gradients are float0")
     raise TypeError(
         f"{who}: {name}'s primals hold {kinds}, and no floating-point value: {what}, "
         f"so there is no derivative to draw. {fix}"

@@ -37,6 +37,7 @@ def grad_graph(
     argnums: int | tuple[int, ...] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
+    allow_int: bool = False,
     *,
     values: bool = True,
     static_argnums: int | tuple[int, ...] | None = (),
@@ -60,6 +61,9 @@ def grad_graph(
             args,
             nums,
             WHO,
+            # allow_int keeps integer, boolean and key leaves fixed (their gradients
+            # are float0), as jax.vjp does; holomorphic still asks for complex ones
+            strict=holomorphic or not allow_int,
             holomorphic=holomorphic,
             has_aux=has_aux,
             statics=statics,
@@ -87,6 +91,7 @@ def draw_grad(
     argnums: int | tuple[int, ...] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
+    allow_int: bool = False,
     *,
     static_argnums: int | tuple[int, ...] | None = (),
     static_argnames: str | tuple[str, ...] | None = (),
@@ -110,6 +115,8 @@ def draw_grad(
         has_aux: `f` returns ``(output, aux)``, as in `jax.grad`; aux is drawn as an
             output that is not differentiated.
         holomorphic: as in `jax.grad`: complex inputs and a complex output.
+        allow_int: as in `jax.grad`: integer, boolean and key leaves of `argnums`
+            are taken, their gradients float0 (empty): drawn fixed, without one.
         static_argnums: arguments held as Python constants, as `jax.jit`'s
             ``static_argnums`` holds them (a size, a loop count, a config): bound as
             they are, never traced nor differentiated. None, an int or ints;
@@ -143,6 +150,7 @@ def draw_grad(
         argnums,
         has_aux,
         holomorphic,
+        allow_int,
         values=options.pop("values"),
         static_argnums=static_argnums,
         static_argnames=static_argnames,
