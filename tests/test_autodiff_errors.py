@@ -182,6 +182,29 @@ def test_draw_vjp_checks_its_cotangent_and_its_primals():
     assert drawn.title.endswith("2 transposed equations")
 
 
+def test_holomorphic_names_the_type_jax_sees_not_float64():
+    # A Python 1.0 is a weak f32 to JAX (jax.grad says "got float32"); float64 was wrong.
+    message = (
+        "draw_grad cannot differentiate with respect to argument 0 (`z`): "
+        "holomorphic=True needs complex inputs (as in jax.grad); it holds {}. "
+        "Pass x.astype(jnp.complex64)."
+    )
+
+    def f(z):
+        return z * z
+
+    _raises(
+        TypeError,
+        message.format("float values"),
+        lambda: grad_graph(f, holomorphic=True)(1.0),
+    )
+    _raises(
+        TypeError,
+        message.format("float32 values"),
+        lambda: grad_graph(f, holomorphic=True)(jnp.ones(2)),
+    )
+
+
 def test_derivative_table_needs_an_order_and_a_real_point():
     _raises(
         ValueError,

@@ -123,7 +123,7 @@ def check_differentiable(
         if holomorphic and not jnp.issubdtype(dtype_of(leaf), jnp.complexfloating):
             raise TypeError(
                 f"{where}: holomorphic=True needs complex inputs (as in jax.grad); it holds "
-                f"{np.dtype(dtype_of(leaf)).name} values. Pass x.astype(jnp.complex64)."
+                f"{_kind(leaf)}. Pass x.astype(jnp.complex64)."
             )
         if not is_differentiable(leaf):
             dtype = dtype_of(leaf)
