@@ -144,6 +144,17 @@ def test_draw_jvp_takes_tuples_that_match():
     )
 
 
+def test_a_cotangent_of_another_structure_is_shown_as_its_pytree():
+    # Leaves alone read "expected (f32[], f32[]), got (f64[], f64[])": the same
+    # shapes, a dtype JAX does not use, and not the dict/tuple that really differ.
+    _raises(
+        TypeError,
+        "draw_vjp: cotangents must match f's output in structure and shape; "
+        "expected {'a': f32[], 'b': f32[]}, got (f32[], f32[]).",
+        lambda: draw_vjp(lambda x: {"a": x, "b": 2 * x}, (1.0, 3.0))(1.0),
+    )
+
+
 def test_draw_vjp_checks_its_cotangent_and_its_primals():
     _raises(
         TypeError,

@@ -324,9 +324,11 @@ def _check_like(given: Any, who: str, what: str, like_what: str, like: Any) -> N
         for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(like), strict=True)
     )
     if not same:
+        apart = str(jax.tree.structure(given)) != str(jax.tree.structure(like))
+        show = _describe_tree if apart else _describe
         raise TypeError(
             f"{who}: {what} must match {like_what} in structure and shape; expected "
-            f"{_describe(like)}, got {_describe(given)}."
+            f"{show(like)}, got {show(given)}."
         )
 
 
@@ -335,7 +337,25 @@ def _describe(tree: Any) -> str:
     return f"({', '.join(leaves)})" if len(leaves) != 1 else leaves[0]
 
 
+class _Type(str):
+    """A leaf's type, written bare where its pytree is printed: ``{'a': f32[]}``."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _describe_tree(tree: Any) -> str:
+    """`tree` with each leaf written as its type: ``{'a': f32[], 'b': f32[3]}``."""
+    types = [_Type(type_str(_typed(x))) for x in jax.tree.leaves(tree)]
+    try:
+        return repr(jax.tree.unflatten(jax.tree.structure(tree), types))
+    except (TypeError, ValueError):  # a pytree whose unflatten checks its leaves
+        return f"{jax.tree.structure(tree)} of {_describe(tree)}"
+
+
 def _typed(x: Any) -> Any:
+    """`x`'s type as JAX reads it: a Python float is f32 (weakly typed), not f64."""
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         return x
-    return jax.ShapeDtypeStruct(np.shape(x), np.result_type(x))
+    dtype = jnp.result_type(x) if _args.is_array_like(x) else np.result_type(x)
+    return jax.ShapeDtypeStruct(np.shape(x), dtype)
