@@ -14,6 +14,7 @@ from jaxtour.autodiff import (
     draw_vjp,
     grad_graph,
     mode_costs,
+    plot_derivatives,
     vjp_graph,
 )
 
@@ -231,6 +232,17 @@ def test_derivative_table_needs_an_order_and_a_real_point():
     )
     with pytest.raises(TypeError, match=r"x has shape \(2,\).*jax\.jacfwd"):
         derivative_table(jnp.sin)(jnp.ones(2))
+
+
+def test_plot_derivatives_needs_a_positive_order():
+    # order=-1 drew tanh alone, titled "tanh and its first -1 derivatives"
+    for order in (-1, 0, 2.5):
+        _raises(
+            ValueError,
+            "plot_derivatives: `order` must be a positive int (1 for f′, 4 for f′ "
+            f"to f⁽⁴⁾); got {order!r}.",
+            lambda order=order: plot_derivatives(order=order),
+        )
 
 
 def test_derivative_table_needs_f_to_return_one_real_number():

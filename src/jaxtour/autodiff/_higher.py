@@ -120,14 +120,10 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
         [8.0, 4.0, 10.0, 6.0]
     """
     _ir.check_callable(f, "derivative_table")
-    if not isinstance(order, numbers.Integral) or isinstance(order, bool) or order < 1:
-        raise ValueError(
-            f"derivative_table: `order` must be a positive int (1 for f′, 4 "
-            f"for f′ to f⁽⁴⁾); got {order!r}."
-        )
+    _check_order(order, "derivative_table")
     fns = nested_grads(f, order)
 
-    def table(x) -> DerivativeTable:
+    def table(x: Any) -> DerivativeTable:
         _check_scalar_point(x, "derivative_table")
         _check_scalar_value(f(x), "derivative_table")
         rows = [DerivativeRow(k, float(g(x)), _eqns(g, x)) for k, g in enumerate(fns)]
@@ -135,6 +131,14 @@ def derivative_table(f: Callable, order: int = 4) -> Callable[[float], Derivativ
         return DerivativeTable("f" if name == "<lambda>" else name, float(x), rows)
 
     return table
+
+
+def _check_order(order: Any, who: str) -> None:
+    if not isinstance(order, numbers.Integral) or isinstance(order, bool) or order < 1:
+        raise ValueError(
+            f"{who}: `order` must be a positive int (1 for f′, 4 "
+            f"for f′ to f⁽⁴⁾); got {order!r}."
+        )
 
 
 def _eqns(g: Callable, x: Any) -> int | None:
@@ -192,7 +196,11 @@ def plot_derivatives(
 
     Returns:
         The Matplotlib Axes: one line per derivative, labelled ``f``, ``f′``, ...
+
+    Raises:
+        ValueError: `order` is not a positive int.
     """
+    _check_order(order, "plot_derivatives")
     import matplotlib.pyplot as plt
 
     xs = (
