@@ -38,6 +38,14 @@ def test_a_jitted_answer_that_uses_grad_is_told_the_task_is_vjp():
     assert result.kind == "wrong" and "uses `jax.grad`" in result.message
 
 
+def test_an_answer_that_uses_grad_under_another_name_is_told_the_task_is_vjp():
+    namespace = {"jax": jax}
+    exec(GRAD_BY_ALIAS, namespace)
+    result = feedback(namespace["ex_grad_from_vjp"])
+    assert result.kind == "wrong", result
+    assert "it uses `jax.grad` (as `g`): the task is to build it from" in result.message
+
+
 def test_a_jitted_stub_is_not_done():
     @jax.jit
     def ex_safe_log(x): ...
@@ -78,6 +86,12 @@ JACOBIAN_LAMBDA = """ex_jacobian_from_jvp = lambda f, x: jax.vmap(
     lambda v: jax.jvp(f, (x,), (v,))[1], out_axes=1
 )(jnp.eye(x.shape[0], dtype=x.dtype))
 """
+GRAD_BY_ALIAS = """g = jax.grad
+
+def ex_grad_from_vjp(f, x):
+    return g(f)(x)
+"""
+
 GRAD_BY_JIT = """import functools
 
 def by_grad(f, x):
@@ -100,6 +114,17 @@ def test_grading_reads_the_code_of_a_lambda_and_of_a_jitted_alias():
     assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"
     _, message, kind = verdicts["test_ex_grad_from_vjp"]
     assert kind == "wrong" and "uses `jax.grad`" in message
+
+
+@pytest.mark.slow  # an answer process: JAX imported, one exercise judged
+def test_grading_finds_grad_under_another_name():
+    verdicts, _ = _graded(
+        "02_close_to_the_math",
+        {"ex_grad_from_vjp": GRAD_BY_ALIAS},
+        only={"ex_grad_from_vjp"},
+    )
+    _, message, kind = verdicts["test_ex_grad_from_vjp"]
+    assert kind == "wrong" and "uses `jax.grad` (as `g`)" in message
 
 
 # --- a vmap mistake is blamed on what the answer got wrong ---------------------------------

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._probes import code_names, primitives_of
+from jaxtour.exercises._probes import code_names, names_holding, primitives_of
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
@@ -25,10 +25,14 @@ LESSON = "02_close_to_the_math"
 
 
 def _forbid(fn: Callable, names: dict[str, str], task: str) -> None:
+    """Wrong if `fn`'s code names `jax.<name>`, or a global or closed-over variable
+    holding it (`g = jax.grad`)."""
     for name, instead in names.items():
-        if name in code_names(fn):
+        aliases = in_answer(fn, names_holding, getattr(jax, name))
+        if name in code_names(fn) or aliases:
+            alias = f" (as `{aliases[0]}`)" if aliases and aliases[0] != name else ""
             raise Wrong(
-                f"this may give the right numbers, but it uses `jax.{name}`: "
+                f"this may give the right numbers, but it uses `jax.{name}`{alias}: "
                 f"the task is to build it from {instead}. {task}"
             )
 
