@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from jaxtour import _ir
-from jaxtour._number_words import si
+from jaxtour._number_words import plural, si
 from jaxtour._report import Report, Table
 from jaxtour.cost import _notes
 from jaxtour.cost._ledger import CostTable, total
@@ -105,8 +105,8 @@ class FusionTraffic(NamedTuple):
         where = f" ({self.basis}, {self.devices} devices)" if self.devices > 1 else ""
         note = f"; {self.note}" if self.note else ""
         return (
-            f"FusionTraffic({self.name!r}{where}: {self.equations} equations move "
-            f"{si(self.unfused_bytes, 'B')}; {self.ops} compiled ops move "
+            f"FusionTraffic({self.name!r}{where}: {_moves(self.equations, 'equation')} "
+            f"{si(self.unfused_bytes, 'B')}; {_moves(self.ops, 'compiled op')} "
             f"{si(self.fused_bytes, 'B')}{xla}: {self._ratio()}{note})"
         )
 
@@ -141,6 +141,11 @@ class FusionTraffic(NamedTuple):
     def save(self, path: str | os.PathLike) -> Path:
         """Write the result as a web page (.html), text (.txt) or Markdown (.md)."""
         return self.report().save(path, who="FusionTraffic")
+
+
+def _moves(n: int, what: str) -> str:
+    """``"1 equation moves"``, ``"2 compiled ops move"``: the count and its verb agree."""
+    return f"{plural(n, what)} {'moves' if n == 1 else 'move'}"
 
 
 def fusion_traffic(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxtour import _ir
-from jaxtour._number_words import si
+from jaxtour._number_words import plural, si
 from jaxtour._report import Report, Reported, Table
 from jaxtour.cost import _notes
 
@@ -179,8 +179,8 @@ class CostTable(Reported):
         )
         left = f"; {self.uncounted}" if self.uncounted else ""
         return (
-            f"CostTable({self.name!r}: {len(self.equations)} equations, "
-            f"{len(self.ops)} compiled ops, {si(self.flops)}FLOP, "
+            f"CostTable({self.name!r}: {plural(len(self.equations), 'equation')}, "
+            f"{plural(len(self.ops), 'compiled op')}, {si(self.flops)}FLOP, "
             f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B{where}{left})"
         )
 
