@@ -26,6 +26,11 @@ ABOVE = (
     "above the measured roof: the peaks were measured at a busier moment or the data "
     "sat in cache; device_peaks(refresh=True) measures again"
 )
+# the roof is a float32 matmul's: other types' matmuls may run faster or slower
+ABOVE_TYPED = (
+    "above the measured roof: this program's matmuls are not float32, the roof's, and "
+    "may run faster"
+)
 
 
 class Point(NamedTuple):
@@ -48,6 +53,8 @@ class Roofline(Plot):
             no measured time are left out).
         seconds: the whole program's measured time per call (best of a few).
         measured: whether the points are measured rates (`draw_roofline(measured=True)`).
+        matmul_types: the element types of the program's matmuls and convolutions
+            other than float32, the roof's (their peak is not the one measured).
     """
 
     def __init__(
@@ -56,8 +63,10 @@ class Roofline(Plot):
         peaks: Peaks,
         seconds: float,
         op_seconds: dict[str, float] | None = None,
+        matmul_types: tuple[str, ...] = (),
     ) -> None:
         self.table, self.peaks, self.seconds = table, peaks, seconds
+        self.matmul_types = matmul_types
         self.measured = op_seconds is not None
         self.points = [
             Point(r.name, r.intensity or 0.0, _rate(r, peaks, op_seconds))
@@ -73,7 +82,7 @@ class Roofline(Plot):
             else f"Roofline of {table.name} on {peaks.device}: {NO_FLOPS}"
         )
         if self.above_roof:
-            title += f"; {ABOVE}"
+            title += f"; {ABOVE_TYPED if matmul_types else ABOVE}"
         title += "".join(f"; {note}" for note in self.caveats)
         title += "; ops at their measured rate" if self.measured else ""
         super().__init__(_draw(self), title)
@@ -85,6 +94,11 @@ class Roofline(Plot):
         table, notes = self.table, []
         if table.devices > 1:
             notes.append(f"figures are one device's of {table.devices}")
+        if self.matmul_types:
+            types = " and ".join(self.matmul_types)
+            notes.append(
+                f"the roof is a float32 matmul's; the matmuls here take {types}"
+            )
         if _notes.repeats(table.compiled_loops):
             notes.append("loops count every iteration")
         if table.per_iteration:
@@ -278,7 +292,8 @@ def draw_roofline(
     Each compiled op (a fusion counts once) sits at its arithmetic intensity: at the
     rate the roof allows it, or with `measured=True` at the rate `profile` measured
     (the dot where the op is, not where its ceiling is). The whole program is timed
-    and shown at its measured rate; the title and legend say which the ops show.
+    and shown at its measured rate; the title and legend say which the ops show. The
+    roof is a float32 matmul's: a program whose matmuls take another type says so.
 
     Args:
         f: the function; it is compiled with `jax.jit` and run a few times.
@@ -309,6 +324,19 @@ def draw_roofline(
             module = _ir.parse_hlo(compiled.as_text())
             rows, _ = measured_ops(run, module, devices=table.devices)
             op_seconds = {r.op: r.seconds for r in rows if r.seconds > 0}
-        return Roofline(table, peaks or device_peaks(), seconds, op_seconds)
+        types = _matmul_types(_ir.unwrap_jit(traced.jaxpr).jaxpr)
+        return Roofline(table, peaks or device_peaks(), seconds, op_seconds, types)
 
     return draw
+
+
+def _matmul_types(jaxpr: Any) -> tuple[str, ...]:
+    """The operand types of `jaxpr`'s matmuls and convolutions, float32 (the roof's)
+    left out."""
+    types = [
+        str(var.aval.dtype)
+        for _, eqn in _ir.walk(jaxpr)
+        if eqn.primitive.name in ("dot_general", "conv_general_dilated")
+        for var in eqn.invars
+    ]
+    return tuple(t for t in dict.fromkeys(types) if t != "float32")
