@@ -5,7 +5,9 @@ the backward pass reads) less the inputs and arrays `f` closes over, read from a
 FLOPs are those of `grad(f)`'s jaxpr (what JAX asks for, recomputation included) and of
 the compiled program: XLA may merge a recomputed forward pass back into the first one
 (on a CPU it does for a small loss checkpointed whole), undoing the trade. XLA's memory
-analysis adds the compiled temporary buffers where the backend gives one.
+analysis adds the compiled temporary buffers where the backend gives one. With sharded
+arguments the residuals and the jaxpr's FLOPs are global (its shapes are), the compiled
+FLOPs and temporary bytes one device's: the report labels each.
 """
 
 from __future__ import annotations
@@ -22,11 +24,17 @@ from jaxtour._number_words import si
 from jaxtour._plot import Plot, figure
 from jaxtour._report import Report, Reported, Table
 from jaxtour.cost import _notes
+from jaxtour.cost._grad_args import bound, check_floating, floating, python_scalars
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build
 
 POLICIES = (DEFAULT, "dots_saveable", "nothing_saveable")
+SHARDED = (
+    "Sharded over {devices} devices: the residuals and the jaxpr's FLOPs are global "
+    "(the jaxpr's shapes are), the compiled FLOPs and temporary bytes one device's; "
+    "the two FLOP columns are not comparable."
+)
 NO_MEMORY = (
     "XLA gives no memory_analysis() on {backend}: temporary buffers are not "
     "shown; the residual bytes come from jax.vjp and hold on every backend."
@@ -44,6 +52,7 @@ class Policy(NamedTuple):
     temp_bytes: float | None  # None: the backend gives no memory analysis
     not_counted: tuple[str, ...] = ()  # what both FLOP figures leave out (lower bounds)
     conds: int = 0  # conds: each counts its costliest branch (an upper bound)
+    devices: int = 1  # >1: the compiled figures are one device's share of this many
 
 
 @dataclass
@@ -83,7 +92,14 @@ class GradMemory(Reported):
             notes.append(_notes.not_counted(left))
         if any(p.conds for p in self.policies):
             notes.append(_notes.COND)
+        if self.devices > 1:
+            notes.append(SHARDED.format(devices=self.devices))
         return notes
+
+    @property
+    def devices(self) -> int:
+        """How many devices the compiled gradient is split over (1: not sharded)."""
+        return max((p.devices for p in self.policies), default=1)
 
     def report(self) -> Report:
         """A row per policy: residuals, FLOPs (jaxpr and compiled), temporary bytes."""
@@ -99,8 +115,12 @@ class GradMemory(Reported):
             for p in self.policies
         ]
         head = ["policy", "residuals", "arrays", "FLOPs", "compiled FLOPs", "temp"]
+        if self.devices > 1:  # the jaxpr's shapes are global, the compiled ones a share
+            head = ["policy", "residuals (global)", "arrays", "FLOPs (global)"]
+            head += ["compiled FLOPs (per device)", "temp (per device)"]
+        where = f", {self.devices} devices" if self.devices > 1 else ""
         return Report(
-            f"Memory of grad({self.name}) on {self.backend}",
+            f"Memory of grad({self.name}) on {self.backend}{where}",
             tables=[Table(head, rows, align="lrrrrr")],
             notes=self.notes(),
         )
@@ -192,13 +212,13 @@ def grad_memory(
         names = _ir.arg_names(f, len(args))
         nums = _ir.resolve_argnums(given, len(args), who, statics.positions(len(args)))
         statics.check_values(args, kwargs, who, names)
-        _check_floating(args, nums, names)
-        fixed = statics.positions(len(args)) | _python_scalars(args, nums)
+        check_floating(args, nums, names)
+        fixed = statics.positions(len(args)) | python_scalars(args, nums)
         # keyword arguments go to f as they are, never differentiated, as in jax.grad
         keyed = functools.partial(loss, **kwargs) if kwargs else loss
-        bound, args, nums = _bound(keyed, args, fixed, nums)
+        bound_f, args, nums = bound(keyed, args, fixed, nums)
         part = _ir.split(args, {})
-        g = _ir.bind(bound, part)
+        g = _ir.bind(bound_f, part)
         out = jax.eval_shape(g, *part.args)
         if getattr(out, "shape", None) != ():
             raise TypeError(
@@ -212,7 +232,7 @@ def grad_memory(
                 )
             )
         own = _has_checkpoint(g, part.args)
-        h, h_args, h_nums = _floating(g, part.args, nums)
+        h, h_args, h_nums = floating(g, part.args, nums)
         return GradMemory(
             _ir.function_name(f),
             jax.default_backend(),
@@ -236,92 +256,6 @@ def _first_output(f: Callable) -> Callable:
         return out[0]
 
     return loss
-
-
-def _python_scalars(args: tuple, nums: tuple[int, ...]) -> frozenset[int]:
-    """Arguments outside `nums` that are Python ints or bools: `jax.grad` passes them
-    on as they are, so they are bound, not traced."""
-    return frozenset(
-        i for i, a in enumerate(args) if i not in nums and isinstance(a, int)
-    )
-
-
-def _bound(
-    f: Callable, args: tuple, fixed: frozenset[int], nums: tuple[int, ...]
-) -> tuple[Callable, tuple, tuple[int, ...]]:
-    """`f` with the arguments at `fixed` bound, its other arguments, and `nums`
-    renumbered among them (the same bound values give the same function: warm)."""
-    if not fixed:
-        return f, args, nums
-    kept = [i for i in range(len(args)) if i not in fixed]
-    values = tuple((i, args[i]) for i in sorted(fixed))
-    try:
-        g = _bind(f, values, len(args))
-    except TypeError:  # f itself unhashable
-        g = _bind.__wrapped__(f, values, len(args))
-    return g, tuple(args[i] for i in kept), tuple(kept.index(i) for i in nums)
-
-
-@functools.lru_cache(maxsize=32)
-def _bind(f: Callable, values: tuple, nargs: int) -> Callable:
-    bound = dict(values)
-
-    @functools.wraps(f)
-    def g(*dynamic: Any) -> Any:
-        rest = iter(dynamic)
-        return f(*(bound[i] if i in bound else next(rest) for i in range(nargs)))
-
-    del g.__wrapped__  # its signature is the dynamic arguments', not f's
-    return g
-
-
-def _check_floating(args: tuple, nums: tuple[int, ...], names: list[str]) -> None:
-    """Some leaf of the differentiated arguments must be floating, as `jax.grad` asks:
-    integer leaves alone would give an empty report, not an error."""
-    leaves = [leaf for i in nums for leaf in jax.tree.leaves(args[i])]
-    if not any(_ir.is_differentiable(leaf) for leaf in leaves):
-        which = ", ".join(f"{i} (`{names[i]}`)" for i in nums)
-        shapes = [leaf for leaf in leaves if isinstance(leaf, jax.ShapeDtypeStruct)]
-        if shapes:  # a shape without values: jax.grad takes none
-            raise TypeError(
-                f"grad_memory cannot differentiate with respect to argument {which}: "
-                f"it holds a ShapeDtypeStruct ({_ir.type_str(shapes[0])}), a shape "
-                "without values, and jax.grad differentiates arrays. Pass an array of "
-                "that shape: jnp.zeros(s.shape, s.dtype)."
-            )
-        raise TypeError(
-            f"grad_memory cannot differentiate with respect to argument {which}: it "
-            "holds no floating-point values, and gradients need floating-point inputs "
-            "(as in jax.grad). Pass 1.0 rather than 1, or x.astype(jnp.float32)."
-        )
-
-
-def _floating(g: Callable, args: tuple, nums: tuple) -> tuple[Callable, tuple, tuple]:
-    """`g` differentiated in the floating leaves of `args[nums]` only, as `nnx.grad`
-    and `eqx.filter_grad` take a model with integer leaves (an NNX `Rngs` counter)."""
-    leaves, tree = jax.tree.flatten(tuple(args[i] for i in nums))
-    take = [k for k, leaf in enumerate(leaves) if _ir.is_differentiable(leaf)]
-    if len(take) == len(leaves):
-        return g, args, nums
-    try:
-        h = _floating_fn(g, tree, tuple(take), nums)
-    except TypeError:  # an unhashable g: a fresh function (no warm cache)
-        h = _floating_fn.__wrapped__(g, tree, tuple(take), nums)
-    return h, ([leaves[k] for k in take], *args), (0,)
-
-
-@functools.lru_cache(maxsize=32)
-def _floating_fn(g: Callable, tree: Any, take: tuple, nums: tuple) -> Callable:
-    def h(diff: list, *full: Any) -> Any:
-        fixed = jax.tree.leaves(tuple(full[i] for i in nums))
-        for k, value in zip(take, diff, strict=True):
-            fixed[k] = value
-        rebuilt = list(full)
-        for i, value in zip(nums, jax.tree.unflatten(tree, fixed), strict=True):
-            rebuilt[i] = value
-        return g(*rebuilt)
-
-    return h
 
 
 def _has_checkpoint(g: Callable, args: tuple) -> bool:
@@ -397,4 +331,5 @@ def _measure(
         _temp_bytes(compiled),
         tuple(table.not_counted),
         table.conds,
+        table.devices,
     )
