@@ -135,6 +135,8 @@ COND = (
 # the kit does not trace a gap to its op (XLA gives one total, not a figure per op).
 FLOP_GAPS = {
     "convolution": "a convolution (XLA leaves out multiply-adds on padded positions)",
+    "convert": "a type conversion (XLA counts a FLOP per element converted, the kit "
+    "none: it moves data)",
     "reduce": "a reduction (XLA counts each op of its combining computation per "
     "element: a comparator is several)",
     "reduce-window": "a windowed reduction (the same, per window)",
