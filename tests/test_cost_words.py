@@ -14,7 +14,7 @@ A, B = jnp.ones((4, 3)), jnp.ones((3, 2))  # 2 * 4 * 2 * 3 = 48 FLOPs, 48 + 24 +
 
 def test_one_equation_and_one_op_are_singular():
     assert repr(cost_table(matmul)(A, B)) == (
-        "CostTable('matmul': 1 equation, 1 compiled op, 48FLOP, 104 B, 0.462 FLOP/B)"
+        "CostTable('matmul': 1 equation, 1 compiled op, 48 FLOP, 104 B, 0.462 FLOP/B)"
     )
     assert repr(fusion_traffic(matmul)(A, B)) == (
         "FusionTraffic('matmul': 1 equation moves 104 B; 1 compiled op moves 104 B, "
@@ -29,3 +29,10 @@ def test_several_are_plural():
     table = cost_table(two)(A, B)
     assert repr(table).startswith("CostTable('two': 3 equations, ")
     assert "FusionTraffic('two': 3 equations move " in repr(fusion_traffic(two)(A, B))
+
+
+def test_flops_take_a_space_before_their_unit_as_bytes_do():
+    big = cost_table(matmul)(jnp.ones((16, 8)), jnp.ones((8, 8)))  # 2 * 16 * 8 * 8
+    assert ", 2.05 kFLOP, " in repr(big)
+    assert ", 48 FLOP, " in repr(cost_table(matmul)(A, B))
+    assert "0 FLOP, 0 B" in repr(cost_table(lambda: None)())

@@ -180,7 +180,7 @@ class CostTable(Reported):
         left = f"; {self.uncounted}" if self.uncounted else ""
         return (
             f"CostTable({self.name!r}: {plural(len(self.equations), 'equation')}, "
-            f"{plural(len(self.ops), 'compiled op')}, {si(self.flops)}FLOP, "
+            f"{plural(len(self.ops), 'compiled op')}, {si(self.flops, 'FLOP')}, "
             f"{si(self.bytes, 'B')}, {self.intensity:.3g} FLOP/B{where}{left})"
         )
 
