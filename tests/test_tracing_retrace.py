@@ -103,6 +103,22 @@ def test_leaves_that_change_alike_are_one_cause_against_the_closest_call():
             "structure",
             "`x` was a dict with keys a, now a dict with keys a, b",
         ),
+        # where the summary reads alike before and after, both treedefs (JAX's
+        # jax_explain_cache_misses names the path: [0][0]['b'])
+        (
+            {"a": 1.0, "b": None},
+            {"a": 1.0, "b": 2.0},
+            "structure",
+            "`x` changed pytree structure: PyTreeDef({'a': *, 'b': None}) → "
+            "PyTreeDef({'a': *, 'b': *})",
+        ),
+        (
+            {"a": {"p": 1.0}},
+            {"a": {"q": 1.0}},
+            "structure",
+            "`x` changed pytree structure: PyTreeDef({'a': {'p': *}}) → "
+            "PyTreeDef({'a': {'q': *}})",
+        ),
     ],
 )
 def test_each_traced_argument_cause_is_named(first, second, kind, words):

@@ -204,7 +204,7 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
     causes = [
         Cause(
             "structure",
-            f"`{name}` was {old_s}, now {new_s}",
+            _structure_words(name, old_s, new_s, old_t, new_t),
             "pass one array (jnp.asarray) instead of a list of numbers, or keep "
             "the structure fixed",
         )
@@ -250,6 +250,14 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
         if a.path in olds:
             causes += static_causes(a, olds[a.path])
     return causes
+
+
+def _structure_words(name: str, old_s: str, new_s: str, old_t: str, new_t: str) -> str:
+    """A changed pytree structure in words; the two treedefs where the words are
+    alike (a None that became a leaf, a nested dict's keys)."""
+    if old_s == new_s:
+        return f"`{name}` changed pytree structure: {old_t} → {new_t}"
+    return f"`{name}` was {old_s}, now {new_s}"
 
 
 def _dtype(type_: str) -> str:
