@@ -278,3 +278,25 @@ def test_the_mlp_pictures_are_plots_that_jupyter_shows_without_a_global_formatte
     assert plot.title == "3 digits, 1 predicted wrong"
     assert plot._repr_png_().startswith(b"\x89PNG")  # shown through its own repr
     assert len(plot.figure.axes) == 8
+
+
+def test_params_numpy_cannot_name_are_refused_on_save_and_on_load(params, tmp_path):
+    """bfloat16 goes into an .npz as raw bytes (|V2): saving says so before writing,
+    and a file holding raw bytes or text is refused as not params, by name."""
+    half = jax.tree.map(lambda a: a.astype(jnp.bfloat16), params)
+    with pytest.raises(TypeError) as info:
+        save_params(half, tmp_path / "half.npz")
+    assert str(info.value).startswith(
+        "save_params: `hidden1/b` is bfloat16, which an .npz holds only as raw bytes "
+        "(<V2): load_params could not read it back. Cast first:"
+    )
+    assert not list(tmp_path.iterdir())  # nothing written
+    arrays = {
+        f"{k}/{p}": np.asarray(v) for k, ps in half.items() for p, v in ps.items()
+    }
+    np.savez(tmp_path / "raw.npz", **arrays)  # what the old save_params wrote
+    with pytest.raises(ValueError) as info:
+        load_params(tmp_path / "raw.npz")
+    assert str(info.value).startswith(
+        f"{tmp_path / 'raw.npz'} does not hold MLP params: `hidden1/b` is |V2, not numbers"
+    )

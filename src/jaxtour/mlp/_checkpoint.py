@@ -13,9 +13,15 @@ import numpy as np
 from jaxtour._files import write_atomically
 from jaxtour.mlp._model import Params, layer_names
 
+_NUMBERS = "biufc"  # the dtype kinds an .npz names: bool, ints, floats, complex
+
 
 def save_params(params: Params, path: str | os.PathLike) -> Path:
     """Write `params` as an ``.npz`` with keys like ``hidden1/w`` (atomically).
+
+    Raises:
+        TypeError: a leaf's dtype is one NumPy's format cannot name (bfloat16, float8):
+            cast the params to float32 first.
 
     Example:
         >>> import jax, tempfile
@@ -32,6 +38,14 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
         for layer, parts in params.items()
         for part, value in parts.items()
     }
+    for key, value in arrays.items():
+        if value.dtype.kind not in _NUMBERS:  # bfloat16, float8: NumPy has no name
+            raise TypeError(
+                f"save_params: `{key}` is {value.dtype.name}, which an .npz holds only "
+                f"as raw bytes ({value.dtype.str}): load_params could not read it "
+                "back. Cast first: jax.tree.map(lambda a: a.astype(jnp.float32), "
+                "params) (exact for bfloat16 and float8)."
+            )
     buffer = io.BytesIO()
     np.savez(buffer, allow_pickle=False, **arrays)
     path = Path(path)
@@ -60,6 +74,12 @@ def load_params(path: str | os.PathLike) -> Params:
         ) from None
     params: dict[str, dict] = {}
     for key, value in arrays.items():
+        if value.dtype.kind not in _NUMBERS:
+            raise ValueError(
+                f"{path} does not hold MLP params: `{key}` is {value.dtype.str}, not "
+                "numbers (raw bytes are how NumPy stores a bfloat16 array). Cast "
+                "params to float32 before `save_params`, or pass the file it wrote."
+            )
         layer, _, part = key.partition("/")
         params.setdefault(layer, {})[part] = jnp.asarray(value)
     names = layer_names(len(params))
