@@ -858,3 +858,30 @@ def test_a_first_call_inside_an_outer_jit_leaves_the_tracer_test_sound():
         done.stdout.strip()
         == "explain_retraces(<lambda>) holds `n` static, but a tracer came there"
     ), done.stderr
+
+
+def test_an_argument_passed_or_left_out_is_named_however_it_came():
+    """A default argument passed by position, an extra *args item, a keyword dropped:
+    the cause names the argument and which way it went (the old words blamed "a
+    keyword argument" for every one)."""
+
+    def f(x, y=2.0, *rest, **more):
+        return x * y + sum(rest) + sum(more.values())
+
+    g = explain_retraces(f)
+    for args, kwargs in [((1.0,), {}), ((1.0, 2.0), {}), ((1.0, 2.0, 3.0), {})]:
+        g(*args, **kwargs)
+    g(1.0, 2.0, 3.0, z=4.0)
+    g(1.0, 2.0, 3.0)  # a cache hit: the trace of call 3
+    g(1.0, z=4.0)
+    words = [[c.words for c in call.causes] for call in g.calls]
+    head = "the traced arguments are not the same ones: "
+    assert words == [
+        [],
+        [head + "`y` passed now, left out before"],
+        [head + "`args[2]` passed now, left out before"],
+        [head + "`z` passed now, left out before"],
+        [],
+        [head + "`y`, `args[2]` left out now, passed before"],
+    ]
+    assert g.traces == 5

@@ -217,8 +217,7 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
         causes.append(
             Cause(
                 "structure",
-                "the traced arguments are not the same ones "
-                "(a keyword argument added or dropped)",
+                "the traced arguments are not the same ones" + _added(new, old),
                 "call with the same arguments each time",
             )
         )
@@ -250,6 +249,21 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
         if a.path in olds:
             causes += static_causes(a, olds[a.path])
     return causes
+
+
+def _added(new: Signature, old: Signature) -> str:
+    """The traced arguments one call passed and the other left out, in words."""
+    now, was = [t[0] for t in new.trees], [t[0] for t in old.trees]
+    ticked = lambda names: ", ".join(f"`{n}`" for n in names)
+    parts = [
+        f"{ticked(names)} {words}"
+        for names, words in (
+            ([n for n in now if n not in was], "passed now, left out before"),
+            ([n for n in was if n not in now], "left out now, passed before"),
+        )
+        if names
+    ]
+    return f": {'; '.join(parts)}" if parts else ""
 
 
 def _structure_words(name: str, old_s: str, new_s: str, old_t: str, new_t: str) -> str:
