@@ -882,6 +882,27 @@ def test_an_argument_passed_or_left_out_is_named_however_it_came():
         [head + "`args[2]` passed now, left out before"],
         [head + "`z` passed now, left out before"],
         [],
-        [head + "`y`, `args[2]` left out now, passed before"],
+        [head + "`z` passed now, left out before"],  # against call 1, one off
     ]
+    assert [call.compared_with for call in g.calls] == [None, 1, 2, 3, 3, 1]
     assert g.traces == 5
+
+
+def test_the_closest_call_counts_statics_and_leaves_beside_a_structure_change():
+    """Of earlier calls one argument off, the one whose static values and leaves also
+    match is the closest: the cause is then the one difference, not three."""
+
+    def f(x, y=2.0, *, n=1):
+        return x * y * n
+
+    g = explain_retraces(f, static_argnames="n")
+    g(jnp.ones(2))
+    g(jnp.ones(2), 2.0)  # y by position, a weak f32[]
+    g(jnp.ones(2), n=2)
+    g(jnp.ones(2), y=jnp.ones(2))  # 1 and 2 are one off; 1 alone in everything else
+    assert g.traces == 4
+    last = g.calls[-1]
+    assert last.compared_with == 1
+    assert [c.words for c in last.causes] == [
+        "the traced arguments are not the same ones: `y` passed now, left out before"
+    ]

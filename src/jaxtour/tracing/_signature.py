@@ -149,10 +149,11 @@ def _structure(value: Any) -> str:
 
 
 def distance(new: Signature, old: Signature) -> tuple[int, int]:
-    """How far `old` is from `new`: (arguments whose pytree structure changed, the
-    attributes that changed: each leaf's dtype, shape and weak type, each static
-    field). `jax_explain_cache_misses` counts differing leaves; counting attributes
-    too, a leaf that changed dtype and shape is further than one that changed dtype.
+    """How far `old` is from `new`: (arguments whose pytree structure changed or that
+    one call passed and the other did not, the attributes that changed: each leaf's
+    dtype, shape and weak type where the leaves line up, each static field).
+    `jax_explain_cache_misses` counts differing leaves; counting attributes too, a
+    leaf that changed dtype and shape is further than one that changed dtype.
 
     Example:
         >>> a = Signature((), (Leaf("x", "f32[5,8]", False),), ())
@@ -164,23 +165,25 @@ def distance(new: Signature, old: Signature) -> tuple[int, int]:
         n_t != o_t
         for (_, _, n_t), (_, _, o_t) in zip(new.trees, old.trees, strict=False)
     )
-    trees += [t[0] for t in new.trees] != [t[0] for t in old.trees]
+    now, was = [t[0] for t in new.trees], [t[0] for t in old.trees]
+    trees += len(set(now) ^ set(was)) or now != was  # each argument passed or not
     trees += len(_moved(new, old))
     trees += sum(a != b for a, b in zip(new.context, old.context, strict=False))
-    if trees or len(new.leaves) != len(old.leaves):
-        return max(trees, 1), 0
-    attrs = sum(
+    statics = 0  # of two calls that differ in structure alike, the one whose
+    olds = {st.path: st for st in old.statics}  # statics differ less is closer
+    for st in new.statics:
+        if st.path in olds and static_cause(st, olds[st.path]) is not None:
+            statics += max(len(changed_fields(st, olds[st.path]) or [st]), 1)
+    if len(new.leaves) != len(old.leaves):
+        return max(trees, 1), statics
+    attrs = statics + sum(
         (_dtype(a.type) != _dtype(b.type))
         + (_shape(a.type) != _shape(b.type))
         + (a.weak != b.weak)
         + (a.sharding != b.sharding)
         for a, b in zip(new.leaves, old.leaves, strict=True)
     )
-    olds = {st.path: st for st in old.statics}
-    for st in new.statics:
-        if st.path in olds and static_cause(st, olds[st.path]) is not None:
-            attrs += max(len(changed_fields(st, olds[st.path]) or [st]), 1)
-    return 0, attrs
+    return trees, attrs
 
 
 def closest(new: Signature, earlier: Sequence[Signature]) -> int | None:
