@@ -248,3 +248,19 @@ def test_a_step_s_tooltip_is_its_line_as_written_whatever_backslashes_it_holds()
     first = inspect.getsourcelines(continued)[1]
     assert f"test_tracing_steps.py:{first + 1} (continued) y = jnp.sin(x) + \\" in tips
     assert f"test_tracing_steps.py:{first + 2} (continued) jnp.cos(x)" in tips
+
+
+def test_outputs_the_jaxpr_holds_as_literals_are_arrays_as_jit_returns():
+    """`lambda x: (3.0, 2, ...)` returns literals of the jaxpr: outputs gives the
+    arrays jit gives (dtype, weak type), not JAX's literal types NumPy reads as 64-bit."""
+
+    def f(x):
+        return 3.0, 2, jnp.float32(2.0), x
+
+    x = jnp.ones(3)
+    got, want = step_through(f)(x).outputs, jax.jit(f)(x)
+    assert all(isinstance(leaf, jax.Array) for leaf in got)
+    assert [jax.typeof(leaf) for leaf in got] == [jax.typeof(leaf) for leaf in want]
+    assert [np.asarray(leaf).dtype for leaf in got] == [np.float32, np.int32] + [
+        np.float32
+    ] * 2

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 from jaxtour import _ir, _options
 from jaxtour._diagram import Diagram
@@ -123,7 +124,12 @@ class Steps:
         """`f`'s results as `f` returns them (None when the run stopped early)."""
         if self.run.stopped is not None:
             return None
-        return jax.tree.unflatten(self.out_tree, self.run.outputs)
+        # an output the jaxpr holds as a literal (`lambda x: 3.0`) comes out of it as
+        # JAX's own literal type, which NumPy reads as float64: an array, as from jit
+        outputs = [
+            x if isinstance(x, jax.Array) else jnp.asarray(x) for x in self.run.outputs
+        ]
+        return jax.tree.unflatten(self.out_tree, outputs)
 
     def diagram(
         self,
