@@ -48,6 +48,36 @@ def test_elementwise_chain_and_reduction():
     assert table.flops == table.xla.get("flops", table.flops) >= 3 * n - 1
 
 
+def test_a_reduction_over_an_empty_axis_and_a_conv_with_no_features_cost_nothing():
+    # n values to 1 take n - 1 additions; none to 1 take none, not -1
+    table = cost_table(lambda x: x.sum(-1))(jnp.ones((3, 0)))
+    assert _eqn_flops(table, "reduce_sum") == 0
+    x, w = jnp.ones((1, 3, 8, 8)), jnp.ones((0, 3, 3, 3))  # no output features
+    table = cost_table(lambda x, w: jax.lax.conv(x, w, (1, 1), "SAME"))(x, w)
+    assert _eqn_flops(table, "conv_general_dilated") == 0
+
+
+EMPTY_REDUCE = """HloModule m, entry_computation_layout={(f32[3,0]{1,0})->f32[3]{0}}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main (x: f32[3,0]) -> f32[3] {
+  %x = f32[3,0]{1,0} parameter(0)
+  %zero = f32[] constant(0)
+  ROOT %r = f32[3]{0} reduce(%x, %zero), dimensions={1}, to_apply=%add
+}
+"""
+
+
+def test_a_compiled_reduce_of_nothing_costs_nothing():
+    [(op, count)] = _ir.hlo_counts(_ir.parse_hlo(EMPTY_REDUCE))
+    assert (op.opcode, count.flops) == ("reduce", 0)
+
+
 def test_scan_body_counts_once_per_iteration():
     def f(x):
         return jax.lax.scan(lambda c, _: (c * 2.0, None), x, None, length=7)[0]

@@ -92,15 +92,16 @@ def eqn_count(eqn: Any) -> Count:
         flops = 2 * out * math.prod(lhs[d] for d in contract)
     elif name == "conv_general_dilated":
         rhs, spec = eqn.invars[1].aval, eqn.params["dimension_numbers"].rhs_spec
-        flops = 2 * out * _size(rhs) / rhs.shape[spec[0]]
+        features = rhs.shape[spec[0]]  # none: an empty output, no work
+        flops = 2 * out * _size(rhs) / features if features else 0
     elif name in TRANSCENDENTAL:
         return Count(0, out, read, written)
     elif name in ARITHMETIC:
         flops = out
     elif name in REDUCTIONS:
-        flops = _size(eqn.invars[0].aval) - (
-            out if name.startswith(("reduce", "arg")) else 0
-        )
+        # n elements into one take n - 1 steps; an empty axis takes none
+        kept = out if name.startswith(("reduce", "arg")) else 0
+        flops = max(_size(eqn.invars[0].aval) - kept, 0)
     elif name in MOVES:
         flops = 0
     elif name in COLLECTIVE_SUMS:

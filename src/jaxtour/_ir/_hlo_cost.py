@@ -94,13 +94,14 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
         labels = re.search(r"dim_labels=\w+_(\w+)->", op.attrs)
         if kernel and labels:
             shape = kernel[0][1]
-            flops = 2 * out * math.prod(shape) / shape[labels[1].index("o")]
+            features = shape[labels[1].index("o")]  # none: an empty output
+            flops = 2 * out * math.prod(shape) / features if features else 0
     elif op.opcode in HLO_TRANSCENDENTAL:
         return Count(0, out, 0, 0)
     elif op.opcode in HLO_ARITHMETIC:
         flops = out
     elif op.opcode == "reduce":
-        flops = _elements(types.get(op.operands[0], "")) - out
+        flops = max(_elements(types.get(op.operands[0], "")) - out, 0)
     elif op.opcode == "reduce-window":
         window = re.search(r"size=([\dx]+)", op.attrs)
         flops = (
