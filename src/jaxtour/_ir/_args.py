@@ -24,7 +24,7 @@ def check_callable(f: Any, who: str) -> None:
             f"Pass the function itself, then call the result with example arguments: "
             f"{who}(loss)(params, batch)."
         )
-    if isinstance(f, np.ufunc):  # jax.jit takes one and crashes on it
+    if isinstance(f, np.ufunc):  # jax.jit takes one, then fails on every call
         twin = f"jnp.{f.__name__}" if hasattr(jnp, f.__name__) else "its jax.numpy twin"
         raise TypeError(
             f"{who} cannot trace np.{f.__name__}: it is a NumPy ufunc, which computes on "
