@@ -394,3 +394,27 @@ def test_a_planted_violation_is_named(tmp_path, planted, expected):
         files["mlp/__init__.py"] += "from jaxtour.data import load\n"
     found = violations(_plant(tmp_path, files | planted))
     assert expected in found
+
+
+def _internal_uses(tree: ast.AST) -> list[str]:
+    """`jax._src…`/`jax.core…` as imported or reached as an attribute (`jax.core.Tracer`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append(node.module or "")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            found.append(f"{node.value.id}.{node.attr}")
+    return [n for n in found if n.startswith(("jax._src", "jax.core"))]
+
+
+def test_no_module_reaches_into_jax_internals():
+    """Public JAX only, in every room: jax._src and jax.core change between releases."""
+    assert _internal_uses(ast.parse("import jax\nx = jax.core.Tracer")) == ["jax.core"]
+    breaches = [
+        f"{path.relative_to(SRC)}: {name}"
+        for path in sorted((SRC / "jaxtour").rglob("*.py"))
+        for name in _internal_uses(ast.parse(path.read_text()))
+    ]
+    assert breaches == []

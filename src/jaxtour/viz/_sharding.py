@@ -111,7 +111,7 @@ def blocks_of(sharding: Any, shape: tuple[int, ...]) -> list[Block]:
 
 
 def _check_array(x: Any) -> Any:
-    if isinstance(x, jax.core.Tracer):
+    if _ir.is_tracer(x):
         raise TypeError(
             "draw_sharding got a tracer: inside jax.jit (or another transformation) an "
             "array is not laid out on devices yet. Draw a concrete array outside it, "
