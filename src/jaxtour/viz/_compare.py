@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxtour import _ir, _number_words, _palette
-from jaxtour._number_words import plural
+from jaxtour import _ir, _palette
+from jaxtour._number_words import plural, si
 from jaxtour._report import Report, Reported, Table
 
 WHO = "compare_stages"
@@ -198,9 +198,7 @@ class StageComparison(Reported):
             "output_bytes": "B outputs",
         }
         return ", ".join(
-            _number_words.si(self.figures[k], v)
-            for k, v in names.items()
-            if k in self.figures
+            si(self.figures[k], v) for k, v in names.items() if k in self.figures
         )
 
     def report(self) -> Report:
