@@ -1,5 +1,6 @@
 """compare_stages: op counts before/after XLA, fusions with what they absorbed, both reprs."""
 
+import collections
 import inspect
 import re
 import sys
@@ -164,3 +165,75 @@ def test_counts_of_one_read_as_english():
     assert text.startswith("What XLA did to <lambda>: jaxpr 1 equation -> StableHLO ")
     assert "1 fusion holding 1 op," in text
     assert not re.search(r"\b1 (equations|ops|StableHLO ops)\b", text + repr(c))
+
+
+# A GPU's Triton GEMM fusion can hold fusions of its own (its operands' converts): the
+# program runs the outer fusion as one kernel, so it is one fusion, holding what its
+# nested fusions hold. (A CPU nests no fusions, so this is written as XLA writes it.)
+NESTED = """\
+HloModule jit_f, entry_computation_layout={(f32[8,8]{1,0})->bf16[8,8]{1,0}}
+
+%fused_convert (p0: f32[8,8]) -> bf16[8,8] {
+  %p0 = f32[8,8]{1,0} parameter(0)
+  %n = f32[8,8]{1,0} negate(%p0)
+  ROOT %c = bf16[8,8]{1,0} convert(%n)
+}
+
+%gemm_fusion_dot_computation (p1: f32[8,8]) -> bf16[8,8] {
+  %p1 = f32[8,8]{1,0} parameter(0)
+  %i = bf16[8,8]{1,0} fusion(%p1), kind=kCustom, calls=%fused_convert
+  ROOT %d = bf16[8,8]{1,0} dot(%i, %i), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+%fused_exp (p2: bf16[8,8]) -> bf16[8,8] {
+  %p2 = bf16[8,8]{1,0} parameter(0)
+  ROOT %e = bf16[8,8]{1,0} exponential(%p2)
+}
+
+ENTRY %main (x: f32[8,8]) -> bf16[8,8] {
+  %x = f32[8,8]{1,0} parameter(0)
+  %gemm = bf16[8,8]{1,0} fusion(%x), kind=kCustom, calls=%gemm_fusion_dot_computation
+  ROOT %out = bf16[8,8]{1,0} fusion(%gemm), kind=kLoop, calls=%fused_exp
+}
+"""
+
+
+def _without_fusions(counts):
+    """Op counts less the fusion ops themselves: what the program computes."""
+    return collections.Counter({k: v for k, v in counts.items() if k != "fusion"})
+
+
+def test_a_fusion_nested_in_another_is_part_of_it_not_one_more():
+    from jaxtour import _ir
+
+    module = _ir.parse_hlo(NESTED)
+    assert [op.name for op in module.fusions()] == ["gemm", "out"]
+    c = StageComparison.of("f", "gpu", 3, module, module, {})
+    assert len(c.fusions) == c.compiled["fusion"] == 2
+    assert c.fusions[0].ops == {"negate": 1, "convert": 1, "dot": 1}
+    assert c.fused + _without_fusions(c.compiled) == _without_fusions(
+        module.op_counts()
+    )
+    assert "2 fusions holding 4 ops, and 0 ops left standalone" in c.headline()
+    from jaxtour.viz._hlo import hlo_diagram
+
+    assert hlo_diagram(module, "f").title.endswith(": 2 ops, 2 fusions")
+
+
+def test_a_gpu_program_counts_each_op_once():
+    """The H200's program for `mlp.update` (tests/hlo_texts): fusions as its entry runs
+    them, and every op inside one of them or standalone, never both."""
+    from pathlib import Path
+
+    from jaxtour import _ir
+
+    text = (Path(__file__).parent / "hlo_texts" / "h200_mlp_update.txt").read_text()
+    module = _ir.parse_hlo(text)
+    entry = text[text.index("\nENTRY") :]
+    entry = entry[: entry.index("\n}")]
+    c = StageComparison.of("update", "gpu", 0, module, module, {})
+    assert len(c.fusions) == len(re.findall(r"\sfusion\(", entry)) == 26
+    assert c.fused + _without_fusions(c.compiled) == _without_fusions(
+        module.op_counts()
+    )
+    assert {f.kind for f in c.fusions} >= {"loop", "custom"}

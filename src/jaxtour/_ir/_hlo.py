@@ -129,9 +129,19 @@ class HloModule:
                 ) and called.computation in self.computations:
                     self._count(called.computation, counts, fused)
 
-    def fusions(self) -> list[HloOp]:
-        """The fusion ops reachable from the entry, in program order."""
-        return [op for _, op in self.walk() if op.opcode == "fusion"]
+    def fusions(self, name: str | None = None) -> list[HloOp]:
+        """The fusions the program runs, in program order: those reachable from the
+        entry (through loops, branches and calls) that no other fusion holds. A GPU's
+        fusion can nest others (a Triton GEMM's operands); they are part of it."""
+        found = []
+        for op in self.computations[name or self.entry].ops:
+            if op.opcode == "fusion":
+                found.append(op)
+                continue
+            for called in op.called:
+                if called.computation in self.computations:
+                    found += self.fusions(called.computation)
+        return found
 
 
 def _balanced(text: str, start: int) -> int:

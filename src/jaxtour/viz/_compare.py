@@ -252,8 +252,8 @@ def _fusion(module: _ir.HloModule, op: _ir.HloOp) -> Fusion:
         for call in op.called
         if call.computation in module.computations
         for _, o in module.walk(call.computation)
-        if o.opcode not in _ir.BOOKKEEPING
-    ]
+        if o.opcode not in _ir.BOOKKEEPING and o.opcode != "fusion"
+    ]  # a fusion nested in this one (GPU) is counted by what it holds
     primitives = list(dict.fromkeys(o.primitive for o in inner if o.primitive))
     lines = list({o.source[:2]: o.source for o in inner if o.source}.values())
     return Fusion(
