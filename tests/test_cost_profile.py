@@ -12,6 +12,7 @@ argument leaves against one that pays for 1, timed between two of the other's.
 
 import dataclasses
 import inspect
+import math
 import statistics
 import time
 
@@ -480,3 +481,59 @@ def test_a_conds_rate_is_an_upper_bound_and_says_so():
     assert cond.kind == "conditional" and cond.flops == 2 * 2 * 64**3  # the cube's
     assert any(note.startswith(f"{cond.op}: a cond;") for note in p.notes())
     assert "an upper bound of what ran" in str(p) and "≤ " in str(p)
+
+
+def _unnamed_calls(gap_inside, ops_of=lambda call: ("a", "b")):
+    """Three calls of ops a and b as a GPU's device lane records them: no run id, each
+    call's ops `gap_inside` µs apart, calls 100 µs apart."""
+    events, start = [], 0.0
+    for call in range(3):
+        for op in ops_of(call):
+            events.append(_event(op, "", start, 10 * (call + 1)))
+            start += 10 * (call + 1) + gap_inside
+        start += 100
+    return events
+
+
+def test_calls_a_trace_does_not_name_are_told_apart_by_their_idle_gaps():
+    line = per_call(_unnamed_calls(2.0), calls=3)
+    assert line.calls == 3
+    assert line.seconds == {"a": pytest.approx(20e-6), "b": pytest.approx(20e-6)}
+    assert line.between_seconds == pytest.approx(2e-6)
+    # run ids, where a trace has them, are what tells calls apart
+    assert per_call(_unnamed_calls(2.0)).calls == 1
+
+
+def test_calls_that_cannot_be_told_apart_share_their_total_and_say_so():
+    events = _unnamed_calls(2.0, ops_of=lambda call: ("a", "b") if call else ("a",))
+    line = per_call(events, calls=3)
+    assert line.calls == 3 and math.isnan(line.between_seconds)
+    assert line.seconds == {
+        "a": pytest.approx(60e-6 / 3),
+        "b": pytest.approx(50e-6 / 3),
+    }
+    timeline = Timeline({"add": 1e-3}, 1e-3, 0.0, math.nan, 3)
+    row = OpTime("add", 1e-3, 1.0, ("f.py:1",), ("add",), "add", 8.0, 96.0)
+    p = Profile("f", "gpu", [row], timeline, Walls(2e-3, 2.1e-3, 1e-4), None)
+    assert "between ops" not in p.parts() and "nan" not in str(p)
+    assert "The time between ops is not measured: the trace does not say" in str(p)
+
+
+def test_a_gpu_program_is_timed_without_cuda_graphs(monkeypatch):
+    from jaxtour.cost import _profile
+
+    class Lowered:
+        def compile(self, compiler_options=None):
+            return compiler_options
+
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert _profile.compile_to_time(Lowered()) == {"xla_gpu_enable_command_buffer": ""}
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    assert _profile.compile_to_time(Lowered()) is None
+
+
+def test_a_cuda_graph_timed_as_one_row_is_named_in_the_notes():
+    row = OpTime("command_buffer_1", 1e-3, 1.0, (), (), "", None, None)
+    timeline = Timeline({"command_buffer_1": 1e-3}, 1e-3, 0.0, 0.0, 5)
+    p = Profile("f", "gpu", [row], timeline, Walls(2e-3, 2.1e-3, 1e-4), None)
+    assert "command_buffer_1: ops XLA ran as one CUDA graph" in str(p)

@@ -96,7 +96,8 @@ class Profile(ProfileView):
         overlap_seconds: op time that ran at the same moment as other ops (several
             threads), per call: `busy_seconds` is the summed time less this.
         between_ops_seconds: time inside the executable's run when no op ran (gaps
-            between consecutive ops on its own timeline), per call.
+            between consecutive ops on its own timeline), per call; NaN where the
+            trace cannot tell the calls apart.
         calls: how many calls the trace recorded.
         module: the parsed compiled HLO (what `draw()` draws).
     """
@@ -129,6 +130,10 @@ def profile(
     static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., Profile]:
     """As `jax.profiler.trace` around `jax.jit(f)(*args)`, but read for you, op by op.
+
+    On a GPU the program is compiled without CUDA graphs (XLA's command buffers), which
+    the profiler would record as one event each: every op then launches on its own, and
+    the wall is that program's.
 
     Args:
         f: the function to time; it is traced and compiled once with `jax.jit`.
@@ -171,7 +176,7 @@ def profile(
         key = _signature(args, kwargs, statics.positions(len(args)))
         traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
         if key not in compiled_for:
-            compiled = traced.lower().compile()
+            compiled = compile_to_time(traced.lower())
             module = _ir.parse_hlo(compiled.as_text())
             jaxpr = _ir.unwrap_jit(traced.jaxpr).jaxpr
             compiled_for[key] = (compiled, module, _ir.hlo_trips(module, jaxpr))
@@ -196,6 +201,25 @@ def profile(
     return measure
 
 
+# A GPU runs runs of kernels as CUDA graphs ("command buffers"), which the profiler
+# records as one event each: a program compiled without them shows every op.
+UNGRAPHED = {"xla_gpu_enable_command_buffer": ""}
+
+
+def compile_to_time(lowered: Any) -> Any:
+    """`lowered` compiled to be timed op by op: on a GPU without CUDA graphs (each op
+    then launches alone, as the profiler must see it; the ops' own times are the
+    same), elsewhere as `jax.jit` compiles it."""
+    import jax
+
+    if jax.default_backend() != "gpu":
+        return lowered.compile()
+    try:
+        return lowered.compile(compiler_options=UNGRAPHED)
+    except Exception:  # an XLA without the option: graphs stay, and a row says so
+        return lowered.compile()
+
+
 def measured_ops(
     run: Callable[[], Any],
     module: Any,
@@ -209,7 +233,7 @@ def measured_ops(
     `devices` (`devices_of`) runs each op once per device: its times are one device's,
     as its compiled FLOPs and bytes are."""
     events, profiled = _timeline.record(run, calls)
-    found = _timeline.per_call(_timeline.op_events(events, module.name))
+    found = _timeline.per_call(_timeline.op_events(events, module.name), calls)
     timeline = found.per_device(devices)
     rows = op_rows(module, timeline.seconds, timeline.op_seconds, loops)
     return rows, (timeline, profiled)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from jaxtour import _style
@@ -59,12 +60,14 @@ class ProfileView(Reported):
         return self.wall_seconds - sum(self.parts().values())
 
     def parts(self) -> dict[str, float]:
-        """The wall's measured parts per call: busy ops, between ops, dispatch."""
-        return {
+        """The wall's measured parts per call: busy ops, between ops, dispatch (the
+        time between ops is left out where the trace could not measure it)."""
+        parts = {
             "ops": self.busy_seconds,
             "between ops": self.between_ops_seconds,
             "dispatch": self.dispatch_seconds,
         }
+        return {k: v for k, v in parts.items() if not math.isnan(v)}
 
     def notes(self) -> list[str]:
         """Where the wall time went, in measured figures, and how far to trust them."""
@@ -78,6 +81,13 @@ class ProfileView(Reported):
             return notes
         notes.append(_parts_note(self))
         notes += _count_notes(self.rows)
+        graphs = [r.op for r in self.rows if r.op.startswith("command_buffer")]
+        if graphs:
+            notes.append(
+                f"{', '.join(graphs)}: ops XLA ran as one CUDA graph (a command "
+                "buffer), timed as one; this XLA compiled them so despite "
+                "xla_gpu_enable_command_buffer being cleared."
+            )
         if self.devices > 1:
             notes.append(
                 f"Each op ran on each of {self.devices} devices: its time is one "
@@ -241,9 +251,15 @@ def _parts_note(view: ProfileView) -> str:
         "separate measurements (ops and the time between them under the profiler, "
         "dispatch on a twin call, the wall with neither), each with its own spread."
     )
+    unmeasured = (
+        " The time between ops is not measured: the trace does not say which call "
+        "each op ran in, so each op's time is its total over the calls, shared equally."
+        if math.isnan(view.between_ops_seconds)
+        else ""
+    )
     return (
         f"Of the wall, measured: {parts} (dispatch: a jitted call of the same "
-        f"arguments doing no work); {tail}"
+        f"arguments doing no work); {tail}{unmeasured}"
     )
 
 

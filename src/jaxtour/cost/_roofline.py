@@ -13,7 +13,7 @@ from jaxtour._wait import run_interruptibly
 from jaxtour.cost import _notes
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
-from jaxtour.cost._profile import measured_ops
+from jaxtour.cost._profile import compile_to_time, measured_ops
 from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
@@ -313,7 +313,8 @@ def draw_roofline(
         traced, part = _ir.trace_split(
             f, args, kwargs, "draw_roofline", statics.nums, statics.names
         )
-        compiled = traced.lower().compile()
+        lowered = traced.lower()
+        compiled = compile_to_time(lowered) if measured else lowered.compile()
         table = build(_ir.function_name(f), traced, compiled)
         dynamic, dynamic_kw = part.dynamic()
         run = lambda: compiled(*dynamic, **dynamic_kw)

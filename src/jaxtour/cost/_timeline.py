@@ -15,11 +15,13 @@ time).
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import math
 import statistics
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +143,8 @@ class Timeline:
         op_seconds: those medians summed.
         overlap_seconds: op time that ran beside other ops (several lanes), the median.
         between_seconds: time inside a call (its first op's start to its last op's end)
-            when no op ran: the executable's idle time between ops, the median.
+            when no op ran: the executable's idle time between ops, the median; NaN
+            when the trace does not say which call an op ran in (see `per_call`).
         calls: how many calls the events hold.
         devices: how many devices ran each call; with more than one, every figure is
             one device's: the devices' summed time over their count (see `per_device`).
@@ -174,9 +177,18 @@ class Timeline:
         return Timeline(each, ops, overlap, self.between_seconds, self.calls, devices)
 
 
-def per_call(events: list[OpEvent]) -> Timeline:
-    """The `Timeline` of `events`: each call is one `run` id."""
+def per_call(events: list[OpEvent], calls: int | None = None) -> Timeline:
+    """The `Timeline` of `events`, recorded over `calls` calls: each call is one `run`
+    id. A trace whose lanes name no call (a GPU's device lanes carry no run id) is cut
+    into calls at its `calls - 1` longest stretches with no op running, and kept so
+    only when every call then ran the same ops; else each op's time is its total over
+    the calls, shared equally, and the time between ops is unknown (NaN)."""
     runs = _by(events, lambda e: e.run)
+    if calls and len(runs) == 1 < calls:
+        cut = _cut_into_calls(events, calls)
+        if cut is None:
+            return _shared(events, calls)
+        runs = cut
     by_op: dict[str, list[float]] = defaultdict(list)
     overlaps, betweens = [], []
     for run_events in runs.values():
@@ -199,6 +211,36 @@ def per_call(events: list[OpEvent]) -> Timeline:
         statistics.median(betweens),
         len(runs),
     )
+
+
+def _cut_into_calls(events: list[OpEvent], calls: int) -> dict | None:
+    """`events` (one stretch of `calls` calls) cut at their `calls - 1` longest idle
+    gaps, or None when there are fewer gaps or the calls then ran different ops."""
+    ordered = sorted(events, key=lambda e: e.start)
+    gaps, reach = [], float("-inf")
+    for i, event in enumerate(ordered):
+        if i and event.start > reach:
+            gaps.append((event.start - reach, i))
+        reach = max(reach, _end(event))
+    if len(gaps) < calls - 1:
+        return None
+    cuts = sorted(i for _, i in sorted(gaps, reverse=True)[: calls - 1])
+    bounds = [0, *cuts, len(ordered)]
+    groups = {
+        str(k): ordered[a:b] for k, (a, b) in enumerate(itertools.pairwise(bounds))
+    }
+    ops = [Counter(e.op for e in group) for group in groups.values()]
+    return groups if all(o == ops[0] for o in ops) else None
+
+
+def _shared(events: list[OpEvent], calls: int) -> Timeline:
+    """The timeline of `calls` calls no trace tells apart: totals over the calls,
+    shared equally; no time between ops (NaN) since no call's span is known."""
+    own: dict[str, float] = defaultdict(float)
+    for event, seconds in exclusive(events):
+        own[event.op] += seconds * 1e-6 / calls
+    overlap = max(sum(own.values()) - _union(events) * 1e-6 / calls, 0.0)
+    return Timeline(dict(own), sum(own.values()), overlap, math.nan, calls)
 
 
 def _span(events: list[OpEvent]) -> float:
