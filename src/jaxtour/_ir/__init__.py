@@ -52,7 +52,7 @@ from jaxtour._ir._hlo import (
     parse_hlo,
     split_top,
 )
-from jaxtour._ir._hlo_cost import hlo_bytes, hlo_counts, trips_of
+from jaxtour._ir._hlo_cost import hlo_bytes, hlo_counts, trips_of, uncountable
 from jaxtour._ir._hlo_nodes import hlo_nodes, module_attrs
 from jaxtour._ir._inputs import used_inputs
 from jaxtour._ir._jaxpr import (
@@ -181,6 +181,7 @@ __all__ = [
     "tracer",
     "trips_of",
     "type_str",
+    "uncountable",
     "unwrap_call",
     "unwrap_jit",
     "used_inputs",

@@ -52,6 +52,7 @@ class HloOp:
     target: str = ""  # custom-call target
     index: int | None = None  # which element a get-tuple-element takes
     attrs: str = ""  # the text after the operands (dims, window), metadata dropped
+    config: str = ""  # a custom call's backend_config (a cuBLAS GEMM's dimensions)
     literal: str = ""  # a constant's value as written: `2`, `{1, 2}`, `dense<2.0>`
     trip_count: int | None = None  # a while's, when XLA annotates known_trip_count
     frames: tuple = ()  # the call stack its location holds: `Frame`s, outermost first
@@ -239,6 +240,8 @@ def _hlo_op(
     op.attrs = rest.split("metadata={")[0]
     op.fusion_kind = attr(rest, r"\bkind=(k\w+)")
     op.target = attr(rest, r'custom_call_target="([^"]*)"')
+    if op.target:
+        op.config = attr(rest, r"backend_config=(\{.*\})")
     if opcode == "while" and (trips := attr(rest, r'"known_trip_count":\{"n":"(\d+)"')):
         op.trip_count = int(trips)
     if opcode == "get-tuple-element":

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from jaxtour._ir._cost import Count, fft_flops, names
-from jaxtour._ir._hlo import BOOKKEEPING, HloComputation, HloModule, HloOp
+from jaxtour._ir._hlo import BOOKKEEPING, HloComputation, HloModule, HloOp, attr
 from jaxtour._ir._loops import Loop
 
 _DTYPE_BYTES = {
@@ -89,13 +89,10 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
         if lhs and dims:
             shape = lhs[0][1]
             flops = 2 * out * math.prod(shape[int(d)] for d in dims[1].split(",") if d)
-    elif op.opcode == "convolution":
-        kernel = hlo_arrays(types.get(op.operands[1], ""))
-        labels = re.search(r"dim_labels=\w+_(\w+)->", op.attrs)
-        if kernel and labels:
-            shape = kernel[0][1]
-            features = shape[labels[1].index("o")]  # none: an empty output
-            flops = 2 * out * math.prod(shape) / features if features else 0
+    elif op.opcode == "convolution" or op.target.startswith(CUDNN_CONVOLUTIONS):
+        flops = _convolution(op, types)
+    elif op.target.startswith(CUBLAS_GEMMS):
+        flops = _gemm(op, types)
     elif op.opcode in HLO_TRANSCENDENTAL:
         return Count(0, out, 0, 0)
     elif op.opcode in HLO_ARITHMETIC:
@@ -119,6 +116,65 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
     elif op.opcode in HLO_MOVES:
         flops = 0
     return Count(flops, 0, 0, 0)
+
+
+# A GPU's library kernels for dots and convolutions: custom calls that keep the op's
+# dimensions (a GEMM's in its backend_config, a convolution's as attributes), with a
+# scratch buffer as a second output.
+CUBLAS_GEMMS = ("__cublas$gemm", "__cublas$lt$matmul")
+CUDNN_CONVOLUTIONS = ("__cudnn$conv",)
+
+
+def _first_elements(type_text: str) -> int:
+    """Elements of an op's result, the first array of a tuple (a library call's
+    second is its scratch space)."""
+    arrays = hlo_arrays(type_text)
+    return math.prod(arrays[0][1]) if arrays else 0
+
+
+def _convolution(op: HloOp, types: dict[str, str]) -> float | None:
+    kernel = hlo_arrays(types.get(op.operands[1], "")) if len(op.operands) > 1 else []
+    labels = re.search(r"dim_labels=\w+_(\w+)->", op.attrs)
+    if not (kernel and labels):
+        return None
+    shape = kernel[0][1]
+    features = shape[labels[1].index("o")]  # none: an empty output
+    out = _first_elements(op.type)
+    return 2 * out * math.prod(shape) / features if features else 0
+
+
+def _gemm(op: HloOp, types: dict[str, str]) -> float | None:
+    """A cuBLAS GEMM: 2 FLOPs per output element per contracted element, and one per
+    output element for each elementwise epilogue it applies (a bias, a ReLU)."""
+    lhs = hlo_arrays(types.get(op.operands[0], "")) if op.operands else []
+    dims = re.search(r'"lhs_contracting_dimensions":\[([^\]]*)\]', op.config)
+    if not (lhs and dims):
+        return None
+    shape = lhs[0][1]
+    contracted = math.prod(shape[int(d)] for d in re.findall(r"\d+", dims[1]))
+    out = _first_elements(op.type)
+    epilogue = attr(op.config, r'"epilogue":"(\w+)"')
+    extra = sum(step in epilogue for step in ("BIAS", "RELU"))
+    return 2 * out * contracted + extra * out
+
+
+def uncountable(module: HloModule, op: HloOp) -> list[str]:
+    """The ops inside `op` (itself, when it calls nothing) whose FLOPs the rules do
+    not know: what a fusion that cannot be counted holds that makes it so."""
+    if not op.called:
+        return [op.name]
+    found = []
+    for called in op.called:
+        computation = module.computations.get(called.computation)
+        if computation is None:
+            return [op.name]
+        types = {o.name: o.type for o in computation.ops}
+        for inner in computation.ops:
+            if inner.called:
+                found += uncountable(module, inner)
+            elif hlo_op_count(inner, types).flops is None:
+                found.append(inner.name)
+    return found or [op.name]
 
 
 def hlo_counts(
@@ -180,9 +236,13 @@ def _read(module: HloModule, op: HloOp, i: int, types: dict[str, str]) -> float:
 
 
 def _written(module: HloModule, op: HloOp, types: dict[str, str]) -> float:
-    """Bytes op writes: its result, or only the update a dynamic-update-slice makes."""
+    """Bytes op writes: its result, or only the update a dynamic-update-slice makes,
+    or a library kernel's result without its scratch space."""
     if op.opcode == "dynamic-update-slice":
         return hlo_bytes(types.get(op.operands[1], ""))
+    if op.target.startswith(CUBLAS_GEMMS + CUDNN_CONVOLUTIONS):
+        arrays = hlo_arrays(op.type)[:1]
+        return sum(_DTYPE_BYTES.get(t, 1) * math.prod(shape) for t, shape in arrays)
     fused = _fused(module, op)
     if fused is None:
         return hlo_bytes(op.type)

@@ -22,6 +22,8 @@ class Row:
     transcendentals: float
     bytes: float
     kind: str = ""  # a compiled op's opcode ("custom-call", "fusion"); "" for equations
+    # a compiled op the rules cannot count: the ops inside it that make it so
+    uncountable: tuple[str, ...] = ()
 
     @property
     def intensity(self) -> float | None:
@@ -92,7 +94,9 @@ class CostTable(Reported):
     def uncounted(self) -> str:
         """The compiled ops the rules cannot count and what XLA says they cost
         ("" when every op is counted): every total that leaves them out says so."""
-        names = [r.name for r in self.ops if r.flops is None]
+        names = [
+            n for r in self.ops if r.flops is None for n in r.uncountable or [r.name]
+        ]
         library = [r.name for r in self.ops if r.kind == "custom-call"]
         return _notes.uncounted(
             names, self.once.get("flops", self.flops), self.xla.get("flops"), library

@@ -102,6 +102,7 @@ def build(
             count.transcendentals,
             count.bytes,
             op.opcode,
+            tuple(_ir.uncountable(module, op)) if count.flops is None else (),
         )
         for op, count in _ir.hlo_counts(module, loops)
     ]
