@@ -281,3 +281,24 @@ def test_flops_the_rules_cannot_count_are_named_never_a_silent_zero():
     (note,) = [n for n in report.notes() if n.startswith(NOT_COUNTED.capitalize())]
     assert "totals are lower bounds" in note and note in str(report)
     assert all(name in note for name in unknown)
+
+
+def test_a_policy_built_by_a_class_jax_exports_is_named_as_its_factory(monkeypatch):
+    """Some JAX releases export the class a factory builds (SaveOnlyTheseNames) beside
+    the factory (save_only_these_names): the name is the factory's, as you called it."""
+    from dataclasses import dataclass
+
+    from jaxtour.cost import _policies
+
+    @dataclass(frozen=True)
+    class SaveOnlyTheseNames:
+        names: frozenset
+
+        def __call__(self, *args, **params):
+            return False
+
+    monkeypatch.setattr(
+        jax.checkpoint_policies, "SaveOnlyTheseNames", SaveOnlyTheseNames, raising=False
+    )
+    built = SaveOnlyTheseNames(frozenset({"h"}))
+    assert _policies._policy_name(built) == "save_only_these_names(…)"

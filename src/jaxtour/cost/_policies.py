@@ -63,14 +63,18 @@ def _policy_name(policy: Any) -> str:
         if getattr(jax.checkpoint_policies, name) is policy:
             return name
         if getattr(jax.checkpoint_policies, name) is type(policy):  # a built object
-            return f"{name}(…)"
+            return f"{_snake(name)}(…)"  # named as the factory you call
     outer = getattr(policy, "__qualname__", "").split(".<locals>.")
     if len(outer) > 1:
         return f"{outer[0]}(…)"
     if hasattr(policy, "__name__"):
         return policy.__name__
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", type(policy).__name__).lower()
-    return f"{snake}(…)"  # SaveOnlyTheseNames(...) -> save_only_these_names(…)
+    return f"{_snake(type(policy).__name__)}(…)"
+
+
+def _snake(name: str) -> str:
+    """SaveOnlyTheseNames -> save_only_these_names (a snake_case name is kept)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def wrap(f: Callable, policy: Any) -> Callable:
