@@ -29,7 +29,9 @@ def _primals_and_tangents(name):
 
 
 @pytest.mark.parametrize("name", JVP_NAMES)
-def test_draw_jvp_shows_jax_jvp_and_jvp_agrees_with_finite_differences(name):
+def test_draw_jvp_shows_jax_jvp_and_jvp_agrees_with_finite_differences(
+    name, full_float32
+):
     g, diff, tangents, argnums = _primals_and_tangents(name)
     graph = jvp_graph(g)(diff, tangents)
     out, out_dot = jax.jvp(g, diff, tangents)

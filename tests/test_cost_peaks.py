@@ -25,10 +25,21 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.fixture
 def measured(monkeypatch):
-    """Replace the micro-benchmarks with a counter returning FAKE."""
+    """Replace the micro-benchmarks with a counter returning FAKE's figures, for the
+    default device (whichever it is: the cache is keyed by it)."""
     calls = []
-    monkeypatch.setattr(_peaks, "measure", lambda device: calls.append(device) or FAKE)
+    mine = Peaks(_this_device(), FAKE.flops_per_s, FAKE.bytes_per_s)
+    monkeypatch.setattr(_peaks, "measure", lambda device: calls.append(device) or mine)
     return calls
+
+
+def _this_device() -> str:
+    return _peaks.device_key(jax.devices()[0])
+
+
+def _fake() -> Peaks:
+    """FAKE's figures, as the default device's."""
+    return Peaks(_this_device(), FAKE.flops_per_s, FAKE.bytes_per_s)
 
 
 def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
@@ -40,10 +51,10 @@ def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
 
 
 def test_peaks_are_measured_once_then_cached(cache, measured, monkeypatch):
-    assert device_peaks() == FAKE and len(measured) == 1
-    assert device_peaks() == FAKE and len(measured) == 1  # memory
+    assert device_peaks() == _fake() and len(measured) == 1
+    assert device_peaks() == _fake() and len(measured) == 1  # memory
     monkeypatch.setattr(_peaks, "_MEMORY", {})
-    assert device_peaks() == FAKE and len(measured) == 1  # disk
+    assert device_peaks() == _fake() and len(measured) == 1  # disk
     stored = json.loads((cache / "peaks.json").read_text())
     assert stored[_peaks.device_key(jax.devices()[0])]["flops_per_s"] == 50e9
     device_peaks(refresh=True)
@@ -55,19 +66,20 @@ def test_peaks_are_measured_once_then_cached(cache, measured, monkeypatch):
     [
         "{not json",
         "[1, 2]",
-        '{"cpu:cpu": {"flops": 1}}',
-        '{"cpu:cpu": {"flops_per_s": 0, "bytes_per_s": 1e9}}',
-        '{"cpu:cpu": {"flops_per_s": NaN, "bytes_per_s": 1e9}}',
-        '{"cpu:cpu": {"flops_per_s": 1e9, "bytes_per_s": -5}}',
+        '{"KEY": {"flops": 1}}',
+        '{"KEY": {"flops_per_s": 0, "bytes_per_s": 1e9}}',
+        '{"KEY": {"flops_per_s": NaN, "bytes_per_s": 1e9}}',
+        '{"KEY": {"flops_per_s": 1e9, "bytes_per_s": -5}}',
     ],
 )
 def test_corrupt_cache_is_measured_again_and_rewritten(cache, measured, text):
-    (cache / "peaks.json").write_text(text)
+    (cache / "peaks.json").write_text(text.replace("KEY", _this_device()))
     with pytest.warns(UserWarning, match="measuring again") as caught:
-        assert device_peaks() == FAKE and len(measured) == 1
+        assert device_peaks() == _fake() and len(measured) == 1
     assert str(cache / "peaks.json") in str(caught[0].message)
     assert (
-        json.loads((cache / "peaks.json").read_text())["cpu:cpu"]["bytes_per_s"] == 10e9
+        json.loads((cache / "peaks.json").read_text())[_this_device()]["bytes_per_s"]
+        == 10e9
     )
 
 
@@ -196,8 +208,8 @@ def test_an_unwritable_cache_warns_and_keeps_the_peaks_in_memory(
     monkeypatch.setattr(_peaks, "_MEMORY", {})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert device_peaks() == FAKE
+        assert device_peaks() == _fake()
     # one warning, the true one: there is no cache to read, and none can be written
     [warning] = caught
     assert str(warning.message).startswith("device_peaks could not write its cache ")
-    assert device_peaks() == FAKE and len(measured) == 1  # from memory
+    assert device_peaks() == _fake() and len(measured) == 1  # from memory

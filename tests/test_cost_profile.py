@@ -179,7 +179,9 @@ def test_two_matmuls_of_very_different_sizes_rank_in_order():
 def test_draw_colours_the_slowest_op_deepest(heavy):
     d = heavy.draw()
     assert isinstance(d, Diagram) and d.counts[0] == len(heavy.rows)
-    assert d.title.startswith("Where the time went: heavy_and_light on cpu")
+    assert d.title.startswith(
+        f"Where the time went: heavy_and_light on {jax.default_backend()}"
+    )
     assert f'fillcolor="{HEAT[-1]}"' in d.source or f"fillcolor={HEAT[-1]}" in d.source
     assert d.svg().startswith("<?xml")
 
@@ -187,7 +189,9 @@ def test_draw_colours_the_slowest_op_deepest(heavy):
 def test_text_and_html_views_list_every_op(heavy):
     text, html = str(heavy), heavy._repr_html_()
     assert all(r.op in text and r.op in html for r in heavy.rows)
-    assert repr(heavy).startswith("Profile('heavy_and_light' on cpu: ")
+    assert repr(heavy).startswith(
+        f"Profile('heavy_and_light' on {jax.default_backend()}: "
+    )
 
 
 def test_a_loop_body_counts_to_its_loop():
