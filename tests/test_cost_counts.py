@@ -222,6 +222,9 @@ def test_fusion_traffic_within_a_percent_reads_about_as_many_never_1x():
     traffic = fusion_traffic(pair, static_argnames="n")(x, n=3)
     # by hand: the mul reads and writes x (2 * 2048 B), the sum reads x, writes 4 B
     assert traffic.unfused_bytes == 2 * x.nbytes + x.nbytes + 4
+    if traffic.ops == 1:  # a GPU fuses both outputs into one op, reading x once
+        assert traffic.fused_bytes == x.nbytes + x.nbytes + 4
+        pytest.skip("this backend fuses the pair: no 'about as many' to read")
     gap = traffic.fused_bytes - traffic.unfused_bytes
     assert 0 < abs(gap) <= 0.01 * traffic.unfused_bytes  # the compiled ops: a few B
     assert traffic.verdict.startswith(
