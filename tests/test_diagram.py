@@ -206,3 +206,29 @@ def test_a_layout_graphviz_cannot_route_is_drawn_with_straight_edges(monkeypatch
     monkeypatch.setattr(_render, "_render_system", broken)
     with pytest.raises(ValueError, match="syntax error"):
         _render._render_cached("digraph h {\n}\n", "svg", "system")
+
+
+def test_every_result_saves_to_a_path_under_home_as_a_shell_reads_it(
+    tmp_path, monkeypatch
+):
+    """`~/x.svg` is the home folder's x.svg, not a folder named "~" in the current one."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtour import mlp
+    from jaxtour.viz import compare_stages, draw_jaxpr
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert draw_jaxpr(jnp.sin)(1.0).save("~/x.svg") == tmp_path / "home" / "x.svg"
+    assert compare_stages(jnp.sin)(1.0).save("~/c.txt") == tmp_path / "home" / "c.txt"
+    params = mlp.init_params(jax.random.key(0))
+    mlp.save_params(params, "~/p.npz")
+    assert mlp.load_params("~/p.npz")["output"]["w"].shape == (256, 10)
+    assert sorted(p.name for p in (tmp_path / "home").iterdir()) == [
+        "c.txt",
+        "p.npz",
+        "x.svg",
+    ]
+    assert not (tmp_path / "~").exists()

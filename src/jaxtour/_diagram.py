@@ -131,7 +131,7 @@ class Diagram:
             ValueError: the suffix is not one of the formats above.
             RendererUnavailableError: no renderer here can produce that format.
         """
-        path = Path(path)
+        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in ("svg", "dot", "gv", "png", "pdf", "html"):
             raise ValueError(

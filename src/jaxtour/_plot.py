@@ -47,7 +47,7 @@ class Plot:
         Raises:
             ValueError: the suffix is none of those.
         """
-        path = Path(path)
+        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in FORMATS:
             raise ValueError(

@@ -96,7 +96,7 @@ class Report:
         Raises:
             ValueError: the suffix is none of those three.
         """
-        path = Path(path)
+        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
         suffix = path.suffix.lower()
         if suffix not in SUFFIXES:
             raise ValueError(

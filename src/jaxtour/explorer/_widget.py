@@ -262,7 +262,7 @@ class Explorer(widgets.VBox):
         """
         from jaxtour._files import write_atomically
 
-        path = Path(path)
+        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
         if path.suffix.lower() != ".html":
             raise ValueError(
                 f"Cannot save the explorer as {path.name!r}: it writes a page, "

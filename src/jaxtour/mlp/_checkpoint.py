@@ -48,7 +48,7 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
             )
     buffer = io.BytesIO()
     np.savez(buffer, allow_pickle=False, **arrays)
-    path = Path(path)
+    path = Path(path).expanduser()  # "~/params.npz" as a shell reads it
     write_atomically(path, buffer.getvalue())
     return path
 
@@ -61,6 +61,7 @@ def load_params(path: str | os.PathLike) -> Params:
         ValueError: the file does not hold MLP params: not an ``.npz`` archive (or a
             truncated one), other keys, or layers whose shapes do not chain.
     """
+    path = Path(path).expanduser()
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}

@@ -302,7 +302,7 @@ class ProgramDiff(Reported):
         Raises:
             ValueError: the suffix is none of those.
         """
-        path = Path(path)
+        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
         if path.suffix.lower() != ".html":
             return self.report().save(path, who=type(self).__name__)
         page = _diff_draw.page(self.report(), _diff_draw.drawings(self))
