@@ -232,3 +232,25 @@ def test_every_result_saves_to_a_path_under_home_as_a_shell_reads_it(
         "x.svg",
     ]
     assert not (tmp_path / "~").exists()
+
+
+def test_a_big_picture_with_no_renderer_is_still_drawn_and_says_why_on_show(
+    no_system_dot, monkeypatch
+):
+    """A picture too big for one screen is laid out to be folded; with no renderer to
+    lay it out, it is drawn unfolded, and its DOT source stands, as a small one's does."""
+    import jax
+
+    from jaxtour import mlp
+    from jaxtour.viz import draw_hlo, draw_jaxpr
+
+    monkeypatch.setenv(_render.RENDERER_VARIABLE, "system")
+    params = mlp.init_params(jax.random.key(0))
+    x, y = mlp.example_batch(8)
+    for draw in (draw_jaxpr, draw_hlo):
+        d = draw(mlp.update)(params, x, y)
+        assert d.source.startswith("digraph") and d.counts[0] > 20
+        with pytest.raises(
+            _render.RendererUnavailableError, match="no `dot` is on PATH"
+        ):
+            d.svg()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxtour._code_groups import Group
+from jaxtour._render import RendererUnavailableError
 
 # The largest side a picture may have at its defaults, in CSS pixels.
 MAX_PX = 5000
@@ -61,7 +62,8 @@ def fit(
     while True:
         diagram = draw(budget)
         tries += 1
-        if max_px is None or budget <= 8 or max(diagram.size_px) <= max_px:
+        size = _measured(diagram)
+        if max_px is None or budget <= 8 or size is None or max(size) <= max_px:
             return capped(diagram, max_px) if cap else diagram, tries
         if diagram.counts == before:  # folding further changes nothing
             return capped(diagram, max_px) if cap else diagram, tries
@@ -76,10 +78,19 @@ def turned(draw: Callable[[str], Any], rankdir: str, first: Any) -> Any:
     """`first` if it fits `MAX_PX` both ways and is no long thin strip, else the
     picture drawn the other way round too (`draw(rankdir)`: top-down for
     left-right), whichever has the smaller longest side, `capped`."""
-    if not _over(first):
+    if _measured(first) is None or not _over(first):
         return first
     other = draw(_FLIP[rankdir])
     return capped(other if max(other.size_px) < max(first.size_px) else first)
+
+
+def _measured(diagram: Any) -> tuple[float, float] | None:
+    """The picture's size in pixels, or None with no renderer to lay it out (it is
+    drawn as it is: its DOT source stands, and showing it says what is missing)."""
+    try:
+        return diagram.size_px
+    except RendererUnavailableError:
+        return None
 
 
 def _over(diagram: Any) -> bool:
@@ -94,10 +105,8 @@ def capped(diagram: Any, max_px: int | None = MAX_PX) -> Any:
     over `max_px` after every fold: a promise of `max_px` is kept to the pixel."""
     if max_px is None:
         return diagram
-    try:
-        if max(diagram.size_px) <= max_px:
-            return diagram
-    except Exception:  # no renderer to measure with: nothing to scale
+    size = _measured(diagram)
+    if size is None or max(size) <= max_px:  # no renderer: nothing to scale by
         return diagram
     inches = max_px * 0.75 / 72 * 0.995  # px -> pt -> inch, a hair under for rounding
     source = diagram.source
