@@ -845,3 +845,18 @@ def test_the_tour_keeps_its_decks_when_the_browser_cannot_print(
     assert not list((tmp_path / "slides").glob("*.pdf")) and not any(
         p.suffix == ".pdf" for p in written
     )
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [[], [new_markdown_cell("   ")], [new_code_cell("")]],
+    ids=["no cells", "blank markdown", "empty code"],
+)
+def test_a_lesson_with_nothing_to_show_is_refused_not_made_a_blank_deck(
+    tmp_path, cells
+):
+    lesson = tmp_path / "empty.ipynb"
+    nbformat.write(new_notebook(cells=cells), lesson)
+    with pytest.raises(SlidesError, match=r"^empty.ipynb shows nothing on a slide"):
+        build_slides([lesson], tmp_path / "slides", ASSETS)
+    assert not (tmp_path / "slides" / "empty.html").exists()
