@@ -50,6 +50,12 @@ LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 # The one lesson the installed wheel executes: the shortest, which imports the kit in a
 # kernel and shows a Diagram (its deck holds an SVG): 2 s of cells, lesson 01's took 11.
 ONE_LESSON = "00_setup"
+
+# A picture of the user's own, beside their lesson.
+PICTURE = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">'
+    '<rect width="40" height="20" fill="teal"/></svg>'
+)
 # What `python -m build --sdist --no-isolation` does: pyproject's backend's PEP 517 hook.
 BUILD_SDIST = """import importlib, sys, tomllib
 with open("pyproject.toml", "rb") as f:
@@ -351,6 +357,13 @@ def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
     one = full["work"] / "one"
     one.mkdir()
     shutil.copy(full["work"] / "mine" / f"{ONE_LESSON}.py", one)
+    # the user's own picture beside the lesson, which its deck must embed
+    (one / "figures").mkdir()
+    (one / "figures" / "mine.svg").write_text(PICTURE)
+    with open(one / f"{ONE_LESSON}.py", "a", encoding="utf-8") as lesson:
+        lesson.write(
+            "\n# %% [markdown]\n# ## My picture\n# ![mine](figures/mine.svg)\n"
+        )
     tour = ("jaxtour", "tour", "--notebooks", "one", "--only", "notebooks")
     first = _ok(run(*tour, "--only", "slides", JAXTOUR_QUICK="1", timeout=900))
     assert f"executed {ONE_LESSON}.py in" in first.stdout
@@ -362,7 +375,9 @@ def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
         "index.html",
     ]
     assert ONE_LESSON in (slides / "index.html").read_text()
-    assert "<svg" in (slides / f"{ONE_LESSON}.html").read_text()  # executed: outputs
+    deck = (slides / f"{ONE_LESSON}.html").read_text()
+    assert "<svg" in deck  # executed: outputs
+    assert "figures/mine.svg" not in deck and "data:image/svg+xml" in deck  # embedded
     # running again is safe: the lesson comes from its cache, the same files
     again = _ok(run(*tour, JAXTOUR_QUICK="1"))
     assert f"{ONE_LESSON}.py: unchanged since" in again.stdout
@@ -370,5 +385,7 @@ def test_quick_tour_from_an_empty_folder_runs_from_the_wheel(full):
     assert sorted(p.name for p in (build / "notebooks").iterdir()) == [
         f"{ONE_LESSON}.html",
         f"{ONE_LESSON}.ipynb",
+        "figures",
     ]
+    assert (build / "notebooks" / "figures" / "mine.svg").read_text() == PICTURE
     assert not list(build.rglob("*.part"))

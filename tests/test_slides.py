@@ -860,3 +860,28 @@ def test_a_lesson_with_nothing_to_show_is_refused_not_made_a_blank_deck(
     with pytest.raises(SlidesError, match=r"^empty.ipynb shows nothing on a slide"):
         build_slides([lesson], tmp_path / "slides", ASSETS)
     assert not (tmp_path / "slides" / "empty.html").exists()
+
+
+def test_a_lessons_local_pictures_are_the_files_its_markdown_shows_from_its_folder(
+    tmp_path,
+):
+    from jaxtour.lesson import local_pictures
+
+    folder = tmp_path / "course"
+    (folder / "figures").mkdir(parents=True)
+    for name in ("a.png", "b.svg", "c.png"):
+        (folder / "figures" / name).write_bytes(b"picture")
+    (tmp_path / "secret.png").write_bytes(b"not the lesson's")
+    (folder / "figures" / "out.png").symlink_to(tmp_path / "secret.png")
+    lesson = folder / "01_mine.py"
+    lesson.write_text(
+        "# %% [markdown]\n"
+        "# # Mine\n"
+        '# ![a graph](figures/a.png "title") and <img src="figures/b.svg" width=200>\n'
+        "# ![again](figures/a.png) ![gone](figures/none.png)\n"
+        "# ![up](../secret.png) ![link](figures/out.png) ![abs](/etc/hosts)\n"
+        "# ![web](https://example.org/x.png) ![data](data:image/png;base64,AAAA)\n"
+        "# %%\n"
+        "x = '![not markdown](figures/c.png)'\n"
+    )
+    assert local_pictures(lesson) == [Path("figures/a.png"), Path("figures/b.svg")]

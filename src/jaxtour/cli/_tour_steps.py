@@ -10,7 +10,7 @@ from tqdm.auto import tqdm
 
 from jaxtour import lesson
 from jaxtour._diagram import Diagram
-from jaxtour._files import write_atomically
+from jaxtour._files import copy_atomically, write_atomically
 from jaxtour.autodiff import GALLERY as AUTODIFF_GALLERY
 from jaxtour.mlp import GALLERY as MLP_GALLERY
 from jaxtour.viz import GALLERY as VIZ_GALLERY
@@ -75,5 +75,10 @@ def execute_notebooks(build_dir: Path, notebooks: Path | None = None) -> list[Pa
         for path in run:
             target = build_dir / "notebooks" / path.name
             write_atomically(target, path.read_bytes())
+            written.append(target)
+        # the pictures its markdown shows from files beside it, at the same places
+        for picture in lesson.local_pictures(source):
+            target = build_dir / "notebooks" / picture
+            copy_atomically(source.parent / picture, target)
             written.append(target)
     return written

@@ -11,6 +11,7 @@ import copy
 import functools
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,28 @@ def copy_sources(dest: Path) -> list[Path]:
         write_atomically(dest / source.name, source.read_bytes())
         written.append(dest / source.name)
     return written
+
+
+# A picture a markdown cell shows from a file: ![alt](path "title") or <img src="path">.
+_PICTURES = re.compile(
+    r"!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img\b[^>]*\bsrc\s*=\s*[\"']([^\"']+)", re.IGNORECASE
+)
+
+
+def local_pictures(source: Path) -> list[Path]:
+    """The files in `source`'s folder that its markdown cells show, relative to it: what
+    must sit beside an executed copy of the lesson for its deck and page to show them.
+    A remote or absolute address, or a path out of the folder, is not one of them."""
+    folder = Path(source).parent.resolve()
+    found: dict[Path, None] = {}
+    for cell in read(source).cells:
+        if cell.cell_type != "markdown":
+            continue
+        for match in _PICTURES.finditer(str(cell.source)):
+            url = (match[1] or match[2]).split("#")[0].split("?")[0]
+            if not url or ":" in url or url.startswith(("/", "\\")):
+                continue  # remote, data:, or absolute
+            path = (folder / url).resolve()
+            if path.is_file() and path.is_relative_to(folder):
+                found[path.relative_to(folder)] = None
+    return list(found)
