@@ -76,3 +76,17 @@ def test_the_tours_html_export_shows_the_picture_not_an_empty_widget_box(tmp_pat
     text = html.read_text()
     assert "jaxpr of cubic: 7 equations" in _static_block(text)
     assert "application/vnd.jupyter.widget-state+json" not in text
+
+
+def test_a_saved_page_opens_on_the_view_the_panel_shows(tmp_path):
+    panel = explore()
+    panel.view.value = "jaxpr text"
+    page = panel.save(tmp_path / "panel.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    opened = re.findall(
+        r"<section class='jt-view on' data-view='\d+' title='([^']+)'", page
+    )
+    assert opened == ["jaxpr text"]
+    assert page.count("<section class='jt-view") == len(panel.view.options)
+    with pytest.raises(ValueError, match=r"^Cannot save the explorer as 'panel.svg'"):
+        panel.save(tmp_path / "panel.svg")

@@ -82,12 +82,17 @@ def views(
     )
 
 
-def views_page(request: Callable[[], Request], label: str) -> str:
-    """Every view of the composition `request()` asks for, as one page (see module)."""
+def views_page(
+    request: Callable[[], Request],
+    label: str,
+    current: tuple[str, str] | None = None,
+) -> str:
+    """Every view of the composition `request()` asks for, as one page (see module),
+    opening on `current` as `views` does."""
     title = html.escape(f"jaxtour.explore: {label}")
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{title}</title><style>body{{margin:12px}}</style></head><body>"
         f"<h1 style='font:600 16px Helvetica,Arial,sans-serif'>{title}</h1>"
-        f"{views(request, label)}</body></html>\n"
+        f"{views(request, label, current)}</body></html>\n"
     )

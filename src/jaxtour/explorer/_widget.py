@@ -255,7 +255,8 @@ class Explorer(widgets.VBox):
     # --- without a kernel --------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
         """Write every view of what the panel shows (its example and transformations)
-        into one HTML page that needs no kernel and no network; views switch by a click.
+        into one HTML page that needs no kernel and no network, opening on the view
+        shown; views switch by a click.
 
         Raises:
             ValueError: `path` does not end in .html.
@@ -268,7 +269,8 @@ class Explorer(widgets.VBox):
                 f"Cannot save the explorer as {path.name!r}: it writes a page, "
                 "use a .html suffix."
             )
-        write_atomically(path, views_page(self._request, self._safe_label()).encode())
+        page = views_page(self._request, self._safe_label(), self._now())
+        write_atomically(path, page.encode())
         return path
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
