@@ -264,3 +264,47 @@ def test_a_tracer_is_refused_with_where_to_draw_instead():
         ),
     ):
         f(jnp.zeros((8, 4)))
+
+
+def test_past_twelve_devices_each_still_has_a_colour_of_its_own():
+    from jaxtour.viz._sharding import palette
+
+    assert palette(12) == PALETTE and palette(3) == PALETTE[:3]
+    for n in (13, 16, 32, 64, 256):
+        colours = palette(n)
+        assert len(colours) == len(set(colours)) == n
+        for colour in colours:  # light enough for black labels: luminance over 0.6
+            r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+            assert 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6, colour
+
+
+def test_a_zero_size_array_is_drawn_and_said_empty_not_copied():
+    """JAX gives each device an empty [0:0] block: the picture must neither divide by
+    the empty size (it raised ZeroDivisionError) nor call the blocks copies."""
+    reply = run_with_devices(
+        """
+import json
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jaxtour.viz import draw_sharding
+mesh = jax.make_mesh((4, 2), ("x", "y"))
+out = {}
+for shape in ((0, 4), (8, 0), (0,)):
+    spec = P(*("x", "y")[: len(shape)])
+    d = draw_sharding(jax.device_put(jnp.zeros(shape), NamedSharding(mesh, spec)))
+    out[str(shape)] = [d.title, d.source]
+print(json.dumps(out))
+"""
+    )
+    for shape, text in (
+        ("(0, 4)", "f32[0,4]"),
+        ("(8, 0)", "f32[8,0]"),
+        ("(0,)", "f32[0]"),
+    ):
+        title, dot = reply[shape]
+        assert title == f"{text} on 8 devices: no elements, so every block is empty"
+        assert (
+            "no elements: the blocks drawn are empty" in dot and "copies" not in title
+        )
+    d = draw_sharding(jnp.zeros((0, 3)))
+    assert d.title == "f32[0,3] on 1 device: no elements, so every block is empty"

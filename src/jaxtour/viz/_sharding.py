@@ -10,6 +10,7 @@ it) is striped in all their colours. Everything is read from
 
 from __future__ import annotations
 
+import colorsys
 from typing import Any
 
 import jax
@@ -130,12 +131,29 @@ def _check_array(x: Any) -> Any:
 
 def _colours(sharding: Any, devices: dict, colour_by: str) -> dict[int, str]:
     if colour_by == "process":
-        return {i: PALETTE[d.process_index % len(PALETTE)] for i, d in devices.items()}
+        processes = sorted({d.process_index for d in devices.values()})
+        shades = dict(zip(processes, palette(len(processes)), strict=True))
+        return {i: shades[d.process_index] for i, d in devices.items()}
     if colour_by != "device":
         raise ValueError(
             f'`colour_by` must be "device" or "process"; got {colour_by!r}.'
         )
-    return {i: PALETTE[n % len(PALETTE)] for n, i in enumerate(_device_order(sharding))}
+    order = _device_order(sharding)
+    return dict(zip(order, palette(len(order)), strict=True))
+
+
+def palette(n: int) -> tuple[str, ...]:
+    """`n` light colours, all different: `PALETTE`'s first, and past its twelve, `n`
+    hues evenly round the colour wheel (a v5e-16 or a 32-GPU mesh: one each).
+
+    Example:
+        >>> palette(2), len(set(palette(40)))
+        (('#8dd3c7', '#ffffb3'), 40)
+    """
+    if n <= len(PALETTE):
+        return PALETTE[:n]
+    rgb = (colorsys.hsv_to_rgb(k / n, 0.38, 0.97) for k in range(n))
+    return tuple("#" + "".join(f"{round(255 * c):02x}" for c in each) for each in rgb)
 
 
 def _process_text(devices: dict) -> str:
@@ -185,7 +203,9 @@ def _caption(sharding: Any, shape: Any, dtype: Any, blocks: list[Block]) -> str:
                 f"replicated over {names}: each block on "
                 f"{len(blocks[0].devices)} devices"
             )
-    if all(len(b.devices) == 1 for b in blocks):
+    if 0 in shape:
+        lines.append("no elements: the blocks drawn are empty")
+    elif all(len(b.devices) == 1 for b in blocks):
         lines.append("each element lives on exactly one device")
     return "\n".join(lines)
 
@@ -205,6 +225,11 @@ def _dim_text(dim: int, size: int, entry: Any, mesh: Any) -> str:
 
 
 def _title(shape: Any, dtype: Any, blocks: list[Block], n_devices: int) -> str:
+    if 0 in shape:  # JAX gives each device an empty [0:0] block, which no copy holds
+        return (
+            f"{_type_text(shape, dtype)} on {plural(n_devices, 'device')}: no "
+            "elements, so every block is empty"
+        )
     copies = {len(b.devices) for b in blocks}
     each = f" × {copies.pop()} copies" if copies != {1} and len(copies) == 1 else ""
     return (

@@ -67,7 +67,9 @@ def draw_array(
     cols = sorted({b.index[-1:] for b in blocks})
     lead, last = (
         max(1, _volume([(0, n) for n in shape[:-1]])),
-        shape[-1] if shape else 1,
+        max(1, shape[-1])
+        if shape
+        else 1,  # a zero-size array: every block at its least
     )
     widest = max(len(_block_label(b, devices).split("\n")[-1]) for b in blocks)
     min_w = max(MIN_BLOCK[0], 0.11 * widest + 0.2)
