@@ -292,3 +292,17 @@ def test_a_closed_fusion_counts_its_ops_in_english():
     assert inner == 1  # XLA wraps the one sine in a fusion of its own
     labels = op_labels(draw_hlo(jnp.sin, max_depth=0)(jnp.ones(3)))
     assert [label.split("\\n")[2] for label in labels] == ["1 op inside"]
+
+
+@pytest.mark.parametrize("stage", ["stablehlo", "compiled"])
+def test_an_argument_jax_drops_leaves_the_others_named_as_in_the_code(stage):
+    """jit drops an unused argument from the module, so positions no longer match the
+    names: each input keeps its own (StableHLO's loc, compiled HLO's metadata)."""
+
+    def f(unused, params, y):
+        return y * params["w"]
+
+    d = draw_hlo(f, stage=stage)(jnp.ones(3), {"w": jnp.ones(4), "b": jnp.ones(2)}, 1.0)
+    inputs = re.findall(r'label="([^"\\]+)\\n(?:f32|bf16)\[', d.source)
+    assert "unused" not in d.source and not any(n.startswith("%") for n in inputs)
+    assert {"params['w']", "y"} <= set(inputs)

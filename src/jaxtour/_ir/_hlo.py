@@ -89,6 +89,8 @@ class HloComputation:
     ops: list[HloOp] = field(default_factory=list)
     returns: list[str] = field(default_factory=list)
     param_types: list[str] = field(default_factory=list)
+    # a parameter's name in the user's code, where the text gives one (StableHLO's loc)
+    param_names: dict[str, str] = field(default_factory=dict)
 
 
 # Ops that are bookkeeping, not computation: left out of op counts.

@@ -8,7 +8,15 @@ import re
 from dataclasses import dataclass
 
 from jaxtour._ir._frames import Frame
-from jaxtour._ir._hlo import Called, HloComputation, HloModule, HloOp, attr, split_top
+from jaxtour._ir._hlo import (
+    Called,
+    HloComputation,
+    HloModule,
+    HloOp,
+    _unescape,
+    attr,
+    split_top,
+)
 from jaxtour._ir._jaxpr import SourceLine, user_line
 
 # StableHLO (MLIR): `%3 = stablehlo.add %0, %2 : tensor<128x512xf32> loc(#loc83)`
@@ -19,6 +27,7 @@ _MLIR_FUNC = re.compile(rf"^func\.func\s+(?:public\s+|private\s+)?{_SYMBOL}\((.*
 _MLIR_RESULT = re.compile(r"^(%[\w.$\-]+)(?::(\d+))?\s*=\s*")
 _MLIR_VALUE = re.compile(r"%[\w.$\-]+(?:#\d+)?")
 _MLIR_DEF = re.compile(r"(%[\w.$\-]+)(?=:\s|\s=\s)")
+_ARG_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)"\)')
 _MLIR_TENSOR = re.compile(r"tensor<([^<>]*)>|!stablehlo\.token")
 _LOC_DEF = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)$")
 _TRAILING_LOC = re.compile(r"(?:^|\s)loc\((.*)\)$")
@@ -96,6 +105,10 @@ class _MlirParser:
         computation = HloComputation(_symbol(func))
         header = func[3].split(") ->")[0]
         computation.params = _MLIR_DEF.findall(header)
+        for part in split_top(header):
+            name, loc = _MLIR_DEF.search(part), _ARG_LOC.search(part)
+            if name and loc:  # `%arg0: tensor<4xf32> loc("y")`: the argument's name
+                computation.param_names[name[1]] = _unescape(loc[1])
         computation.param_types = [
             _mlir_type(f": {t}")
             for t in re.findall(

@@ -295,7 +295,9 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
         parts.append(_number_words.si(figures["bytes_accessed"], "B accessed"))
     if "temp_bytes" in figures:
         parts.append(_number_words.si(figures["temp_bytes"], "B temp memory"))
-    fused = module.op_counts().total() - module.op_counts(fused=False).total()
+    fused = sum(  # ops inside fusions, nested fusions counted by what they hold
+        n for op, n in module.op_counts().items() if op != "fusion"
+    ) - sum(n for op, n in module.op_counts(fused=False).items() if op != "fusion")
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")
     parts.append("scalar constants (and their broadcasts) not drawn")
@@ -303,5 +305,9 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
 
 
 def _param_name(entry: _ir.HloComputation, param: str, i: int) -> str:
+    """A parameter's name in the user's code: StableHLO's loc, compiled HLO's op_name
+    (JAX drops an unused argument, so positions no longer match its names)."""
+    if param in entry.param_names:
+        return entry.param_names[param]
     op = next((o for o in entry.ops if o.name == param), None)
     return op.op_name if op is not None and op.op_name else param or f"in{i}"
