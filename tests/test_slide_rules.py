@@ -55,11 +55,25 @@ def test_a_clean_deck_has_no_finding():
         ([new_code_cell("os.environ['JAXTOUR_QUICK']")], "ci-code"),
         ([new_code_cell("for b in tqdm(batches): pass")], "progress-bar"),
         ([new_code_cell("_ = train(params)")], "throwaway"),
+        ([new_code_cell("\n".join(f"x{i} = {i}" for i in range(21)))], "long-code"),
+        (
+            [
+                new_code_cell("y = 1"),
+                new_code_cell("\n\n".join("z = 2" for _ in range(20))),
+            ],
+            "long-code",
+        ),
+        ([new_code_cell("total = " + " + ".join(["value"] * 12))], "long-code"),
     ],
 )
 def test_code_a_slide_must_not_show(cells, rule):
     deck = _lesson(_slide("## Training", *cells), _slide("## Next"))
     assert _rules(deck) == [(2, rule)]
+
+
+def test_code_of_twenty_lines_and_lines_of_a_hundred_are_short_enough():
+    code = "\n".join(["x = 1" + " " * 95] + [f"x{i} = {i}" for i in range(19)])
+    assert _rules(_lesson(_slide("## Training", new_code_cell(code)))) == []
 
 
 def test_a_progress_bar_in_an_output_is_found():

@@ -11,6 +11,9 @@ or its executed notebook) and reports, slide by slide:
 - ``ci-code``: CI plumbing on a slide (``paths.quick()``, ``JAXTOUR_QUICK``);
 - ``progress-bar``: a progress bar on a slide (``tqdm`` in the code, or its bar in an output);
 - ``throwaway``: an ``_ = …`` assignment on a slide;
+- ``long-code``: more than `MAX_CODE_LINES` lines of code on a slide (blank lines aside),
+  or a line over `MAX_CODE_COLUMNS` characters (the deck's 17 px code is cut off past
+  about 110); `slide_lint`'s ``scrolls`` measures the same in a browser;
 - and for the whole deck, ``notes-coverage``: fewer than `MIN_NOTES_SHARE` of the content
   slides (not the title, closing or "Your turn" slides) carry notes.
 """
@@ -24,6 +27,8 @@ from typing import Any
 from jaxtour.slides._plan import plan_slides
 
 MAX_NOTE_WORDS = 60
+MAX_CODE_LINES = 20  # short code: a slide shows one idea
+MAX_CODE_COLUMNS = 100
 MIN_NOTES_SHARE = 0.9
 TIME_BOX = re.compile(r"\b(\d+)\s*(?:min|minutes)\b", re.IGNORECASE)
 _TITLE = re.compile(r"#{1,3}\s+(\S[^\n]*)")
@@ -162,9 +167,33 @@ def _slide_rules(slide: Slide) -> list[tuple[str, str]]:
         said.append(
             ("progress-bar", "a progress bar on the slide; print the result instead")
         )
+    said += _code_length(code)
     if _THROWAWAY.search(code):
         said.append(
             ("throwaway", "an `_ = …` on the slide; end the cell with what it shows")
+        )
+    return said
+
+
+def _code_length(code: str) -> list[tuple[str, str]]:
+    lines = [line for line in code.splitlines() if line.strip()]
+    said = []
+    if len(lines) > MAX_CODE_LINES:
+        said.append(
+            (
+                "long-code",
+                f"{len(lines)} lines of code; keep a slide to {MAX_CODE_LINES} or "
+                "fewer (split the cell, or move the setup to a skipped cell)",
+            )
+        )
+    wide = max(map(len, lines), default=0)
+    if wide > MAX_CODE_COLUMNS:
+        said.append(
+            (
+                "long-code",
+                f"a code line of {wide} characters; keep to {MAX_CODE_COLUMNS}, or it "
+                "is cut off on the slide",
+            )
         )
     return said
 
