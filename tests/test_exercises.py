@@ -99,6 +99,35 @@ def test_a_stub_is_not_done_yet_and_says_what_to_do(fake, body):
     )
 
 
+def _cell(code: str, name: str = "ex_double"):
+    """Defined as a notebook cell defines it: its source kept where `inspect` finds it
+    (IPython puts each cell in `linecache`)."""
+    import linecache
+
+    filename = f"<cell-{abs(hash(code))}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace = {"jnp": jnp}
+    exec(compile(code, filename, "exec"), namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize(
+    ("body", "done"),
+    [
+        ("...  # your code here", False),
+        ('"""Return 2x."""\n    pass', False),
+        ("return None", True),
+        ('"""Return 2x."""\n    return', True),
+    ],
+)
+def test_return_none_written_in_a_cell_is_an_answer_not_a_stub(fake, body, done):
+    """`return None` compiles as `pass` does; the cell's source tells them apart."""
+    feedback = check(_cell(f"def ex_double(x):\n    {body}\n"))
+    assert feedback.kind == ("wrong" if done else "not done"), feedback.message
+    if done:
+        assert "your function returned None" in feedback.message
+
+
 @pytest.mark.parametrize(
     ("body", "words"),
     [

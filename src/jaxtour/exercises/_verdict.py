@@ -8,10 +8,13 @@ becomes a verdict: `(passed, message, kind)`, as `Feedback` holds them.
 
 from __future__ import annotations
 
+import ast
 import dis
 import functools
+import inspect
 import site
 import sysconfig
+import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +114,35 @@ def is_stub(fn: Callable) -> bool:
         if instruction.opname in _RETURN_OPS and instruction.argval in (None, Ellipsis):
             continue
         return False
-    return True
+    return _written_as_stub(python_function(fn))
+
+
+def _written_as_stub(fn: Callable) -> bool:
+    """Whether `fn`'s source (where it can be read) holds only `...`, `pass` and a
+    docstring: `return None` compiles as `pass` does, but it is an answer."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return True  # no source (shipped by value): the bytecode's word stands
+    found = next(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        ),
+        None,
+    )
+    if found is None:  # a lambda: its body is an expression, never a stub's
+        return True
+    return all(_stub_statement(statement) for statement in found.body)
+
+
+def _stub_statement(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Pass) or (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and (node.value.value is Ellipsis or isinstance(node.value.value, str))
+    )
 
 
 def _named(err: BaseException) -> str:
