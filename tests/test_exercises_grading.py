@@ -409,6 +409,23 @@ def test_plain_data_comes_back_as_builtins_and_numpy_arrays():
     assert type(decode(encode(np.float32(2.0)))) is np.float32
 
 
+def test_the_standard_librarys_mappings_come_back_as_themselves():
+    """An OrderedDict or a defaultdict is data, and JAX flattens each as its own kind of
+    node: they came back Opaque, so a right answer of params in one was marked wrong."""
+    import collections
+
+    from jaxtour.exercises._plain import decode, encode
+
+    ordered = collections.OrderedDict([("b", 1), ("a", [2.0])])
+    counts = collections.defaultdict(int, {"x": 3})
+    back = decode(encode((ordered, counts, {"d": ordered})))
+    assert type(back[0]) is collections.OrderedDict and back[0] == ordered
+    assert list(back[0]) == ["b", "a"]
+    assert type(back[1]) is collections.defaultdict and back[1] == {"x": 3}
+    assert back[1].default_factory is None  # code of the answer's stays behind
+    assert type(back[2]["d"]) is collections.OrderedDict
+
+
 def test_what_is_not_plain_data_comes_back_as_its_name_and_repr_only():
     from jaxtour.exercises._plain import Opaque, decode, encode
 

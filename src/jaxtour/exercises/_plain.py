@@ -1,10 +1,11 @@
 """Plain data between the answer's process and the grader: numbers, strings, arrays.
 
 The answer's process turns what an answer returned into JSON (`encode`): builtins by
-their exact type, arrays as dtype, shape and bytes, anything else as its type's name and
-its `repr`. The grader reads it back (`decode`) with `json` and `np.frombuffer` alone, so
-nothing the answer defined (a class, an `__eq__`, a pickle) reaches the process that
-compares it with the reference.
+their exact type (with the standard library's OrderedDict and defaultdict), arrays as
+dtype, shape and bytes, anything else as its type's name and its `repr`. The grader
+reads it back (`decode`) with `json` and `np.frombuffer` alone, so nothing the answer
+defined (a class, an `__eq__`, a pickle) reaches the process that compares it with the
+reference.
 
 Example:
     >>> decode(encode((1, [2.5, "a"], np.arange(3, dtype=np.int8))))
@@ -14,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import base64
+import collections
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,12 @@ DTYPES = frozenset(
     ]
 )
 _DEPTH = 32  # levels of nesting an answer's result may have
+# Mappings that come back as themselves (JAX flattens each as its own kind of node).
+_MAPPINGS = {
+    dict: "dict",
+    collections.OrderedDict: "OrderedDict",
+    collections.defaultdict: "defaultdict",
+}
 
 
 @dataclass(frozen=True)
@@ -68,9 +76,9 @@ def tagged(value: Any, depth: int = 0) -> Any:
         return {"t": "complex", "v": [value.real, value.imag]}
     if kind in (tuple, list):
         return {"t": kind.__name__, "v": [tagged(v, depth + 1) for v in value]}
-    if kind is dict:
+    if kind in _MAPPINGS:  # a dict, or a standard library one (no code of the answer's)
         items = [[tagged(k, depth + 1), tagged(v, depth + 1)] for k, v in value.items()]
-        return {"t": "dict", "v": items}
+        return {"t": _MAPPINGS[kind], "v": items}
     if hasattr(value, "__array__") and hasattr(value, "dtype"):  # NumPy, JAX
         return _array(value)
     return _opaque(value)
@@ -130,8 +138,11 @@ def untagged(node: Any, depth: int = 0) -> Any:
     if kind in ("tuple", "list"):
         items = [untagged(v, depth + 1) for v in value]
         return tuple(items) if kind == "tuple" else items
-    if kind == "dict":
-        return {untagged(k, depth + 1): untagged(v, depth + 1) for k, v in value}
+    if kind in _MAPPINGS.values():
+        pairs = [(untagged(k, depth + 1), untagged(v, depth + 1)) for k, v in value]
+        if kind == "defaultdict":  # its default factory is code: it stays behind
+            return collections.defaultdict(None, pairs)
+        return collections.OrderedDict(pairs) if kind == "OrderedDict" else dict(pairs)
     if kind == "array":
         return _array_of(node)
     if kind == "object":
