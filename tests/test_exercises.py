@@ -613,3 +613,25 @@ def test_check_swallows_what_the_student_prints_only_when_quiet(fake):
     with contextlib.redirect_stdout(out):
         feedback = check(ex_double, quiet=True)
     assert out.getvalue() == "" and feedback.kind == "wrong"
+
+
+def _x64_checker(fn):
+    """ex_wide() must return a 64-bit float where the kernel computes in 64 bits."""
+    got = fn()
+    if got.dtype != jnp.float64:
+        raise Wrong(f"got {got.dtype}")
+
+
+@pytest.mark.parametrize("x64", [True, False])
+def test_an_answer_is_checked_with_the_kernels_64_bit_setting(x64):
+    """A kernel with jax_enable_x64 on computes in float64: the checker's process,
+    which starts with JAX's default (off), must check the answer the same way."""
+    ex.register(Exercise("ex_wide", "98_fake_lesson", "a wide float", "", _x64_checker))
+    try:
+        with jax.enable_x64(x64):
+            feedback = check(
+                _define("def ex_wide():\n    return jnp.ones(2)", "ex_wide")
+            )
+    finally:
+        _registry._REGISTRY.pop("ex_wide", None)
+    assert feedback.passed is x64, feedback.message

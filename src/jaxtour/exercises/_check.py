@@ -100,7 +100,7 @@ def check(
         return Feedback(False, exercise, _unpicklable(exercise, err), "error")
     try:
         files = [_filename(f) for f in (exercise.checker, fn)]
-        job = {"payload": payload, "quiet": quiet, "files": files}
+        job = {"payload": payload, "quiet": quiet, "files": files, "x64": _x64()}
         reply = _pool.ask(exercise.devices, job, timeout)
     except _pool.Stopped as stop:
         return _stopped(exercise, stop, timeout)
@@ -126,6 +126,14 @@ def _bound_by_caller(fn: Any) -> Exercise | None:
         del frame, caller
     found = [ex for ex in map(find, sorted(names)) if ex is not None]
     return found[0] if len(found) == 1 else None
+
+
+def _x64() -> bool:
+    """Whether this kernel computes in 64 bits (`jax.config.update("jax_enable_x64",
+    True)`): the answer is checked as it runs here."""
+    import jax
+
+    return bool(jax.config.jax_enable_x64)
 
 
 def _timeout(given: Any) -> float:

@@ -129,6 +129,7 @@ def _added_quietly(key: str, value: Any) -> bool:
 def run_job(job: dict) -> dict:
     """Load the answer, run its checker, and refuse the verdict if the kit changed."""
     import cloudpickle
+    import jax
 
     from jaxtour.exercises._probes import python_function
     from jaxtour.exercises._verdict import verdict
@@ -149,7 +150,8 @@ def run_job(job: dict) -> dict:
                 (exercise.checker, python_function(answer)), job["files"], strict=True
             ):
                 _refile(fn, filename)
-            result = verdict(exercise, answer)
+            with jax.enable_x64(job.get("x64", False)):  # as in the student's kernel
+                result = verdict(exercise, answer)
     except BaseException as error:  # loading the answer failed, or it broke the worker
         result = _not_run(error)
     touched = changed(before, snapshot())
