@@ -93,3 +93,26 @@ ENTRY %main (a: f32[64]) -> f32[64] {
     assert table.uncounted.startswith(
         "1 sort op not counted (FLOP totals leave them out"
     )
+
+
+BACKWARD = """\
+HloModule jit_g, entry_computation_layout={(f32[8,16,32,32]{3,2,1,0})->f32[8,16,32,32]{3,2,1,0}}
+
+ENTRY %main (x: f32[8,16,32,32], k: f32[4,16,3,3], dy: f32[8,4,32,32]) -> f32[8,16,32,32] {
+  %x = f32[8,16,32,32]{3,2,1,0} parameter(0)
+  %k = f32[4,16,3,3]{3,2,1,0} parameter(1)
+  %dy = f32[8,4,32,32]{3,2,1,0} parameter(2)
+  %dx = (f32[8,16,32,32]{3,2,1,0}, u8[0]{0}) custom-call(%dy, %k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, custom_call_target="__cudnn$convBackwardInput", backend_config={"cudnn_conv_backend_config":{}}
+  %dk = (f32[4,16,3,3]{3,2,1,0}, u8[0]{0}) custom-call(%x, %dy), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, custom_call_target="__cudnn$convBackwardFilter", backend_config={"cudnn_conv_backend_config":{}}
+  ROOT %out = f32[8,16,32,32]{3,2,1,0} get-tuple-element(%dx), index=0
+}
+"""
+
+
+def test_a_cudnn_backward_convolution_counts_as_its_forward_one():
+    """XLA writes a gradient convolution with the forward one's dim_labels: the input
+    gradient takes the forward output as operand 0, the filter gradient is the result."""
+    counted = {op.name: count for op, count in _ir.hlo_counts(_ir.parse_hlo(BACKWARD))}
+    forward = 2 * 8 * 4 * 32 * 32 * 16 * 3 * 3
+    assert counted["dx"].flops == forward
+    assert counted["dk"].flops == forward

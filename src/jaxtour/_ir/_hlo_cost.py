@@ -133,14 +133,29 @@ def _first_elements(type_text: str) -> int:
 
 
 def _convolution(op: HloOp, types: dict[str, str]) -> float | None:
-    kernel = hlo_arrays(types.get(op.operands[1], "")) if len(op.operands) > 1 else []
+    """2 FLOPs per output element per filter element of its feature. A cuDNN gradient
+    costs its forward convolution, whose dims it keeps: see `_forward_output_filter`."""
+    output, filter_ = _forward_output_filter(op, types)
+    kernel = hlo_arrays(filter_)[:1]
     labels = re.search(r"dim_labels=\w+_(\w+)->", op.attrs)
     if not (kernel and labels):
         return None
     shape = kernel[0][1]
     features = shape[labels[1].index("o")]  # none: an empty output
-    out = _first_elements(op.type)
+    out = _first_elements(output)
     return 2 * out * math.prod(shape) / features if features else 0
+
+
+def _forward_output_filter(op: HloOp, types: dict[str, str]) -> tuple[str, str]:
+    """The types of the output and filter of the forward convolution `op` computes or
+    differentiates, as XLA assigns them: an input gradient's operand 0 is the forward
+    output, a filter gradient's result is the forward filter."""
+    operands = [types.get(name, "") for name in op.operands[:2]] + ["", ""]
+    if op.target.startswith("__cudnn$convBackwardInput"):
+        return operands[0], operands[1]
+    if op.target.startswith("__cudnn$convBackwardFilter"):
+        return operands[1], op.type
+    return op.type, operands[1]
 
 
 def _gemm(op: HloOp, types: dict[str, str]) -> float | None:
