@@ -116,3 +116,36 @@ def test_a_cudnn_backward_convolution_counts_as_its_forward_one():
     forward = 2 * 8 * 4 * 32 * 32 * 16 * 3 * 3
     assert counted["dx"].flops == forward
     assert counted["dk"].flops == forward
+
+
+def test_an_uncountable_fusion_names_only_the_ops_it_cannot_count():
+    """A fusion nested in it that the rules count (a GPU's operand fusion) is not named."""
+    module = _ir.parse_hlo(
+        """\
+HloModule jit_f, entry_computation_layout={(f32[64]{0})->f32[64]{0}}
+
+%cmp (p: f32[], q: f32[]) -> pred[] {
+  %p = f32[] parameter(0)
+  %q = f32[] parameter(1)
+  ROOT %lt = pred[] compare(%p, %q), direction=LT
+}
+
+%fused_negate (y: f32[64]) -> f32[64] {
+  %y = f32[64]{0} parameter(0)
+  ROOT %n = f32[64]{0} negate(%y)
+}
+
+%fused_sort (x: f32[64]) -> f32[64] {
+  %x = f32[64]{0} parameter(0)
+  %inner = f32[64]{0} fusion(%x), kind=kLoop, calls=%fused_negate
+  ROOT %sort.3 = f32[64]{0} sort(%inner), dimensions={0}, to_apply=%cmp
+}
+
+ENTRY %main (a: f32[64]) -> f32[64] {
+  %a = f32[64]{0} parameter(0)
+  ROOT %fusion.7 = f32[64]{0} fusion(%a), kind=kCustom, calls=%fused_sort
+}
+"""
+    )
+    (op,) = [o for o in module.computations["main"].ops if o.opcode == "fusion"]
+    assert _ir.uncountable(module, op) == ["sort.3"]

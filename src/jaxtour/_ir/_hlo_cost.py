@@ -176,8 +176,12 @@ def _gemm(op: HloOp, types: dict[str, str]) -> float | None:
 def uncountable(module: HloModule, op: HloOp) -> list[str]:
     """The ops inside `op` (itself, when it calls nothing) whose FLOPs the rules do
     not know: what a fusion that cannot be counted holds that makes it so."""
-    if not op.called:
-        return [op.name]
+    return _uncountable_inside(module, op) or [op.name]
+
+
+def _uncountable_inside(module: HloModule, op: HloOp) -> list[str]:
+    """The ops inside `op`'s computations the rules cannot count ([] when it calls
+    none, or they count them all); `op` itself when the text lacks one of them."""
     found = []
     for called in op.called:
         computation = module.computations.get(called.computation)
@@ -186,10 +190,10 @@ def uncountable(module: HloModule, op: HloOp) -> list[str]:
         types = {o.name: o.type for o in computation.ops}
         for inner in computation.ops:
             if inner.called:
-                found += uncountable(module, inner)
+                found += _uncountable_inside(module, inner)
             elif hlo_op_count(inner, types).flops is None:
                 found.append(inner.name)
-    return found or [op.name]
+    return found
 
 
 def hlo_counts(
