@@ -149,3 +149,25 @@ ENTRY %main (a: f32[64]) -> f32[64] {
     )
     (op,) = [o for o in module.computations["main"].ops if o.opcode == "fusion"]
     assert _ir.uncountable(module, op) == ["sort.3"]
+
+
+def test_a_gemm_counts_the_scale_and_the_matrix_xla_folds_into_alpha_and_beta():
+    """`2 * (a @ b) + c` on a GPU is one cuBLAS GEMM: alpha 2, c added through beta 1.
+    Each counts one FLOP per output element, as the bias in an epilogue does."""
+    config = GEMM_CONFIG.replace("EPILOGUE", "DEFAULT")
+    config = config.replace('"alpha_real":1,"beta":0', '"alpha_real":2,"beta":1')
+    module = _ir.parse_hlo(
+        """\
+HloModule jit_f, entry_computation_layout={(f32[64,32]{1,0})->f32[64,16]{1,0}}
+
+ENTRY %main (a: f32[64,32], b: f32[32,16], c: f32[64,16]) -> f32[64,16] {
+  %a = f32[64,32]{1,0} parameter(0)
+  %b = f32[32,16]{1,0} parameter(1)
+  %c = f32[64,16]{1,0} parameter(2)
+  %gemm = (f32[64,16]{1,0}, s8[4194304]{0}) custom-call(%a, %b, %c), custom_call_target="__cublas$gemm", output_to_operand_aliasing={{0}: (2, {})}, backend_config=CONFIG
+  ROOT %out = f32[64,16]{1,0} get-tuple-element(%gemm), index=0
+}
+""".replace("CONFIG", config)
+    )
+    counted = {op.name: count for op, count in _ir.hlo_counts(module)}
+    assert counted["gemm"].flops == 2 * 64 * 16 * 32 + 2 * 64 * 16

@@ -160,7 +160,7 @@ def _forward_output_filter(op: HloOp, types: dict[str, str]) -> tuple[str, str]:
 
 def _gemm(op: HloOp, types: dict[str, str]) -> float | None:
     """A cuBLAS GEMM: 2 FLOPs per output element per contracted element, and one per
-    output element for each elementwise epilogue it applies (a bias, a ReLU)."""
+    output element for each elementwise op it applies (a bias, a ReLU, alpha, beta)."""
     lhs = hlo_arrays(types.get(op.operands[0], "")) if op.operands else []
     dims = re.search(r'"lhs_contracting_dimensions":\[([^\]]*)\]', op.config)
     if not (lhs and dims):
@@ -169,8 +169,16 @@ def _gemm(op: HloOp, types: dict[str, str]) -> float | None:
     contracted = math.prod(shape[int(d)] for d in re.findall(r"\d+", dims[1]))
     out = _first_elements(op.type)
     epilogue = attr(op.config, r'"epilogue":"(\w+)"')
-    extra = sum(step in epilogue for step in ("BIAS", "RELU"))
+    extra = sum(step in epilogue for step in ("BIAS", "RELU")) + _folded(op.config)
     return 2 * out * contracted + extra * out
+
+
+def _folded(config: str) -> int:
+    """The elementwise ops XLA folded into a GEMM's alpha and beta, one FLOP per
+    output element each: a scale (alpha not 1), a matrix added (beta not 0)."""
+    alpha = float(attr(config, r'"alpha_real":([-+\d.eE]+)') or 1)
+    beta = float(attr(config, r'"beta":([-+\d.eE]+)') or 0)
+    return (alpha != 1) + (beta != 0)
 
 
 def uncountable(module: HloModule, op: HloOp) -> list[str]:
