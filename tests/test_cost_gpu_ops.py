@@ -171,3 +171,23 @@ ENTRY %main (a: f32[64,32], b: f32[32,16], c: f32[64,16]) -> f32[64,16] {
     )
     counted = {op.name: count for op, count in _ir.hlo_counts(module)}
     assert counted["gemm"].flops == 2 * 64 * 16 * 32 + 2 * 64 * 16
+
+
+def test_a_gemm_writes_its_auxiliary_output_but_not_its_scratch_space():
+    """cuBLASLt's GELU_AUX epilogue also writes the GELU's input, for the backward
+    pass: (result, aux, workspace); only the workspace XLA appends is scratch."""
+    config = GEMM_CONFIG.replace("EPILOGUE", "GELU_AUX")
+    module = _ir.parse_hlo(
+        """\
+HloModule jit_f, entry_computation_layout={(f32[64,32]{1,0})->f32[64,16]{1,0}}
+
+ENTRY %main (a: f32[64,32], b: f32[32,16]) -> f32[64,16] {
+  %a = f32[64,32]{1,0} parameter(0)
+  %b = f32[32,16]{1,0} parameter(1)
+  %lt = (f32[64,16]{1,0}, f32[64,16]{1,0}, s8[4194304]{0}) custom-call(%a, %b), custom_call_target="__cublas$lt$matmul", backend_config=CONFIG
+  ROOT %out = f32[64,16]{1,0} get-tuple-element(%lt), index=0
+}
+""".replace("CONFIG", config)
+    )
+    counted = {op.name: count for op, count in _ir.hlo_counts(module)}
+    assert counted["lt"].written == 2 * 64 * 16 * 4

@@ -120,14 +120,14 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
 
 # A GPU's library kernels for dots and convolutions: custom calls that keep the op's
 # dimensions (a GEMM's in its backend_config, a convolution's as attributes), with a
-# scratch buffer as a second output.
+# scratch buffer as their last output.
 CUBLAS_GEMMS = ("__cublas$gemm", "__cublas$lt$matmul")
 CUDNN_CONVOLUTIONS = ("__cudnn$conv",)
 
 
 def _first_elements(type_text: str) -> int:
     """Elements of an op's result, the first array of a tuple (a library call's
-    second is its scratch space)."""
+    others are an auxiliary output or its scratch space)."""
     arrays = hlo_arrays(type_text)
     return math.prod(arrays[0][1]) if arrays else 0
 
@@ -264,12 +264,11 @@ def _read(module: HloModule, op: HloOp, i: int, types: dict[str, str]) -> float:
 
 def _written(module: HloModule, op: HloOp, types: dict[str, str]) -> float:
     """Bytes op writes: its result, or only the update a dynamic-update-slice makes,
-    or a library kernel's result without its scratch space."""
+    or a library kernel's results without its scratch space."""
     if op.opcode == "dynamic-update-slice":
         return hlo_bytes(types.get(op.operands[1], ""))
     if op.target.startswith(CUBLAS_GEMMS + CUDNN_CONVOLUTIONS):
-        arrays = hlo_arrays(op.type)[:1]
-        return sum(_DTYPE_BYTES.get(t, 1) * math.prod(shape) for t, shape in arrays)
+        return _results_bytes(op.type)
     fused = _fused(module, op)
     if fused is None:
         return hlo_bytes(op.type)
@@ -282,6 +281,15 @@ def _written(module: HloModule, op: HloOp, types: dict[str, str]) -> float:
         inner = {o.name: o.type for o in fused.ops}
         return hlo_bytes(inner.get(root.operands[1], ""))
     return hlo_bytes(op.type)
+
+
+def _results_bytes(type_text: str) -> float:
+    """Bytes of a library kernel's results: its tuple less the scratch buffer XLA
+    appends last (bytes, s8 or u8); an auxiliary output (GELU_AUX, amax) is kept."""
+    arrays = hlo_arrays(type_text)
+    if len(arrays) > 1 and arrays[-1][0] in ("s8", "u8"):
+        arrays = arrays[:-1]
+    return sum(_DTYPE_BYTES.get(t, 1) * math.prod(shape) for t, shape in arrays)
 
 
 def _fused(module: HloModule, op: HloOp) -> HloComputation | None:
