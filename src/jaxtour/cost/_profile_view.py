@@ -85,8 +85,9 @@ class ProfileView(Reported):
         if graphs:
             notes.append(
                 f"{', '.join(graphs)}: ops XLA ran as one CUDA graph (a command "
-                "buffer), timed as one; this XLA compiled them so despite "
-                "xla_gpu_enable_command_buffer being cleared."
+                "buffer), timed as one. The kit compiles with "
+                "xla_gpu_enable_command_buffer cleared; this XLA kept the graph or "
+                "refused the option."
             )
         if self.devices > 1:
             notes.append(
