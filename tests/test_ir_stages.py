@@ -42,3 +42,13 @@ def test_xlas_minus_one_is_no_figure_never_an_amount():
     assert not any("-1 B" in note or "XLA -1" in note for note in table.notes())
     traffic = fusion_traffic(f)(x)
     assert traffic.xla_bytes is None and "XLA says" not in repr(traffic)
+
+
+def test_arguments_past_the_named_ones_are_named_as_jax_names_them():
+    def f(x, *rest, **kw):
+        return x
+
+    traced = jax.jit(f).trace(1.0, 2.0, 3.0)
+    assert _ir.arg_names(f, 3) == list(traced.jaxpr.jaxpr.debug_info.arg_names)
+    assert _ir.arg_names(lambda *a: 0, 2) == ["a[0]", "a[1]"]
+    assert _ir.arg_names(print, 2) in (["args[0]", "args[1]"], ["a[0]", "a[1]"])

@@ -879,7 +879,7 @@ def test_an_argument_passed_or_left_out_is_named_however_it_came():
     assert words == [
         [],
         [head + "`y` passed now, left out before"],
-        [head + "`args[2]` passed now, left out before"],
+        [head + "`rest[0]` passed now, left out before"],  # as JAX names it
         [head + "`z` passed now, left out before"],
         [],
         [head + "`z` passed now, left out before"],  # against call 1, one off

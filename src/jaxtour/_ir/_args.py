@@ -70,11 +70,12 @@ def _transformed(f: Any, name: str) -> str:
 
 
 def arg_names(f: Any, n: int) -> list[str]:
-    """Names for `f`'s first `n` positional parameters (``args[i]`` where unknown).
+    """Names for `f`'s first `n` positional parameters, as JAX names them: those past
+    the named ones are ``rest[j]`` of a ``*rest`` (``args[i]`` where `f` has none).
 
     Example:
-        >>> arg_names(lambda x, y=1, *rest, z: x, 3)
-        ['x', 'y', 'args[2]']
+        >>> arg_names(lambda x, y=1, *rest, z: x, 4)
+        ['x', 'y', 'rest[0]', 'rest[1]']
     """
     try:
         params = list(inspect.signature(f).parameters.values())
@@ -83,7 +84,15 @@ def arg_names(f: Any, n: int) -> list[str]:
     names = [
         p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
+    star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    return [
+        names[i]
+        if i < len(names)
+        else f"{star}[{i - len(names)}]"
+        if star
+        else f"args[{i}]"
+        for i in range(n)
+    ]
 
 
 def check_args(
