@@ -161,3 +161,22 @@ def test_collectives_on_four_cpu_devices():
                           shlo["all_reduce"], shlo["all_gather"]]))
     """)
     assert counts == [1, 1, 1, 1]
+
+
+def test_a_gpus_module_fingerprint_is_no_difference_between_two_programs():
+    """A GPU's XLA writes a hash of the module among its frontend attributes: it
+    differs whenever an op does, so a diff of two programs must not list it."""
+    from pathlib import Path
+
+    from jaxtour._ir._hlo_nodes import module_attrs
+
+    text = (Path(__file__).parent / "hlo_texts" / "h200_mlp_update.txt").read_text()
+    assert "fingerprint_before_lhs" in text.splitlines()[0]
+    attrs = module_attrs(text)
+    assert "frontend_attributes" not in attrs and attrs["is_scheduled"] == "true"
+    line = 'HloModule m, frontend_attributes={{keep="1",fingerprint_before_lhs="{}"}}'
+    assert (
+        module_attrs(line.format("ab"))
+        == module_attrs(line.format("cd"))
+        == {"frontend_attributes": '{keep="1"}'}
+    )
