@@ -267,6 +267,8 @@ def test_an_edit_inside_a_custom_rule_inside_a_cond_is_found_there():
     assert mul.what == ["input 1: 1.0 → 2.0"]
     assert not d.jaxpr.added and not d.jaxpr.removed
     for level in d.levels:  # XLA folds `x * 1.0` away: the compiled level gains ops
+        if level is d.compiled and jax.default_backend() != "cpu":
+            continue  # a GPU makes this small cond a select, fused with its branches
         assert level.lines == ["after.py:4", "before.py:4"], str(level)
 
 
