@@ -155,8 +155,10 @@ def test_a_shape_without_values_is_refused_as_jax_grad_refuses_it():
 def test_compiled_flops_show_what_xla_did_with_the_recomputation(report):
     default, nothing = report.policy("no checkpoint"), report.policy("nothing_saveable")
     # the jaxpr asks for the forward twice; the compiled program never does less than one
-    # forward and backward, and never more than the jaxpr asks
-    assert default.compiled_flops <= nothing.compiled_flops <= nothing.flops * 1.01
+    # forward and backward, and never more than the jaxpr asks (within 1 %: a GPU
+    # splits products differently in the two programs, an H200 by 0.06 %)
+    assert default.compiled_flops <= nothing.compiled_flops * 1.01
+    assert nothing.compiled_flops <= nothing.flops * 1.01
     if jax.default_backend() == "cpu":
         # the CPU compiler merges the recomputed forward back into the first one for
         # this loss checkpointed whole (the module docstring says so): same FLOPs
