@@ -1,8 +1,9 @@
 """`profile`: measured time per compiled op, mapped back to source lines.
 
 Timing tests assert mechanisms with wide margins (a matmul of 2^34 FLOPs, ~0.2 s on a
-laptop core, against an add of 2^22 elements; 1024^3 against 32^3 multiply-adds): a busy
-laptop can hold any op back for tens of milliseconds, so the heavy op must take longer.
+laptop core, 2^40 on a GPU, against an add of 2^22 elements; 1024^3 against 32^3
+multiply-adds): a busy laptop can hold any op back for tens of milliseconds, so the heavy
+op must take longer.
 The timeline arithmetic is tested on made-up events, against sums done by hand; the
 wall's itemisation on a made-up `Profile`. The wall and dispatch figures are tested as
 mechanisms: an independent unprofiled timing of a 2^34 FLOP program, made just before
@@ -45,14 +46,18 @@ def _line_of(fn, text):
     return f"test_cost_profile.py:{first + offset}"
 
 
-N = 2048  # the heavy matmul's size
+def heavy_size() -> int:
+    """The heavy matmul's size: a call of milliseconds, far beyond its dispatch (a GPU
+    does 2048^3 in tens of microseconds, less than its dispatch and sync)."""
+    return 2048 if jax.default_backend() == "cpu" else 8192
 
 
 @pytest.fixture(scope="module")
 def heavy_timed():
     """The heavy program's `Profile`, and unprofiled timings of the same call made just
     before and just after it: a machine whose speed drifts weighs on both alike."""
-    a = jnp.ones((N, N))
+    n = heavy_size()
+    a = jnp.ones((n, n))
     compiled = jax.jit(heavy_and_light).lower(a, a).compile()
 
     def timed():
@@ -79,7 +84,8 @@ def test_the_matmul_ranks_first_with_most_of_the_time_and_names_its_line(heavy):
         (r.seconds for r in heavy.rows), reverse=True
     )
     assert sum(r.share for r in heavy.rows) == pytest.approx(1.0)
-    assert top.flops == 2 * N**3 and top.flops_per_s == top.flops / top.seconds
+    assert top.flops == 2 * heavy_size() ** 3
+    assert top.flops_per_s == top.flops / top.seconds
 
 
 def test_summed_op_time_is_the_calls_time_within_a_wide_margin(heavy):
@@ -169,7 +175,8 @@ def test_a_pure_elementwise_program_lists_no_dot():
 
 
 def test_two_matmuls_of_very_different_sizes_rank_in_order():
-    # 1024^3 against 32^3 multiply-adds: 32768 times the work, an eighth of N's cost
+    # 1024^3 against 32^3 multiply-adds: 32768 times the work, an eighth of the heavy
+    # matmul's on a CPU
     p = profile(two_matmuls, calls=3)(jnp.ones((1024, 1024)), jnp.ones((32, 32)))
     rank = {line: i for i, r in enumerate(p.rows) for line in r.lines}
     big, small = (_line_of(two_matmuls, f"{x} @ {x}") for x in ("big", "small"))
