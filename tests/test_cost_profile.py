@@ -548,3 +548,27 @@ def test_a_cuda_graph_timed_as_one_row_is_named_in_the_notes():
     timeline = Timeline({"command_buffer_1": 1e-3}, 1e-3, 0.0, 0.0, 5)
     p = Profile("f", "gpu", [row], timeline, Walls(2e-3, 2.1e-3, 1e-4), None)
     assert "command_buffer_1: ops XLA ran as one CUDA graph" in str(p)
+
+
+def test_a_real_trace_stripped_of_its_run_ids_is_cut_into_the_same_calls():
+    """The GPU's case made on this machine: a recorded trace whose run ids are blanked
+    must be cut back into the calls the run ids said (an oracle for the gap cutting)."""
+
+    def f(x):
+        return jnp.tanh(jnp.sin(x) @ x).sum()
+
+    x = jnp.ones((256, 256))
+    compiled = jax.jit(f).lower(x).compile()
+    module = _ir.parse_hlo(compiled.as_text())
+    def run():  # 0.1 s between calls: more than any pause inside one, even when busy
+        time.sleep(0.1)
+        return compiled(x)
+
+    raw, _ = _timeline.record(run, 5)
+    events = op_events(raw, module.name)
+    named = per_call(events)
+    assert named.calls == 5
+    blank = [dataclasses.replace(e, run="") for e in events]
+    cut = per_call(blank, calls=5)
+    assert cut.calls == 5 and cut.seconds == named.seconds
+    assert cut.between_seconds == named.between_seconds
