@@ -885,3 +885,29 @@ def test_a_lessons_local_pictures_are_the_files_its_markdown_shows_from_its_fold
         "x = '![not markdown](figures/c.png)'\n"
     )
     assert local_pictures(lesson) == [Path("figures/a.png"), Path("figures/b.svg")]
+
+
+def test_local_pictures_are_the_ones_the_deck_builder_embeds(tmp_path):
+    # a reference-style picture, an unquoted <img src>, and a link to a file in the
+    # folder: the deck builder embeds each at the address written, so that is copied
+    from jaxtour.lesson import local_pictures
+
+    folder = tmp_path / "course"
+    (folder / "figures").mkdir(parents=True)
+    for name in ("ref.png", "bare.png", "real.png"):
+        (folder / "figures" / name).write_bytes(b"picture")
+    (folder / "figures" / "link.png").symlink_to("real.png")
+    lesson = folder / "01_mine.py"
+    lesson.write_text(
+        "# %% [markdown]\n"
+        "# # Mine\n"
+        "# ![a graph][graph] and <img src=figures/bare.png width=200>\n"
+        "# ![linked](figures/link.png)\n"
+        "#\n"
+        "# [graph]: figures/ref.png\n"
+    )
+    assert local_pictures(lesson) == [
+        Path("figures/ref.png"),
+        Path("figures/bare.png"),
+        Path("figures/link.png"),
+    ]

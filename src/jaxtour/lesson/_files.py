@@ -11,7 +11,7 @@ import copy
 import functools
 import hashlib
 import os
-import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -173,26 +173,48 @@ def copy_sources(dest: Path) -> list[Path]:
     return written
 
 
-# A picture a markdown cell shows from a file: ![alt](path "title") or <img src="path">.
-_PICTURES = re.compile(
-    r"!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img\b[^>]*\bsrc\s*=\s*[\"']([^\"']+)", re.IGNORECASE
-)
-
-
 def local_pictures(source: Path) -> list[Path]:
     """The files in `source`'s folder that its markdown cells show, relative to it: what
     must sit beside an executed copy of the lesson for its deck and page to show them.
-    A remote or absolute address, or a path out of the folder, is not one of them."""
+    A remote or absolute address, or a path out of the folder, is not one of them.
+
+    Each is the address as written (a link in the folder stays a link's name), found as
+    the deck builder finds it: in the cell's markdown rendered by nbconvert, so a
+    reference-style picture and an unquoted ``<img src=..>`` are among them."""
     folder = Path(source).parent.resolve()
     found: dict[Path, None] = {}
     for cell in read(source).cells:
         if cell.cell_type != "markdown":
             continue
-        for match in _PICTURES.finditer(str(cell.source)):
-            url = (match[1] or match[2]).split("#")[0].split("?")[0]
+        for url in _picture_addresses(str(cell.source)):
+            url = url.split("#")[0].split("?")[0]
             if not url or ":" in url or url.startswith(("/", "\\")):
                 continue  # remote, data:, or absolute
-            path = (folder / url).resolve()
-            if path.is_file() and path.is_relative_to(folder):
-                found[path.relative_to(folder)] = None
+            if Path(os.path.normpath(url)).parts[0] == "..":
+                continue  # out of the folder as written
+            path = folder / url
+            if path.is_file() and path.resolve().is_relative_to(folder):
+                found[Path(url)] = None
     return list(found)
+
+
+def _picture_addresses(markdown: str) -> list[str]:
+    """The ``src`` of each ``<img>`` in `markdown` rendered as nbconvert renders it."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    finder = _ImageSources()
+    finder.feed(markdown2html_mistune(markdown))
+    return finder.sources
+
+
+class _ImageSources(HTMLParser):
+    """Collects the ``src`` of each ``<img>`` fed to it, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sources: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        src = dict(attrs).get("src") if tag == "img" else None
+        if src:
+            self.sources.append(src.strip())
