@@ -129,6 +129,19 @@ def test_return_none_written_in_a_cell_is_an_answer_not_a_stub(fake, body, done)
 
 
 @pytest.mark.parametrize(
+    ("body", "done"),
+    [("...", False), ("None", True), ("x * 2 if False else None", True)],
+)
+def test_a_lambda_returning_none_is_an_answer_not_a_stub(fake, body, done):
+    """A lambda's body is an expression: only `...` is a stub's, `None` is written."""
+    ex_double = _cell(f"ex_double = lambda x: {body}\n")
+    feedback = check(ex_double)
+    assert feedback.kind == ("wrong" if done else "not done"), feedback.message
+    if done:
+        assert "your function returned None" in feedback.message
+
+
+@pytest.mark.parametrize(
     ("body", "words"),
     [
         (

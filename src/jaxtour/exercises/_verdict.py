@@ -108,12 +108,16 @@ def is_stub(fn: Callable) -> bool:
     code = getattr(python_function(fn), "__code__", None)
     if code is None:
         return False
+    returned = set()  # the constants it returns: None, Ellipsis
     for instruction in dis.get_instructions(code):
         if instruction.opname in _STUB_OPS:
             continue
         if instruction.opname in _RETURN_OPS and instruction.argval in (None, Ellipsis):
+            returned.add(instruction.argval)
             continue
         return False
+    if code.co_name == "<lambda>":  # its body is an expression: a stub's is `...`
+        return Ellipsis in returned
     return _written_as_stub(python_function(fn))
 
 
@@ -132,7 +136,7 @@ def _written_as_stub(fn: Callable) -> bool:
         ),
         None,
     )
-    if found is None:  # a lambda: its body is an expression, never a stub's
+    if found is None:  # no def in it: the bytecode's word stands
         return True
     return all(_stub_statement(statement) for statement in found.body)
 
