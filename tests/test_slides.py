@@ -211,6 +211,15 @@ def test_a_notebook_with_nothing_to_show_is_refused():
         )
 
 
+def test_a_notebook_whose_cells_the_deck_leaves_out_is_told_they_are_hidden():
+    # it has text and code, none of it for a deck: not "no cell with text or code"
+    with pytest.raises(SlidesError, match=r"^03_demo has no cell left to show"):
+        plan_slides(
+            new_notebook(cells=[code("1", tags=["setup"]), code("2", tags=["check"])]),
+            "03_demo",
+        )
+
+
 # --- decks ----------------------------------------------------------------------------------
 
 SHAPES = {

@@ -124,7 +124,7 @@ def plan_slides(notebook: Any, name: str = "the notebook") -> Any:
         metadata = cell.setdefault("metadata", NotebookNode())
         slideshow = {**metadata.get("slideshow", {}), "slide_type": chosen}
         metadata["slideshow"] = NotebookNode(slideshow)
-    if not any(str(c.source).strip() for c in planned.cells):
+    if not any(str(c.source).strip() for c in notebook.cells):  # hidden ones too
         raise SlidesError(
             f"{name} shows nothing on a slide: it has no cell with text or code. Write "
             "the lesson's cells first (a markdown cell with a title opens the deck)."
