@@ -76,6 +76,14 @@ def test_code_of_twenty_lines_and_lines_of_a_hundred_are_short_enough():
     assert _rules(_lesson(_slide("## Training", new_code_cell(code)))) == []
 
 
+@pytest.mark.parametrize("tag", ["hide-input", "remove-input"])
+def test_code_the_deck_does_not_show_is_not_long_code(tag):
+    # the deck shows only its output: its 30 lines and long line are not on the slide
+    code = "\n".join(["x = " + "1 + " * 40 + "1"] + [f"x{i} = {i}" for i in range(30)])
+    cell = new_code_cell(code, metadata={"tags": [tag]})
+    assert _rules(_lesson(_slide("## A picture", cell))) == []
+
+
 def test_a_progress_bar_in_an_output_is_found():
     cell = new_code_cell("train()")
     cell.outputs = [

@@ -35,6 +35,7 @@ _TITLE = re.compile(r"#{1,3}\s+(\S[^\n]*)")
 _CI = re.compile(r"paths\.quick\(\)|JAXTOUR_QUICK")
 _THROWAWAY = re.compile(r"^\s*_\s*=[^=]", re.MULTILINE)
 _NOTEBOOK = re.compile(r"\b\d\d_\w+\.ipynb\b")  # the student notebook to open
+_INPUT_HIDDEN = {"hide-input", "remove-input"}  # the deck shows their output
 _BAR = re.compile(r"\d+%\|")  # tqdm's text bar: " 0%|          | 0/100"
 
 
@@ -167,12 +168,19 @@ def _slide_rules(slide: Slide) -> list[tuple[str, str]]:
         said.append(
             ("progress-bar", "a progress bar on the slide; print the result instead")
         )
-    said += _code_length(code)
+    said += _code_length("\n".join(c.source for c in slide.cells if _shows_code(c)))
     if _THROWAWAY.search(code):
         said.append(
             ("throwaway", "an `_ = …` on the slide; end the cell with what it shows")
         )
     return said
+
+
+def _shows_code(cell: Any) -> bool:
+    """Whether the deck shows `cell`'s code: a code cell not tagged to show only its
+    output (the deck's exporter removes the input of those, `_INPUT_HIDDEN`)."""
+    tags = set((cell.get("metadata") or {}).get("tags") or ())
+    return cell.cell_type == "code" and not tags & _INPUT_HIDDEN
 
 
 def _code_length(code: str) -> list[tuple[str, str]]:
