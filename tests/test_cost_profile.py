@@ -560,6 +560,7 @@ def test_a_real_trace_stripped_of_its_run_ids_is_cut_into_the_same_calls():
     x = jnp.ones((256, 256))
     compiled = jax.jit(f).lower(x).compile()
     module = _ir.parse_hlo(compiled.as_text())
+
     def run():  # 0.1 s between calls: more than any pause inside one, even when busy
         time.sleep(0.1)
         return compiled(x)

@@ -333,3 +333,12 @@ def test_read_idx_checks_magic_dimensions_and_size(tmp_path):
     (tmp_path / "cut.gz").write_bytes(cut)
     with pytest.raises(MnistFormatError, match=r"^cut.gz is not a readable gzip file"):
         read_idx(tmp_path / "cut.gz")
+
+
+def test_a_folder_under_home_is_read_as_a_shell_reads_it(tmp_path, monkeypatch):
+    from jaxtour import paths
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert paths.mnist_dir("~/mnist") == tmp_path / "mnist"
+    monkeypatch.setenv(paths.DATA_VARIABLE, "~/data")
+    assert paths.mnist_dir() == tmp_path / "data"

@@ -306,5 +306,6 @@ print(json.dumps(out))
         assert (
             "no elements: the blocks drawn are empty" in dot and "copies" not in title
         )
+        assert "copies" not in dot and "empty, on CPU" in dot  # each block's label
     d = draw_sharding(jnp.zeros((0, 3)))
     assert d.title == "f32[0,3] on 1 device: no elements, so every block is empty"

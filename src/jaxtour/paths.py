@@ -34,7 +34,7 @@ def cache_home() -> Path:
 def mnist_dir(data_dir: str | os.PathLike | None = None) -> Path:
     """The MNIST folder: the argument, else $JAXTOUR_DATA, else <cache>/jaxtour/mnist."""
     if data_dir is not None:
-        return Path(data_dir)
+        return Path(data_dir).expanduser()  # "~/mnist" as a shell reads it
     if os.environ.get(DATA_VARIABLE):
-        return Path(os.environ[DATA_VARIABLE])
+        return Path(os.environ[DATA_VARIABLE]).expanduser()
     return cache_home() / "jaxtour" / "mnist"

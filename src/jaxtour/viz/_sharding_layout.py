@@ -110,6 +110,8 @@ def _block_label(block: Block, devices: dict) -> str:
     run = len(ids) > 2 and ids == tuple(range(ids[0], ids[-1] + 1))
     platform = names[0].split()[0]
     held = f"{platform} {ids[0]}–{ids[-1]}" if run else " · ".join(names)
+    if 0 in (stop - start for start, stop in block.index):  # JAX's empty [0:0] blocks
+        return f"{block.text()}\nempty, on {held}"
     return f"{block.text()}\n{len(ids)} copies: {held}"
 
 
