@@ -127,3 +127,21 @@ def test_a_new_dunder_name_is_no_patch_and_a_new_plain_name_is(monkeypatch):
     assert _worker.changed(before, _worker.snapshot()) == []
     monkeypatch.setattr(builtins, "isclose", lambda *a: True, raising=False)
     assert _worker.changed(before, _worker.snapshot()) == ["builtins"]
+
+
+@pytest.mark.slow  # an answer process: JAX imported, one exercise judged twice
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [("...", "not done"), ("return None", "wrong")],
+    ids=["stub", "none"],
+)
+def test_grading_reads_return_none_in_the_submission_as_an_answer(body, kind):
+    """The grader has the cell's source: `return None` compiles as `...` does, but it is
+    an answer, marked for what it returns (it was read as a stub, as in `check`)."""
+    verdicts, _ = _graded(
+        "01_why_jax",
+        {"ex_safe_log": f"def ex_safe_log(x):\n    {body}\n"},
+        only={"ex_safe_log"},
+    )
+    passed, message, got = verdicts["test_ex_safe_log"]
+    assert not passed and got == kind, message

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import linecache
 import secrets
 import time
 import types
@@ -256,10 +257,13 @@ def _code_of(name: str, cells: list[tuple[str, str]]) -> types.CodeType | None:
 
     bound: dict[str, types.CodeType | None] = {}
     for cell, source in cells:
+        text = python_of(source)
         try:
-            statements = ast.parse(python_of(source)).body
+            statements = ast.parse(text).body
         except Exception:  # not Python: nothing to read
             continue
+        # kept where `inspect` finds it, as IPython keeps a cell: `is_stub` reads it
+        linecache.cache[cell] = (len(text), None, text.splitlines(True), cell)
         for node in statements:
             try:
                 _bind(node, cell, bound)
