@@ -82,6 +82,9 @@ def test_code_the_deck_does_not_show_is_not_long_code(tag):
     code = "\n".join(["x = " + "1 + " * 40 + "1"] + [f"x{i} = {i}" for i in range(30)])
     cell = new_code_cell(code, metadata={"tags": [tag]})
     assert _rules(_lesson(_slide("## A picture", cell))) == []
+    # nor is what no one sees: a throwaway, CI plumbing
+    hidden = new_code_cell("_ = paths.quick()", metadata={"tags": [tag]})
+    assert _rules(_lesson(_slide("## A picture", hidden))) == []
 
 
 def test_a_progress_bar_in_an_output_is_found():

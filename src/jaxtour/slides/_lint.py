@@ -160,16 +160,17 @@ def _slide_rules(slide: Slide) -> list[tuple[str, str]]:
             )
         )
     code = "\n".join(c.source for c in slide.cells if c.cell_type == "code")
+    seen = "\n".join(c.source for c in slide.cells if _shows_code(c))  # on the slide
     shown = "\n".join(_output_text(c) for c in slide.cells if c.cell_type == "code")
-    ci = _CI.search(code)
+    ci = _CI.search(seen)
     if ci:
         said.append(("ci-code", f"CI plumbing on the slide: `{ci.group()}`"))
-    if "tqdm" in code or _BAR.search(shown):
+    if "tqdm" in code or _BAR.search(shown):  # hidden code's bar shows in its output
         said.append(
             ("progress-bar", "a progress bar on the slide; print the result instead")
         )
-    said += _code_length("\n".join(c.source for c in slide.cells if _shows_code(c)))
-    if _THROWAWAY.search(code):
+    said += _code_length(seen)
+    if _THROWAWAY.search(seen):
         said.append(
             ("throwaway", "an `_ = …` on the slide; end the cell with what it shows")
         )
