@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxtour import _dotgraph, _page, _render
-from jaxtour._files import write_atomically
+from jaxtour._files import user_path, write_atomically
 
 # The root element's width: Graphviz writes points ("pt"); a bare number is px.
 _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"')
@@ -131,7 +131,7 @@ class Diagram:
             ValueError: the suffix is not one of the formats above.
             RendererUnavailableError: no renderer here can produce that format.
         """
-        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
+        path = user_path(path)
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in ("svg", "dot", "gv", "png", "pdf", "html"):
             raise ValueError(

@@ -47,6 +47,12 @@ class WriteError(OSError):
         return self.message
 
 
+def user_path(path: str | os.PathLike) -> Path:
+    """A path as the user wrote it, read as a shell reads it: ``~/x.svg`` is the home
+    folder's ``x.svg``, not a folder named "~" in the current one."""
+    return Path(path).expanduser()
+
+
 def _advice(path: Path, err: OSError) -> str:
     if err.errno in IN_THE_WAY:
         # the file in the way: `path` itself (EEXIST) or a folder above it (ENOTDIR)

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jaxtour._files import write_atomically
+from jaxtour._files import user_path, write_atomically
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -47,7 +47,7 @@ class Plot:
         Raises:
             ValueError: the suffix is none of those.
         """
-        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
+        path = user_path(path)
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in FORMATS:
             raise ValueError(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from jaxtour._files import write_atomically
+from jaxtour._files import user_path, write_atomically
 from jaxtour._table import Table, html_lines, md, wrap
 
 SUFFIXES = (".html", ".txt", ".md")
@@ -96,7 +96,7 @@ class Report:
         Raises:
             ValueError: the suffix is none of those three.
         """
-        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
+        path = user_path(path)
         suffix = path.suffix.lower()
         if suffix not in SUFFIXES:
             raise ValueError(

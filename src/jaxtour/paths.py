@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from jaxtour._files import user_path
+
 DATA_VARIABLE = "JAXTOUR_DATA"
 BUILD_VARIABLE = "JAXTOUR_BUILD"
 QUICK_VARIABLE = "JAXTOUR_QUICK"
@@ -34,7 +36,7 @@ def cache_home() -> Path:
 def mnist_dir(data_dir: str | os.PathLike | None = None) -> Path:
     """The MNIST folder: the argument, else $JAXTOUR_DATA, else <cache>/jaxtour/mnist."""
     if data_dir is not None:
-        return Path(data_dir).expanduser()  # "~/mnist" as a shell reads it
+        return user_path(data_dir)
     if os.environ.get(DATA_VARIABLE):
-        return Path(os.environ[DATA_VARIABLE]).expanduser()
+        return user_path(os.environ[DATA_VARIABLE])
     return cache_home() / "jaxtour" / "mnist"

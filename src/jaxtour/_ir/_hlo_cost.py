@@ -49,10 +49,11 @@ def hlo_arrays(type_text: str) -> list[tuple[str, tuple[int, ...]]]:
 
 def hlo_bytes(type_text: str) -> float:
     """Bytes of an HLO type (a tuple's elements summed; f8 and smaller count 1 byte)."""
-    return sum(
-        _DTYPE_BYTES.get(dtype, 1) * math.prod(shape)
-        for dtype, shape in hlo_arrays(type_text)
-    )
+    return _bytes(hlo_arrays(type_text))
+
+
+def _bytes(arrays: list[tuple[str, tuple[int, ...]]]) -> float:
+    return sum(_DTYPE_BYTES.get(dtype, 1) * math.prod(shape) for dtype, shape in arrays)
 
 
 def _elements(type_text: str) -> int:
@@ -289,7 +290,7 @@ def _results_bytes(type_text: str) -> float:
     arrays = hlo_arrays(type_text)
     if len(arrays) > 1 and arrays[-1][0] in ("s8", "u8"):
         arrays = arrays[:-1]
-    return sum(_DTYPE_BYTES.get(t, 1) * math.prod(shape) for t, shape in arrays)
+    return _bytes(arrays)
 
 
 def _fused(module: HloModule, op: HloOp) -> HloComputation | None:

@@ -106,7 +106,8 @@ def not_done(exercise: Exercise) -> str:
 def is_stub(fn: Callable) -> bool:
     """Whether `fn`'s body is only `...`, `pass` and a docstring (read, not run)."""
     # Such a body compiles to "return None"; `return ...` to "return Ellipsis".
-    code = getattr(python_function(fn), "__code__", None)
+    fn = python_function(fn)
+    code = getattr(fn, "__code__", None)
     if code is None:
         return False
     returned = set()  # the constants it returns: None, Ellipsis
@@ -119,7 +120,7 @@ def is_stub(fn: Callable) -> bool:
         return False
     if code.co_name == "<lambda>":  # its body is an expression: a stub's is `...`
         return Ellipsis in returned
-    return _written_as_stub(python_function(fn))
+    return _written_as_stub(fn)
 
 
 def _written_as_stub(fn: Callable) -> bool:

@@ -261,9 +261,9 @@ class Explorer(widgets.VBox):
         Raises:
             ValueError: `path` does not end in .html.
         """
-        from jaxtour._files import write_atomically
+        from jaxtour._files import user_path, write_atomically
 
-        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
+        path = user_path(path)
         if path.suffix.lower() != ".html":
             raise ValueError(
                 f"Cannot save the explorer as {path.name!r}: it writes a page, "

@@ -10,7 +10,7 @@ from zipfile import BadZipFile
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour._files import write_atomically
+from jaxtour._files import user_path, write_atomically
 from jaxtour.mlp._model import Params, layer_names
 
 _NUMBERS = "biufc"  # the dtype kinds an .npz names: bool, ints, floats, complex
@@ -48,7 +48,7 @@ def save_params(params: Params, path: str | os.PathLike) -> Path:
             )
     buffer = io.BytesIO()
     np.savez(buffer, allow_pickle=False, **arrays)
-    path = Path(path).expanduser()  # "~/params.npz" as a shell reads it
+    path = user_path(path)
     write_atomically(path, buffer.getvalue())
     return path
 
@@ -61,7 +61,7 @@ def load_params(path: str | os.PathLike) -> Params:
         ValueError: the file does not hold MLP params: not an ``.npz`` archive (or a
             truncated one), other keys, or layers whose shapes do not chain.
     """
-    path = Path(path).expanduser()
+    path = user_path(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}

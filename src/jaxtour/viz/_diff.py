@@ -10,7 +10,7 @@ from typing import Any
 
 from jaxtour import _ir, _number_words
 from jaxtour._diagram import Diagram
-from jaxtour._files import write_atomically
+from jaxtour._files import user_path, write_atomically
 from jaxtour._report import Report, Reported, Table
 from jaxtour.viz import _diff_draw
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff, module_changes
@@ -302,7 +302,7 @@ class ProgramDiff(Reported):
         Raises:
             ValueError: the suffix is none of those.
         """
-        path = Path(path).expanduser()  # "~/x.svg" as a shell reads it
+        path = user_path(path)
         if path.suffix.lower() != ".html":
             return self.report().save(path, who=type(self).__name__)
         page = _diff_draw.page(self.report(), _diff_draw.drawings(self))

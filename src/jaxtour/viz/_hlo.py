@@ -295,9 +295,9 @@ def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
         parts.append(_number_words.si(figures["bytes_accessed"], "B accessed"))
     if "temp_bytes" in figures:
         parts.append(_number_words.si(figures["temp_bytes"], "B temp memory"))
-    fused = sum(  # ops inside fusions, nested fusions counted by what they hold
-        n for op, n in module.op_counts().items() if op != "fusion"
-    ) - sum(n for op, n in module.op_counts(fused=False).items() if op != "fusion")
+    # ops inside fusions, a nested fusion counted by what it holds
+    every, standalone = module.op_counts(), module.op_counts(fused=False)
+    fused = every.total() - every["fusion"] - standalone.total() + standalone["fusion"]
     if module.fusions():
         parts.append(f"{plural(fused, 'op')} inside the fusions")
     parts.append("scalar constants (and their broadcasts) not drawn")

@@ -65,12 +65,9 @@ def draw_array(
     """Pin one box per block, array's top-left corner at (0, 0); return (width, height)."""
     rows = sorted({b.index[:-1] for b in blocks})
     cols = sorted({b.index[-1:] for b in blocks})
-    lead, last = (
-        max(1, _volume([(0, n) for n in shape[:-1]])),
-        max(1, shape[-1])
-        if shape
-        else 1,  # a zero-size array: every block at its least
-    )
+    # at least 1 each: a zero-size array's blocks are drawn at their least
+    lead = max(1, _volume([(0, n) for n in shape[:-1]]))
+    last = max(1, shape[-1]) if shape else 1
     widest = max(len(_block_label(b, devices).split("\n")[-1]) for b in blocks)
     min_w = max(MIN_BLOCK[0], 0.11 * widest + 0.2)
     widths = [max(min_w, ARRAY_SIZE[0] * _volume(c) / last) for c in cols]
