@@ -323,23 +323,80 @@ def test_a_lens_that_reads_the_program_takes_a_jitted_functions_own_statics(lens
     assert not re.search(r"\b_\w+\.py:", str(told)), told  # never the kit's own line
 
 
+def _sines(report):
+    """How many sines the program a running lens measured or stepped computes."""
+    if isinstance(report, cost.Profile):
+        return report.module.op_counts()["sine"]
+    if isinstance(report, cost.Roofline):  # one transcendental per sine per element
+        return int(sum(row.transcendentals for row in report.table.ops)) // 2
+    steps = report.steps if isinstance(report, tracing.NanReport) else report
+    return sum(step.primitive == "sin" for step in steps)
+
+
+_RUNNING = {
+    "profile": lambda f, **o: cost.profile(f, calls=1, **o),
+    "draw_roofline": lambda f, **o: cost.draw_roofline(f, peaks=FAKE, **o),
+    "step_through": tracing.step_through,
+    "find_nans": tracing.find_nans,
+}
+
+
+@pytest.mark.parametrize("who", list(_RUNNING))
+@pytest.mark.parametrize("by_name", [False, True])
+def test_a_lens_that_runs_the_program_holds_static_what_fs_own_jit_does(who, by_name):
+    """A running lens wraps f in a jit of its own; f's jit holds `n` static, so the
+    lens does too, whether the call passes `n` by position or by name. The oracle
+    is the lens told, as jax.jit was, and the number of sines: `n` of them."""
+    own = {"static_argnames": "n"} if by_name else {"static_argnums": 1}
+    jitted, lens = jax.jit(_loops, **own), _RUNNING[who]
+    for n in (2, 3):
+        call = ((jnp.ones(2),), {"n": n}) if by_name else ((jnp.ones(2), n), {})
+        alone, told = (
+            lens(jitted)(*call[0], **call[1]),
+            lens(jitted, **own)(*call[0], **call[1]),
+        )
+        assert _sines(alone) == _sines(told) == n
+
+
+def test_a_profile_of_a_jitted_function_keys_its_programs_on_the_static_values():
+    """NumPy scalars have a shape and a dtype; held static by f's own jit, each value
+    is its own program, as jax.jit compiles one per static value."""
+    measure = cost.profile(jax.jit(_loops, static_argnums=1), calls=1)
+    counts = [_sines(measure(jnp.ones(2), np.int32(n))) for n in (2, 5, 2)]
+    assert counts == [2, 5, 2]
+
+
+def test_explain_retraces_of_a_jitted_function_names_its_own_static_changing():
+    retraced = tracing.explain_retraces(jax.jit(_loops, static_argnums=1))
+    for n in (2, 2, 3):
+        retraced(jnp.ones(2), n)
+    assert [c.event for c in retraced.calls] == ["first trace", "cache hit", "retrace"]
+    assert retraced.calls[-1].causes[0].words == "static `n` changed value: 2 → 3"
+
+
+def _scaled(x, s):
+    return x * s
+
+
 @pytest.mark.parametrize(
     "who, lens",
     [
         ("find_nans", tracing.find_nans),
         ("explain_retraces", tracing.explain_retraces),
+        ("profile", cost.profile),
     ],
 )
-def test_a_jitted_function_with_its_own_statics_says_to_tell_the_lens(who, lens):
-    jitted = jax.jit(_loops, static_argnums=1)
+def test_a_jitted_functions_statics_that_cannot_be_told_apart_are_asked_for(who, lens):
+    """Two Python floats trace alike: which one f's jit holds static is not guessed."""
+    jitted = jax.jit(_scaled, static_argnums=1)
     message = (
-        f"{who} traced an argument that _loops's own jax.jit holds static, so jit met a "
-        f"tracer where it wants a hashable value. Tell {who} too, as you told jax.jit: "
-        f"{who}(_loops, static_argnums=…) or static_argnames=…."
+        f"{who} traced an argument that _scaled's own jax.jit holds static, so jit met "
+        f"a tracer where it wants a hashable value. Tell {who} too, as you told "
+        f"jax.jit: {who}(_scaled, static_argnums=…) or static_argnames=…."
     )
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
-        lens(jitted)(jnp.ones(2), 2)
-    lens(jitted, static_argnums=1)(jnp.ones(2), 2)  # the fix it names works
+        lens(jitted)(2.0, 3.0)
+    lens(jitted, static_argnums=1)(2.0, 3.0)  # the fix it names works
 
 
 def test_a_jitted_function_told_its_statics_draws_its_body():

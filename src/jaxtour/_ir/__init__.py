@@ -7,8 +7,9 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 `jax.extend.source_info_util`, and the text that `as_text()` prints.
 
 One module per seam: `_static` (`static_argnums`/`static_argnames` and `argnums`,
-read once as `jax.jit` and `jax.grad` read them), `_args` (checked arguments and
-tracing), `_split` (leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
+read once as `jax.jit` and `jax.grad` read them), `_jit_statics` (those a jitted
+function's own `jax.jit` holds), `_args` (checked arguments and tracing), `_split`
+(leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
 `_values` (run values as NumPy: keys as key data, bfloat16/float8 NaNs found), `_jaxpr`
 (reading jaxprs), `_frames` (the user's call stack behind an equation),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
@@ -73,6 +74,7 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
+from jaxtour._ir._jit_statics import is_jitted, jit_statics
 from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
@@ -149,6 +151,7 @@ __all__ = [
     "is_differentiable",
     "is_dropvar",
     "is_float",
+    "is_jitted",
     "is_key",
     "is_library",
     "is_literal",
@@ -156,6 +159,7 @@ __all__ = [
     "jaxpr_counts",
     "jaxpr_loops",
     "jaxpr_nodes",
+    "jit_statics",
     "literal_str",
     "match_nodes",
     "module_attrs",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._ir._jaxpr import type_str
+from jaxtour._ir._jit_statics import is_jitted, jit_statics
 from jaxtour._ir._split import bind, split, traceable
 from jaxtour._ir._static import StaticArgs, describe, static_args
 
@@ -167,14 +167,20 @@ def trace_split(
     With `own`, a `jax.jit`-wrapped `f` is traced by itself when the kit adds nothing
     (no static option, no leaf to hold): with its own static arguments, donation and
     shardings, as `f.lower` sees it. Lenses that run the program many times leave
-    `own` off: a donated argument is gone after the first run."""
+    `own` off: a donated argument is gone after the first run. Wrapped, a jitted `f`
+    keeps the static arguments its own jit holds (`jit_statics`), unless the lens was
+    told some; the `Split` returned says which were held static."""
     check_callable(f, who)
     statics = static_args(f, static_argnums, static_argnames, who)
     names = arg_names(f, len(args))
     statics.check_values(args, kwargs, who, names)
     part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
-    held = part.slots or statics.nums or statics.names
-    alone = own and isinstance(f, _jit_type()) and not held
+    told = bool(statics.nums or statics.names)
+    alone = own and is_jitted(f) and not (part.slots or told)
+    # wrapped in the kit's jit, a jitted f keeps what its own jit holds static
+    if not (alone or told) and (learned := jit_statics(f, args, kwargs)):
+        statics = learned
+        part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
     jitted = (
         f
         if alone
@@ -214,13 +220,6 @@ def own_statics_error(
 def _jitted(f: Any) -> bool:
     """Whether `f` is `jax.jit`-wrapped (it has `trace` and `lower`)."""
     return hasattr(f, "lower") and hasattr(f, "trace")
-
-
-@functools.cache
-def _jit_type() -> type:
-    """The type `jax.jit` returns: a framework's own jit (`nnx.jit`, `eqx.filter_jit`)
-    has `trace` too, but traces to its own kind of object."""
-    return type(jax.jit(lambda x: x))
 
 
 def _note(err: Exception, f: Any, args: tuple, who: str) -> None:

@@ -173,8 +173,8 @@ def profile(
     def measure(*args: Any, **kwargs: Any) -> Profile:
         import jax
 
-        key = _signature(args, kwargs, statics.positions(len(args)))
         traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
+        key = _signature(args, kwargs, part.static)  # f's own statics too
         if key not in compiled_for:
             compiled = compile_to_time(traced.lower())
             module = _ir.parse_hlo(compiled.as_text())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import sys
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from jaxtour.tracing._signature import (
     Cause,
     Signature,
     closest,
+    defaults,
     differences,
     signature,
 )
@@ -113,6 +113,7 @@ def explain_retraces(
         f: the function to jit.
         static_argnums: as in `jax.jit` (None, an int or ints, negative from the end).
         static_argnames: as in `jax.jit`; names and positions infer each other.
+            Neither given, a `jax.jit`-wrapped `f` keeps its own static arguments.
 
     Returns:
         A `Retraced` function: call it as `jax.jit(f)`; `.report` (also what a notebook
@@ -137,41 +138,38 @@ def explain_retraces(
     return Retraced(f, _ir.static_args(f, static_argnums, static_argnames, WHO))
 
 
-def _defaults(f: Callable) -> dict[str, Any]:
-    """`f`'s keyword defaults (none where Python cannot read its signature)."""
-    try:
-        params = inspect.signature(f).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    return {p.name: p.default for p in params if p.default is not p.empty}
-
-
 class Retraced:
     """A jitted function that records its calls (made by `explain_retraces`)."""
 
     def __init__(self, f: Callable, statics: _ir.StaticArgs) -> None:
         self.fn, self.name = f, _ir.function_name(f)
-        self.statics = statics
         self.traces = 0
         self.calls: list[Call] = []
         self._seen: dict[Signature, dict[str, str]] = {}  # -> what f read when traced
         self._traced_by: dict[Signature, int] = {}  # -> the call that last traced it
         self._examples: dict[int, Example] = {}  # traced call -> its argument types
         self._written: set[str] = set()  # globals a trace changed: side effects
-        self._defaults = _defaults(f)
+        self._defaults = defaults(f)
 
-        @functools.wraps(f)
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.traces += 1  # runs only while jit traces: a Python side effect
-            return f(*args, **kwargs)
-
-        nums, names = statics.nums, statics.names
-        self._jitted = jax.jit(counted, static_argnums=nums, static_argnames=names)
-        # lower, trace and eval_shape go to a jit of their own: they are not calls
-        self._plain = jax.jit(f, static_argnums=nums, static_argnames=names)
+        # a jitted f's own statics are learned at a call that passes them
+        self._learning = _ir.is_jitted(f) and not (statics.nums or statics.names)
+        self._jit(statics)
         # __name__, __doc__, __wrapped__, as jit; not f's __dict__, which could
         # overwrite this object's own attributes
         functools.update_wrapper(self, f, updated=())
+
+    def _jit(self, statics: _ir.StaticArgs) -> None:
+        """The jit that counts traces, and one for `lower`, `trace` and `eval_shape`,
+        which are not calls."""
+
+        @functools.wraps(self.fn)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.traces += 1  # runs only while jit traces: a Python side effect
+            return self.fn(*args, **kwargs)
+
+        self.statics, (nums, names) = statics, statics
+        self._jitted = jax.jit(counted, static_argnums=nums, static_argnames=names)
+        self._plain = jax.jit(self.fn, static_argnums=nums, static_argnames=names)
 
     def lower(self, *args: Any, **kwargs: Any) -> jax.stages.Lowered:
         """As `jax.jit(f).lower`: neither a call nor a trace in the table."""
@@ -212,6 +210,9 @@ class Retraced:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         site = _call_site(sys._getframe(1))
+        if self._learning and (learned := _ir.jit_statics(self.fn, args, kwargs)):
+            self._learning = False
+            self._jit(learned)
         names = arg_names(self.fn, len(args))
         static = self.statics.positions(len(args))
         self._check_held(args, kwargs, static, names)

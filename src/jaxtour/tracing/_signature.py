@@ -12,7 +12,8 @@ to do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -341,3 +342,12 @@ def _leaf_cause(new: Leaf, old: Leaf) -> Cause | None:
             "pass the same kind each call: always an array, or always a number",
         )
     return None
+
+
+def defaults(f: Callable) -> dict[str, Any]:
+    """`f`'s keyword defaults (none where Python cannot read its signature)."""
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not p.empty}
