@@ -160,3 +160,20 @@ def test_without_values_nodes_show_types_only():
     assert all(v is None for n in graph.nodes.values() for v in n.values)
     d = draw_grad(cubic, values=False)(1.3)
     assert "1.3" not in d.source and "f32[]" in d.source
+
+
+def _three(a, b, c):
+    return (a * 2.0 + b * 3.0 * c).sum()
+
+
+@pytest.mark.parametrize("argnums", [(1, 0), (2, 0, 1), (0, 2)])
+def test_the_gradients_come_in_argnums_order_as_jax_grad_returns_them(argnums):
+    args = (jnp.float32(1.0), jnp.arange(2.0), jnp.float32(5.0))
+    graph = grad_graph(_three, argnums=argnums)(*args)
+    want = jax.grad(_three, argnums)(*args)
+    for got, expected in zip(graph.values_of("gradient"), want, strict=True):
+        np.testing.assert_allclose(got, expected)
+    names = "abc"
+    assert [n.label for n in graph.select("gradient")] == [
+        f"∂_three/∂{names[i]}" for i in argnums
+    ]

@@ -110,7 +110,8 @@ def draw_grad(
 
     Args:
         f: a function returning a real scalar, as for `jax.grad`.
-        argnums: which positional arguments to differentiate (an int or a tuple).
+        argnums: which positional arguments to differentiate (an int or a tuple;
+            the gradients come in its order, as `jax.grad` returns them).
             Other arguments (integers, booleans, PRNG keys, flags) are drawn as fixed.
         has_aux: `f` returns ``(output, aux)``, as in `jax.grad`; aux is drawn as an
             output that is not differentiated.

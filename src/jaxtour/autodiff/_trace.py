@@ -91,7 +91,7 @@ def prepare(
     (Python's, NumPy's or JAX's) are bound as they are, as `jax.grad` leaves them
     (`range(n)`, `x[:n]` work); so is every leaf JAX cannot trace. None is an empty
     pytree, as in JAX. The arguments `statics` makes static (as `jax.jit` would) are
-    bound as they are, never differentiated.
+    bound as they are, never differentiated. `diff` follows `argnums`' order.
 
     Raises:
         ValueError, TypeError: as `resolve_argnums`, `StaticArgs.check_values` and
@@ -131,9 +131,10 @@ def prepare(
             )
             if i in argnums and not take:
                 held.append(label)
-            slots[slot].append((len(flat), label, leaf, group))
+            slots[slot].append((len(flat), label, leaf, group, i))
             flat.append(leaf)
-    diff, other = slots["diff"], slots["other"]
+    diff = sorted(slots["diff"], key=lambda s: argnums.index(s[4]))  # as grad gives
+    other = slots["other"]
 
     def fn(diff_leaves: Any, other_leaves: Any) -> Any:
         full = list(flat)
