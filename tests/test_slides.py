@@ -202,13 +202,20 @@ def test_a_bad_slide_choice_says_which_cell_and_what_to_use(cell, message):
 def test_a_notebook_with_nothing_to_show_is_refused():
     with pytest.raises(
         SlidesError,
-        match=r"^03_demo has no cell left to show: every cell is "
-        r"hidden, skipped or a note\. Remove `skip` from at least one cell\.$",
+        match=r"^03_demo has no cell left to show: every cell is hidden, skipped, a "
+        r"note or blank\. Remove `skip` from at least one cell with text or code\.$",
     ):
         plan_slides(
             new_notebook(cells=[code("1", tags=["setup"]), md("x", tags=["skip"])]),
             "03_demo",
         )
+
+
+@pytest.mark.parametrize("blank", [md("  \n"), code("")], ids=["markdown", "code"])
+def test_hidden_cells_and_one_blank_visible_cell_are_refused_not_a_blank_deck(blank):
+    cells = [code("1", tags=["setup"]), md("# T", tags=["skip"]), blank]
+    with pytest.raises(SlidesError, match=r"^03_demo has no cell left to show"):
+        plan_slides(new_notebook(cells=cells), "03_demo")
 
 
 def test_a_notebook_whose_cells_the_deck_leaves_out_is_told_they_are_hidden():

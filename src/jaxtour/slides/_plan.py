@@ -130,10 +130,10 @@ def plan_slides(notebook: Any, name: str = "the notebook") -> Any:
             "the lesson's cells first (a markdown cell with a title opens the deck)."
         )
     planned.cells = frame(planned.cells, _markdown_cell)
-    if not any(_visible(c) for c in planned.cells):
+    if not any(_visible(c) and _shows_something(c) for c in planned.cells):
         raise SlidesError(
-            f"{name} has no cell left to show: every cell is hidden, skipped or a note. "
-            "Remove `skip` from at least one cell."
+            f"{name} has no cell left to show: every cell is hidden, skipped, a note "
+            "or blank. Remove `skip` from at least one cell with text or code."
         )
     return planned
 
@@ -199,3 +199,8 @@ def _slide_type(cell: Any) -> str:
 
 def _visible(cell: Any) -> bool:
     return _slide_type(cell) not in ("skip", "notes")
+
+
+def _shows_something(cell: Any) -> bool:
+    """Whether a deck shows anything for `cell`: text, code, or an output."""
+    return bool(str(cell.source).strip() or cell.get("outputs"))
