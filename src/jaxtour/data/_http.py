@@ -3,7 +3,8 @@
 A socket timeout bounds each wait for a byte, not the whole transfer: a server that
 sends one header byte every few seconds keeps `urlopen` busy for ever. `Deadline`
 opens the URL through urllib (redirects, proxies and HTTPS as usual) but keeps the
-connections it makes, and shuts their sockets down when the time is up.
+connections it makes, and shuts their sockets down when the time is up; a connection
+whose socket opens after that (a redirect's, a slow connect) is shut as it opens.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Deadline:
     def __init__(self, seconds: float):
         self.seconds, self.expired = seconds, False
         self._connections: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()  # the cut, and a socket opening, one at a time
         self._timer = threading.Timer(seconds, self._cut)
         self._timer.daemon = True
 
@@ -48,20 +50,36 @@ class Deadline:
         self.cancel()
 
     def _keep(self, cls: type[Connection]) -> Callable[..., Connection]:
-        def connect(*args: Any, **kwargs: Any) -> Connection:
+        def make(*args: Any, **kwargs: Any) -> Connection:
             connection = cls(*args, **kwargs)
-            self._connections.append(connection)
+            opens = connection.connect
+
+            def connect() -> None:  # its socket, shut at once if the time is up
+                opens()
+                with self._lock:
+                    if self.expired:
+                        _shut(connection)
+
+            connection.connect = connect  # type: ignore[method-assign]
+            with self._lock:
+                self._connections.append(connection)
             return connection
 
-        return connect
+        return make
 
     def _cut(self) -> None:
-        self.expired = True
-        for connection in self._connections:
-            if connection.sock is not None:
-                # Wakes a thread blocked in recv(); it then sees the end of the stream.
-                with contextlib.suppress(OSError):
-                    connection.sock.shutdown(socket.SHUT_RDWR)
+        with self._lock:
+            self.expired = True
+            for connection in self._connections:
+                _shut(connection)
+
+
+def _shut(connection: http.client.HTTPConnection) -> None:
+    """Shut `connection`'s socket, if it has one: a thread blocked in recv() wakes and
+    sees the end of the stream."""
+    if connection.sock is not None:
+        with contextlib.suppress(OSError):
+            connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 class _HTTP(urllib.request.HTTPHandler):
