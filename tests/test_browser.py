@@ -600,3 +600,38 @@ def test_pictures_from_either_graphviz_pass_the_slide_lint(
     assert not found, "\n".join(str(v) for v in found)
     assert both_graphviz_deck.slides > 1 + 2 * 2  # the large picture was given slides
     assert left_the_machine(log) == [] and log["errors"] == []
+
+
+def _shown(page, piece: str) -> bytes:
+    """A screenshot of `piece` alone, 1200 px wide at its own aspect ratio."""
+    numbers = re.search(r'viewBox="([^"]*)"', piece).group(1).split()
+    width, height = float(numbers[2]), float(numbers[3])
+    sized = re.sub(
+        r'\swidth="[^"]*" height="[^"]*"',
+        f' width="1200" height="{1200 * height / width:.3f}"',
+        piece,
+        count=1,
+    )
+    page.set_content(f'<html><body style="margin:0">{sized}</body></html>')
+    return page.locator("svg").screenshot()
+
+
+@machinery
+def test_a_cut_pictures_pieces_show_exactly_what_the_uncut_picture_shows(
+    offline_page, monkeypatch
+):
+    """Each piece drops the nodes, edges and clusters outside its part (slides/_cull):
+    the oracle is the same piece cut with nothing dropped, pixel for pixel."""
+    from test_slides_legible import cut, tall_picture
+
+    import jaxtour.slides._place as place
+
+    page, _ = offline_page
+    whole = tall_picture()
+    culled = cut(whole)
+    monkeypatch.setattr(place, "cull", lambda body, box: body)
+    uncut = cut(whole)
+    assert len(culled) == len(uncut) >= 3
+    for i, (piece, full) in enumerate(zip(culled, uncut, strict=True), 1):
+        assert len(piece) < len(full)
+        assert _shown(page, piece) == _shown(page, full), f"piece {i} differs"

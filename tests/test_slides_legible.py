@@ -198,3 +198,53 @@ def test_either_graphviz_gets_a_legible_place(jaxpr_pictures, which):
         width, height = measure(picture).legible_size()
         assert width <= ROOM_WIDTH and height <= ALONE_HEIGHT
         assert min_height(picture) >= height - 1
+
+
+def _tall(x):
+    import jax.numpy as jnp
+
+    for i in range(30):
+        x = jnp.sin(x) * (i + 1.0) + x
+    return x.sum()
+
+
+def tall_picture() -> str:
+    """A jaxpr too tall for any slide, drawn by the embedded Graphviz (the same on
+    every machine)."""
+    import os
+
+    import jax.numpy as jnp
+
+    from jaxtour._render import render
+    from jaxtour.viz import draw_jaxpr
+
+    source = draw_jaxpr(_tall)(jnp.ones(3)).source
+    before = os.environ.get("JAXTOUR_RENDERER")
+    os.environ["JAXTOUR_RENDERER"] = "embedded"
+    try:
+        return render(source, "svg").decode()
+    finally:
+        os.environ.pop("JAXTOUR_RENDERER")
+        if before is not None:
+            os.environ["JAXTOUR_RENDERER"] = before
+
+
+def cut(picture: str) -> list[str]:
+    """The pieces the deck builder cuts `picture` into."""
+    planned = slide_with(picture)
+    place_pictures(planned)
+    return [piece for _, piece in pictures(planned)]
+
+
+def test_each_piece_of_a_cut_picture_carries_only_what_it_shows():
+    """The browser test compares each piece with the uncut picture, pixel by pixel
+    (tests/test_browser.py); here: every node is in some piece, and the pieces
+    together are far smaller than the picture repeated once per piece."""
+    whole = tall_picture()
+    pieces = cut(whole)
+    assert len(pieces) >= 3
+    nodes = set(re.findall(r'<g id="(node\d+)" class="node"', whole))
+    kept = [set(re.findall(r'<g id="(node\d+)_p\d+" class="node"', p)) for p in pieces]
+    assert set().union(*kept) == nodes
+    assert sum(map(len, kept)) < 1.5 * len(nodes)  # a node near a cut is in both
+    assert sum(map(len, pieces)) < 0.6 * len(pieces) * len(whole)

@@ -8,7 +8,8 @@ knows the smallest legible size (`Measured.legible_size`) and writes it on the `
   (title, prose, code, outputs: estimated generously), moves to a slide of its own just
   after, under the same title;
 - a picture too large for any slide is cut, along the gaps between its text, into pieces
-  that each fit, one slide per piece ("(2/3)" after the title).
+  that each fit, one slide per piece ("(2/3)" after the title), each carrying only the
+  nodes, edges and clusters it shows (`_cull`).
 
 Whichever Graphviz drew the picture and whatever fonts the machine has, the lint's rule
 then holds: it measures the same ``font-size`` times scale that this module plans with.
@@ -22,6 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from jaxtour.slides._cull import cull
 from jaxtour.slides._frame import headings_only
 from jaxtour.slides._legible import Measured, measure
 
@@ -137,7 +139,7 @@ def _cropped(svg: str, box: tuple, suffix: str, height: float) -> str:
         f'viewBox="{x:.2f} {y:.2f} {width:.2f} {depth:.2f}"',
         1,
     )
-    whole = _with_min_height(head + body, height)
+    whole = _with_min_height(head + cull(body, box), height)
     ids = set(_ID.findall(whole))
     return re.sub(
         r'(\bid="|url\(#|href="#)([^")]+)',
