@@ -157,24 +157,12 @@ def test_a_picture_too_large_for_any_slide_is_cut_into_pieces_that_each_fit():
 @pytest.fixture(scope="module")
 def jaxpr_pictures():
     """One jaxpr drawn by each Graphviz this machine has."""
-    import os
     import shutil
 
     import jax
     import jax.numpy as jnp
 
-    from jaxtour._render import render
     from jaxtour.viz import draw_jaxpr
-
-    def drawn_by(which):
-        before = os.environ.get("JAXTOUR_RENDERER")
-        os.environ["JAXTOUR_RENDERER"] = which
-        try:
-            return render(source, "svg").decode()
-        finally:
-            os.environ.pop("JAXTOUR_RENDERER")
-            if before is not None:
-                os.environ["JAXTOUR_RENDERER"] = before
 
     def two_layers(w1, w2, x):
         return jnp.sum(jax.nn.relu(x @ w1) @ w2)
@@ -182,9 +170,9 @@ def jaxpr_pictures():
     grad = jax.grad(two_layers, argnums=(0, 1))
     args = jnp.ones((16, 8)), jnp.ones((8, 4)), jnp.ones((2, 16))
     source = draw_jaxpr(grad)(*args).source
-    found = {"embedded": drawn_by("embedded")}
+    found = {"embedded": drawn_by(source, "embedded")}
     if shutil.which("dot"):
-        found["system"] = drawn_by("system")
+        found["system"] = drawn_by(source, "system")
     return found
 
 
@@ -211,16 +199,21 @@ def _tall(x):
 def tall_picture() -> str:
     """A jaxpr too tall for any slide, drawn by the embedded Graphviz (the same on
     every machine)."""
-    import os
-
     import jax.numpy as jnp
 
-    from jaxtour._render import render
     from jaxtour.viz import draw_jaxpr
 
-    source = draw_jaxpr(_tall)(jnp.ones(3)).source
+    return drawn_by(draw_jaxpr(_tall)(jnp.ones(3)).source, "embedded")
+
+
+def drawn_by(source: str, which: str) -> str:
+    """`source` (DOT) drawn as SVG by one Graphviz: "embedded" or "system"."""
+    import os
+
+    from jaxtour._render import render
+
     before = os.environ.get("JAXTOUR_RENDERER")
-    os.environ["JAXTOUR_RENDERER"] = "embedded"
+    os.environ["JAXTOUR_RENDERER"] = which
     try:
         return render(source, "svg").decode()
     finally:

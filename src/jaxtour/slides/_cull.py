@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from jaxtour.slides._legible import Affine, _transformed
+from jaxtour.slides._legible import _NUMBER, Affine, _transformed
 
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _BLOCK = re.compile(r'<g id="[^"]*" class="(?:node|edge|cluster)">')
 _GRAPH = re.compile(r'<g id="[^"]*" class="graph" transform="([^"]*)">')
 _G = re.compile(r"<g[\s>]|</g>")
