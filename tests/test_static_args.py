@@ -374,6 +374,21 @@ def test_explain_retraces_of_a_jitted_function_names_its_own_static_changing():
     assert retraced.calls[-1].causes[0].words == "static `n` changed value: 2 → 3"
 
 
+@pytest.mark.parametrize("own", [{"static_argnums": 1}, {"static_argnames": "n"}])
+def test_explain_retraces_holds_a_learned_static_by_name_and_by_position(own):
+    """Learned at one call, `n` stays static however a later call passes it, as
+    jax.jit infers a position from a name and a name from a position."""
+    retraced = tracing.explain_retraces(jax.jit(_loops, **own))
+    retraced(jnp.ones(2), n=2)
+    retraced(jnp.ones(2), 3)
+    retraced(jnp.ones(2), n=3)
+    told = tracing.explain_retraces(jax.jit(_loops, **own), **own)
+    told(jnp.ones(2), n=2)
+    told(jnp.ones(2), 3)
+    told(jnp.ones(2), n=3)
+    assert [c.event for c in retraced.calls] == [c.event for c in told.calls]
+
+
 def _scaled(x, s):
     return x * s
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import jax
 
-from jaxtour._ir._static import StaticArgs
+from jaxtour._ir._static import StaticArgs, static_args
 
 _MOST_CHOICES = 256  # sets of positions tried before giving up (a long *args)
 
@@ -35,7 +35,8 @@ def _jit_type() -> type:
 
 
 def jit_statics(f: Any, args: tuple, kwargs: dict) -> StaticArgs | None:
-    """The static positions and names `f`'s own `jax.jit` holds in this call, or None
+    """The static positions and names `f`'s own `jax.jit` holds in this call (each
+    completed from `f`'s signature, as `static_args` does), or None
     when `f` is not jitted, holds none, fails to trace, or the positions are ambiguous.
 
     Example:
@@ -43,8 +44,10 @@ def jit_statics(f: Any, args: tuple, kwargs: dict) -> StaticArgs | None:
         >>> @functools.partial(jax.jit, static_argnames="n")
         ... def f(x, n):
         ...     return x * n
-        >>> jit_statics(f, (1.0, 2), {}), jit_statics(f, (1.0,), {"n": 2})
-        (StaticArgs(nums=(1,), names=()), StaticArgs(nums=(), names=('n',)))
+        >>> jit_statics(f, (1.0, 2), {}) == jit_statics(f, (1.0,), {"n": 2})
+        True
+        >>> jit_statics(f, (1.0, 2), {})
+        StaticArgs(nums=(1,), names=('n',))
     """
     if not is_jitted(f):
         return None
@@ -58,7 +61,9 @@ def jit_statics(f: Any, args: tuple, kwargs: dict) -> StaticArgs | None:
     nums = _positions(args, traced_args)
     if nums is None or not (nums or names):
         return None
-    return StaticArgs(nums, names)
+    # completed as jax.jit completes them (a position names its parameter, a name its
+    # position): an explain_retraces that learned `n` by name holds it by position too
+    return static_args(f, nums or None, names or None)
 
 
 def _positions(args: tuple, traced: tuple) -> tuple[int, ...] | None:
