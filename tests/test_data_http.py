@@ -84,3 +84,62 @@ def test_a_connection_that_opens_after_the_deadline_is_cut_as_it_opens(
     assert len(connects) == 2
     (result,) = outcome
     assert result[0] is True, result  # failed because the deadline cut it
+
+
+@pytest.fixture
+def tls_drip():
+    """A server that answers a TLS ClientHello with the header of a 16 KiB handshake
+    record, then one byte of it every 0.1 s: a handshake that never ends on its own."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    closing = threading.Event()
+
+    def drip(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"\x16\x03\x03\x40\x00")
+            while not closing.is_set():
+                try:
+                    conn.sendall(b"\x00")
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+    def serve() -> None:
+        while not closing.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=drip, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"https://127.0.0.1:{listener.getsockname()[1]}/"
+    closing.set()
+    listener.close()
+
+
+def test_a_tls_handshake_is_cut_at_the_deadline(tls_drip):
+    """TLS detaches the socket it wraps, so the connection's `sock` cannot be shut
+    while the handshake reads: the cut shuts a duplicate of the socket, and the
+    handshake ends at the 0.3 s deadline, not at the 5 s socket timeout."""
+    outcome: list = []
+
+    def fetch() -> None:
+        start = time.monotonic()
+        with Deadline(0.3) as deadline:
+            try:
+                deadline.open(tls_drip, timeout=5).read()
+                outcome.append("read to the end")
+            except (OSError, http.client.HTTPException):
+                outcome.append(deadline.expired)
+        outcome.append(time.monotonic() - start)
+
+    reader = threading.Thread(target=fetch, daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    assert not reader.is_alive()
+    expired, took = outcome
+    assert expired is True
+    assert took < 3, took  # the socket timeout (5 s) would have ended it otherwise

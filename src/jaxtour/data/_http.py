@@ -27,7 +27,10 @@ class Deadline:
 
     def __init__(self, seconds: float):
         self.seconds, self.expired = seconds, False
-        self._connections: list[http.client.HTTPConnection] = []
+        # a duplicate of each socket opened: TLS detaches the socket it wraps, so the
+        # connection's own `sock` cannot be shut during the handshake; a duplicate can
+        # (shutdown acts on the socket, not on one descriptor of it)
+        self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()  # the cut, and a socket opening, one at a time
         self._timer = threading.Timer(seconds, self._cut)
         self._timer.daemon = True
@@ -42,6 +45,10 @@ class Deadline:
     def cancel(self) -> None:
         """Stop the clock (the transfer is over)."""
         self._timer.cancel()
+        with self._lock:
+            for sock in self._sockets:
+                sock.close()  # the duplicates only: the connections close their own
+            self._sockets.clear()
 
     def __enter__(self) -> Deadline:
         return self
@@ -52,17 +59,20 @@ class Deadline:
     def _keep(self, cls: type[Connection]) -> Callable[..., Connection]:
         def make(*args: Any, **kwargs: Any) -> Connection:
             connection = cls(*args, **kwargs)
-            opens = connection.connect
+            creates = connection._create_connection  # type: ignore[attr-defined]
 
-            def connect() -> None:  # its socket, shut at once if the time is up
-                opens()
+            def create(*how: Any, **options: Any) -> socket.socket:
+                # the socket as it opens, before a proxy's CONNECT or a TLS handshake
+                # reads from it: shut at once if the time is up, else kept for the cut
+                sock = creates(*how, **options)
                 with self._lock:
                     if self.expired:
-                        _shut(connection)
+                        _shut(sock)
+                    else:
+                        self._sockets.append(sock.dup())
+                return sock
 
-            connection.connect = connect  # type: ignore[method-assign]
-            with self._lock:
-                self._connections.append(connection)
+            connection._create_connection = create  # type: ignore[attr-defined]
             return connection
 
         return make
@@ -70,16 +80,15 @@ class Deadline:
     def _cut(self) -> None:
         with self._lock:
             self.expired = True
-            for connection in self._connections:
-                _shut(connection)
+            for sock in self._sockets:
+                _shut(sock)
 
 
-def _shut(connection: http.client.HTTPConnection) -> None:
-    """Shut `connection`'s socket, if it has one: a thread blocked in recv() wakes and
-    sees the end of the stream."""
-    if connection.sock is not None:
-        with contextlib.suppress(OSError):
-            connection.sock.shutdown(socket.SHUT_RDWR)
+def _shut(sock: socket.socket) -> None:
+    """Shut `sock` down: a thread blocked in recv() on it (or on a descriptor of the
+    same socket) wakes and sees the end of the stream."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 class _HTTP(urllib.request.HTTPHandler):
