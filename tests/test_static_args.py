@@ -366,6 +366,15 @@ def test_a_profile_of_a_jitted_function_keys_its_programs_on_the_static_values()
     assert counts == [2, 5, 2]
 
 
+@pytest.mark.parametrize("told", [False, True])
+def test_a_profile_keys_its_programs_on_a_static_keywords_value(told):
+    """A NumPy scalar passed by name to a static keyword: each value its own program."""
+    own = {"static_argnames": "n"}
+    measure = cost.profile(jax.jit(_loops, **own), calls=1, **(own if told else {}))
+    counts = [_sines(measure(jnp.ones(2), n=np.int32(n))) for n in (2, 5, 2)]
+    assert counts == [2, 5, 2]
+
+
 def test_explain_retraces_of_a_jitted_function_names_its_own_static_changing():
     retraced = tracing.explain_retraces(jax.jit(_loops, static_argnums=1))
     for n in (2, 2, 3):

@@ -174,7 +174,7 @@ def profile(
         import jax
 
         traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
-        key = _signature(args, kwargs, part.static)  # f's own statics too
+        key = _signature(args, kwargs, part.static, part.static_names)  # f's own too
         if key not in compiled_for:
             compiled = compile_to_time(traced.lower())
             module = _ir.parse_hlo(compiled.as_text())
@@ -239,7 +239,9 @@ def measured_ops(
     return rows, (timeline, profiled)
 
 
-def _signature(args: tuple, kwargs: dict, held: frozenset[int]) -> Any:
+def _signature(
+    args: tuple, kwargs: dict, held: frozenset[int], held_names: tuple[str, ...] = ()
+) -> Any:
     """What a compiled program is keyed on, as `jax.jit` keys its cache: the tree,
     each array's shape, dtype, weak type and sharding (a weak-typed scalar promotes
     differently), and each static value by its type and `==`, never by its repr (a
@@ -254,8 +256,10 @@ def _signature(args: tuple, kwargs: dict, held: frozenset[int]) -> Any:
         return ("array", tuple(shape), str(dtype), weak, _static(_sharding(x)))
 
     dynamic = [a for i, a in enumerate(args) if i not in held]
-    leaves, tree = jax.tree.flatten((dynamic, kwargs))
+    keyed = {k: v for k, v in kwargs.items() if k not in held_names}
+    leaves, tree = jax.tree.flatten((dynamic, keyed))
     static = tuple(_static(args[i]) for i in sorted(held))
+    static += tuple((k, _static(kwargs[k])) for k in sorted(kwargs) if k in held_names)
     return (tree, tuple(leaf(x) for x in leaves), static)
 
 
