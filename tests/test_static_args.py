@@ -438,3 +438,12 @@ def test_a_jit_inside_f_that_meets_a_tracer_keeps_jaxs_own_error():
     for lens in (viz.draw_jaxpr, tracing.find_nans, tracing.explain_retraces):
         with pytest.raises(ValueError, match=r"^Non-hashable static arguments"):
             lens(outer)(jnp.ones(2), 3)
+
+
+def test_too_many_choices_of_static_positions_are_not_guessed():
+    """24 hashable arguments, 2 static: 276 choices, more than are tried. The one
+    fit among the first 256 (17, 18) is not f's (22, 23): nothing is guessed."""
+    from jaxtour._ir import jit_statics
+
+    jitted = jax.jit(lambda *a: sum(a[:22]), static_argnums=(22, 23))
+    assert jit_statics(jitted, (1.0,) * 17 + (1,) * 7, {}) is None

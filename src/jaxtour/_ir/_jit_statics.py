@@ -74,8 +74,12 @@ def _positions(args: tuple, traced: tuple) -> tuple[int, ...] | None:
         return ()
     candidates = [i for i, a in enumerate(args) if _hashable(a)]
     fits = []
-    choices = itertools.combinations(candidates, dropped)
-    for choice in itertools.islice(choices, _MOST_CHOICES):
+    choices = list(
+        itertools.islice(itertools.combinations(candidates, dropped), _MOST_CHOICES + 1)
+    )
+    if len(choices) > _MOST_CHOICES:
+        return None  # one fit among those tried is not the one fit: nothing guessed
+    for choice in choices:
         kept = [a for i, a in enumerate(args) if i not in choice]
         if all(_matches(a, info) for a, info in zip(kept, traced, strict=True)):
             fits.append(choice)
