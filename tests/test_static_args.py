@@ -398,6 +398,47 @@ def test_explain_retraces_holds_a_learned_static_by_name_and_by_position(own):
     assert [c.event for c in retraced.calls] == [c.event for c in told.calls]
 
 
+def _defaulted(x, n=2):
+    return _loops(x, n)
+
+
+def test_explain_retraces_of_a_jitted_function_keeps_a_program_per_set_of_statics():
+    """A call that leaves f's static keyword to its default shows no static; one that
+    passes it does. Each keeps its own program, so the third call is a cache hit, as
+    in jax.jit(f) and in the lens told `static_argnames`."""
+    jitted = jax.jit(_defaulted, static_argnames="n")
+    learned = tracing.explain_retraces(jitted)
+    told = tracing.explain_retraces(jitted, static_argnames="n")
+    for retraced in (learned, told):
+        retraced(jnp.ones(2))
+        retraced(jnp.ones(2), n=3)
+        retraced(jnp.ones(2))
+        assert [c.event for c in retraced.calls] == [
+            "first trace",
+            "retrace",
+            "cache hit",
+        ]
+    assert learned.calls[1].causes[0].words == (
+        "static `n` is 3 now, and was not static before: jit keys which arguments are "
+        "static and their values"
+    )
+
+
+def _star(x, *rest):
+    return x * rest[-1]
+
+
+def test_explain_retraces_reads_a_position_from_the_end_at_each_call():
+    """f's jit holds its last argument static: the second call's is `rest[1]`, not the
+    `rest[0]` the first call showed (which it traces)."""
+    retraced = tracing.explain_retraces(jax.jit(_star, static_argnums=-1))
+    x = jnp.ones(2)
+    outs = [retraced(*args) for args in ((x, 2), (x, x, 3), (x, 2))]
+    assert [c.event for c in retraced.calls] == ["first trace", "retrace", "cache hit"]
+    for out, want in zip(outs, (2.0, 3.0, 2.0), strict=True):
+        np.testing.assert_allclose(out, [want, want])
+
+
 def _scaled(x, s):
     return x * s
 

@@ -13,6 +13,7 @@ import jax
 from jaxtour import _ir
 from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
+from jaxtour.tracing._jits import Jits
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._retrace_diff import Example, abstract, diff_trace
 from jaxtour.tracing._signature import (
@@ -150,43 +151,31 @@ class Retraced:
         self._examples: dict[int, Example] = {}  # traced call -> its argument types
         self._written: set[str] = set()  # globals a trace changed: side effects
         self._defaults = defaults(f)
-
-        # a jitted f's own statics are learned at a call that passes them
-        self._learning = _ir.is_jitted(f) and not (statics.nums or statics.names)
-        self._jit(statics)
+        self._statics_of: dict[int, _ir.StaticArgs] = {}  # traced call -> its statics
+        self._jits = Jits(f, statics, self._traced)
         # __name__, __doc__, __wrapped__, as jit; not f's __dict__, which could
         # overwrite this object's own attributes
         functools.update_wrapper(self, f, updated=())
 
-    def _jit(self, statics: _ir.StaticArgs) -> None:
-        """The jit that counts traces, and one for `lower`, `trace` and `eval_shape`,
-        which are not calls."""
-
-        @functools.wraps(self.fn)
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.traces += 1  # runs only while jit traces: a Python side effect
-            return self.fn(*args, **kwargs)
-
-        self.statics, (nums, names) = statics, statics
-        self._jitted = jax.jit(counted, static_argnums=nums, static_argnames=names)
-        self._plain = jax.jit(self.fn, static_argnums=nums, static_argnames=names)
+    def _traced(self) -> None:
+        self.traces += 1
 
     def lower(self, *args: Any, **kwargs: Any) -> jax.stages.Lowered:
         """As `jax.jit(f).lower`: neither a call nor a trace in the table."""
-        return self._plain.lower(*args, **kwargs)
+        return self._jits.plain(args, kwargs).lower(*args, **kwargs)
 
     def trace(self, *args: Any, **kwargs: Any) -> jax.stages.Traced:
         """As `jax.jit(f).trace`: neither a call nor a trace in the table."""
-        return self._plain.trace(*args, **kwargs)
+        return self._jits.plain(args, kwargs).trace(*args, **kwargs)
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """As `jax.jit(f).eval_shape`: neither a call nor a trace in the table."""
-        return self._plain.eval_shape(*args, **kwargs)
+        return self._jits.plain(args, kwargs).eval_shape(*args, **kwargs)
 
     def clear_cache(self) -> None:
         """As `jax.jit(f).clear_cache`: the next call traces again (the table says
         the cache no longer held its signature)."""
-        self._jitted.clear_cache()  # type: ignore[attr-defined]  # not in JitWrapped
+        self._jits.clear_cache()
 
     @property
     def retraces(self) -> int:
@@ -210,16 +199,14 @@ class Retraced:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         site = _call_site(sys._getframe(1))
-        if self._learning and (learned := _ir.jit_statics(self.fn, args, kwargs)):
-            self._learning = False
-            self._jit(learned)
+        statics = self._jits.statics(args, kwargs)
         names = arg_names(self.fn, len(args))
-        static = self.statics.positions(len(args))
-        self._check_held(args, kwargs, static, names)
-        self.statics.check_values(args, kwargs, WHO, names)
-        _ir.check_args(args, kwargs, self.statics, WHO)
+        static = statics.positions(len(args))
+        self._check_held(args, kwargs, static, statics.names, names)
+        statics.check_values(args, kwargs, WHO, names)
+        _ir.check_args(args, kwargs, statics, WHO)
         sig = signature(
-            names, args, kwargs, tuple(static), self.statics.names, self._defaults
+            names, args, kwargs, tuple(static), statics.names, self._defaults
         )
         before, timings, read = self.traces, [], read_values(self.fn)
         held = mutable_fingerprints(read)  # what the trace itself may change
@@ -234,7 +221,7 @@ class Retraced:
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:
-            out = self._call(before, args, kwargs, read)
+            out = self._call(self._jits.counted(statics), before, args, kwargs, read)
         except ValueError as err:
             retold = _ir.own_statics_error(self.fn, err, WHO, args, kwargs)
             if retold is not None:
@@ -254,18 +241,19 @@ class Retraced:
         )
         self.calls.append(self._record(sig, site, read, held, run))
         if self.traces > before:
+            self._statics_of[len(self.calls)] = statics
             self._examples[len(self.calls)] = abstract(
-                args, kwargs, tuple(static), self.statics.names
+                args, kwargs, tuple(static), statics.names
             )
         return out
 
     def _check_held(
-        self, args: tuple, kwargs: dict, static: Any, names: list[str]
+        self, args: tuple, kwargs: dict, static: Any, keys: Any, names: list[str]
     ) -> None:
         """A static argument that arrives as a tracer: what traced the call (a lens,
         `jax.jit`) was not told it is static."""
         held = [names[i] for i in static if i < len(args) and _ir.is_tracer(args[i])]
-        held += [k for k in self.statics.names if _ir.is_tracer(kwargs.get(k))]
+        held += [k for k in keys if _ir.is_tracer(kwargs.get(k))]
         if held:
             which = ", ".join(f"`{name}`" for name in held)
             raise TypeError(
@@ -275,27 +263,29 @@ class Retraced:
                 "function."
             )
 
-    def _call(self, before: int, args: tuple, kwargs: dict, read: dict) -> Any:
+    def _call(
+        self, jitted: Any, before: int, args: tuple, kwargs: dict, read: dict
+    ) -> Any:
         """The jitted call, in a thread Ctrl-C can leave; in this one when a
         transformation around the call traces it, as its tracers belong to this
         thread's trace (`read`: what `f` reads besides its arguments)."""
         if _under_a_transformation((args, kwargs, *read.values())):
-            return self._jitted(*args, **kwargs)
+            return jitted(*args, **kwargs)
         try:
             return run_interruptibly(
-                lambda: self._jitted(*args, **kwargs), f"{self.name}'s compiled program"
+                lambda: jitted(*args, **kwargs), f"{self.name}'s compiled program"
             )
         except jax.errors.UnexpectedTracerError:
             # a tracer reached `f` some other way (a function it calls closes over
             # one): the thread was the fault, so the call runs here. It traced once,
             # in the thread or here (jit may have kept the thread's trace).
             try:
-                return self._jitted(*args, **kwargs)
+                return jitted(*args, **kwargs)
             finally:
                 self.traces = min(self.traces, before + 1)
 
     def _diff(self, n: int) -> Any:
-        nums, names = self.statics
+        nums, names = self._statics_of.get(n, self._jits.told)
         static = {"static_argnums": nums, "static_argnames": names}
         against = self.calls[n - 1].compared_with if 1 <= n <= len(self.calls) else None
         return diff_trace(self.fn, self.name, self._examples, n, static, against)

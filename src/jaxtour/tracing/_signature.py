@@ -27,6 +27,7 @@ from jaxtour.tracing._statics import (
     read_static,
     static_cause,
     static_causes,
+    static_passed_once,
 )
 
 
@@ -249,9 +250,13 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
     if not causes and len(new.leaves) == len(old.leaves):
         causes += _leaf_causes(new.leaves, old.leaves)
     olds = {st.path: st for st in old.statics}
+    news = {st.path for st in new.statics}
     for a in new.statics:
         if a.path in olds:
             causes += static_causes(a, olds[a.path])
+        else:
+            causes.append(static_passed_once(a, now=True))
+    causes += [static_passed_once(b, False) for b in old.statics if b.path not in news]
     return causes
 
 

@@ -178,3 +178,19 @@ def static_cause(new: Static, old: Static) -> Cause | None:
         "each new value compiles anew: pass it traced unless it sets a shape or a "
         "Python branch",
     )
+
+
+def static_passed_once(static: Static, now: bool) -> Cause:
+    """A static argument in one call and not in the other (a jitted `f`'s own static
+    keyword left to its default, a position counted from the end): `now`, in this
+    call."""
+    words = (
+        f"static `{static.path}` is {static.shown} now, and was not static before"
+        if now
+        else f"`{static.path}` is not static now, and was static {static.shown} before"
+    )
+    return Cause(
+        "static value",
+        f"{words}: jit keys which arguments are static and their values",
+        "pass the same arguments, the same way, every call",
+    )
