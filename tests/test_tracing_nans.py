@@ -71,8 +71,45 @@ def test_backward_pass_names_the_line_that_made_the_gradient_nan():
     )
     ct, x = (np.asarray(v) for v in report.step.inputs)
     assert (ct[0], x[0]) == (0.0, 0.0)
+    assert str(report).startswith(
+        f"first NaN in grad of naive_where: step {report.step.index}, div, in the "
+        f"backward pass of test_tracing_nans.py:{report.line.line} (naive_where)\n"
+    )
     # With Infs too, the forward log(0) = -inf inside the where comes first.
     assert find_nans(jax.grad(naive_where))(X).step.primitive == "log"
+
+
+@jax.custom_vjp
+def _clipped(x):
+    return jnp.sin(x)
+
+
+def _clipped_fwd(x):
+    return jnp.sin(x), x
+
+
+def _clipped_bwd(x, ct):
+    return (ct * jnp.log(x - 10.0),)  # log of a negative: NaN
+
+
+_clipped.defvjp(_clipped_fwd, _clipped_bwd)
+
+
+def _calls_clipped(x):
+    return _clipped(x).sum()
+
+
+def test_a_nan_in_a_custom_vjps_bwd_is_said_to_be_in_the_backward_pass():
+    """JAX gives a custom_vjp's bwd equations the line that calls the function: the
+    report names that line as the backward pass of it, not as where the NaN is."""
+    assert np.isnan(jax.grad(_calls_clipped)(X)).all()  # the premise
+    report = find_nans(jax.grad(_calls_clipped))(X)
+    assert report.step.primitive == "log"
+    assert report.line.line == line_of("return _clipped(x).sum()")
+    assert str(report).startswith(
+        f"first NaN in grad of _calls_clipped: step {report.step.index}, log, in the "
+        f"backward pass of test_tracing_nans.py:{report.line.line} (_calls_clipped)\n"
+    )
 
 
 def test_backward_inf_of_sqrt_at_zero():

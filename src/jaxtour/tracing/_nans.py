@@ -28,7 +28,8 @@ def find_nans(
     whose result holds a NaN (or, with `include_inf`, an Inf). For the backward pass,
     pass the gradient function itself, `find_nans(jax.grad(loss))`: its jaxpr holds the
     forward and the backward equations, and each backward equation carries the source
-    line of the forward operation it differentiates.
+    line of the forward operation it differentiates (for a `custom_vjp`'s `bwd`, the
+    line that calls the function): the report says "in the backward pass of" it.
 
     Args:
         f: the function to run; `jax.grad(f)` (or any transformation of it) for the
@@ -261,8 +262,10 @@ class NanReport:
                 f"first {self._kind()} in {self.steps.name}: already in {self.origin}; "
                 f"first read by step {step.index}, "
             )
+        backward = step.eqn is not None and _ir.user_stack(step.eqn).backward
+        at = "in the backward pass of" if backward else "at"
         return (
-            f"{head}{step.primitive}, at {where}{code}\n"
+            f"{head}{step.primitive}, {at} {where}{code}\n"
             f"  inputs: {inputs}\n  {self._result()}"
         )
 
