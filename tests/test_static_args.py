@@ -398,6 +398,24 @@ def test_explain_retraces_holds_a_learned_static_by_name_and_by_position(own):
     assert [c.event for c in retraced.calls] == [c.event for c in told.calls]
 
 
+def test_the_autodiff_lenses_hold_static_what_fs_own_jit_does():
+    """jax.grad, jax.vjp and jax.jvp of a jitted f pass its static `n` a tracer and
+    fail; the lenses hold it static as f's jit does, so each is checked against JAX
+    on the same function with `n` bound."""
+    jitted, x, t = jax.jit(_loops, static_argnums=1), jnp.arange(3.0), jnp.ones(3)
+    bound = functools.partial(_loops, n=3)
+    grads = autodiff.grad_graph(jitted)(x, 3).values_of("gradient")
+    np.testing.assert_allclose(grads[0], jax.grad(bound)(x), rtol=1e-6)
+    cotangents = autodiff.vjp_graph(jitted)(x, 3).values_of("gradient")
+    (want,) = jax.vjp(bound, x)[1](jnp.float32(1.0))
+    np.testing.assert_allclose(cotangents[0], want, rtol=1e-6)
+    drawn = autodiff.jvp_graph(jitted)((x, 3), (t,))
+    (tangent,) = [
+        n.value for n in drawn.select("output") if n.label.startswith("tangent")
+    ]
+    np.testing.assert_allclose(tangent, jax.jvp(bound, (x,), (t,))[1], rtol=1e-6)
+
+
 def _defaulted(x, n=2):
     return _loops(x, n)
 

@@ -74,7 +74,7 @@ from jaxtour._ir._jaxpr import (
     unwrap_jit,
     walk,
 )
-from jaxtour._ir._jit_statics import is_jitted, jit_statics
+from jaxtour._ir._jit_statics import is_jitted, jit_statics, statics_for
 from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
@@ -177,6 +177,7 @@ __all__ = [
     "split_top",
     "stablehlo_text",
     "static_args",
+    "statics_for",
     "step_jaxpr",
     "sub_jaxprs",
     "trace",

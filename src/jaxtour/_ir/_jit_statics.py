@@ -66,6 +66,14 @@ def jit_statics(f: Any, args: tuple, kwargs: dict) -> StaticArgs | None:
     return static_args(f, nums or None, names or None)
 
 
+def statics_for(f: Any, args: Any, kwargs: dict, told: StaticArgs) -> StaticArgs:
+    """The static arguments of this call: `told` when it names any, else those `f`'s
+    own `jax.jit` holds (`jit_statics`), else `told`."""
+    if told.nums or told.names or not isinstance(args, tuple):
+        return told
+    return jit_statics(f, args, kwargs) or told
+
+
 def _positions(args: tuple, traced: tuple) -> tuple[int, ...] | None:
     """The one set of hashable positions whose removal leaves `args` matching the
     traced arguments' `ArgInfo`s; None if no set or several do."""

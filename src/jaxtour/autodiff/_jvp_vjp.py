@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour._diagram import Diagram
-from jaxtour._ir import StaticArgs, static_args, type_str
+from jaxtour._ir import StaticArgs, static_args, statics_for, type_str
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._adgraph import ADGraph
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
@@ -51,7 +51,8 @@ def vjp_graph(
     _args.positional_statics(f, statics, "draw_vjp", "vjp")
 
     def build(*primals: Any) -> ADGraph:
-        call = _prepare(f, primals, "draw_vjp", has_aux, statics)
+        held = statics_for(f, primals, {}, statics)  # a jitted f's own, told none
+        call = _prepare(f, primals, "draw_vjp", has_aux, held)
         try:
             trace = trace_vjp(
                 call,
@@ -64,7 +65,7 @@ def vjp_graph(
         except CONCRETE as err:
             if not needs_concrete(err):
                 raise
-            static = _static_of(primals, statics)
+            static = _static_of(primals, held)
             raise concrete_error(
                 err, f, primals, static, "draw_vjp", call.positions
             ) from err
@@ -155,9 +156,10 @@ def jvp_graph(
     _args.positional_statics(f, statics, "draw_jvp", "jvp")
 
     def build(primals: Any, tangents: Any) -> ADGraph:
-        static = _static_of(primals, statics)
+        held = statics_for(f, primals, {}, statics)  # a jitted f's own, told none
+        static = _static_of(primals, held)
         primals, tangents = _check_pair(primals, tangents, static)
-        call = _prepare(f, primals, "draw_jvp", has_aux, statics)
+        call = _prepare(f, primals, "draw_jvp", has_aux, held)
         diff = _diff_tangents(primals, tangents, static)
         try:
             flat, paths, aux = trace_jvp(call, diff, values)

@@ -22,6 +22,7 @@ from jaxtour._ir import (
     arg_names,
     flatten_jaxpr,
     resolve_argnums,
+    statics_for,
 )
 from jaxtour.autodiff import _args
 
@@ -41,9 +42,7 @@ class Call:
     labels: list[str]
     aux: bool = False
     groups: list[str] | None = None  # per leaf: its argument (`_args.tree_name`)
-    held: list[str] = field(
-        default_factory=list
-    )  # leaves of `argnums` not differentiated
+    held: list[str] = field(default_factory=list)  # of `argnums`, not differentiated
     positions: frozenset[int] = frozenset()  # the arguments with a differentiated leaf
 
     def held_note(self, limit: int = 4) -> str:
@@ -97,6 +96,7 @@ def prepare(
         ValueError, TypeError: as `resolve_argnums`, `StaticArgs.check_values` and
             `check_differentiable`.
     """
+    statics = statics_for(f, args, {}, statics)  # a jitted f's own, told none
     static = statics.positions(len(args))
     argnums = resolve_argnums(argnums, len(args), who, static)
     names = arg_names(f, len(args))
