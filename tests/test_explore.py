@@ -331,6 +331,19 @@ def test_a_jitted_functions_positional_static_under_a_transformation_says_pass_i
     assert not isinstance(held.shown, _html.Problem)
 
 
+def test_every_view_of_a_jitted_function_with_a_positional_static_shows():
+    """The jaxpr text made jax.make_jaxpr(f)(x, 3), which passes `n` a tracer; it is
+    told f's own static_argnums now, and the code shown says so."""
+    from jaxtour.explorer._views import VIEWS
+
+    panel = explore(jax.jit(_doubled, static_argnums=1), XS, 3)
+    for name in VIEWS:
+        panel.view.value = name
+        assert not isinstance(panel.shown, _html.Problem), (name, panel.shown)
+    panel.view.value = "jaxpr text"
+    assert panel.shown.code == "jax.make_jaxpr(_doubled, static_argnums=(1,))(*args)"
+
+
 def test_arguments_without_a_function_are_refused():
     with pytest.raises(
         TypeError, match="explore got example arguments but no function"

@@ -45,10 +45,15 @@ def jaxpr_graph(request: Request) -> Shown:
 
 
 def jaxpr_text(request: Request) -> Shown:
+    from jaxtour import _ir
+
     fn, args, label = request.composed
-    jaxpr = jax.make_jaxpr(fn)(*args)
+    # a jitted f's own statics, as make_jaxpr must be told them
+    nums = _ir.statics_for(fn, args, {}, _ir.StaticArgs()).nums
+    jaxpr = jax.make_jaxpr(fn, static_argnums=nums)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
-    code = f"jax.make_jaxpr({label})(*{batch_code(request.transforms)})"
+    told = f", static_argnums={nums}" if nums else ""
+    code = f"jax.make_jaxpr({label}{told})(*{batch_code(request.transforms)})"
     return Shown(Text(title, str(jaxpr)), code)
 
 
