@@ -3,7 +3,9 @@
 `_place` cuts a picture too large for any slide into pieces, each the whole SVG under a
 ``viewBox`` that shows one part: a picture cut in eight made a deck carry it eight
 times. `cull(body, box)` drops each of Graphviz's ``<g class="node|edge|cluster">``
-groups that lies wholly outside `box`. A group is kept whenever its extent cannot be
+groups that lies wholly outside `box`, all but its ``<text>`` elements: the legibility
+rule that sized the piece, and that the slide lint checks, is the median size of every
+text of the picture, seen or not. A group is kept whenever its extent cannot be
 read (a transform inside it, a shape not listed here), and every extent is padded
 (strokes, arrowheads, text whose width is estimated generously), so a piece shows
 exactly what the uncut picture showed through the same ``viewBox``.
@@ -37,9 +39,13 @@ def cull(body: str, box: tuple[float, float, float, float]) -> str:
     at = _transformed((1.0, 1.0, 0.0, 0.0), graph.group(1))
     kept, start = [], 0
     for first, last in _blocks(body, graph.end()):
-        extent = _extent(body[first:last], at)
+        block = body[first:last]
+        extent = _extent(block, at)
         if extent is not None and not _overlaps(extent, box):
-            kept.append(body[start:first])
+            # its texts stay, unseen: the legibility rule is the median of every
+            # text of the picture, here as in the slide lint (`_legible`)
+            texts = "".join(m.group(0) + "\n" for m in _TEXT.finditer(block))
+            kept += [body[start:first], texts]
             start = last + (body[last : last + 1] == "\n")
     return "".join(kept) + body[start:]
 
