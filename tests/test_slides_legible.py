@@ -195,7 +195,9 @@ def tall_picture() -> str:
     than the picture's)."""
     clusters = "\n".join(
         f'subgraph cluster_{c} {{ label="layer {c}"; fontsize=8; '
-        + " ".join(f'n{i} [label="op {i}\\nf32[{i}]"];' for i in range(4 * c, 4 * c + 4))
+        + " ".join(
+            f'n{i} [label="op {i}\\nf32[{i}]"];' for i in range(4 * c, 4 * c + 4)
+        )
         + " }"
         for c in range(10)
     )
