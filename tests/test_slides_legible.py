@@ -248,3 +248,20 @@ def test_each_piece_of_a_cut_picture_carries_only_what_it_shows():
     for piece in pieces:
         assert measure(piece).median_font == measured.median_font
         assert measure(piece).texts == measured.texts
+
+
+def test_a_rotated_picture_is_cut_with_nothing_dropped():
+    """`rotate=90` draws the graph a quarter turn round (Graphviz writes rotate(-90) on
+    the graph group): each piece keeps every group, as the uncut picture shows them
+    (read as unrotated, the pieces dropped the nodes and edges they show)."""
+    import jaxtour.slides._place as place
+
+    chain = " ".join(f'n{i} [label="node number {i} with text"];' for i in range(40))
+    edges = " ".join(f"n{i} -> n{i + 1};" for i in range(39))
+    whole = drawn_by(f"digraph {{ rotate=90; {chain} {edges} }}", "embedded")
+    assert "rotate(-90)" in whole  # the premise
+    pieces = cut(whole)
+    assert len(pieces) >= 2
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(place, "cull", lambda body, box: body)
+        assert pieces == cut(whole)

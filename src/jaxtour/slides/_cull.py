@@ -25,6 +25,10 @@ _TEXT = re.compile(r"<text\b([^>]*)>([^<]*)</text>")
 _SHAPE = re.compile(r"\s(?:points|d)=\"([^\"]*)\"")
 _ABSOLUTE = re.compile(r"[MCL\d\s,.eE+-]*")  # x,y pairs: what Graphviz writes
 _ELLIPSE = re.compile(r"<ellipse\b([^>]*)/?>")
+# what a graph group's transform may hold for `_transformed` to read it: Graphviz's
+# scale, translate and rotate(0); `rotate=90` (or `landscape`) writes rotate(-90), which
+# `_transformed` would ignore, placing every group a quarter turn from where it is drawn
+_PLAIN = re.compile(rf"(?:scale|translate)\([^)]*\)|rotate\(\s*[-+]?0*\.?0*\s*\)|\s+")
 _UNREAD = re.compile(r"\stransform=|<(?:image|rect|circle|use|foreignObject)\b")
 PAD = 8.0  # user units around every extent: strokes, arrowheads, rounding
 
@@ -32,10 +36,12 @@ PAD = 8.0  # user units around every extent: strokes, arrowheads, rounding
 def cull(body: str, box: tuple[float, float, float, float]) -> str:
     """`body` (what follows the root ``<svg>`` tag) without the groups wholly outside
     `box` (x, y, width, height in the root's user units). Unchanged when its graph
-    group's transform is not Graphviz's plain scale and translate."""
+    group's transform is not Graphviz's plain scale and translate (a rotated graph)."""
     graph = _GRAPH.search(body)
     if graph is None or "transform=" in body[: graph.start()]:
         return body
+    if _PLAIN.sub("", graph.group(1)):
+        return body  # a rotation (or another transform): not read, nothing dropped
     at = _transformed((1.0, 1.0, 0.0, 0.0), graph.group(1))
     kept, start = [], 0
     for first, last in _blocks(body, graph.end()):
