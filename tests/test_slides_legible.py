@@ -265,3 +265,21 @@ def test_a_rotated_picture_is_cut_with_nothing_dropped():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(place, "cull", lambda body, box: body)
         assert pieces == cut(whole)
+
+
+def test_a_thick_stroke_reaching_into_a_piece_keeps_its_node():
+    """A box's 40-unit stroke reaches 20 units past its outline (more at a corner):
+    a piece that starts 15 units past the outline shows the stroke, one 200 units
+    past shows nothing of it."""
+    from jaxtour.slides._cull import cull
+    from jaxtour.slides._place import _split_root
+
+    svg = drawn_by("digraph { a [shape=box penwidth=40] }", "embedded")
+    _, body = _split_root(svg)
+    shift = [
+        float(v) for v in re.search(r"translate\(([^)]*)\)", body).group(1).split()
+    ]
+    points = re.search(r'<polygon fill="none"[^>]* points="([^"]*)"', body).group(1)
+    right = max(float(p.split(",")[0]) for p in points.split()) + shift[0]
+    assert 'class="node"' in cull(body, (right + 15, -1000, 50, 2000))
+    assert 'class="node"' not in cull(body, (right + 200, -1000, 50, 2000))

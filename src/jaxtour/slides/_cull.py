@@ -25,10 +25,11 @@ _TEXT = re.compile(r"<text\b([^>]*)>([^<]*)</text>")
 _SHAPE = re.compile(r"\s(?:points|d)=\"([^\"]*)\"")
 _ABSOLUTE = re.compile(r"[MCL\d\s,.eE+-]*")  # x,y pairs: what Graphviz writes
 _ELLIPSE = re.compile(r"<ellipse\b([^>]*)/?>")
+_STROKE = re.compile(rf'\sstroke-width="({_NUMBER})')
 # what a graph group's transform may hold for `_transformed` to read it: Graphviz's
 # scale, translate and rotate(0); `rotate=90` (or `landscape`) writes rotate(-90), which
 # `_transformed` would ignore, placing every group a quarter turn from where it is drawn
-_PLAIN = re.compile(rf"(?:scale|translate)\([^)]*\)|rotate\(\s*[-+]?0*\.?0*\s*\)|\s+")
+_PLAIN = re.compile(r"(?:scale|translate)\([^)]*\)|rotate\(\s*[-+]?0*\.?0*\s*\)|\s+")
 _UNREAD = re.compile(r"\stransform=|<(?:image|rect|circle|use|foreignObject)\b")
 PAD = 8.0  # user units around every extent: strokes, arrowheads, rounding
 
@@ -93,9 +94,12 @@ def _extent(block: str, at: Affine) -> tuple[float, float, float, float] | None:
         ys += [y - size * 1.5, y + size]
     if not xs or len(xs) != len(ys):
         return None
+    # a stroke reaches half its width past the shape, a sharp corner's mitre farther
+    grow = 2 * max((float(w) for w in _STROKE.findall(block)), default=1.0)
     sx, sy, tx, ty = at
-    left, right = sorted((sx * min(xs) + tx, sx * max(xs) + tx))
-    top, bottom = sorted((sy * min(ys) + ty, sy * max(ys) + ty))
+    xs, ys = [min(xs) - grow, max(xs) + grow], [min(ys) - grow, max(ys) + grow]
+    left, right = sorted((sx * xs[0] + tx, sx * xs[1] + tx))
+    top, bottom = sorted((sy * ys[0] + ty, sy * ys[1] + ty))
     return left - PAD, top - PAD, right + PAD, bottom + PAD
 
 
