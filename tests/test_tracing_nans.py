@@ -303,3 +303,16 @@ def test_a_clean_run_of_one_or_no_equation_says_so_in_words():
     assert str(find_nans(lambda x: x)(1.0)) == (
         "no NaN or Inf in <lambda>: it has no equation to run."
     )
+
+
+def _scoped(x):
+    with jax.named_scope("transpose_heads"):  # a user's scope, not JAX's transpose
+        y = jnp.log(x - 2.0)
+    return y.sum()
+
+
+def test_a_scope_named_like_transpose_is_not_the_backward_pass():
+    report = find_nans(_scoped)(X)
+    assert f", log, at test_tracing_nans.py:{report.line.line} (_scoped)\n" in str(
+        report
+    )

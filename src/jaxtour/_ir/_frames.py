@@ -19,6 +19,10 @@ import re
 import sysconfig
 from typing import Any, NamedTuple
 
+# a transformation's frame of a name stack, `transpose(jvp(loss))`: not a scope
+# that a user named `transpose_heads` or `transpose`
+_TRANSPOSED = re.compile(r"(?:^|[/(])transpose\(")
+
 
 class Frame(NamedTuple):
     """One frame of an equation's call stack: a function running at a line."""
@@ -136,7 +140,7 @@ def user_stack(eqn: Any) -> Stack:
         names = str(eqn.source_info.name_stack)
     except Exception:  # source info is best effort: a picture without it is still right
         return Stack((), None)
-    return _stack(raw, names, "transpose" in names)
+    return _stack(raw, names, bool(_TRANSPOSED.search(names)))
 
 
 def op_stack(frames: tuple[Frame, ...], op_name: str = "") -> Stack:
@@ -148,7 +152,7 @@ def op_stack(frames: tuple[Frame, ...], op_name: str = "") -> Stack:
     # `lax.scan`): one call, one frame
     frames = tuple(f for i, f in enumerate(frames) if i == 0 or f != frames[i - 1])
     raw = [(f._replace(at=0), None, f.at) for f in frames]
-    return _stack(raw, names, "transpose(" in names)
+    return _stack(raw, names, bool(_TRANSPOSED.search(names)))
 
 
 def _stack(raw: list[tuple[Frame, Any, int]], names: str, backward: bool) -> Stack:
