@@ -437,9 +437,27 @@ def test_explain_retraces_of_a_jitted_function_keeps_a_program_per_set_of_static
             "cache hit",
         ]
     assert learned.calls[1].causes[0].words == (
-        "static `n` is 3 now, and was not static before: jit keys which arguments are "
-        "static and their values"
+        "static `n` is 3 now; the call compared passed no static `n`: jit keys which "
+        "arguments are static and their values"
     )
+
+
+def test_explain_retraces_learned_and_told_give_one_cause_once_a_static_is_seen():
+    """Once a call showed f's static keyword, a call leaving it to its default is
+    keyed on that default, as the lens told `static_argnames` keys it."""
+    jitted = jax.jit(_defaulted, static_argnames="n")
+    learned = tracing.explain_retraces(jitted)
+    told = tracing.explain_retraces(jitted, static_argnames="n")
+    for retraced in (learned, told):
+        retraced(jnp.ones(2), n=2)
+        retraced(jnp.ones(2))
+        retraced(jnp.ones(2), 3)
+    causes = [[c.words for c in call.causes] for call in learned.calls]
+    assert causes == [[c.words for c in call.causes] for call in told.calls]
+    assert causes[1] == [
+        "static `n` was passed as 2, now left to its default 2: jit keys a keyword "
+        "passed apart from one left to its default, even of equal value"
+    ]
 
 
 def _star(x, *rest):

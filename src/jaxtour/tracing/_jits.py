@@ -31,12 +31,23 @@ class Jits:
         # told nothing, a jitted f's own statics are read off each call
         self._learning = _ir.is_jitted(f) and not (told.nums or told.names)
         self._made: dict[_ir.StaticArgs, tuple[Any, Any]] = {}
+        self._names: tuple[str, ...] = ()  # every static keyword learned so far
 
     def statics(self, args: tuple, kwargs: dict) -> _ir.StaticArgs:
         """The static arguments of this call: as told, else as `f`'s jit holds them."""
-        if self._learning:
-            return _ir.jit_statics(self.fn, args, kwargs) or self.told
-        return self.told
+        if not self._learning:
+            return self.told
+        learned = _ir.jit_statics(self.fn, args, kwargs)
+        if learned is None:
+            return self.told
+        self._names += tuple(k for k in learned.names if k not in self._names)
+        return learned
+
+    def names(self, statics: _ir.StaticArgs) -> tuple[str, ...]:
+        """The static keywords a call's signature reads: its own, and every one
+        learned before (a jit's static_argnames never change, and a call that leaves
+        one to its default is keyed on that, as a told lens keys it)."""
+        return statics.names + tuple(k for k in self._names if k not in statics.names)
 
     def counted(self, statics: _ir.StaticArgs) -> Any:
         """The jit that counts each trace (`on_trace`), for these statics."""

@@ -205,9 +205,8 @@ class Retraced:
         self._check_held(args, kwargs, static, statics.names, names)
         statics.check_values(args, kwargs, WHO, names)
         _ir.check_args(args, kwargs, statics, WHO)
-        sig = signature(
-            names, args, kwargs, tuple(static), statics.names, self._defaults
-        )
+        keys = self._jits.names(statics)  # a static keyword left to its default too
+        sig = signature(names, args, kwargs, tuple(static), keys, self._defaults)
         before, timings, read = self.traces, [], read_values(self.fn)
         held = mutable_fingerprints(read)  # what the trace itself may change
         # under jax.disable_jit, jit runs f op by op: no trace (read by name: the

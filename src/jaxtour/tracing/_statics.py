@@ -184,10 +184,11 @@ def static_passed_once(static: Static, now: bool) -> Cause:
     """A static argument in one call and not in the other (a jitted `f`'s own static
     keyword left to its default, a position counted from the end): `now`, in this
     call."""
+    path, shown = static.path, static.shown
     words = (
-        f"static `{static.path}` is {static.shown} now, and was not static before"
+        f"static `{path}` is {shown} now; the call compared passed no static `{path}`"
         if now
-        else f"`{static.path}` is not static now, and was static {static.shown} before"
+        else f"`{path}` is not static now; the call compared passed it as static {shown}"
     )
     return Cause(
         "static value",
