@@ -103,6 +103,9 @@ def reference_run(commit: str = REFERENCE_COMMIT) -> dict:
         git = ["git", "worktree"]
         add = [*git, "add", "--detach", "--quiet", str(tree), commit]
         subprocess.run(add, cwd=ROOT, check=True)
+        shared = ROOT.parent / "shared"  # its tests read ../shared, as CI lays it out
+        if shared.is_dir():
+            (Path(folder) / "shared").symlink_to(shared)
         try:
             env = {**os.environ, "PYTHONPATH": str(tree / "src")}
             figure = timed([reference_python(), *REFERENCE_PYTEST], tree, env)
