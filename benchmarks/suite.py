@@ -193,7 +193,7 @@ def history(path: Path = HISTORY) -> str:
             r["date"],
             r["when"],
             r["target"],
-            _clock(r["wall_s"]),
+            _clock(r.get("wall_s")),
             _clock(r.get("pytest_s")),
             str(r.get("cpu_s", "")),
             str(r.get("tests", "")),
