@@ -56,6 +56,7 @@ def grad_graph(
     def build(*args: Any, **kwargs: Any) -> ADGraph:
         # keyword arguments go to f as they are, never differentiated, as in jax.grad
         keyed = partial(f, **kwargs) if kwargs else f
+        held = _ir.statics_for(f, args, kwargs, statics)  # a jitted f's own, told none
         call = prepare(
             keyed,
             args,
@@ -66,7 +67,7 @@ def grad_graph(
             strict=holomorphic or not allow_int,
             holomorphic=holomorphic,
             has_aux=has_aux,
-            statics=statics,
+            statics=held,
         )
         try:
             trace = trace_vjp(
@@ -78,7 +79,7 @@ def grad_graph(
         except CONCRETE as err:
             if not needs_concrete(err):
                 raise
-            static = statics.positions(len(args))
+            static = held.positions(len(args))
             raise concrete_error(err, f, args, static, WHO, call.positions) from err
         return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 

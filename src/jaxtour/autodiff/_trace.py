@@ -22,7 +22,6 @@ from jaxtour._ir import (
     arg_names,
     flatten_jaxpr,
     resolve_argnums,
-    statics_for,
 )
 from jaxtour.autodiff import _args
 
@@ -96,7 +95,6 @@ def prepare(
         ValueError, TypeError: as `resolve_argnums`, `StaticArgs.check_values` and
             `check_differentiable`.
     """
-    statics = statics_for(f, args, {}, statics)  # a jitted f's own, told none
     static = statics.positions(len(args))
     argnums = resolve_argnums(argnums, len(args), who, static)
     names = arg_names(f, len(args))

@@ -28,20 +28,15 @@ class Jits:
         self, f: Callable, told: _ir.StaticArgs, on_trace: Callable[[], None]
     ) -> None:
         self.fn, self.told, self._on_trace = f, told, on_trace
-        # told nothing, a jitted f's own statics are read off each call
-        self._learning = _ir.is_jitted(f) and not (told.nums or told.names)
         self._made: dict[_ir.StaticArgs, tuple[Any, Any]] = {}
-        self._names: tuple[str, ...] = ()  # every static keyword learned so far
+        self._names: tuple[str, ...] = ()  # every static keyword seen so far
 
     def statics(self, args: tuple, kwargs: dict) -> _ir.StaticArgs:
-        """The static arguments of this call: as told, else as `f`'s jit holds them."""
-        if not self._learning:
-            return self.told
-        learned = _ir.jit_statics(self.fn, args, kwargs)
-        if learned is None:
-            return self.told
-        self._names += tuple(k for k in learned.names if k not in self._names)
-        return learned
+        """The static arguments of this call: as told, else as `f`'s jit holds them
+        (`_ir.statics_for`), read off this call."""
+        statics = _ir.statics_for(self.fn, args, kwargs, self.told)
+        self._names += tuple(k for k in statics.names if k not in self._names)
+        return statics
 
     def names(self, statics: _ir.StaticArgs) -> tuple[str, ...]:
         """The static keywords a call's signature reads: its own, and every one
