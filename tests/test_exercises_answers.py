@@ -9,10 +9,19 @@ the graded cells it asks about, and asserts each verdict and what the cells show
 import builtins
 from pathlib import Path
 
+import jax.numpy as jnp
 import nbformat
 import pytest
 
-from jaxtour.exercises import _remote, _worker, grade_notebook
+from jaxtour.exercises import (
+    Exercise,
+    Wrong,
+    _registry,
+    _remote,
+    _worker,
+    grade_notebook,
+    register,
+)
 from jaxtour.exercises._nbgrader import assignment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,3 +154,39 @@ def test_grading_reads_return_none_in_the_submission_as_an_answer(body, kind):
     )
     passed, message, got = verdicts["test_ex_safe_log"]
     assert not passed and got == kind, message
+
+
+def _wide_checker(fn):
+    """ex_wide() must be what `jnp.ones(2)` is here: float64 where the grader computes
+    in 64 bits, float32 where it does not."""
+    got, want = fn(), jnp.ones(2)
+    if got.dtype != want.dtype:
+        raise Wrong(f"got {got.dtype}, want {want.dtype}")
+
+
+@pytest.mark.slow  # two answer processes: JAX imported twice
+@pytest.mark.parametrize("x64", [True, False])
+def test_grading_computes_references_with_the_submissions_64_bit_setting(x64):
+    """`check` judges in the kernel's setting; grading must judge in the submission's
+    (its cells may switch `jax_enable_x64` on), or a right answer loses its marks."""
+    cells = [
+        nbformat.v4.new_code_cell(
+            "import jax\nimport jax.numpy as jnp\n"
+            f'jax.config.update("jax_enable_x64", {x64})\n'
+            "def ex_wide():\n    return jnp.ones(2)\n"
+        ),
+        nbformat.v4.new_code_cell("check(ex_wide)"),
+    ]
+    cells[1].metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "grade_id": "test_ex_wide",
+        "points": 1,
+    }
+    nb = nbformat.v4.new_notebook(cells=cells)
+    register(Exercise("ex_wide", "98_fake_lesson", "a wide float", "", _wide_checker))
+    try:
+        verdicts = grade_notebook(nb, TIMEOUT)
+    finally:
+        _registry._REGISTRY.pop("ex_wide", None)
+    assert verdicts["test_ex_wide"][::2] == (True, "passed"), verdicts

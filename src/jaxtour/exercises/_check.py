@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxtour.exercises import _pool
-from jaxtour.exercises._probes import python_function
+from jaxtour.exercises._probes import computes_in_64_bits, python_function
 from jaxtour.exercises._registry import Exercise, exercises, find
 from jaxtour.exercises._verdict import is_stub, not_done
 
@@ -131,10 +131,7 @@ def _bound_by_caller(fn: Any) -> Exercise | None:
 def _x64() -> bool:
     """Whether this kernel computes in 64 bits (`jax.config.update("jax_enable_x64",
     True)`): the answer is checked as it runs here."""
-    import jax
-    import numpy as np
-
-    return bool(jax.dtypes.canonicalize_dtype(np.float64) == np.float64)
+    return computes_in_64_bits()
 
 
 def _timeout(given: Any) -> float:

@@ -14,9 +14,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import jax
+
 from jaxtour.exercises._check import _timeout
+from jaxtour.exercises._probes import computes_in_64_bits
 from jaxtour.exercises._registry import Exercise, find
-from jaxtour.exercises._remote import Answers
+from jaxtour.exercises._remote import Answers, in_answer
 from jaxtour.exercises._verdict import Verdict, is_stub, not_done, verdict
 
 TEST_PREFIX = "test_"  # a graded cell's id is "test_" and the exercise's name
@@ -67,7 +70,19 @@ def _judge(exercise: Exercise, answers: Answers) -> Verdict:
     if remote.__code__ is not None and is_stub(remote):
         return False, not_done(exercise), "not done"
     answers.start_exercise()
-    return verdict(exercise, remote)
+    with jax.enable_x64(_x64_of(remote)):
+        return verdict(exercise, remote)
+
+
+def _x64_of(remote: Any) -> bool:
+    """Whether the submission's cells switched `jax_enable_x64` on: the references are
+    then computed in 64 bits, as `check` does in the student's kernel. An answer process
+    that cannot say (not started, changed kit) is judged with JAX's default; the verdict
+    then says why."""
+    try:
+        return bool(in_answer(remote, computes_in_64_bits))
+    except Exception:
+        return False
 
 
 def _unknown(cell: Any) -> Verdict:

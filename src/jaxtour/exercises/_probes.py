@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def primitives_of(
@@ -49,6 +50,19 @@ def grad_of_sum(fn: Callable, x: jax.Array) -> Any:
 def vmapped(fn: Callable, xs: jax.Array, axis_name: str) -> Any:
     """`jax.vmap(fn, axis_name=axis_name)(xs)`."""
     return jax.vmap(fn, axis_name=axis_name)(xs)
+
+
+def computes_in_64_bits(answer: Any = None) -> bool:
+    """Whether JAX computes in 64 bits where this runs (`jax_enable_x64` on). A probe:
+    the grader asks it of the answer's process, whose cells may have switched it on
+    (`answer` is not read).
+
+    Example:
+        >>> with jax.enable_x64(True):
+        ...     computes_in_64_bits()
+        True
+    """
+    return bool(jax.dtypes.canonicalize_dtype(np.float64) == np.float64)
 
 
 def python_function(fn: Any) -> Any:
