@@ -102,3 +102,15 @@ def test_vmap_inside_a_nested_lambda_is_batching_with_vmap():
         return batched()"""
     )
     assert (feedback.passed, feedback.kind) == (True, "passed"), feedback
+
+
+def test_vmap_in_a_helper_the_answer_calls_is_batching_with_vmap():
+    namespace = {"jax": jax}
+    exec(
+        "batched = lambda loss: jax.vmap(loss, in_axes=(None, 0, 0))\n"
+        "def ex_losses_per_digit(example_loss, params, images, labels):\n"
+        "    return batched(example_loss)(params, images, labels)",
+        namespace,
+    )
+    feedback = check(namespace["ex_losses_per_digit"], quiet=True)
+    assert (feedback.passed, feedback.kind) == (True, "passed"), feedback

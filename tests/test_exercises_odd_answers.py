@@ -127,6 +127,112 @@ def test_grading_finds_grad_under_another_name():
     assert kind == "wrong" and "uses `jax.grad` (as `g`)" in message
 
 
+# --- helpers: a ban or a requirement reads the student's own functions an answer calls ------
+GRAD_IN_HELPER = """def helper(f):
+    return jax.grad(f)
+
+def ex_grad_from_vjp(f, x):
+    return helper(f)(x)
+"""
+JACOBIAN_IN_HELPER = """def columns(push, basis):
+    return jax.vmap(push, out_axes=1)(basis)
+
+def ex_jacobian_from_jvp(f, x):
+    basis = jnp.eye(x.shape[0], dtype=x.dtype)
+    return columns(lambda v: jax.jvp(f, (x,), (v,))[1], basis)
+"""
+RECURSIVE = """def helper(f, n):
+    return jax.grad(f) if n == 0 else helper(f, n - 1)
+
+def ex_grad_from_vjp(f, x):
+    return helper(f, 2)(x)
+"""
+MUTUALLY_RECURSIVE = """def even(f, n):
+    return f if n == 0 else odd(f, n - 1)
+
+def odd(f, n):
+    return jax.grad(f) if n == 0 else even(f, n - 1)
+
+def ex_grad_from_vjp(f, x):
+    return even(f, 1)(x)
+"""
+
+
+def _answer(source, name):
+    namespace = {"jax": jax, "jnp": jnp}
+    exec(source, namespace)
+    return namespace[name]
+
+
+def test_an_answer_whose_helper_uses_grad_is_told_the_task_is_vjp():
+    result = feedback(_answer(GRAD_IN_HELPER, "ex_grad_from_vjp"))
+    assert result.kind == "wrong", result
+    assert "it uses `jax.grad` (in `helper`): the task is to build it" in result.message
+
+
+def test_an_alias_in_a_jitted_helper_a_closure_reaches_is_named_with_its_helper():
+    g = jax.grad  # an alias in the helper's globals: the helper's closure holds it
+    pulled = jax.jit(lambda f, x: g(f)(x), static_argnums=0)
+
+    def ex_grad_from_vjp(f, x):
+        return pulled(f, x)
+
+    result = feedback(ex_grad_from_vjp)
+    assert result.kind == "wrong", result
+    assert "it uses `jax.grad` (as `g`, in `pulled`)" in result.message
+
+
+def test_an_answer_whose_helper_uses_vmap_is_seen_to_use_it():
+    result = feedback(_answer(JACOBIAN_IN_HELPER, "ex_jacobian_from_jvp"))
+    assert (result.passed, result.kind) == (True, "passed"), result
+
+
+@pytest.mark.parametrize(
+    ("source", "helper"), [(RECURSIVE, "helper"), (MUTUALLY_RECURSIVE, "odd")]
+)
+def test_recursive_helpers_are_read_once_each_and_their_grad_is_found(source, helper):
+    result = feedback(_answer(source, "ex_grad_from_vjp"))
+    assert result.kind == "wrong", result
+    assert f"it uses `jax.grad` (in `{helper}`)" in result.message
+
+
+def test_the_helpers_read_stop_at_jax_and_the_kit():
+    from jaxtour.exercises._probes import HELPERS, own_functions, uses
+
+    # `jnp.where`'s own code reaches `jnp.nonzero`, which names `bincount`; the kit's
+    # `grad_of_sum` calls `jax.grad`: neither is the student's to answer for
+    namespace = {"jnp": jnp, "where": jnp.where, "total": jnp.sum}
+    exec("from jaxtour.exercises._probes import grad_of_sum", namespace)
+    exec(
+        "def helper(x):\n    return where(x > 0, x, 0.0)\n"
+        "def ex(x):\n    return total(helper(x)) + grad_of_sum(helper, x)",
+        namespace,
+    )
+    answer = namespace["ex"]
+    assert [name for name, _ in own_functions(answer)] == ["", "helper"]
+    wanted = {"grad": jax.grad, "bincount": jnp.bincount, "vmap": jax.vmap}
+    assert uses(answer, wanted) == []
+    # a chain longer than the cap is read up to the cap, and ends
+    chain = {f"f{i}": f"lambda x: f{i + 1}(x)" for i in range(HELPERS + 10)}
+    exec("\n".join(f"{k} = {v}" for k, v in chain.items()), namespace)
+    assert len(own_functions(namespace["f0"])) == HELPERS
+
+
+@pytest.mark.slow  # an answer process: JAX imported, two exercises judged
+def test_grading_reads_the_helpers_an_answer_calls():
+    verdicts, _ = _graded(
+        "02_close_to_the_math",
+        {
+            "ex_grad_from_vjp": GRAD_IN_HELPER,
+            "ex_jacobian_from_jvp": JACOBIAN_IN_HELPER,
+        },
+        only={"ex_grad_from_vjp", "ex_jacobian_from_jvp"},
+    )
+    _, message, kind = verdicts["test_ex_grad_from_vjp"]
+    assert kind == "wrong" and "uses `jax.grad` (in `helper`)" in message
+    assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"
+
+
 # --- a vmap mistake is blamed on what the answer got wrong ---------------------------------
 def test_in_axes_of_the_wrong_length_is_not_blamed_on_the_shared_arguments():
     def ex_per_example_losses(loss, w, b, xs, ts):

@@ -237,3 +237,36 @@ def test_histogram_by_an_alias_of_bincount_is_told_to_use_at():
         "right counts, but `jnp.bincount`/`jnp.histogram` skip the exercise: start from "
         "`jnp.zeros(n)` and add 1 at every label with `.at[labels].add(1)`"
     )
+
+
+def test_histogram_bincount_in_a_jitted_helper_is_told_to_use_at_and_named():
+    count = jax.jit(lambda labels, n: jnp.bincount(labels, length=n), static_argnums=1)
+
+    def ex_histogram(labels, n):
+        return count(labels, n)
+
+    result = feedback(ex_histogram)
+    assert (result.passed, result.kind) == (False, "wrong")
+    assert "`jnp.bincount`/`jnp.histogram` (in `count`) skip the exercise" in (
+        result.message
+    )
+
+
+HISTOGRAM_BY_NAME = """from jax.numpy import where, zeros
+
+def count(labels, n):
+    inside = where((labels >= 0) & (labels < n), labels, n)  # n: dropped
+    return zeros(n, jnp.int32).at[inside].add(1)
+
+def ex_histogram(labels, n):
+    return count(labels, n)
+"""
+
+
+def test_histogram_calling_jax_by_name_in_a_helper_is_not_blamed_for_jaxs_code():
+    # `jnp.where`'s own code reaches `jnp.nonzero`, which names `bincount`: the helper
+    # `count` is read, JAX's code never is
+    namespace = {"jnp": jnp}
+    exec(HISTOGRAM_BY_NAME, namespace)
+    result = feedback(namespace["ex_histogram"])
+    assert (result.passed, result.kind) == (True, "passed"), result

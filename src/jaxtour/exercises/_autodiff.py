@@ -16,29 +16,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close
-from jaxtour.exercises._probes import code_names, names_holding, primitives_of
+from jaxtour.exercises._probes import primitives_of
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
+from jaxtour.exercises._uses import first_use
 
 LESSON = "02_close_to_the_math"
 
 
 def _forbid(fn: Callable, names: dict[str, str], task: str) -> None:
-    """Wrong if `fn`'s code names `jax.<name>`, or a global or closed-over variable
-    holding it (`g = jax.grad`)."""
-    spelt = code_names(fn)  # read once, not once per name
-    for name, instead in names.items():
-        # where the code does not spell it, ask (where the answer lives) what holds it
-        aliases = (
-            [] if name in spelt else in_answer(fn, names_holding, getattr(jax, name))
+    """Wrong if `fn` or a helper of its own uses `jax.<name>`: spelt, or held by a
+    global or closed-over variable (`g = jax.grad`)."""
+    use = first_use(fn, {name: getattr(jax, name) for name in names})
+    if use is not None:
+        raise Wrong(
+            f"this may give the right numbers, but it uses `jax.{use.name}`{use.where}: "
+            f"the task is to build it from {names[use.name]}. {task}"
         )
-        if name in spelt or aliases:
-            alias = f" (as `{aliases[0]}`)" if aliases else ""
-            raise Wrong(
-                f"this may give the right numbers, but it uses `jax.{name}`{alias}: "
-                f"the task is to build it from {instead}. {task}"
-            )
 
 
 # --- ex_grad_from_vjp -------------------------------------------------------------------
@@ -135,7 +130,7 @@ def _check_jacobian_from_jvp(fn: Callable) -> None:
                 "Push every basis vector through: `jax.vmap` over the rows of `jnp.eye(n)`."
             )
         expect_close(got, want, where=where)
-    if "vmap" not in code_names(fn):
+    if first_use(fn, {"vmap": jax.vmap}) is None:  # in a helper of its own too
         raise Wrong(
             "the numbers are right, but the JVPs run one at a time in Python: "
             "use `jax.vmap` over the basis, so they run as one batched pass."

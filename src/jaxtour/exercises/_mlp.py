@@ -11,8 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close, expect_returned
-from jaxtour.exercises._probes import code_names
 from jaxtour.exercises._registry import Wrong, checks
+from jaxtour.exercises._uses import first_use
 
 LESSON = "05_mnist_mlp"
 
@@ -60,7 +60,7 @@ def _check_losses_per_digit(fn: Callable[..., Any]) -> None:
                 f"f32[batch] (here shape ({batch},)): leave the mean to the caller"
             )
         expect_close(got, want, where=f"a batch of {batch}", rtol=1e-5, atol=1e-6)
-    if "vmap" not in code_names(fn):
+    if first_use(fn, {"vmap": jax.vmap}) is None:  # in a helper of its own too
         raise Wrong(
             "the values are right, but the task is to batch `example_loss` with "
             "`jax.vmap`, not with a Python loop over the examples"

@@ -3,12 +3,17 @@
 Each takes the answer first and returns plain data (a list of names, an array), so
 when grading it runs in the answer's process and only that data comes back. `code_names`
 is no probe: it reads the answer's code, which a grader's `Remote` carries, without
-running it.
+running it. What the answer's globals hold (an alias, a helper it calls) is known only
+where the answer lives, so `names_holding` and `uses` are probes.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import sysconfig
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -116,15 +121,104 @@ def names_holding(fn: Callable, *objects: Any) -> list[str]:
         >>> names_holding(lambda x: sin(x), jnp.sin)
         ['sin']
     """
-    fn = python_function(fn)  # a jitted function: the Python one it traces
-    scope = dict(getattr(fn, "__globals__", {}))
+    wanted = {id(o) for o in objects}
+    return sorted(n for n, value in _scope(fn).items() if id(value) in wanted)
+
+
+def _scope(fn: Callable) -> dict[str, Any]:
+    """What the names `fn`'s code uses hold: its globals and the variables it closes
+    over (a jitted function's: those of the Python function it traces)."""
+    fn = python_function(fn)
     code = getattr(fn, "__code__", None)
+    names = code_names(fn) | set(getattr(code, "co_freevars", ()))
+    scope = {n: v for n, v in getattr(fn, "__globals__", {}).items() if n in names}
     cells = getattr(fn, "__closure__", None) or ()
     for name, cell in zip(getattr(code, "co_freevars", ()), cells, strict=True):
         try:
             scope[name] = cell.cell_contents
         except ValueError:  # an empty cell: a variable not assigned yet
             continue
-    wanted = {id(o) for o in objects}
-    names = code_names(fn) | set(getattr(code, "co_freevars", ()))
-    return sorted(n for n in names if n in scope and id(scope[n]) in wanted)
+    return scope
+
+
+HELPERS = 64  # the most functions of one answer `own_functions` reads
+
+
+def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
+    """`fn` (named "") and the student's own functions its code reaches through its
+    globals and closure, transitively, each with the name it was first reached by.
+
+    A helper is a Python function (a lambda, one under `jax.jit` or `functools.partial`)
+    whose code lives outside the installed packages and the kit: in the notebook, or a
+    file of the student's. JAX's, NumPy's and the kit's own code is never read. Each
+    function is read once (recursion ends), and at most `HELPERS` are.
+
+    Example:
+        >>> def helper(f):
+        ...     return jax.grad(f)
+        >>> [name for name, _ in own_functions(lambda f: jnp.sum(helper(f)(1.0)))]
+        ['', 'helper']
+    """
+    root = python_function(fn)
+    found, seen = [("", root)], {id(root)}
+    for _, function in found:  # grows as it goes: breadth first
+        for name, value in sorted(_scope(function).items()):
+            try:
+                inner = python_function(value)
+            except Exception:  # an object of the student's whose attributes raise
+                continue
+            if len(found) < HELPERS and id(inner) not in seen and _is_own(inner):
+                seen.add(id(inner))
+                found.append((name, inner))
+    return found
+
+
+def _is_own(fn: Any) -> bool:
+    """Whether `fn` is a Python function written outside the libraries and the kit."""
+    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if not isinstance(code, types.CodeType) or not isinstance(scope, dict):
+        return False
+    files: list[Any] = [code.co_filename]
+    module = sys.modules.get(str(scope.get("__name__")))
+    if getattr(module, "__dict__", None) is scope:  # code a library made (`<string>`)
+        files.append(getattr(module, "__file__", None))
+    return not any(_in_library(f) for f in files if isinstance(f, str))
+
+
+def _in_library(file: str) -> bool:
+    """Whether `file` lies in the standard library, an installed package or the kit
+    (a notebook cell's pseudo-file, `<cell 3>`, lies in none)."""
+    return os.path.isabs(file) and os.path.realpath(file).startswith(_library_folders())
+
+
+@functools.cache
+def _library_folders() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    folders = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    for module in ("jax", "jaxlib", "numpy", "jaxtour"):  # wherever they were found
+        file = getattr(sys.modules.get(module), "__file__", None)
+        if file:
+            folders.add(os.path.dirname(file))
+    return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
+
+
+def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Where `fn` and its own helpers (`own_functions`) use one of `wanted`, a name
+    and the object it names (`{"grad": jax.grad}`): each use as (the name, the
+    variable holding the object or "" where the code spells the name, the helper or
+    "" for `fn` itself), in the order `own_functions` reads them.
+
+    Example:
+        >>> g = jax.grad
+        >>> def helper(f):
+        ...     return g(f)
+        >>> uses(lambda f: helper(f)(1.0), {"grad": jax.grad, "vmap": jax.vmap})
+        [('grad', 'g', 'helper')]
+    """
+    found = []
+    for helper, function in own_functions(fn):
+        spelt = code_names(function)
+        for name, obj in wanted.items():
+            aliases = [""] if name in spelt else names_holding(function, obj)
+            found += [(name, alias, helper) for alias in aliases]
+    return found

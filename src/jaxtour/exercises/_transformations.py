@@ -11,15 +11,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtour.exercises._expect import expect_close, expect_pair, expect_returned
-from jaxtour.exercises._probes import (
-    code_names,
-    grad_of_sum,
-    names_holding,
-    primitives_of,
-)
+from jaxtour.exercises._probes import grad_of_sum, primitives_of
 from jaxtour.exercises._registry import Wrong, checks
 from jaxtour.exercises._remote import in_answer
 from jaxtour.exercises._tracing import under_jit
+from jaxtour.exercises._uses import first_use
 
 LESSON = "04_transformations"
 
@@ -195,12 +191,13 @@ def _check_histogram(fn: Callable[..., Any]) -> None:
         where="labels [0, 2, 2, 1, 2, 0], n = 4",
         check_dtype=False,
     )
-    names = code_names(fn)
-    banned = (jnp.bincount, jnp.histogram)
-    if names & {"bincount", "histogram"} or in_answer(fn, names_holding, *banned):
+    use = first_use(fn, {"bincount": jnp.bincount, "histogram": jnp.histogram})
+    if use is not None:
+        helper = f" (in `{use.helper}`)" if use.helper else ""
         raise Wrong(
-            "right counts, but `jnp.bincount`/`jnp.histogram` skip the exercise: start "
-            "from `jnp.zeros(n)` and add 1 at every label with `.at[labels].add(1)`"
+            f"right counts, but `jnp.bincount`/`jnp.histogram`{helper} skip the "
+            "exercise: start from `jnp.zeros(n)` and add 1 at every label with "
+            "`.at[labels].add(1)`"
         )
     primitives = set(in_answer(fn, primitives_of, labels, after=(4,)))
     if "scatter-add" not in primitives:
