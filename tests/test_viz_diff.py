@@ -6,6 +6,7 @@ reported as `after.py:5` (and `before.py:5`), and nothing else.
 """
 
 import json
+import re
 import textwrap
 
 import jax
@@ -15,7 +16,7 @@ from devices import run_with_devices
 
 from jaxtour import Diagram
 from jaxtour.tracing import explain_retraces
-from jaxtour.viz import ProgramDiff, diff, diff_hint
+from jaxtour.viz import ProgramDiff, diff, diff_calls, diff_hint
 
 
 def program(source: str, file: str, name: str = "f"):
@@ -466,3 +467,71 @@ def test_counts_of_one_read_as_english_and_the_cost_row_says_what_it_counts():
     ops = str(sum(" parameter(" not in line for line in entry))  # a fusion is one
     [row] = [r for r in d.cost_rows() if r[0].startswith("compiled ops")]
     assert row[:3] == ["compiled ops, a fusion once", ops, ops]
+
+
+SUM = "def f(x):\n    return x.sum()\n"
+MEAN = "def f(x):\n    return x.mean()\n"
+
+
+def test_a_framework_jit_is_diffed_as_the_function_it_wraps():
+    import equinox as eqx
+    from flax import nnx
+
+    f = program(MEAN, "after.py")
+    # nnx.jit(f) lowers to the program jax.jit(f) does; equinox's jit returns an extra
+    # output of its own, a jit equation f lacks, but compiles to the same program
+    assert diff(nnx.jit(f), f)(X).same and diff(jax.jit(f), f)(X).same
+    wrapped = diff(eqx.filter_jit(f), f)(X)
+    assert wrapped.compiled.same
+    assert wrapped.cost["flops"][0] == wrapped.cost["flops"][1]
+    # an edit under nnx.jit is found where it is without one
+    plain = diff(*pair(SUM, MEAN))(X)
+    for jit in (nnx.jit, eqx.filter_jit):
+        d = diff(*(jit(h) for h in pair(SUM, MEAN)))(X)
+        assert d.jaxpr.added == plain.jaxpr.added == {"div": 1}
+        assert d.jaxpr.lines == plain.jaxpr.lines == ["after.py:2"]
+    hint = diff_hint(nnx.jit(f), nnx.jit(program(SUM, "ref.py")))(X)
+    assert hint.splitlines()[1] == "  - 1 div added (after.py:2)"
+    calls = ((X,), {}), ((X.astype(jnp.int32),), {})
+    retyped, oracle = diff_calls(nnx.jit(f), *calls), diff_calls(f, *calls)
+    assert retyped.jaxpr.added == oracle.jaxpr.added == {"convert_element_type": 1}
+
+
+@pytest.mark.parametrize(
+    "before, got, fix",
+    [
+        ((X,), "(f32[8,16],), a tuple of 1", "If these are the positional arguments"),
+        (X, "f32[8,16]", "If it is the one positional argument"),
+        (((X,),), "((f32[8,16],),), a tuple of 1", "If the kwargs are missing"),
+    ],
+)
+def test_diff_calls_says_what_form_before_takes(before, got, fix):
+    message = (
+        "diff_calls takes `before` as (args, kwargs): a tuple of the call's positional "
+        f"arguments and a dict of its keyword ones, ((x,), {{}}) for f(x); got {got}. "
+        f"{fix}, pass ((f32[8,16],), {{}})."
+    )
+    with pytest.raises(TypeError) as caught:
+        diff_calls(jnp.sum, before, ((X,), {}))
+    assert str(caught.value) == message
+    with pytest.raises(TypeError, match=re.escape(message.replace("before", "after"))):
+        diff_calls(jnp.sum, ((X,), {}), before)
+    # a list of arguments will do
+    assert diff_calls(jnp.sum, ([X], {}), ((X,), {})).same
+
+
+def test_a_replaced_op_is_named_removed_and_added_in_the_headline():
+    cos = program("def f(x):\n    return jnp.cos(x)\n", "before.py")
+    sin = program("def f(x):\n    return jnp.sin(x)\n", "after.py")
+    d = diff(cos, sin)(X)
+    assert d.headline() == (
+        "1 cos removed (before.py:2), 1 sin added (after.py:2); "
+        "FLOPs unchanged, bytes unchanged."
+    )
+    assert d.report().title.startswith("diff f → f: 1 cos removed (before.py:2), 1 sin")
+    # the largest of each (the first of equals): a loop as scan drops 3 mul, adds a scan
+    loop = diff(*pair(LOOP, SCAN))(jnp.ones(256), jnp.ones(256)).jaxpr
+    ((gone, n), (came, m)) = loop.removed.most_common(1) + loop.added.most_common(1)
+    said = f"{n} {gone} removed (before.py:4), {m} {came} added (after.py:5)"
+    assert loop.gist() == said
+    assert diff(*pair(SUM, MEAN))(X).jaxpr.gist() == "1 div added (after.py:2)"

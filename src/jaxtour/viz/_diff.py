@@ -14,7 +14,7 @@ from jaxtour._files import user_path, write_atomically
 from jaxtour._report import Report, Reported, Table
 from jaxtour.viz import _diff_draw
 from jaxtour.viz._diff_levels import LEVELS, LevelDiff, module_changes
-from jaxtour.viz._diff_program import WHO, Program, build, time_call
+from jaxtour.viz._diff_program import WHO, Program, build, example, time_call
 
 # What each cost figure is, as a row of the report says it.
 _COST_NAMES = {
@@ -105,6 +105,9 @@ def diff_calls(
     Returns:
         A `ProgramDiff`.
 
+    Raises:
+        TypeError: `before` or `after` is not an `(args, kwargs)` pair, or as `diff`.
+
     Example:
         >>> import jax, jax.numpy as jnp
         >>> d = diff_calls(jnp.sum, ((jnp.ones(4),), {}), ((jnp.ones(4, int),), {}))
@@ -117,7 +120,8 @@ def diff_calls(
     static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
     for h in (f,) if g is f else (f, g):
         _ir.static_args(h, static_argnums, static_argnames, WHO)
-    result = ProgramDiff.of(build(f, *before, static), build(g, *after, static))
+    first, second = example(before, "before"), example(after, "after")
+    result = ProgramDiff.of(build(f, *first, static), build(g, *second, static))
     if names is not None:
         result.names = names
     return result
@@ -197,7 +201,8 @@ class ProgramDiff(Reported):
         return [[where, *(marks.get(where, "") for marks in levels)] for where in lines]
 
     def headline(self) -> str:
-        """The most consequential change, and what it does to the cost, in one sentence."""
+        """The first level that differs, in brief (its largest removal and addition,
+        `1 cos removed, 1 sin added`), and what the edit does to the cost."""
         f, g = self.names
         if self.same:
             return f"{f} and {g} compile to the same program at every level."
@@ -205,7 +210,7 @@ class ProgramDiff(Reported):
         lead = "" if first.level == "jaxpr" else "same jaxpr; in StableHLO, "
         if first.level == "compiled":
             lead = "same jaxpr and StableHLO; XLA compiled them differently: "
-        return f"{lead}{first.sentences()[0]}; {self.cost_words()}."
+        return f"{lead}{first.gist()}; {self.cost_words()}."
 
     def cost_words(self) -> str:
         """`FLOPs unchanged, bytes −48 %`: the compiled program's figures, compared."""

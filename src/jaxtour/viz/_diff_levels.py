@@ -105,18 +105,41 @@ class LevelDiff:
 
     def sentences(self) -> list[str]:
         """The differences in words, the largest group first."""
-        found: list[tuple[int, str]] = []
-        for counts, verb, nodes, indices in (
-            (self.added, "added", self.matching.after, self.matching.added),
-            (self.removed, "removed", self.matching.before, self.matching.removed),
-        ):
-            for name, n in counts.items():
-                where = _lines([nodes[k] for k in indices if nodes[k].label == name])
-                on = f" ({', '.join(where)})" if where else ""
-                found.append((n, f"{n} {name} {verb}{on}"))
+        found = self._counted("added") + self._counted("removed")
         found += [(1, str(c)) for c in self.changed]
         found += [(1, f"module: {text}") for text in self.module]
         return [text for _, text in sorted(found, key=lambda p: -p[0])]
+
+    def gist(self) -> str:
+        """What a headline says of this level: its largest removal and its largest
+        addition (`1 cos removed, 1 sin added`), else its largest difference.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> from jaxtour.viz import diff
+            >>> diff(jnp.cos, jnp.sin)(1.0).jaxpr.gist()
+            '1 cos removed, 1 sin added'
+        """
+        tops = [  # the first of the largest, as `sentences` orders them
+            max(self._counted(verb), key=lambda p: p[0], default=None)
+            for verb in ("removed", "added")
+        ]
+        return ", ".join(top[1] for top in tops if top) or self.sentences()[0]
+
+    def _counted(self, verb: str) -> list[tuple[int, str]]:
+        """(n, `n name added (lines)`) for each op name added (or removed)."""
+        m = self.matching
+        counts, nodes, indices = (
+            (self.added, m.after, m.added)
+            if verb == "added"
+            else (self.removed, m.before, m.removed)
+        )
+        found = []
+        for name, n in counts.items():
+            where = _lines([nodes[k] for k in indices if nodes[k].label == name])
+            on = f" ({', '.join(where)})" if where else ""
+            found.append((n, f"{n} {name} {verb}{on}"))
+        return found
 
     def by_line(self) -> dict[str, str]:
         """ "file.py:N" → what differs there at this level, in brief (`+2 convert`).

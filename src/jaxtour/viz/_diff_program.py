@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +50,8 @@ def build(f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]) -> Pro
         _ir.function_name(f),
         {
             "jaxpr": _ir.jaxpr_nodes(jaxpr),
-            "stablehlo": _ir.hlo_nodes(_ir.parse_stablehlo(shlo_text)),
+            # a jitted f lowered under the kit's jit is one call (`unwrap_jit` there)
+            "stablehlo": _ir.hlo_nodes(_ir.unwrap_call(_ir.parse_stablehlo(shlo_text))),
             "compiled": _ir.hlo_nodes(module),
         },
         {
@@ -65,14 +66,69 @@ def build(f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]) -> Pro
     )
 
 
+def example(call: Any, side: str) -> tuple[tuple, dict]:
+    """`diff_calls`' `before` or `after` checked: `(args, kwargs)`, the positional
+    arguments as a tuple (or list) and the keyword ones as a dict.
+
+    Example:
+        >>> example(([1.0], {"n": 2}), "before")
+        ((1.0,), {'n': 2})
+        >>> example((1.0,), "after")
+        Traceback (most recent call last):
+        ...
+        TypeError: diff_calls takes `after` as (args, kwargs): a tuple of the call's \
+positional arguments and a dict of its keyword ones, ((x,), {}) for f(x); got (1.0,), \
+a tuple of 1. If these are the positional arguments, pass ((1.0,), {}).
+    """
+    if (
+        isinstance(call, tuple | list)
+        and len(call) == 2
+        and isinstance(call[0], tuple | list)
+        and isinstance(call[1], Mapping)
+    ):
+        return tuple(call[0]), dict(call[1])
+    if isinstance(call, tuple | list) and len(call) == 1 and isinstance(call[0], tuple):
+        args, what = call[0], "the kwargs are missing"
+    elif isinstance(call, tuple):
+        args, what = call, "these are the positional arguments"
+    else:
+        args, what = (call,), "it is the one positional argument"
+    got = _brief(call)
+    if isinstance(call, tuple | list):
+        got += f", a {type(call).__name__} of {len(call)}"
+    raise TypeError(
+        f"{WHO}_calls takes `{side}` as (args, kwargs): a tuple of the call's positional "
+        f"arguments and a dict of its keyword ones, ((x,), {{}}) for f(x); got {got}. "
+        f"If {what}, pass ({_brief(args)}, {{}})."
+    )
+
+
+def _brief(value: Any) -> str:
+    """`value` for a message, arrays as their types: `((f32[4],), {})`."""
+    if isinstance(value, tuple | list):
+        items = [_brief(v) for v in value[:4]] + ["..."] * (len(value) > 4)
+        ends = "()" if isinstance(value, tuple) else "[]"
+        comma = "," if isinstance(value, tuple) and len(value) == 1 else ""
+        return f"{ends[0]}{', '.join(items)}{comma}{ends[1]}"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k!r}: {_brief(v)}" for k, v in value.items()) + "}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return _ir.type_str(value)
+    text = repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
 def _trace(
     f: Callable, args: tuple, kwargs: dict, static: dict[str, Any]
 ) -> tuple[Any, Callable[[], Any]]:
     """A function already under `jax.jit` is traced with its own options (donation,
-    shardings); any other is jitted as the kit's lenses do."""
-    if hasattr(f, "trace") and hasattr(f, "lower"):
+    shardings); any other is jitted as the kit's lenses do. A framework's jit
+    (`nnx.jit`, `eqx.filter_jit`) may have `trace` too, but its `Traced` is not
+    `jax.jit`'s (no `.jaxpr`), so it is jitted like a plain function."""
+    if _ir.is_jitted(f):
+        own: Any = f  # what jax.jit returns: it has `trace`
         try:
-            traced = f.trace(*args, **kwargs)
+            traced = own.trace(*args, **kwargs)
         except Exception as err:
             err.add_note(f"(raised while {WHO} traced {_ir.function_name(f)})")
             raise
