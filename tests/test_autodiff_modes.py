@@ -168,3 +168,82 @@ def test_a_scalar_loss_is_the_m_equals_1_case_of_the_rule():
     costs = mode_costs(family, sizes=[(64, 1)], repeats=1)
     assert costs.winner(64, 1) == "jacrev"  # n > m = 1: reverse mode, as RULE says
     assert costs.cost(64, 1, "jacfwd") > 8 * costs.cost(64, 1, "jacrev")
+
+
+def test_a_jacobian_of_no_flops_counts_zero_not_unmeasured():
+    # d/dx sum(sin x) = cos x: jacrev's program is cosines only, 0 FLOPs by hand; XLA
+    # leaves a zero count's key out while counting the rest (its transcendentals)
+    family = lambda n, m: lambda x: jnp.sum(jnp.sin(x))
+    x = jnp.ones(8)
+    raw = jax.jit(jax.jacrev(family(8, 1))).lower(x).compile().cost_analysis()
+    raw = raw[0] if isinstance(raw, list | tuple) else raw
+    assert "flops" not in raw and raw["transcendentals"] == 8
+    costs = mode_costs(family, sizes=[(8, 1)], repeats=1)
+    assert costs.cost(8, 1, "jacrev") == 0.0 and costs.cost(8, 1, "jacfwd") > 0
+    assert costs.winner(8, 1) == "jacrev"
+    assert "not measured" not in str(costs) and "gave no FLOP count" not in str(costs)
+
+
+class _Compiled:
+    """A compiled program whose cost analysis is given: what a backend may answer."""
+
+    def __init__(self, analysis):
+        self.analysis = analysis
+
+    def cost_analysis(self):
+        if isinstance(self.analysis, Exception):
+            raise self.analysis
+        return self.analysis
+
+    def memory_analysis(self):
+        return None
+
+
+def test_only_a_backend_without_a_cost_analysis_leaves_flops_unmeasured():
+    from jaxtour.autodiff._modes import flops
+
+    counted = {"bytes accessed": 64.0, "transcendentals": 8.0}  # XLA, for cos only
+    assert flops(_Compiled(counted)) == 0.0
+    assert flops(_Compiled([counted])) == 0.0  # older JAX: one dict per program
+    assert flops(_Compiled({"flops": 184.0, "bytes accessed": 64.0})) == 184.0
+    assert flops(_Compiled({})) is None  # a backend with no cost analysis
+    assert flops(_Compiled(None)) is None
+    assert flops(_Compiled(NotImplementedError("no cost analysis"))) is None
+    assert (
+        flops(_Compiled({"flops": -1.0, "bytes accessed": -1.0})) is None
+    )  # uncounted
+
+
+REPEATS = (
+    "mode_costs: `repeats` must be a positive int (the timed runs per Jacobian), or "
+    "None for the default; got {}."
+)
+SIZES = (
+    "mode_costs: `sizes` must hold (n, m) pairs of positive ints, n inputs and m "
+    "outputs, e.g. sizes=[(64, 1), (1, 64)]; item 0 is {}"
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"repeats": -1}, REPEATS.format("-1")),
+        ({"repeats": 0}, REPEATS.format("0")),  # not quietly the default
+        ({"repeats": 2.5}, REPEATS.format("2.5")),
+        ({"repeats": True}, REPEATS.format("True")),
+        ({"sizes": [4]}, SIZES.format("4") + "."),
+        ({"sizes": 4}, SIZES.format("4") + "."),
+        ({"sizes": [(4,)]}, SIZES.format("(4,)") + "."),
+        ({"sizes": [(4, 0)]}, SIZES.format("(4, 0)") + "."),
+        ({"sizes": [(4.0, 2)]}, SIZES.format("(4.0, 2)") + "."),
+        (
+            {"sizes": (4, 2)},
+            SIZES.format("4") + " (one pair goes in a list: sizes=[(4, 2)]).",
+        ),
+    ],
+)
+def test_mode_costs_names_the_argument_and_the_form_it_takes(options, message):
+    options = {"sizes": [(4, 2)], **options}
+    with pytest.raises(ValueError) as caught:
+        mode_costs(**options)
+    assert str(caught.value) == message

@@ -18,7 +18,9 @@ def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
 
     Keys a backend does not report are left out (some report no cost analysis at all),
     and so is a figure XLA gives as negative: -1 is its word for "could not count this
-    program" (a `top_k`, say), not an amount.
+    program" (a `top_k`, say), not an amount. XLA leaves out a count that is zero (a
+    program of only `cos` has no "flops" key): where it counted the program (its
+    "bytes accessed" is given), a missing FLOP or transcendental count is 0.
     """
     figures: dict[str, float] = {}
     try:
@@ -26,9 +28,12 @@ def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
     except Exception:  # backends may not implement it
         cost = None
     cost = cost[0] if isinstance(cost, list | tuple) and cost else cost
+    cost = cost if isinstance(cost, dict) else {}
+    counted = float(cost.get("bytes accessed", -1.0)) >= 0
     for key in ("flops", "transcendentals", "bytes accessed"):
-        if isinstance(cost, dict) and float(cost.get(key, -1.0)) >= 0:
-            figures[key.replace(" ", "_")] = float(cost[key])
+        figure = float(cost.get(key, 0.0 if counted else -1.0))
+        if figure >= 0:
+            figures[key.replace(" ", "_")] = figure
     try:
         memory = compiled.memory_analysis()
     except Exception:  # backends may not implement it

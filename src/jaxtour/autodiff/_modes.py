@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -164,7 +165,8 @@ def mode_costs(
 
     Raises:
         TypeError: a member of the family does not map f32[n] to f32[m].
-        ValueError: `sizes` is empty.
+        ValueError: `sizes` is empty or holds something other than (n, m) pairs of
+            positive ints, or `repeats` is not a positive int.
 
     Example:
         >>> costs = mode_costs(sizes=[(64, 2), (2, 64)], repeats=1)
@@ -172,14 +174,14 @@ def mode_costs(
         ('jacrev', 'jacfwd')
     """
     _ir.check_callable(f_family, "mode_costs")
-    sizes = default_sizes() if sizes is None else list(sizes)
-    if not sizes:
+    sizes = default_sizes() if sizes is None else _checked_sizes(sizes)
+    if repeats is None:
+        repeats = 2 if paths.quick() else 5
+    elif not _positive_int(repeats):
         raise ValueError(
-            "mode_costs: `sizes` is empty, so there is nothing to measure. Give the "
-            "(n, m) pairs to compare, e.g. sizes=[(64, 1), (1, 64)], or leave it out "
-            "for the default grid."
+            "mode_costs: `repeats` must be a positive int (the timed runs per "
+            f"Jacobian), or None for the default; got {repeats!r}."
         )
-    repeats = repeats or (2 if paths.quick() else 5)
     costs = ModeCosts()
     for n, m in sizes:
         f, x = f_family(n, m), jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32)
@@ -192,6 +194,41 @@ def mode_costs(
                 ModeCost(n, m, mode, seconds, *loop_flops(traced, compiled))
             )
     return costs
+
+
+def _positive_int(value: Any) -> bool:
+    """An int above 0 (NumPy's too), never a bool or a float."""
+    return (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and int(value) > 0
+    )
+
+
+def _checked_sizes(sizes: Any) -> list[tuple[int, int]]:
+    """`sizes` as a list of (n, m) pairs of positive ints, or an error naming the
+    first that is not one."""
+    pairs = list(sizes) if isinstance(sizes, Iterable) else [sizes]
+    if not pairs:
+        raise ValueError(
+            "mode_costs: `sizes` is empty, so there is nothing to measure. Give the "
+            "(n, m) pairs to compare, e.g. sizes=[(64, 1), (1, 64)], or leave it out "
+            "for the default grid."
+        )
+    one = len(pairs) == 2 and all(_positive_int(k) for k in pairs)
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2) or not all(
+            _positive_int(k) for k in pair
+        ):
+            hint = (
+                f" (one pair goes in a list: sizes=[{tuple(pairs)!r}])" if one else ""
+            )
+            raise ValueError(
+                "mode_costs: `sizes` must hold (n, m) pairs of positive ints, n inputs "
+                f"and m outputs, e.g. sizes=[(64, 1), (1, 64)]; item {i} is {pair!r}"
+                f"{hint}."
+            )
+    return [(int(n), int(m)) for n, m in pairs]
 
 
 def _check_member(f: Callable[..., Any], x: Any, n: int, m: int) -> None:
@@ -207,12 +244,10 @@ def _check_member(f: Callable[..., Any], x: Any, n: int, m: int) -> None:
 
 
 def flops(compiled: Any) -> float | None:
-    """XLA's FLOP estimate for a compiled function (None where the backend gives none)."""
-    analysis = compiled.cost_analysis()
-    if isinstance(analysis, list | tuple):  # older JAX: one dict per device program
-        analysis = analysis[0] if analysis else None
-    value = (analysis or {}).get("flops")
-    return None if value is None or value < 0 else float(value)
+    """XLA's FLOP estimate for a compiled function: 0 where XLA counted the program and
+    found none (it leaves the key out: a program of only `cos`), None where the backend
+    gives no cost analysis or XLA could not count it (-1)."""
+    return _ir.cost_summary(compiled).get("flops")
 
 
 def loop_flops(traced: Any, compiled: Any) -> tuple[float | None, int, int]:
