@@ -137,8 +137,9 @@ def test_a_program_without_flops_is_said_in_words():
     roof = draw_roofline(jnp.sin, peaks=FAKE)(jnp.ones(3))  # sin: transcendental only
     assert roof.table.flops == 0 and not roof.above_roof
     assert roof.title == (
-        "Roofline of sin on cpu:cpu: no FLOPs after compilation (pure data movement), "
-        "so the program has no place on the roof; its ops are drawn at the left edge"
+        "Roofline of sin on cpu:cpu: no FLOPs counted (3 transcendentals, which XLA "
+        "counts apart), so the program has no place on the roof; its ops are drawn at "
+        "the left edge"
     )
     assert roof._repr_png_().startswith(b"\x89PNG")
 

@@ -53,8 +53,9 @@ class CostTable(Reported):
     XLA counts a loop body once, the kit every iteration (`loops`, `compiled_loops`
     say how often each ran; `once` holds the kit's figures counted XLA's way). A cond
     counts its costliest branch, as XLA does (`conds` says how many there are): an
-    upper bound of what runs. With `devices` > 1 the jaxpr's figures are global, the
-    compiled ones one device's.
+    upper bound of what runs. A complex op counts one FLOP, as XLA counts it
+    (`complex_types` names the program's complex types). With `devices` > 1 the
+    jaxpr's figures are global, the compiled ones one device's.
     """
 
     name: str
@@ -68,6 +69,9 @@ class CostTable(Reported):
     once: dict[str, float] = field(default_factory=dict)  # loops once, as XLA counts
     conds: int = 0  # conds and conditionals: each counts its costliest branch
     opcodes: frozenset[str] = frozenset()  # the compiled program's, fused ones too
+    complex_types: tuple[
+        str, ...
+    ] = ()  # complex64, complex128: one FLOP per complex op
 
     @property
     def flops(self) -> float:
@@ -122,6 +126,8 @@ class CostTable(Reported):
         notes += _notes.loop_notes(self.loops, self.compiled_loops)
         if self.conds:
             notes.append(_notes.COND)
+        if self.complex_types:
+            notes.append(_notes.complex_flops(self.complex_types))
         if self.uncounted:
             notes.append(f"Compiled: {self.uncounted}.")
         if self.not_counted:

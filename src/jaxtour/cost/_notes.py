@@ -131,6 +131,26 @@ COND = (
     "runs depends on the data, so its figures are an upper bound of what runs."
 )
 
+
+def complex_flops(types: Sequence[str]) -> str:
+    """What FLOPs of complex arithmetic count: one per complex op, as XLA's rules.
+
+    Example:
+        >>> print(complex_flops(["complex64"]))
+        Complex arithmetic (complex64) counts one FLOP per complex op, as XLA's
+        cost_analysis() does: the real work is more ((a+bi)(c+di) is 4 real multiplies
+        and 2 adds; a complex multiply-add, 8 real FLOPs, counts 2), so FLOP/B and any
+        rate undercount it.
+    """
+    # (a+bi)(c+di) = (ac - bd) + (ad + bc)i; a matmul's multiply-add adds 2 more
+    return (
+        f"Complex arithmetic ({', '.join(types)}) counts one FLOP per complex op, as "
+        "XLA's cost_analysis() does: the real work is more ((a+bi)(c+di) is 4 real "
+        "multiplies and 2 adds; a complex multiply-add, 8 real FLOPs, counts 2), so "
+        "FLOP/B and any rate undercount it."
+    )
+
+
 # Ops where XLA's count may part from the kit's rules, and how: possibilities, since
 # the kit does not trace a gap to its op (XLA gives one total, not a figure per op).
 FLOP_GAPS = {

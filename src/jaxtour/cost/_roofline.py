@@ -10,7 +10,7 @@ import numpy as np
 from jaxtour import _ir
 from jaxtour._plot import Plot, figure
 from jaxtour._wait import run_interruptibly
-from jaxtour.cost import _notes
+from jaxtour.cost import _notes, _roof_words
 from jaxtour.cost._ledger import CostTable
 from jaxtour.cost._peaks import Peaks, best_seconds, device_peaks
 from jaxtour.cost._profile import compile_to_time, measured_ops
@@ -18,19 +18,6 @@ from jaxtour.cost._table import build
 
 _ROOF, _OP, _PROGRAM, _ZERO = "#264653", "#2a9d8f", "#e63946", "#8d99ae"
 LABELLED = 6  # the ops with most FLOPs get their name written beside them
-NO_FLOPS = (
-    "no FLOPs after compilation (pure data movement), so the program has no place on "
-    "the roof; its ops are drawn at the left edge"
-)
-ABOVE = (
-    "above the measured roof: the peaks were measured at a busier moment or the data "
-    "sat in cache; device_peaks(refresh=True) measures again"
-)
-# the roof is a float32 matmul's: other types' matmuls may run faster or slower
-ABOVE_TYPED = (
-    "above the measured roof: this program's matmuls are not float32, the roof's, and "
-    "may run faster"
-)
 
 
 class Point(NamedTuple):
@@ -73,17 +60,13 @@ class Roofline(Plot):
             for r in table.ops
             if r.flops is not None and (op_seconds is None or op_seconds.get(r.name))
         ]
-        rate = self.flops_per_s / 1e9
-        title = (
-            f"Roofline of {table.name} on {peaks.device}: {table.intensity:.3g} "
-            f"FLOP/B, {rate:.3g} GFLOP/s measured "
-            f"({100 * self.fraction:.2g} % of peak)"
-            if table.flops
-            else f"Roofline of {table.name} on {peaks.device}: {NO_FLOPS}"
+        title = f"Roofline of {table.name} on {peaks.device}: " + _roof_words.headline(
+            table, self.flops_per_s, self.fraction
         )
         if self.above_roof:
-            title += f"; {ABOVE_TYPED if matmul_types else ABOVE}"
-        title += "".join(f"; {note}" for note in self.caveats)
+            title += "; " + _roof_words.above(table, matmul_types)
+        said = _roof_words.PER_ITERATION  # the headline says it
+        title += "".join(f"; {note}" for note in self.caveats if note != said)
         title += "; ops at their measured rate" if self.measured else ""
         super().__init__(_draw(self), title)
 
@@ -102,22 +85,31 @@ class Roofline(Plot):
         if _notes.repeats(table.compiled_loops):
             notes.append("loops count every iteration")
         if table.per_iteration:
-            notes.append("a data-dependent loop counts one iteration")
+            notes.append(_roof_words.PER_ITERATION)
         if table.conds:
             notes.append("a cond counts its costliest branch (an upper bound)")
+        if table.complex_types:
+            types = " and ".join(table.complex_types)
+            notes.append(_roof_words.COMPLEX.format(types=types))
         if table.uncounted:
             notes.append(f"not plotted: {table.uncounted}")
         return notes
 
     @property
-    def flops_per_s(self) -> float:
-        """The whole program's FLOPs (kit's count) over its measured time."""
+    def flops_per_s(self) -> float | None:
+        """The whole program's FLOPs (kit's count) over its measured time: an upper
+        bound when it holds a cond (its costliest branch is counted), None when it runs
+        a loop whose trip count is unknown (one iteration's FLOPs over every
+        iteration's time is no rate, as `profile` gives none)."""
+        if self.table.per_iteration:
+            return None
         return self.table.flops / self.seconds if self.seconds else 0.0
 
     @property
-    def fraction(self) -> float:
-        """Measured FLOP/s as a fraction of the matmul peak."""
-        return self.flops_per_s / self.peaks.flops_per_s
+    def fraction(self) -> float | None:
+        """Measured FLOP/s as a fraction of the matmul peak (None with no rate)."""
+        rate = self.flops_per_s
+        return None if rate is None else rate / self.peaks.flops_per_s
 
     def add(self, label: str, intensity: float, flops_per_s: float) -> Roofline:
         """Mark another measured program (e.g. a NumPy twin) on the same axes.
@@ -150,9 +142,10 @@ class Roofline(Plot):
     @property
     def above_roof(self) -> bool:
         """The program ran faster than the measured roof allows: the roof is stale."""
-        if not self.table.flops:
+        rate = self.flops_per_s
+        if not self.table.flops or rate is None:
             return False
-        return self.flops_per_s > self.peaks.attainable(self.table.intensity)
+        return rate > self.peaks.attainable(self.table.intensity)
 
     @property
     def bound(self) -> str:
@@ -218,7 +211,7 @@ def _draw(roof: Roofline) -> Any:
             s=60,
             color=_ZERO,
             zorder=3,
-            label=f"ops with no FLOPs: pure data movement ({len(off)})",
+            label=_off_label(off, table),
         )
     counted = {r.name: r.flops or 0.0 for r in table.ops}
     spots: dict[str, list[Point]] = {}  # ops at one spot share one label
@@ -240,11 +233,12 @@ def _draw(roof: Roofline) -> Any:
             fontsize=11,
             color=_OP,
         )
-    placed = table.intensity > 0 and roof.flops_per_s > 0
+    rate = roof.flops_per_s or 0.0
+    placed = table.intensity > 0 and rate > 0
     if placed:
         ax.scatter(
             [table.intensity],
-            [roof.flops_per_s],
+            [rate],
             marker="*",
             s=260,
             color=_PROGRAM,
@@ -255,21 +249,27 @@ def _draw(roof: Roofline) -> Any:
     for note in roof.caveats:  # on the picture, not only in the title
         ax.plot([], [], " ", label=note)
     ax.set_xlim(low, high)
-    rates = [peaks.bytes_per_s * low] + ([roof.flops_per_s] if placed else [])
+    rates = [peaks.bytes_per_s * low] + ([rate] if placed else [])
     ax.set_ylim(min(rates) / 3, max(peaks.flops_per_s, *rates) * 3)
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log scale)", fontsize=12)
     ax.set_ylabel("FLOP/s (log scale)", fontsize=12)
     ax.set_title(
-        f"{table.name} on {peaks.device}: {table.intensity:.3g} FLOP/B, "
-        f"{roof.bound}-bound here"
-        if placed
-        else f"{table.name} on {peaks.device}: no FLOPs, pure data movement",
-        fontsize=13,
+        _roof_words.axes_title(table, peaks.device, roof.bound, placed), fontsize=13
     )
     ax.tick_params(labelsize=11)
     ax.grid(alpha=0.3, which="both")
     _legend(fig)
     return fig
+
+
+def _off_label(off: list[Point], table: CostTable) -> str:
+    """The legend's words for ops with no FLOPs: data movement unless they compute
+    transcendentals (which XLA counts apart from FLOPs)."""
+    transcendental = {r.name for r in table.ops if r.transcendentals}
+    busy = sum(p.name in transcendental for p in off)
+    if not busy:
+        return f"ops with no FLOPs: pure data movement ({len(off)})"
+    return f"ops with no FLOPs counted ({len(off)}; {busy} with transcendentals)"
 
 
 def _legend(fig: Any) -> None:
@@ -321,11 +321,15 @@ def draw_roofline(
         run_interruptibly(run, f"{table.name}'s compiled program")  # may never end
         seconds = best_seconds(run, repeats=3, budget=0.25)
         op_seconds = None
-        if measured:
+        jaxpr = _ir.unwrap_jit(traced.jaxpr).jaxpr
+        if measured:  # a loop of unknown trips has no rate: profile gives it none
             module = _ir.parse_hlo(compiled.as_text())
-            rows, _ = measured_ops(run, module, devices=table.devices)
-            op_seconds = {r.op: r.seconds for r in rows if r.seconds > 0}
-        types = _matmul_types(_ir.unwrap_jit(traced.jaxpr).jaxpr)
+            loops = _ir.hlo_trips(module, jaxpr)
+            rows, _ = measured_ops(run, module, loops=loops, devices=table.devices)
+            op_seconds = {
+                r.op: r.seconds for r in rows if r.seconds > 0 and not r.per_iteration
+            }
+        types = _matmul_types(jaxpr)
         return Roofline(table, peaks or device_peaks(), seconds, op_seconds, types)
 
     return draw

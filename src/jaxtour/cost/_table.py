@@ -124,7 +124,19 @@ def build(
         _once(module, loops),
         _conds(jaxpr, module),
         frozenset(op.opcode for _, op in module.walk()),
+        _complex_types(jaxpr),
     )
+
+
+def _complex_types(jaxpr: Any) -> tuple[str, ...]:
+    """The complex element types the jaxpr's equations take or give, each once."""
+    types = [
+        str(var.aval.dtype)
+        for _, eqn in _ir.walk(jaxpr)
+        for var in [*eqn.invars, *eqn.outvars]
+        if "complex" in str(getattr(getattr(var, "aval", None), "dtype", ""))
+    ]
+    return tuple(dict.fromkeys(types))
 
 
 def _conds(jaxpr: Any, module: Any) -> int:
