@@ -293,7 +293,9 @@ def draw_roofline(
     rate the roof allows it, or with `measured=True` at the rate `profile` measured
     (the dot where the op is, not where its ceiling is). The whole program is timed
     and shown at its measured rate; the title and legend say which the ops show. The
-    roof is a float32 matmul's: a program whose matmuls take another type says so.
+    roof is a float32 matmul's: a program whose matmuls take another type says so. A
+    loop whose trip count depends on the data gets no rate (its FLOPs are one
+    iteration's, as `profile` says), and a cond's rate is an upper bound (≤).
 
     Args:
         f: the function; it is compiled with `jax.jit` and run a few times.
