@@ -193,6 +193,10 @@ def trace_split(
     except Exception as err:
         if (retold := own_statics_error(f, err, who, args, kwargs)) is not None:
             raise retold from err
+        if isinstance(err, TypeError) and (whole := part.whole_held()):
+            retold = _held_error(whole[0], names, err, who, function_name(f))
+            _note(retold, f, args, who)
+            raise retold from err
         _note(err, f, args, who)
         raise
 
@@ -214,6 +218,28 @@ def own_statics_error(
         f"{who} traced an argument that {name}'s own jax.jit holds static, so jit met "
         f"a tracer where it wants a hashable value. Tell {who} too, as you told "
         f"jax.jit: {who}({name}, static_argnums=…) or static_argnames=…."
+    )
+
+
+def _held_error(
+    held: tuple, names: list[str], err: Exception, who: str, name: str
+) -> TypeError:
+    """`err` (JAX's words about `f`'s return value, or about an argument of a
+    function `f` calls) retold as what went wrong first: an argument `jax.jit` would
+    not trace, which the kit held fixed."""
+    (kind, key), value = held
+    where = (
+        f"{key} (a keyword argument)"
+        if kind == "kw"
+        else f"{names[key]} (argument {key})"
+    )
+    option = "static_argnames" if kind == "kw" else "static_argnums"
+    said = str(err).split("\n")[0].rstrip(". ")
+    return TypeError(
+        f"{who} cannot trace {where}: it is {describe(value)}, and the lenses trace "
+        f"arrays and numbers, as jax.jit does. Held as a constant, it made tracing "
+        f"{name} fail ({said}). Pass a jnp.array, or name it in {option}= so {who} "
+        f"treats it as a constant, as jax.jit would."
     )
 
 

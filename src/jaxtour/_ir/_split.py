@@ -57,6 +57,20 @@ class Split:
         """The traced leaves, in the order of the jaxpr's inputs."""
         return jax.tree.leaves(self.dynamic())
 
+    def whole_held(self) -> list[tuple[tuple, Any]]:
+        """The arguments held whole, each a `slots` key and its value: a string or
+        an object passed where `jax.jit` wants an array, not a leaf inside a model.
+
+        Example:
+            >>> split((1.0, "abc", {"act": print}), {}).whole_held()
+            [(('arg', 1), 'abc')]
+        """
+        return [
+            (slot, fixed[0][1])
+            for slot, (tree, fixed) in self.slots.items()
+            if jax.tree_util.treedef_is_leaf(tree)
+        ]
+
 
 def split(
     args: tuple,
@@ -110,10 +124,13 @@ def bind(f: Any, part: Split) -> Any:
     """`f` taking `part`'s masked arguments: the held leaves filled back in.
 
     The same `f` and held leaves give the same function, so JAX's caches of traces
-    and compilations hit on a warm call.
+    and compilations hit on a warm call. An `f` that cannot be hashed (an Equinox
+    module, any callable object holding arrays) is called through a plain function
+    made afresh each time, which `jax.jit` can key its cache on: its arrays are then
+    constants the trace closes over, as `jax.make_jaxpr(f)` shows them.
     """
     if not part.slots:
-        return f
+        return f if _hashable(f) else _called(f)
     spec = tuple(
         (slot, tree, tuple((n, _key(leaf)) for n, leaf in fixed))
         for slot, (tree, fixed) in part.slots.items()
@@ -131,6 +148,24 @@ def bind(f: Any, part: Split) -> Any:
 
 
 _BOUND: collections.OrderedDict = collections.OrderedDict()
+
+
+def _hashable(f: Any) -> bool:
+    try:
+        hash(f)
+    except TypeError:  # an eqx.Module's hash raises on its array fields
+        return False
+    return True
+
+
+def _called(f: Any) -> Any:
+    """`f` as a plain function, named and signed as `f` (its `__dict__` not copied)."""
+
+    @functools.wraps(f, updated=())
+    def called(*args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs)
+
+    return called
 
 
 def _key(leaf: Any) -> Any:
