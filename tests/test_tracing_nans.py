@@ -172,6 +172,10 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match=r"Error interpreting argument to .*log") as err:
         find_nans(jnp.log)("x")
     assert "(raised while find_nans traced log(str))" in err.value.__notes__
+    assert str(err.value).startswith(
+        "find_nans cannot trace x (argument 0): it is 'x' (str), and the lenses trace "
+        "arrays and numbers, as jax.jit does."
+    )
     # None is an empty pytree, so JAX itself complains; the note names the jaxtour call.
     with pytest.raises(TypeError, match="log requires ndarray or scalar") as err:
         find_nans(jnp.log)(None)
@@ -315,4 +319,37 @@ def test_a_scope_named_like_transpose_is_not_the_backward_pass():
     report = find_nans(_scoped)(X)
     assert f", log, at test_tracing_nans.py:{report.line.line} (_scoped)\n" in str(
         report
+    )
+
+
+def test_a_nan_made_from_a_static_argument_is_not_called_closed_over():
+    x = jnp.ones(3)
+    # jnp on a static Python value is staged with the value as a literal (`log -1.0`)
+    staged = find_nans(lambda x, s: x * jnp.log(s), static_argnums=1)(x, -1.0)
+    assert (
+        jax.make_jaxpr(lambda x: x * jnp.log(-1.0))(x).eqns[0].primitive.name == "log"
+    )
+    assert staged.step.primitive == "mul" and staged.step.index == 2
+    assert staged.origin == (
+        "a value made from constants alone by step 0, log of -1.0 "
+        "(equal to the static argument `s`)"
+    )
+    assert str(staged).startswith(
+        f"first NaN in <lambda>: already in {staged.origin}; first read by step 2, mul"
+    )
+    # NumPy on it computes before tracing: a constant, that changes when `s` does
+    eager = find_nans(lambda x, s: x * np.log(np.full(3, s)), static_argnames="s")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        report, clean = eager(x, s=-1.0), eager(x, s=1.0)
+    assert report.origin == (
+        "a constant made from the static argument `s` (= -1.0) before tracing "
+        "(outside the jaxpr)"
+    )
+    assert not clean.found  # the oracle: the NaN moves with `s`
+    # a closed-over NaN, with a static argument beside it that does not change it
+    poisoned = jnp.array([1.0, jnp.nan, 1.0])
+    either = find_nans(lambda x, s: x * poisoned * s, static_argnums=1)(x, 2.0)
+    assert either.origin == (
+        "a constant made before tracing (outside the jaxpr), from a static argument "
+        "or a value <lambda> closes over"
     )

@@ -15,6 +15,7 @@ function's own `jax.jit` holds), `_args` (checked arguments and tracing), `_spli
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
 and XLA's figures), `_flat` (jaxprs with their calls inlined, as autodiff draws them),
 `_evaluate` (a jaxpr evaluated equation by equation, as the tracing lens shows it),
+`_made_from` (which static argument a constant of a trace was computed from),
 `_cost` (FLOPs and bytes per equation), `_hlo_cost` (per compiled op), `_loops` (how
 often a loop runs), `_fused` (what a compiled op holds: its fused computation's ops and
 the primitives they compute), `_inputs` (the jaxpr inputs a program reads, the buffers
@@ -76,6 +77,7 @@ from jaxtour._ir._jaxpr import (
 )
 from jaxtour._ir._jit_statics import is_jitted, jit_statics, statics_for
 from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
+from jaxtour._ir._made_from import made_from_static
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
 from jaxtour._ir._split import Split, bind, split, traceable
@@ -161,6 +163,7 @@ __all__ = [
     "jaxpr_nodes",
     "jit_statics",
     "literal_str",
+    "made_from_static",
     "match_nodes",
     "module_attrs",
     "nonfinite",

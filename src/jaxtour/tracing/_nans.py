@@ -10,6 +10,7 @@ from jaxtour._diagram import Diagram
 from jaxtour._ir import Step
 from jaxtour._number_words import plural
 from jaxtour.tracing._draw import preview
+from jaxtour.tracing._nans_source import Sources, statics_given
 from jaxtour.tracing._step_through import Steps, run_steps
 
 WHO = "find_nans"
@@ -73,7 +74,14 @@ def find_nans(
             statics.names,
             stop=_stop_at(bad),
         )
-        return NanReport(steps, include_inf, _returned(steps, bad))
+
+        def made_from(value: Any) -> tuple[str, Any] | None:
+            return _ir.made_from_static(f, args, kwargs, statics, value)
+
+        report = NanReport(steps, include_inf, _returned(steps, bad))
+        if given := statics_given(f, args, kwargs, statics):
+            report.recall_statics(given, made_from)
+        return report
 
     return find
 
@@ -148,8 +156,17 @@ class NanReport:
         self.found = self.step is not None
         self.line = self.step.line if self.step is not None else None
         self.what = "NaN or Inf" if include_inf else "NaN"
+        self.sources = Sources(steps)
         self.origin = self._origin()
         self.passed = self._passed()
+
+    def recall_statics(
+        self, statics: dict[str, Any], made_from: Callable[[Any], tuple | None]
+    ) -> None:
+        """`f` had static arguments (`statics`, by name): a bad value may have come
+        from one, computed into the program or before tracing (`Sources`)."""
+        self.sources = Sources(self.steps, statics, made_from)
+        self.origin, self.passed = self._origin(), self._passed()
 
     def _origin(self) -> str | None:
         """Where the bad value came in, when the step only read it: an argument, a
@@ -160,7 +177,7 @@ class NanReport:
         inf_counts = self._kind() == "Inf"
         for atom, value in zip(self.step.invars, self.step.inputs, strict=True):
             if _ir.nonfinite(value, inf_counts):
-                return self._source(atom)
+                return self._source(atom, value)
         return None
 
     def _passed(self) -> str | None:
@@ -171,20 +188,11 @@ class NanReport:
             return None
         for atom, value in zip(run.outvars, run.outputs, strict=True):
             if _ir.nonfinite(value, self.include_inf):
-                return self._source(atom)
+                return self._source(atom, value)
         return None
 
-    def _source(self, atom: Any) -> str:
-        """An argument's name, a literal, or a constant: where `atom`'s value came in."""
-        invars = self.steps.run.invars
-        names = dict(zip(map(id, invars), self.steps.arg_names, strict=True))
-        if id(atom) in names:
-            return f"the argument `{names[id(atom)]}`"
-        if _ir.is_literal(atom):
-            return "a literal in the program"
-        return (
-            f"a constant {self.steps.name} closes over (or one computed from constants)"
-        )
+    def _source(self, atom: Any, value: Any) -> str:
+        return self.sources.describe(atom, value)
 
     def neighbourhood(self, back: int = 2) -> set[int]:
         """The step and the steps that made its inputs, `back` levels up."""
