@@ -156,7 +156,7 @@ def test_annotations_match_what_jax_prints():
     counts, text = rendered(diagram)
     assert (counts["node"], counts["cluster"]) == (7, 2)
     assert f"{eqns} equations" in text and f"{ops} ops" in text
-    assert jax.devices()[0].device_kind in text
+    assert platform.upper() in text and f"{platform}: " not in text
 
 
 def test_the_source_excerpt_is_the_code_without_its_docstring():
@@ -245,3 +245,27 @@ def test_counts_agree_with_compare_stages():
         f"pipeline of layer: {seen.jaxpr_eqns} equations, {seen.stablehlo_ops} StableHLO ops, "
         f"{len(seen.fusions)} fusion{'s' * (len(seen.fusions) != 1)} on {seen.platform}"
     )
+
+
+@pytest.mark.parametrize(
+    ("platform", "kind", "n", "words"),
+    [
+        ("cpu", "cpu", 1, ""),
+        ("cpu", "cpu", 8, "8 devices"),
+        ("gpu", "NVIDIA H200", 1, "NVIDIA H200"),
+        ("tpu", "TPU v5 lite", 4, "4 × TPU v5 lite"),
+    ],
+)
+def test_the_device_box_names_the_platform_once(platform, kind, n, words):
+    from types import SimpleNamespace
+
+    from jaxtour.viz._pipeline import device_words
+    from jaxtour.viz._pipeline_graph import Artefacts, device_label
+
+    devices = [
+        SimpleNamespace(platform=platform, device_kind=kind, id=i) for i in range(n)
+    ]
+    assert device_words(devices) == words
+    found = Artefacts("f", (), 3, 5, 1, 2, platform=platform, device=words)
+    label = str(device_label(found, 2))
+    assert label == "\\n".join(filter(None, [platform.upper(), words]))

@@ -140,7 +140,7 @@ def collect(
         fusions=len(hlo.fusions()),
         hlo_ops=sum(hlo.op_counts(fused=False).values()),
         platform=devices[0].platform,
-        device=_describe(devices),
+        device=device_words(devices),
     )
 
 
@@ -196,7 +196,25 @@ def _devices(compiled: Any) -> list:
     return sorted(devices, key=lambda d: d.id) or jax.devices()[:1]
 
 
-def _describe(devices: list) -> str:
-    kinds = sorted({f"{d.platform}: {d.device_kind}" for d in devices})
-    many = f"{len(devices)} × " if len(devices) > 1 else ""
-    return many + ", ".join(kinds)
+def device_words(devices: list) -> str:
+    """The device box's line under its platform heading: the kinds of device
+    (`device_kind`) and how many, leaving out a kind that only repeats the platform
+    (a CPU's kind is "cpu"), so the box reads "CPU", "GPU / NVIDIA H200" or
+    "TPU / 4 × TPU v5 lite", never "CPU / cpu: cpu".
+
+    Example:
+        >>> from types import SimpleNamespace as Device
+        >>> h200 = Device(platform="gpu", device_kind="NVIDIA H200")
+        >>> device_words([h200]), device_words([h200] * 8)
+        ('NVIDIA H200', '8 × NVIDIA H200')
+        >>> cpu = Device(platform="cpu", device_kind="cpu")
+        >>> device_words([cpu]), device_words([cpu] * 8)
+        ('', '8 devices')
+    """
+    kinds = sorted(
+        {d.device_kind for d in devices if d.device_kind.lower() != d.platform.lower()}
+    )
+    many = len(devices) > 1
+    if not kinds:
+        return f"{len(devices)} devices" if many else ""
+    return (f"{len(devices)} × " if many else "") + ", ".join(kinds)

@@ -220,6 +220,13 @@ class Artefacts(NamedTuple):
     device: str
 
 
+def device_label(found: Artefacts, step: int) -> str:
+    """The device box: the platform (CPU, GPU, TPU), then `found.device` where it
+    says more (`device_words`: "NVIDIA H200", "4 × TPU v5 lite")."""
+    code = ("jax.devices()",) if step == 3 else ()
+    return stage_label(found.platform.upper(), (found.device,), code)
+
+
 def annotated(found: Artefacts, step: int) -> Diagram:
     """The diagram (`step` 2 or 3) with each stage labelled with `found`'s artefacts."""
     graph = _pipeline_graph(f"How JAX runs {found.name}", step)
@@ -237,9 +244,7 @@ def annotated(found: Artefacts, step: int) -> Diagram:
         },
     )
     labels["python"] = code_label(found.name, found.source)
-    labels["device"] = stage_label(
-        found.platform.upper(), (found.device,), ("jax.devices()",) if step == 3 else ()
-    )
+    labels["device"] = device_label(found, step)
     _stages(graph, step, labels)
     title = (
         f"pipeline of {found.name}: {plural(found.eqns, 'equation')}, "
