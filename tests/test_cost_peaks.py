@@ -120,7 +120,7 @@ def test_roofline_holds_every_fusion(tmp_path):
         )
     assert roof.table.intensity == roof.table.flops / roof.table.bytes
     assert roof.bound == ("memory" if roof.table.intensity < 5 else "compute")
-    assert roof.title.startswith("Roofline of update on cpu:cpu: ")
+    assert roof.title.startswith("Roofline of update on CPU: ")
     assert repr(roof) == f"Plot({roof.title!r})"
     assert roof._repr_png_().startswith(b"\x89PNG")
     ET.fromstring(roof.save(tmp_path / "roof.svg").read_text())
@@ -137,7 +137,7 @@ def test_a_program_without_flops_is_said_in_words():
     roof = draw_roofline(jnp.sin, peaks=FAKE)(jnp.ones(3))  # sin: transcendental only
     assert roof.table.flops == 0 and not roof.above_roof
     assert roof.title == (
-        "Roofline of sin on cpu:cpu: no FLOPs counted (3 transcendentals, which XLA "
+        "Roofline of sin on CPU: no FLOPs counted (3 transcendentals, which XLA "
         "counts apart), so the program has no place on the roof; its ops are drawn at "
         "the left edge"
     )

@@ -37,6 +37,20 @@ class Peaks(NamedTuple):
     bytes_per_s: float
 
     @property
+    def device_name(self) -> str:
+        """The device in words for a title: its kind ("NVIDIA H200", "TPU v5 lite"),
+        or its platform where the kind only repeats it ("CPU" for `cpu:cpu`).
+
+        Example:
+            >>> Peaks("cpu:cpu", 1.0, 1.0).device_name
+            'CPU'
+            >>> Peaks("gpu:NVIDIA H200", 1.0, 1.0).device_name
+            'NVIDIA H200'
+        """
+        platform, _, kind = self.device.partition(":")
+        return kind if kind and kind.lower() != platform.lower() else platform.upper()
+
+    @property
     def ridge(self) -> float:
         """The intensity (FLOP/byte) where the roof turns flat; memory bounds below."""
         return self.flops_per_s / self.bytes_per_s
@@ -55,7 +69,7 @@ class Peaks(NamedTuple):
         """The two peaks and the ridge between them, as one `Report`."""
         row = [si(self.flops_per_s, "FLOP/s"), si(self.bytes_per_s, "B/s")]
         return Report(
-            f"The roof of {self.device}, measured here",
+            f"The roof of {self.device_name}, measured here",
             tables=[
                 Table(
                     ["matmul (float32)", "memory (copy)", "ridge"],

@@ -60,8 +60,9 @@ class Roofline(Plot):
             for r in table.ops
             if r.flops is not None and (op_seconds is None or op_seconds.get(r.name))
         ]
-        title = f"Roofline of {table.name} on {peaks.device}: " + _roof_words.headline(
-            table, self.flops_per_s, self.fraction
+        title = (
+            f"Roofline of {table.name} on {peaks.device_name}: "
+            + _roof_words.headline(table, self.flops_per_s, self.fraction)
         )
         if self.above_roof:
             title += "; " + _roof_words.above(table, matmul_types)
