@@ -152,7 +152,7 @@ def test_it_works_inside_grad_vmap_and_jit_as_jax_jit_does():
 
 
 def test_concrete_numbers_and_keys_are_not_taken_for_tracers():
-    from jaxtour.tracing._retrace import _under_a_transformation
+    from jaxtour.tracing._jits import under_a_transformation as _under_a_transformation
 
     concrete = (jnp.ones(2), jax.random.key(0), np.ones(2), 1.0)
     assert not _under_a_transformation((concrete, {"key": jax.random.key(1)}))
@@ -906,3 +906,134 @@ def test_the_closest_call_counts_statics_and_leaves_beside_a_structure_change():
     assert [c.words for c in last.causes] == [
         "the traced arguments are not the same ones: `y` passed now, left out before"
     ]
+
+
+def _nnx_training(seed: int = 0):
+    """A linear model, its SGD optimizer and a step that updates both in place."""
+    import optax
+    from flax import nnx
+
+    model = nnx.Linear(4, 2, rngs=nnx.Rngs(seed))
+    opt = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+    def step(m, o, x, y):
+        loss, grads = nnx.value_and_grad(lambda m, x, y: ((m(x) - y) ** 2).mean())(
+            m, x, y
+        )
+        o.update(m, grads)
+        return loss
+
+    return model, opt, step
+
+
+def test_nnx_jit_keeps_its_state_updates_and_a_retrace_is_still_named():
+    """Issue: wrapped in the lens's own jax.jit, nnx.jit's updates of the model and
+    optimizer were dropped: the loss never fell. The oracle is nnx.jit alone."""
+    from flax import nnx
+
+    x, y = jnp.ones((3, 4)), jnp.ones((3, 2))
+    model, opt, step = _nnx_training()
+    plain = nnx.jit(step)
+    expected = [float(plain(model, opt, x, y)) for _ in range(3)]
+    model2, opt2, step2 = _nnx_training()
+    times = []
+    wrapped = explain_retraces(nnx.jit(noting(times, step2)))
+    got = [float(wrapped(model2, opt2, x, y)) for _ in range(3)]
+    assert got == expected and expected[2] < expected[0]
+    assert int(opt2.step[...]) == int(opt.step[...]) == 3
+    np.testing.assert_array_equal(model2.kernel[...], model.kernel[...])
+    wrapped(model2, opt2, jnp.ones((5, 4)), jnp.ones((5, 2)))
+    assert wrapped.traces == len(times) == 2
+    assert [c.event for c in wrapped.calls] == ["first trace"] + ["cache hit"] * 2 + [
+        "retrace"
+    ]
+    assert [c.words for c in wrapped.calls[-1].causes] == [
+        "`x` changed shape: f32[3,4] → f32[5,4]",
+        "`y` changed shape: f32[3,2] → f32[5,2]",
+    ]
+    assert (
+        wrapped.lower(model2, opt2, x, y).as_text()
+        == plain.lower(model, opt, x, y).as_text()
+    )
+    with pytest.raises(TypeError, match=r"jax\.clear_caches\(\) clears every jit's"):
+        wrapped.clear_cache()
+
+
+def _mlp(width: int = 8, activation=jax.nn.relu):
+    import equinox as eqx
+
+    return eqx.nn.MLP(4, 2, width, 2, activation=activation, key=jax.random.key(0))
+
+
+def _mlp_loss(m, x, scale=1.0):
+    return (jax.vmap(m)(x) ** 2).mean() * scale
+
+
+def test_eqx_filter_jit_is_called_as_it_is_and_holds_every_non_array_static():
+    """Issue: a model through eqx.filter_jit was refused (its activation), and told
+    to make it static, then told it cannot be hashed. The oracle is eqx.filter_jit."""
+    import equinox as eqx
+
+    times = []
+    wrapped = explain_retraces(eqx.filter_jit(noting(times, _mlp_loss)))
+    x = jnp.ones((3, 4))
+    assert wrapped(_mlp(), x, 1.0) == eqx.filter_jit(_mlp_loss)(_mlp(), x, 1.0)
+    wrapped(_mlp(), x, 1.0)  # a new MLP, equal fields and the same relu: a cache hit
+    wrapped(_mlp(), x, 2.0)  # a Python number: static to eqx.filter_jit
+    wrapped(_mlp(), jnp.ones((5, 4)), 2.0)
+    assert wrapped.traces == len(times) == 3
+    assert [c.event for c in wrapped.calls] == [
+        "first trace",
+        "cache hit",
+        "retrace",
+        "retrace",
+    ]
+    assert [c.words for c in wrapped.calls[-2].causes] == [
+        "static `scale` changed value: 1.0 → 2.0"
+    ]
+    assert [c.words for c in wrapped.calls[-1].causes] == [
+        "`x` changed shape: f32[3,4] → f32[5,4]"
+    ]
+
+
+def test_a_model_s_functions_are_held_fixed_and_a_new_one_is_named():
+    """Issue: `explain_retraces(loss)(mlp, x)` was refused for `m.activation`, as the
+    other lenses are not: such a leaf is held fixed, keyed by identity."""
+    times = []
+    wrapped = explain_retraces(noting(times, _mlp_loss))
+    x = jnp.ones((3, 4))
+    np.testing.assert_allclose(wrapped(_mlp(), x), _mlp_loss(_mlp(), x), rtol=1e-6)
+    wrapped(_mlp(), x)
+    np.testing.assert_allclose(
+        wrapped(_mlp(activation=jax.nn.tanh), x),
+        _mlp_loss(_mlp(activation=jax.nn.tanh), x),
+        rtol=1e-6,
+    )
+    assert wrapped.traces == len(times) == 2
+    (cause,) = wrapped.calls[-1].causes
+    assert cause.words == (
+        "static `m.activation` is a new function (<function tanh>): a lambda or a "
+        "closure made anew is a new cache key"
+    )
+
+
+def test_a_module_s_changed_static_field_is_named_in_one_line():
+    """Issue: a changed NNX or Equinox module size printed its PyTreeDef, many lines
+    of CustomNode(...); the field that changed is named instead."""
+    from flax import nnx
+
+    forward = explain_retraces(lambda m, x: m(x))
+    forward(nnx.Linear(4, 2, rngs=nnx.Rngs(0)), jnp.ones(4))
+    forward(nnx.Linear(4, 3, rngs=nnx.Rngs(0)), jnp.ones(4))
+    assert [c.words for c in forward.calls[-1].causes] == [
+        "`m.out_features` changed: 2 → 3"
+    ]
+    loss = explain_retraces(_mlp_loss)
+    loss(_mlp(), jnp.ones((3, 4)))
+    loss(_mlp(width=16), jnp.ones((3, 4)))
+    (cause,) = loss.calls[-1].causes
+    assert cause.words == (
+        "`m.layers[0].out_features` changed: 8 → 16; `m.layers[1].in_features` "
+        "changed: 8 → 16; `m.layers[1].out_features` changed: 8 → 16; and 2 more "
+        "fields"
+    )

@@ -102,11 +102,14 @@ def check_args(
     who: str,
     fix: str = "name it in static_argnums= (or static_argnames=) so it is treated as a "
     "constant",
+    *,
+    inside: bool = True,
 ) -> None:
     """Raise a TypeError naming the first argument leaf that `jax.jit` cannot trace
     (for the lenses that run `f` under `jax.jit` as it is, e.g. `explain_retraces`),
     or the first static argument it cannot hash; `fix` says how, with the options the
-    caller has."""
+    caller has. Without `inside`, only a whole argument is refused: leaves inside one
+    (a module's activation function) are the caller's to hold fixed (`split`)."""
     static = statics.positions(len(args))
     dynamic = {f"args[{i}]": a for i, a in enumerate(args) if i not in static}
     dynamic |= {
@@ -115,13 +118,14 @@ def check_args(
     for where, value in dynamic.items():
         leaves, _ = jax.tree_util.tree_flatten_with_path(value)
         for path, leaf in leaves:
-            if not traceable(leaf):
-                name = where + jax.tree_util.keystr(path)
-                raise TypeError(
-                    f"{who} cannot trace {name}: it is {describe(leaf)}, and JAX traces only "
-                    f"arrays and numbers (or lists, tuples and dicts of them). Pass an array, "
-                    f"or {fix}."
-                )
+            if not (inside or leaf is value) or traceable(leaf):
+                continue
+            name = where + jax.tree_util.keystr(path)
+            raise TypeError(
+                f"{who} cannot trace {name}: it is {describe(leaf)}, and JAX traces only "
+                f"arrays and numbers (or lists, tuples and dicts of them). Pass an array, "
+                f"or {fix}."
+            )
 
 
 def trace(f: Any, args: tuple, kwargs: dict, **options: Any) -> jax.stages.Traced:

@@ -7,29 +7,77 @@ from the end move with the number of arguments, and a call that leaves a static
 keyword to its default passes none. So each call is matched to the statics it shows,
 and each set of statics keeps a jit (and its cache) of its own, learned once: a call
 that returns to earlier statics finds its program, as it would in `jax.jit(f)`.
+
+Leaves JAX cannot trace inside an argument (an Equinox module's activation function)
+are held fixed, as `eqx.filter_jit` and the other lenses hold them (`_ir.split`): the
+jit then runs `f` with them filled back in (`_ir.bind`), one jit per held set.
+
+A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is not wrapped again: a `jax.jit`
+around it would trace its Python away, and with it what it does besides computing (an
+NNX optimizer's update of the model, written back after the call). It is called as it
+is, and `explain_retraces` reads its traces off `jax.monitoring`.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 
 from jaxtour import _ir
+from jaxtour.tracing._statics import Cause
+
+_MOST = 64  # jits kept, one per set of statics and held leaves
+
+
+def own_jit(f: Any) -> str | None:
+    """The package whose own jit `f` is (`flax` for `nnx.jit`, `equinox` for
+    `eqx.filter_jit`): not `jax.jit`'s, but staged as one (it has `lower`). None for
+    anything else."""
+    if _ir.is_jitted(f) or not callable(getattr(f, "lower", None)):
+        return None
+    return type(f).__module__.split(".")[0]
+
+
+def _own_statics(f: Any) -> _ir.StaticArgs:
+    """The static positions a framework's jit shows (`nnx.jit`'s `static_argnums`)."""
+    try:
+        return _ir.static_args(f, getattr(f, "static_argnums", None), None, "jit")
+    except (TypeError, ValueError):  # not jax.jit's reading: none read
+        return _ir.StaticArgs()
+
+
+def is_array(leaf: Any) -> bool:
+    """Whether `eqx.filter_jit` traces `leaf`: an array; a Python number is static."""
+    return isinstance(leaf, jax.Array | np.ndarray | np.generic)
 
 
 class Jits:
     """The jits of one function: a counting one for calls, a plain one for `lower`,
-    `trace` and `eval_shape`, per set of static arguments (`_ir.StaticArgs`)."""
+    `trace` and `eval_shape`, per set of static arguments (`_ir.StaticArgs`) and of
+    leaves held fixed; or, for a framework's own jit (`own`), `f` itself."""
 
     def __init__(
         self, f: Callable, told: _ir.StaticArgs, on_trace: Callable[[], None]
     ) -> None:
-        self.fn, self.told, self._on_trace = f, told, on_trace
-        self._made: dict[_ir.StaticArgs, tuple[Any, Any]] = {}
+        self.fn, self.own = f, own_jit(f)
+        # nnx.jit keeps its static_argnums (not its static_argnames) where it shows
+        self.told = _own_statics(f) if self.own and told == _ir.StaticArgs() else told
+        # which leaves jit traces; the others are keyed as static values
+        self.traced = is_array if self.own == "equinox" else _ir.traceable
+        self._made: collections.OrderedDict = collections.OrderedDict()
         self._names: tuple[str, ...] = ()  # every static keyword seen so far
+
+        @functools.wraps(f)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            on_trace()  # runs only while jit traces: a Python side effect
+            return f(*args, **kwargs)
+
+        self._counted = counted
 
     def statics(self, args: tuple, kwargs: dict) -> _ir.StaticArgs:
         """The static arguments of this call: as told, else as `f`'s jit holds them
@@ -44,31 +92,92 @@ class Jits:
         one to its default is keyed on that, as a told lens keys it)."""
         return statics.names + tuple(k for k in self._names if k not in statics.names)
 
-    def counted(self, statics: _ir.StaticArgs) -> Any:
-        """The jit that counts each trace (`on_trace`), for these statics."""
-        return self._pair(statics)[0]
+    def prepared(
+        self, statics: _ir.StaticArgs, args: tuple, kwargs: dict, names: list[str]
+    ) -> tuple[Any, tuple, dict]:
+        """What a call runs and with what: the jit that counts each trace, for these
+        statics, with the leaves it cannot trace held (`names`: the positional
+        parameters'); a framework's own jit, `f` as it is."""
+        if self.own:
+            return self.fn, args, kwargs
+        jitted, part = self._jit(self._counted, statics, args, kwargs, names)
+        return jitted, part.args, part.kwargs
 
-    def plain(self, args: tuple, kwargs: dict) -> Any:
-        """The jit for `lower`, `trace` and `eval_shape` of this call: not a call."""
-        return self._pair(self.statics(args, kwargs))[1]
+    def staged(self, stage: str, args: tuple, kwargs: dict) -> Any:
+        """`jax.jit(f).<stage>(*args, **kwargs)` for `lower`, `trace`, `eval_shape`:
+        not a call. A framework's own jit stages itself, where it can."""
+        if self.own:
+            if not callable(getattr(self.fn, stage, None)):
+                name = _ir.function_name(self.fn)
+                raise TypeError(
+                    f"explain_retraces({name}) cannot {stage}: {name} is {self.own}'s "
+                    f"own jit, which has no `{stage}` method. Call `{name}.lower(...)` "
+                    f"where it has one, or jax.jit the function it wraps."
+                )
+            return getattr(self.fn, stage)(*args, **kwargs)
+        statics = self.statics(args, kwargs)
+        names = _ir.arg_names(self.fn, len(args))
+        jitted, part = self._jit(self.fn, statics, args, kwargs, names)
+        return getattr(jitted, stage)(*part.args, **part.kwargs)
 
     def clear_cache(self) -> None:
         """Every counting jit's cache cleared, as `jax.jit(f).clear_cache()`."""
-        for counted, _ in self._made.values():
-            counted.clear_cache()
-
-    def _pair(self, statics: _ir.StaticArgs) -> tuple[Any, Any]:
-        if statics not in self._made:
-            fn, on_trace = self.fn, self._on_trace
-
-            @functools.wraps(fn)
-            def counted(*args: Any, **kwargs: Any) -> Any:
-                on_trace()  # runs only while jit traces: a Python side effect
-                return fn(*args, **kwargs)
-
-            nums, names = statics
-            self._made[statics] = (
-                jax.jit(counted, static_argnums=nums, static_argnames=names),
-                jax.jit(fn, static_argnums=nums, static_argnames=names),
+        if self.own:
+            name = _ir.function_name(self.fn)
+            raise TypeError(
+                f"explain_retraces({name}) cannot clear {name}'s cache: it is "
+                f"{self.own}'s own jit, whose cache has no public handle. "
+                "jax.clear_caches() clears every jit's, this one's too."
             )
-        return self._made[statics]
+        for (fn, _, _), jitted in self._made.items():
+            if fn is self._counted:
+                jitted.clear_cache()
+
+    def traced_again(self) -> Cause:
+        """Why jit traced a signature it had traced before."""
+        words = (
+            "the same signature as an earlier call, yet jit traced again: its cache "
+            "was cleared (.clear_cache(), jax.clear_caches()), or a setting jit keys "
+            "on changed that this record does not watch (it watches 64-bit mode, "
+            "matmul precision and jax.set_mesh)"
+        )
+        if not self.own:
+            return Cause("cache", words, "")
+        name = _ir.function_name(self.fn)
+        return Cause(
+            "cache",
+            f"{words}; or {name}, {self.own}'s own jit, holds an argument static "
+            "that this record traces",
+            f"tell explain_retraces which, as you told {name}'s jit: "
+            "static_argnums= or static_argnames=",
+        )
+
+    def _jit(
+        self,
+        fn: Callable,
+        statics: _ir.StaticArgs,
+        args: tuple,
+        kwargs: dict,
+        names: list[str],
+    ) -> tuple[Any, _ir.Split]:
+        """`jax.jit(fn)` with these statics, the leaves it cannot trace held fixed
+        (one bound function per held set: `_ir.bind`), and the split arguments."""
+        static = statics.positions(len(args))
+        part = _ir.split(args, kwargs, static, statics.names, names)
+        key = (fn, statics, _ir.bind(fn, part))
+        if key not in self._made:
+            nums, keywords = statics
+            self._made[key] = jax.jit(
+                key[2], static_argnums=nums, static_argnames=keywords
+            )
+            if len(self._made) > _MOST:
+                self._made.popitem(last=False)
+        self._made.move_to_end(key)
+        return self._made[key], part
+
+
+def under_a_transformation(values: Any) -> bool:
+    """Whether `values` (the call's arguments and what `f` reads besides them) hold a
+    tracer of a transformation around the call (`jax.grad`, `jax.vmap` or `jax.jit` of
+    a function that calls the wrapped one): a JAX array that is not a concrete one."""
+    return any(_ir.is_tracer(leaf) for leaf in jax.tree.leaves(values))

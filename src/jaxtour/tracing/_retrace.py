@@ -13,7 +13,7 @@ import jax
 from jaxtour import _ir
 from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
-from jaxtour.tracing._jits import Jits
+from jaxtour.tracing._jits import Jits, under_a_transformation
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._retrace_diff import Example, abstract, diff_trace
 from jaxtour.tracing._signature import (
@@ -34,6 +34,7 @@ _COMPILE_EVENTS = (
     "backend_compile_duration",
 )
 _BACKEND_COMPILE = "backend_compile_duration"  # XLA compiled a program
+_TRACE = "jaxpr_trace_duration"  # jit traced a function
 _COMPILED_AGAIN = Cause(
     "compiled",
     "jit had traced these arguments already and reused that trace, but XLA compiled "
@@ -108,10 +109,19 @@ def explain_retraces(
     same comparison from public pieces (`jax.tree.structure`, `jax.typeof`, the static
     arguments' hashes) so that it can keep a table, time each trace and see stale reads
     that the flag cannot. Where JAX names a changed static argument as a whole, this
-    names the field that changed.
+    names the field that changed, and where a module's static field changed its
+    pytree structure, that field (``m.out_features changed: 2 → 3``).
+
+    Leaves JAX cannot trace inside an argument (an Equinox module's activation
+    function) are held fixed, as `eqx.filter_jit` and the other lenses hold them, and
+    keyed as static values. A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is
+    called as it is, never wrapped in another `jax.jit`: what it does besides
+    computing (an NNX optimizer's update of the model) happens as without this
+    wrapper; its traces are read off `jax.monitoring`, its signature as it keys it
+    (`eqx.filter_jit` holds every non-array leaf, Python numbers too, static).
 
     Args:
-        f: the function to jit.
+        f: the function to jit, or a framework's jitted function.
         static_argnums: as in `jax.jit` (None, an int or ints, negative from the end).
         static_argnames: as in `jax.jit`; names and positions infer each other.
             Neither given, a `jax.jit`-wrapped `f` keeps its own static arguments.
@@ -122,7 +132,8 @@ def explain_retraces(
 
     Raises:
         TypeError: `f` is not callable, or a static option is not ints (strs); at a
-            call, an argument JAX cannot trace or a static argument it cannot hash.
+            call, an argument JAX cannot trace (a whole one: a string passed where
+            `f` wants an array) or a static argument it cannot hash.
         ValueError: a static position `f` cannot take or a name it does not have.
 
     Example:
@@ -162,15 +173,15 @@ class Retraced:
 
     def lower(self, *args: Any, **kwargs: Any) -> jax.stages.Lowered:
         """As `jax.jit(f).lower`: neither a call nor a trace in the table."""
-        return self._jits.plain(args, kwargs).lower(*args, **kwargs)
+        return self._jits.staged("lower", args, kwargs)
 
     def trace(self, *args: Any, **kwargs: Any) -> jax.stages.Traced:
         """As `jax.jit(f).trace`: neither a call nor a trace in the table."""
-        return self._jits.plain(args, kwargs).trace(*args, **kwargs)
+        return self._jits.staged("trace", args, kwargs)
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """As `jax.jit(f).eval_shape`: neither a call nor a trace in the table."""
-        return self._jits.plain(args, kwargs).eval_shape(*args, **kwargs)
+        return self._jits.staged("eval_shape", args, kwargs)
 
     def clear_cache(self) -> None:
         """As `jax.jit(f).clear_cache`: the next call traces again (the table says
@@ -204,9 +215,15 @@ class Retraced:
         static = statics.positions(len(args))
         self._check_held(args, kwargs, static, statics.names, names)
         statics.check_values(args, kwargs, WHO, names)
-        _ir.check_args(args, kwargs, statics, WHO)
+        if not self._jits.own:  # a framework's jit judges its arguments itself
+            _ir.check_args(args, kwargs, statics, WHO, inside=False)
         keys = self._jits.names(statics)  # a static keyword left to its default too
-        sig = signature(names, args, kwargs, tuple(static), keys, self._defaults)
+        sig = signature(
+            names, args, kwargs, tuple(static), keys, self._defaults, self._jits.traced
+        )
+        jitted, call_args, call_kwargs = self._jits.prepared(
+            statics, args, kwargs, names
+        )
         before, timings, read = self.traces, [], read_values(self.fn)
         held = mutable_fingerprints(read)  # what the trace itself may change
         # under jax.disable_jit, jit runs f op by op: no trace (read by name: the
@@ -220,7 +237,7 @@ class Retraced:
         jax.monitoring.register_event_duration_secs_listener(listener)
         start = time.perf_counter()
         try:
-            out = self._call(self._jits.counted(statics), before, args, kwargs, read)
+            out = self._call(jitted, before, call_args, call_kwargs, read)
         except ValueError as err:
             retold = _ir.own_statics_error(self.fn, err, WHO, args, kwargs)
             if retold is not None:
@@ -229,6 +246,8 @@ class Retraced:
         finally:
             jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
+        if self._jits.own and any(e.endswith(_TRACE) for e, _ in timings):
+            self._traced()  # a framework's jit: its trace is JAX's event
         if eager:
             self.traces = before
         run = _Run(
@@ -268,7 +287,7 @@ class Retraced:
         """The jitted call, in a thread Ctrl-C can leave; in this one when a
         transformation around the call traces it, as its tracers belong to this
         thread's trace (`read`: what `f` reads besides its arguments)."""
-        if _under_a_transformation((args, kwargs, *read.values())):
+        if under_a_transformation((args, kwargs, *read.values())):
             return jitted(*args, **kwargs)
         try:
             return run_interruptibly(
@@ -287,7 +306,9 @@ class Retraced:
         nums, names = self._statics_of.get(n, self._jits.told)
         static = {"static_argnums": nums, "static_argnames": names}
         against = self.calls[n - 1].compared_with if 1 <= n <= len(self.calls) else None
-        return diff_trace(self.fn, self.name, self._examples, n, static, against)
+        # a framework's jit is diffed as the function it jits: the same program
+        fn = getattr(self.fn, "__wrapped__", self.fn) if self._jits.own else self.fn
+        return diff_trace(fn, self.name, self._examples, n, static, against)
 
     def _record(
         self, sig: Signature, site: Any, read: dict, held: dict, run: _Run
@@ -321,16 +342,7 @@ class Retraced:
             event = "first trace"
         elif sig in self._seen:
             event, against = "retrace", self._number(sig)
-            causes = [
-                Cause(
-                    "cache",
-                    "the same signature as an earlier call, yet jit traced again: "
-                    "its cache was cleared (.clear_cache(), jax.clear_caches()), or "
-                    "a setting jit keys on changed that this record does not watch "
-                    "(it watches 64-bit mode, matmul precision and jax.set_mesh)",
-                    "",
-                )
-            ]
+            causes = [self._jits.traced_again()]
         else:
             event = "retrace"
             index = closest(sig, seen)
@@ -366,13 +378,6 @@ class Retraced:
             f"explain_retraces({self.name}): {len(self.calls)} calls, "
             f"{self.traces} traces"
         )
-
-
-def _under_a_transformation(values: Any) -> bool:
-    """Whether `values` (the call's arguments and what `f` reads besides them) hold a
-    tracer of a transformation around the call (`jax.grad`, `jax.vmap` or `jax.jit` of
-    a function that calls the wrapped one): a JAX array that is not a concrete one."""
-    return any(_ir.is_tracer(leaf) for leaf in jax.tree.leaves(values))
 
 
 def _call_site(frame: Any) -> _ir.SourceLine:

@@ -12,6 +12,7 @@ to do.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -19,6 +20,7 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
+from jaxtour.tracing._layout import changed, layout, structure_cause
 from jaxtour.tracing._statics import (
     DEFAULT,
     Cause,
@@ -41,8 +43,11 @@ class Leaf(NamedTuple):
     sharding: str = ""
 
 
-class Signature(NamedTuple):
-    """The part of a call that decides whether `jax.jit` traces again."""
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """The part of a call that decides whether `jax.jit` traces again; and, to name
+    a changed structure, each traced argument's static fields (`_layout.layout`:
+    read from the structure, so not compared apart from it)."""
 
     trees: tuple[tuple[str, str, str], ...]  # (argument, structure in words, treedef)
     leaves: tuple[Leaf, ...]
@@ -50,6 +55,9 @@ class Signature(NamedTuple):
     keywords: tuple[str, ...] = ()  # the arguments passed by keyword, sorted
     positional: tuple[str, ...] = ()  # the arguments passed by position
     context: tuple[tuple[str, str], ...] = ()  # what jit keys on besides: (name, value)
+    layouts: dict[str, tuple[tuple[str, str], ...]] = dataclasses.field(
+        default_factory=dict, compare=False
+    )
 
 
 def signature(
@@ -59,14 +67,17 @@ def signature(
     static: tuple[int, ...],
     static_names: tuple[str, ...],
     defaults: dict | None = None,
+    traced: Callable[[Any], bool] = _ir.traceable,
 ) -> Signature:
     """The `Signature` of one call (`names`: one per positional argument; `defaults`:
-    the default of each static keyword, which a call may leave out)."""
+    the default of each static keyword, which a call may leave out; `traced`: whether
+    jit traces a leaf, else it is held fixed and keyed as a static value, as
+    `eqx.filter_jit` keys a module's functions)."""
     # jit flattens the keywords as a dict, in sorted order: the order they came in
     # changes nothing
     named = {**dict(zip(names, args, strict=True)), **dict(sorted(kwargs.items()))}
     is_static = {names[i] for i in static if i < len(names)} | set(static_names)
-    trees, leaves, statics = [], [], []
+    trees, leaves, statics, layouts = [], [], [], {}
     for name, value in (defaults or {}).items():
         if name in static_names and name not in named:  # jit keys "left out" apart
             statics.append(
@@ -77,18 +88,25 @@ def signature(
             statics.append(read_static(name, value))
             continue
         trees.append((name, _structure(value), str(jax.tree.structure(value))))
+        layouts[name] = layout(value, name)
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            where = name + jax.tree_util.keystr(path)
+            if not traced(leaf):
+                statics.append(read_static(where, leaf))
+                continue
             aval = jax.typeof(leaf)
             leaves.append(
                 Leaf(
-                    name + jax.tree_util.keystr(path),
+                    where,
                     _ir.type_str(aval),
                     bool(getattr(aval, "weak_type", False)),
                     _sharding(leaf),
                 )
             )
     passed = (tuple(sorted(kwargs)), tuple(names[: len(args)]))
-    return Signature(tuple(trees), tuple(leaves), tuple(statics), *passed, _context())
+    return Signature(
+        tuple(trees), tuple(leaves), tuple(statics), *passed, _context(), layouts
+    )
 
 
 def _context() -> tuple[tuple[str, str], ...]:
@@ -147,7 +165,8 @@ def _structure(value: Any) -> str:
             if isinstance(value, int | float | complex)
             else "an array"
         )
-    return f"{type(value).__name__} ({jax.tree.structure(value)})"
+    count = "1 leaf" if len(leaves) == 1 else f"{len(leaves)} leaves"
+    return f"a {type(value).__name__} of {count}"
 
 
 def distance(new: Signature, old: Signature) -> tuple[int, int]:
@@ -207,11 +226,11 @@ def differences(new: Signature, old: Signature) -> list[Cause]:
     """What changed from `old` to `new`, most structural first: leaf by leaf (leaves
     that changed alike are one cause) and static field by field."""
     causes = [
-        Cause(
-            "structure",
-            _structure_words(name, old_s, new_s, old_t, new_t),
-            "pass one array (jnp.asarray) instead of a list of numbers, or keep "
-            "the structure fixed",
+        structure_cause(
+            name,
+            (old_s, new_s),
+            (old_t, new_t),
+            changed(new.layouts.get(name, ()), old.layouts.get(name, ())),
         )
         for (name, new_s, new_t), (_, old_s, old_t) in zip(
             new.trees, old.trees, strict=False
@@ -273,14 +292,6 @@ def _added(new: Signature, old: Signature) -> str:
         if names
     ]
     return f": {'; '.join(parts)}" if parts else ""
-
-
-def _structure_words(name: str, old_s: str, new_s: str, old_t: str, new_t: str) -> str:
-    """A changed pytree structure in words; the two treedefs where the words are
-    alike (a None that became a leaf, a nested dict's keys)."""
-    if old_s == new_s:
-        return f"`{name}` changed pytree structure: {old_t} → {new_t}"
-    return f"`{name}` was {old_s}, now {new_s}"
 
 
 def _dtype(type_: str) -> str:

@@ -40,16 +40,28 @@ class Cause(NamedTuple):
 
 
 def read_static(name: str, value: Any) -> Static:
-    """`value` as jit keys it (checked hashable by `StaticArgs.check_values`)."""
-    by_identity = type(value).__hash__ is object.__hash__
+    """`value` as jit keys it (checked hashable by `StaticArgs.check_values`; a leaf
+    held fixed that cannot be hashed is keyed by identity, as `_ir.bind` keys it)."""
+    by_identity = type(value).__hash__ in (object.__hash__, None)
     return Static(
         name,
-        _ir.describe(value, 30).rsplit(" (", 1)[0],
+        _shown(value),
         id(value) if by_identity else value,
         by_identity,
         () if by_identity else tuple(_fields(value, "", 0)),
         _type_name(value),
     )
+
+
+def _shown(value: Any) -> str:
+    """`value` in a few words; a function jit or custom_jvp wraps by its name, as a
+    function (``<function tanh>``), not its wrapper's repr."""
+    name, kind = getattr(value, "__name__", None), type(value)
+    wrapped = kind.__name__ != "function" and kind.__module__ != "builtins"
+    wrapped = wrapped and not isinstance(value, type)  # a class reads as its repr
+    if wrapped and callable(value) and isinstance(name, str):
+        return f"<function {name}>"
+    return _ir.describe(value, 30).rsplit(" (", 1)[0]
 
 
 def _type_name(value: Any) -> str:
