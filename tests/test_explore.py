@@ -278,6 +278,27 @@ def test_an_untraceable_argument_is_refused_by_name():
     assert str(ours.value).startswith("explore cannot trace args[0]: it is 'one' (str)")
 
 
+def test_a_model_s_function_is_refused_with_the_split_that_explores_it():
+    """Issue: a model holding a function (an Equinox MLP's activation) was refused
+    with advice to pass it by keyword; the note gives the split that works."""
+    import equinox as eqx
+
+    mlp = eqx.nn.MLP(4, 2, 8, 2, key=jax.random.key(0))
+
+    def loss(m, x):
+        return (m(x) ** 2).sum()
+
+    with pytest.raises(TypeError) as ours:
+        explore(loss, mlp, jnp.ones(4))
+    assert str(ours.value).startswith("explore cannot trace args[0].activation")
+    notes = "".join(ours.value.__notes__)
+    assert "params, static = eqx.partition(model, eqx.is_array)" in notes
+    params, static = eqx.partition(mlp, eqx.is_array)  # the note's recipe, followed
+    panel = explore(lambda p, x: loss(eqx.combine(p, static), x), params, jnp.ones(4))
+    panel.grad.value = True
+    assert panel.shown.result.title.startswith("jaxpr of grad of")
+
+
 def test_a_function_that_fails_on_its_arguments_fails_at_once():
     with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
         explore(lambda a, b: a @ b, jnp.ones((2, 3)), jnp.ones((2, 3)))

@@ -95,6 +95,8 @@ def check(f: Callable, args: tuple, kwargs: dict) -> Subject:
             "explore(loss, params, batch); keyword arguments are held fixed, as "
             "static_argnames holds them: explore(f, x, n=3)."
         )
+        if _inside_only(args):
+            err.add_note(_PARTITION)
         raise
     name = _ir.function_name(f)
     name = "f" if name == "<lambda>" else name
@@ -121,6 +123,28 @@ _HOLD_FIXED = (
     "keyword, held fixed as static_argnames holds it: explore({name}, x, n=3). If it "
     "branches on an array's value, use jax.lax.cond or jnp.where."
 )
+
+
+# Under a function or flag inside an argument (an Equinox module's activation), which
+# no keyword can hold: the arrays split off and the rest closed over
+_PARTITION = (
+    "It sits inside an argument (a model's function or flag), where the drawing "
+    "lenses hold it fixed; but explore's grad, vmap and jit run jax.grad, jax.vmap "
+    "and jax.jit on the arguments themselves, which cannot take it. Pass the arrays "
+    "and close over the rest: params, static = eqx.partition(model, eqx.is_array); "
+    "explore(lambda p, x: loss(eqx.combine(p, static), x), params, x)."
+)
+
+
+def _inside_only(args: tuple) -> bool:
+    """Whether every argument JAX cannot trace is a leaf inside one, not a whole one."""
+    from jaxtour import _ir
+
+    try:
+        _ir.check_args(args, {}, _ir.StaticArgs(), WHO, inside=False)
+    except TypeError:
+        return False
+    return True
 
 
 def _check_arity(f: Callable, name: str) -> None:
