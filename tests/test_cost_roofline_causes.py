@@ -32,7 +32,7 @@ def test_a_loop_of_unknown_trips_gets_no_rate_as_in_profile():
         assert roof.flops_per_s is None and roof.fraction is None
         assert not roof.above_roof
         assert roof.title == (
-            f"Roofline of steps on cpu:cpu: {table.intensity:.3g} FLOP/B; FLOPs of one "
+            f"Roofline of steps on CPU: {table.intensity:.3g} FLOP/B; FLOPs of one "
             "iteration; trips unknown, so no rate or % of peak"
         )
         legend = [t.get_text() for t in roof.figure.legends[0].get_texts()]
@@ -64,7 +64,7 @@ def test_above_the_roof_a_cond_names_the_branch_not_taken():
     assert roof.above_roof
     rate = roof.flops_per_s / 1e9
     assert roof.title == (
-        f"Roofline of cube_or_not on cpu:cpu: {table.intensity:.3g} FLOP/B, "
+        f"Roofline of cube_or_not on CPU: {table.intensity:.3g} FLOP/B, "
         f"≤ {rate:.3g} GFLOP/s measured (≤ {100 * roof.fraction:.2g} % of peak); above "
         "the measured roof: a cheaper branch of a cond may have run (the FLOPs count "
         "the costliest, as XLA's do); a cond counts its costliest branch (an upper bound)"
@@ -78,7 +78,7 @@ def test_a_program_of_transcendentals_is_not_called_data_movement():
     assert xla["transcendentals"] == 1000  # the oracle: XLA counts them apart
     roof = draw_roofline(jnp.cos, peaks=FAKE)(x)
     assert roof.title == (
-        "Roofline of cos on cpu:cpu: no FLOPs counted (1,000 transcendentals, which "
+        "Roofline of cos on CPU: no FLOPs counted (1,000 transcendentals, which "
         "XLA counts apart), so the program has no place on the roof; its ops are "
         "drawn at the left edge"
     )
