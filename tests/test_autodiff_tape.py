@@ -62,3 +62,43 @@ def test_powers_at_zero_give_jax_grads_infinities_not_an_exception(k, x):
     value, [grad], _ = tape_grad(lambda v: v**k, x)
     want = jax.value_and_grad(lambda v: v**k)(x)
     np.testing.assert_allclose([value, grad], [float(w) for w in want], equal_nan=True)
+
+
+def _branchy(a):
+    return a * a if a > 0 else -a
+
+
+@pytest.mark.parametrize("x", [2.0, -1.5])
+def test_python_control_flow_reads_the_value_as_on_a_dynamic_tape(x):
+    # jax.grad traces with the concrete value when not under jit: the oracle branches too
+    value, [grad], _ = tape_grad(_branchy, x)
+    assert value == pytest.approx(float(_branchy(jnp.float32(x))))
+    assert grad == pytest.approx(float(jax.grad(_branchy)(x)), rel=1e-6)
+    # `0.5 <= a` asks Value.__ge__ (reflected), then __lt__; and __le__
+    assert tape_grad(lambda a: a if 0.5 <= a < 3 else a * 2, x)[1] == [
+        1.0 if 0.5 <= x < 3 else 2.0
+    ]
+    assert tape_grad(lambda a: a * 3 if a <= -1 else a, x)[1] == [
+        3.0 if x <= -1 else 1.0
+    ]
+
+
+@pytest.mark.parametrize(
+    "f",
+    [lambda a, b: a**b, lambda a, b: 2**a + b**a, lambda a, b: a**a * 1.5**b],
+    ids=["a**b", "2**a + b**a", "a**a * 1.5**b"],
+)
+def test_a_value_in_the_exponent_differentiates_like_jax_grad(f):
+    value, grads, _ = tape_grad(f, 1.3, 0.7)
+    assert value == pytest.approx(
+        float(f(jnp.float32(1.3), jnp.float32(0.7))), rel=1e-5
+    )
+    expected = [float(g) for g in jax.grad(f, (0, 1))(1.3, 0.7)]
+    assert grads == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_zero_base_or_exponent_differentiates_as_jax_pow_does():
+    for a, b in [(0.0, 2.5), (1.7, 0.0)]:
+        _, grads, _ = tape_grad(lambda a, b: a**b, a, b)
+        expected = [float(g) for g in jax.grad(lambda a, b: a**b, (0, 1))(a, b)]
+        assert grads == pytest.approx(expected)

@@ -55,10 +55,37 @@ class Value:
             self.data * other.data, (self, other), (other.data, self.data), "*"
         )
 
-    def __pow__(self, k: float) -> Value:
+    def __pow__(self, k: Any) -> Value:
+        if isinstance(k, Value):
+            return self._pow_value(k)
         # d(x^k)/dx = k x^(k-1); an integer k = 0 makes a constant: 0 (JAX's integer_pow)
         local = 0.0 if k == 0 and isinstance(k, int) else k * _pow(self.data, k - 1)
         return Value(_pow(self.data, k), (self,), (local,), f"**{k}")
+
+    def _pow_value(self, k: Value) -> Value:
+        # d(a^b)/da = b a^(b-1), d(a^b)/db = a^b ln a; as JAX's pow: 0 where b = 0, a = 0
+        out = _pow(self.data, k.data)
+        da = 0.0 if k.data == 0 else k.data * _pow(self.data, k.data - 1)
+        with np.errstate(invalid="ignore"):  # ln of a negative base is nan, as in JAX
+            db = 0.0 if self.data == 0 else out * float(np.log(np.float64(self.data)))
+        return Value(out, (self, k), (da, db), "**")
+
+    def __rpow__(self, base: Any) -> Value:
+        return Value.lift(base) ** self
+
+    # Python control flow reads the value, as on a PyTorch tensor: `if x > 0:` branches
+    # on this run's number, and the tape records the branch taken.
+    def __lt__(self, other: Any) -> bool:
+        return self.data < Value.lift(other).data
+
+    def __le__(self, other: Any) -> bool:
+        return self.data <= Value.lift(other).data
+
+    def __gt__(self, other: Any) -> bool:
+        return self.data > Value.lift(other).data
+
+    def __ge__(self, other: Any) -> bool:
+        return self.data >= Value.lift(other).data
 
     def __neg__(self) -> Value:
         return self * -1.0
