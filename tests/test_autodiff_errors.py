@@ -197,7 +197,7 @@ def test_draw_vjp_checks_its_cotangent_and_its_primals():
 def test_holomorphic_names_the_type_jax_sees_not_float64():
     # A Python 1.0 is a weak f32 to JAX (jax.grad says "got float32"); float64 was wrong.
     message = (
-        "draw_grad cannot differentiate with respect to argument 0 (`z`): "
+        "grad_graph cannot differentiate with respect to argument 0 (`z`): "
         "holomorphic=True needs complex inputs (as in jax.grad); it holds {}. "
         "Pass x.astype(jnp.complex64)."
     )

@@ -1,5 +1,7 @@
 """Higher order: derivative_table and the tanh plot, against independent closed forms."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import matplotlib
@@ -77,6 +79,18 @@ def test_the_tanh_plot_draws_tanh_and_its_four_derivatives():
     for line, expected in zip(lines, _tanh_derivatives(xs, 4), strict=True):
         np.testing.assert_allclose(line.get_ydata(), expected, atol=2e-5)
     matplotlib.pyplot.close(ax.figure)
+
+
+def test_points_that_are_not_one_line_are_refused_by_their_shape():
+    for xs, shape in [(np.ones((3, 2)), "f32[3,2]"), (1.0, "f32[]")]:
+        with pytest.raises(
+            ValueError,
+            match=r"^plot_derivatives: `xs` must be a 1-D array of points, as each curve "
+            r"is jax\.vmap of a nested jax\.grad over it \(f takes a scalar\); got "
+            + re.escape(shape)
+            + r"\. Pass e\.g\. jnp\.linspace\(-7\.0, 7\.0, 401\), or xs\.ravel\(\)\.$",
+        ):
+            plot_derivatives(jnp.sin, 1, np.asarray(xs))
 
 
 def _branchy(x):

@@ -96,7 +96,7 @@ def test_allow_int_draws_integer_and_key_leaves_fixed_as_jax_grad_takes_them():
     assert (
         "∂f/∂state['w']" in draw_grad(f, (0, 1), False, False, True)(state, key).source
     )
-    with pytest.raises(TypeError, match=r"^draw_grad: f's primals hold int values, "):
+    with pytest.raises(TypeError, match=r"^grad_graph: f's primals hold int values, "):
         grad_graph(f, 0, allow_int=True)({"step": 2}, key)
 
 
@@ -137,6 +137,31 @@ def test_has_aux_draws_aux_as_an_output_that_is_not_differentiated():
     assert draw_jvp(loss, has_aux=True)((w,), (jnp.ones(3),)).title.startswith(
         "jvp of loss"
     )
+
+
+def test_an_aux_jax_cannot_trace_is_named_as_jax_grad_returns_it():
+    # jax.grad passes a string in aux through as it is; the lenses drew nothing and
+    # blamed a Python `if` on a traced value
+    def loss(w):
+        return jnp.sum(w**2), {"msg": "hi", "n": w[0]}
+
+    w = jnp.arange(3.0)
+    grad, aux = jax.grad(loss, has_aux=True)(w)
+    assert aux["msg"] == "hi"
+    note = "not drawn (not arrays, returned as they are): aux['msg'] = 'hi'"
+    graph = grad_graph(loss, has_aux=True)(w)
+    _close(graph.values_of("gradient"), grad)
+    assert graph.note == note
+    assert [n.label for n in graph.select("output")][
+        -1
+    ] == "aux['n'] (not differentiated)"
+    _close([graph.select("output")[-1].value], aux["n"])
+    assert vjp_graph(loss, has_aux=True)(w).note == note
+    jgraph = jvp_graph(loss, has_aux=True)((w,), (jnp.ones(3),))
+    assert jgraph.note == note
+    _, out_dot, _ = jax.jvp(loss, (w,), (jnp.ones(3),), has_aux=True)
+    _close([jgraph.select("output")[1].value], out_dot)
+    assert draw_grad(loss, has_aux=True)(w).title.startswith("grad of loss")
 
 
 def test_holomorphic_passes_through_as_in_jax_grad():

@@ -10,6 +10,7 @@ One module per seam: `_static` (`static_argnums`/`static_argnames` and `argnums`
 read once as `jax.jit` and `jax.grad` read them), `_jit_statics` (those a jitted
 function's own `jax.jit` holds), `_args` (checked arguments and tracing), `_split`
 (leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
+`_concrete` (a value `f` needs in Python that tracing made abstract, retold),
 `_values` (run values as NumPy: keys as key data, bfloat16/float8 NaNs found), `_jaxpr`
 (reading jaxprs), `_frames` (the user's call stack behind an equation),
 `_hlo` (compiled HLO text), `_stablehlo` (StableHLO text), `_stages` (compiled artefacts
@@ -32,6 +33,12 @@ from jaxtour._ir._args import (
     trace,
     trace_split,
     tracer,
+)
+from jaxtour._ir._concrete import (
+    CONCRETE,
+    concrete_error,
+    is_int_scalar,
+    needs_concrete,
 )
 from jaxtour._ir._cost import Count, eqn_count, jaxpr_counts
 from jaxtour._ir._evaluate import Step, Stepped, step_jaxpr
@@ -104,6 +111,7 @@ from jaxtour._ir._values import (
 
 __all__ = [
     "BOOKKEEPING",
+    "CONCRETE",
     "DATA_DEPENDENT",
     "RETURN",
     "Called",
@@ -130,6 +138,7 @@ __all__ = [
     "check_args",
     "check_callable",
     "common_stack",
+    "concrete_error",
     "cost_summary",
     "count_eqns",
     "depends_on",
@@ -153,6 +162,7 @@ __all__ = [
     "is_differentiable",
     "is_dropvar",
     "is_float",
+    "is_int_scalar",
     "is_jitted",
     "is_key",
     "is_library",
@@ -166,6 +176,7 @@ __all__ = [
     "made_from_static",
     "match_nodes",
     "module_attrs",
+    "needs_concrete",
     "nonfinite",
     "op_primitive",
     "op_stack",

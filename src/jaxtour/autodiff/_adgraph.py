@@ -124,6 +124,21 @@ def output_label(output: str, path: str, aux: bool = False) -> str:
     return f"aux{path} (not differentiated)" if aux else output + path
 
 
+def aux_note(held: list[tuple[str, Any]], limit: int = 3) -> str:
+    """The picture's line naming f's aux leaves that are not arrays (a string, an
+    object), by path and value: JAX returns them as they are, untraced ("" when none)."""
+    if not held:
+        return ""
+    shown = [f"aux{path} = {_short(value)}" for path, value in held[:limit]]
+    more = f" and {len(held) - limit} more" if len(held) > limit else ""
+    return "not drawn (not arrays, returned as they are): " + ", ".join(shown) + more
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
 def add_lane(
     graph: ADGraph,
     flat: FlatJaxpr,

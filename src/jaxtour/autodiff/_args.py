@@ -168,8 +168,8 @@ def check_scalar_output(
         )
         raise ValueError(
             f"{who} needs f to return a scalar, as jax.grad does; f returned {got}. To draw "
-            "the backward pass for any output, use draw_vjp(f)(*args); or reduce the "
-            "output to a scalar, e.g. draw_grad(lambda x: f(x).sum())(x)."
+            f"the backward pass for any output, use {_vjp_lens(who)}(f)(*args); or reduce "
+            f"the output to a scalar, e.g. {who}(lambda x: f(x).sum())(x)."
         )
     wanted = jnp.complexfloating if holomorphic else jnp.floating
     if not jnp.issubdtype(shape.dtype, wanted):
@@ -177,8 +177,13 @@ def check_scalar_output(
             f"{who} needs f to return a {'complex' if holomorphic else 'real floating-point'} "
             f"scalar; f returned {type_str(shape)}. Return a float (e.g. "
             ".astype(jnp.float32)); use holomorphic=True for a holomorphic complex function, "
-            "or draw_vjp for other complex outputs."
+            f"or {_vjp_lens(who)} for other complex outputs."
         )
+
+
+def _vjp_lens(who: str) -> str:
+    """The lens for any output beside `who`: `vjp_graph` beside `grad_graph`."""
+    return "vjp_graph" if who.endswith("_graph") else "draw_vjp"
 
 
 def positional_statics(f: Any, statics: Any, who: str, transform: str) -> None:
@@ -222,9 +227,12 @@ def check_some_differentiable(primals: list[Any], f: Any, who: str) -> None:
         )
     kinds = ", ".join(sorted({_kind(leaf) for leaf in leaves}))
     what = {
-        "draw_vjp": "jax.vjp takes them, but their cotangents are float0 (empty)",
-        "draw_jvp": "jax.jvp takes them only with float0 tangents, which are empty",
-    }.get(who, "jax.grad(allow_int=True) takes them, but their gradients are float0")
+        "vjp": "jax.vjp takes them, but their cotangents are float0 (empty)",
+        "jvp": "jax.jvp takes them only with float0 tangents, which are empty",
+    }.get(
+        who.removeprefix("draw_").removesuffix("_graph"),
+        "jax.grad(allow_int=True) takes them, but their gradients are float0",
+    )
     raise TypeError(
         f"{who}: {name}'s primals hold {kinds}, and no floating-point value: {what}, "
         f"so there is no derivative to draw. {fix}"

@@ -12,6 +12,7 @@ from jaxtour.autodiff._adgraph import (
     ADGraph,
     add_lane,
     add_terminal,
+    aux_note,
     output_label,
 )
 from jaxtour.autodiff._trace import Call
@@ -24,15 +25,18 @@ def forward_mode_graph(
     aux: list[str],
     values: bool,
     name: str = "f",
+    held_aux: list | None = None,
 ) -> ADGraph:
     """Primal inputs and tangent seeds, two lanes, two outputs, titled with each lane's
-    equations (inside boxes too, `_boxes.tally`).
+    equations (inside boxes too, `_boxes.tally`); `held_aux` holds the aux leaves
+    JAX cannot trace, by path (`aux_note`).
 
     An eqn that reads a value carrying a tangent is in the tangent lane. JAX's JVP of
     a loop or a cond is one box computing both lanes: drawn in the tangent lane, it is
     labelled as both, and the title says so.
     """
-    graph = ADGraph(note=call.held_note())
+    notes = (call.held_note(), aux_note(held_aux or []))
+    graph = ADGraph(note="; ".join(filter(None, notes)))
     seeds = flat.invars[call.n_diff : 2 * call.n_diff]
     sources = _add_inputs(graph, call, flat, values)
     total, per_eqn, tangent = _boxes.tally(flat, seeds)

@@ -15,16 +15,14 @@ from jaxtour.autodiff._adgraph import (
     ADGraph,
     add_lane,
     add_terminal,
+    aux_note,
     output_label,
 )
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
 from jaxtour.autodiff._dot import to_diagram
 from jaxtour.autodiff._trace import (
-    CONCRETE,
     Call,
     VJPTrace,
-    concrete_error,
-    needs_concrete,
     prepare,
     trace_vjp,
 )
@@ -50,8 +48,24 @@ def grad_graph(
         >>> graph.values_of("gradient")
         [array(4., dtype=float32)]
     """
-    nums = callable_and_argnums(f, argnums, WHO)
-    statics = _ir.static_args(f, static_argnums, static_argnames, WHO)
+    options = (argnums, has_aux, holomorphic, allow_int, values)
+    return _builder("grad_graph", f, *options, static_argnums, static_argnames)
+
+
+def _builder(
+    who: str,
+    f: Callable,
+    argnums: int | tuple[int, ...],
+    has_aux: bool,
+    holomorphic: bool,
+    allow_int: bool,
+    values: bool,
+    static_argnums: int | tuple[int, ...] | None,
+    static_argnames: str | tuple[str, ...] | None,
+) -> Callable[..., ADGraph]:
+    """`grad_graph`'s builder; its errors name `who`, the lens the user called."""
+    nums = callable_and_argnums(f, argnums, who)
+    statics = _ir.static_args(f, static_argnums, static_argnames, who)
 
     def build(*args: Any, **kwargs: Any) -> ADGraph:
         # keyword arguments go to f as they are, never differentiated, as in jax.grad
@@ -61,7 +75,7 @@ def grad_graph(
             keyed,
             args,
             nums,
-            WHO,
+            who,
             # allow_int keeps integer, boolean and key leaves fixed (their gradients
             # are float0), as jax.vjp does; holomorphic still asks for complex ones
             strict=holomorphic or not allow_int,
@@ -74,13 +88,13 @@ def grad_graph(
                 call,
                 None,
                 values,
-                partial(_args.check_scalar_output, who=WHO, holomorphic=holomorphic),
+                partial(_args.check_scalar_output, who=who, holomorphic=holomorphic),
             )
-        except CONCRETE as err:
-            if not needs_concrete(err):
+        except _ir.CONCRETE as err:
+            if not _ir.needs_concrete(err):
                 raise
             static = held.positions(len(args))
-            raise concrete_error(err, f, args, static, WHO, call.positions) from err
+            raise _ir.concrete_error(err, f, args, static, who, call.positions) from err
         return reverse_graph(call, trace, values, _grad_labels(function_name(f), call))
 
     return build
@@ -147,16 +161,8 @@ def draw_grad(
         'grad of f: 10 forward equations, 4 residuals, 7 backward equations'
     """
     options = display_options(WHO, display)
-    build = grad_graph(
-        f,
-        argnums,
-        has_aux,
-        holomorphic,
-        allow_int,
-        values=options.pop("values"),
-        static_argnums=static_argnums,
-        static_argnames=static_argnames,
-    )
+    switches = (argnums, has_aux, holomorphic, allow_int, options.pop("values"))
+    build = _builder(WHO, f, *switches, static_argnums, static_argnames)
     return lambda *args, **kwargs: to_diagram(build(*args, **kwargs), **options)
 
 
@@ -192,7 +198,7 @@ def reverse_graph(call: Call, trace: VJPTrace, values: bool, labels: dict) -> AD
     the word for the "backward" equations); see `_grad_labels`.
     """
     graph = ADGraph(title=reverse_title(labels["title"], trace, labels["backward"]))
-    graph.note = call.held_note()
+    graph.note = "; ".join(filter(None, (call.held_note(), aux_note(trace.held_aux))))
     fwd, bwd = trace.forward, trace.backward
     groups = call.groups or [""] * len(call.labels)
     sources = {}

@@ -14,7 +14,6 @@ import numpy as np
 from jaxtour import _ir
 from jaxtour._report import Report, Reported, Table
 from jaxtour.autodiff._args import is_array_like
-from jaxtour.autodiff._trace import CONCRETE, needs_concrete
 
 
 @dataclass(frozen=True)
@@ -146,8 +145,8 @@ def _eqns(g: Callable, x: Any) -> int | None:
     concrete x to be traced."""
     try:
         return _ir.count_eqns(jax.make_jaxpr(g)(x).jaxpr)
-    except CONCRETE as err:
-        if not needs_concrete(err):
+    except _ir.CONCRETE as err:
+        if not _ir.needs_concrete(err):
             raise
         return None
 
@@ -198,7 +197,7 @@ def plot_derivatives(
         The Matplotlib Axes: one line per derivative, labelled ``f``, ``f′``, ...
 
     Raises:
-        ValueError: `order` is not a positive int.
+        ValueError: `order` is not a positive int, or `xs` is not one line of points.
     """
     _check_order(order, "plot_derivatives")
     import matplotlib.pyplot as plt
@@ -208,6 +207,12 @@ def plot_derivatives(
         if xs is None
         else jnp.asarray(xs, dtype=jnp.float32)
     )
+    if xs.ndim != 1:  # each curve maps a scalar f's derivatives over a line of points
+        raise ValueError(
+            "plot_derivatives: `xs` must be a 1-D array of points, as each curve is "
+            f"jax.vmap of a nested jax.grad over it (f takes a scalar); got "
+            f"{_ir.type_str(xs)}. Pass e.g. jnp.linspace(-7.0, 7.0, 401), or xs.ravel()."
+        )
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 4.5))
     name = _ir.function_name(f)

@@ -6,12 +6,15 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Unpack
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
 from jaxtour._diagram import Diagram
-from jaxtour._ir import StaticArgs, static_args, statics_for, type_str
+from jaxtour._ir import (
+    CONCRETE,
+    StaticArgs,
+    concrete_error,
+    needs_concrete,
+    static_args,
+    statics_for,
+)
 from jaxtour.autodiff import _args
 from jaxtour.autodiff._adgraph import ADGraph
 from jaxtour.autodiff._display import Display, display_options, lists_display_options
@@ -22,11 +25,9 @@ from jaxtour.autodiff._grad_graph import (
     function_name,
     reverse_graph,
 )
+from jaxtour.autodiff._tangents import check_like, check_pair, diff_tangents, two_tuples
 from jaxtour.autodiff._trace import (
-    CONCRETE,
     Call,
-    concrete_error,
-    needs_concrete,
     prepare,
     trace_jvp,
     trace_vjp,
@@ -46,29 +47,35 @@ def vjp_graph(
     static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_vjp`, but returns the `ADGraph` model instead of its picture."""
-    callable_and_argnums(f, 0, "draw_vjp")
-    statics = static_args(f, static_argnums, static_argnames, "draw_vjp")
-    _args.positional_statics(f, statics, "draw_vjp", "vjp")
+    statics = (static_argnums, static_argnames)
+    return _vjp_builder("vjp_graph", f, cotangents, has_aux, values, *statics)
+
+
+def _vjp_builder(
+    who: str,
+    f: Callable,
+    cotangents: Any,
+    has_aux: bool,
+    values: bool,
+    static_argnums: int | tuple[int, ...] | None,
+    static_argnames: str | tuple[str, ...] | None,
+) -> Callable[..., ADGraph]:
+    """`vjp_graph`'s builder; its errors name `who`, the lens the user called."""
+    callable_and_argnums(f, 0, who)
+    statics = static_args(f, static_argnums, static_argnames, who)
+    _args.positional_statics(f, statics, who, "vjp")
 
     def build(*primals: Any) -> ADGraph:
         held = statics_for(f, primals, {}, statics)  # a jitted f's own, told none
-        call = _prepare(f, primals, "draw_vjp", has_aux, held)
+        call = _prepare(f, primals, who, has_aux, held)
+        check = partial(check_like, cotangents, who, "cotangents", "f's output")
         try:
-            trace = trace_vjp(
-                call,
-                cotangents,
-                values,
-                partial(
-                    _check_like, cotangents, "draw_vjp", "cotangents", "f's output"
-                ),
-            )
+            trace = trace_vjp(call, cotangents, values, check)
         except CONCRETE as err:
             if not needs_concrete(err):
                 raise
             static = _static_of(primals, held)
-            raise concrete_error(
-                err, f, primals, static, "draw_vjp", call.positions
-            ) from err
+            raise concrete_error(err, f, primals, static, who, call.positions) from err
         labels = {
             "title": f"vjp of {function_name(f)}",
             "backward": "transposed",
@@ -125,14 +132,9 @@ def draw_vjp(
         'vjp of sin: 2 forward equations, 1 residual, 1 transposed equation'
     """
     options = display_options("draw_vjp", display)
-    build = vjp_graph(
-        f,
-        cotangents,
-        has_aux=has_aux,
-        values=options.pop("values"),
-        static_argnums=static_argnums,
-        static_argnames=static_argnames,
-    )
+    statics = (static_argnums, static_argnames)
+    values = options.pop("values")
+    build = _vjp_builder("draw_vjp", f, cotangents, has_aux, values, *statics)
 
     def draw(*primals: Any, **keywords: Any) -> Diagram:
         if keywords:
@@ -151,25 +153,38 @@ def jvp_graph(
     static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., ADGraph]:
     """As `draw_jvp`, but returns the `ADGraph` model instead of its picture."""
-    callable_and_argnums(f, 0, "draw_jvp")
-    statics = static_args(f, static_argnums, static_argnames, "draw_jvp")
-    _args.positional_statics(f, statics, "draw_jvp", "jvp")
+    statics = (static_argnums, static_argnames)
+    return _jvp_builder("jvp_graph", f, has_aux, values, *statics)
 
-    def build(primals: Any, tangents: Any) -> ADGraph:
+
+def _jvp_builder(
+    who: str,
+    f: Callable,
+    has_aux: bool,
+    values: bool,
+    static_argnums: int | tuple[int, ...] | None,
+    static_argnames: str | tuple[str, ...] | None,
+) -> Callable[..., ADGraph]:
+    """`jvp_graph`'s builder; its errors name `who`, the lens the user called."""
+    callable_and_argnums(f, 0, who)
+    statics = static_args(f, static_argnums, static_argnames, who)
+    _args.positional_statics(f, statics, who, "jvp")
+
+    def build(*pair: Any) -> ADGraph:
+        primals, tangents = two_tuples(pair, who)
         held = statics_for(f, primals, {}, statics)  # a jitted f's own, told none
         static = _static_of(primals, held)
-        primals, tangents = _check_pair(primals, tangents, static)
-        call = _prepare(f, primals, "draw_jvp", has_aux, held)
-        diff = _diff_tangents(primals, tangents, static)
+        primals, tangents = check_pair(primals, tangents, static, who)
+        call = _prepare(f, primals, who, has_aux, held)
+        diff = diff_tangents(primals, tangents, static)
         try:
-            flat, paths, aux = trace_jvp(call, diff, values)
+            flat, paths, aux, held_aux = trace_jvp(call, diff, values)
         except CONCRETE as err:
             if not needs_concrete(err):
                 raise
-            raise concrete_error(
-                err, f, primals, static, "draw_jvp", call.positions
-            ) from err
-        return forward_mode_graph(call, flat, paths, aux, values, function_name(f))
+            raise concrete_error(err, f, primals, static, who, call.positions) from err
+        name = function_name(f)
+        return forward_mode_graph(call, flat, paths, aux, values, name, held_aux)
 
     return build
 
@@ -198,7 +213,8 @@ def draw_jvp(
         has_aux: `f` returns ``(output, aux)``, as in `jax.jvp`.
         static_argnums: primals held as Python constants, as `jax.jit`'s
             ``static_argnums`` (None, an int or ints, negative from the end). Their
-            tangents are left out, or given as None.
+            tangents are left out, or given as None or a float0 zero (as `jax.jvp`
+            takes for an integer).
         static_argnames: the same by name, as in `jax.jit` (positional parameters
             only, as in `draw_vjp`).
         values, rankdir, max_depth, max_eqns, expand_pytrees, max_width: the numbers shown, the
@@ -217,18 +233,13 @@ def draw_jvp(
         'jvp of sin: 2 primal equations, 1 tangent equation'
     """
     options = display_options("draw_jvp", display)
-    build = jvp_graph(
-        f,
-        has_aux=has_aux,
-        values=options.pop("values"),
-        static_argnums=static_argnums,
-        static_argnames=static_argnames,
-    )
+    statics = (static_argnums, static_argnames)
+    build = _jvp_builder("draw_jvp", f, has_aux, options.pop("values"), *statics)
 
-    def draw(primals: Any, tangents: Any, **keywords: Any) -> Diagram:
+    def draw(*pair: Any, **keywords: Any) -> Diagram:
         if keywords:
             _args.refuse_keywords(f, keywords, "draw_jvp")
-        return to_diagram(build(primals, tangents), **options)
+        return to_diagram(build(*pair), **options)
 
     return draw
 
@@ -248,116 +259,3 @@ def _prepare(
 def _static_of(primals: Any, statics: StaticArgs) -> frozenset[int]:
     n = len(primals) if isinstance(primals, tuple | list) else 0
     return statics.positions(n)
-
-
-def _diff_tangents(
-    primals: tuple, tangents: tuple, static: frozenset[int] = frozenset()
-) -> tuple:
-    """The tangent leaves of the differentiated (floating-point) primal leaves of the
-    primals that are not static."""
-    keep = [i for i in range(len(primals)) if i not in static]
-    pairs = zip(
-        jax.tree.leaves([primals[i] for i in keep], is_leaf=_is_none),
-        jax.tree.leaves([tangents[i] for i in keep], is_leaf=_is_none),
-        strict=True,
-    )
-    return tuple(jnp.asarray(t) for p, t in pairs if _args.is_differentiable(p))
-
-
-def _is_none(x: Any) -> bool:
-    return x is None
-
-
-def _check_pair(
-    primals: Any, tangents: Any, static: frozenset[int] = frozenset()
-) -> tuple[tuple, tuple]:
-    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
-        raise TypeError(
-            "draw_jvp(f)(primals, tangents) takes two tuples, as jax.jvp does; got "
-            f"{type(primals).__name__} and {type(tangents).__name__}. For one argument "
-            "write draw_jvp(f)((x,), (1.0,))."
-        )
-    if static:
-        primals, tangents = tuple(primals), _static_tangents(primals, tangents, static)
-    # None stands for the (float0) tangent of a primal that is not differentiated.
-    if len(tangents) == len(primals):
-        tangents = tuple(
-            jax.tree.map(lambda p: np.zeros(np.shape(p), jax.dtypes.float0), p)
-            if t is None
-            and not any(_args.is_differentiable(x) for x in jax.tree.leaves(p))
-            else t
-            for p, t in zip(primals, tangents, strict=True)
-        )
-    _check_like(tuple(tangents), "draw_jvp", "tangents", "the primals", tuple(primals))
-    return tuple(primals), tuple(tangents)
-
-
-def _static_tangents(primals: Any, tangents: Any, static: frozenset[int]) -> tuple:
-    """One tangent per primal: a static primal's is itself (never read), where the
-    tangents were given for the other primals only or as None for a static one.
-
-    Raises:
-        TypeError: neither one tangent per primal nor one per non-static primal, or
-            a static primal's tangent that is not None.
-    """
-    n, dynamic = len(primals), [i for i in range(len(primals)) if i not in static]
-    if len(tangents) == len(dynamic) != n:
-        given = dict(zip(dynamic, tangents, strict=True))
-        return tuple(given.get(i, primals[i]) for i in range(n))
-    if len(tangents) == n and all(tangents[i] is None for i in static):
-        return tuple(primals[i] if i in static else t for i, t in enumerate(tangents))
-    raise TypeError(
-        f"draw_jvp: with static arguments at positions {sorted(static)}, pass a tangent "
-        f"for each of the other {len(dynamic)} primals (or one per primal, None at a "
-        f"static one); got {len(tangents)} tangents for {n} primals."
-    )
-
-
-def _check_like(given: Any, who: str, what: str, like_what: str, like: Any) -> None:
-    """`given` must have `like`'s tree structure and shapes (`given` None: nothing to check).
-
-    Raises:
-        TypeError: naming both structures and types.
-    """
-    if given is None:
-        return
-    same = str(jax.tree.structure(given)) == str(jax.tree.structure(like)) and all(
-        np.shape(a) == tuple(b.shape if hasattr(b, "shape") else np.shape(b))
-        for a, b in zip(jax.tree.leaves(given), jax.tree.leaves(like), strict=True)
-    )
-    if not same:
-        apart = str(jax.tree.structure(given)) != str(jax.tree.structure(like))
-        show = _describe_tree if apart else _describe
-        raise TypeError(
-            f"{who}: {what} must match {like_what} in structure and shape; expected "
-            f"{show(like)}, got {show(given)}."
-        )
-
-
-def _describe(tree: Any) -> str:
-    leaves = [type_str(_typed(x)) for x in jax.tree.leaves(tree)]
-    return f"({', '.join(leaves)})" if len(leaves) != 1 else leaves[0]
-
-
-class _Type(str):
-    """A leaf's type, written bare where its pytree is printed: ``{'a': f32[]}``."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def _describe_tree(tree: Any) -> str:
-    """`tree` with each leaf written as its type: ``{'a': f32[], 'b': f32[3]}``."""
-    types = [_Type(type_str(_typed(x))) for x in jax.tree.leaves(tree)]
-    try:
-        return repr(jax.tree.unflatten(jax.tree.structure(tree), types))
-    except (TypeError, ValueError):  # a pytree whose unflatten checks its leaves
-        return f"{jax.tree.structure(tree)} of {_describe(tree)}"
-
-
-def _typed(x: Any) -> Any:
-    """`x`'s type as JAX reads it: a Python float is f32 (weakly typed), not f64."""
-    if hasattr(x, "shape") and hasattr(x, "dtype"):
-        return x
-    dtype = jnp.result_type(x) if _args.is_array_like(x) else np.result_type(x)
-    return jax.ShapeDtypeStruct(np.shape(x), dtype)

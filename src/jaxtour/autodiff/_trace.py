@@ -15,12 +15,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.tree_util import keystr
 
 from jaxtour._ir import (
     FlatJaxpr,
     StaticArgs,
     arg_names,
     flatten_jaxpr,
+    is_int_scalar,
     resolve_argnums,
 )
 from jaxtour.autodiff import _args
@@ -161,113 +163,6 @@ def prepare(
     )
 
 
-def needs_concrete(err: Exception) -> bool:
-    """Whether `f` failed because a value it needs in Python (a size, a loop count, a
-    branch) was traced: JAX's concretization errors, and the TypeError or IndexError
-    a shape or a slice raises on a tracer (not numpy's conversion: use jnp there)."""
-    if isinstance(err, jax.errors.TracerArrayConversionError):
-        return False
-    if isinstance(err, JAX_CONCRETE):
-        return True
-    text = str(err).lower()
-    return isinstance(err, CONCRETE) and ("tracer" in text or "traced" in text)
-
-
-# What `f` raises when a value it needs in Python is traced: caught, then sorted out
-# by `needs_concrete` and retold by `concrete_error` (JAX's own errors are TypeErrors).
-CONCRETE = (TypeError, IndexError)
-JAX_CONCRETE = (
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerIntegerConversionError,
-)
-
-
-def concrete_error(
-    err: Exception,
-    f: Callable,
-    args: tuple,
-    static: frozenset[int],
-    who: str,
-    diff: frozenset[int] = frozenset(),
-) -> TypeError:
-    """JAX's error for a traced value `f` needed in Python, raised while `who` traced
-    it, retold in `f`'s terms, never the kit's own names: which integer arguments to
-    hold static (a size, a loop count), and that a branch on an argument `diff` holds
-    (differentiated) must become `jnp.where` or `jax.lax.cond`, as static cannot
-    hold it."""
-    names = arg_names(f, len(args))
-    ints = [
-        i
-        for i, a in enumerate(args)
-        if i not in static | diff
-        and jax.tree.leaves(a)
-        and all(map(is_int_scalar, jax.tree.leaves(a)))
-    ]
-    said = str(err).splitlines()[0] if str(err) else type(err).__name__
-    if ints:
-        fix = _hold_static(who, ints, static, args, names)
-    elif diff:
-        which = ", ".join(f"`{names[i]}`" for i in sorted(diff))
-        fix = (
-            f"{who} traces f as jax.jit does, so a Python `if`, `while` or int() on a "
-            f"differentiated value ({which}) has no concrete value, and a differentiated "
-            "argument cannot be static. Write the branch with jnp.where(cond, a, b) or "
-            "jax.lax.cond, and a loop with jax.lax.scan or jax.lax.fori_loop of fixed "
-            "bounds (JAX's docs on control flow): jax.grad differentiates those."
-        )
-    else:
-        fix = (
-            "A value that sets a shape, a loop count or a Python branch must be "
-            "static: name its argument in static_argnums= (or static_argnames=), as "
-            "in jax.jit."
-        )
-    return TypeError(
-        f"{who}: {_ir_name(f)} needs a concrete Python value where it got a traced "
-        f"one ({said}). {fix}"
-    )
-
-
-def _hold_static(
-    who: str, ints: list[int], static: frozenset[int], args: tuple, names: list[str]
-) -> str:
-    nums = sorted(static | set(ints))
-    option = nums[0] if len(nums) == 1 else tuple(nums)
-    which = ", ".join(f"`{names[i]}` (argument {i})" for i in ints)
-    fix = (
-        f"{who} traces {which} as an array, as jax.jit would. If it is a size, a "
-        f"loop count or a flag, hold it static: {who}(f, static_argnums={option})."
-    )
-    arrays = [names[i] for i in ints if any(map(_unhashable, jax.tree.leaves(args[i])))]
-    if arrays:  # a static argument is hashed, as jax.jit hashes it
-        fix += f" Pass it as a Python int: int({arrays[0]})."
-    return fix
-
-
-def is_int_scalar(leaf: Any) -> bool:
-    """A Python, NumPy or JAX integer or boolean scalar: what sets a size or a count."""
-    if isinstance(leaf, bool | int | np.integer | np.bool_):
-        return True
-    dtype = getattr(leaf, "dtype", None)
-    return (
-        dtype is not None
-        and np.ndim(leaf) == 0
-        and (jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.bool_))
-    )
-
-
-def _unhashable(leaf: Any) -> bool:
-    try:
-        hash(leaf)
-    except TypeError:
-        return True
-    return False
-
-
-def _ir_name(f: Callable) -> str:
-    name = getattr(f, "__name__", None) or type(f).__name__
-    return "f" if name == "<lambda>" else name
-
-
 def _mask(arg: Any, strict: bool) -> list[bool]:
     if strict and not _args.is_filtered(arg):
         return [True] * len(jax.tree.leaves(arg))
@@ -306,6 +201,7 @@ class VJPTrace:
     n_res: int
     n_aux: int = 0
     paths: list[str] = field(default_factory=list)  # per output leaf, then aux leaf
+    held_aux: list = field(default_factory=list)  # (path, value): aux JAX cannot trace
 
 
 def trace_vjp(
@@ -328,8 +224,9 @@ def trace_vjp(
             jax.vjp(fn, *diff, has_aux=True) if call.aux else jax.vjp(fn, *diff)
         )
         residuals, box["tree"] = jax.tree.flatten(got[1])
-        box["aux"] = _args.leaf_names(got[2], "") if call.aux else []
-        return (got[0], got[2] if call.aux else ()), residuals
+        aux, box["held"] = split_aux(got[2]) if call.aux else ((), [])
+        box["aux"] = _args.leaf_names(aux, "")
+        return (got[0], aux), residuals
 
     fwd, ((out_shape, _), res_shapes) = jax.make_jaxpr(forward, return_shape=True)(
         call.diff, call.other
@@ -355,7 +252,18 @@ def trace_vjp(
         len(res_shapes),
         len(box["aux"]),
         paths,
+        box["held"],
     )
+
+
+def split_aux(aux: Any) -> tuple[Any, list[tuple[str, Any]]]:
+    """`aux` with the leaves JAX cannot trace (a string, an object) left out, and
+    those leaves by path: `jax.grad` returns them as they are, so a trace returns the
+    rest and the picture names them (`_adgraph.aux_note`)."""
+    paths, tree = jax.tree_util.tree_flatten_with_path(aux)
+    held = [(keystr(p), x) for p, x in paths if not _args.is_array_like(x)]
+    kept = [x if _args.is_array_like(x) else None for _, x in paths]
+    return jax.tree.unflatten(tree, kept), held
 
 
 def default_cotangent(out_shape: Any) -> Any:
@@ -376,22 +284,26 @@ def default_cotangent(out_shape: Any) -> Any:
 
 def trace_jvp(
     call: Call, tangents: tuple, values: bool = True
-) -> tuple[FlatJaxpr, list[str], list[str]]:
+) -> tuple[FlatJaxpr, list[str], list[str], list[tuple[str, Any]]]:
     """The flattened jaxpr of ``jax.jvp``: ``(primals, tangents, other) -> (out, out_dot,
     aux)``, the path of each output leaf and of each aux leaf (``['a']``, "" for
-    a lone array).
+    a lone array), and the aux leaves JAX cannot trace, by path (`split_aux`).
 
     `tangents` holds one leaf per differentiated leaf (``call.diff``).
     """
+    box: dict = {"held": []}
 
     def jvp(primals: Any, tangents: Any, other: Any) -> Any:
-        return jax.jvp(
-            lambda *p: call.fn(p, other), primals, tangents, has_aux=call.aux
-        )
+        got = jax.jvp(lambda *p: call.fn(p, other), primals, tangents, has_aux=call.aux)
+        if not call.aux:
+            return got
+        aux, box["held"] = split_aux(got[2])
+        return (*got[:2], aux)
 
     closed, shapes = jax.make_jaxpr(jvp, return_shape=True)(
         call.diff, tangents, call.other
     )
     args = [*call.diff, *tangents, *call.other] if values else None
     aux = _args.leaf_names(shapes[2], "") if call.aux else []
-    return flatten_jaxpr(closed, args), _args.leaf_names(shapes[0], ""), aux
+    paths = _args.leaf_names(shapes[0], "")
+    return flatten_jaxpr(closed, args), paths, aux, box["held"]
