@@ -24,7 +24,15 @@ from jaxtour._number_words import si
 from jaxtour._plot import Plot, figure
 from jaxtour._report import Report, Reported, Table
 from jaxtour.cost import _notes
-from jaxtour.cost._grad_args import bound, check_floating, floating, python_scalars
+from jaxtour.cost._grad_args import (
+    bound,
+    check_floating,
+    check_scalar,
+    floating,
+    output_of,
+    python_scalars,
+    shown,
+)
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
 from jaxtour.cost._table import build
@@ -165,6 +173,8 @@ def grad_memory(
     policies: Sequence[Any] = POLICIES,
     argnums: int | tuple[int, ...] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
     static_argnums: int | tuple[int, ...] | None = (),
     static_argnames: str | tuple[str, ...] | None = (),
 ) -> Callable[..., GradMemory]:
@@ -185,6 +195,9 @@ def grad_memory(
         has_aux: `f` returns ``(loss, aux)``, as in `jax.grad`. The figures are the
             loss's gradient's: the FLOPs count aux's operations (traced), the compiled
             program leaves out what only aux needs (not returned).
+        holomorphic: as in `jax.grad`: complex inputs and a complex output.
+        allow_int: as in `jax.grad`: arguments in `argnums` holding integers only are
+            taken (their gradients float0, measured as none).
         static_argnums: arguments held as Python constants, as `jax.jit`'s
             ``static_argnums`` (None, an int or ints, negative from the end).
         static_argnames: the same by name, as in `jax.jit`.
@@ -198,8 +211,10 @@ def grad_memory(
     Raises:
         ValueError: a policy name JAX does not know, a policy factory not called, or
             a bad `argnums` or static option (out of range, a name `f` lacks).
-        TypeError: a policy that is neither a name nor a policy object, or an option
-            of the wrong type.
+        TypeError: a policy that is neither a name nor a policy object, an option
+            of the wrong type, an argument to differentiate that is no floating-point
+            array (integers alone, without `allow_int`), a loss that is not a scalar,
+            or a Python `if` or size on a traced value (told as `draw_grad` tells it).
     """
     who = "grad_memory"
     _ir.check_callable(f, who)
@@ -212,31 +227,22 @@ def grad_memory(
         names = _ir.arg_names(f, len(args))
         nums = _ir.resolve_argnums(given, len(args), who, statics.positions(len(args)))
         statics.check_values(args, kwargs, who, names)
-        check_floating(args, nums, names)
+        check_floating(args, nums, names, allow_int)
+        given_args, told = args, (statics.positions(len(args)), nums)
         fixed = statics.positions(len(args)) | python_scalars(args, nums)
         # keyword arguments go to f as they are, never differentiated, as in jax.grad
         keyed = functools.partial(loss, **kwargs) if kwargs else loss
         bound_f, args, nums = bound(keyed, args, fixed, nums)
         part = _ir.split(args, {})
         g = _ir.bind(bound_f, part)
-        out = jax.eval_shape(g, *part.args)
-        if getattr(out, "shape", None) != ():
-            raise TypeError(
-                f"grad_memory needs f to return a scalar, as jax.grad "
-                f"does; {_ir.function_name(f)} returns "
-                f"{_ir.describe(out)}. Reduce it first (e.g. .sum())"
-                + (
-                    "."
-                    if has_aux
-                    else "; if it returns (loss, aux), pass has_aux=True."
-                )
-            )
+        check_scalar(output_of(g, part.args, f, given_args, told), f, has_aux)
         own = _has_checkpoint(g, part.args)
         h, h_args, h_nums = floating(g, part.args, nums)
+        grad = (h_nums, holomorphic, allow_int)  # jax.grad's options
         return GradMemory(
             _ir.function_name(f),
             jax.default_backend(),
-            [_cached(h, name, policy, h_args, h_nums, own) for name, policy in chosen],
+            [_cached(h, name, policy, h_args, grad, own) for name, policy in chosen],
         )
 
     return report
@@ -251,7 +257,7 @@ def _first_output(f: Callable) -> Callable:
         if not (isinstance(out, tuple | list) and len(out) == 2):
             raise TypeError(
                 "grad_memory with has_aux=True needs f to return a pair (loss, aux), "
-                f"as jax.grad does; {_ir.function_name(f)} returned {_ir.describe(out)}."
+                f"as jax.grad does; {_ir.function_name(f)} returned {shown(out)}."
             )
         return out[0]
 
@@ -267,18 +273,20 @@ _MEASURED: dict = {}  # (g, policy, argnums, argument types) -> Policy
 
 
 def _cached(
-    g: Callable, name: str, policy: Any, args: tuple, nums: tuple, own: bool
+    g: Callable, name: str, policy: Any, args: tuple, grad: tuple, own: bool
 ) -> Policy:
+    """`_measure`, kept per function, policy, jax.grad's options (`grad`: argnums,
+    holomorphic, allow_int) and argument types."""
     label = AS_WRITTEN if own and policy is None else name
     leaves, tree = jax.tree.flatten(args)
     types = tuple((jax.typeof(x), getattr(x, "weak_type", False)) for x in leaves)
-    key = (g, policy, nums, tree, types)
+    key = (g, policy, grad, tree, types)
     try:
         hit = _MEASURED.get(key)
     except TypeError:  # something unhashable: measure every time
-        return _measure(g, label, policy, args, nums)
+        return _measure(g, label, policy, args, grad)
     if hit is None:
-        hit = _MEASURED[key] = _measure(g, label, policy, args, nums)
+        hit = _MEASURED[key] = _measure(g, label, policy, args, grad)
         if len(_MEASURED) > 64:
             _MEASURED.pop(next(iter(_MEASURED)))
     return hit
@@ -313,12 +321,12 @@ def residuals(g: Callable, args: tuple, argnums: tuple[int, ...] = ()) -> list[A
     ]
 
 
-def _measure(
-    f: Callable, name: str, policy: Any, args: tuple, nums: tuple[int, ...]
-) -> Policy:
+def _measure(f: Callable, name: str, policy: Any, args: tuple, grad: tuple) -> Policy:
+    nums, holomorphic, allow_int = grad
     g = wrap(f, policy)
     kept = residuals(g, args, nums)
-    traced = jax.jit(jax.grad(g, argnums=nums)).trace(*args)
+    differentiated = jax.grad(g, nums, holomorphic=holomorphic, allow_int=allow_int)
+    traced = jax.jit(differentiated).trace(*args)
     compiled = traced.lower().compile()
     table = build(name, traced, compiled)
     flops = total(table.equations)[0]
