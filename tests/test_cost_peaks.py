@@ -121,6 +121,7 @@ def test_roofline_holds_every_fusion(tmp_path):
     assert roof.table.intensity == roof.table.flops / roof.table.bytes
     assert roof.bound == ("memory" if roof.table.intensity < 5 else "compute")
     assert roof.title.startswith("Roofline of update on CPU: ")
+    assert roof.figure.axes[0].get_title().startswith("update on CPU: ")
     assert repr(roof) == f"Plot({roof.title!r})"
     assert roof._repr_png_().startswith(b"\x89PNG")
     ET.fromstring(roof.save(tmp_path / "roof.svg").read_text())

@@ -503,6 +503,11 @@ def test_a_framework_jit_is_diffed_as_the_function_it_wraps():
         ((X,), "(f32[8,16],), a tuple of 1", "If these are the positional arguments"),
         (X, "f32[8,16]", "If it is the one positional argument"),
         (((X,),), "((f32[8,16],),), a tuple of 1", "If the kwargs are missing"),
+        (
+            (X, {}),
+            "(f32[8,16], {}), a tuple of 2",
+            "If it is the one positional argument",
+        ),
     ],
 )
 def test_diff_calls_says_what_form_before_takes(before, got, fix):

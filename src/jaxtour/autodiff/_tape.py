@@ -63,11 +63,13 @@ class Value:
         return Value(_pow(self.data, k), (self,), (local,), f"**{k}")
 
     def _pow_value(self, k: Value) -> Value:
-        # d(a^b)/da = b a^(b-1), d(a^b)/db = a^b ln a; as JAX's pow: 0 where b = 0, a = 0
+        # d(a^b)/da = b a^(b-1), d(a^b)/db = a^b ln a, as JAX's pow takes them for a
+        # float b: no special case for b (0 * 0^-1 is nan at a = b = 0), and ln 1 for
+        # ln 0 (so 0 at a = 0, nan where a^b is inf); ln of a negative base is nan
         out = _pow(self.data, k.data)
-        da = 0.0 if k.data == 0 else k.data * _pow(self.data, k.data - 1)
-        with np.errstate(invalid="ignore"):  # ln of a negative base is nan, as in JAX
-            db = 0.0 if self.data == 0 else out * float(np.log(np.float64(self.data)))
+        da = k.data * _pow(self.data, k.data - 1)
+        with np.errstate(invalid="ignore"):
+            db = out * float(np.log(np.float64(self.data if self.data != 0 else 1.0)))
         return Value(out, (self, k), (da, db), "**")
 
     def __rpow__(self, base: Any) -> Value:

@@ -255,7 +255,8 @@ def _draw(roof: Roofline) -> Any:
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log scale)", fontsize=12)
     ax.set_ylabel("FLOP/s (log scale)", fontsize=12)
     ax.set_title(
-        _roof_words.axes_title(table, peaks.device, roof.bound, placed), fontsize=13
+        _roof_words.axes_title(table, peaks.device_name, roof.bound, placed),
+        fontsize=13,
     )
     ax.tick_params(labelsize=11)
     ax.grid(alpha=0.3, which="both")

@@ -89,6 +89,12 @@ a tuple of 1. If these are the positional arguments, pass ((1.0,), {}).
         return tuple(call[0]), dict(call[1])
     if isinstance(call, tuple | list) and len(call) == 1 and isinstance(call[0], tuple):
         args, what = call[0], "the kwargs are missing"
+    elif (
+        isinstance(call, tuple | list)
+        and len(call) == 2
+        and isinstance(call[1], Mapping)
+    ):
+        args, what = (call[0],), "it is the one positional argument"
     elif isinstance(call, tuple):
         args, what = call, "these are the positional arguments"
     else:
