@@ -1037,3 +1037,66 @@ def test_a_module_s_changed_static_field_is_named_in_one_line():
         "changed: 8 → 16; `m.layers[1].out_features` changed: 8 → 16; and 2 more "
         "fields"
     )
+
+
+def test_a_framework_jit_under_an_outer_transformation_is_not_counted_as_zero():
+    """Issue: JAX records no trace event under jax.grad or an outer jax.jit, so
+    nnx.jit under jax.grad read as 'compiled again' then 'cache hit', and
+    eqx.filter_jit under jax.jit as a 'cache hit', with 0 traces: claims without
+    evidence. Such a call is 'not counted', and the totals say so."""
+    import equinox as eqx
+    from flax import nnx
+
+    times = []
+    r = explain_retraces(nnx.jit(noting(times, lambda x: jnp.sum(jnp.sin(x)))))
+    g = jax.grad(lambda x: r(x))
+    np.testing.assert_allclose(g(jnp.ones(3)), jnp.cos(jnp.ones(3)), rtol=1e-6)
+    g(jnp.ones(3))
+    assert len(times) == 1  # it did trace, once: the oracle
+    assert [c.event for c in r.calls] == ["not counted"] * 2
+    assert [c.words for c in r.calls[0].causes] == [
+        "not counted: called under an outer transformation (jax.grad, jax.vmap, an "
+        "outer jax.jit), where JAX records no trace event, and a framework's jit is "
+        "counted only by those"
+    ]
+    assert r.report.summary.startswith(
+        "<lambda>: 2 calls, 0 traces counted (0 retraces), 0 cache hits, "
+        "2 not counted (under a transformation);"
+    )
+    assert "2 calls not counted" in repr(r)
+    r3 = explain_retraces(eqx.filter_jit(lambda x: jnp.sum(jnp.tan(x))))
+    jax.jit(lambda x: r3(x))(jnp.ones(3))
+    assert [c.event for c in r3.calls] == ["not counted"]
+
+
+def test_eager_ops_of_a_host_callback_are_not_traces_of_a_framework_jit():
+    """Issue: every trace event during a call counted, the eager jnp ops a
+    pure_callback's host function runs too: three identical calls read 3 traces."""
+    import equinox as eqx
+
+    ran, times = [], []
+
+    def host(x):
+        ran.append(1)  # a new shape each time: each eager op traces anew
+        return np.asarray(jnp.sum(jnp.ones(len(ran) + 10) * x), np.float32)
+
+    def f(x):
+        times.append(1)
+        return jax.pure_callback(host, jax.ShapeDtypeStruct((), jnp.float32), x)
+
+    r = explain_retraces(eqx.filter_jit(f))
+    for _ in range(3):
+        r(jnp.float32(1.0))
+    assert len(ran) == 3 and r.traces == len(times) == 1
+    assert [c.event for c in r.calls] == ["first trace", "cache hit", "cache hit"]
+
+
+def test_a_plain_jit_under_jax_grad_is_still_counted_by_its_trace():
+    """The control: explain_retraces' own jit counts its traces by a side effect,
+    which runs under jax.grad too."""
+    r = explain_retraces(jax.jit(lambda x: jnp.sum(jnp.cos(x))))
+    g = jax.grad(lambda x: r(x))
+    g(jnp.ones(3))
+    g(jnp.ones(3))
+    assert r.traces == 1
+    assert [c.event for c in r.calls] == ["first trace", "cache hit"]

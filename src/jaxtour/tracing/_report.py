@@ -15,6 +15,7 @@ _SHADES = {  # a first trace is plain
     "cache hit": "#fff6dc",
     "compiled again": "#fff6dc",
     "not jitted": "#eeeeee",
+    "not counted": "#eeeeee",
 }
 TRACED = ("first trace", "retrace")  # the events where jit traced f
 
@@ -25,9 +26,11 @@ class RetraceReport(Reported):
     Cache hits are counted in the summary line; they get a row of their own only when
     they read a global or closed-over value that has changed since the trace (a stale
     result). A cache hit XLA compiled anew ("compiled again") and a call under
-    `jax.disable_jit` ("not jitted") get a row too. `str(report)` is the table as
-    text, at most 88 characters wide (what a slide's output box shows); in a notebook
-    it shows as HTML.
+    `jax.disable_jit` ("not jitted") get a row too, and so does a framework's jit
+    called under an outer transformation ("not counted": JAX records no trace event
+    there, so the traces counted leave those calls out, and the summary says so).
+    `str(report)` is the table as text, at most 88 characters wide (what a slide's
+    output box shows); in a notebook it shows as HTML.
     """
 
     def __init__(
@@ -49,10 +52,15 @@ class RetraceReport(Reported):
             f" ({again} compiled again)" if again else ""
         )
         eager_said = f", {eager} not jitted" if eager else ""
+        unseen = sum(c.event == "not counted" for c in self.calls)
+        counted = " counted" if unseen else ""
+        unseen_said = (
+            f", {unseen} not counted (under a transformation)" if unseen else ""
+        )
         return (
             f"{self.name}: {plural(len(self.calls), 'call')}, "
-            f"{plural(self.traces, 'trace')} ({retraces}), "
-            f"{hits_said}{eager_said}; {_ms(spent)} tracing and compiling"
+            f"{plural(self.traces, 'trace')}{counted} ({retraces}), "
+            f"{hits_said}{eager_said}{unseen_said}; {_ms(spent)} tracing and compiling"
         )
 
     def _cells(self, call: Any) -> list[str]:
@@ -69,7 +77,7 @@ class RetraceReport(Reported):
             why = [(c.words, c.hint) for c in call.causes]
             why += [("STALE: " + s, "pass it as an argument") for s in call.stale]
         where = call.site.where if call.site else ""
-        shown = ("cache hit", "not jitted")
+        shown = ("cache hit", "not jitted", "not counted")
         compile_ms = _ms(call.compile_s) if call.event not in shown else "—"
         reasons = "\n".join(w + (f"\n→ {h}" if h else "") for w, h in why)
         return [str(call.number), where, call.event, compile_ms, reasons]

@@ -13,6 +13,7 @@ import jax
 from jaxtour import _ir
 from jaxtour._ir import arg_names
 from jaxtour._wait import run_interruptibly
+from jaxtour.tracing._events import COMPILED_AGAIN, EAGER, UNCOUNTED, Window, trace_name
 from jaxtour.tracing._jits import Jits, under_a_transformation
 from jaxtour.tracing._report import RetraceReport
 from jaxtour.tracing._retrace_diff import Example, abstract, diff_trace
@@ -27,45 +28,25 @@ from jaxtour.tracing._signature import (
 from jaxtour.tracing._watched import fingerprints, mutable_fingerprints, read_values
 
 WHO = "explain_retraces"
-# JAX's own timings of a compilation (jax.monitoring, public): trace, lower, compile.
-_COMPILE_EVENTS = (
-    "jaxpr_trace_duration",
-    "jaxpr_to_mlir_module_duration",
-    "backend_compile_duration",
-)
-_BACKEND_COMPILE = "backend_compile_duration"  # XLA compiled a program
-_TRACE = "jaxpr_trace_duration"  # jit traced a function
-_COMPILED_AGAIN = Cause(
-    "compiled",
-    "jit had traced these arguments already and reused that trace, but XLA compiled "
-    "a new program for this call: the trace was made under (or this call runs "
-    "under) a transformation that asks for another program from it (jax.grad, "
-    "jax.vmap, an outer jax.jit), or the arguments are placed otherwise (another "
-    "device, another sharding on an Auto mesh)",
-    "",
-)
-_EAGER = Cause(
-    "disable_jit",
-    "jax.disable_jit() is on: f ran op by op in Python, neither traced for jit nor "
-    "compiled",
-    "",
-)
 
 
 class _Run(NamedTuple):
-    """What one call did: traced `f`, compiled a program, ran without jit; its times."""
+    """What one call did: traced `f`, compiled a program, ran without jit; its times;
+    `uncounted`: a framework's jit under a transformation, where nothing can tell."""
 
     traced: bool
     compiled: bool
     eager: bool
     compile_s: float
     call_s: float
+    uncounted: bool = False
 
 
 class Call(NamedTuple):
     """One call: where from, what jit did ("first trace", "retrace", "cache hit",
     "compiled again" for a cache hit XLA compiled anew, "not jitted" under
-    `jax.disable_jit`),
+    `jax.disable_jit`, "not counted" for a framework's jit called under an outer
+    transformation, where JAX records no trace event to count),
     why (`causes`), what it read that jit ignores (`stale`), and its costs.
 
     `signature` is what jit keyed the call on; `compared_with`, for a retrace, the
@@ -117,7 +98,9 @@ def explain_retraces(
     keyed as static values. A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is
     called as it is, never wrapped in another `jax.jit`: what it does besides
     computing (an NNX optimizer's update of the model) happens as without this
-    wrapper; its traces are read off `jax.monitoring`, its signature as it keys it
+    wrapper; its traces are read off `jax.monitoring` (its function's events, from
+    the thread that runs it; under an outer transformation JAX records none, and
+    such a call is "not counted"), its signature as it keys it
     (`eqx.filter_jit` holds every non-array leaf, Python numbers too, static).
 
     Args:
@@ -224,38 +207,37 @@ class Retraced:
         jitted, call_args, call_kwargs = self._jits.prepared(
             statics, args, kwargs, names
         )
-        before, timings, read = self.traces, [], read_values(self.fn)
+        before, read = self.traces, read_values(self.fn)
         held = mutable_fingerprints(read)  # what the trace itself may change
         # under jax.disable_jit, jit runs f op by op: no trace (read by name: the
         # option is not in JAX 0.10's type stubs)
         eager = bool(getattr(jax.config, "jax_disable_jit"))  # noqa: B009
-
-        def listener(event: str, duration_secs: float, **_: str | int) -> None:
-            if event.endswith(_COMPILE_EVENTS):
-                timings.append((event, duration_secs))
-
-        jax.monitoring.register_event_duration_secs_listener(listener)
+        # a framework's jit is counted by JAX's events, which an outer
+        # transformation silences: such a call cannot be counted
+        unseen = bool(self._jits.own) and under_a_transformation(
+            (args, kwargs, *read.values())
+        )
         start = time.perf_counter()
         try:
-            out = self._call(jitted, before, call_args, call_kwargs, read)
+            with Window(trace_name(jitted)) as window:
+                out = self._call(jitted, before, call_args, call_kwargs, read, window)
         except ValueError as err:
             retold = _ir.own_statics_error(self.fn, err, WHO, args, kwargs)
             if retold is not None:
                 raise retold from err
             raise
-        finally:
-            jax.monitoring.unregister_event_duration_listener(listener)
         took = time.perf_counter() - start
-        if self._jits.own and any(e.endswith(_TRACE) for e, _ in timings):
+        if self._jits.own and window.traced and not unseen:
             self._traced()  # a framework's jit: its trace is JAX's event
         if eager:
             self.traces = before
         run = _Run(
             self.traces > before,
-            any(event.endswith(_BACKEND_COMPILE) for event, _ in timings),
+            window.compiled and not unseen,
             eager,
-            0.0 if eager else sum(seconds for _, seconds in timings),
+            0.0 if eager or unseen else window.seconds,
             took,
+            unseen and not eager,
         )
         self.calls.append(self._record(sig, site, read, held, run))
         if self.traces > before:
@@ -282,16 +264,25 @@ class Retraced:
             )
 
     def _call(
-        self, jitted: Any, before: int, args: tuple, kwargs: dict, read: dict
+        self,
+        jitted: Any,
+        before: int,
+        args: tuple,
+        kwargs: dict,
+        read: dict,
+        window: Window,
     ) -> Any:
         """The jitted call, in a thread Ctrl-C can leave; in this one when a
         transformation around the call traces it, as its tracers belong to this
-        thread's trace (`read`: what `f` reads besides its arguments)."""
+        thread's trace (`read`: what `f` reads besides its arguments; `window`
+        hears the events of the thread the call runs in)."""
         if under_a_transformation((args, kwargs, *read.values())):
             return jitted(*args, **kwargs)
+
         try:
             return run_interruptibly(
-                lambda: jitted(*args, **kwargs), f"{self.name}'s compiled program"
+                lambda: window.run(lambda: jitted(*args, **kwargs)),
+                f"{self.name}'s compiled program",
             )
         except jax.errors.UnexpectedTracerError:
             # a tracer reached `f` some other way (a function it calls closes over
@@ -322,10 +313,12 @@ class Retraced:
         seen = list(self._seen)
         against = None
         if run.eager:
-            event, causes = "not jitted", [_EAGER]
+            event, causes = "not jitted", [EAGER]
+        elif run.uncounted:
+            event, causes = "not counted", [UNCOUNTED]
         elif not run.traced:
             event = "compiled again" if run.compiled else "cache hit"
-            causes = [_COMPILED_AGAIN] if run.compiled else []
+            causes = [COMPILED_AGAIN] if run.compiled else []
             then = self._seen.get(sig, next(reversed(self._seen.values()), now))
             against = self._number(
                 sig if sig in self._seen else seen[-1] if seen else None
@@ -374,9 +367,15 @@ class Retraced:
         return str(self.report)
 
     def __repr__(self) -> str:
+        unseen = sum(c.event == "not counted" for c in self.calls)
         return (
             f"explain_retraces({self.name}): {len(self.calls)} calls, "
             f"{self.traces} traces"
+            + (
+                f" ({unseen} calls not counted: under a transformation)"
+                if unseen
+                else ""
+            )
         )
 
 
