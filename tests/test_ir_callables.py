@@ -35,14 +35,23 @@ def callables():
 @pytest.mark.parametrize("name", ["MLP", "Scaled"])
 def test_a_callable_pytree_is_drawn_as_jax_make_jaxpr_traces_it(callables, name):
     f, x = callables[name], jnp.linspace(-1.0, 1.0, 4)
-    oracle = jax.make_jaxpr(f)(x)  # its arrays: constants closed over
+    # an MLP is a pytree: its arrays are inputs, as eqx.filter_jit traces them; a
+    # Scaled is not (JAX cannot flatten it): its arrays are constants closed over
+    pytree = name == "MLP"
+    arrays, rest = eqx.partition(f, eqx.is_array)  # as eqx.filter_jit splits f
+    apply = lambda a, x: eqx.combine(a, rest)(x)
+    oracle = jax.make_jaxpr(apply)(arrays, x) if pytree else jax.make_jaxpr(f)(x)
     n = _ir.count_eqns(oracle.jaxpr)
     assert jaxtour.viz.draw_jaxpr(f)(x).title == f"jaxpr of {name}: {n} equations"
     steps = jaxtour.tracing.step_through(f)(x)
     assert jnp.allclose(steps.outputs, f(x)) and len(steps) > 0
     assert not jaxtour.tracing.find_nans(f)(x).found
     table = jaxtour.cost.cost_table(f)(x)
-    wrapped = jaxtour.cost.cost_table(lambda x: f(x))(x)  # the same program, hashable
+    wrapped = (  # the same program, as jax.jit would trace it
+        jaxtour.cost.cost_table(lambda m, x: m(x))(f, x)
+        if pytree
+        else jaxtour.cost.cost_table(lambda x: f(x))(x)
+    )
     assert str(table).splitlines()[1:] == str(wrapped).splitlines()[1:]
     assert jaxtour.viz.draw_hlo(f)(x).title.startswith(f"compiled HLO of {name} (")
     assert jaxtour.viz.compare_stages(f)(x) is not None
@@ -109,3 +118,103 @@ def test_a_keyword_object_is_named_with_static_argnames():
     # a string f uses as a constant still traces, as eqx.filter_jit holds it
     diagram = jaxtour.viz.draw_jaxpr(lambda x, s: x * len(s))(1.0, "abc")
     assert diagram.title == "jaxpr of <lambda>: 1 equation"
+
+
+class Normed(eqx.Module):
+    """The reviewer's module: work on the weight alone, which XLA would fold away
+    were the weight a constant of the program."""
+
+    w: jax.Array
+
+    def __call__(self, x):
+        w = self.w / jnp.linalg.norm(self.w, axis=0, keepdims=True)
+        w = jnp.exp(w) @ jnp.exp(w).T
+        return w @ x
+
+
+def _compiles():
+    """A list that grows by one per XLA compilation from now on."""
+    seen = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, _, **__: (
+            seen.append(event) if "backend_compile" in event else None
+        )
+    )
+    return seen
+
+
+def _hlo_flops(module):
+    return sum(count.flops or 0.0 for _, count in _ir.hlo_counts(module, {}))
+
+
+@pytest.fixture(scope="module")
+def normed():
+    return Normed(jax.random.normal(jax.random.key(0), (64, 64))), jnp.ones(64)
+
+
+def test_a_modules_weights_are_traced_as_inputs_not_folded(normed):
+    m, x = normed
+    oracle = jaxtour.cost.cost_table(lambda m, x: m(x))(m, x)  # as eqx.filter_jit
+    table = jaxtour.cost.cost_table(m)(x)
+    assert table.flops == oracle.flops > 2 * 64**3  # the 64x64 @ 64x64 product
+    assert str(table).splitlines()[1:] == str(oracle).splitlines()[1:]
+    assert str(table).splitlines()[0] == "Cost of Normed on cpu"
+    roof = jaxtour.cost.draw_roofline(m)(x)
+    assert roof.table.flops == oracle.flops
+    profiled = jaxtour.cost.profile(m, calls=2)(x)
+    told = jaxtour.cost.profile(lambda m, x: m(x), calls=2)(m, x)
+    assert _hlo_flops(profiled.module) == _hlo_flops(told.module) == oracle.flops
+
+
+def test_a_modules_weights_are_the_jaxprs_inputs(normed):
+    m, x = normed
+    oracle = jax.make_jaxpr(lambda m, x: m(x))(m, x)
+    assert jaxtour.viz.draw_jaxpr(m)(x).title.startswith("jaxpr of Normed: ")
+    closed = _ir.unwrap_jit(_trace(m, x).jaxpr)
+    assert len(closed.jaxpr.invars) == len(oracle.jaxpr.invars) == 2
+    assert len(closed.consts) == len(oracle.consts) == 0
+    steps = jaxtour.tracing.step_through(m)(x)
+    assert steps.arg_names == ("Normed.w", "x")
+    assert jnp.allclose(steps.outputs, m(x))
+
+
+def _trace(f, *args, **options):
+    return _ir.trace(f, args, {}, who="test", **options)
+
+
+def test_a_static_argument_after_a_model_keeps_its_position_and_name():
+    mlp = eqx.nn.MLP(4, 2, 8, 2, key=jax.random.key(0))
+
+    class Times(eqx.Module):
+        mlp: eqx.nn.MLP
+
+        def __call__(self, x, n):
+            return self.mlp(x) * len(n)
+
+    x, model = jnp.ones(4), Times(mlp)
+    for options in ({"static_argnums": 1}, {"static_argnums": -1}):
+        traced = _trace(model, x, "abc", **options)
+        assert len(traced.jaxpr.jaxpr.invars) == 6 + 1  # three layers' w and b, x
+    traced, part = _ir.trace_split(model, (x,), {"n": "ab"}, "t", None, "n")
+    assert len(traced.jaxpr.jaxpr.invars) == 7
+    dynamic, dynamic_kw = part.dynamic()
+    assert jnp.allclose(traced.lower().compile()(*dynamic, **dynamic_kw), 2 * mlp(x))
+    with pytest.raises(TypeError) as err:
+        jaxtour.viz.draw_jaxpr(model)(x, object())
+    assert str(err.value).startswith("draw_jaxpr cannot trace n (argument 1): it is ")
+
+
+def test_a_second_call_compiles_nothing(normed):
+    m, x = normed
+    lenses = [
+        jaxtour.cost.cost_table,
+        jaxtour.viz.draw_hlo,
+        jaxtour.cost.draw_roofline,
+        jaxtour.tracing.find_nans,
+    ]
+    for lens in lenses:
+        lens(m)(x)
+    seen = _compiles()
+    for lens in lenses:
+        lens(m)(x)
+    assert seen == []

@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxtour._ir._jaxpr import type_str
 from jaxtour._ir._jit_statics import is_jitted, jit_statics
-from jaxtour._ir._split import bind, split, traceable
+from jaxtour._ir._split import bind, is_model, split, traceable
 from jaxtour._ir._static import StaticArgs, describe, static_args
 
 
@@ -178,6 +178,8 @@ def trace_split(
     statics = static_args(f, static_argnums, static_argnames, who)
     names = arg_names(f, len(args))
     statics.check_values(args, kwargs, who, names)
+    if is_model(f):  # traced as eqx.filter_jit(f) traces it: its arrays are inputs
+        return _trace_model(f, args, kwargs, who, statics, names)
     part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
     told = bool(statics.nums or statics.names)
     alone = own and is_jitted(f) and not (part.slots or told)
@@ -185,6 +187,35 @@ def trace_split(
     if not (alone or told) and (learned := jit_statics(f, args, kwargs)):
         statics = learned
         part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
+    return _traced(f, args, kwargs, who, statics, names, part, alone)
+
+
+def _trace_model(
+    f: Any, args: tuple, kwargs: dict, who: str, statics: StaticArgs, names: list
+) -> tuple[jax.stages.Traced, Any]:
+    """`f`, a callable pytree holding arrays, traced as ``apply(f, *args)``
+    (`_split.applier`): its arrays inputs, its other leaves held; the static
+    positions shifted past it."""
+    shifted = StaticArgs(
+        tuple(n + 1 if n >= 0 else n for n in statics.nums), statics.names
+    )
+    called = (f, *args)
+    static = shifted.positions(len(called))
+    part = split(called, kwargs, static, shifted.names, [function_name(f), *names], f)
+    return _traced(f, args, kwargs, who, shifted, names, part, False)
+
+
+def _traced(
+    f: Any,
+    args: tuple,
+    kwargs: dict,
+    who: str,
+    statics: StaticArgs,
+    names: list,
+    part: Any,
+    alone: bool,
+) -> tuple[jax.stages.Traced, Any]:
+    """`part` traced under `jax.jit` (`f` itself where `alone`), JAX's errors retold."""
     jitted = (
         f
         if alone
@@ -198,7 +229,12 @@ def trace_split(
         if (retold := own_statics_error(f, err, who, args, kwargs)) is not None:
             raise retold from err
         if isinstance(err, TypeError) and (whole := part.whole_held()):
-            retold = _held_error(whole[0], names, err, who, function_name(f))
+            (kind, key), value = whole[0]
+            if kind == "arg" and part.model is not None:  # the model came first
+                key -= 1
+            retold = _held_error(
+                ((kind, key), value), names, err, who, function_name(f)
+            )
             _note(retold, f, args, who)
             raise retold from err
         _note(err, f, args, who)

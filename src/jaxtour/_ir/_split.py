@@ -5,12 +5,18 @@ module's activation function, a string flag, a config object. Every lens traces 
 arrays and holds the rest as constants of the trace, as Equinox's `filter_jit` does, so
 such a model passes straight in and no one has to make it hashable for `static_argnums`.
 Where nothing is held, the user's function is traced as it is.
+
+A model called as `f` (an Equinox module, a `jax.tree_util.Partial` holding arrays: a
+callable pytree with array leaves) is traced as `eqx.filter_jit(model)` traces it:
+`apply(model, *args)` with the model as a first argument whose arrays are inputs and
+whose other leaves are held, so XLA cannot constant-fold work on its weights.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +52,11 @@ class Split:
     static_names: tuple[str, ...] = ()
     slots: dict = field(default_factory=dict)
     held: tuple[str, ...] = ()
+    model: Any = None
+
+    def called(self, args: tuple) -> tuple:
+        """The user's `args` as they were traced: the model first, where `f` was one."""
+        return args if self.model is None else (self.model, *args)
 
     def dynamic(self) -> tuple[tuple, dict]:
         """The arguments a compiled `f` takes: the static ones left out."""
@@ -78,12 +89,15 @@ def split(
     static: frozenset[int] = frozenset(),
     static_names: tuple[str, ...] = (),
     names: list[str] | None = None,
+    model: Any = None,
 ) -> Split:
     """Hold every leaf `traceable` refuses, outside the static arguments (`static`:
     the call's static positions, as `StaticArgs.positions` gives them; `static_names`:
     its static keywords).
 
-    `names` are the positional parameters' names (``args[i]`` where None).
+    `names` are the positional parameters' names (``args[i]`` where None). With
+    `model` (`f` itself, then also ``args[0]``), every leaf of ``args[0]`` that is not
+    an array is held, as `eqx.filter_jit` holds a module's Python numbers.
 
     Example:
         >>> part = split((1.0, {"act": print, "w": 2.0}), {})
@@ -97,7 +111,8 @@ def split(
     slot_items += [(("kw", k), v) for k, v in kwargs.items() if k not in static_names]
     for slot, value in slot_items:
         pathed, tree = jax.tree_util.tree_flatten_with_path(value)
-        fixed = [(n, leaf) for n, (_, leaf) in enumerate(pathed) if not traceable(leaf)]
+        keep = _is_array if model is not None and slot == ("arg", 0) else traceable
+        fixed = [(n, leaf) for n, (_, leaf) in enumerate(pathed) if not keep(leaf)]
         if not fixed:
             continue
         leaves = [leaf for _, leaf in pathed]
@@ -109,8 +124,78 @@ def split(
         base = _slot_name(slot, names)
         held += [base + jax.tree_util.keystr(pathed[n][0]) for n, _ in fixed]
     return Split(
-        tuple(masked_args), masked_kwargs, static, static_names, slots, tuple(held)
+        tuple(masked_args),
+        masked_kwargs,
+        static,
+        static_names,
+        slots,
+        tuple(held),
+        model,
     )
+
+
+def _is_array(leaf: Any) -> bool:
+    return isinstance(leaf, jax.Array | np.ndarray)
+
+
+def is_model(f: Any) -> bool:
+    """Whether `f` is a callable pytree holding arrays (an Equinox module, a
+    `jax.tree_util.Partial` of arrays), traced as `apply(model, *args)` (`applier`).
+    A plain object JAX cannot flatten is a leaf: its arrays stay constants closed
+    over, as `jax.jit` closes over them.
+
+    Example:
+        >>> is_model(jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2))), is_model(print)
+        (True, False)
+    """
+    leaves = jax.tree.leaves(f)
+    return leaves != [f] and any(_is_array(leaf) for leaf in leaves)
+
+
+def applier(f: Any) -> Any:
+    """``apply(model, *args, **kwargs) = model(*args, **kwargs)``, one function per
+    name and signature (so JAX's caches hit on a warm call), signed as `f` with the
+    model first, named as `f` (JAX then names its leaves ``MLP.layers[0].weight``).
+
+    Example:
+        >>> applier(jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2))).__name__
+        'dot'
+    """
+    name = next(
+        (
+            n
+            for g in (f, getattr(f, "func", None))
+            if (n := getattr(g, "__name__", None))
+        ),
+        type(f).__name__,
+    )
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature
+        params = None
+    first = name if name.isidentifier() else "model"
+    if params is not None and first in {p.name for p in params}:
+        first = "model"
+    key = (name, first, None if params is None else tuple(map(str, params)))
+    if (hit := _APPLIERS.get(key)) is None:
+        hit = _APPLIERS[key] = _make_applier(name, first, params)
+        if len(_APPLIERS) > 64:
+            _APPLIERS.popitem(last=False)
+    return hit
+
+
+_APPLIERS: collections.OrderedDict = collections.OrderedDict()
+
+
+def _make_applier(name: str, first: str, params: list | None) -> Any:
+    def apply(model: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return model(*args, **kwargs)
+
+    apply.__name__ = apply.__qualname__ = name
+    if params is not None:
+        model = inspect.Parameter(first, inspect.Parameter.POSITIONAL_ONLY)
+        apply.__signature__ = inspect.Signature([model, *params])  # type: ignore[attr-defined]
+    return apply
 
 
 def _slot_name(slot: tuple, names: list[str] | None) -> str:
@@ -121,14 +206,17 @@ def _slot_name(slot: tuple, names: list[str] | None) -> str:
 
 
 def bind(f: Any, part: Split) -> Any:
-    """`f` taking `part`'s masked arguments: the held leaves filled back in.
+    """`f` taking `part`'s masked arguments: the held leaves filled back in (where
+    `part` was split with `f` as its model, `applier(f)` taking the model first).
 
     The same `f` and held leaves give the same function, so JAX's caches of traces
-    and compilations hit on a warm call. An `f` that cannot be hashed (an Equinox
-    module, any callable object holding arrays) is called through a plain function
-    made afresh each time, which `jax.jit` can key its cache on: its arrays are then
-    constants the trace closes over, as `jax.make_jaxpr(f)` shows them.
+    and compilations hit on a warm call. Any other `f` that cannot be hashed (a
+    callable object JAX cannot flatten) is called through a plain function, one per
+    object, which `jax.jit` can key its cache on: its arrays are then constants the
+    trace closes over, as `jax.make_jaxpr(f)` shows them.
     """
+    if part.model is not None:
+        f = applier(f)
     if not part.slots:
         return f if _hashable(f) else _called(f)
     spec = tuple(
@@ -159,13 +247,23 @@ def _hashable(f: Any) -> bool:
 
 
 def _called(f: Any) -> Any:
-    """`f` as a plain function, named and signed as `f` (its `__dict__` not copied)."""
+    """`f` as a plain function, named and signed as `f` (its `__dict__` not copied);
+    the same one for the same object while it is among the last 64."""
+    hit = _CALLED.get(id(f))
+    if hit is not None and hit[0] is f:
+        return hit[1]
 
     @functools.wraps(f, updated=())
     def called(*args: Any, **kwargs: Any) -> Any:
         return f(*args, **kwargs)
 
+    _CALLED[id(f)] = (f, called)  # holding f keeps its id from being reused
+    if len(_CALLED) > 64:
+        _CALLED.popitem(last=False)
     return called
+
+
+_CALLED: collections.OrderedDict = collections.OrderedDict()
 
 
 def _key(leaf: Any) -> Any:

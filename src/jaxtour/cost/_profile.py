@@ -174,7 +174,7 @@ def profile(
         import jax
 
         traced, part = _ir.trace_split(f, args, kwargs, WHO, *statics)
-        key = _signature(args, kwargs, part.static, part.static_names)  # f's own too
+        key = _signature(part.called(args), kwargs, part.static, part.static_names)
         if key not in compiled_for:
             compiled = compile_to_time(traced.lower())
             module = _ir.parse_hlo(compiled.as_text())

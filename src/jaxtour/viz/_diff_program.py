@@ -142,9 +142,7 @@ def _trace(
     import jax
 
     traced, part = _ir.trace_split(f, args, kwargs, WHO, **static)
-    nums, names = _ir.static_args(
-        f, static.get("static_argnums"), static.get("static_argnames"), WHO
-    )
+    nums, names = tuple(part.static), part.static_names  # past a model f, if one
     jitted = jax.jit(_ir.bind(f, part), static_argnums=nums, static_argnames=names)
     return traced, lambda: jitted(*part.args, **part.kwargs)
 
