@@ -96,10 +96,22 @@ def test_a_string_where_jax_jit_wants_an_array_is_named(lens):
         "fail (function double at "
     )
     assert said.endswith(
-        "returned a value of type <class 'str'>, which is not a valid JAX type). Pass a "
-        f"jnp.array, or name it in static_argnums= so {who} treats it as a constant, as "
-        "jax.jit would."
+        "returned a value of type <class 'str'>, which is not a valid JAX type). Pass an "
+        "array or a number there, or keep it out of what double computes with JAX (a "
+        "value used only in Python, a mode string compared with ==, is held and traces)."
     )
+
+
+def test_a_held_string_is_not_blamed_for_another_fault():
+    """The string is used in Python only; the fault is JAX's string index."""
+
+    def f(x, mode):
+        y = jnp.sin(x) if mode == "sin" else jnp.cos(x)
+        return y + jnp.ones(3)[None, :, "a"]
+
+    with pytest.raises(TypeError, match="string indexing") as err:
+        jaxtour.viz.draw_jaxpr(f)(jnp.ones(3), "sin")
+    assert "cannot trace mode" not in str(err.value)
 
 
 def test_a_keyword_object_is_named_with_static_argnames():
@@ -112,8 +124,9 @@ def test_a_keyword_object_is_named_with_static_argnames():
         "draw_jaxpr cannot trace by (a keyword argument): it is <object object at "
     )
     assert str(err.value).endswith(
-        "Pass a jnp.array, or name it in static_argnames= so draw_jaxpr treats it as a "
-        "constant, as jax.jit would."
+        "Pass an array or a number there, or keep it out of what scaled computes with "
+        "JAX (a value used only in Python, a mode string compared with ==, is held and "
+        "traces)."
     )
     # a string f uses as a constant still traces, as eqx.filter_jit holds it
     diagram = jaxtour.viz.draw_jaxpr(lambda x, s: x * len(s))(1.0, "abc")

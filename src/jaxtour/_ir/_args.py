@@ -228,7 +228,8 @@ def _traced(
     except Exception as err:
         if (retold := own_statics_error(f, err, who, args, kwargs)) is not None:
             raise retold from err
-        if isinstance(err, TypeError) and (whole := part.whole_held()):
+        whole = [held for held in part.whole_held() if _implicated(held[1], err)]
+        if isinstance(err, TypeError) and whole:
             (kind, key), value = whole[0]
             if kind == "arg" and part.model is not None:  # the model came first
                 key -= 1
@@ -273,13 +274,25 @@ def _held_error(
         if kind == "kw"
         else f"{names[key]} (argument {key})"
     )
-    option = "static_argnames" if kind == "kw" else "static_argnums"
     said = str(err).split("\n")[0].rstrip(". ")
     return TypeError(
         f"{who} cannot trace {where}: it is {describe(value)}, and the lenses trace "
         f"arrays and numbers, as jax.jit does. Held as a constant, it made tracing "
-        f"{name} fail ({said}). Pass a jnp.array, or name it in {option}= so {who} "
-        f"treats it as a constant, as jax.jit would."
+        f"{name} fail ({said}). Pass an array or a number there, or keep it out of "
+        f"what {name} computes with JAX (a value used only in Python, a mode string "
+        f"compared with ==, is held and traces)."
+    )
+
+
+def _implicated(value: Any, err: Exception) -> bool:
+    """Whether JAX's message `err` is about `value`: it names its type (`<class
+    'str'>`, `'Foo'`) or shows it. A held string is not blamed for another fault."""
+    said, kind = str(err), type(value)
+    shown = repr(value) if len(repr(value)) <= 200 else None
+    return (
+        repr(kind) in said
+        or f"'{kind.__name__}'" in said
+        or (shown is not None and shown in said)
     )
 
 
