@@ -261,6 +261,24 @@ def test_quick_train_runs_two_short_epochs(tmp_path, monkeypatch, capsys):
     assert len(history["batch_loss"]) == 2 * 2560 // 128  # the quick size, two epochs
 
 
+def test_a_diverged_training_run_is_told_so(capsys):
+    """--lr 100 makes the loss nan: the summary says so on stderr, with the cause."""
+    from jaxtour.cli import _train
+    from jaxtour.mlp import History
+
+    nan = float("nan")
+    history = History([2.3, nan], [0.5, 0.1], [0.5, 0.1], [1.0, 1.0], device="cpu")
+    _train._print_summary(history)
+    err = capsys.readouterr().err
+    assert err == (
+        "jaxtour train: warning: the loss became nan in epoch 2: training diverged, and "
+        "the parameters written hold it too. The learning rate (--lr) is the usual "
+        "cause: try a smaller one.\n"
+    )
+    _train._print_summary(History([2.3, 0.4], [0.5, 0.9], [0.5, 0.9], [1.0, 1.0]))
+    assert capsys.readouterr().err == ""
+
+
 _HIDE = (
     "import sys; sys.modules.update(dict.fromkeys({names!r})); "
     "from jaxtour.cli import main; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -234,6 +235,19 @@ def _print_summary(history: History) -> None:
             f"{sum(history.epoch_seconds[: reached[0] + 1]):.2f} s of training"
         )
     print(f"test_accuracy={accuracy:.4f} epoch_seconds={per_epoch:.3f}")
+    _warn_if_diverged(history)
+
+
+def _warn_if_diverged(history: History) -> None:
+    """Say so when the loss stopped being a number: the run diverged."""
+    bad = [i for i, loss in enumerate(history.loss) if not math.isfinite(loss)]
+    if bad:
+        print(
+            f"jaxtour train: warning: the loss became {history.loss[bad[0]]} in epoch "
+            f"{bad[0] + 1}: training diverged, and the parameters written hold it too. "
+            "The learning rate (--lr) is the usual cause: try a smaller one.",
+            file=sys.stderr,
+        )
 
 
 def write_outputs(
