@@ -116,7 +116,31 @@ def test_offline_with_no_files_names_folder_variable_and_files(tmp_path, dead_mi
     assert "set JAXTOUR_DATA to a folder holding them" in message
     for name in NAMES:
         assert name in message
-    assert list(folder.iterdir()) == []  # no partial file
+    assert not folder.exists()  # no partial file, and not the folder it made
+
+
+def test_a_failed_download_leaves_no_folder_it_made_and_keeps_the_others(
+    tmp_path, dead_mirror
+):
+    (tmp_path / "kept").mkdir()
+    folder = tmp_path / "kept" / "typo" / "mnist"
+    with pytest.raises(MnistUnavailableError):
+        load_mnist(folder, mirrors=[dead_mirror], progress=False)
+    assert list(tmp_path.iterdir()) == [tmp_path / "kept"]
+    assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_a_file_given_as_the_folder_is_named_as_a_file(tmp_path, dead_mirror):
+    notes = tmp_path / "SOURCES.md"
+    notes.write_text("notes")
+    with pytest.raises(MnistUnavailableError) as info:
+        load_mnist(notes, mirrors=[dead_mirror], progress=False)
+    assert str(info.value) == (
+        f"MNIST cannot be loaded: {notes} is a file, not a folder. Point JAXTOUR_DATA "
+        "(or --data-dir) at the folder that holds the four files, or at a new one they "
+        "can be downloaded to."
+    )
+    assert notes.read_text() == "notes"
 
 
 def test_one_mirror_given_as_a_string_is_refused_before_any_request(tmp_path):
@@ -146,7 +170,7 @@ def test_only_bad_mirrors_fail_and_leave_nothing(tmp_path, serve, mirror_dir):
     assert "train-images-idx3-ubyte.gz: served 3304140 bytes" in str(
         info.value
     )  # a third
-    assert list(folder.iterdir()) == []
+    assert not folder.exists()
 
 
 @needs_mnist

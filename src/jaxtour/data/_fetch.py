@@ -33,11 +33,35 @@ def files_in(folder: Path, mirrors: Mirrors) -> list[Path]:
             it, a directory stands where a file should be, a file cannot be read, or
             the folder cannot be written.
     """
+    if folder.exists() and not folder.is_dir():
+        raise MnistUnavailableError(_not_a_folder_message(folder))
     remove_leftovers(folder)
     for spec in FILES:  # no download could be renamed onto a directory: ask no mirror
         if (folder / spec.name).is_dir():
             raise MnistUnavailableError(_in_the_way_message(folder / spec.name, spec))
-    return [_ensure(spec, folder, mirrors) for spec in FILES]
+    created = _missing_folders(folder)
+    try:
+        return [_ensure(spec, folder, mirrors) for spec in FILES]
+    except BaseException:  # a failed (or stopped) download leaves no empty folder
+        _remove_empty(created)
+        raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and its parents that do not exist yet, deepest first."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:  # deepest first; one that holds anything stays
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
@@ -64,6 +88,14 @@ def _ensure(spec: MnistFile, folder: Path, mirrors: Mirrors) -> Path:
             _unavailable_message(folder, spec, problem, failures)
         )
     return fetched
+
+
+def _not_a_folder_message(path: Path) -> str:
+    return (
+        f"MNIST cannot be loaded: {path} is a file, not a folder. Point "
+        f"{paths.DATA_VARIABLE} (or --data-dir) at the folder that holds the four files, "
+        "or at a new one they can be downloaded to."
+    )
 
 
 def _in_the_way_message(path: Path, spec: MnistFile) -> str:
