@@ -195,6 +195,20 @@ def test_an_unwritable_suffix_is_refused_before_drawing(capsys):
     )
 
 
+def test_an_option_the_drawing_does_not_take_lists_those_it_does(capsys):
+    err = usage_error(["stack", "--option", "bogus=1"], capsys)
+    assert "`jaxtour draw stack` takes no option 'bogus'; its options are " in err
+    assert "(--option NAME=VALUE)" in err
+
+
+def test_too_few_args_name_the_functions_parameters(model, capsys):
+    err = usage_error(["jaxpr", f"{model}:layer"], capsys)
+    assert (
+        f"{model}:layer takes 2 argument(s) (params, x) and --args gave 0: give one "
+        'spec per argument, e.g. --args "f32[128,784]" "f32[128,784]"'
+    ) in " ".join(err.split())
+
+
 def test_the_users_own_error_reaches_them(model):
     with pytest.raises(ZeroDivisionError, match="inside the user's function") as caught:
         main(["draw", "pipeline", f"{model}:broken", "--args", "f32[3]"])

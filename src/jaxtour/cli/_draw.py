@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import inspect
 import re
 import sys
 from collections.abc import Callable
@@ -224,7 +225,11 @@ def run(args: argparse.Namespace) -> int:
         parser.error(
             f"cannot write {output.name!r}: use a {', '.join(SUFFIXES)} suffix"
         )
-    diagram = draw(args.kind, f, example_arguments(args.args, args.zeros), args)
+    _check_options(args.kind, dict(args.option), parser)
+    example = example_arguments(args.args, args.zeros)
+    if f is not None:
+        _check_arity(f, args.target, len(example), parser)
+    diagram = draw(args.kind, f, example, args)
     diagram.save(output)
     print(f"wrote {output}: {diagram.title}")
     return 0
@@ -301,6 +306,59 @@ def example_arguments(specs: list, zeros: bool) -> list:
     ]
 
 
+_DRAWERS = {
+    "landscape": "draw_autodiff_landscape",
+    "stack": "draw_ai_stack",
+    "pipeline": "draw_pipeline",
+    "jaxpr": "draw_jaxpr",
+    "hlo": "draw_hlo",
+}
+_SET_BY_FLAGS = {"f", "step", "stage", "static_argnums"}  # --step, --stage, ...
+
+
+def _check_options(kind: str, options: dict, parser: argparse.ArgumentParser) -> None:
+    """Refuse an --option the visualiser does not take, listing those it does."""
+    from jaxtour import viz
+
+    drawer = getattr(viz, _DRAWERS[kind], None)
+    if drawer is None or not options:
+        return
+    taken = [
+        name
+        for name, p in inspect.signature(drawer).parameters.items()
+        if p.kind is p.KEYWORD_ONLY or p.default is not p.empty
+    ]
+    taken = [name for name in taken if name not in _SET_BY_FLAGS]
+    unknown = [name for name in options if name not in taken]
+    if unknown:
+        parser.error(
+            f"`jaxtour draw {kind}` takes no option {unknown[0]!r}; its options are "
+            f"{', '.join(taken) or 'none'} (--option NAME=VALUE)"
+        )
+
+
+def _check_arity(
+    f: Callable[..., Any], target: str, given: int, parser: argparse.ArgumentParser
+) -> None:
+    """Refuse a function called with fewer `--args` than it needs, naming them."""
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return
+    needed = [
+        p.name
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        and p.default is p.empty
+    ]
+    if given < len(needed):
+        parser.error(
+            f"{target} takes {len(needed)} argument(s) ({', '.join(needed)}) and "
+            f"--args gave {given}: give one spec per argument, e.g. --args "
+            + " ".join(['"f32[128,784]"'] * len(needed))
+        )
+
+
 def draw(
     kind: str, f: Callable[..., Any] | None, example: list, args: argparse.Namespace
 ) -> Diagram:
@@ -319,7 +377,7 @@ def draw(
         if f is None:
             return viz.draw_pipeline(step=args.step, **options)
         return viz.draw_pipeline(f, step=args.step, **options)(*example)
-    name = {"jaxpr": "draw_jaxpr", "hlo": "draw_hlo"}[kind]
+    name = _DRAWERS[kind]
     drawer = getattr(viz, name, None)
     if drawer is None:
         raise RuntimeError(f"jaxtour.viz.{name} is not in this version of jaxtour")
