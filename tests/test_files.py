@@ -295,3 +295,14 @@ def test_check_folder_says_what_make_folder_would_and_makes_nothing(
     monkeypatch.undo()
     _files.check_folder(tmp_path / "new" / "mlp")  # one that can be made: made not
     assert _names(tmp_path) == ["notes"]
+
+
+def test_check_folder_refuses_an_existing_folder_it_cannot_write(tmp_path, monkeypatch):
+    """`jaxtour train` into a read-only build/mlp: said before training, not after."""
+    folder = tmp_path / "mlp"
+    folder.mkdir()
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != folder)
+    with pytest.raises(WriteError) as checked:
+        _files.check_folder(folder)
+    assert str(folder) in str(checked.value)
+    assert "permission denied" in str(checked.value).lower()

@@ -82,8 +82,9 @@ def check_folder(folder: Path) -> None:
     """Raise the `WriteError` that `make_folder(folder)` would, but make nothing.
 
     For a command that writes only after minutes of work (training, timing): a file
-    in the way, or a folder above it that it cannot make a folder in, is then reported
-    before the work, and a command that fails later leaves no empty folder behind.
+    in the way, a folder above it that it cannot make a folder in, or the folder itself
+    read-only, is then reported before the work, and a command that fails later leaves
+    no empty folder behind.
 
     Raises:
         WriteError: as `make_folder`.
@@ -94,7 +95,7 @@ def check_folder(folder: Path) -> None:
     if not here.is_dir():  # a file in the way: `folder` itself or a folder above it
         in_the_way = errno.EEXIST if here == folder else errno.ENOTDIR
         raise WriteError(folder, OSError(in_the_way, os.strerror(in_the_way)))
-    if here != folder and not os.access(here, os.W_OK | os.X_OK):
+    if not os.access(here, os.W_OK | os.X_OK):  # `folder` itself too: read-only
         raise WriteError(folder, PermissionError(errno.EACCES, "Permission denied"))
 
 
