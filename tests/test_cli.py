@@ -173,7 +173,7 @@ def test_exercises_points_without_nbgrader_is_a_usage_error(capsys):
 def test_a_broken_pipe_that_is_not_stdout_s_is_not_hidden(monkeypatch):
     from jaxtour import cli
 
-    def broken(args):
+    def broken(*args):
         raise BrokenPipeError(32, "Broken pipe")  # a child's pipe, say; stdout is fine
 
     monkeypatch.setattr(cli, "_stdout_reader_gone", lambda: False)

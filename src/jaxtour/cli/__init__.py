@@ -7,6 +7,8 @@ import importlib
 import os
 import sys
 
+from jaxtour.cli import _ctrl_c
+
 DEBUG_VARIABLE = "JAXTOUR_DEBUG"
 CLOSED_PIPE = 128 + 13  # a shell's status for a process stopped by SIGPIPE (13)
 
@@ -72,17 +74,25 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `jaxtour` console script (and of ``python -m jaxtour``).
 
+    Args:
+        argv: the command's arguments; None: ``sys.argv[1:]``, and the process is the
+            command, so that after Ctrl-C it ends at once (`_ctrl_c.exit_now`).
+
     Returns:
-        the exit status: 0, 1 or 2 from the command; 130 after Ctrl-C; `CLOSED_PIPE`
-        when the reader of stdout went away (`jaxtour exercises | head`), quietly.
+        the exit status: 0, 1 or 2 from the command; 130 after Ctrl-C, even one that a
+        library swallowed; `CLOSED_PIPE` when the reader of stdout went away
+        (`jaxtour exercises | head`), quietly.
     """
-    try:
-        status = _run(argv)
-        sys.stdout.flush()  # a reader gone away shows here, not at the interpreter's exit
-    except BrokenPipeError:
-        if not _stdout_reader_gone():
-            raise  # another pipe (a child process's): a fault to show, not to hide
-        return _closed_pipe()
+    with _ctrl_c.handled() as ctrl_c:
+        try:
+            status = _run(argv, ctrl_c)
+            sys.stdout.flush()  # a reader gone away shows here, not at the exit
+        except BrokenPipeError:
+            if not _stdout_reader_gone():
+                raise  # another pipe (a child process's): a fault to show, not to hide
+            return _closed_pipe()
+    if ctrl_c.pressed and argv is None:
+        _ctrl_c.exit_now()
     return status
 
 
@@ -110,16 +120,23 @@ def _closed_pipe() -> int:
     return CLOSED_PIPE
 
 
-def _run(argv: list[str] | None) -> int:
+def _run(argv: list[str] | None, ctrl_c: _ctrl_c.CtrlC) -> int:
+    try:
+        status = _command(build_parser().parse_args(argv), ctrl_c)
+    except KeyboardInterrupt as err:  # while parsing, or in a handler below
+        return ctrl_c.report(err)
+    # a KeyboardInterrupt that a library swallowed (a gc callback's) still ends it so
+    return ctrl_c.report() if ctrl_c.pressed and not ctrl_c.reported else status
+
+
+def _command(args: argparse.Namespace, ctrl_c: _ctrl_c.CtrlC) -> int:
     from jaxtour.cli import _extras
 
-    args = build_parser().parse_args(argv)
     try:
         _extras.require(f"jaxtour {args.command}", NEEDS.get(args.command, ()))
         return importlib.import_module(args.module).run(args) or 0
-    except KeyboardInterrupt as err:  # a stopped wait says what it stopped
-        print(str(err) or "interrupted", file=sys.stderr)
-        return 130
+    except ctrl_c.caught() as err:  # Ctrl-C, or any fault after it: a kernel died of it
+        return ctrl_c.report(err)
     except _extras.MissingExtraError as err:
         print(f"jaxtour {args.command}: error: {err}", file=sys.stderr)
         return 1

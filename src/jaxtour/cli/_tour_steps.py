@@ -12,6 +12,7 @@ from jaxtour import lesson
 from jaxtour._diagram import Diagram
 from jaxtour._files import copy_atomically, write_atomically
 from jaxtour.autodiff import GALLERY as AUTODIFF_GALLERY
+from jaxtour.cli import _ctrl_c
 from jaxtour.mlp import GALLERY as MLP_GALLERY
 from jaxtour.viz import GALLERY as VIZ_GALLERY
 
@@ -60,6 +61,7 @@ def execute_notebooks(build_dir: Path, notebooks: Path | None = None) -> list[Pa
     sources, written = lesson_sources(notebooks, build_dir)
     cache = lesson.cache_dir(build_dir)
     for source in tqdm(sources, desc="notebooks", unit="nb"):
+        _ctrl_c.stop_if_pressed()  # a Ctrl-C that nbclient swallowed ends the step here
         run = lesson.cached(source, cache=cache)
         if run is None:
             tqdm.write(f"  executing {source.name}")

@@ -12,10 +12,12 @@ waits for the first run instead of repeating it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -196,10 +198,26 @@ def run_notebook(notebook: Any, folder: Path, timeout: int, name: str) -> None:
         resources={"metadata": {"path": str(folder)}},
         config=config,
     )
+    previous = signal.getsignal(signal.SIGINT)
     try:
         client.execute()
     except CellExecutionError as err:
         raise LessonError(_failure(notebook, name, err)) from None
+    finally:
+        _after_nbclient(client, previous)
+
+
+def _after_nbclient(client: Any, previous: Any) -> None:
+    """nbclient handles SIGINT while it runs: it shuts its kernel down (the cell then
+    fails with DeadKernelError, or its cleanup with an AssertionError) and leaves
+    Python's default handler behind. Put the caller's handler back, and turn a Ctrl-C
+    that nbclient handled into the `KeyboardInterrupt` it was."""
+    if previous is not None and signal.getsignal(signal.SIGINT) is not previous:
+        with contextlib.suppress(ValueError):  # not the main thread: nbclient set none
+            signal.signal(signal.SIGINT, previous)
+    # set by nbclient's own SIGINT/SIGTERM handler only (nbclient 0.6 to 0.10)
+    if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+        raise KeyboardInterrupt
 
 
 def _failure(notebook: Any, name: str, err: Any) -> str:
