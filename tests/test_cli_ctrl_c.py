@@ -12,6 +12,12 @@ import pytest
 
 from jaxtour.cli import _lessons, _tour_steps, main
 
+# Python reports the KeyboardInterrupt a gc callback swallowed as unraisable: that
+# swallowing is what these tests stage
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnraisableExceptionWarning"
+)
+
 
 def _ctrl_c_swallowed() -> None:
     """Ctrl-C arriving in a gc callback: Python prints 'Exception ignored in ...' and
@@ -153,3 +159,40 @@ def test_a_ctrl_c_that_nbclient_handled_is_a_keyboard_interrupt_and_ours_comes_b
         assert signal.getsignal(signal.SIGINT) is ours
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def test_training_stops_at_the_epochs_end_after_a_swallowed_ctrl_c(
+    monkeypatch, tmp_path, capsys
+):
+    import jaxtour.mlp
+    from jaxtour.mlp import History
+
+    ran = []
+
+    def train(data, *, epochs, on_epoch, **options):
+        history = History()
+        for epoch in range(epochs):
+            for figures in (
+                history.loss,
+                history.train_accuracy,
+                history.test_accuracy,
+            ):
+                figures.append(0.5)
+            history.epoch_seconds.append(0.1)
+            ran.append(epoch)
+            if epoch == 0:
+                _ctrl_c_swallowed()  # in a gc callback, as JAX's can be
+            on_epoch(epoch, history)
+        return None, history
+
+    class Data:
+        def subset(self, size):
+            return self
+
+    monkeypatch.setattr(jaxtour.mlp, "train", train)
+    monkeypatch.setattr(jaxtour.mlp, "load_mnist", lambda folder: Data())
+    args = ["train", "--epochs", "3", "--build-dir", str(tmp_path)]
+    assert main(args) == 130
+    assert ran == [0]  # not every epoch, then 130
+    assert capsys.readouterr().err.splitlines()[-1] == "interrupted"
+    assert not (tmp_path / "mlp").exists()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from jaxtour import paths
 from jaxtour._argtypes import add_number
-from jaxtour.cli import add_flag
+from jaxtour.cli import _ctrl_c, add_flag
 
 if TYPE_CHECKING:
     from jaxtour.launch import TrainConfig
@@ -212,6 +212,7 @@ def config_of(args: argparse.Namespace) -> TrainConfig:
 
 
 def _print_epoch(epoch: int, epochs: int, history: History) -> None:
+    _ctrl_c.stop_if_pressed()  # a Ctrl-C that a gc callback swallowed stops it here
     print(
         f"epoch {epoch + 1:>2}/{epochs}  loss {history.loss[-1]:.4f}  "
         f"train {history.train_accuracy[-1]:.4f}  test {history.test_accuracy[-1]:.4f}  "
