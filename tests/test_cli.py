@@ -76,7 +76,11 @@ def test_doctor_finds_mnist_through_the_environment_variable(tmp_path):
         (tmp_path / name).write_bytes(b"")
     result = jaxtour("doctor", env={"JAXTOUR_DATA": str(tmp_path)})
     assert f"mnist folder       {tmp_path} (from $JAXTOUR_DATA)" in result.stdout
-    assert "mnist files        all 4 files present" in result.stdout
+    # empty files are no MNIST: the doctor checks them as the loader does
+    assert (
+        "mnist files        train-images-idx3-ubyte.gz is not the published file "
+        "(has 0 bytes, expected 9912422 (truncated?)); " in result.stdout
+    )
 
 
 def test_tour_without_lessons_folder_says_where_it_looked(tmp_path):
@@ -528,3 +532,32 @@ def test_compare_refuses_a_number_out_of_range_before_any_work(
     assert f"argument {flag}: must be an integer from " in err and repr(value) in err
     assert main(["compare", "--train-size", "128", "--eager-steps", "1"]) == 0
     assert calls[0]["train_size"] == 128 and calls[0]["eager_steps"] == 1
+
+
+def test_doctor_names_a_truncated_and_a_corrupt_mnist_file(tmp_path):
+    from jaxtour.cli._doctor import mnist_state
+    from jaxtour.data import FILES
+
+    shared = Path(os.environ.get("JAXTOUR_DATA", ""))
+    if not all((shared / f.name).is_file() for f in FILES):
+        pytest.skip("no MNIST in $JAXTOUR_DATA to copy")
+    for f in FILES:
+        (tmp_path / f.name).write_bytes((shared / f.name).read_bytes())
+    assert (
+        mnist_state(tmp_path) == "all 4 files present, sizes and SHA-256 as published"
+    )
+    images, labels = (tmp_path / f.name for f in FILES[:2])
+    images.write_bytes(images.read_bytes()[:500_000])
+    data = bytearray(labels.read_bytes())
+    data[100] ^= 0xFF
+    labels.write_bytes(bytes(data))
+    state = mnist_state(tmp_path)
+    assert state.startswith(
+        "train-images-idx3-ubyte.gz is not the published file (has 500000 bytes, "
+        "expected 9912422 (truncated?)); train-labels-idx1-ubyte.gz is not the "
+        "published file (has SHA-256 "
+    )
+    assert state.endswith(
+        ": delete them (a fresh copy is downloaded on first use) or put the "
+        "published files there"
+    )

@@ -281,3 +281,42 @@ def test_own_exercises_are_exported_with_their_checkers_and_points(own_course):
         "nbgrader_config.py", path=str(own_course)
     ).load_config()
     assert config.GradeApart.checkers == [str(own_course / "checkers")]
+
+
+def test_a_second_export_writes_the_same_bytes_and_new_points_rewrite_it(
+    tmp_path, capsys
+):
+    first, second = tmp_path / "first", tmp_path / "second"
+    argv = ["exercises", "--lesson", "01", "--nbgrader"]
+    assert main([*argv, str(first)]) == 0
+    assert main([*argv, str(second)]) == 0
+    notebook = Path("source") / "01_why_jax" / "01_why_jax.ipynb"
+    assert (first / notebook).read_bytes() == (second / notebook).read_bytes()
+    ids = [c.id for c in nbformat.read(first / notebook, as_version=4).cells]
+    assert len(set(ids)) == len(ids)
+    capsys.readouterr()
+    assert main([*argv, str(first), "--points", "ex_safe_log=5"]) == 0
+    assert "Kept" not in capsys.readouterr().out
+    cells = nbformat.read(first / notebook, as_version=4).cells
+    marks = {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader for c in cells}
+    assert marks["test_ex_safe_log"]["points"] == 5
+
+
+def test_exercises_of_a_lesson_that_is_none_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["exercises", "--lesson", "99"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        "jaxtour exercises: error: there is no lesson 99; the lessons are 00, 01" in err
+    )
+
+
+def test_nbgrader_refuses_a_folder_of_no_lessons_and_writes_nothing(tmp_path, capsys):
+    empty, course = tmp_path / "empty", tmp_path / "c8"
+    empty.mkdir()
+    assert (
+        main(["exercises", "--nbgrader", str(course), "--notebooks", str(empty)]) == 1
+    )
+    assert f"error: No lessons in {empty}: --notebooks takes" in capsys.readouterr().err
+    assert not course.exists()

@@ -927,3 +927,40 @@ def test_local_pictures_are_the_ones_the_deck_builder_embeds(tmp_path):
         Path("figures/bare.png"),
         Path("figures/link.png"),
     ]
+
+
+def test_a_missing_lesson_is_named_with_what_to_pass(tmp_path, capsys):
+    missing = tmp_path / "nope.ipynb"
+    assert main(["slides", str(missing), "--build-dir", str(tmp_path / "b")]) == 1
+    assert capsys.readouterr().err.startswith(
+        f"jaxtour slides: No lesson at {missing}: give the path of a lesson's .ipynb"
+    )
+
+
+def test_rebuilding_one_deck_keeps_the_others_in_the_index(tmp_path):
+    out = tmp_path / "slides"
+    lessons = []
+    for stem, title in [("01_one", "01 · One"), ("02_two", "02 · Two")]:
+        cells = [new_markdown_cell(f"# {title}"), new_code_cell("1")]
+        nbformat.write(new_notebook(cells=cells), tmp_path / f"{stem}.ipynb")
+        lessons.append(tmp_path / f"{stem}.ipynb")
+    build_slides(lessons, out, ASSETS)
+    both = (out / "decks.json").read_text()
+    [deck] = build_slides(lessons[1:], out, ASSETS)
+    assert deck.name == "02_two"
+    assert (out / "decks.json").read_text() == both
+    assert "01_one.html" in (out / "index.html").read_text()
+    (out / "01_one.html").unlink()  # a deck gone from the folder leaves the index
+    build_slides(lessons[1:], out, ASSETS)
+    names = [d["name"] for d in json.loads((out / "decks.json").read_text())]
+    assert names == ["02_two"]
+
+
+def test_a_lesson_read_twice_has_the_same_cell_ids():
+    from jaxtour.lesson import _files, read
+
+    first = read(LESSONS[1])
+    _files._parse.cache_clear()  # parsed afresh: jupytext draws new random ids
+    second = read(LESSONS[1])
+    ids = [c.id for c in first.cells]
+    assert ids == [c.id for c in second.cells] and len(set(ids)) == len(ids)

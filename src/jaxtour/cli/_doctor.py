@@ -7,15 +7,9 @@ import os
 import platform
 import re
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from jaxtour import paths
-
-MNIST_FILES = (
-    "train-images-idx3-ubyte.gz",
-    "train-labels-idx1-ubyte.gz",
-    "t10k-images-idx3-ubyte.gz",
-    "t10k-labels-idx1-ubyte.gz",
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,13 +103,43 @@ def _mnist_rows(data_dir: str | None) -> list[tuple[str, str]]:
             else "user cache"
         )
     )
-    missing = [name for name in MNIST_FILES if not (folder / name).is_file()]
-    state = (
-        "all 4 files present"
-        if not missing
-        else (f"missing {', '.join(missing)} (downloaded on first use)")
-    )
-    return [("mnist folder", f"{folder} (from {source})"), ("mnist files", state)]
+    return [
+        ("mnist folder", f"{folder} (from {source})"),
+        ("mnist files", mnist_state(folder)),
+    ]
+
+
+def mnist_state(folder: Path) -> str:
+    """What the loader would make of the four MNIST files in `folder`: each checked as it
+    checks them (size, then SHA-256), the bad ones named with what to do."""
+    from jaxtour.data import FILES, ChecksumError, check
+
+    missing, bad = [], []
+    for spec in FILES:
+        path = folder / spec.name
+        if not path.is_file():
+            missing.append(spec.name)
+            continue
+        try:
+            check(path, spec)
+        except ChecksumError as err:
+            bad.append(f"{spec.name} is not the published file ({_why(err, path)})")
+        except OSError as err:  # unreadable: the loader cannot use it either
+            bad.append(f"{spec.name} cannot be read ({err.strerror or err})")
+    if bad:
+        return (
+            f"{'; '.join(bad)}: delete {'it' if len(bad) == 1 else 'them'} (a fresh copy "
+            "is downloaded on first use) or put the published files there"
+            + (f"; missing {', '.join(missing)}" if missing else "")
+        )
+    if missing:
+        return f"missing {', '.join(missing)} (downloaded on first use)"
+    return "all 4 files present, sizes and SHA-256 as published"
+
+
+def _why(err: OSError, path: Path) -> str:
+    """The loader's reason without the path the row already names."""
+    return str(err).replace(f"{path} has ", "has ")
 
 
 def run(args: argparse.Namespace) -> int:

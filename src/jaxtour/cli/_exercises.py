@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         from jaxtour.exercises import load_checkers
 
         load_checkers(args.own_exercises)
+    if args.lesson is not None:
+        _require_lesson(args)
     if args.nbgrader is not None:
         return _nbgrader(args)
     chosen = exercises.exercises()
@@ -97,6 +99,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_lesson(args: argparse.Namespace) -> None:
+    """A usage error (exit 2) for `--lesson NN` where no lesson NN is: the lessons read
+    (--notebooks, or the default ones), the course's own and any with exercises."""
+    from jaxtour import exercises, lesson
+
+    number = args.lesson.zfill(2)
+    folders = [args.notebooks] + ([args.own_exercises] if args.own_exercises else [])
+    found = {s.stem[:2] for folder in folders for s in lesson.find_lessons(folder)}
+    found |= {ex.number for ex in exercises.exercises()}
+    if number not in found:
+        args.exercises_parser.error(
+            f"there is no lesson {number}; the lessons are "
+            f"{', '.join(sorted(found)) or 'none'}"
+        )
+
+
 def _nbgrader(args: argparse.Namespace) -> int:
     from jaxtour import lesson
     from jaxtour.exercises import (
@@ -106,12 +124,19 @@ def _nbgrader(args: argparse.Namespace) -> int:
     )
 
     sources = lesson.find_lessons(args.notebooks)
+    own = args.own_exercises
+    if not sources and not (own is not None and own_lessons(own)):
+        raise FileNotFoundError(
+            f"No lessons in {args.notebooks}: --notebooks takes a folder of lesson "
+            f"sources named NN_topic.py ({lesson.LESSON_GLOB}), such as a clone's "
+            "notebooks/ or what `jaxtour lessons --instructor DIR` writes (or give "
+            "--own-exercises DIR). Leave it out to use the lessons that came with jaxtour."
+        )
     if args.lesson is not None:
         sources = [s for s in sources if s.stem[:2] == args.lesson.zfill(2)]
     folder: Path = args.nbgrader
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
-    own = args.own_exercises
     written, kept = write_nbgrader_course(sources, folder, _points(args.points), own)
     for source in [*sources, *(own_lessons(own) if own is not None else [])]:
         for name, reads in left_out_of_course(source).items():

@@ -7,7 +7,14 @@
 bounds a request in time.
 """
 
-from jaxtour.data._download import MIRRORS, Budget
+from jaxtour.data._download import (
+    FILES,
+    MIRRORS,
+    Budget,
+    ChecksumError,
+    MnistFile,
+    check,
+)
 from jaxtour.data._fetch import MnistUnavailableError
 from jaxtour.data._mnist import (
     Mnist,
@@ -17,11 +24,15 @@ from jaxtour.data._mnist import (
 )
 
 __all__ = [
+    "FILES",
     "MIRRORS",
     "Budget",
+    "ChecksumError",
     "Mnist",
+    "MnistFile",
     "MnistFormatError",
     "MnistUnavailableError",
+    "check",
     "check_subset_size",
     "load_mnist",
 ]

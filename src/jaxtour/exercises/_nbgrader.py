@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,9 @@ from jaxtour.exercises._registry import find
 #: Points each exercise is worth.
 POINTS = 1
 STUB = "...  # your code here"
+#: The course's record of what jaxtour wrote (each file's SHA-256), to tell its own
+#: files, which a re-export may rewrite, from an instructor's edits, which it keeps.
+WRITTEN = ".jaxtour_written.json"
 _STEPS = "".join(f"    {step!r},\n" for step in AUTOGRADE_PREPROCESSORS)
 CONFIG = f'''"""The nbgrader course of jaxtour's exercises: `jaxtour exercises --nbgrader`."""
 
@@ -56,8 +61,10 @@ def write_nbgrader_course(
     assignments and copies its checker modules to `folder/checkers/`, which the
     course's autograde loads.
 
-    A file already there that differs from what would be written (an instructor's edit)
-    is kept, never overwritten: delete it to have it written again.
+    A file already there that differs from what would be written is rewritten when it
+    is as jaxtour last wrote it (`WRITTEN` records each file's SHA-256: new `points`,
+    say), and kept, never overwritten, when it was edited since (an instructor's edit,
+    or a file jaxtour has no record of): delete it to have it written again.
 
     Returns:
         (the files written, the configuration first; the edited files kept).
@@ -75,14 +82,36 @@ def write_nbgrader_course(
         if notebook is not None:
             path = folder / "source" / source.stem / f"{source.stem}.ipynb"
             files[path] = nbformat.writes(notebook).encode()
+    return _write_unedited(files, folder)
+
+
+def _write_unedited(
+    files: dict[Path, bytes], folder: Path
+) -> tuple[list[Path], list[Path]]:
+    """Write each of `files` unless the file there was edited since jaxtour wrote it."""
+    record = folder / WRITTEN
+    try:
+        hashes = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet (or unreadable): every differing file kept
+        hashes = {}
+    hashes = hashes if isinstance(hashes, dict) else {}
     written, kept = [], []
     for path, data in files.items():
-        if path.is_file() and path.read_bytes() != data:
+        name = path.relative_to(folder).as_posix()
+        there = path.read_bytes() if path.is_file() else data
+        if there != data and hashes.get(name) != _sha256(there):
             kept.append(path)
             continue
         write_atomically(path, data)
+        hashes[name] = _sha256(data)
         written.append(path)
+    text = json.dumps(hashes, indent=1, sort_keys=True) + "\n"
+    write_atomically(record, text.encode())
     return written, kept
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
@@ -114,7 +143,7 @@ def assignment(source: Path, points: Mapping[str, float] | None = None) -> Any:
             picture = nbf.new_code_cell(drawings[ex.name])
             notebook.cells.append(_locked(picture, f"picture_{ex.name}"))
         notebook.cells += _exercise_cells(ex, tasks.get(ex.name), worth[ex.name])
-    return notebook
+    return lesson.stable_ids(notebook, source.stem)  # a re-run writes the same bytes
 
 
 def _carried(

@@ -77,7 +77,8 @@ def read(source: Path) -> Any:
     Each call returns a notebook of its own; a text read before is not parsed again.
     """
     source = Path(source)
-    return copy.deepcopy(_parse(source.read_text(encoding="utf-8"), source.suffix))
+    notebook = copy.deepcopy(_parse(source.read_text(encoding="utf-8"), source.suffix))
+    return stable_ids(notebook, source.stem)
 
 
 @functools.lru_cache(maxsize=32)
@@ -97,13 +98,31 @@ def notebook_text(source: Path, which: View = View.STUDENT) -> str:
     """
     import jupytext
 
-    shown = view(read(source), which)
-    for index, cell in enumerate(
-        shown.cells
-    ):  # stable ids: a regenerated file diffs clean
-        digest = hashlib.sha256(f"{source.stem}:{index}:{cell.source}".encode())
-        cell["id"] = digest.hexdigest()[:8]
+    shown = stable_ids(view(read(source), which), source.stem)
     return jupytext.writes(shown, fmt="ipynb")
+
+
+def stable_ids(notebook: Any, name: str) -> Any:
+    """`notebook` with each cell's id made from `name`, the cell's place and its source
+    (8 hex digits, unique within it), so the same cells always get the same ids:
+    nbformat and jupytext draw random ones, and a file written twice must not differ.
+
+    Example:
+        >>> from nbformat.v4 import new_code_cell, new_notebook
+        >>> nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("x = 1")])
+        >>> ids = [c.id for c in stable_ids(nb, "01_why_jax").cells]
+        >>> ids == [c.id for c in stable_ids(nb, "01_why_jax").cells], len(set(ids))
+        (True, 2)
+    """
+    taken: set[str] = set()
+    for index, cell in enumerate(notebook.cells):
+        digest = hashlib.sha256(f"{name}:{index}:{cell.source}".encode()).hexdigest()
+        cell_id = digest[:8]
+        if cell_id in taken:  # 8 hex digits of two cells alike: keep both apart
+            cell_id = f"{digest[:8]}-{index}"
+        taken.add(cell_id)
+        cell["id"] = cell_id
+    return notebook
 
 
 def write_view(sources: list[Path], folder: Path, which: View) -> list[Path]:

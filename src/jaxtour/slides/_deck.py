@@ -77,6 +77,14 @@ class Deck:
 def read_notebook(path: str | os.PathLike) -> Any:
     """Read a lesson: an ``.ipynb`` (executed or not) or its py:percent ``.py`` source."""
     path = Path(path)
+    if not path.is_file():
+        raise SlidesError(
+            f"No lesson at {path}"
+            + (" (a folder)" if path.is_dir() else "")
+            + ": give the path of a lesson's .ipynb (an executed one, such as "
+            "build/notebooks/03_how_it_works.ipynb) or its .py source, or give none to "
+            "make every lesson's deck."
+        )
     if path.suffix == ".py":
         from jaxtour.lesson import read
 

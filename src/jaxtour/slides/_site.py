@@ -74,7 +74,8 @@ def build_slides(
     Returns:
         The decks written, in lesson order. ``out_dir/index.html`` links them (and their
         handouts and exercises) and ``out_dir/decks.json`` lists their names, titles and
-        slide counts.
+        slide counts; both keep the decks an earlier build listed whose files are still
+        in `out_dir` (rebuilding one deck leaves the others in the index).
 
     Raises:
         SlidesError: no lessons were given, two have one name (so one deck), one
@@ -120,14 +121,47 @@ def build_slides(
             dataclasses.replace(d, handout=pdf)
             for d, pdf in zip(decks, pdfs, strict=True)
         ]
+    listed = decks + built_before(out_dir, {d.name for d in decks})
+    if len(listed) > len(decks):
+        listed.sort(key=lambda d: d.name)  # lesson order: NN_topic
     write_index(
-        decks,
+        listed,
         out_dir,
         folder / "templates",
-        registered_exercises([d.name for d in decks]),
+        registered_exercises([d.name for d in listed]),
         instructor,
     )
     return decks
+
+
+def built_before(out_dir: Path, names: set[str]) -> list[Deck]:
+    """The decks ``out_dir/decks.json`` lists, bar `names`, whose HTML is still there.
+
+    An unreadable or foreign manifest lists none: the index then lists the decks just
+    built.
+    """
+    try:
+        entries = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+        kept = [_deck_of(e, out_dir) for e in entries if e["name"] not in names]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []
+    return [d for d in kept if d.path.is_file()]
+
+
+def _deck_of(entry: dict, out_dir: Path) -> Deck:
+    """A `Deck` again from its `write_index` manifest entry."""
+    handout = out_dir / entry["handout"] if entry.get("handout") else None
+    return Deck(
+        name=str(entry["name"]),
+        title=str(entry["title"]),
+        path=out_dir / Path(entry["file"]).name,
+        slides=int(entry["slides"]),
+        executed=bool(entry["executed"]),
+        minutes=entry.get("minutes"),
+        exercises=tuple(entry.get("exercises", ())),
+        handout=handout if handout is not None and handout.is_file() else None,
+        exercise_minutes=int(entry.get("exercise_minutes", 0)),
+    )
 
 
 def registered_exercises(names: Iterable[str]) -> dict[str, list[str]]:
