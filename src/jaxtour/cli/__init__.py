@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "lessons": (
         "jaxtour.cli._lessons",
-        "copy the lessons (.ipynb and .py) into a folder to open",
+        "copy the lessons into a folder to open (--instructor: with solutions and sources)",
     ),
 }
 # Commands that cannot start without these modules (import names) of the notebook extra.
