@@ -611,8 +611,12 @@ def test_the_exercises_command_lists_lesson_title_and_what_each_practises(fake, 
         "|---|---|---|---|",
         "| 98 | `ex_double` | double an array | returning a jnp array |",
     ]
-    assert main(["exercises", "--lesson", "96"]) == 0
-    assert capsys.readouterr().out == "No exercises in lesson 96 yet.\n"
+    assert main(["exercises", "--lesson", "00"]) == 0  # a lesson with none
+    assert capsys.readouterr().out == "No exercises in lesson 00 yet.\n"
+    with pytest.raises(SystemExit) as usage:  # no such lesson: a usage error
+        main(["exercises", "--lesson", "96"])
+    assert usage.value.code == 2
+    assert "there is no lesson 96; the lessons are 00, 01, " in capsys.readouterr().err
     assert main(["exercises", "--lesson", "two"]) == 1
     assert (
         "--lesson takes a lesson's number such as 02; got 'two'"
