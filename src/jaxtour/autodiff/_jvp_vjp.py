@@ -61,9 +61,7 @@ def _vjp_builder(
     static_argnames: str | tuple[str, ...] | None,
 ) -> Callable[..., ADGraph]:
     """`vjp_graph`'s builder; its errors name `who`, the lens the user called."""
-    callable_and_argnums(f, 0, who)
-    statics = static_args(f, static_argnums, static_argnames, who)
-    _args.positional_statics(f, statics, who, "vjp")
+    statics = _told_statics(f, who, "vjp", static_argnums, static_argnames)
 
     def build(*primals: Any) -> ADGraph:
         held = statics_for(f, primals, {}, statics)  # a jitted f's own, told none
@@ -157,6 +155,21 @@ def jvp_graph(
     return _jvp_builder("jvp_graph", f, has_aux, values, *statics)
 
 
+def _told_statics(
+    f: Callable,
+    who: str,
+    mode: str,
+    static_argnums: int | tuple[int, ...] | None,
+    static_argnames: str | tuple[str, ...] | None,
+) -> StaticArgs:
+    """The static arguments `who` was told, checked once for `f` (callable; positions
+    that `jax.<mode>`'s positional primals can hold)."""
+    callable_and_argnums(f, 0, who)
+    statics = static_args(f, static_argnums, static_argnames, who)
+    _args.positional_statics(f, statics, who, mode)
+    return statics
+
+
 def _jvp_builder(
     who: str,
     f: Callable,
@@ -166,9 +179,7 @@ def _jvp_builder(
     static_argnames: str | tuple[str, ...] | None,
 ) -> Callable[..., ADGraph]:
     """`jvp_graph`'s builder; its errors name `who`, the lens the user called."""
-    callable_and_argnums(f, 0, who)
-    statics = static_args(f, static_argnums, static_argnames, who)
-    _args.positional_statics(f, statics, who, "jvp")
+    statics = _told_statics(f, who, "jvp", static_argnums, static_argnames)
 
     def build(*pair: Any) -> ADGraph:
         primals, tangents = two_tuples(pair, who)

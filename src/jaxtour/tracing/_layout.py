@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 
-from jaxtour.tracing._statics import Cause
+from jaxtour.tracing._statics import Cause, container_items
 
 _DEPTH, _MANY = 8, 512  # how deep and how many fields an argument is read
 
@@ -54,12 +54,8 @@ def _read(value: Any, path: str, depth: int, leaves: set, found: list) -> None:
 
 def _children(value: Any) -> list[tuple[str, Any]] | None:
     """A node's fields by name; None for a value read whole."""
-    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
-        return [(f".{k}", getattr(value, k)) for k in value._fields]
-    if isinstance(value, tuple | list):
-        return [(f"[{i}]", v) for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return [(f"[{k!r}]", v) for k, v in value.items()]
+    if (items := container_items(value)) is not None:
+        return items
     if not _is_node(value):  # a function, a dtype, a config object: jit's key whole
         return None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

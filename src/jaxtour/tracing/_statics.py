@@ -96,6 +96,12 @@ def _children(value: Any) -> list[tuple[str, Any]] | None:
         return [
             (f".{f.name}", getattr(value, f.name)) for f in dataclasses.fields(value)
         ]
+    return container_items(value)
+
+
+def container_items(value: Any) -> list[tuple[str, Any]] | None:
+    """A NamedTuple's, tuple's, list's or dict's items, each with its path step
+    (`.name`, `[0]`, `['key']`); None for anything else."""
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
         return [(f".{k}", getattr(value, k)) for k in value._fields]
     if isinstance(value, tuple | list):
