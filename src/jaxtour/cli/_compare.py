@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--build-dir", type=Path, help="output folder (default: ./build)"
     )
+    add_flag(
+        parser,
+        "--json",
+        "print only the figures on stdout, as one JSON line (what ladder.json holds); "
+        "the progress, the table and the files written go to stderr",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,10 +54,14 @@ def run(args: argparse.Namespace) -> int:
     options.update({k: v for k in options if (v := getattr(args, k)) is not None})
     build_dir = args.build_dir or paths.build_dir()
     check_folder(build_dir / OUT)  # a file in the way is said now, not after the timing
-    result, written = ladder(build_dir, load_mnist(args.data_dir), **options)
-    for path in written:
-        print(f"wrote {path}")
-    print(json.dumps(result))
+    # the text for people; under --json it goes to stderr, and stdout is the JSON only
+    to_people = contextlib.redirect_stdout(sys.stderr) if args.json else None
+    with to_people or contextlib.nullcontext():
+        result, written = ladder(build_dir, load_mnist(args.data_dir), **options)
+        for path in written:
+            print(f"wrote {path}")
+    if args.json:
+        print(json.dumps(result))
     return 0
 
 
