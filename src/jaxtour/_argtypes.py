@@ -1,4 +1,4 @@
-"""Numbers on a command line, checked where argparse reads them (`type=`).
+"""Numbers and folders on a command line, checked where argparse reads them (`type=`).
 
 A bad value becomes a usage error that names the option, its range and what was given:
 ``jaxtour train: error: argument --port: must be an integer from 1 to 65535; got
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -66,3 +67,21 @@ def add_number(
     `options` (``default=``, ``metavar=``) go to `add_argument` as they are."""
     kind_of = bounded(kind, low, high, above=above)
     parser.add_argument(flag, type=kind_of, help=help_text, **options)
+
+
+def folder(text: str) -> Path:
+    """An argparse `type=` for a folder to write into: an empty path (``--build-dir ""``,
+    a shell variable that was never set) is a usage error, not the current folder.
+
+    Example:
+        >>> folder("build").name
+        'build'
+        >>> folder("")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: must name a folder, e.g. build (. is ...); got ''
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"must name a folder, e.g. build (. is the current one); got {text!r}"
+        )
+    return Path(text)

@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 
+from jaxtour._argtypes import folder
 from jaxtour.cli import _ctrl_c
 
 DEBUG_VARIABLE = "JAXTOUR_DEBUG"
@@ -54,6 +55,13 @@ NEEDS: dict[str, tuple[str, ...]] = {"slides": ("jupytext", "nbformat", "nbconve
 def add_flag(parser: argparse._ActionsContainer, name: str, help_text: str) -> None:
     """An on/off option of a subcommand: given, `name` sets its value to True."""
     parser.add_argument(name, action="store_true", help=help_text)
+
+
+def add_build_dir(parser: argparse.ArgumentParser) -> None:
+    """A subcommand's `--build-dir`: the folder it writes into; empty is a usage error."""
+    parser.add_argument(
+        "--build-dir", type=folder, help="output folder (default: ./build)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxtour import paths
 from jaxtour._argtypes import add_number
-from jaxtour.cli import add_flag
+from jaxtour.cli import add_build_dir, add_flag
 
 if TYPE_CHECKING:
     from jaxtour.data import Mnist
@@ -35,9 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir", help="MNIST folder (default: $JAXTOUR_DATA or the cache)"
     )
-    parser.add_argument(
-        "--build-dir", type=Path, help="output folder (default: ./build)"
-    )
+    add_build_dir(parser)
     add_flag(
         parser,
         "--json",

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from jaxtour._argtypes import folder
 from jaxtour._table import Table
 from jaxtour.cli import add_flag
 
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--nbgrader",
         metavar="DIR",
-        type=Path,
+        type=folder,
         help="write an nbgrader course into DIR: nbgrader_config.py and "
         "source/<lesson>/<lesson>.ipynb with solution regions and autograded tests",
     )

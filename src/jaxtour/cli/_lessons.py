@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jaxtour._argtypes import folder
 from jaxtour.cli import add_flag
 
 
@@ -16,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dir",
         nargs="?",
-        type=Path,
+        type=folder,
         default=Path("lessons"),
         metavar="DIR",
         help="folder to write them into (default: ./lessons)",

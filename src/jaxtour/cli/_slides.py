@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from jaxtour import paths
-from jaxtour.cli import add_flag
+from jaxtour.cli import add_build_dir, add_flag
 from jaxtour.lesson import NOTEBOOK_GLOB
 
 EXECUTED_GLOB = NOTEBOOK_GLOB
@@ -23,9 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "BUILD/notebooks, else the sources in ./notebooks, else the lessons that came "
         "with jaxtour)",
     )
-    parser.add_argument(
-        "--build-dir", type=Path, help="output folder (default: ./build)"
-    )
+    add_build_dir(parser)
     parser.add_argument(
         "--assets",
         type=Path,

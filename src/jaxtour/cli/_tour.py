@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jaxtour import paths
 from jaxtour._files import make_folder
-from jaxtour.cli import add_flag
+from jaxtour.cli import add_build_dir, add_flag
 
 # Steps run in this order; `bound_steps` gives each the values it needs. Later features
 # add their step to both (tests/test_cli.py checks that they agree).
@@ -41,9 +41,7 @@ def bound_steps(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--build-dir", type=Path, help="output folder (default: ./build)"
-    )
+    add_build_dir(parser)
     parser.add_argument(
         "--notebooks",
         type=Path,
