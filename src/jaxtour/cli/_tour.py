@@ -12,8 +12,8 @@ from jaxtour import paths
 from jaxtour._files import make_folder
 from jaxtour.cli import add_build_dir, add_flag
 
-# Steps run in this order; `bound_steps` gives each the values it needs. Later features
-# add their step to both (tests/test_cli.py checks that they agree).
+# Steps run in this order; `bound_steps` gives each the values it needs, and `OPEN` says
+# where to see what it wrote. Later features add their step to all three (tests check).
 STEPS: tuple[str, ...] = (
     "diagrams",
     "train",
@@ -22,6 +22,19 @@ STEPS: tuple[str, ...] = (
     "exercises",
     "slides",
 )
+# What to open of what each step wrote (a path in the build folder), and what it is; the
+# first here is where to start. A run's closing lines name the steps it ran only.
+OPEN: dict[str, tuple[str, str]] = {
+    "slides": ("slides/index.html", "the decks, in a browser"),
+    "notebooks": (
+        "notebooks",
+        "the executed lessons: .html in a browser, .ipynb in Jupyter",
+    ),
+    "exercises": ("student", "the student notebooks (instructor/: with solutions)"),
+    "diagrams": ("diagrams", "the diagrams: .svg files, in a browser"),
+    "train": ("mlp/learning_curve.png", "the learning curve"),
+    "compare": ("mlp/ladder.png", "the speed ladder: NumPy to jit"),
+}
 
 
 def bound_steps(
@@ -64,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     make_folder(build_dir)  # a file in the way is named before any step
     steps = [name for name in STEPS if not args.only or name in args.only]
     written: list[Path] = []
+    built: list[str] = []  # the steps that wrote something
     start = time.perf_counter()
     _require_extras(steps)
     _require_lessons(steps, args.notebooks)
@@ -81,12 +95,14 @@ def run(args: argparse.Namespace) -> int:
                 _list(written)
             raise
         written += step_paths
+        built += [name] if step_paths else []
         print(
             f"[{index}/{len(steps)}] {name}: {len(step_paths)} files "
             f"in {time.perf_counter() - step_start:.1f} s",
             flush=True,
         )
-    _summarise(written, build_dir, time.perf_counter() - start)
+    _summarise(written, time.perf_counter() - start)
+    _say_what_to_open(built, build_dir)
     return 0
 
 
@@ -128,11 +144,15 @@ def _list(written: list[Path]) -> None:
         print(f"  {path}", flush=True)
 
 
-def _summarise(written: list[Path], build_dir: Path, seconds: float) -> None:
+def _summarise(written: list[Path], seconds: float) -> None:
     print(f"\nThe tour wrote {len(written)} files in {seconds:.0f} s:")
     _list(written)
-    index = build_dir / "slides" / "index.html"
-    start_here = index if index.exists() else build_dir / "notebooks"
-    print(
-        f"\nOpen {start_here.resolve()} in a browser, or the .ipynb files in Jupyter."
-    )
+
+
+def _say_what_to_open(built: list[str], build_dir: Path) -> None:
+    """Where to look at what this run built: the `OPEN` entry of each step it ran."""
+    lines = [OPEN[name] for name in OPEN if name in built]
+    if lines:
+        print("\nOpen:")
+    for where, what in lines:
+        print(f"  {(build_dir / where).resolve()}  {what}")
