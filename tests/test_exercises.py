@@ -617,9 +617,11 @@ def test_the_exercises_command_lists_lesson_title_and_what_each_practises(fake, 
         main(["exercises", "--lesson", "96"])
     assert usage.value.code == 2
     assert "there is no lesson 96; the lessons are 00, 01, " in capsys.readouterr().err
-    assert main(["exercises", "--lesson", "two"]) == 1
+    with pytest.raises(SystemExit) as usage:  # not a number: a usage error too
+        main(["exercises", "--lesson", "two"])
+    assert usage.value.code == 2
     assert (
-        "--lesson takes a lesson's number such as 02; got 'two'"
+        "argument --lesson: must be a lesson's number such as 02; got 'two'"
         in capsys.readouterr().err
     )
 

@@ -62,10 +62,12 @@ def test_points_come_from_the_registration_unless_the_export_says_otherwise(
         if c.metadata.nbgrader["grade"]
     ] == [1, 2, 1]
     capsys.readouterr()
-    assert main([*argv, "--points", "ex_nothing=2"]) == 1
+    with pytest.raises(SystemExit) as usage:
+        main([*argv, "--points", "ex_nothing=2"])
+    assert usage.value.code == 2
     assert (
         "--points takes an exercise's name and a number above 0, e.g. ex_time_call=2; "
-        "got 'ex_nothing=2'." in capsys.readouterr().err
+        "got 'ex_nothing=2'" in capsys.readouterr().err
     )
 
 

@@ -59,7 +59,9 @@ def test_outside_a_cluster_it_says_what_to_do(command):
 def test_cluster_and_processes_together_are_refused(capsys):
     from jaxtour.cli import main
 
-    assert main(["train", "--cluster", "--processes", "2"]) == 1
+    with pytest.raises(SystemExit) as usage:
+        main(["train", "--cluster", "--processes", "2"])
+    assert usage.value.code == 2
     assert "--processes starts local processes and --cluster joins a cluster's" in (
         capsys.readouterr().err
     )

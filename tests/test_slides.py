@@ -505,13 +505,17 @@ def test_jaxtour_slides_builds_decks_and_says_where(tmp_path, capsys):
     assert (tmp_path / "build" / "slides" / "index.html").is_file()
 
 
-def test_jaxtour_slides_reports_a_bad_lesson_and_exits_1(tmp_path, capsys):
+def test_jaxtour_slides_of_no_lesson_file_is_a_usage_error(tmp_path, capsys):
     lesson = tmp_path / "03_demo.txt"
     lesson.write_text("")
-    assert main(["slides", str(lesson), "--build-dir", str(tmp_path)]) == 1
-    assert capsys.readouterr().err == (
-        "jaxtour slides: Cannot make slides from 03_demo.txt: give an .ipynb or a .py lesson.\n"
+    with pytest.raises(SystemExit) as usage:
+        main(["slides", str(lesson), "--build-dir", str(tmp_path)])
+    assert usage.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "jaxtour slides: error: argument LESSON: must be a lesson's .ipynb or its .py "
+        f"source (none: every lesson's deck); got {str(lesson)!r}\n"
     )
+    assert list(tmp_path.iterdir()) == [lesson]
 
 
 def test_two_lessons_of_one_name_are_refused_before_anything_is_written(

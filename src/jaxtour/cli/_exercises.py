@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--lesson",
         metavar="NN",
+        type=lesson_number,
         help="only this lesson's exercises (its number, e.g. 02)",
     )
     add_flag(
@@ -60,6 +61,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(exercises_parser=parser)
 
 
+def lesson_number(text: str) -> str:
+    """An argparse `type=`: a lesson's number, one or two digits, as two ("2" -> "02")."""
+    if not re.fullmatch(r"\d\d?", text.strip()):
+        raise argparse.ArgumentTypeError(
+            f"must be a lesson's number such as 02; got {text!r}"
+        )
+    return text.strip().zfill(2)
+
+
 def run(args: argparse.Namespace) -> int:
     from jaxtour import exercises
 
@@ -69,10 +79,6 @@ def run(args: argparse.Namespace) -> int:
             "--points sets what an exercise is worth in an nbgrader course: give "
             "--nbgrader DIR too, or leave --points out"
         )
-    if args.lesson is not None and not re.fullmatch(r"\d\d?", args.lesson):
-        raise ValueError(
-            f"--lesson takes a lesson's number such as 02; got {args.lesson!r}."
-        )
     if args.own_exercises is not None:
         from jaxtour.exercises import load_checkers
 
@@ -80,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
     if args.lesson is not None:
         _require_lesson(args)
     if args.nbgrader is not None:
-        return _nbgrader(args)
+        return _nbgrader(args, _points(args.points, args.exercises_parser))
     chosen = exercises.exercises()
     if args.lesson is not None:
-        chosen = exercises.for_lesson(args.lesson.zfill(2))
+        chosen = exercises.for_lesson(args.lesson)
     if not chosen:
-        which = f"lesson {args.lesson.zfill(2)}" if args.lesson else "any lesson"
+        which = f"lesson {args.lesson}" if args.lesson else "any lesson"
         print(f"No exercises in {which} yet.")
         return 0
     rows = [(ex.number, ex.name, ex.title, ex.practises) for ex in chosen]
@@ -105,7 +111,7 @@ def _require_lesson(args: argparse.Namespace) -> None:
     (--notebooks, or the default ones), the course's own and any with exercises."""
     from jaxtour import exercises, lesson
 
-    number = args.lesson.zfill(2)
+    number = args.lesson
     folders = [args.notebooks] + ([args.own_exercises] if args.own_exercises else [])
     found = {s.stem[:2] for folder in folders for s in lesson.find_lessons(folder)}
     found |= {ex.number for ex in exercises.exercises()}
@@ -116,7 +122,7 @@ def _require_lesson(args: argparse.Namespace) -> None:
         )
 
 
-def _nbgrader(args: argparse.Namespace) -> int:
+def _nbgrader(args: argparse.Namespace, points: dict[str, float]) -> int:
     from jaxtour import lesson
     from jaxtour.exercises import (
         left_out_of_course,
@@ -134,11 +140,11 @@ def _nbgrader(args: argparse.Namespace) -> int:
             "--own-exercises DIR). Leave it out to use the lessons that came with jaxtour."
         )
     if args.lesson is not None:
-        sources = [s for s in sources if s.stem[:2] == args.lesson.zfill(2)]
+        sources = [s for s in sources if s.stem[:2] == args.lesson]
     folder: Path = args.nbgrader
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--nbgrader takes a folder; {folder} is a file.")
-    written, kept = write_nbgrader_course(sources, folder, _points(args.points), own)
+    written, kept = write_nbgrader_course(sources, folder, points, own)
     for source in [*sources, *(own_lessons(own) if own is not None else [])]:
         for name, reads in left_out_of_course(source).items():
             print(
@@ -166,7 +172,8 @@ def _nbgrader(args: argparse.Namespace) -> int:
     return 0
 
 
-def _points(said: list[str]) -> dict[str, float]:
+def _points(said: list[str], parser: argparse.ArgumentParser) -> dict[str, float]:
+    """`--points NAME=N` as {NAME: N}; a usage error for an unknown NAME or N not > 0."""
     from jaxtour.exercises import find
 
     points = {}
@@ -177,9 +184,9 @@ def _points(said: list[str]) -> dict[str, float]:
         except ValueError:
             value = 0.0
         if find(name) is None or not value > 0:
-            raise ValueError(
+            parser.error(
                 f"--points takes an exercise's name and a number above 0, e.g. "
-                f"ex_time_call=2; got {item!r}."
+                f"ex_time_call=2; got {item!r}"
             )
         points[name] = value
     return points

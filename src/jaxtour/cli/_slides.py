@@ -11,13 +11,14 @@ from jaxtour.cli import add_build_dir, add_flag
 from jaxtour.lesson import NOTEBOOK_GLOB
 
 EXECUTED_GLOB = NOTEBOOK_GLOB
+LESSON_SUFFIXES = (".ipynb", ".py")  # what jaxtour.slides.read_notebook reads
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "lessons",
         nargs="*",
-        type=Path,
+        type=lesson_path,
         metavar="LESSON",
         help="notebooks to make decks of (default: the executed lessons in "
         "BUILD/notebooks, else the sources in ./notebooks, else the lessons that came "
@@ -49,6 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Your-turn time boxes) or show that they must not (CI code, progress bars); "
         "exit 1 when anything is found",
     )
+
+
+def lesson_path(text: str) -> Path:
+    """An argparse `type=`: a lesson's notebook or py:percent source, by its suffix."""
+    path = Path(text)
+    if path.suffix not in LESSON_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"must be a lesson's .ipynb or its .py source (none: every lesson's "
+            f"deck); got {text!r}"
+        )
+    return path
 
 
 def default_lessons(build_dir: Path) -> list[Path]:

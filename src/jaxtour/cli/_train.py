@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_build_dir(parser)
     _add_process_arguments(parser)
+    parser.set_defaults(train_parser=parser)
 
 
 def _add_process_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,9 +94,9 @@ def run(args: argparse.Namespace) -> int:
     from jaxtour._files import check_folder
 
     if args.processes is not None and args.cluster:
-        raise ValueError(
+        args.train_parser.error(
             "--processes starts local processes and --cluster joins a "
-            "cluster's: give one of them."
+            "cluster's: give one of them"
         )
     config = config_of(args)
     build_dir = args.build_dir or paths.build_dir()
