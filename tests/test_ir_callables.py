@@ -179,6 +179,34 @@ def test_a_modules_weights_are_traced_as_inputs_not_folded(normed):
     assert _hlo_flops(profiled.module) == _hlo_flops(told.module) == oracle.flops
 
 
+def _summed(m, x):
+    return jnp.sum(m(x))
+
+
+class Summed(eqx.Module):
+    normed: Normed
+    reduce: object = jnp.sum  # no array: held, as eqx.filter_jit holds it
+
+    def __call__(self, x):
+        return self.reduce(self.normed(x))
+
+
+@pytest.mark.parametrize("kind", ["Partial", "Module"])
+def test_grad_memory_traces_a_models_weights_as_inputs_not_folded(normed, kind):
+    m, x = normed
+    f = jax.tree_util.Partial(_summed, m) if kind == "Partial" else Summed(m)
+    # the oracle: the model an argument jax.grad does not differentiate, by hand.
+    # Closed over, XLA folds the whole gradient (sum(W' x) -> W'^T 1): 0 FLOPs, 0 B
+    compiled = jax.jit(jax.grad(_summed, argnums=1)).lower(m, x).compile()
+    oracle = _ir.cost_summary(compiled)
+    got = jaxtour.cost.grad_memory(f, policies=["no checkpoint"])(x).policies[0]
+    assert got.compiled_flops == oracle["flops"] > 2 * 64**3
+    assert got.temp_bytes == compiled.memory_analysis().temp_size_in_bytes > 0
+    told = jaxtour.cost.grad_memory(_summed, argnums=1, policies=["no checkpoint"])
+    assert got == told(m, x).policies[0]
+    assert got.residual_bytes == 64 * 64 * 4  # W', which the backward pass reads
+
+
 def test_a_modules_weights_are_the_jaxprs_inputs(normed):
     m, x = normed
     oracle = jax.make_jaxpr(lambda m, x: m(x))(m, x)

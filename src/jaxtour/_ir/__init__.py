@@ -87,7 +87,7 @@ from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._made_from import made_from_static
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
-from jaxtour._ir._split import Split, bind, split, traceable
+from jaxtour._ir._split import Split, bind, is_model, split, traceable
 from jaxtour._ir._stablehlo import parse_stablehlo, unwrap_call
 from jaxtour._ir._stages import cost_summary, stablehlo_text
 from jaxtour._ir._static import (
@@ -167,6 +167,7 @@ __all__ = [
     "is_key",
     "is_library",
     "is_literal",
+    "is_model",
     "is_tracer",
     "jaxpr_counts",
     "jaxpr_loops",

@@ -32,6 +32,7 @@ from jaxtour.cost._grad_args import (
     output_of,
     python_scalars,
     shown,
+    split_model,
 )
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
@@ -186,7 +187,10 @@ def grad_memory(
     kept per function, policy and argument types, so a warm call compiles nothing.
 
     Args:
-        f: a function with a scalar output.
+        f: a function with a scalar output; or a model with one (a callable pytree
+            holding arrays: an Equinox module, a `jax.tree_util.Partial`), whose
+            arrays are inputs, not differentiated, as `eqx.filter_jit(f)` traces them
+            (closed over, XLA could fold the work on its weights away).
         policies: "no checkpoint", names from `jax.checkpoint_policies`, or policy
             objects (`jax.checkpoint_policies.save_only_these_names("h")`).
         argnums: which positional arguments to differentiate, as in `jax.grad`. A
@@ -221,7 +225,6 @@ def grad_memory(
     chosen = [resolve(p) for p in policies]  # bad ones fail now, not after tracing
     given = _ir.check_argnums(argnums, who)
     statics = _ir.static_args(f, static_argnums, static_argnames, who)
-    loss = _first_output(f) if has_aux else f
 
     def report(*args: Any, **kwargs: Any) -> GradMemory:
         names = _ir.arg_names(f, len(args))
@@ -230,14 +233,14 @@ def grad_memory(
         check_floating(args, nums, names, allow_int)
         given_args, told = args, (statics.positions(len(args)), nums)
         fixed = statics.positions(len(args)) | python_scalars(args, nums)
+        split_f, args, fixed, nums = split_model(f, args, fixed, nums)
+        loss = _first_output(split_f, _ir.function_name(f)) if has_aux else split_f
         # keyword arguments go to f as they are, never differentiated, as in jax.grad
         keyed = functools.partial(loss, **kwargs) if kwargs else loss
-        bound_f, args, nums = bound(keyed, args, fixed, nums)
-        part = _ir.split(args, {})
-        g = _ir.bind(bound_f, part)
-        check_scalar(output_of(g, part.args, f, given_args, told), f, has_aux)
-        own = _has_checkpoint(g, part.args)
-        h, h_args, h_nums = floating(g, part.args, nums)
+        g, args, nums = bound(keyed, args, fixed, nums)
+        check_scalar(output_of(g, args, f, given_args, told), f, has_aux)
+        own = _has_checkpoint(g, args)
+        h, h_args, h_nums = floating(g, args, nums)
         grad = (h_nums, holomorphic, allow_int)  # jax.grad's options
         return GradMemory(
             _ir.function_name(f),
@@ -248,8 +251,9 @@ def grad_memory(
     return report
 
 
-def _first_output(f: Callable) -> Callable:
-    """`f`'s loss, for an `f` returning ``(loss, aux)`` (`has_aux`)."""
+@functools.lru_cache(maxsize=32)  # the same loss for the same f: a warm call
+def _first_output(f: Callable, name: str) -> Callable:
+    """`f`'s loss, for an `f` (named `name`) returning ``(loss, aux)`` (`has_aux`)."""
 
     @functools.wraps(f)
     def loss(*args: Any, **kwargs: Any) -> Any:
@@ -257,7 +261,7 @@ def _first_output(f: Callable) -> Callable:
         if not (isinstance(out, tuple | list) and len(out) == 2):
             raise TypeError(
                 "grad_memory with has_aux=True needs f to return a pair (loss, aux), "
-                f"as jax.grad does; {_ir.function_name(f)} returned {shown(out)}."
+                f"as jax.grad does; {name} returned {shown(out)}."
             )
         return out[0]
 
