@@ -293,3 +293,39 @@ def test_where_the_kit_and_xla_part_names_only_ops_the_program_holds():
         assert "convolution" not in flops
     square = cost_table(lambda a: a @ a)(jnp.ones((64, 64)))
     assert not any("convolution" in n or "a slice" in n for n in square.notes())
+
+
+LIBRARY = (
+    "(FLOP and transcendental totals leave them out; it is a library call (a custom "
+    "call), of which XLA's cost_analysis() counts no FLOPs or transcendentals either, "
+    "so its total is no measure of it)"
+)
+
+
+def _exp_top2(xs):
+    return jax.lax.scan(lambda c, x: (c, jax.lax.top_k(jnp.exp(x), 2)[0]), 0.0, xs)[1]
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="a LAPACK call on a CPU")
+def test_the_transcendentals_of_an_op_not_counted_are_never_a_silent_zero():
+    # a cholesky takes a square root per diagonal element (64 here), in a LAPACK call
+    # neither the rules nor XLA count: every total reads 0 transcendentals
+    table = cost_table(jnp.linalg.cholesky)(2.0 * jnp.eye(64))
+    assert table.xla["transcendentals"] == sum(r.transcendentals for r in table.ops)
+    assert table.xla["transcendentals"] == 0.0
+    (row,) = [r for r in table.rows() if r[0].startswith("cholesky")]
+    assert row[2:4] == [NOT_COUNTED, NOT_COUNTED]  # FLOPs, transcendentals
+    assert f"Compiled: 1 cholesky op not counted {LIBRARY}." in table.notes()
+    # a loop around an op not counted: what its body's exp counts is a lower bound
+    looped = cost_table(_exp_top2)(jnp.ones((5, 64)))
+    (row,) = [r for r in looped.rows() if r[0].startswith("while")]
+    assert row[2:4] == [NOT_COUNTED, "≥ 320"]  # 5 iterations of exp on 64 values
+
+
+def test_a_transcendental_count_xla_does_not_give_is_not_zero():
+    from jaxtour.cost import CostTable, Row
+
+    ops = [Row("exponential.1", "", 0.0, 64.0, 512.0, "exponential")]
+    table = CostTable("f", "cpu", [], ops, {"flops": 0.0, "bytes_accessed": 512.0})
+    (_, _, xla), _ = [t.rows for t in table.report().tables]
+    assert xla[2] == NOT_COUNTED  # the key left out where XLA said -1

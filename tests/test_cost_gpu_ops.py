@@ -121,7 +121,7 @@ ENTRY %main (a: f32[64]) -> f32[64] {
     row = Row("fusion.7", "", None, 0.0, 512.0, "fusion", ("sort.3",))
     table = CostTable("f", "gpu", [], [row], {"flops": 500.0}, 1)
     assert table.uncounted.startswith(
-        "1 sort op not counted (FLOP totals leave them out"
+        "1 sort op not counted (FLOP and transcendental totals leave them out"
     )
 
 

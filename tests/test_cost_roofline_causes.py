@@ -89,6 +89,19 @@ def test_a_program_of_transcendentals_is_not_called_data_movement():
     assert "no FLOPs after compilation (pure data movement)" in moved.title
 
 
+def test_transcendentals_beside_an_op_not_counted_are_a_lower_bound():
+    def exp_top4(x):
+        return jax.lax.top_k(jnp.exp(x), 4)[0]  # a top_k neither counts on a CPU
+
+    roof = draw_roofline(exp_top4, peaks=FAKE)(jnp.linspace(0.0, 1.0, 1024))
+    assert roof.title.startswith(
+        "Roofline of exp_top4 on CPU: no FLOPs counted (at least 1,024 "
+        "transcendentals, which XLA counts apart), so the program has no place on the "
+        "roof; its ops are drawn at the left edge; not plotted: 1 "
+    )
+    assert "(FLOP and transcendental totals leave them out" in roof.title
+
+
 def test_a_zero_count_xla_leaves_out_is_zero_not_missing():
     x = jnp.ones(1000)
     raw = jax.jit(jnp.cos).lower(x).compile().cost_analysis()

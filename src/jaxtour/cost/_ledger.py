@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxtour import _ir
-from jaxtour._number_words import plural, si
+from jaxtour._number_words import NOT_COUNTED, plural, si
 from jaxtour._report import Report, Reported, Table
 from jaxtour.cost import _notes
 
@@ -24,6 +24,16 @@ class Row:
     kind: str = ""  # a compiled op's opcode ("custom-call", "fusion"); "" for equations
     # a compiled op the rules cannot count: the ops inside it that make it so
     uncountable: tuple[str, ...] = ()
+
+    @property
+    def transcendentals_text(self) -> str:
+        """The transcendentals as the table shows them. Where the rules cannot count
+        the op (its FLOPs None: a `top_k`, a library call computing square roots),
+        those it holds are unknown ("not counted"), or at least what was counted
+        inside it ("≥ 1.02 k": a loop whose body holds such an op)."""
+        if self.flops is not None:
+            return si(self.transcendentals)
+        return f"≥ {si(self.transcendentals)}" if self.transcendentals else NOT_COUNTED
 
     @property
     def intensity(self) -> float | None:
@@ -175,7 +185,7 @@ class CostTable(Reported):
                 r.name,
                 r.where,
                 si(r.flops),
-                si(r.transcendentals),
+                r.transcendentals_text,
                 si(r.bytes, "B"),
                 "-" if r.intensity is None else f"{r.intensity:.3g}",
             ]
@@ -210,7 +220,7 @@ class CostTable(Reported):
                 [
                     f"compiled (XLA{each}{once})",
                     si(self.xla.get("flops")),
-                    si(self.xla.get("transcendentals", 0.0)),
+                    si(self.xla.get("transcendentals")),  # None: XLA gave -1
                     si(self.xla.get("bytes_accessed"), "B"),
                 ]
             )

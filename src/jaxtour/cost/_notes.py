@@ -66,30 +66,32 @@ def uncounted(
     """'' when every op is counted; else how many of which kind, and the FLOPs XLA
     counts beyond the kit's counted ops (about what they cost). Of `library` (custom
     calls: cholesky, triangular_solve on a CPU) XLA counts nothing either, so its total
-    says nothing of what they cost.
+    says nothing of what they cost. Their transcendentals are unknown too: the FLOP
+    and transcendental totals are lower bounds.
 
     Example:
         >>> uncounted(["sort.1", "sort.2", "fft.3"], 100.0, 400.0)
-        "2 sort, 1 fft ops not counted (FLOP totals leave them out; XLA counts 300
-        FLOPs beyond the kit's, about what they cost)"
+        "2 sort, 1 fft ops not counted (FLOP and transcendental totals leave them out;
+        XLA counts 300 FLOPs beyond the kit's, about what they cost)"
         >>> uncounted(["cholesky.0"], 100.0, 400.0, library=["cholesky.0"])
-        "1 cholesky op not counted (FLOP totals leave them out; it is a library call (a
-        custom call), of which XLA's cost_analysis() counts no FLOPs either, so its
-        total is no measure of it)"
+        "1 cholesky op not counted (FLOP and transcendental totals leave them out; it is
+        a library call (a custom call), of which XLA's cost_analysis() counts no FLOPs
+        or transcendentals either, so its total is no measure of it)"
     """
     if not names:
         return ""
     kinds = collections.Counter(name.split(".")[0] for name in names)
     what = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     plural = "s" if len(names) > 1 else ""
-    text = f"{what} op{plural} {NOT_COUNTED} (FLOP totals leave them out"
+    # what the rules cannot count may compute exp or sqrt (a cholesky's square roots)
+    text = f"{what} op{plural} {NOT_COUNTED} (FLOP and transcendental totals leave them out"
     calls = [name for name in names if name in library]
     if calls:
         many, every = len(calls) > 1, len(calls) == len(names)
         who = ("they" if many else "it") if every else ", ".join(calls)
         what = "are library calls (custom calls)" if many else "is a library call"
         text += f"; {who} {what}{'' if many else ' (a custom call)'}, of which XLA's "
-        text += "cost_analysis() counts no FLOPs either"
+        text += "cost_analysis() counts no FLOPs or transcendentals either"
         if every:
             text += f", so its total is no measure of {'them' if many else 'it'}"
     if len(calls) < len(names) and xla_flops is not None and xla_flops > kit_flops:

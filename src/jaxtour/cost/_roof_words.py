@@ -32,19 +32,24 @@ COMPLEX = (
 
 def no_flops(table: CostTable) -> str:
     """Why a program counts no FLOPs: pure data movement only when it also counts no
-    transcendentals (which XLA counts apart) and holds no op the rules cannot count.
+    transcendentals (which XLA counts apart) and holds no op the rules cannot count;
+    beside such an op (a `top_k`, a library call) the transcendentals are a lower bound.
 
     Example:
         >>> from jaxtour.cost._ledger import Row
         >>> cos = CostTable("cos", "cpu", [], [Row("cosine", "", 0.0, 1e3, 8e3)])
         >>> no_flops(cos)
         'no FLOPs counted (1,000 transcendentals, which XLA counts apart)'
+        >>> cos.ops.append(Row("custom-call.1", "", None, 0.0, 8e3, "custom-call"))
+        >>> no_flops(cos)
+        'no FLOPs counted (at least 1,000 transcendentals, which XLA counts apart)'
     """
     transcendentals = total(table.ops)[1]
     if transcendentals:
+        least = "at least " if table.uncounted else ""
         return (
-            f"no FLOPs counted ({transcendentals:,.0f} transcendentals, which XLA "
-            "counts apart)"
+            f"no FLOPs counted ({least}{transcendentals:,.0f} transcendentals, which "
+            "XLA counts apart)"
         )
     if table.uncounted:
         return "no FLOPs counted"
