@@ -29,6 +29,7 @@ from jaxtour._ir._args import (
     check_args,
     check_callable,
     function_name,
+    model_call,
     own_statics_error,
     trace,
     trace_split,
@@ -87,7 +88,15 @@ from jaxtour._ir._loops import DATA_DEPENDENT, Loop, hlo_trips, jaxpr_loops
 from jaxtour._ir._made_from import made_from_static
 from jaxtour._ir._match import Change, Matching, match_nodes
 from jaxtour._ir._nodes import RETURN, Node, jaxpr_nodes
-from jaxtour._ir._split import Split, bind, is_model, split, traceable
+from jaxtour._ir._split import (
+    Split,
+    applier,
+    bind,
+    is_array,
+    is_model,
+    split,
+    traceable,
+)
 from jaxtour._ir._stablehlo import parse_stablehlo, unwrap_call
 from jaxtour._ir._stages import cost_summary, stablehlo_text
 from jaxtour._ir._static import (
@@ -132,6 +141,7 @@ __all__ = [
     "Step",
     "Stepped",
     "SubJaxpr",
+    "applier",
     "arg_names",
     "bind",
     "check_argnums",
@@ -158,6 +168,7 @@ __all__ = [
     "host",
     "important_params",
     "io_names",
+    "is_array",
     "is_array_like",
     "is_differentiable",
     "is_dropvar",
@@ -176,6 +187,7 @@ __all__ = [
     "literal_str",
     "made_from_static",
     "match_nodes",
+    "model_call",
     "module_attrs",
     "needs_concrete",
     "nonfinite",

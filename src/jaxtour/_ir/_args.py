@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxtour._ir._jaxpr import type_str
 from jaxtour._ir._jit_statics import is_jitted, jit_statics
-from jaxtour._ir._split import bind, is_model, split, traceable
+from jaxtour._ir._split import bind, is_model, model_name, split, traceable
 from jaxtour._ir._static import StaticArgs, describe, static_args
 
 
@@ -194,15 +194,28 @@ def _trace_model(
     f: Any, args: tuple, kwargs: dict, who: str, statics: StaticArgs, names: list
 ) -> tuple[jax.stages.Traced, Any]:
     """`f`, a callable pytree holding arrays, traced as ``apply(f, *args)``
-    (`_split.applier`): its arrays inputs, its other leaves held; the static
-    positions shifted past it."""
-    shifted = StaticArgs(
-        tuple(n + 1 if n >= 0 else n for n in statics.nums), statics.names
-    )
-    called = (f, *args)
+    (`_split.applier`): its arrays inputs, its other leaves held."""
+    shifted, called, named = model_call(f, args, statics, names)
     static = shifted.positions(len(called))
-    part = split(called, kwargs, static, shifted.names, [function_name(f), *names], f)
+    part = split(called, kwargs, static, shifted.names, named, f)
     return _traced(f, args, kwargs, who, shifted, names, part, False)
+
+
+def model_call(
+    f: Any, args: tuple, statics: StaticArgs, names: list[str]
+) -> tuple[StaticArgs, tuple, list[str]]:
+    """A model `f`'s call as ``apply(model, *args)`` takes it (`_split.applier`):
+    the static options shifted past the model, the arguments and their names with
+    the model first.
+
+    Example:
+        >>> p = jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2))
+        >>> shifted, called, named = model_call(p, (1.0, "a"), StaticArgs((-1, 1)), ["b", "c"])
+        >>> shifted, len(called), named
+        (StaticArgs(nums=(-1, 2), names=()), 3, ['dot', 'b', 'c'])
+    """
+    nums = tuple(n + 1 if n >= 0 else n for n in statics.nums)
+    return StaticArgs(nums, statics.names), (f, *args), [model_name(f), *names]
 
 
 def _traced(

@@ -111,7 +111,7 @@ def split(
     slot_items += [(("kw", k), v) for k, v in kwargs.items() if k not in static_names]
     for slot, value in slot_items:
         pathed, tree = jax.tree_util.tree_flatten_with_path(value)
-        keep = _is_array if model is not None and slot == ("arg", 0) else traceable
+        keep = is_array if model is not None and slot == ("arg", 0) else traceable
         fixed = [(n, leaf) for n, (_, leaf) in enumerate(pathed) if not keep(leaf)]
         if not fixed:
             continue
@@ -134,8 +134,15 @@ def split(
     )
 
 
-def _is_array(leaf: Any) -> bool:
-    return isinstance(leaf, jax.Array | np.ndarray)
+def is_array(leaf: Any) -> bool:
+    """Whether `eqx.filter_jit` traces `leaf` (`eqx.is_array`): an array or a NumPy
+    scalar; a Python number is held.
+
+    Example:
+        >>> is_array(jax.numpy.ones(2)), is_array(np.float32(1)), is_array(1.0)
+        (True, True, False)
+    """
+    return isinstance(leaf, jax.Array | np.ndarray | np.generic)
 
 
 def is_model(f: Any) -> bool:
@@ -149,18 +156,42 @@ def is_model(f: Any) -> bool:
         (True, False)
     """
     leaves = jax.tree.leaves(f)
-    return leaves != [f] and any(_is_array(leaf) for leaf in leaves)
+    return leaves != [f] and any(is_array(leaf) for leaf in leaves)
 
 
 def applier(f: Any) -> Any:
     """``apply(model, *args, **kwargs) = model(*args, **kwargs)``, one function per
     name and signature (so JAX's caches hit on a warm call), signed as `f` with the
-    model first, named as `f` (JAX then names its leaves ``MLP.layers[0].weight``).
+    model first (`model_name`), named as `f` (JAX then names its leaves
+    ``MLP.layers[0].weight``).
 
     Example:
         >>> applier(jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2))).__name__
         'dot'
     """
+    name, first, params = _naming(f)
+    key = (name, first, None if params is None else tuple(map(str, params)))
+    if (hit := _APPLIERS.get(key)) is None:
+        hit = _APPLIERS[key] = _make_applier(name, first, params)
+        if len(_APPLIERS) > 64:
+            _APPLIERS.popitem(last=False)
+    return hit
+
+
+def model_name(f: Any) -> str:
+    """The name `applier(f)` gives its model parameter: `f`'s own name, or "model"
+    where that is no identifier or is one of `f`'s parameters.
+
+    Example:
+        >>> model_name(jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2)))
+        'dot'
+    """
+    return _naming(f)[1]
+
+
+def _naming(f: Any) -> tuple[str, str, list | None]:
+    """`f`'s name, its model parameter's name and `f`'s parameters (None for a
+    builtin without a signature)."""
     name = next(
         (
             n
@@ -176,12 +207,7 @@ def applier(f: Any) -> Any:
     first = name if name.isidentifier() else "model"
     if params is not None and first in {p.name for p in params}:
         first = "model"
-    key = (name, first, None if params is None else tuple(map(str, params)))
-    if (hit := _APPLIERS.get(key)) is None:
-        hit = _APPLIERS[key] = _make_applier(name, first, params)
-        if len(_APPLIERS) > 64:
-            _APPLIERS.popitem(last=False)
-    return hit
+    return name, first, params
 
 
 _APPLIERS: collections.OrderedDict = collections.OrderedDict()
@@ -207,7 +233,8 @@ def _slot_name(slot: tuple, names: list[str] | None) -> str:
 
 def bind(f: Any, part: Split) -> Any:
     """`f` taking `part`'s masked arguments: the held leaves filled back in (where
-    `part` was split with `f` as its model, `applier(f)` taking the model first).
+    `part` was split with `f` as its model, `applier(f)` taking the model first; a
+    function other than the model, given the model first, is bound as it is).
 
     The same `f` and held leaves give the same function, so JAX's caches of traces
     and compilations hit on a warm call. Any other `f` that cannot be hashed (a
@@ -215,7 +242,7 @@ def bind(f: Any, part: Split) -> Any:
     object, which `jax.jit` can key its cache on: its arrays are then constants the
     trace closes over, as `jax.make_jaxpr(f)` shows them.
     """
-    if part.model is not None:
+    if part.model is not None and f is part.model:
         f = applier(f)
     if not part.slots:
         return f if _hashable(f) else _called(f)

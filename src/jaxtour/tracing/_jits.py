@@ -12,6 +12,14 @@ Leaves JAX cannot trace inside an argument (an Equinox module's activation funct
 are held fixed, as `eqx.filter_jit` and the other lenses hold them (`_ir.split`): the
 jit then runs `f` with them filled back in (`_ir.bind`), one jit per held set.
 
+A model passed as `f` (an Equinox module, a `jax.tree_util.Partial` of arrays: a
+callable pytree holding arrays) is jitted as ``apply(model, *args)`` (`_ir.model_call`),
+as `eqx.filter_jit(model)` jits it: its arrays are inputs, not constants, so new
+weights of the same shapes hit the cache; its other leaves are held. It is read at
+each call, as an argument is: a weight of a new shape, or a new activation, traces
+again (`eqx.filter_jit(model)` reads it once, when wrapped; for an immutable Equinox
+module the two agree).
+
 A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is not wrapped again: a `jax.jit`
 around it would trace its Python away, and with it what it does besides computing (an
 NNX optimizer's update of the model, written back after the call). It is called as it
@@ -26,10 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 
 from jaxtour import _ir
+from jaxtour.tracing._signature import Signature, signature
 from jaxtour.tracing._statics import Cause
+from jaxtour.tracing._watched import read_values
 
 _MOST = 64  # jits kept, one per set of statics and held leaves
 
@@ -51,11 +60,6 @@ def _own_statics(f: Any) -> _ir.StaticArgs:
         return _ir.StaticArgs()
 
 
-def is_array(leaf: Any) -> bool:
-    """Whether `eqx.filter_jit` traces `leaf`: an array; a Python number is static."""
-    return isinstance(leaf, jax.Array | np.ndarray | np.generic)
-
-
 class Jits:
     """The jits of one function: a counting one for calls, a plain one for `lower`,
     `trace` and `eval_shape`, per set of static arguments (`_ir.StaticArgs`) and of
@@ -68,14 +72,18 @@ class Jits:
         # nnx.jit keeps its static_argnums (not its static_argnames) where it shows
         self.told = _own_statics(f) if self.own and told == _ir.StaticArgs() else told
         # which leaves jit traces; the others are keyed as static values
-        self.traced = is_array if self.own == "equinox" else _ir.traceable
+        self.traced = _ir.is_array if self.own == "equinox" else _ir.traceable
+        # a model as f: jit runs apply(model, *args), its arrays traced
+        self.model = not self.own and _ir.is_model(f)
+        self.target = _ir.applier(f) if self.model else f
         self._made: collections.OrderedDict = collections.OrderedDict()
         self._names: tuple[str, ...] = ()  # every static keyword seen so far
+        target = self.target
 
-        @functools.wraps(f)
+        @functools.wraps(target)
         def counted(*args: Any, **kwargs: Any) -> Any:
             on_trace()  # runs only while jit traces: a Python side effect
-            return f(*args, **kwargs)
+            return target(*args, **kwargs)
 
         self._counted = counted
 
@@ -86,18 +94,55 @@ class Jits:
         self._names += tuple(k for k in statics.names if k not in self._names)
         return statics
 
-    def names(self, statics: _ir.StaticArgs) -> tuple[str, ...]:
-        """The static keywords a call's signature reads: its own, and every one
-        learned before (a jit's static_argnames never change, and a call that leaves
-        one to its default is keyed on that, as a told lens keys it)."""
-        return statics.names + tuple(k for k in self._names if k not in statics.names)
+    def signature(
+        self,
+        statics: _ir.StaticArgs,
+        args: tuple,
+        kwargs: dict,
+        names: list[str],
+        defaults: dict,
+    ) -> Signature:
+        """The call's `Signature` as its jit keys it (all as `applied` gives them;
+        `defaults`: the static keywords'). It reads the call's static keywords and
+        every one learned before: a jit's static_argnames never change, and a call
+        that leaves one to its default is keyed on that, as a told lens keys it."""
+        keys = statics.names + tuple(k for k in self._names if k not in statics.names)
+        static = tuple(statics.positions(len(args)))
+        model = names[0] if self.model else None
+        return signature(
+            names, args, kwargs, static, keys, defaults, self.traced, model
+        )
+
+    def reads(self) -> dict[str, Any]:
+        """What `f` reads besides its arguments (`read_values`); not a model's own
+        fields, which are its jit's inputs."""
+        read = read_values(self.fn)
+        if self.model:
+            read.pop("self", None)
+        return read
+
+    @property
+    def diffed(self) -> Callable:
+        """The function whose traces a retrace's diff traces again: what the jit
+        runs (`apply` for a model), a framework's jit's own function."""
+        return getattr(self.fn, "__wrapped__", self.fn) if self.own else self.target
+
+    def applied(
+        self, statics: _ir.StaticArgs, args: tuple, names: list[str]
+    ) -> tuple[_ir.StaticArgs, tuple, list[str]]:
+        """The call as jit takes it: for a model as `f`, ``apply(model, *args)``
+        (`_ir.model_call`: the model first, the statics shifted past it)."""
+        if not self.model:
+            return statics, args, names
+        return _ir.model_call(self.fn, args, statics, names)
 
     def prepared(
         self, statics: _ir.StaticArgs, args: tuple, kwargs: dict, names: list[str]
     ) -> tuple[Any, tuple, dict]:
         """What a call runs and with what: the jit that counts each trace, for these
         statics, with the leaves it cannot trace held (`names`: the positional
-        parameters'); a framework's own jit, `f` as it is."""
+        parameters'; all as `applied` gives them); a framework's own jit, `f` as it
+        is."""
         if self.own:
             return self.fn, args, kwargs
         jitted, part = self._jit(self._counted, statics, args, kwargs, names)
@@ -115,9 +160,9 @@ class Jits:
                     f"where it has one, or jax.jit the function it wraps."
                 )
             return getattr(self.fn, stage)(*args, **kwargs)
-        statics = self.statics(args, kwargs)
         names = _ir.arg_names(self.fn, len(args))
-        jitted, part = self._jit(self.fn, statics, args, kwargs, names)
+        statics, args, names = self.applied(self.statics(args, kwargs), args, names)
+        jitted, part = self._jit(self.target, statics, args, kwargs, names)
         return getattr(jitted, stage)(*part.args, **part.kwargs)
 
     def clear_cache(self) -> None:
@@ -163,7 +208,8 @@ class Jits:
         """`jax.jit(fn)` with these statics, the leaves it cannot trace held fixed
         (one bound function per held set: `_ir.bind`), and the split arguments."""
         static = statics.positions(len(args))
-        part = _ir.split(args, kwargs, static, statics.names, names)
+        model = self.fn if self.model else None
+        part = _ir.split(args, kwargs, static, statics.names, names, model)
         key = (fn, statics, _ir.bind(fn, part))
         if key not in self._made:
             nums, keywords = statics

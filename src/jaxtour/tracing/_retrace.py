@@ -23,9 +23,8 @@ from jaxtour.tracing._signature import (
     closest,
     defaults,
     differences,
-    signature,
 )
-from jaxtour.tracing._watched import fingerprints, mutable_fingerprints, read_values
+from jaxtour.tracing._watched import fingerprints, mutable_fingerprints
 
 WHO = "explain_retraces"
 
@@ -95,7 +94,10 @@ def explain_retraces(
 
     Leaves JAX cannot trace inside an argument (an Equinox module's activation
     function) are held fixed, as `eqx.filter_jit` and the other lenses hold them, and
-    keyed as static values. A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is
+    keyed as static values. A model passed as `f` (an Equinox module, a `Partial` of
+    arrays) is jitted as ``apply(model, *args)``, as `eqx.filter_jit(model)` jits it:
+    its arrays are inputs, read at each call, and a changed field is named
+    (``MLP.layers[0].weight``). A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is
     called as it is, never wrapped in another `jax.jit`: what it does besides
     computing (an NNX optimizer's update of the model) happens as without this
     wrapper; its traces are read off `jax.monitoring` (its function's events, from
@@ -200,14 +202,14 @@ class Retraced:
         statics.check_values(args, kwargs, WHO, names)
         if not self._jits.own:  # a framework's jit judges its arguments itself
             _ir.check_args(args, kwargs, statics, WHO, inside=False)
-        keys = self._jits.names(statics)  # a static keyword left to its default too
-        sig = signature(
-            names, args, kwargs, tuple(static), keys, self._defaults, self._jits.traced
-        )
+        # a model as f: jit's call is apply(model, *args), the model first
+        statics, args, names = self._jits.applied(statics, args, names)
+        static = statics.positions(len(args))
+        sig = self._jits.signature(statics, args, kwargs, names, self._defaults)
         jitted, call_args, call_kwargs = self._jits.prepared(
             statics, args, kwargs, names
         )
-        before, read = self.traces, read_values(self.fn)
+        before, read = self.traces, self._jits.reads()
         held = mutable_fingerprints(read)  # what the trace itself may change
         # under jax.disable_jit, jit runs f op by op: no trace (read by name: the
         # option is not in JAX 0.10's type stubs)
@@ -297,8 +299,7 @@ class Retraced:
         nums, names = self._statics_of.get(n, self._jits.told)
         static = {"static_argnums": nums, "static_argnames": names}
         against = self.calls[n - 1].compared_with if 1 <= n <= len(self.calls) else None
-        # a framework's jit is diffed as the function it jits: the same program
-        fn = getattr(self.fn, "__wrapped__", self.fn) if self._jits.own else self.fn
+        fn = self._jits.diffed
         return diff_trace(fn, self.name, self._examples, n, static, against)
 
     def _record(

@@ -68,11 +68,14 @@ def signature(
     static_names: tuple[str, ...],
     defaults: dict | None = None,
     traced: Callable[[Any], bool] = _ir.traceable,
+    model: str | None = None,
 ) -> Signature:
     """The `Signature` of one call (`names`: one per positional argument; `defaults`:
     the default of each static keyword, which a call may leave out; `traced`: whether
     jit traces a leaf, else it is held fixed and keyed as a static value, as
-    `eqx.filter_jit` keys a module's functions)."""
+    `eqx.filter_jit` keys a module's functions; `model`: the argument that is a model
+    passed as `f`, whose leaves are traced only where arrays, as `eqx.filter_jit`
+    traces a module's)."""
     # jit flattens the keywords as a dict, in sorted order: the order they came in
     # changes nothing
     named = {**dict(zip(names, args, strict=True)), **dict(sorted(kwargs.items()))}
@@ -89,9 +92,10 @@ def signature(
             continue
         trees.append((name, _structure(value), str(jax.tree.structure(value))))
         layouts[name] = layout(value, name)
+        keep = _ir.is_array if name == model else traced
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             where = name + jax.tree_util.keystr(path)
-            if not traced(leaf):
+            if not keep(leaf):
                 statics.append(read_static(where, leaf))
                 continue
             aval = jax.typeof(leaf)
