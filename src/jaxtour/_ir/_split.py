@@ -68,6 +68,19 @@ class Split:
         """The traced leaves, in the order of the jaxpr's inputs."""
         return jax.tree.leaves(self.dynamic())
 
+    def key(self) -> tuple:
+        """What the held leaves are, hashable: each slot's treedef and held leaves
+        (by value where they hash, else by identity). Equal keys: one bound function.
+
+        Example:
+            >>> split((1.0, "relu"), {}).key() == split((2.0, "relu"), {}).key()
+            True
+        """
+        return tuple(
+            (slot, tree, tuple((n, _key(leaf)) for n, leaf in fixed))
+            for slot, (tree, fixed) in self.slots.items()
+        )
+
     def whole_held(self) -> list[tuple[tuple, Any]]:
         """The arguments held whole, each a `slots` key and its value: a string or
         an object passed where `jax.jit` wants an array, not a leaf inside a model.
@@ -246,12 +259,8 @@ def bind(f: Any, part: Split) -> Any:
         f = applier(f)
     if not part.slots:
         return f if _hashable(f) else _called(f)
-    spec = tuple(
-        (slot, tree, tuple((n, _key(leaf)) for n, leaf in fixed))
-        for slot, (tree, fixed) in part.slots.items()
-    )
     try:
-        key = (f, spec)
+        key = (f, part.key())
         hit = _BOUND.get(key)
     except TypeError:  # f itself unhashable (a module with array fields)
         return _held_fn(f, part.slots)

@@ -20,6 +20,11 @@ each call, as an argument is: a weight of a new shape, or a new activation, trac
 again (`eqx.filter_jit(model)` reads it once, when wrapped; for an immutable Equinox
 module the two agree).
 
+Each jit is kept for as long as this function is, up to `_MOST` of them: as many as
+JAX's own cache of traces holds (`jax.jit` keeps a function's traces in caches of
+thousands of entries, shared by every function). A call that comes back to held leaves
+seen before finds its jit, so it traces again only where `jax.jit` would.
+
 A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is not wrapped again: a `jax.jit`
 around it would trace its Python away, and with it what it does besides computing (an
 NNX optimizer's update of the model, written back after the call). It is called as it
@@ -40,7 +45,9 @@ from jaxtour.tracing._signature import Signature, signature
 from jaxtour.tracing._statics import Cause
 from jaxtour.tracing._watched import read_values
 
-_MOST = 64  # jits kept, one per set of statics and held leaves
+# jits kept, one per set of statics and held leaves: as many as JAX's cache of traces
+# (`weakref_lru_cache`'s 2048 entries), so a trace jax.jit would not make is not made
+_MOST = 2048
 
 
 def own_jit(f: Any) -> str | None:
@@ -77,6 +84,8 @@ class Jits:
         self.model = not self.own and _ir.is_model(f)
         self.target = _ir.applier(f) if self.model else f
         self._made: collections.OrderedDict = collections.OrderedDict()
+        self._dropped: set[int] = set()  # the hashes of the keys of jits let go
+        self.remade = False  # whether the last call's jit was let go and made again
         self._names: tuple[str, ...] = ()  # every static keyword seen so far
         target = self.target
 
@@ -143,6 +152,7 @@ class Jits:
         statics, with the leaves it cannot trace held (`names`: the positional
         parameters'; all as `applied` gives them); a framework's own jit, `f` as it
         is."""
+        self.remade = False
         if self.own:
             return self.fn, args, kwargs
         jitted, part = self._jit(self._counted, statics, args, kwargs, names)
@@ -179,7 +189,20 @@ class Jits:
                 jitted.clear_cache()
 
     def traced_again(self) -> Cause:
-        """Why jit traced a signature it had traced before."""
+        """Why jit traced a signature it had traced before: where this record had
+        let its jit go (`remade`), that; else a cleared cache or an unwatched
+        setting."""
+        if self.remade:
+            return Cause(
+                "cache",
+                "the same signature as an earlier call, yet jit traced again: "
+                f"explain_retraces keeps one jit per set of static arguments and "
+                f"held leaves, at most {_MOST}, and had let this one's go to make "
+                f"room ({len(self._dropped)} let go so far); jax.jit alone might not "
+                "have traced again",
+                "fewer distinct static values or held leaves (strings, functions "
+                "inside arguments) per function",
+            )
         words = (
             "the same signature as an earlier call, yet jit traced again: its cache "
             "was cleared (.clear_cache(), jax.clear_caches()), or a setting jit keys "
@@ -206,18 +229,22 @@ class Jits:
         names: list[str],
     ) -> tuple[Any, _ir.Split]:
         """`jax.jit(fn)` with these statics, the leaves it cannot trace held fixed
-        (one bound function per held set: `_ir.bind`), and the split arguments."""
+        (one bound function per held set: `_ir.bind`), and the split arguments. The
+        jit is keyed by what is held (`Split.key`), so it lives as long as this
+        record keeps it, whatever `_ir.bind`'s own cache lets go."""
         static = statics.positions(len(args))
         model = self.fn if self.model else None
         part = _ir.split(args, kwargs, static, statics.names, names, model)
-        key = (fn, statics, _ir.bind(fn, part))
+        key = (fn, statics, part.key())
         if key not in self._made:
             nums, keywords = statics
+            bound = _ir.bind(fn, part)
             self._made[key] = jax.jit(
-                key[2], static_argnums=nums, static_argnames=keywords
+                bound, static_argnums=nums, static_argnames=keywords
             )
+            self.remade = hash(key) in self._dropped
             if len(self._made) > _MOST:
-                self._made.popitem(last=False)
+                self._dropped.add(hash(self._made.popitem(last=False)[0]))
         self._made.move_to_end(key)
         return self._made[key], part
 
