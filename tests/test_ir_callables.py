@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import jaxtour.autodiff
 import jaxtour.cost
 import jaxtour.tracing
 import jaxtour.viz
@@ -259,3 +260,17 @@ def test_a_second_call_compiles_nothing(normed):
     for lens in lenses:
         lens(m)(x)
     assert seen == []
+
+
+@pytest.mark.parametrize("kind", ["Partial", "Module"])
+def test_mode_costs_traces_a_models_weights_as_inputs_not_folded(kind):
+    m = Normed(jax.random.normal(jax.random.key(0), (16, 16)))
+    f = jax.tree_util.Partial(_summed, m) if kind == "Partial" else Summed(m)
+    x = jnp.linspace(-1.0, 1.0, 16, dtype=jnp.float32)
+    costs = jaxtour.autodiff.mode_costs(lambda n, k: f, sizes=[(16, 1)], repeats=1)
+    for mode, jac in {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}.items():
+        # the oracle: the model an argument the Jacobian does not differentiate.
+        # Closed over, XLA folds the work on W alone, or all of it (W'^T 1)
+        compiled = jax.jit(jac(_summed, argnums=1)).lower(m, x).compile()
+        oracle = _ir.cost_summary(compiled)["flops"]
+        assert costs.cost(16, 1, mode) == oracle > 2 * 16**3

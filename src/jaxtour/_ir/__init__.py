@@ -95,6 +95,7 @@ from jaxtour._ir._split import (
     is_array,
     is_model,
     split,
+    split_model,
     traceable,
 )
 from jaxtour._ir._stablehlo import parse_stablehlo, unwrap_call
@@ -201,6 +202,7 @@ __all__ = [
     "scan_counts",
     "source_line",
     "split",
+    "split_model",
     "split_top",
     "stablehlo_text",
     "static_args",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -327,3 +328,29 @@ def _fill(masked: Any, tree: Any, fixed: tuple) -> Any:
     held = dict(fixed)
     leaves = [held[n] if n in held else next(traced) for n in range(tree.num_leaves)]
     return jax.tree.unflatten(tree, leaves)
+
+
+def split_model(
+    f: Callable, args: tuple, fixed: frozenset[int], nums: tuple[int, ...]
+) -> tuple[Callable, tuple, frozenset[int], tuple[int, ...]]:
+    """`f` taking `args` with the leaves JAX cannot trace held (`split`), those
+    masked arguments, and `fixed` and `nums` renumbered among them.
+
+    A model passed as `f` (a callable pytree holding arrays: an Equinox module, a
+    `jax.tree_util.Partial`) comes first, as `eqx.filter_jit(model)` traces it: its
+    arrays are inputs, never differentiated, so XLA cannot fold work on its weights
+    away as it folds constants. The positions at `fixed` are left whole (bound later).
+    `grad_memory` and `mode_costs` differentiate such a model's input this way.
+
+    Example:
+        >>> m = jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2))
+        >>> g, args, fixed, nums = split_model(m, (jax.numpy.ones(2),), frozenset(), (0,))
+        >>> len(args), nums, float(g(*args))
+        (2, (1,), 2.0)
+    """
+    model = f if is_model(f) else None
+    shift = int(model is not None)
+    called = args if model is None else (model, *args)
+    fixed = frozenset(i + shift for i in fixed)
+    part = split(called, {}, fixed, model=model)
+    return bind(f, part), part.args, fixed, tuple(i + shift for i in nums)

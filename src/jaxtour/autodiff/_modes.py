@@ -156,7 +156,11 @@ def mode_costs(
 
     Args:
         f_family: ``f_family(n, m)`` returns a function from f32[n] to f32[m] (or to
-            a scalar f32[] for m = 1, as a loss is; `jax.jacrev` takes both).
+            a scalar f32[] for m = 1, as a loss is; `jax.jacrev` takes both); or a
+            model doing so (a callable pytree holding arrays: an Equinox module, a
+            `jax.tree_util.Partial`), whose arrays are inputs of the Jacobian, not
+            differentiated, as `eqx.filter_jit` traces them (closed over, XLA could
+            fold the work on its weights away).
         sizes: the (n, m) pairs, at least one; `default_sizes()` when None.
         repeats: timed runs per Jacobian (default 5, 2 under JAXTOUR_QUICK=1).
 
@@ -186,10 +190,12 @@ def mode_costs(
     for n, m in sizes:
         f, x = f_family(n, m), jnp.linspace(-1.0, 1.0, n, dtype=jnp.float32)
         _check_member(f, x, n, m)
+        # a model's arrays are inputs, as eqx.filter_jit traces them: never folded
+        g, args, _, (num,) = _ir.split_model(f, (x,), frozenset(), (0,))
         for mode, jac in MODES.items():
-            traced = jax.jit(jac(f)).trace(x)
+            traced = jax.jit(jac(g, argnums=num)).trace(*args)
             compiled = traced.lower().compile()
-            seconds = _best_time(compiled, x, repeats)
+            seconds = _best_time(compiled, args, repeats)
             costs.records.append(
                 ModeCost(n, m, mode, seconds, *loop_flops(traced, compiled))
             )
@@ -271,11 +277,11 @@ def _kit_flops(module: Any, loops: dict) -> float:
     return float(sum(c.flops or 0.0 for _, c in _ir.hlo_counts(module, loops)))
 
 
-def _best_time(compiled: Any, x: Any, repeats: int) -> float:
-    compiled(x).block_until_ready()
+def _best_time(compiled: Any, args: tuple, repeats: int) -> float:
+    compiled(*args).block_until_ready()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        compiled(x).block_until_ready()
+        compiled(*args).block_until_ready()
         best = min(best, time.perf_counter() - start)
     return best

@@ -14,25 +14,6 @@ import jax
 from jaxtour import _ir
 
 
-def split_model(
-    f: Callable, args: tuple, fixed: frozenset[int], nums: tuple[int, ...]
-) -> tuple[Callable, tuple, frozenset[int], tuple[int, ...]]:
-    """`f` taking `args` with the leaves JAX cannot trace held (`_ir.split`), those
-    masked arguments, and `fixed` and `nums` renumbered among them.
-
-    A model passed as `f` (a callable pytree holding arrays: an Equinox module, a
-    `jax.tree_util.Partial`) comes first, as `eqx.filter_jit(model)` traces it: its
-    arrays are inputs, never differentiated, so XLA cannot fold work on its weights
-    away as it folds constants. The positions at `fixed` are left whole (bound later).
-    """
-    model = f if _ir.is_model(f) else None
-    shift = int(model is not None)
-    called = args if model is None else (model, *args)
-    fixed = frozenset(i + shift for i in fixed)
-    part = _ir.split(called, {}, fixed, model=model)
-    return _ir.bind(f, part), part.args, fixed, tuple(i + shift for i in nums)
-
-
 def python_scalars(args: tuple, nums: tuple[int, ...]) -> frozenset[int]:
     """Arguments outside `nums` that are Python ints or bools: `jax.grad` passes them
     on as they are, so they are bound, not traced."""

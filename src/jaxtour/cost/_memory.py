@@ -32,7 +32,6 @@ from jaxtour.cost._grad_args import (
     output_of,
     python_scalars,
     shown,
-    split_model,
 )
 from jaxtour.cost._ledger import total
 from jaxtour.cost._policies import AS_WRITTEN, DEFAULT, resolve, wrap
@@ -233,7 +232,7 @@ def grad_memory(
         check_floating(args, nums, names, allow_int)
         given_args, told = args, (statics.positions(len(args)), nums)
         fixed = statics.positions(len(args)) | python_scalars(args, nums)
-        split_f, args, fixed, nums = split_model(f, args, fixed, nums)
+        split_f, args, fixed, nums = _ir.split_model(f, args, fixed, nums)
         loss = _first_output(split_f, _ir.function_name(f)) if has_aux else split_f
         # keyword arguments go to f as they are, never differentiated, as in jax.grad
         keyed = functools.partial(loss, **kwargs) if kwargs else loss
