@@ -8,6 +8,7 @@ with `jax.grad`, `jax.jvp`, `jax.vmap` and `jax.jit`.
 import functools
 import re
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from jaxtour import _ir, autodiff, explore
 from jaxtour.explorer import _gallery, _html
 from jaxtour.explorer._compose import Transforms, stack
-from jaxtour.viz import draw_jaxpr
+from jaxtour.viz import draw_hlo, draw_jaxpr
 
 cubic, sum_of_squares = _gallery.cubic, _gallery.sum_of_squares
 XS = jnp.arange(1.0, 5.0)
@@ -297,6 +298,58 @@ def test_a_model_s_function_is_refused_with_the_split_that_explores_it():
     panel = explore(lambda p, x: loss(eqx.combine(p, static), x), params, jnp.ones(4))
     panel.grad.value = True
     assert panel.shown.result.title.startswith("jaxpr of grad of")
+
+
+class Normed(eqx.Module):
+    """The reviewer's model: work on its weight alone, which XLA would fold away were
+    the weight a constant; its activation is held, not traced."""
+
+    w: jax.Array
+    act: object = jnp.tanh
+
+    def __call__(self, x):
+        return self.act(_normed(self.w) @ x).sum()
+
+
+def _normed(w):
+    w = w / jnp.linalg.norm(w, axis=0, keepdims=True)
+    return jnp.exp(w) @ jnp.exp(w).T
+
+
+def _total(w, x):
+    return jnp.tanh(_normed(w) @ x).sum()
+
+
+# each toggle built by hand with the weight an input, as eqx.filter_jit traces it
+_BY_HAND = {
+    "grad": (jax.grad(_total, argnums=1), XS),
+    "jvp": (
+        lambda w, x: jax.jvp(lambda x: _total(w, x), (x,), (jnp.ones_like(x),)),
+        XS,
+    ),
+    "vmap": (jax.vmap(_total, in_axes=(None, 0)), jnp.stack([XS] * 3)),
+    "jit": (jax.jit(_total), XS),
+}
+
+
+@pytest.mark.parametrize("toggle", _BY_HAND)
+def test_a_models_weights_stay_inputs_under_each_toggle(toggle):
+    w = jax.random.normal(jax.random.key(0), (4, 4))
+    panel = explore(Normed(w), XS)
+    getattr(panel, toggle).value = True
+    fn, x = _BY_HAND[toggle]
+    oracle = jax.jit(fn).lower(w, x).compile().cost_analysis()
+    panel.view.value = "cost and memory"
+    rows = dict(panel.shown.result.rows)
+    assert rows["floating-point operations"] == f"{oracle['flops']:,.0f}"
+    panel.view.value = "jaxpr text"
+    jaxpr = jax.make_jaxpr(fn)(w, x)
+    assert panel.shown.result.title.endswith(f": {len(jaxpr.eqns)} top-level equations")
+    # w an input, not a constant
+    assert panel.shown.result.body.split("\n")[0] == str(jaxpr).split("\n")[0]
+    panel.view.value = "compiled HLO"
+    by_hand = draw_hlo(fn, stage="compiled", max_depth=2)(w, x)
+    assert panel.shown.result.counts == by_hand.counts
 
 
 def test_a_function_that_fails_on_its_arguments_fails_at_once():

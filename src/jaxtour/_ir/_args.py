@@ -41,11 +41,13 @@ def function_name(f: Any) -> str:
         ...     return x * x
         >>> function_name(f), function_name(jax.grad(f)), function_name(jax.vmap(f))
         ('f', 'grad of f', 'vmap of f')
+        >>> function_name(jax.tree_util.Partial(jax.grad(f)))
+        'grad of f'
     """
     for candidate in (f, getattr(f, "func", None), getattr(f, "__wrapped__", None)):
         name = getattr(candidate, "__name__", None)
-        if name:
-            return _transformed(f, name)
+        if name:  # a partial of jax.grad(f) is read by the function it holds
+            return _transformed(candidate, name)
     return type(f).__name__
 
 

@@ -31,7 +31,9 @@ def explore(f: Callable | None = None, /, *args: Any, **kwargs: Any) -> Any:
     a scan, a cond, the factorial loop); with `f`, the gallery follows it.
 
     Args:
-        f: the function to explore, or None for the gallery alone.
+        f: the function to explore, or None for the gallery alone; or a model (a
+            callable pytree holding arrays: an Equinox module), whose arrays every
+            view traces as inputs, as `eqx.filter_jit` does, under every toggle.
         *args: example positional arguments: arrays, numbers, pytrees of them.
         **kwargs: keyword arguments held fixed (not traced, differentiated or
             mapped), as `jax.jit`'s static_argnames holds them: a flag, a mode

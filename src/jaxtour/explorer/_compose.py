@@ -19,6 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtour import _ir
+
 # `vmap` maps over a batch built from the example: this many copies along the chosen axis.
 BATCH = 3
 
@@ -127,27 +129,42 @@ def batch_code(transforms: Transforms) -> str:
 def compose(f: Callable, args: tuple, transforms: Transforms, name: str) -> Composed:
     """Apply `transforms` to `f` and batch `args` when `vmap` is on.
 
+    A model as `f` (a callable pytree holding arrays: an Equinox module) is composed
+    as ``Partial(jit(vmap(grad(apply, argnums=1), in_axes=(None, 0))), model)``: its
+    arrays stay inputs of the program, never differentiated or mapped, as every lens
+    traces a model (closed over by `jax.grad(model)`, XLA could fold them away).
+
     Raises:
         ValueError: the `vmap` axis does not fit an example argument.
     """
-    fn, args = f, tuple(args)
+    fn, args, model = f, tuple(args), ()
+    if _ir.is_model(f) and transforms != Transforms():
+        # as eqx.filter_jit traces it: the model's arrays are inputs (its other leaves
+        # held), never differentiated or mapped; closed over, XLA could fold them
+        fn, called, _, _ = _ir.split_model(f, args, frozenset(), ())
+        model, args = called[:1], called[1:]
     if transforms.grad:
-        fn = jax.grad(fn)
+        fn = jax.grad(fn, argnums=len(model))
     if transforms.jvp:
-        fn = _jvp(fn)
+        fn = _jvp(fn, len(model))
     if transforms.vmap is not None:
         args = stack(args, transforms.vmap)
-        fn = jax.vmap(fn, in_axes=transforms.vmap)
+        axis = transforms.vmap
+        fn = jax.vmap(fn, in_axes=(None, *[axis] * len(args)) if model else axis)
     if transforms.jit:
         fn = jax.jit(fn)
+    if model:
+        fn = jax.tree_util.Partial(fn, *model)
     return Composed(fn, args, transforms.describe(name))
 
 
-def _jvp(f: Callable) -> Callable:
-    # The tangent is all ones: (primal_out, tangent_out) is f and its derivative along 1.
+def _jvp(f: Callable, held: int = 0) -> Callable:
+    # The tangent is all ones: (primal_out, tangent_out) is f and its derivative along
+    # 1, in the primals after the first `held` (a model's arrays: not differentiated).
     @functools.wraps(f)
     def pushforward(*primals: Any) -> tuple[Any, Any]:
-        return jax.jvp(f, primals, ones_tangents(primals))
+        fixed, primals = primals[:held], primals[held:]
+        return jax.jvp(functools.partial(f, *fixed), primals, ones_tangents(primals))
 
     return pushforward
 

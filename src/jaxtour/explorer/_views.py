@@ -50,6 +50,8 @@ def jaxpr_text(request: Request) -> Shown:
     fn, args, label = request.composed
     # a jitted f's own statics, as make_jaxpr must be told them
     nums = _ir.statics_for(fn, args, {}, _ir.StaticArgs()).nums
+    if _ir.is_model(fn):  # its arrays the jaxpr's inputs, as every lens traces it
+        fn, args, _, _ = _ir.split_model(fn, args, frozenset(), ())
     jaxpr = jax.make_jaxpr(fn, static_argnums=nums)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
     told = f", static_argnums={nums}" if nums else ""
