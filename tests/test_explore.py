@@ -300,6 +300,22 @@ def test_a_model_s_function_is_refused_with_the_split_that_explores_it():
     assert panel.shown.result.title.startswith("jaxpr of grad of")
 
 
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="a LAPACK call on a CPU")
+def test_the_cost_view_says_what_xla_did_not_count():
+    # a cholesky's 64 square roots are in a LAPACK call XLA counts nothing of
+    panel = explore(jnp.linalg.cholesky, 2.0 * jnp.eye(64))
+    panel.view.value = "cost and memory"
+    compiled = jax.jit(jnp.linalg.cholesky).lower(2.0 * jnp.eye(64)).compile()
+    flops = compiled.cost_analysis()["flops"]
+    rows = dict(panel.shown.result.rows)
+    assert rows["floating-point operations"] == f"at least {flops:,.0f}"
+    assert rows["transcendental functions (exp, tanh, ...)"] == "not counted"
+    assert rows["bytes read and written"].startswith("at least ")
+    assert rows["left out"].startswith(
+        "XLA counts no FLOPs, transcendentals or bytes of the library call cholesky."
+    )
+
+
 class Normed(eqx.Module):
     """The reviewer's model: work on its weight alone, which XLA would fold away were
     the weight a constant; its activation is held, not traced."""

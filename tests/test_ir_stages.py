@@ -52,3 +52,41 @@ def test_arguments_past_the_named_ones_are_named_as_jax_names_them():
     assert _ir.arg_names(f, 3) == list(traced.jaxpr.jaxpr.debug_info.arg_names)
     assert _ir.arg_names(lambda *a: 0, 2) == ["a[0]", "a[1]"]
     assert _ir.arg_names(print, 2) in (["args[0]", "args[1]"], ["a[0]", "a[1]"])
+
+
+def _exp_top4(x):
+    return jax.lax.top_k(jnp.exp(x), 4)[0]  # a custom call XLA counts nothing of
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="library calls on a CPU")
+def test_a_figure_beside_a_library_call_xla_does_not_count_is_a_lower_bound():
+    from jaxtour.viz import compare_stages, draw_hlo
+
+    # a cholesky takes 64 square roots, in a LAPACK call XLA does not count: its 0
+    # transcendentals are unknown, its FLOPs (the ops around the call) a lower bound
+    x = 2.0 * jnp.eye(64)
+    figures = _ir.cost_summary(jax.jit(jnp.linalg.cholesky).lower(x).compile())
+    (call,) = figures.calls
+    assert call.startswith("cholesky.") and call.endswith(" (lapack_spotrf_ffi)")
+    flops = figures["flops"]
+    assert (
+        _ir.figure_text(figures, "flops", "{:,.0f}".format) == f"at least {flops:,.0f}"
+    )
+    assert figures["transcendentals"] == 0.0
+    assert _ir.figure_text(figures, "transcendentals", str) == "not counted"
+    assert _ir.left_out(figures) == (
+        f"XLA counts no FLOPs, transcendentals or bytes of the library call {call}"
+    )
+    line = compare_stages(jnp.linalg.cholesky)(x).figures_line()
+    assert line.startswith("at least ") and ", transcendentals not counted, " in line
+    said = " (XLA counts no FLOPs, transcendentals or bytes of the library call "
+    assert f"outputs{said}cholesky." in line and line.endswith(" (lapack_spotrf_ffi))")
+    # a top_k: XLA gives -1 for its FLOPs, and counts the exp's transcendentals
+    figures = _ir.cost_summary(jax.jit(_exp_top4).lower(jnp.ones(1024)).compile())
+    assert _ir.figure_text(figures, "flops", str, named=True) == "FLOPs not counted"
+    assert _ir.figure_text(figures, "transcendentals", "{:,.0f}".format) == (
+        "at least 1,024"
+    )
+    source = draw_hlo(_exp_top4, stage="compiled")(jnp.ones(1024)).source
+    assert "FLOPs not counted · at least 8.19 kB accessed · " in source
+    assert "the library call custom-call (TopK)" in source

@@ -99,7 +99,13 @@ from jaxtour._ir._split import (
     traceable,
 )
 from jaxtour._ir._stablehlo import parse_stablehlo, unwrap_call
-from jaxtour._ir._stages import cost_summary, stablehlo_text
+from jaxtour._ir._stages import (
+    Figures,
+    cost_summary,
+    figure_text,
+    left_out,
+    stablehlo_text,
+)
 from jaxtour._ir._static import (
     StaticArgs,
     check_argnums,
@@ -127,6 +133,7 @@ __all__ = [
     "Called",
     "Change",
     "Count",
+    "Figures",
     "FlatJaxpr",
     "Frame",
     "HloComputation",
@@ -157,6 +164,7 @@ __all__ = [
     "dtype_of",
     "dtype_str",
     "eqn_count",
+    "figure_text",
     "flatten_jaxpr",
     "function_name",
     "fusion_root",
@@ -185,6 +193,7 @@ __all__ = [
     "jaxpr_loops",
     "jaxpr_nodes",
     "jit_statics",
+    "left_out",
     "literal_str",
     "made_from_static",
     "match_nodes",

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import jax
+
+from jaxtour._ir._hlo import HloModule, parse_hlo
+from jaxtour._ir._hlo_cost import hlo_op_count
+from jaxtour._number_words import NOT_COUNTED
+
+# The figures XLA counts op by op, and counts nothing of for a library call
+NOUNS = {
+    "flops": "FLOPs",
+    "transcendentals": "transcendentals",
+    "bytes_accessed": "bytes accessed",
+}
 
 
 def stablehlo_text(lowered: jax.stages.Lowered) -> str:
@@ -13,16 +27,82 @@ def stablehlo_text(lowered: jax.stages.Lowered) -> str:
         return lowered.as_text()
 
 
-def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
+class Figures(dict[str, float]):
+    """XLA's figures by key (`cost_summary`), and what they leave out: `refused`, the
+    keys XLA gave as -1, its word for "could not count this program"; `calls`, the
+    library calls (custom calls the kit's rules cannot count either: a LAPACK
+    cholesky, a CPU top_k) of which XLA counts no FLOPs, transcendentals or bytes, so
+    that beside one those figures are lower bounds, and a 0 among them unknown."""
+
+    def __init__(
+        self,
+        figures: Mapping[str, float] | None = None,
+        refused: tuple = (),
+        calls: tuple = (),
+    ) -> None:
+        super().__init__(figures or {})
+        self.refused: tuple[str, ...] = tuple(refused)
+        self.calls: tuple[str, ...] = tuple(calls)
+
+
+def figure_text(
+    figures: Mapping[str, float],
+    key: str,
+    number: Callable[[float], str],
+    named: bool = False,
+) -> str | None:
+    """Figure `key` in words, `number(value)`; "at least" that beside a library call
+    XLA does not count (`Figures.calls`); "not counted" where XLA gave -1, or 0 beside
+    such a call (``FLOPs not counted`` when `named`); None where it gave nothing.
+
+    Example:
+        >>> figures = Figures({"flops": 8.0, "transcendentals": 0.0}, calls=("cholesky.0",))
+        >>> figure_text(figures, "flops", str), figure_text(figures, "transcendentals", str)
+        ('at least 8.0', 'not counted')
+    """
+    refused = key in getattr(figures, "refused", ())
+    if key not in figures and not refused:
+        return None
+    value = figures.get(key, 0.0)
+    bound = key in NOUNS and bool(getattr(figures, "calls", ()))
+    if refused or (bound and not value):
+        return f"{NOUNS[key]} {NOT_COUNTED}" if named else NOT_COUNTED
+    return f"at least {number(value)}" if bound else number(value)
+
+
+def left_out(figures: Mapping[str, float]) -> str:
+    """'' when XLA counted every op (or `figures` is a plain dict); else which library
+    calls (`Figures.calls`, named with their targets) it counted nothing of.
+
+    Example:
+        >>> left_out(Figures({"flops": 8.0}, calls=("qr.0", "eigh.0")))
+        'XLA counts no FLOPs, transcendentals or bytes of the library calls qr.0, eigh.0'
+    """
+    calls = getattr(figures, "calls", ())
+    if not calls:
+        return ""
+    what = "library calls" if len(calls) > 1 else "library call"
+    return (
+        f"XLA counts no FLOPs, transcendentals or bytes of the {what} "
+        f"{', '.join(calls)}"
+    )
+
+
+def cost_summary(
+    compiled: jax.stages.Compiled, module: HloModule | None = None
+) -> Figures:
     """XLA's own figures: flops, transcendentals, bytes_accessed, temp/argument/output bytes.
 
     Keys a backend does not report are left out (some report no cost analysis at all),
     and so is a figure XLA gives as negative: -1 is its word for "could not count this
-    program" (a `top_k`, say), not an amount. XLA leaves out a count that is zero (a
-    program of only `cos` has no "flops" key): where it counted the program (its
-    "bytes accessed" is given), a missing FLOP or transcendental count is 0.
+    program" (a `top_k`, say), not an amount; `Figures.refused` names it. XLA leaves
+    out a count that is zero (a program of only `cos` has no "flops" key): where it
+    counted the program (its "bytes accessed" is given), a missing FLOP or
+    transcendental count is 0. `Figures.calls` names the library calls XLA counts
+    nothing of (read from `module`, the compiled HLO, parsed here when not given):
+    `figure_text` says their figures are lower bounds.
     """
-    figures: dict[str, float] = {}
+    figures, refused = {}, []
     try:
         cost = compiled.cost_analysis()
     except Exception:  # backends may not implement it
@@ -34,6 +114,8 @@ def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
         figure = float(cost.get(key, 0.0 if counted else -1.0))
         if figure >= 0:
             figures[key.replace(" ", "_")] = figure
+        elif key in cost:
+            refused.append(key.replace(" ", "_"))
     try:
         memory = compiled.memory_analysis()
     except Exception:  # backends may not implement it
@@ -42,4 +124,24 @@ def cost_summary(compiled: jax.stages.Compiled) -> dict[str, float]:
         value = getattr(memory, f"{kind}_size_in_bytes", None)
         if value is not None:
             figures[f"{kind}_bytes"] = float(value)
-    return figures
+    return Figures(figures, tuple(refused), _library_calls(compiled, module))
+
+
+def _library_calls(compiled: Any, module: HloModule | None) -> tuple[str, ...]:
+    """The custom calls in the compiled program that the kit's rules cannot count (a
+    LAPACK cholesky, a CPU top_k; not a GPU's cuBLAS GEMM, which both count): XLA's
+    cost_analysis() counts none of their FLOPs, transcendentals or bytes."""
+    if module is None:
+        try:
+            module = parse_hlo(compiled.as_text())
+        except Exception:  # no text on this backend: nothing to name
+            return ()
+    found = []
+    for computation in module.computations.values():
+        types = {op.name: op.type for op in computation.ops}
+        found += [
+            f"{op.name} ({op.target})" if op.target else op.name
+            for op in computation.ops
+            if op.opcode == "custom-call" and hlo_op_count(op, types).flops is None
+        ]
+    return tuple(found)

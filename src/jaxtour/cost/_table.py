@@ -106,7 +106,7 @@ def build(
         )
         for op, count in _ir.hlo_counts(module, loops)
     ]
-    figures = _ir.cost_summary(compiled)
+    figures = _ir.cost_summary(compiled, module)
     xla = {
         k: v
         for k, v in figures.items()

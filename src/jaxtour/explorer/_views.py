@@ -8,6 +8,7 @@ makes the same thing in a notebook (`Shown.code`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -173,10 +174,15 @@ def cost_and_memory(request: Request) -> Shown:
 
     fn, args, label = request.composed
     compiled = _ir.trace(fn, args, {}, who="explore").lower().compile()
+    figures = _ir.cost_summary(compiled)
+    # beside a library call XLA does not count: "at least", or "not counted" for a 0
     rows = [
-        (_FIGURES.get(k, k), _amount(k, v))
-        for k, v in _ir.cost_summary(compiled).items()
+        (name, text)
+        for k, name in _FIGURES.items()
+        if (text := _ir.figure_text(figures, k, functools.partial(_amount, k)))
     ]
+    if left := _ir.left_out(figures):
+        rows.append(("left out", left))
     title = f"XLA's cost and memory analysis of {label} on {jax.default_backend()}"
     batch = batch_code(request.transforms)
     code = f"{_jitted(label)}.lower(*{batch}).compile().cost_analysis()"
@@ -204,9 +210,9 @@ _FIGURES = {
     "flops": "floating-point operations",
     "transcendentals": "transcendental functions (exp, tanh, ...)",
     "bytes_accessed": "bytes read and written",
+    "temp_bytes": "temporary buffers",
     "argument_bytes": "argument buffers",
     "output_bytes": "output buffers",
-    "temp_bytes": "temporary buffers",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from jaxtour import _fit, _io_nodes, _ir, _number_words, _options, _palette, _style
@@ -89,13 +90,11 @@ def draw_hlo(
         names = _ir.io_names(traced.jaxpr.jaxpr)
         if stage == "stablehlo":
             shlo = _ir.parse_stablehlo(_ir.stablehlo_text(lowered))
-            module, figures = _ir.unwrap_call(shlo), {}
+            module, figures = _ir.unwrap_call(shlo), _ir.Figures()
         else:
             compiled = lowered.compile()
-            module, figures = (
-                _ir.parse_hlo(compiled.as_text()),
-                _ir.cost_summary(compiled),
-            )
+            module = _ir.parse_hlo(compiled.as_text())
+            figures = _ir.cost_summary(compiled, module)
         return hlo_diagram(
             module,
             _ir.function_name(f),
@@ -286,15 +285,20 @@ def _drawn(module: _ir.HloModule, max_depth: int | None) -> int:
     )
 
 
+_SUMMED = {
+    "flops": "FLOP",
+    "bytes_accessed": "B accessed",
+    "temp_bytes": "B temp memory",
+}
+
+
 def summary(module: _ir.HloModule, figures: dict[str, float]) -> str:
     """One line: XLA's FLOPs, bytes accessed, temp memory, and what the fusions hold."""
     parts = []
-    if "flops" in figures:
-        parts.append(_number_words.si(figures["flops"], "FLOP"))
-    if "bytes_accessed" in figures:
-        parts.append(_number_words.si(figures["bytes_accessed"], "B accessed"))
-    if "temp_bytes" in figures:
-        parts.append(_number_words.si(figures["temp_bytes"], "B temp memory"))
+    for key, unit in _SUMMED.items():  # "at least" beside a call XLA does not count
+        said = _ir.figure_text(figures, key, partial(_number_words.si, unit=unit), True)
+        parts += [said] if said else []
+    parts += [left] if (left := _ir.left_out(figures)) else []
     # ops inside fusions, a nested fusion counted by what it holds
     every, standalone = module.op_counts(), module.op_counts(fused=False)
     fused = every.total() - every["fusion"] - standalone.total() + standalone["fusion"]
