@@ -9,7 +9,8 @@ say how. Public JAX APIs only: `jax.jit(f).trace/lower/compile`, `jax.extend.cor
 One module per seam: `_static` (`static_argnums`/`static_argnames` and `argnums`,
 read once as `jax.jit` and `jax.grad` read them), `_jit_statics` (those a jitted
 function's own `jax.jit` holds), `_args` (checked arguments and tracing), `_split`
-(leaves JAX cannot trace held fixed, as `eqx.filter_jit`),
+(leaves JAX cannot trace held fixed, as `eqx.filter_jit`), `_writes` (a model passed
+as `f` that writes to itself, caught where the traced copy would lose the write),
 `_concrete` (a value `f` needs in Python that tracing made abstract, retold),
 `_values` (run values as NumPy: keys as key data, bfloat16/float8 NaNs found), `_jaxpr`
 (reading jaxprs), `_frames` (the user's call stack behind an equation),
@@ -124,6 +125,7 @@ from jaxtour._ir._values import (
     nonfinite,
     value_type,
 )
+from jaxtour._ir._writes import StateWriteError, Writes
 
 __all__ = [
     "BOOKKEEPING",
@@ -145,10 +147,12 @@ __all__ = [
     "SourceLine",
     "Split",
     "Stack",
+    "StateWriteError",
     "StaticArgs",
     "Step",
     "Stepped",
     "SubJaxpr",
+    "Writes",
     "applier",
     "arg_names",
     "bind",

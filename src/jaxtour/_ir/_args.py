@@ -14,6 +14,7 @@ from jaxtour._ir._jaxpr import type_str
 from jaxtour._ir._jit_statics import is_jitted, jit_statics
 from jaxtour._ir._split import bind, is_model, model_name, split, traceable
 from jaxtour._ir._static import StaticArgs, describe, static_args
+from jaxtour._ir._writes import StateWriteError, Writes
 
 
 def check_callable(f: Any, who: str) -> None:
@@ -165,10 +166,13 @@ def trace_split(
     static_argnames: Any = None,
     *,
     own: bool = False,
+    writes: Writes | None = None,
 ) -> tuple[jax.stages.Traced, Any]:
     """As `trace`, and the `_split.Split` it traced: its `leaves()` are the jaxpr's
     inputs, its `held` names the leaves held fixed. The static options are read by
     `static_args` (as `jax.jit` reads them), and each static value is checked hashable.
+    With `writes`, a model passed as `f` that writes to itself when called raises
+    (`_split.applier`): a lens that hands back `f`'s results passes it.
 
     With `own`, a `jax.jit`-wrapped `f` is traced by itself when the kit adds nothing
     (no static option, no leaf to hold): with its own static arguments, donation and
@@ -181,7 +185,8 @@ def trace_split(
     names = arg_names(f, len(args))
     statics.check_values(args, kwargs, who, names)
     if is_model(f):  # traced as eqx.filter_jit(f) traces it: its arrays are inputs
-        return _trace_model(f, args, kwargs, who, statics, names)
+        shifted, part = _model_split(f, args, kwargs, statics, names)
+        return _traced(f, args, kwargs, who, shifted, names, part, False, writes)
     part = split(args, kwargs, statics.positions(len(args)), statics.names, names)
     told = bool(statics.nums or statics.names)
     alone = own and is_jitted(f) and not (part.slots or told)
@@ -192,15 +197,15 @@ def trace_split(
     return _traced(f, args, kwargs, who, statics, names, part, alone)
 
 
-def _trace_model(
-    f: Any, args: tuple, kwargs: dict, who: str, statics: StaticArgs, names: list
-) -> tuple[jax.stages.Traced, Any]:
-    """`f`, a callable pytree holding arrays, traced as ``apply(f, *args)``
-    (`_split.applier`): its arrays inputs, its other leaves held."""
+def _model_split(
+    f: Any, args: tuple, kwargs: dict, statics: StaticArgs, names: list
+) -> tuple[StaticArgs, Any]:
+    """`f`, a callable pytree holding arrays, split as ``apply(f, *args)`` takes
+    it (`_split.applier`): its arrays inputs, its other leaves held; the statics
+    shifted past it."""
     shifted, called, named = model_call(f, args, statics, names)
     static = shifted.positions(len(called))
-    part = split(called, kwargs, static, shifted.names, named, f)
-    return _traced(f, args, kwargs, who, shifted, names, part, False)
+    return shifted, split(called, kwargs, static, shifted.names, named, f)
 
 
 def model_call(
@@ -229,13 +234,17 @@ def _traced(
     names: list,
     part: Any,
     alone: bool,
+    writes: Writes | None = None,
 ) -> tuple[jax.stages.Traced, Any]:
-    """`part` traced under `jax.jit` (`f` itself where `alone`), JAX's errors retold."""
+    """`part` traced under `jax.jit` (`f` itself where `alone`), JAX's errors retold
+    (not a model's lost write: `writes`, which says what it is)."""
     jitted = (
         f
         if alone
         else jax.jit(
-            bind(f, part), static_argnums=statics.nums, static_argnames=statics.names
+            bind(f, part, writes),
+            static_argnums=statics.nums,
+            static_argnames=statics.names,
         )
     )
     try:
@@ -244,7 +253,11 @@ def _traced(
         if (retold := own_statics_error(f, err, who, args, kwargs)) is not None:
             raise retold from err
         whole = [held for held in part.whole_held() if _implicated(held[1], err)]
-        if isinstance(err, TypeError) and whole:
+        if (
+            isinstance(err, TypeError)
+            and whole
+            and not isinstance(err, StateWriteError)
+        ):
             (kind, key), value = whole[0]
             if kind == "arg" and part.model is not None:  # the model came first
                 key -= 1

@@ -24,6 +24,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxtour._ir._writes import Writes, check_unwritten, snapshot
+
 
 def traceable(leaf: Any) -> bool:
     """Whether `jax.jit` traces `leaf`: an array, a NumPy or Python number, a key.
@@ -173,20 +175,22 @@ def is_model(f: Any) -> bool:
     return leaves != [f] and any(is_array(leaf) for leaf in leaves)
 
 
-def applier(f: Any) -> Any:
+def applier(f: Any, writes: Writes | None = None) -> Any:
     """``apply(model, *args, **kwargs) = model(*args, **kwargs)``, one function per
     name and signature (so JAX's caches hit on a warm call), signed as `f` with the
     model first (`model_name`), named as `f` (JAX then names its leaves
-    ``MLP.layers[0].weight``).
+    ``MLP.layers[0].weight``). With `writes`, a call that writes to the traced model
+    raises (`_writes.check_unwritten`): a lens that hands back `f`'s results says
+    so rather than lose the update.
 
     Example:
         >>> applier(jax.tree_util.Partial(jax.numpy.dot, jax.numpy.ones(2))).__name__
         'dot'
     """
     name, first, params = _naming(f)
-    key = (name, first, None if params is None else tuple(map(str, params)))
+    key = (name, first, None if params is None else tuple(map(str, params)), writes)
     if (hit := _APPLIERS.get(key)) is None:
-        hit = _APPLIERS[key] = _make_applier(name, first, params)
+        hit = _APPLIERS[key] = _make_applier(name, first, params, writes)
         if len(_APPLIERS) > 64:
             _APPLIERS.popitem(last=False)
     return hit
@@ -227,9 +231,16 @@ def _naming(f: Any) -> tuple[str, str, list | None]:
 _APPLIERS: collections.OrderedDict = collections.OrderedDict()
 
 
-def _make_applier(name: str, first: str, params: list | None) -> Any:
+def _make_applier(
+    name: str, first: str, params: list | None, writes: Writes | None
+) -> Any:
     def apply(model: Any, /, *args: Any, **kwargs: Any) -> Any:
-        return model(*args, **kwargs)
+        if writes is None:
+            return model(*args, **kwargs)
+        before = snapshot(model)
+        out = model(*args, **kwargs)
+        check_unwritten(model, before, name, writes)
+        return out
 
     apply.__name__ = apply.__qualname__ = name
     if params is not None:
@@ -245,10 +256,11 @@ def _slot_name(slot: tuple, names: list[str] | None) -> str:
     return names[key] if names and key < len(names) else f"args[{key}]"
 
 
-def bind(f: Any, part: Split) -> Any:
+def bind(f: Any, part: Split, writes: Writes | None = None) -> Any:
     """`f` taking `part`'s masked arguments: the held leaves filled back in (where
-    `part` was split with `f` as its model, `applier(f)` taking the model first; a
-    function other than the model, given the model first, is bound as it is).
+    `part` was split with `f` as its model, `applier(f, writes)` taking the model
+    first; a function other than the model, given the model first, is bound as it
+    is).
 
     The same `f` and held leaves give the same function, so JAX's caches of traces
     and compilations hit on a warm call. Any other `f` that cannot be hashed (a
@@ -257,7 +269,7 @@ def bind(f: Any, part: Split) -> Any:
     trace closes over, as `jax.make_jaxpr(f)` shows them.
     """
     if part.model is not None and f is part.model:
-        f = applier(f)
+        f = applier(f, writes)
     if not part.slots:
         return f if _hashable(f) else _called(f)
     try:

@@ -20,6 +20,11 @@ each call, as an argument is: a weight of a new shape, or a new activation, trac
 again (`eqx.filter_jit(model)` reads it once, when wrapped; for an immutable Equinox
 module the two agree).
 
+A call of such a model that writes to the model itself (a Flax NNX `BatchNorm`
+updating its statistics) would write to jit's traced copy and lose the update: it
+raises instead, saying to pass `nnx.jit` (`_state`). `lower` and `trace` run nothing
+and stage it as `jax.jit` would.
+
 Each jit is kept for as long as this function is, up to `_MOST` of them: as many as
 JAX's own cache of traces holds (`jax.jit` keeps a function's traces in caches of
 thousands of entries, shared by every function). A call that comes back to held leaves
@@ -42,6 +47,7 @@ import jax
 
 from jaxtour import _ir
 from jaxtour.tracing._signature import Signature, signature
+from jaxtour.tracing._state import writes
 from jaxtour.tracing._statics import Cause
 from jaxtour.tracing._watched import read_values
 
@@ -82,12 +88,15 @@ class Jits:
         self.traced = _ir.is_array if self.own == "equinox" else _ir.traceable
         # a model as f: jit runs apply(model, *args), its arrays traced
         self.model = not self.own and _ir.is_model(f)
-        self.target = _ir.applier(f) if self.model else f
+        self.target = _ir.applier(f) if self.model else f  # staged: lower, trace
         self._made: collections.OrderedDict = collections.OrderedDict()
         self._dropped: set[int] = set()  # the hashes of the keys of jits let go
         self.remade = False  # whether the last call's jit was let go and made again
         self._names: tuple[str, ...] = ()  # every static keyword seen so far
-        target = self.target
+        # a call hands back f's results: a model that writes to itself raises
+        target = (
+            _ir.applier(f, writes(f, "explain_retraces", True)) if self.model else f
+        )
 
         @functools.wraps(target)
         def counted(*args: Any, **kwargs: Any) -> Any:

@@ -46,8 +46,9 @@ def find_nans(
         draws that neighbourhood; it says "no NaN" when every value is finite.
 
     Raises:
-        TypeError: `f` is not callable, `include_inf` is not a bool, or an argument is
-            not something JAX traces.
+        TypeError: `f` is not callable, `include_inf` is not a bool, an argument is
+            not something JAX traces, or `f` is a model that writes to itself (an
+            NNX `BatchNorm`): the traced copy would lose the update.
 
     Example:
         >>> import jax.numpy as jnp

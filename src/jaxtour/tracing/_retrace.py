@@ -118,7 +118,8 @@ def explain_retraces(
     Raises:
         TypeError: `f` is not callable, or a static option is not ints (strs); at a
             call, an argument JAX cannot trace (a whole one: a string passed where
-            `f` wants an array) or a static argument it cannot hash.
+            `f` wants an array) or a static argument it cannot hash; or `f` is a model
+            that writes to itself (an NNX `BatchNorm`): jit would lose the update.
         ValueError: a static position `f` cannot take or a name it does not have.
 
     Example:

@@ -15,6 +15,7 @@ from jaxtour._ir import Step, Stepped, step_jaxpr
 from jaxtour._number_words import plural
 from jaxtour._report import Report, Table
 from jaxtour.tracing._draw import code_worthy, draw_run, preview
+from jaxtour.tracing._state import writes
 
 WHO = "step_through"
 MAX_STEPS = 80  # a picture past this many steps shows a window of them
@@ -48,7 +49,9 @@ def step_through(
         heatmap for a 2-D value) and the line of Python that made it.
 
     Raises:
-        TypeError: `f` is not callable, or an argument is not something JAX traces.
+        TypeError: `f` is not callable, or an argument is not something JAX traces,
+            or `f` is a model that writes to itself (an NNX `BatchNorm`): the traced
+            copy would lose the update.
 
     Example:
         >>> import jax.numpy as jnp
@@ -80,7 +83,10 @@ def run_steps(
     rankdir: str = "TB",
 ) -> Steps:
     """Trace `f` (checked, as every jaxtour call does) and step its jaxpr."""
-    traced, part = _ir.trace_split(f, args, kwargs, who, static, static_names)
+    check = writes(f, who, own_jit=False)  # f's results come back: no lost update
+    traced, part = _ir.trace_split(
+        f, args, kwargs, who, static, static_names, writes=check
+    )
     closed = _ir.unwrap_jit(traced.jaxpr)
     run = step_jaxpr(closed, part.leaves(), stop)
     return Steps(
