@@ -21,6 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtour.exercises._reach import UNKNOWN, Seen, loads, unwrapped
+
 
 def primitives_of(
     fn: Callable, *traced: Any, before: tuple = (), after: tuple = ()
@@ -80,73 +82,60 @@ def python_function(fn: Any) -> Any:
         >>> python_function(functools.partial(jax.jit(f), 2.0)) is f
         True
     """
-    for _ in range(32):  # a cycle of wrappers ends somewhere
-        inner = (
-            fn.func
-            if isinstance(fn, functools.partial)
-            else getattr(fn, "__wrapped__", None)
-        )
-        if inner is None:
-            break
-        fn = inner
-    return fn
-
-
-def code_names(fn: Callable) -> set[str]:
-    """The global and attribute names `fn`'s code uses, nested functions and lambdas
-    included (read, never run), through `jax.jit` and `functools.partial`.
-
-    Example:
-        >>> sorted(code_names(lambda xs: jax.vmap(lambda x: jnp.sin(x))(xs)))
-        ['jax', 'jnp', 'sin', 'vmap']
-        >>> sorted(code_names(jax.jit(lambda x: jnp.cos(x))))
-        ['cos', 'jnp']
-    """
-    found: set[str] = set()
-    stack = [getattr(python_function(fn), "__code__", None)]
-    while stack:
-        code = stack.pop()
-        if code is not None:
-            found |= set(code.co_names)
-            stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
-    return found
+    return unwrapped(fn)[0]
 
 
 def names_holding(fn: Callable, *objects: Any) -> list[str]:
-    """The globals `fn`'s code names (nested code included) and the variables it closes
-    over that hold one of `objects` (by identity): `bc = jnp.bincount` is found.
+    """Where `fn`'s code (nested code included) finds one of `objects` (by identity, or
+    under a `functools.partial`): a global, a closed-over variable, a default argument,
+    an attribute read off one (`tools.g`) or an item of a list or dict one holds.
 
     Example:
         >>> sin = jnp.sin
         >>> names_holding(lambda x: sin(x), jnp.sin)
         ['sin']
+        >>> names_holding(lambda x, f=jnp.sin: f(x), jnp.sin)
+        ['f']
     """
-    wanted = {id(o) for o in objects}
-    return sorted(n for n, value in _scope(fn).items() if id(value) in wanted)
+    return sorted(set().union(*(_holding(loads(fn), obj) for obj in objects)))
 
 
-def _scope(fn: Callable) -> dict[str, Any]:
-    """What the names `fn`'s code uses hold: its globals and the variables it closes
-    over (a jitted function's: those of the Python function it traces)."""
-    fn = python_function(fn)
-    code = getattr(fn, "__code__", None)
-    names = code_names(fn) | set(getattr(code, "co_freevars", ()))
-    scope = {n: v for n, v in getattr(fn, "__globals__", {}).items() if n in names}
-    cells = getattr(fn, "__closure__", None) or ()
-    for name, cell in zip(getattr(code, "co_freevars", ()), cells, strict=True):
-        try:
-            scope[name] = cell.cell_contents
-        except ValueError:  # an empty cell: a variable not assigned yet
-            continue
-    return scope
+def _holding(seen: list[Seen], obj: Any) -> set[str]:
+    """The paths of `seen` that hold `obj`, or hold it as an item."""
+    inner = python_function(obj)
+    return {
+        path
+        for s in seen
+        for path, value in _holdings(s.path, s.value)
+        if value is obj or _python_function_of(value) is inner
+    }
+
+
+def _holdings(path: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """`value` and, for a list, tuple or dict, its items (up to `HELPERS`)."""
+    yield path, value
+    if isinstance(value, list | tuple):
+        yield from ((f"{path}[{i}]", v) for i, v in enumerate(value[:HELPERS]))
+    elif isinstance(value, dict):
+        items = list(value.items())[:HELPERS]
+        yield from ((f"{path}[{k!r}]", v) for k, v in items)
+
+
+def _python_function_of(value: Any) -> Any:
+    try:
+        return python_function(value)
+    except Exception:  # an object of the student's whose attributes raise
+        return None
 
 
 HELPERS = 64  # the most functions of one answer `own_functions` reads
 
 
 def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
-    """`fn` (named "") and the student's own functions its code reaches through its
-    globals and closure, transitively, each with the name it was first reached by.
+    """`fn` (named "") and the student's own functions its code reaches, transitively,
+    each with the name it was first reached by: through its globals, closure and
+    default arguments, an attribute (`mylib.helper`, `tools.helper`) or an item of a
+    list or dict.
 
     A helper is a Python function (a lambda, one under `jax.jit` or `functools.partial`)
     whose code lives outside the installed packages and the kit: in the notebook, or a
@@ -159,18 +148,26 @@ def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
         >>> [name for name, _ in own_functions(lambda f: jnp.sum(helper(f)(1.0)))]
         ['', 'helper']
     """
-    root = python_function(fn)
-    found, seen = [("", root)], {id(root)}
-    for _, function in found:  # grows as it goes: breadth first
-        for name, value in sorted(_scope(function).items()):
-            try:
-                inner = python_function(value)
-            except Exception:  # an object of the student's whose attributes raise
-                continue
-            if len(found) < HELPERS and id(inner) not in seen and _is_own(inner):
-                seen.add(id(inner))
-                found.append((name, inner))
-    return found
+    return [(name, function) for name, function, _ in _read_answer(fn)]
+
+
+def _read_answer(fn: Any) -> list[tuple[str, Any, list[Seen]]]:
+    """`own_functions`, each with what its code loads."""
+    read: list[tuple[str, Any, list[Seen]]] = []
+    waiting = [("", fn)]
+    done: set[int] = set()
+    while waiting and len(read) < HELPERS:
+        name, function = waiting.pop(0)
+        if id(python_function(function)) in done:
+            continue
+        done.add(id(python_function(function)))
+        seen = loads(function)
+        read.append((name, function, seen))
+        for s in seen:
+            for path, value in _holdings(s.path, s.value):
+                if _is_own(_python_function_of(value)):
+                    waiting.append((path, value))
+    return read
 
 
 def _is_own(fn: Any) -> bool:
@@ -185,6 +182,7 @@ def _is_own(fn: Any) -> bool:
     return not any(_in_library(f) for f in files if isinstance(f, str))
 
 
+@functools.cache
 def _in_library(file: str) -> bool:
     """Whether `file` lies in the standard library, an installed package or the kit
     (a notebook cell's pseudo-file, `<cell 3>`, lies in none)."""
@@ -204,9 +202,14 @@ def _library_folders() -> tuple[str, ...]:
 
 def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Where `fn` and its own helpers (`own_functions`) use one of `wanted`, a name
-    and the object it names (`{"grad": jax.grad}`): each use as (the name, the
-    variable holding the object or "" where the code spells the name, the helper or
-    "" for `fn` itself), in the order `own_functions` reads them.
+    and the object it names (`{"grad": jax.grad}`): each use as (the name, where the
+    code finds the object, or "" where it spells the name (`jax.grad`, `j.grad`),
+    the helper or "" for `fn` itself), in the order `own_functions` reads them.
+
+    A name spelt where reading cannot tell what it holds (`make().grad`: an attribute
+    of what a call returns) counts as a use, unless a function of the student's read
+    here has that name or their code assigns an attribute of that name: their own
+    `grad` is not JAX's. What `getattr(jax, "grad")` or `eval` reaches is not seen.
 
     Example:
         >>> g = jax.grad
@@ -215,10 +218,26 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
         >>> uses(lambda f: helper(f)(1.0), {"grad": jax.grad, "vmap": jax.vmap})
         [('grad', 'g', 'helper')]
     """
+    read = _read_answer(fn)
+    own = {getattr(python_function(f), "__name__", "") for _, f, _ in read}
+    own |= {s.name for *_, seen in read for s in seen if s.kind == "stored"}
     found = []
-    for helper, function in own_functions(fn):
-        spelt = code_names(function)
+    for helper, _, seen in read:
         for name, obj in wanted.items():
-            aliases = [""] if name in spelt else names_holding(function, obj)
-            found += [(name, alias, helper) for alias in aliases]
+            held = _holding(seen, obj)
+            aliases = {"" if p.rpartition(".")[2] == name else p for p in held}
+            if not aliases and _spelt_unread(seen, name, own):
+                aliases = {""}
+            found += [(name, alias, helper) for alias in sorted(aliases)]
     return found
+
+
+def _spelt_unread(seen: list[Seen], name: str, own: set[str]) -> bool:
+    """Whether `seen` spells `name` where what it holds is unknown, and it is not the
+    name of the student's own function or attribute."""
+    return any(
+        s.name == name
+        and s.value is UNKNOWN
+        and (s.kind == "global" or (s.kind == "attribute" and name not in own))
+        for s in seen
+    )

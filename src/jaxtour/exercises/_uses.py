@@ -1,9 +1,9 @@
 """What an answer uses, its own helpers included: the JAX function a checker bans
 (`jax.grad` where the task is to build it from `jax.vjp`) or requires (`jax.vmap`).
 
-The answer's own code is read here (a grader's `Remote` carries it); what it reaches
-through its globals (an alias, `g = jax.grad`, or a helper it calls) is asked where the
-answer lives, with the probe `uses`.
+What the answer's code reaches (an alias, `g = jax.grad`; a default argument; an
+attribute, `tools.g`; a helper it calls) lives where the answer
+lives, so it is asked there, with the probe `uses`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jaxtour.exercises._probes import code_names, uses
+from jaxtour.exercises._probes import uses
 from jaxtour.exercises._remote import in_answer
 
 
@@ -43,15 +43,8 @@ class Use:
 def first_use(fn: Callable, wanted: dict[str, Any]) -> Use | None:
     """The first of `wanted` (a name: the object it names, `{"grad": jax.grad}`, in
     order) that `fn` or one of its own helpers uses, spelt or held by another name;
-    None when none is.
-
-    The answer's own spelling is read here; only when that finds none is the answer's
-    process asked (aliases and helpers live in its globals).
+    None when none is. What `uses` cannot see (`getattr(jax, "grad")`) is not found.
     """
-    spelt = code_names(fn)
-    for name in wanted:
-        if name in spelt:
-            return Use(name)
     found = [Use(*use) for use in in_answer(fn, uses, wanted)]
     order = list(wanted)
     return min(found, key=lambda use: order.index(use.name), default=None)

@@ -1,0 +1,115 @@
+"""A ban (`jax.grad` where the task is to build it from `jax.vjp`) and a requirement
+(`jax.vmap`) read whatever the answer reaches: a default argument, what a
+`functools.partial` binds, an attribute of a module, namespace or object, an item of a
+dict, a function in the student's own module. An answer reaching the banned function so
+is told it uses it, and the student's own function that only shares its name is not
+blamed. `getattr(jax, "grad")` is not seen."""
+
+import pytest
+from test_exercises_answers import _graded
+from test_exercises_speed import answer
+
+from jaxtour.exercises import check
+
+# a right answer's body: `grad` built from `jax.vjp`
+BY_VJP = """    y, pull = jax.vjp(f, x)
+    return pull(jnp.ones_like(y))[0]
+"""
+EVADING = {
+    "a default": (
+        "def ex_grad_from_vjp(f, x, g=jax.grad):\n    return g(f)(x)",
+        "as `g`",
+    ),
+    "a keyword-only default": (
+        "def ex_grad_from_vjp(f, x, *, g=jax.grad):\n    return g(f)(x)",
+        "as `g`",
+    ),
+    "a lambda's default": (
+        "ex_grad_from_vjp = lambda f, x, g=jax.grad: g(f)(x)",
+        "as `g`",
+    ),
+    "a partial's argument": (
+        "import functools\ndef pulled(g, f, x):\n"
+        "    return g(f)(x)\nex_grad_from_vjp = functools.partial(pulled, jax.grad)",
+        "as `g`",
+    ),
+    "a namespace's attribute": (
+        "import types\ntools = types.SimpleNamespace(g=jax.grad)\n"
+        "def ex_grad_from_vjp(f, x):\n    return tools.g(f)(x)",
+        "as `tools.g`",
+    ),
+    "an item of a dict": (
+        "ops = {'g': jax.grad}\ndef ex_grad_from_vjp(f, x):\n    return ops['g'](f)(x)",
+        "as `ops['g']`",
+    ),
+    "a function of the student's module": (
+        "import student_helpers\ndef ex_grad_from_vjp(f, x):\n"
+        "    return student_helpers.helper(f)(x)",
+        "in `student_helpers.helper`",
+    ),
+}
+
+
+def _checked(source):
+    # bound to the exercise's name, as a notebook binds a lambda or a partial
+    ex_grad_from_vjp = answer(source, "ex_grad_from_vjp")
+    return check(ex_grad_from_vjp, quiet=True)
+
+
+@pytest.mark.parametrize(("source", "where"), EVADING.values(), ids=list(EVADING))
+def test_grad_reached_another_way_is_told_the_task_is_vjp(source, where):
+    result = _checked(source)
+    assert result.kind == "wrong", result
+    assert f"it uses `jax.grad` ({where}): the task is to build it from" in (
+        result.message
+    )
+
+
+OWN_GRAD = {
+    "a function of theirs": f"def grad(f, x):\n{BY_VJP}\n"
+    "def ex_grad_from_vjp(f, x):\n    return grad(f, x)",
+    "a function of their module": "import student_helpers\n"
+    "def ex_grad_from_vjp(f, x):\n    return student_helpers.grad(f)(x)",
+}
+
+
+@pytest.mark.parametrize("source", OWN_GRAD.values(), ids=list(OWN_GRAD))
+def test_the_students_own_grad_is_not_taken_for_jaxs(source):
+    result = _checked(source)
+    assert (result.passed, result.kind) == (True, "passed"), result
+
+
+def test_vmap_held_by_a_default_meets_the_requirement():
+    ex_jacobian_from_jvp = answer(
+        "def ex_jacobian_from_jvp(f, x, batched=jax.vmap):\n"
+        "    basis = jnp.eye(x.shape[0], dtype=x.dtype)\n"
+        "    return batched(lambda v: jax.jvp(f, (x,), (v,))[1], out_axes=1)(basis)",
+        "ex_jacobian_from_jvp",
+    )
+    result = check(ex_jacobian_from_jvp, quiet=True)
+    assert (result.passed, result.kind) == (True, "passed"), result
+
+
+# --- grading reads the same: the answer's process is asked what the answer reaches ---------
+OWN_JACFWD = """def jacfwd(f, x, batched):
+    basis = jnp.eye(x.shape[0], dtype=x.dtype)
+    return batched(lambda v: jax.jvp(f, (x,), (v,))[1], out_axes=1)(basis)
+
+def ex_jacobian_from_jvp(f, x, batched=jax.vmap):
+    return jacfwd(f, x, batched)
+"""
+
+
+@pytest.mark.slow  # an answer process: JAX imported, two exercises judged
+def test_grading_reads_defaults_and_spares_the_students_own_names():
+    verdicts, _ = _graded(
+        "02_close_to_the_math",
+        {
+            "ex_grad_from_vjp": EVADING["a default"][0],
+            "ex_jacobian_from_jvp": OWN_JACFWD,
+        },
+        only={"ex_grad_from_vjp", "ex_jacobian_from_jvp"},
+    )
+    _, message, kind = verdicts["test_ex_grad_from_vjp"]
+    assert kind == "wrong" and "uses `jax.grad` (as `g`)" in message
+    assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"
