@@ -1,9 +1,10 @@
 """A ban (`jax.grad` where the task is to build it from `jax.vjp`) and a requirement
 (`jax.vmap`) read whatever the answer reaches: a default argument, what a
 `functools.partial` binds, an attribute of a module, namespace or object, an item of a
-dict, a function in the student's own module. An answer reaching the banned function so
+dict, a function in the student's own module, a method of the student's class that
+their code names (and its special methods). An answer reaching the banned function so
 is told it uses it, and the student's own function that only shares its name is not
-blamed. `getattr(jax, "grad")` is not seen."""
+blamed, nor a method of theirs that nothing calls. `getattr(jax, "grad")` is not seen."""
 
 import pytest
 from test_exercises_answers import _graded
@@ -14,6 +15,28 @@ from jaxtour.exercises import check
 # a right answer's body: `grad` built from `jax.vjp`
 BY_VJP = """    y, pull = jax.vjp(f, x)
     return pull(jnp.ones_like(y))[0]
+"""
+TOOLS = """class Tools:
+    @staticmethod
+    def static(f):
+        return jax.grad(f)
+
+    def method(self, f):
+        return self.pulled(f)
+
+    def pulled(self, f):
+        return jax.grad(f)
+
+"""
+CALLABLE = """class Gradient:
+    def __call__(self, f):
+        return jax.grad(f)
+
+"""
+SET_IN_INIT = """class Tools:
+    def __init__(self):
+        self.g = jax.grad
+
 """
 EVADING = {
     "a default": (
@@ -42,6 +65,22 @@ EVADING = {
         "ops = {'g': jax.grad}\ndef ex_grad_from_vjp(f, x):\n    return ops['g'](f)(x)",
         "as `ops['g']`",
     ),
+    "a static method": (
+        f"{TOOLS}def ex_grad_from_vjp(f, x):\n    return Tools.static(f)(x)",
+        "in `Tools.static`",
+    ),
+    "a method calling another by self": (
+        f"{TOOLS}def ex_grad_from_vjp(f, x):\n    return Tools().method(f)(x)",
+        "in `Tools.pulled`",
+    ),
+    "a callable instance": (
+        f"{CALLABLE}g = Gradient()\ndef ex_grad_from_vjp(f, x):\n    return g(f)(x)",
+        "in `g.__call__`",
+    ),
+    "an attribute its __init__ sets": (
+        f"{SET_IN_INIT}def ex_grad_from_vjp(f, x):\n    return Tools().g(f)(x)",
+        "in `Tools.__init__`",
+    ),
     "a function of the student's module": (
         "import student_helpers\ndef ex_grad_from_vjp(f, x):\n"
         "    return student_helpers.helper(f)(x)",
@@ -65,9 +104,21 @@ def test_grad_reached_another_way_is_told_the_task_is_vjp(source, where):
     )
 
 
+OWN_METHOD = """class Tools:
+    def grad(self, f, x):
+        y, pull = jax.vjp(f, x)
+        return pull(jnp.ones_like(y))[0]
+
+    def compare(self, f, x):  # never called by the answer: not read
+        return jax.grad(f)(x) - self.grad(f, x)
+
+def ex_grad_from_vjp(f, x):
+    return Tools().grad(f, x)
+"""
 OWN_GRAD = {
     "a function of theirs": f"def grad(f, x):\n{BY_VJP}\n"
     "def ex_grad_from_vjp(f, x):\n    return grad(f, x)",
+    "a method of theirs": OWN_METHOD,
     "a function of their module": "import student_helpers\n"
     "def ex_grad_from_vjp(f, x):\n    return student_helpers.grad(f)(x)",
 }
@@ -91,6 +142,11 @@ def test_vmap_held_by_a_default_meets_the_requirement():
 
 
 # --- grading reads the same: the answer's process is asked what the answer reaches ---------
+GRAD_IN_A_METHOD = f"""{TOOLS}tools = Tools()
+
+def ex_grad_from_vjp(f, x):
+    return tools.method(f)(x)
+"""
 OWN_JACFWD = """def jacfwd(f, x, batched):
     basis = jnp.eye(x.shape[0], dtype=x.dtype)
     return batched(lambda v: jax.jvp(f, (x,), (v,))[1], out_axes=1)(basis)
@@ -101,15 +157,12 @@ def ex_jacobian_from_jvp(f, x, batched=jax.vmap):
 
 
 @pytest.mark.slow  # an answer process: JAX imported, two exercises judged
-def test_grading_reads_defaults_and_spares_the_students_own_names():
+def test_grading_reads_methods_and_defaults_and_spares_the_students_own_names():
     verdicts, _ = _graded(
         "02_close_to_the_math",
-        {
-            "ex_grad_from_vjp": EVADING["a default"][0],
-            "ex_jacobian_from_jvp": OWN_JACFWD,
-        },
+        {"ex_grad_from_vjp": GRAD_IN_A_METHOD, "ex_jacobian_from_jvp": OWN_JACFWD},
         only={"ex_grad_from_vjp", "ex_jacobian_from_jvp"},
     )
     _, message, kind = verdicts["test_ex_grad_from_vjp"]
-    assert kind == "wrong" and "uses `jax.grad` (as `g`)" in message
+    assert kind == "wrong" and "uses `jax.grad` (in `tools.pulled`)" in message
     assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"

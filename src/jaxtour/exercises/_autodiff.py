@@ -27,7 +27,7 @@ LESSON = "02_close_to_the_math"
 
 def _forbid(fn: Callable, names: dict[str, str], task: str) -> None:
     """Wrong if `fn` or a helper of its own uses `jax.<name>`: spelt, or reached another
-    way (an alias, a default argument, an attribute: see `_probes.uses`)."""
+    way (an alias, a default argument, an attribute, a method: see `_probes.uses`)."""
     use = first_use(fn, {name: getattr(jax, name) for name in names})
     if use is not None:
         raise Wrong(

@@ -14,7 +14,7 @@ import os
 import sys
 import sysconfig
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
@@ -134,8 +134,10 @@ HELPERS = 64  # the most functions of one answer `own_functions` reads
 def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
     """`fn` (named "") and the student's own functions its code reaches, transitively,
     each with the name it was first reached by: through its globals, closure and
-    default arguments, an attribute (`mylib.helper`, `tools.helper`) or an item of a
-    list or dict.
+    default arguments, an attribute (`mylib.helper`, `tools.helper`), an item of a list
+    or dict, and the methods of a class of the student's it reaches (or of an instance
+    of one) that their code names (`Tools().helper`, `self.helper`), and their special
+    methods (`__init__`, `__call__`).
 
     A helper is a Python function (a lambda, one under `jax.jit` or `functools.partial`)
     whose code lives outside the installed packages and the kit: in the notebook, or a
@@ -148,26 +150,84 @@ def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
         >>> [name for name, _ in own_functions(lambda f: jnp.sum(helper(f)(1.0)))]
         ['', 'helper']
     """
-    return [(name, function) for name, function, _ in _read_answer(fn)]
+    return [(name, function) for name, function, _, _ in _read_answer(fn)]
 
 
-def _read_answer(fn: Any) -> list[tuple[str, Any, list[Seen]]]:
-    """`own_functions`, each with what its code loads."""
-    read: list[tuple[str, Any, list[Seen]]] = []
-    waiting = [("", fn)]
+def _read_answer(fn: Any) -> list[tuple[str, Any, Any, list[Seen]]]:
+    """`own_functions`, each with where its first argument is found when it is a
+    method, and what its code loads. `fn` may be an instance of the student's class."""
+    read: list[tuple[str, Any, Any, list[Seen]]] = []
+    waiting = [("", fn, None)] if hasattr(python_function(fn), "__code__") else []
+    classes = {} if waiting else {id(fn): ("", fn)}  # the student's, reached
+    named: set[str] = set()  # the attributes their code names
     done: set[int] = set()
-    while waiting and len(read) < HELPERS:
-        name, function = waiting.pop(0)
-        if id(python_function(function)) in done:
-            continue
+    while len(read) < HELPERS:
+        waiting += _methods_named(classes.values(), named)
+        waiting = [w for w in waiting if id(python_function(w[1])) not in done]
+        if not waiting:
+            break
+        name, function, owner = waiting.pop(0)
         done.add(id(python_function(function)))
-        seen = loads(function)
-        read.append((name, function, seen))
-        for s in seen:
-            for path, value in _holdings(s.path, s.value):
-                if _is_own(_python_function_of(value)):
-                    waiting.append((path, value))
+        seen = loads(function, owner)
+        read.append((name, function, owner, seen))
+        named |= {s.name for s in seen if s.kind == "attribute"}
+        for path, value in _reached(seen):
+            if _is_own(_python_function_of(value)):
+                waiting.append((path, value, None))
+            elif any(True for _ in _methods(path, value)):
+                classes.setdefault(id(value), (path, value))
     return read
+
+
+def _reached(seen: list[Seen]) -> Iterator[tuple[str, Any]]:
+    """What `seen` holds, items included, but a method read off the student's class or
+    instance (`tools.helper`): that is read as one of its methods, with its `self`."""
+    held = {s.path: s.value for s in seen}
+    for s in seen:
+        base = held.get(s.path.rpartition(".")[0], UNKNOWN)
+        if s.kind != "attribute" or not any(True for _ in _methods("", base)):
+            yield from _holdings(s.path, s.value)
+
+
+def _methods_named(
+    classes: Iterable[tuple[str, Any]], named: set[str]
+) -> list[tuple[str, Any, Any]]:
+    """The methods of `classes` whose names the code names, and their special methods."""
+    return [
+        method
+        for path, value in classes
+        for method in _methods(path, value)
+        if method[0].rpartition(".")[2] in named or method[0].endswith("__")
+    ]
+
+
+def _methods(path: str, value: Any) -> Iterator[tuple[str, Any, Any]]:
+    """The student's own methods of `value`'s class (or of `value`, a class), each with
+    where its first argument is found: `value`, its class, nothing (a static method)."""
+    if value is UNKNOWN or isinstance(value, types.ModuleType | types.FunctionType):
+        return
+    cls = value if isinstance(value, type) else type(value)
+    named: set[str] = set()  # a subclass's method hides its base's
+    for klass in getattr(cls, "__mro__", ()):
+        for name, attr in list(vars(klass).items()):
+            if name in named:
+                continue
+            named.add(name)
+            for function, owner in _method_functions(attr, (path, value), cls):
+                if _is_own(_python_function_of(function)):
+                    yield f"{path}.{name}".lstrip("."), function, owner
+
+
+def _method_functions(
+    attr: Any, owner: tuple[str, Any], cls: type
+) -> list[tuple[Any, tuple[str, Any] | None]]:
+    if isinstance(attr, staticmethod):
+        return [(attr.__func__, None)]
+    if isinstance(attr, classmethod):
+        return [(attr.__func__, (cls.__name__, cls))]
+    if isinstance(attr, property):
+        return [(f, owner) for f in (attr.fget, attr.fset, attr.fdel) if f]
+    return [(attr, owner)]
 
 
 def _is_own(fn: Any) -> bool:
@@ -219,10 +279,10 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
         [('grad', 'g', 'helper')]
     """
     read = _read_answer(fn)
-    own = {getattr(python_function(f), "__name__", "") for _, f, _ in read}
+    own = {getattr(python_function(f), "__name__", "") for _, f, _, _ in read}
     own |= {s.name for *_, seen in read for s in seen if s.kind == "stored"}
     found = []
-    for helper, _, seen in read:
+    for helper, _, _, seen in read:
         for name, obj in wanted.items():
             held = _holding(seen, obj)
             aliases = {"" if p.rpartition(".")[2] == name else p for p in held}

@@ -3,9 +3,9 @@
 `loads(fn)` lists each name the code loads with what it holds there: a global, a
 variable it closes over, a default argument (`g=jax.grad`), an argument a
 `functools.partial` binds, a module it imports, and the attributes read off those
-(`tools.g`, `mylib.helper`), looked up statically (no property or
-`__getattr__` runs). What only running the code could tell (an attribute of what a
-call returns, `Tools().g`) is listed as `UNKNOWN`. A name read with `getattr` and a
+(`tools.g`, `mylib.helper`, `self.helper`), looked up statically (no property or
+`__getattr__` runs). What only running the code could tell (an attribute of what a call
+returns, `Tools().g`) is listed as `UNKNOWN`. A name read with `getattr` and a
 string, or through a subscript (`ops["g"]`), is no name the code loads.
 """
 
@@ -76,9 +76,10 @@ def unwrapped(fn: Any) -> tuple[Any, list[Any], dict[str, Any]]:
     return fn, args, kwargs
 
 
-def loads(fn: Any) -> list[Seen]:
+def loads(fn: Any, owner: tuple[str, Any] | None = None) -> list[Seen]:
     """The names `fn`'s code (nested functions and lambdas included) loads, in order,
-    each with what it holds.
+    each with what it holds; `owner`, for a method, is where its first argument
+    (`self`, `cls`) was found and what it holds: `self.helper` reads as `tools.helper`.
 
     Example:
         >>> import jax
@@ -93,7 +94,19 @@ def loads(fn: Any) -> list[Seen]:
     scope = getattr(function, "__globals__", None)
     scope = scope if isinstance(scope, dict) else {}
     known = {**_closure(function, code), **_arguments(function, code, args, kwargs)}
-    return list(_read(code, scope, known))
+    if owner is None or not code.co_argcount:
+        return list(_read(code, scope, known))
+    first = code.co_varnames[0]
+    known[first] = owner[1]
+    return [_renamed(s, first, owner[0]) for s in _read(code, scope, known)]
+
+
+def _renamed(seen: Seen, name: str, path: str) -> Seen:
+    """`seen` with the variable `name` at the head of its path read as `path`."""
+    head, dot, rest = seen.path.partition(".")
+    if head != name:
+        return seen
+    return Seen(f"{path}{dot}{rest}".lstrip("."), seen.value, seen.kind)
 
 
 def _closure(function: Any, code: types.CodeType) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 (`jax.grad` where the task is to build it from `jax.vjp`) or requires (`jax.vmap`).
 
 What the answer's code reaches (an alias, `g = jax.grad`; a default argument; an
-attribute, `tools.g`; a helper it calls) lives where the answer
+attribute, `tools.g`; a helper it calls, a method of its class) lives where the answer
 lives, so it is asked there, with the probe `uses`.
 """
 
