@@ -6,6 +6,7 @@ their code names (and its special methods). An answer reaching the banned functi
 is told it uses it, and the student's own function that only shares its name is not
 blamed, nor a method of theirs that nothing calls. `getattr(jax, "grad")` is not seen."""
 
+import jax
 import pytest
 from test_exercises_answers import _graded
 from test_exercises_speed import answer
@@ -166,3 +167,36 @@ def test_grading_reads_methods_and_defaults_and_spares_the_students_own_names():
     _, message, kind = verdicts["test_ex_grad_from_vjp"]
     assert kind == "wrong" and "uses `jax.grad` (in `tools.pulled`)" in message
     assert verdicts["test_ex_jacobian_from_jvp"][2] == "passed"
+
+
+# --- reading runs none of the student's code: lookups that raise are never made ----------
+RAISING = """class Loud:
+    def __getattr__(self, name):
+        raise RuntimeError("looked up")
+
+    @property
+    def grad(self):
+        raise RuntimeError("read")
+
+class Meta(type):
+    def __getattribute__(cls, name):
+        raise RuntimeError("looked up")
+
+class Opaque(metaclass=Meta):
+    def method(self):
+        return 1
+
+loud, items = Loud(), {Loud(): Opaque}
+
+def ex_grad_from_vjp(f, x, g=jax.grad):
+    if x is None:
+        return loud.grad, loud.other, Opaque.method, items
+    return g(f)(x)
+"""
+
+
+def test_objects_whose_lookups_raise_are_read_without_running_them():
+    from jaxtour.exercises._probes import uses
+
+    fn = answer(RAISING, "ex_grad_from_vjp")
+    assert uses(fn, {"grad": jax.grad, "vmap": jax.vmap}) == [("grad", "g", "")]

@@ -112,13 +112,18 @@ def _holding(seen: list[Seen], obj: Any) -> set[str]:
 
 
 def _holdings(path: str, value: Any) -> Iterator[tuple[str, Any]]:
-    """`value` and, for a list, tuple or dict, its items (up to `HELPERS`)."""
+    """`value` and, for a list, tuple or dict (not a subclass: no code of the student's
+    runs), its items (up to `HELPERS`)."""
     yield path, value
-    if isinstance(value, list | tuple):
+    if type(value) in (list, tuple):
         yield from ((f"{path}[{i}]", v) for i, v in enumerate(value[:HELPERS]))
-    elif isinstance(value, dict):
+    elif type(value) is dict:
         items = list(value.items())[:HELPERS]
-        yield from ((f"{path}[{k!r}]", v) for k, v in items)
+        yield from ((f"{path}[{_key(k)}]", v) for k, v in items)
+
+
+def _key(key: Any) -> str:
+    return repr(key) if type(key) in (str, int) else "…"
 
 
 def _python_function_of(value: Any) -> Any:
@@ -157,7 +162,7 @@ def _read_answer(fn: Any) -> list[tuple[str, Any, Any, list[Seen]]]:
     """`own_functions`, each with where its first argument is found when it is a
     method, and what its code loads. `fn` may be an instance of the student's class."""
     read: list[tuple[str, Any, Any, list[Seen]]] = []
-    waiting = [("", fn, None)] if hasattr(python_function(fn), "__code__") else []
+    waiting = [("", fn, None)] if _is_function(_python_function_of(fn)) else []
     classes = {} if waiting else {id(fn): ("", fn)}  # the student's, reached
     named: set[str] = set()  # the attributes their code names
     done: set[int] = set()
@@ -204,12 +209,14 @@ def _methods_named(
 def _methods(path: str, value: Any) -> Iterator[tuple[str, Any, Any]]:
     """The student's own methods of `value`'s class (or of `value`, a class), each with
     where its first argument is found: `value`, its class, nothing (a static method)."""
-    if value is UNKNOWN or isinstance(value, types.ModuleType | types.FunctionType):
+    if value is UNKNOWN or issubclass(
+        type(value), types.ModuleType | types.FunctionType
+    ):
         return
-    cls = value if isinstance(value, type) else type(value)
+    cls = value if issubclass(type(value), type) else type(value)
     named: set[str] = set()  # a subclass's method hides its base's
-    for klass in getattr(cls, "__mro__", ()):
-        for name, attr in list(vars(klass).items()):
+    for klass in type.__getattribute__(cls, "__mro__"):  # no metaclass of theirs runs
+        for name, attr in list(type.__getattribute__(klass, "__dict__").items()):
             if name in named:
                 continue
             named.add(name)
@@ -221,20 +228,26 @@ def _methods(path: str, value: Any) -> Iterator[tuple[str, Any, Any]]:
 def _method_functions(
     attr: Any, owner: tuple[str, Any], cls: type
 ) -> list[tuple[Any, tuple[str, Any] | None]]:
-    if isinstance(attr, staticmethod):
+    kind = type(attr)  # never `isinstance`: a `__class__` of theirs would run
+    if issubclass(kind, staticmethod):
         return [(attr.__func__, None)]
-    if isinstance(attr, classmethod):
-        return [(attr.__func__, (cls.__name__, cls))]
-    if isinstance(attr, property):
+    if issubclass(kind, classmethod):
+        return [(attr.__func__, (type.__getattribute__(cls, "__name__"), cls))]
+    if issubclass(kind, property):
         return [(f, owner) for f in (attr.fget, attr.fset, attr.fdel) if f]
     return [(attr, owner)]
 
 
+def _is_function(fn: Any) -> bool:
+    """Whether `fn` is a Python function (a lambda, a def): it has code to read."""
+    return issubclass(type(fn), types.FunctionType)
+
+
 def _is_own(fn: Any) -> bool:
     """Whether `fn` is a Python function written outside the libraries and the kit."""
-    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if not isinstance(code, types.CodeType) or not isinstance(scope, dict):
+    if not _is_function(fn):
         return False
+    code, scope = fn.__code__, fn.__globals__
     files: list[Any] = [code.co_filename]
     module = sys.modules.get(str(scope.get("__name__")))
     if getattr(module, "__dict__", None) is scope:  # code a library made (`<string>`)
@@ -279,7 +292,7 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
         [('grad', 'g', 'helper')]
     """
     read = _read_answer(fn)
-    own = {getattr(python_function(f), "__name__", "") for _, f, _, _ in read}
+    own = {python_function(f).__name__ for _, f, _, _ in read}
     own |= {s.name for *_, seen in read for s in seen if s.kind == "stored"}
     found = []
     for helper, _, _, seen in read:

@@ -218,12 +218,24 @@ def attribute(obj: Any, name: str) -> Any:
     try:
         found = inspect.getattr_static(obj, name)
     except AttributeError:  # a module's submodule, imported but not yet an attribute
-        prefix = obj.__name__ if isinstance(obj, types.ModuleType) else None
+        prefix = obj.__name__ if type(obj) is types.ModuleType else None
         return sys.modules.get(f"{prefix}.{name}", UNKNOWN) if prefix else UNKNOWN
     except Exception:  # an object of the student's whose lookup raises
         return UNKNOWN
-    if isinstance(found, staticmethod | classmethod):
+    kind = type(found)  # never `isinstance`: a `__class__` of theirs would run
+    if issubclass(kind, staticmethod | classmethod):
         return found.__func__
-    if inspect.isdatadescriptor(found) or isinstance(found, types.MethodDescriptorType):
-        return UNKNOWN  # a property, a slot: what it gives is computed
-    return found
+    return UNKNOWN if _computed(kind) else found
+
+
+def _computed(kind: type) -> bool:
+    """Whether what a class attribute of type `kind` gives is computed when read: a
+    property, a slot (data descriptors), a method of a built-in type."""
+    if kind is types.MethodDescriptorType:
+        return True
+    try:
+        mro = type.__getattribute__(kind, "__mro__")
+        spaces = [type.__getattribute__(k, "__dict__") for k in mro]
+    except Exception:  # a class of theirs whose lookup raises
+        return True
+    return any("__set__" in space or "__delete__" in space for space in spaces)
