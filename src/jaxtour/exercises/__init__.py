@@ -14,7 +14,7 @@ practises, completing "You practised …" (the `practises=` keyword can say it i
     import jax
     import jax.numpy as jnp
 
-    from jaxtour.exercises import Wrong, checks, expect_close, under_jit
+    from jaxtour.exercises import Wrong, checks, expect_close, first_use, under_jit
 
     LESSON = "02_close_to_the_math"
 
@@ -24,8 +24,8 @@ practises, completing "You practised …" (the `practises=` keyword can say it i
         for x in (0.5, -2.0):
             x = jnp.float32(x)
             expect_close(fn(jnp.sin, x), jnp.cos(x), where=f"f=sin, x={x}")
-        if "grad" in fn.__code__.co_names:
-            raise Wrong("this works, but uses `jax.grad`: the task is to use only `jax.vjp`")
+        if (use := first_use(fn, {"grad": jax.grad})) is not None:  # aliases, helpers too
+            raise Wrong(f"this works, but uses `jax.grad`{use.where}: use only `jax.vjp`")
         under_jit(fn, jnp.sin, jnp.float32(1.0))  # Python `if` on a tracer -> Wrong
 
 Checkers raise `Wrong` with plain words at the first problem; anything else the
@@ -67,6 +67,7 @@ from jaxtour.exercises._tracing import (
     side_effect_under_jit,
     under_jit,
 )
+from jaxtour.exercises._uses import first_use
 
 __all__ = [
     "Counted",
@@ -82,6 +83,7 @@ __all__ = [
     "expect_no_retrace",
     "expect_returned",
     "find",
+    "first_use",
     "for_lesson",
     "grade_notebook",
     "in_answer",

@@ -43,7 +43,11 @@ class Use:
 def first_use(fn: Callable, wanted: dict[str, Any]) -> Use | None:
     """The first of `wanted` (a name: the object it names, `{"grad": jax.grad}`, in
     order) that `fn` or one of its own helpers uses, spelt or held by another name;
-    None when none is. What `uses` cannot see (`getattr(jax, "grad")`) is not found.
+    None when none is. Read from the code, never run: aliases, imports, default
+    arguments, `functools.partial`, attributes, list and dict items and the methods of
+    the student's classes are followed. Not found: a name built at run time
+    (`getattr(jax, "grad")`, `eval`, `importlib`), one read off what a call returns
+    (`make().g`), computed keys and nested containers.
     """
     found = [Use(*use) for use in in_answer(fn, uses, wanted)]
     order = list(wanted)
