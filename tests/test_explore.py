@@ -5,6 +5,7 @@ JAX's (`jax.make_jaxpr`, `lower().as_text()`) on a transformation built here by 
 with `jax.grad`, `jax.jvp`, `jax.vmap` and `jax.jit`.
 """
 
+import ast
 import functools
 import re
 
@@ -366,6 +367,40 @@ def test_a_models_weights_stay_inputs_under_each_toggle(toggle):
     panel.view.value = "compiled HLO"
     by_hand = draw_hlo(fn, stage="compiled", max_depth=2)(w, x)
     assert panel.shown.result.counts == by_hand.counts
+
+
+def _paste(code, scope):
+    # the shown lines run as a notebook cell runs them: the last one's value comes back
+    *setup, last = ast.parse(code).body
+    exec(compile(ast.Module(setup, type_ignores=[]), "<cell>", "exec"), scope)
+    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), scope)
+
+
+@pytest.mark.parametrize("kind", ["equinox", "Partial"])
+@pytest.mark.parametrize("toggle", [None, *_BY_HAND])
+def test_a_models_code_lines_paste_to_what_the_view_shows(toggle, kind):
+    """grad(Normed) closes over the weight (XLA folds its work away) and
+    jax.jit(Normed) does not run: the lines pass the weight as an input, as the view."""
+    from jax import grad, jit, vmap
+
+    w = jax.random.normal(jax.random.key(0), (4, 4))
+    model = Normed(w) if kind == "equinox" else jax.tree_util.Partial(_total, w)
+    panel = explore(model, XS)
+    if toggle:
+        getattr(panel, toggle).value = True
+    scope = {"jax": jax, "jnp": jnp, "eqx": eqx, "partial": functools.partial}
+    scope |= {"grad": grad, "jit": jit, "vmap": vmap, "args": (XS,)}
+    scope |= {"Normed": model, "f": model}
+    panel.view.value = "cost and memory"
+    flops = _paste(panel.shown.code, dict(scope))["flops"]
+    rows = dict(panel.shown.result.rows)
+    assert rows["floating-point operations"] == f"{flops:,.0f}", panel.shown.code
+    panel.view.value = "jaxpr text"
+    jaxpr = _paste(panel.shown.code, dict(scope))
+    assert panel.shown.result.body.split("\n")[0] == str(jaxpr).split("\n")[0]
+    panel.view.value = "StableHLO text"  # main's signature: the weight an argument
+    pasted = _paste(panel.shown.code, dict(scope)).split("\n")[1]
+    assert pasted == panel.shown.result.body.split("\n")[1]
 
 
 def test_a_function_that_fails_on_its_arguments_fails_at_once():

@@ -117,7 +117,8 @@ def panel(shown: Shown | Problem) -> str:
     """Header (the title and the code that makes the same thing), then the result."""
     if isinstance(shown, Problem):
         return body(shown)
-    head = f'<div style="margin:2px 0 6px"><code>{escape(shown.code)}</code></div>'
+    code = f'<code style="white-space:pre-wrap">{escape(shown.code)}</code>'
+    head = f'<div style="margin:2px 0 6px">{code}</div>'
     if isinstance(
         shown.result, Text | Table
     ):  # pictures and tables carry their own title

@@ -15,8 +15,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxtour.explorer._compose import batch_code, ones_tangents, stack
+from jaxtour.explorer._compose import Transforms, batch_code, ones_tangents, stack
 from jaxtour.explorer._request import Request, Shown, Table, Text, View
+from jaxtour.explorer._snippet import Naming, naming
 from jaxtour.explorer._step_through import step_view
 
 
@@ -25,24 +26,34 @@ def _jitted(label: str) -> str:
     return f"jax.{label}" if label.startswith("jit(") else f"jax.jit({label})"
 
 
-def _code(call: str, kwargs: dict, label: str, request: Request) -> str:
+def _named(request: Request, lens: bool = False) -> Naming:
+    # A lens traces a bare model as `compose` does: its line may name it as it is.
+    subject, transforms = request.subject, request.transforms
+    fn = None if lens and transforms == Transforms() else subject.fn
+    batch = batch_code(transforms)
+    return naming(fn, subject.label, transforms, len(subject.args), batch)
+
+
+def _code(call: str, kwargs: dict, request: Request, label: str = "") -> str:
+    # `label`: a composition of the view's own (the autodiff graph), on the batch
     extra = "".join(f", {k}={v!r}" for k, v in kwargs.items())
-    return f"{call}({label}{extra})(*{batch_code(request.transforms)})"
+    setup, named, args = _named(request, lens=True)
+    if label:
+        setup, named, args = "", label, f"*{batch_code(request.transforms)}"
+    return f"{setup}{call}({named}{extra})({args})"
 
 
 def jaxpr_graph(request: Request) -> Shown:
     from jaxtour.viz import draw_jaxpr
 
-    fn, args, label = request.composed
+    fn, args, _ = request.composed
     options = request.options
     kwargs: dict[str, Any] = {
         "max_depth": options.depth,
         "group_by": "source" if options.group else "auto",
         "rankdir": options.rankdir,
     }
-    return Shown(
-        draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, label, request)
-    )
+    return Shown(draw_jaxpr(fn, **kwargs)(*args), _code("draw_jaxpr", kwargs, request))
 
 
 def jaxpr_text(request: Request) -> Shown:
@@ -56,7 +67,8 @@ def jaxpr_text(request: Request) -> Shown:
     jaxpr = jax.make_jaxpr(fn, static_argnums=nums)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
     told = f", static_argnums={nums}" if nums else ""
-    code = f"jax.make_jaxpr({label}{told})(*{batch_code(request.transforms)})"
+    setup, named, call = _named(request)
+    code = f"{setup}jax.make_jaxpr({named}{told})({call})"
     return Shown(Text(title, str(jaxpr)), code)
 
 
@@ -67,26 +79,23 @@ def stablehlo_text(request: Request) -> Shown:
     lowered = _ir.trace(fn, args, {}, who="explore").lower()
     ops = sum(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts().values())
     title = f"StableHLO of {label}: {ops} op{'s' * (ops != 1)}"
-    return Shown(
-        Text(title, lowered.as_text()),
-        f"{_jitted(label)}.lower(*{batch_code(request.transforms)}).as_text()",
-    )
+    setup, named, call = _named(request)
+    code = f"{setup}{_jitted(named)}.lower({call}).as_text()"
+    return Shown(Text(title, lowered.as_text()), code)
 
 
 def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
     def draw(request: Request) -> Shown:
         from jaxtour.viz import draw_hlo
 
-        fn, args, label = request.composed
+        fn, args, _ = request.composed
         options = request.options
         kwargs: dict[str, Any] = {
             "stage": stage,
             "max_depth": options.depth,
             "rankdir": options.rankdir,
         }
-        return Shown(
-            draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, label, request)
-        )
+        return Shown(draw_hlo(fn, **kwargs)(*args), _code("draw_hlo", kwargs, request))
 
     return draw
 
@@ -94,8 +103,8 @@ def _hlo_graph(stage: str) -> Callable[[Request], Shown]:
 def before_after(request: Request) -> Shown:
     from jaxtour.viz import compare_stages
 
-    fn, args, label = request.composed
-    return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, label, request))
+    fn, args, _ = request.composed
+    return Shown(compare_stages(fn)(*args), _code("compare_stages", {}, request))
 
 
 def compared(request: Request) -> Shown:
@@ -142,7 +151,7 @@ def autodiff_graph(request: Request) -> Shown:
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
     return Shown(
         getattr(autodiff, draw)(fn, **kwargs)(*args),
-        _code(draw, kwargs, label, request),
+        _code(draw, kwargs, request, label),
     )
 
 
@@ -184,25 +193,26 @@ def cost_and_memory(request: Request) -> Shown:
     if left := _ir.left_out(figures):
         rows.append(("left out", left))
     title = f"XLA's cost and memory analysis of {label} on {jax.default_backend()}"
-    batch = batch_code(request.transforms)
-    code = f"{_jitted(label)}.lower(*{batch}).compile().cost_analysis()"
+    setup, named, call = _named(request)
+    code = f"{setup}{_jitted(named)}.lower({call}).compile().cost_analysis()"
     return Shown(Table(title, rows), code)
 
 
 def cost_ledger(request: Request) -> Shown:
     from jaxtour.cost import cost_table
 
-    fn, args, label = request.composed
-    return Shown(cost_table(fn)(*args), _code("cost_table", {}, label, request))
+    fn, args, _ = request.composed
+    return Shown(cost_table(fn)(*args), _code("cost_table", {}, request))
 
 
 def measured_time(request: Request) -> Shown:
     from jaxtour.cost import profile
 
-    fn, args, label = request.composed
+    fn, args, _ = request.composed
     drawn = profile(fn)(*args).draw(rankdir=request.options.rankdir)
-    batch = batch_code(request.transforms)
-    code = f"profile({label})(*{batch}).draw(rankdir={request.options.rankdir!r})"
+    setup, named, call = _named(request, lens=True)
+    rankdir = request.options.rankdir
+    code = f"{setup}profile({named})({call}).draw(rankdir={rankdir!r})"
     return Shown(drawn, code)
 
 
