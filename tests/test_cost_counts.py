@@ -329,3 +329,18 @@ def test_a_transcendental_count_xla_does_not_give_is_not_zero():
     table = CostTable("f", "cpu", [], ops, {"flops": 0.0, "bytes_accessed": 512.0})
     (_, _, xla), _ = [t.rows for t in table.report().tables]
     assert xla[2] == NOT_COUNTED  # the key left out where XLA said -1
+
+
+def _printed(x):
+    jax.debug.print("{}", x)
+    return jnp.exp(x) @ x
+
+
+def test_a_debug_print_is_counted_as_no_arithmetic_not_as_an_op_not_counted():
+    # oracle: the program without the print, exp then a 64x64 matmul
+    table = cost_table(_printed)(jnp.ones((64, 64)))
+    rows = [r for r in table.rows() if r[0].startswith("debug_print")]
+    assert rows and all(r[2:4] == ["0", "0"] for r in rows)  # FLOPs, transcendentals
+    assert not any(NOT_COUNTED in note for note in table.notes())
+    assert table.xla["flops"] == 2 * 64**3 and table.xla["transcendentals"] == 64 * 64
+    assert "FLOPs: the kit's count equals XLA's (524 k)." in table.notes()

@@ -317,6 +317,23 @@ def test_the_cost_view_says_what_xla_did_not_count():
     )
 
 
+def _printed(x):
+    jax.debug.print("{}", x)  # no arithmetic: the figures stay exact
+    return jnp.exp(x) @ x
+
+
+def test_the_cost_view_of_a_debug_print_is_exact():
+    panel = explore(_printed, jnp.ones((64, 64)))
+    panel.view.value = "cost and memory"
+    rows = dict(panel.shown.result.rows)
+    assert rows["floating-point operations"] == f"{2 * 64**3:,}"
+    assert rows["transcendental functions (exp, tanh, ...)"] == f"{64 * 64:,}"
+    assert rows["left out"].startswith("host callback debug_print.")
+    assert rows["left out"].endswith(
+        ": its Python work, and the bytes sent to the host, are not counted"
+    )
+
+
 class Normed(eqx.Module):
     """The reviewer's model: work on its weight alone, which XLA would fold away were
     the weight a constant; its activation is held, not traced."""

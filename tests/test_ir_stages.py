@@ -90,3 +90,54 @@ def test_a_figure_beside_a_library_call_xla_does_not_count_is_a_lower_bound():
     source = draw_hlo(_exp_top4, stage="compiled")(jnp.ones(1024)).source
     assert "FLOPs not counted · at least 8.19 kB accessed · " in source
     assert "the library call custom-call (TopK)" in source
+
+
+def _printed(x):
+    jax.debug.print("{}", x)  # a host callback: a custom call, but no arithmetic
+    return jnp.exp(x) @ x
+
+
+def _called(x):
+    y = jax.pure_callback(np.asarray, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    return jnp.exp(y) @ x
+
+
+@pytest.mark.parametrize("f", [_printed, _called])
+def test_a_host_callback_leaves_the_flops_exact(f):
+    from jaxtour.viz import compare_stages, draw_hlo
+
+    # oracle: the same program without the callback (exp, then a 64x64 matmul)
+    x = jnp.ones((64, 64))
+    plain = jax.jit(lambda x: jnp.exp(x) @ x).lower(x).compile().cost_analysis()
+    assert plain["flops"] == 2 * 64**3 and plain["transcendentals"] == 64 * 64
+    figures = _ir.cost_summary(jax.jit(f).lower(x).compile())
+    assert figures.calls == ()
+    assert figures["flops"] == plain["flops"]  # XLA's -1 for the custom call taken out
+    assert _ir.figure_text(figures, "flops", "{:,.0f}".format) == "524,288"
+    assert _ir.figure_text(figures, "transcendentals", "{:,.0f}".format) == "4,096"
+    assert _ir.figure_text(figures, "bytes_accessed", "{:,.0f}".format) == (
+        f"at least {plain['bytes accessed']:,.0f}"
+    )
+    (host,) = figures.host
+    assert _ir.left_out(figures) == (
+        f"host callback {host}: its Python work, and the bytes sent to the host, "
+        "are not counted"
+    )
+    line = compare_stages(f)(x).figures_line()
+    assert line.startswith("524 kFLOP, 4.1 ktranscendentals, at least 81.9 kB accessed")
+    assert "library call" not in line and f"(host callback {host}: " in line
+    source = draw_hlo(f, stage="compiled")(x).source
+    assert "\\n524 kFLOP · at least 81.9 kB accessed · " in source
+    assert "library call" not in source
+
+
+def test_a_print_alone_is_zero_flops_not_refused():
+    # XLA gives the print's custom call -1 FLOPs: alone, the program's whole count
+    figures = _ir.cost_summary(jax.jit(_printed_only).lower(jnp.ones(8)).compile())
+    assert figures.refused == () and figures["flops"] == 0.0
+    assert _ir.figure_text(figures, "flops", str, named=True) == "0.0"
+
+
+def _printed_only(x):
+    jax.debug.print("{}", x)
+    return x

@@ -64,6 +64,11 @@ MOVES = names(
 # HandleAllReduce counts it. `pvary` only marks a value as varying: nothing moves.
 COLLECTIVE_SUMS = names("psum psum_invariant pmax pmin psum_scatter reduce_scatter")
 NO_TRAFFIC = names("pvary")
+# Host callbacks (jax.debug.print, jax.debug.callback, jax.pure_callback, io_callback)
+# hand values to Python on the host: the device does no arithmetic for them, so their
+# FLOPs and transcendentals are 0 exactly; what the Python does is host work, not
+# device FLOPs (`_stages.cost_summary` names them).
+HOST_CALLBACKS = names("debug_print debug_callback pure_callback io_callback")
 
 
 def aval_bytes(aval: Any) -> float:
@@ -102,7 +107,7 @@ def eqn_count(eqn: Any) -> Count:
         # n elements into one take n - 1 steps; an empty axis takes none
         kept = out if name.startswith(("reduce", "arg")) else 0
         flops = max(_size(eqn.invars[0].aval) - kept, 0)
-    elif name in MOVES:
+    elif name in MOVES or name in HOST_CALLBACKS:
         flops = 0
     elif name in COLLECTIVE_SUMS:
         flops = out

@@ -114,9 +114,19 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
             flops = fft_flops(elements, lengths[1].split(","))
     elif op.opcode in HLO_COLLECTIVE_SUMS:
         flops = out
-    elif op.opcode in HLO_MOVES:
+    elif op.opcode in HLO_MOVES or op.target in HOST_CALLBACK_TARGETS:
         flops = 0
     return Count(flops, 0, 0, 0)
+
+
+# The custom calls a host callback lowers to (jax.debug.print, jax.debug.callback,
+# jax.pure_callback, io_callback; JAX 0.10 and 0.12 emit the FFI one on a CPU): the
+# device hands values to Python and computes nothing, so 0 FLOPs, exactly.
+HOST_CALLBACK_TARGETS = frozenset(
+    f"xla{ffi}_python_{device}_callback"
+    for ffi in ("", "_ffi")
+    for device in ("cpu", "gpu")
+)
 
 
 # A GPU's library kernels for dots and convolutions: custom calls that keep the op's

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import jax
 
 from jaxtour._ir._hlo import HloModule, parse_hlo
-from jaxtour._ir._hlo_cost import hlo_op_count
+from jaxtour._ir._hlo_cost import HOST_CALLBACK_TARGETS, hlo_op_count
 from jaxtour._number_words import NOT_COUNTED
 
 # The figures XLA counts op by op, and counts nothing of for a library call
@@ -32,17 +31,21 @@ class Figures(dict[str, float]):
     keys XLA gave as -1, its word for "could not count this program"; `calls`, the
     library calls (custom calls the kit's rules cannot count either: a LAPACK
     cholesky, a CPU top_k) of which XLA counts no FLOPs, transcendentals or bytes, so
-    that beside one those figures are lower bounds, and a 0 among them unknown."""
+    that beside one those figures are lower bounds, and a 0 among them unknown;
+    `host`, the host callbacks (a `jax.debug.print`, a `jax.pure_callback`), which do
+    no device arithmetic (their figures are exact) but run Python that is not counted."""
 
     def __init__(
         self,
         figures: Mapping[str, float] | None = None,
         refused: tuple = (),
         calls: tuple = (),
+        host: tuple = (),
     ) -> None:
         super().__init__(figures or {})
         self.refused: tuple[str, ...] = tuple(refused)
         self.calls: tuple[str, ...] = tuple(calls)
+        self.host: tuple[str, ...] = tuple(host)
 
 
 def figure_text(
@@ -65,6 +68,8 @@ def figure_text(
         return None
     value = figures.get(key, 0.0)
     bound = key in NOUNS and bool(getattr(figures, "calls", ()))
+    # a host callback computes nothing, but the bytes it hands over are not counted
+    bound |= key == "bytes_accessed" and bool(getattr(figures, "host", ()))
     if refused or (bound and not value):
         return f"{NOUNS[key]} {NOT_COUNTED}" if named else NOT_COUNTED
     return f"at least {number(value)}" if bound else number(value)
@@ -72,20 +77,31 @@ def figure_text(
 
 def left_out(figures: Mapping[str, float]) -> str:
     """'' when XLA counted every op (or `figures` is a plain dict); else which library
-    calls (`Figures.calls`, named with their targets) it counted nothing of.
+    calls (`Figures.calls`, named with their targets) it counted nothing of, and which
+    host callbacks (`Figures.host`) ran Python that no figure counts.
 
     Example:
         >>> left_out(Figures({"flops": 8.0}, calls=("qr.0", "eigh.0")))
         'XLA counts no FLOPs, transcendentals or bytes of the library calls qr.0, eigh.0'
+        >>> left_out(Figures({"flops": 8.0}, host=("cb.1",)))
+        'host callback cb.1: its Python work, and the bytes sent to the host, are not counted'
     """
-    calls = getattr(figures, "calls", ())
-    if not calls:
-        return ""
-    what = "library calls" if len(calls) > 1 else "library call"
-    return (
-        f"XLA counts no FLOPs, transcendentals or bytes of the {what} "
-        f"{', '.join(calls)}"
-    )
+    calls, host = getattr(figures, "calls", ()), getattr(figures, "host", ())
+    said = []
+    if calls:
+        what = "library calls" if len(calls) > 1 else "library call"
+        said.append(
+            f"XLA counts no FLOPs, transcendentals or bytes of the {what} "
+            f"{', '.join(calls)}"
+        )
+    if host:
+        what = "host callbacks" if len(host) > 1 else "host callback"
+        its = "their" if len(host) > 1 else "its"
+        said.append(
+            f"{what} {', '.join(host)}: {its} Python work, and the bytes sent to the "
+            "host, are not counted"
+        )
+    return "; ".join(said)
 
 
 def cost_summary(
@@ -100,8 +116,17 @@ def cost_summary(
     counted the program (its "bytes accessed" is given), a missing FLOP or
     transcendental count is 0. `Figures.calls` names the library calls XLA counts
     nothing of (read from `module`, the compiled HLO, parsed here when not given):
-    `figure_text` says their figures are lower bounds.
+    `figure_text` says their figures are lower bounds. A host callback
+    (`Figures.host`) does no device arithmetic: XLA gives each custom call -1 FLOPs
+    and -1 bytes and adds them in (a `jax.debug.print` made 524,288 FLOPs 524,287),
+    so its -1s are taken back out and the figures stay exact.
     """
+    if module is None:
+        try:
+            module = parse_hlo(compiled.as_text() or "")
+        except Exception:  # no text on this backend: nothing to name
+            module = None
+    calls, host = _custom_calls(module)
     figures, refused = {}, []
     try:
         cost = compiled.cost_analysis()
@@ -112,6 +137,8 @@ def cost_summary(
     counted = float(cost.get("bytes accessed", -1.0)) >= 0
     for key in ("flops", "transcendentals", "bytes accessed"):
         figure = float(cost.get(key, 0.0 if counted else -1.0))
+        if key in cost and key != "transcendentals":
+            figure += len(host)  # XLA's -1 for each host callback
         if figure >= 0:
             figures[key.replace(" ", "_")] = figure
         elif key in cost:
@@ -124,24 +151,23 @@ def cost_summary(
         value = getattr(memory, f"{kind}_size_in_bytes", None)
         if value is not None:
             figures[f"{kind}_bytes"] = float(value)
-    return Figures(figures, tuple(refused), _library_calls(compiled, module))
+    return Figures(figures, tuple(refused), calls, host)
 
 
-def _library_calls(compiled: Any, module: HloModule | None) -> tuple[str, ...]:
+def _custom_calls(module: HloModule | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The custom calls in the compiled program that the kit's rules cannot count (a
-    LAPACK cholesky, a CPU top_k; not a GPU's cuBLAS GEMM, which both count): XLA's
-    cost_analysis() counts none of their FLOPs, transcendentals or bytes."""
-    if module is None:
-        try:
-            module = parse_hlo(compiled.as_text())
-        except Exception:  # no text on this backend: nothing to name
-            return ()
-    found = []
-    for computation in module.computations.values():
+    LAPACK cholesky, a CPU top_k; not a GPU's cuBLAS GEMM, which both count), of which
+    XLA's cost_analysis() counts no FLOPs, transcendentals or bytes; and its host
+    callbacks (`HOST_CALLBACK_TARGETS`), which compute nothing on the device."""
+    calls: list[str] = []
+    host: list[str] = []
+    for computation in module.computations.values() if module else ():
         types = {op.name: op.type for op in computation.ops}
-        found += [
-            f"{op.name} ({op.target})" if op.target else op.name
-            for op in computation.ops
-            if op.opcode == "custom-call" and hlo_op_count(op, types).flops is None
-        ]
-    return tuple(found)
+        for op in computation.ops:
+            if op.opcode != "custom-call":
+                continue
+            if op.target in HOST_CALLBACK_TARGETS:
+                host.append(op.name)
+            elif hlo_op_count(op, types).flops is None:
+                calls.append(f"{op.name} ({op.target})" if op.target else op.name)
+    return tuple(calls), tuple(host)
