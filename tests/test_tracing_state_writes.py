@@ -150,3 +150,40 @@ def test_under_disable_jit_the_call_is_eager_and_keeps_its_update():
     with jax.disable_jit():
         explain_retraces(bn)(X)
     np.testing.assert_allclose(bn.mean[...], _eager_mean(X), rtol=1e-6)
+
+
+class Net(nnx.Module):
+    """A user's own NNX module: its class lives in this file, not in flax."""
+
+    def __init__(self, rngs: nnx.Rngs) -> None:
+        self.bn = nnx.BatchNorm(3, rngs=rngs)
+        self.drop = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x):
+        return self.drop(self.bn(x))
+
+
+def test_a_users_own_nnx_module_is_told_flax_recipe_and_it_keeps_the_update():
+    """Issue: only a class living in `flax.*` was told nnx.jit; a user's Net(nnx.Module)
+    was told Equinox's advice. Oracle: the same Net called eagerly."""
+    with pytest.raises(TypeError) as caught:
+        explain_retraces(Net(nnx.Rngs(0)))(X)
+    wrote = "`Net.bn.mean.value`, `Net.bn.var.value`, `Net.drop.rngs.count.value`"
+    fix = "Pass Flax's own jit, which writes the update back: " + OWN_JIT + ". " + EVAL
+    assert str(caught.value) == (
+        NOTHING_KEPT.replace("BatchNorm", "Net")
+        .replace("`Net.mean.value`, `Net.var.value`", wrote)
+        .format(who="explain_retraces")
+        + fix
+    )
+    with pytest.raises(TypeError, match=r"Then step_through\(f\)\(state, \*args\)"):
+        step_through(Net(nnx.Rngs(0)))(X)
+    model, eager = Net(nnx.Rngs(0)), Net(nnx.Rngs(0))
+    names = {"explain_retraces": explain_retraces, "nnx": nnx}
+    for x in (X, 2 * X):
+        got = eval(OWN_JIT, names, {"model": model, "args": (x,)})
+        np.testing.assert_allclose(got, eager(x), rtol=1e-6)
+    np.testing.assert_allclose(model.bn.mean[...], eager.bn.mean[...], rtol=1e-6)
+    np.testing.assert_allclose(model.bn.var[...], eager.bn.var[...], rtol=1e-6)
+    assert int(model.drop.rngs.count[...]) == int(eager.drop.rngs.count[...]) == 2
+

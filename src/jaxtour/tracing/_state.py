@@ -6,7 +6,9 @@ NNX `BatchNorm`'s running statistics, the count of a module's `nnx.Rngs`) would 
 to a traced copy and keep nothing. They raise instead (`_ir.Writes`), and say what
 works: for `explain_retraces`, Flax's own jit, which it calls as it is and which writes
 the update back; for the stepping lenses, which run the jaxpr themselves, a function
-that returns the new state.
+that returns the new state. Both recipes are Flax's, and are given for any Flax
+model, a user's own `nnx.Module` subclass too (`is_flax`); any other model is told to
+return its new state.
 """
 
 from __future__ import annotations
@@ -36,6 +38,17 @@ _OTHER = (
 def writes(f: Any, who: str, own_jit: bool) -> _ir.Writes:
     """The check `who` asks of a model `f` (`own_jit`: whether `who` calls a
     framework's own jit as it is, so `nnx.jit` keeps the update)."""
-    if type(f).__module__.split(".")[0] != "flax":
+    if not is_flax(f):
         return _ir.Writes(who, _OTHER)
     return _ir.Writes(who, (_OWN_JIT if own_jit else _RETURNED).format(who=who))
+
+
+def is_flax(f: Any) -> bool:
+    """Whether `f` is a Flax object: its class, or a class it derives from, is
+    Flax's (a user's `class Net(nnx.Module)` too). Read off the class's MRO, so Flax
+    is never imported for a model that is none of its."""
+    return any(
+        isinstance(module := vars(kind).get("__module__"), str)
+        and module.split(".")[0] == "flax"
+        for kind in type(f).__mro__
+    )
