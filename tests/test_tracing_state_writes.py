@@ -187,3 +187,18 @@ def test_a_users_own_nnx_module_is_told_flax_recipe_and_it_keeps_the_update():
     np.testing.assert_allclose(model.bn.var[...], eager.bn.var[...], rtol=1e-6)
     assert int(model.drop.rngs.count[...]) == int(eager.drop.rngs.count[...]) == 2
 
+
+def test_calls_that_raised_are_no_traces_and_the_counts_agree_with_the_report():
+    """Issue: two train-mode calls raised, yet counted as traces: after bn.eval()
+    and two calls, 3 traces and 2 retraces, while the report said 1 trace."""
+    bn = _bn()
+    retraced = explain_retraces(bn)
+    for _ in range(2):
+        with pytest.raises(TypeError, match="would lose a state update"):
+            retraced(X)
+    bn.eval()
+    retraced(X)
+    retraced(X)
+    assert (retraced.traces, retraced.retraces) == (1, 0)
+    assert [c.event for c in retraced.calls] == ["first trace", "cache hit"]
+    assert str(retraced).startswith("BatchNorm: 2 calls, 1 trace (0 retraces), ")

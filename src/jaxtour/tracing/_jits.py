@@ -30,6 +30,9 @@ JAX's own cache of traces holds (`jax.jit` keeps a function's traces in caches o
 thousands of entries, shared by every function). A call that comes back to held leaves
 seen before finds its jit, so it traces again only where `jax.jit` would.
 
+A call that raises while `f` is traced is no trace: `jax.jit` keeps nothing of it, and
+it is counted only once the trace succeeded.
+
 A framework's own jit (`nnx.jit`, `eqx.filter_jit`) is not wrapped again: a `jax.jit`
 around it would trace its Python away, and with it what it does besides computing (an
 NNX optimizer's update of the model, written back after the call). It is called as it
@@ -100,8 +103,12 @@ class Jits:
 
         @functools.wraps(target)
         def counted(*args: Any, **kwargs: Any) -> Any:
-            on_trace()  # runs only while jit traces: a Python side effect
-            return target(*args, **kwargs)
+            out = target(*args, **kwargs)
+            # runs only while jit traces (a Python side effect), and only once the
+            # trace succeeded: jit keeps no trace that raised, nor does this count it
+            on_trace()
+            return out
+
 
         self._counted = counted
 
