@@ -21,6 +21,19 @@ def _calls(modes: list[str]):
     return f, traced, [(jnp.ones(3), {"mode": m}) for m in [*modes, modes[0]]]
 
 
+def _past_the_limit(sets: int) -> tuple:
+    """`explain_retraces` of `_calls`' function, called with `sets` held sets and the
+    first again, which retraced (its jit let go); and the cause it gave."""
+    f, traced, calls = _calls([f"mode {i}" for i in range(sets)])
+    retraced = explain_retraces(f)
+    for args in calls:
+        retraced(*args)
+    assert retraced.traces == len(traced) == sets + 1
+    (cause,) = retraced.calls[-1].causes
+    assert (retraced.calls[-1].event, cause.kind) == ("retrace", "cache")
+    return retraced, cause
+
+
 @pytest.mark.slow  # 140 small programs traced and compiled
 def test_held_leaves_seen_70_sets_ago_find_their_jit_as_in_eqx_filter_jit():
     """Issue: past 64 held sets the kit let the first one's jit go, so the 71st call
@@ -46,13 +59,7 @@ def test_a_jit_the_kit_let_go_is_said_to_be_so_not_a_cleared_cache(monkeypatch):
     let go, and the function it jitted with it: 66 held sets), and says so; a cache
     the user cleared is still said to be that."""
     monkeypatch.setattr(_jits, "_MOST", 3)
-    f, traced, calls = _calls([f"mode {i}" for i in range(66)])
-    retraced = explain_retraces(f)
-    for args in calls:
-        retraced(*args)
-    assert retraced.traces == len(traced) == 67
-    (cause,) = retraced.calls[-1].causes
-    assert (retraced.calls[-1].event, cause.kind) == ("retrace", "cache")
+    retraced, cause = _past_the_limit(66)
     assert cause.words == (
         "the same signature as an earlier call, yet jit traced again: "
         "explain_retraces keeps one jit per set of static arguments and held "
@@ -60,5 +67,22 @@ def test_a_jit_the_kit_let_go_is_said_to_be_so_not_a_cleared_cache(monkeypatch):
         "far); jax.jit alone might not have traced again"
     )
     retraced.clear_cache()
-    retraced(*calls[-1])
+    retraced(jnp.ones(3), {"mode": "mode 0"})
     assert ".clear_cache()" in retraced.calls[-1].causes[0].words
+
+
+@pytest.mark.slow  # 67 small programs traced and compiled
+def test_the_jits_let_go_are_remembered_within_a_bound_past_it_said_maybe(
+    monkeypatch,
+):
+    """Issue: each jit let go left its key's hash behind for good: one integer more
+    per held set, without bound. Past the bound (4 here) the oldest is forgotten,
+    and its retrace still says the kit may have let it go, not only a clear_cache."""
+    monkeypatch.setattr(_jits, "_MOST", 1)
+    monkeypatch.setattr(_jits, "_REMEMBERED", 4)
+    retraced, cause = _past_the_limit(66)
+    assert len(retraced._jits._dropped) == 4
+    assert cause.words.endswith(
+        "; or explain_retraces let this one's jit go to make room (it keeps at most "
+        "1, and has let 66 go, too many to remember which)"
+    )

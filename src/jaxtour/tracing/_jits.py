@@ -28,7 +28,9 @@ and stage it as `jax.jit` would.
 Each jit is kept for as long as this function is, up to `_MOST` of them: as many as
 JAX's own cache of traces holds (`jax.jit` keeps a function's traces in caches of
 thousands of entries, shared by every function). A call that comes back to held leaves
-seen before finds its jit, so it traces again only where `jax.jit` would.
+seen before finds its jit, so it traces again only where `jax.jit` would. Which jits
+were let go is remembered for four times as many (`_REMEMBERED`: a retrace of one is
+then said to be the kit's doing), and past that only how many.
 
 A call that raises while `f` is traced is no trace: `jax.jit` keeps nothing of it, and
 it is counted only once the trace succeeded.
@@ -57,6 +59,9 @@ from jaxtour.tracing._watched import read_values
 # jits kept, one per set of statics and held leaves: as many as JAX's cache of traces
 # (`weakref_lru_cache`'s 2048 entries), so a trace jax.jit would not make is not made
 _MOST = 2048
+# the jits let go whose keys are remembered (4 times _MOST): a retrace of one is
+# then said to be the kit's doing; past that, only how many were let go is kept
+_REMEMBERED = 4 * _MOST
 
 
 def own_jit(f: Any) -> str | None:
@@ -93,7 +98,10 @@ class Jits:
         self.model = not self.own and _ir.is_model(f)
         self.target = _ir.applier(f) if self.model else f  # staged: lower, trace
         self._made: collections.OrderedDict = collections.OrderedDict()
-        self._dropped: set[int] = set()  # the hashes of the keys of jits let go
+        # the hashes of the keys of the latest jits let go (`_REMEMBERED` at most,
+        # the oldest forgotten), and how many were let go in all
+        self._dropped: collections.OrderedDict[int, None] = collections.OrderedDict()
+        self._let_go = 0
         self.remade = False  # whether the last call's jit was let go and made again
         self._names: tuple[str, ...] = ()  # every static keyword seen so far
         # a call hands back f's results: a model that writes to itself raises
@@ -108,7 +116,6 @@ class Jits:
             # trace succeeded: jit keeps no trace that raised, nor does this count it
             on_trace()
             return out
-
 
         self._counted = counted
 
@@ -214,7 +221,7 @@ class Jits:
                 "the same signature as an earlier call, yet jit traced again: "
                 f"explain_retraces keeps one jit per set of static arguments and "
                 f"held leaves, at most {_MOST}, and had let this one's go to make "
-                f"room ({len(self._dropped)} let go so far); jax.jit alone might not "
+                f"room ({self._let_go} let go so far); jax.jit alone might not "
                 "have traced again",
                 "fewer distinct static values or held leaves (strings, functions "
                 "inside arguments) per function",
@@ -225,6 +232,12 @@ class Jits:
             "on changed that this record does not watch (it watches 64-bit mode, "
             "matmul precision and jax.set_mesh)"
         )
+        if self._let_go > len(self._dropped):  # some let go were forgotten since
+            words += (
+                f"; or explain_retraces let this one's jit go to make room (it keeps "
+                f"at most {_MOST}, and has let {self._let_go} go, too many to "
+                "remember which)"
+            )
         if not self.own:
             return Cause("cache", words, "")
         name = _ir.function_name(self.fn)
@@ -235,6 +248,15 @@ class Jits:
             f"tell explain_retraces which, as you told {name}'s jit: "
             "static_argnums= or static_argnames=",
         )
+
+    def _let_go_of(self, key: Any) -> None:
+        """Note a jit let go (by its key's hash), forgetting the oldest noted past
+        `_REMEMBERED`: what is noted stays bounded, as the jits kept are."""
+        self._let_go += 1
+        self._dropped[hash(key)] = None
+        self._dropped.move_to_end(hash(key))
+        while len(self._dropped) > _REMEMBERED:
+            self._dropped.popitem(last=False)
 
     def _jit(
         self,
@@ -260,7 +282,7 @@ class Jits:
             )
             self.remade = hash(key) in self._dropped
             if len(self._made) > _MOST:
-                self._dropped.add(hash(self._made.popitem(last=False)[0]))
+                self._let_go_of(self._made.popitem(last=False)[0])
         self._made.move_to_end(key)
         return self._made[key], part
 
