@@ -11,7 +11,7 @@ import pytest
 from test_exercises_answers import _graded
 from test_exercises_speed import answer
 
-from jaxtour.exercises import check
+from jaxtour.exercises import check, first_use
 
 # a right answer's body: `grad` built from `jax.vjp`
 BY_VJP = """    y, pull = jax.vjp(f, x)
@@ -87,6 +87,22 @@ EVADING = {
         "    return student_helpers.helper(f)(x)",
         "in `student_helpers.helper`",
     ),
+    "a class's static method read off an instance": (
+        "class T:\n    g = staticmethod(jax.grad)\n\n"
+        "def ex_grad_from_vjp(f, x):\n    return T().g(f)(x)",
+        "as `T.g`",
+    ),
+    "a base class's attribute read off an instance": (
+        "class Base:\n    g = staticmethod(jax.grad)\n\nclass T(Base):\n    pass\n\n"
+        "def ex_grad_from_vjp(f, x):\n    return T().g(f)(x)",
+        "as `T.g`",
+    ),
+    "a named tuple's field": (
+        "from typing import NamedTuple, Callable\n"
+        "class Ops(NamedTuple):\n    g: Callable\n\nops = Ops(jax.grad)\n"
+        "def ex_grad_from_vjp(f, x):\n    return ops.g(f)(x)",
+        "as `ops.g`",
+    ),
 }
 
 
@@ -116,12 +132,32 @@ OWN_METHOD = """class Tools:
 def ex_grad_from_vjp(f, x):
     return Tools().grad(f, x)
 """
+# a right answer keeping value and gradient in a record of its own: `r.grad` is no use
+# of `jax.grad`, whatever the record is
+RECORD = """
+def ex_grad_from_vjp(f, x):
+    y, pull = jax.vjp(f, x)
+    r = VG(y, pull(jnp.ones_like(y))[0])
+    return r.grad
+"""
 OWN_GRAD = {
     "a function of theirs": f"def grad(f, x):\n{BY_VJP}\n"
     "def ex_grad_from_vjp(f, x):\n    return grad(f, x)",
     "a method of theirs": OWN_METHOD,
     "a function of their module": "import student_helpers\n"
     "def ex_grad_from_vjp(f, x):\n    return student_helpers.grad(f)(x)",
+    "a named tuple's field": "from typing import NamedTuple\n"
+    "class VG(NamedTuple):\n    value: float\n    grad: float\n" + RECORD,
+    "a collections.namedtuple's field": "import collections\n"
+    "VG = collections.namedtuple('VG', 'value grad')\n" + RECORD,
+    "a dataclass field": "import dataclasses\n@dataclasses.dataclass\n"
+    "class VG:\n    value: float\n    grad: float\n" + RECORD,
+    "a property": "class VG:\n    def __init__(self, value, grad):\n"
+    "        self.pair = (value, grad)\n\n    @property\n    def grad(self):\n"
+    "        return self.pair[1]\n" + RECORD,
+    "a slot with an annotation": "class VG:\n    __slots__ = ('value', 'grad')\n"
+    "    grad: float\n\n    def __init__(self, value, grad):\n"
+    "        self.value, self.grad = value, grad\n" + RECORD,
 }
 
 
@@ -129,6 +165,34 @@ OWN_GRAD = {
 def test_the_students_own_grad_is_not_taken_for_jaxs(source):
     result = _checked(source)
     assert (result.passed, result.kind) == (True, "passed"), result
+
+
+def test_a_slot_holding_grad_is_read():
+    # read here, not through `check`: its pickled copy of `ops` keeps no slots
+    ex_grad_from_vjp = answer(
+        "class Ops:\n    __slots__ = ('g',)\n\nops = Ops()\nops.g = jax.grad\n"
+        "def ex_grad_from_vjp(f, x):\n    return ops.g(f)(x)",
+        "ex_grad_from_vjp",
+    )
+    use = first_use(ex_grad_from_vjp, {"grad": jax.grad})
+    assert (use.name, use.alias) == ("grad", "ops.g"), use
+
+
+def test_an_attribute_named_vmap_does_not_meet_the_requirement():
+    # the Jacobian built one JVP at a time; only a record's field is named `vmap`
+    ex_jacobian_from_jvp = answer(
+        "from typing import NamedTuple\n"
+        "class Plan(NamedTuple):\n    vmap: bool\n\n"
+        "def ex_jacobian_from_jvp(f, x):\n"
+        "    plan = Plan(False)\n"
+        "    basis = jnp.eye(x.shape[0], dtype=x.dtype)\n"
+        "    columns = [jax.jvp(f, (x,), (v,))[1] for v in basis]\n"
+        "    return jnp.stack(columns, axis=1) if not plan.vmap else None",
+        "ex_jacobian_from_jvp",
+    )
+    assert first_use(ex_jacobian_from_jvp, {"vmap": jax.vmap}) is None
+    result = check(ex_jacobian_from_jvp, quiet=True)
+    assert result.kind == "wrong" and "use `jax.vmap`" in result.message, result
 
 
 def test_vmap_held_by_a_default_meets_the_requirement():
@@ -200,3 +264,34 @@ def test_objects_whose_lookups_raise_are_read_without_running_them():
 
     fn = answer(RAISING, "ex_grad_from_vjp")
     assert uses(fn, {"grad": jax.grad, "vmap": jax.vmap}) == [("grad", "g", "")]
+
+
+# a class whose every lookup is recorded: reading must record none (an earlier reading
+# asked `isinstance` and `getattr(fn, "__wrapped__")` of an answer that is an instance)
+SPY = """calls = []
+
+class Spy:
+    def __getattribute__(self, name):
+        calls.append(name)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name):
+        calls.append(name)
+        raise AttributeError(name)
+
+    def __call__(self, f, x):
+        return jax.grad(f)(x)
+
+spy = Spy()
+
+def ex_grad_from_vjp(f, x, helper=spy):
+    return spy.g, helper(f, x)
+"""
+
+
+def test_reading_an_instance_runs_none_of_its_lookups():
+    namespace = {"jax": jax}
+    exec(compile(SPY, "<spy>", "exec"), namespace)
+    for fn in (namespace["spy"], namespace["ex_grad_from_vjp"]):
+        assert first_use(fn, {"grad": jax.grad}) is not None
+    assert namespace["calls"] == []

@@ -21,7 +21,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtour.exercises._reach import UNKNOWN, Seen, loads, unwrapped
+from jaxtour.exercises._reach import (
+    UNKNOWN,
+    Seen,
+    class_attribute,
+    held,
+    loads,
+    slot,
+    unwrapped,
+)
 
 
 def primitives_of(
@@ -160,10 +168,13 @@ def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
 
 def _read_answer(fn: Any) -> list[tuple[str, Any, Any, list[Seen]]]:
     """`own_functions`, each with where its first argument is found when it is a
-    method, and what its code loads. `fn` may be an instance of the student's class."""
+    method, and what its code loads (`_class_attributes` added). `fn` may be an
+    instance of the student's class."""
     read: list[tuple[str, Any, Any, list[Seen]]] = []
     waiting = [("", fn, None)] if _is_function(_python_function_of(fn)) else []
     classes = {} if waiting else {id(fn): ("", fn)}  # the student's, reached
+    spaces: dict[int, tuple[str, type]] = {}  # every class reached, or of an instance
+    _note_class(spaces, "", fn)
     named: set[str] = set()  # the attributes their code names
     done: set[int] = set()
     while len(read) < HELPERS:
@@ -181,7 +192,36 @@ def _read_answer(fn: Any) -> list[tuple[str, Any, Any, list[Seen]]]:
                 waiting.append((path, value, None))
             elif any(True for _ in _methods(path, value)):
                 classes.setdefault(id(value), (path, value))
-    return read
+            _note_class(spaces, path, value)
+    return [(*r[:3], r[3] + _class_attributes(r[3], spaces.values())) for r in read]
+
+
+def _note_class(spaces: dict[int, tuple[str, type]], path: str, value: Any) -> None:
+    """Add `value`, a class, or the class of `value`, an instance, to `spaces`."""
+    kind = type(value)  # never `isinstance`: a `__class__` of theirs would run
+    if value is UNKNOWN or issubclass(kind, types.ModuleType | types.FunctionType):
+        return
+    if issubclass(kind, type):
+        spaces.setdefault(id(value), (path, value))
+    else:
+        spaces.setdefault(id(kind), (type.__getattribute__(kind, "__name__"), kind))
+
+
+def _class_attributes(
+    seen: list[Seen], spaces: Iterable[tuple[str, type]]
+) -> list[Seen]:
+    """What an attribute read off what reading cannot tell (`T().g`: what a call
+    returns) holds when a class the answer reaches holds one of that name (`T.g`,
+    static methods unwrapped; a property, a named tuple's field, a slot or an
+    annotation without a value holds nothing read here)."""
+    spaces = list(spaces)
+    return [
+        Seen(f"{path}.{s.name}", value, "attribute")
+        for s in seen
+        if s.kind == "attribute" and s.value is UNKNOWN and s.path == s.name
+        for path, cls in spaces
+        if (value := class_attribute(cls, s.name)) is not UNKNOWN
+    ]
 
 
 def _reached(seen: list[Seen]) -> Iterator[tuple[str, Any]]:
@@ -230,11 +270,12 @@ def _method_functions(
 ) -> list[tuple[Any, tuple[str, Any] | None]]:
     kind = type(attr)  # never `isinstance`: a `__class__` of theirs would run
     if issubclass(kind, staticmethod):
-        return [(attr.__func__, None)]
+        return [(held(attr, None), None)]
     if issubclass(kind, classmethod):
-        return [(attr.__func__, (type.__getattribute__(cls, "__name__"), cls))]
+        return [(held(attr, None), (type.__getattribute__(cls, "__name__"), cls))]
     if issubclass(kind, property):
-        return [(f, owner) for f in (attr.fget, attr.fset, attr.fdel) if f]
+        parts = (slot(property, attr, part) for part in ("fget", "fset", "fdel"))
+        return [(f, owner) for f in parts if f is not None and f is not UNKNOWN]
     return [(attr, owner)]
 
 
@@ -279,10 +320,12 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
     code finds the object, or "" where it spells the name (`jax.grad`, `j.grad`),
     the helper or "" for `fn` itself), in the order `own_functions` reads them.
 
-    A name spelt where reading cannot tell what it holds (`make().grad`: an attribute
-    of what a call returns) counts as a use, unless a function of the student's read
-    here has that name or their code assigns an attribute of that name: their own
-    `grad` is not JAX's. What `getattr(jax, "grad")` or `eval` reaches is not seen.
+    A name counts where the code finds the object itself, never by the name alone: an
+    attribute spelt `grad` off what reading cannot tell (`make().grad`, a named
+    tuple's field `r.grad`) is no use, unless a class the answer reaches holds `grad`
+    (`T().grad`, `T` holding `jax.grad`: see `_class_attributes`). Only a global name
+    found nowhere counts by its spelling. What `getattr(jax, "grad")` or `eval`
+    reaches is not seen.
 
     Example:
         >>> g = jax.grad
@@ -291,26 +334,19 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
         >>> uses(lambda f: helper(f)(1.0), {"grad": jax.grad, "vmap": jax.vmap})
         [('grad', 'g', 'helper')]
     """
-    read = _read_answer(fn)
-    own = {python_function(f).__name__ for _, f, _, _ in read}
-    own |= {s.name for *_, seen in read for s in seen if s.kind == "stored"}
     found = []
-    for helper, _, _, seen in read:
+    for helper, _, _, seen in _read_answer(fn):
         for name, obj in wanted.items():
             held = _holding(seen, obj)
             aliases = {"" if p.rpartition(".")[2] == name else p for p in held}
-            if not aliases and _spelt_unread(seen, name, own):
+            if not aliases and _spelt_unfound(seen, name):
                 aliases = {""}
             found += [(name, alias, helper) for alias in sorted(aliases)]
     return found
 
 
-def _spelt_unread(seen: list[Seen], name: str, own: set[str]) -> bool:
-    """Whether `seen` spells `name` where what it holds is unknown, and it is not the
-    name of the student's own function or attribute."""
+def _spelt_unfound(seen: list[Seen], name: str) -> bool:
+    """Whether `seen` loads a global `name` that is defined nowhere reading looks."""
     return any(
-        s.name == name
-        and s.value is UNKNOWN
-        and (s.kind == "global" or (s.kind == "attribute" and name not in own))
-        for s in seen
+        s.name == name and s.value is UNKNOWN and s.kind == "global" for s in seen
     )

@@ -3,15 +3,18 @@
 `loads(fn)` lists each name the code loads with what it holds there: a global, a
 variable it closes over, a default argument (`g=jax.grad`), an argument a
 `functools.partial` binds, a module it imports, and the attributes read off those
-(`tools.g`, `mylib.helper`, `self.helper`), looked up statically (no property or
-`__getattr__` runs). What only running the code could tell (an attribute of what a call
-returns, `Tools().g`) is listed as `UNKNOWN`. A name read with `getattr` and a
-string, or through a subscript (`ops["g"]`), is no name the code loads.
+(`tools.g`, `mylib.helper`, `self.helper`), looked up statically: no property,
+descriptor, `__getattr__`, `__getattribute__` or metaclass of the student's runs, and
+no `isinstance` (which asks their `__class__`). What only running the code could
+tell (an attribute of what a call returns, `Tools().g`) is listed as `UNKNOWN`. A
+name read with `getattr` and a string, or through a subscript (`ops["g"]`), is no
+name the code loads.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 import dis
 import functools
 import inspect
@@ -64,13 +67,15 @@ def unwrapped(fn: Any) -> tuple[Any, list[Any], dict[str, Any]]:
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     for _ in range(32):  # a cycle of wrappers ends somewhere
-        inner: Any
-        if isinstance(fn, functools.partial):
-            args, kwargs = [*fn.args, *args], {**fn.keywords, **kwargs}
-            inner = fn.func
+        if issubclass(
+            type(fn), functools.partial
+        ):  # never `isinstance`: see `attribute`
+            args = [*slot(functools.partial, fn, "args"), *args]
+            kwargs = {**slot(functools.partial, fn, "keywords"), **kwargs}
+            inner = slot(functools.partial, fn, "func")
         else:
-            inner = getattr(fn, "__wrapped__", None)
-        if inner is None:
+            inner = attribute(fn, "__wrapped__")
+        if inner is None or inner is UNKNOWN:
             break
         fn = inner
     return fn, args, kwargs
@@ -88,11 +93,9 @@ def loads(fn: Any, owner: tuple[str, Any] | None = None) -> list[Seen]:
         [('g', True)]
     """
     function, args, kwargs = unwrapped(fn)
-    code = getattr(function, "__code__", None)
-    if not isinstance(code, types.CodeType):
+    if type(function) is not types.FunctionType:  # no code to read; none of theirs runs
         return []
-    scope = getattr(function, "__globals__", None)
-    scope = scope if isinstance(scope, dict) else {}
+    code, scope = function.__code__, function.__globals__
     known = {**_closure(function, code), **_arguments(function, code, args, kwargs)}
     if owner is None or not code.co_argcount:
         return list(_read(code, scope, known))
@@ -109,9 +112,9 @@ def _renamed(seen: Seen, name: str, path: str) -> Seen:
     return Seen(f"{path}{dot}{rest}".lstrip("."), seen.value, seen.kind)
 
 
-def _closure(function: Any, code: types.CodeType) -> dict[str, Any]:
+def _closure(function: types.FunctionType, code: types.CodeType) -> dict[str, Any]:
     known = {}
-    cells = getattr(function, "__closure__", None) or ()
+    cells = function.__closure__ or ()
     for name, cell in zip(code.co_freevars, cells, strict=False):
         try:
             known[name] = cell.cell_contents
@@ -121,14 +124,17 @@ def _closure(function: Any, code: types.CodeType) -> dict[str, Any]:
 
 
 def _arguments(
-    function: Any, code: types.CodeType, args: list[Any], kwargs: dict[str, Any]
+    function: types.FunctionType,
+    code: types.CodeType,
+    args: list[Any],
+    kwargs: dict[str, Any],
 ) -> dict[str, Any]:
     """What the arguments hold when the caller leaves them out: the defaults, and what
     a partial binds."""
     names = code.co_varnames[: code.co_argcount]
-    defaults = getattr(function, "__defaults__", None) or ()
+    defaults = function.__defaults__ or ()
     known = dict(zip(reversed(names), reversed(defaults), strict=False))  # the last
-    known.update(getattr(function, "__kwdefaults__", None) or {})
+    known.update(function.__kwdefaults__ or {})
     known.update(zip(names, args, strict=False))
     return {**known, **kwargs}
 
@@ -187,7 +193,7 @@ def _load(
         name = arg if fromlist else arg.partition(".")[0]  # `import a.b` gives `a`
         return Seen(name, sys.modules.get(name, UNKNOWN), "global")
     if op == "IMPORT_FROM":
-        path = getattr(module, "__name__", "")
+        path = module.__name__ if type(module) is types.ModuleType else ""
         return Seen(f"{path}.{arg}".lstrip("."), attribute(module, arg), "global")
     return None
 
@@ -201,8 +207,10 @@ def _store(known: dict[str, Any], name: str, top: Seen | None) -> None:
 
 
 def attribute(obj: Any, name: str) -> Any:
-    """`obj.name` looked up without running anything (no property, no `__getattr__`):
-    a static or class method's function; `UNKNOWN` where only running could tell.
+    """`obj.name` looked up without running anything (no property, no `__getattr__`,
+    no `__getattribute__` or descriptor of the student's): a static or class method's
+    function, a slot's or a named tuple field's value; `UNKNOWN` where only running
+    could tell.
 
     Example:
         >>> import jax
@@ -222,10 +230,60 @@ def attribute(obj: Any, name: str) -> Any:
         return sys.modules.get(f"{prefix}.{name}", UNKNOWN) if prefix else UNKNOWN
     except Exception:  # an object of the student's whose lookup raises
         return UNKNOWN
+    return held(found, None if issubclass(type(obj), type) else obj)
+
+
+def class_attribute(cls: type, name: str) -> Any:
+    """What `cls().name` holds when `cls`'s instances hold no `name` of their own: the
+    attribute of that name in the `__dict__` of `cls` or a base (read from the `__mro__`,
+    no metaclass of theirs runs), as `attribute` reads it; `UNKNOWN` where none holds it.
+
+    Example:
+        >>> import jax
+        >>> class Tools:
+        ...     g = staticmethod(jax.grad)
+        >>> class_attribute(Tools, "g") is jax.grad
+        True
+    """
+    try:
+        for klass in type.__getattribute__(cls, "__mro__"):
+            space = type.__getattribute__(klass, "__dict__")
+            if name in space:
+                return held(space[name], None)
+    except Exception:  # a class of theirs whose lookup raises
+        return UNKNOWN
+    return UNKNOWN
+
+
+def held(found: Any, instance: Any) -> Any:
+    """What a class attribute `found` gives when read off `instance` (None: off the
+    class), without running anything of the student's; `UNKNOWN` where only running
+    could tell (a property, a descriptor of a built-in type)."""
     kind = type(found)  # never `isinstance`: a `__class__` of theirs would run
-    if issubclass(kind, staticmethod | classmethod):
-        return found.__func__
+    if issubclass(kind, staticmethod):
+        return slot(staticmethod, found, "__func__")
+    if issubclass(kind, classmethod):
+        return slot(classmethod, found, "__func__")
+    if instance is not None and kind is types.MemberDescriptorType:  # a slot
+        return slot(None, instance, found)
+    if instance is not None and kind is _FIELD and issubclass(type(instance), tuple):
+        index = found.__reduce__()[1][0]  # a named tuple's field: an item
+        return tuple.__getitem__(instance, index) if index < len(instance) else UNKNOWN
     return UNKNOWN if _computed(kind) else found
+
+
+_FIELD = type(vars(collections.namedtuple("_Pair", "first"))["first"])  # a field
+
+
+def slot(kind: type | None, obj: Any, name: Any) -> Any:
+    """The slot `name` of `obj` (of the built-in type `kind`), read by its C descriptor
+    (`name` itself where `kind` is None), never by a lookup of the student's;
+    `UNKNOWN` where it is empty."""
+    descriptor = name if kind is None else vars(kind)[name]
+    try:
+        return descriptor.__get__(obj, type(obj))
+    except Exception:  # an empty slot, or one of another class
+        return UNKNOWN
 
 
 def _computed(kind: type) -> bool:

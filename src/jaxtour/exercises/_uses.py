@@ -45,9 +45,11 @@ def first_use(fn: Callable, wanted: dict[str, Any]) -> Use | None:
     order) that `fn` or one of its own helpers uses, spelt or held by another name;
     None when none is. Read from the code, never run: aliases, imports, default
     arguments, `functools.partial`, attributes, list and dict items and the methods of
-    the student's classes are followed. Not found: a name built at run time
-    (`getattr(jax, "grad")`, `eval`, `importlib`), one read off what a call returns
-    (`make().g`), computed keys and nested containers.
+    the student's classes are followed, and `T().g` where a class it reaches holds
+    `g`. A name alone is no use: their named tuple's field `r.grad` is not JAX's.
+    Not found: a name built at run time (`getattr(jax, "grad")`, `eval`,
+    `importlib`), one read off what a call returns that no class reached holds
+    (`make().g`), computed keys and nested containers. None of the student's code runs.
     """
     found = [Use(*use) for use in in_answer(fn, uses, wanted)]
     order = list(wanted)
