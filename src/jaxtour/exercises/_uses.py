@@ -49,7 +49,8 @@ def first_use(fn: Callable, wanted: dict[str, Any]) -> Use | None:
     `g`. A name alone is no use: their named tuple's field `r.grad` is not JAX's.
     Not found: a name built at run time (`getattr(jax, "grad")`, `eval`,
     `importlib`), one read off what a call returns that no class reached holds
-    (`make().g`), computed keys and nested containers. None of the student's code runs.
+    (`make().g`), a variable given different values on different paths (`m = jax if c
+    else np`), computed keys and nested containers. None of the student's code runs.
     """
     found = [Use(*use) for use in in_answer(fn, uses, wanted)]
     order = list(wanted)
