@@ -706,3 +706,51 @@ def test_vmap_over_a_step_that_writes_refs_batches_the_refs():
     (stacked,) = stack(({"w": jax.ref.new_ref(jnp.arange(3.0))},), 1)
     assert isinstance(stacked["w"], jax.ref.Ref)
     assert jnp.array_equal(stacked["w"][...], jnp.stack([jnp.arange(3.0)] * 3, axis=1))
+
+
+def _sines(x, n):
+    return jnp.sum(jnp.sin(x) * n)
+
+
+def _signature(jaxpr_text):
+    return next(line for line in jaxpr_text.split("\n") if line.startswith("{ lambda"))
+
+
+_JVP_WITH = [(), ("grad",), ("vmap",), ("jit",), ("grad", "vmap", "jit")]
+
+
+@pytest.mark.parametrize("n", [2.0, 2], ids=["float", "int"])
+@pytest.mark.parametrize("others", _JVP_WITH, ids=lambda t: "+".join(["jvp", *t]))
+def test_a_functions_jvp_code_lines_paste_to_what_the_view_shows(others, n):
+    """`jvp(f)` is no JAX (jax.jvp takes primals and tangents): each line writes the
+    function the view traced, its tangents ones (float0 zeros at an integer `n`)."""
+    import numpy as np
+    from jax import grad, jit, vmap
+
+    from jaxtour.viz import diff_calls
+
+    panel = explore(_sines, XS, n)
+    for toggle in ("jvp", *others):
+        getattr(panel, toggle).value = True
+    scope = {"jax": jax, "jnp": jnp, "np": np, "partial": functools.partial}
+    scope |= {"grad": grad, "jit": jit, "vmap": vmap, "args": (XS, n)}
+    scope |= {"_sines": _sines, "diff_calls": diff_calls}
+    scope |= {"draw_jvp": autodiff.draw_jvp}
+    panel.view.value = "cost and memory"
+    flops = _paste(panel.shown.code, dict(scope))["flops"]
+    rows = dict(panel.shown.result.rows)
+    assert rows["floating-point operations"] == f"{flops:,.0f}", panel.shown.code
+    panel.view.value = "jaxpr text"  # the signature (a jitted lambda is named apart)
+    jaxpr = _paste(panel.shown.code, dict(scope))
+    assert _signature(panel.shown.result.body) == _signature(str(jaxpr))
+    assert panel.shown.result.title.endswith(f": {len(jaxpr.eqns)} top-level equations")
+    panel.view.value = "StableHLO text"
+    pasted = _paste(panel.shown.code, dict(scope)).split("\n")[1]
+    assert pasted == panel.shown.result.body.split("\n")[1]
+    panel.view.value = "compare"
+    d = _paste(panel.shown.code, dict(scope))
+    assert d.jaxpr.added == panel.shown.result.jaxpr.added, panel.shown.code
+    assert d.jaxpr.removed == panel.shown.result.jaxpr.removed
+    panel.view.value = "autodiff graph"
+    drawn = _paste(panel.shown.code, dict(scope))
+    assert drawn.source == panel.shown.result.source, panel.shown.code

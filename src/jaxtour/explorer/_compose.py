@@ -181,10 +181,20 @@ def ones_tangents(primals: Any) -> Any:
 
 
 def _ones_tangent(x: Any) -> Any:
-    dtype = x.dtype if hasattr(x, "dtype") else jnp.result_type(x)
-    if jnp.issubdtype(dtype, jnp.inexact):
+    if has_tangent(x):
         return jnp.ones_like(x)
     return np.zeros(np.shape(x), dtype=jax.dtypes.float0)
+
+
+def has_tangent(x: Any) -> bool:
+    """Whether a leaf is floating (or complex): one `jax.jvp` gives a tangent of its dtype.
+
+    Example:
+        >>> has_tangent(0.5), has_tangent(jnp.arange(3))
+        (True, False)
+    """
+    dtype = x.dtype if hasattr(x, "dtype") else jnp.result_type(x)
+    return bool(jnp.issubdtype(dtype, jnp.inexact))
 
 
 def stack(args: tuple, axis: int) -> tuple:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jaxtour.explorer._compose import batch_code
 from jaxtour.explorer._request import Request, Shown
+from jaxtour.explorer._snippet import named
 from jaxtour.tracing import Steps, step_through
 
 KEEP = 8  # runs kept: one per composed function recently stepped through
@@ -40,7 +40,7 @@ def last_step(request: Request) -> int:
 
 def step_view(request: Request) -> Shown:
     """The run drawn as it stood after the slider's step (`-1`: the whole run)."""
-    fn, args, label = request.composed
+    fn, args, _ = request.composed
     run = run_of(fn, args)
     options = request.options
     steps = Steps(run.run, run.name, run.arg_names, run.out_tree, options.rankdir)
@@ -48,8 +48,8 @@ def step_view(request: Request) -> Shown:
         steps
     )  # a run of no steps has no step to stop at
     upto: Any = None if whole else min(options.step, len(steps) - 1)
-    batch = batch_code(request.transforms)
-    code = f"step_through({label}, rankdir={options.rankdir!r})(*{batch})"
+    setup, called, call, _ = named(request, lens=True)
+    code = f"{setup}step_through({called}, rankdir={options.rankdir!r})({call})"
     if upto is None:
         return Shown(steps.diagram(), code)
     return Shown(steps.diagram(upto=upto), f"{code}.diagram(upto={upto})")

@@ -15,9 +15,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxtour.explorer._compose import Transforms, batch_code, ones_tangents, stack
+from jaxtour.explorer._compose import batch_code, ones_tangents, stack
 from jaxtour.explorer._request import Request, Shown, Table, Text, View
-from jaxtour.explorer._snippet import Naming, naming
+from jaxtour.explorer._snippet import named, tangents
 from jaxtour.explorer._step_through import step_view
 
 
@@ -26,21 +26,13 @@ def _jitted(label: str) -> str:
     return f"jax.{label}" if label.startswith("jit(") else f"jax.jit({label})"
 
 
-def _named(request: Request, lens: bool = False) -> Naming:
-    # A lens traces a bare model as `compose` does: its line may name it as it is.
-    subject, transforms = request.subject, request.transforms
-    fn = None if lens and transforms == Transforms() else subject.fn
-    batch = batch_code(transforms)
-    return naming(fn, subject.label, transforms, len(subject.args), batch)
-
-
 def _code(call: str, kwargs: dict, request: Request, label: str = "") -> str:
     # `label`: a composition of the view's own (the autodiff graph), on the batch
     extra = "".join(f", {k}={v!r}" for k, v in kwargs.items())
-    setup, named, args = _named(request, lens=True)
+    setup, called, args, _ = named(request, lens=True)
     if label:
-        setup, named, args = "", label, f"*{batch_code(request.transforms)}"
-    return f"{setup}{call}({named}{extra})({args})"
+        setup, called, args = "", label, f"*{batch_code(request.transforms)}"
+    return f"{setup}{call}({called}{extra})({args})"
 
 
 def jaxpr_graph(request: Request) -> Shown:
@@ -67,8 +59,8 @@ def jaxpr_text(request: Request) -> Shown:
     jaxpr = jax.make_jaxpr(fn, static_argnums=nums)(*args)
     title = f"jaxpr of {label}: {len(jaxpr.eqns)} top-level equations"
     told = f", static_argnums={nums}" if nums else ""
-    setup, named, call = _named(request)
-    code = f"{setup}jax.make_jaxpr({named}{told})({call})"
+    setup, called, call, _ = named(request)
+    code = f"{setup}jax.make_jaxpr({called}{told})({call})"
     return Shown(Text(title, str(jaxpr)), code)
 
 
@@ -79,8 +71,8 @@ def stablehlo_text(request: Request) -> Shown:
     lowered = _ir.trace(fn, args, {}, who="explore").lower()
     ops = sum(_ir.parse_stablehlo(_ir.stablehlo_text(lowered)).op_counts().values())
     title = f"StableHLO of {label}: {ops} op{'s' * (ops != 1)}"
-    setup, named, call = _named(request)
-    code = f"{setup}{_jitted(named)}.lower({call}).as_text()"
+    setup, called, call, _ = named(request)
+    code = f"{setup}{_jitted(called)}.lower({call}).as_text()"
     return Shown(Text(title, lowered.as_text()), code)
 
 
@@ -121,8 +113,10 @@ def compared(request: Request) -> Shown:
         names=(subject.label, label),
     )
     batch = batch_code(request.transforms)
-    code = f"diff_calls({subject.label}, (args, {{}}), ({batch}, {{}}), then={label})"
-    return Shown(d, code)
+    then = named(request)  # a function of the batch alone: a model's arrays held
+    called = then.function()
+    code = f"diff_calls({subject.label}, (args, {{}}), ({batch}, {{}}), then={called})"
+    return Shown(d, then.setup + code)
 
 
 def autodiff_graph(request: Request) -> Shown:
@@ -147,7 +141,7 @@ def autodiff_graph(request: Request) -> Shown:
     kwargs: dict[str, Any] = {"rankdir": request.options.rankdir}
     if transforms.jvp:
         diagram = autodiff.draw_jvp(fn, **kwargs)(args, ones_tangents(args))
-        return Shown(diagram, _jvp_code(label, kwargs, args, transforms))
+        return Shown(diagram, _jvp_code(label, kwargs, subject.args, transforms))
     draw = "draw_grad" if _scalar_output(fn, args) else "draw_vjp"
     return Shown(
         getattr(autodiff, draw)(fn, **kwargs)(*args),
@@ -156,17 +150,12 @@ def autodiff_graph(request: Request) -> Shown:
 
 
 def _jvp_code(label: str, kwargs: dict, args: tuple, transforms: Any) -> str:
-    """The line to paste: tangents of ones, which `jnp.ones_like` makes where every
-    leaf is floating (an integer leaf takes float0 zeros, said in a comment)."""
+    """The line to paste: tangents of ones, as `ones_tangents` makes them (float0 zeros
+    at integer leaves, written out in a line above when the example has one)."""
     batch = batch_code(transforms)
-    floating = all(
-        jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)
-        for leaf in jax.tree.leaves(args)
-    )
+    setup, ones = tangents(args)
     call = f"draw_jvp({label}, rankdir={kwargs['rankdir']!r})"
-    if floating:
-        return f"{call}({batch}, jax.tree.map(jnp.ones_like, {batch}))"
-    return f"{call}({batch}, tangents)  # ones; float0 zeros for integer leaves"
+    return f"{setup}{call}({batch}, jax.tree.map({ones}, {batch}))"
 
 
 def _scalar_output(fn: Callable, args: tuple) -> bool:
@@ -193,8 +182,8 @@ def cost_and_memory(request: Request) -> Shown:
     if left := _ir.left_out(figures):
         rows.append(("left out", left))
     title = f"XLA's cost and memory analysis of {label} on {jax.default_backend()}"
-    setup, named, call = _named(request)
-    code = f"{setup}{_jitted(named)}.lower({call}).compile().cost_analysis()"
+    setup, called, call, _ = named(request)
+    code = f"{setup}{_jitted(called)}.lower({call}).compile().cost_analysis()"
     return Shown(Table(title, rows), code)
 
 
@@ -210,9 +199,9 @@ def measured_time(request: Request) -> Shown:
 
     fn, args, _ = request.composed
     drawn = profile(fn)(*args).draw(rankdir=request.options.rankdir)
-    setup, named, call = _named(request, lens=True)
+    setup, called, call, _ = named(request, lens=True)
     rankdir = request.options.rankdir
-    code = f"{setup}profile({named})({call}).draw(rankdir={rankdir!r})"
+    code = f"{setup}profile({called})({call}).draw(rankdir={rankdir!r})"
     return Shown(drawn, code)
 
 
