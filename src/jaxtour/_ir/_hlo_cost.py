@@ -114,19 +114,30 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
             flops = fft_flops(elements, lengths[1].split(","))
     elif op.opcode in HLO_COLLECTIVE_SUMS:
         flops = out
-    elif op.opcode in HLO_MOVES or op.target in HOST_CALLBACK_TARGETS:
+    elif op.opcode in HLO_MOVES or is_host_callback(op.target):
         flops = 0
     return Count(flops, 0, 0, 0)
 
 
 # The custom calls a host callback lowers to (jax.debug.print, jax.debug.callback,
-# jax.pure_callback, io_callback; JAX 0.10 and 0.12 emit the FFI one on a CPU): the
+# jax.pure_callback, io_callback): JAX names them xla[_ffi][_partitioned]_python_
+# {cpu,gpu,...}_callback (0.10 and 0.12 emit xla_ffi_python_cpu_callback on a CPU, and
+# xla_ffi_partitioned_python_cpu_callback for a partitioned jax.debug.callback). The
 # device hands values to Python and computes nothing, so 0 FLOPs, exactly.
-HOST_CALLBACK_TARGETS = frozenset(
-    f"xla{ffi}_python_{device}_callback"
-    for ffi in ("", "_ffi")
-    for device in ("cpu", "gpu")
+HOST_CALLBACK_TARGET = re.compile(
+    r"xla(?:_ffi)?(?:_partitioned)?_python_[a-z]+_callback"
 )
+
+
+def is_host_callback(target: str) -> bool:
+    """Whether custom call `target` is a host callback (`HOST_CALLBACK_TARGET`).
+
+    Example:
+        >>> [is_host_callback(t) for t in ("xla_ffi_partitioned_python_cpu_callback",
+        ...     "xla_python_gpu_callback", "lapack_spotrf_ffi")]
+        [True, True, False]
+    """
+    return bool(target) and HOST_CALLBACK_TARGET.fullmatch(target) is not None
 
 
 # A GPU's library kernels for dots and convolutions: custom calls that keep the op's
