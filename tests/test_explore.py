@@ -420,6 +420,50 @@ def test_a_models_code_lines_paste_to_what_the_view_shows(toggle, kind):
     assert pasted == panel.shown.result.body.split("\n")[1]
 
 
+class _ScaledNormed(eqx.Module):
+    w: jax.Array
+    act: object = jnp.tanh
+
+    def __call__(self, x, scale=1.0):
+        return self.act(_normed(self.w) @ x * scale).sum()
+
+
+def _scaled_total(w, x, scale=1.0):
+    return jnp.tanh(_normed(w) @ x * scale).sum()
+
+
+@pytest.mark.parametrize("kind", ["equinox", "Partial"])
+@pytest.mark.parametrize("toggle", [None, "grad", "jit"])
+def test_a_model_with_keyword_arguments_keeps_its_arrays_inputs(toggle, kind):
+    """partial(model, scale=2.0) is no pytree: its weight would be a constant. The
+    keyword is held inside apply, the weight an input, and the lines paste alike."""
+    from jax import grad, jit, vmap
+
+    w = jax.random.normal(jax.random.key(0), (4, 4))
+    scaled = jax.tree_util.Partial(_scaled_total, w)
+    model = _ScaledNormed(w) if kind == "equinox" else scaled
+    panel = explore(model, XS, scale=2.0)
+    if toggle:
+        getattr(panel, toggle).value = True
+    scope = {"jax": jax, "jnp": jnp, "eqx": eqx, "partial": functools.partial}
+    scope |= {"grad": grad, "jit": jit, "vmap": vmap, "args": (XS,)}
+    scope |= {"_ScaledNormed": model, "_scaled_total": model, "f": model}
+    scope |= {"kwargs": {"scale": 2.0}}
+    panel.view.value = "jaxpr text"
+    body = panel.shown.result.body
+    assert body.split("\n")[0] == "{ lambda ; a:f32[4,4] b:f32[4]. let", body
+    jaxpr = _paste(panel.shown.code, dict(scope))
+    assert body.split("\n")[0] == str(jaxpr).split("\n")[0], panel.shown.code
+    assert len(body.split("\n")) == len(str(jaxpr).split("\n"))  # jit's name aside
+    panel.view.value = "cost and memory"
+    flops = _paste(panel.shown.code, dict(scope))["flops"]
+    rows = dict(panel.shown.result.rows)
+    assert rows["floating-point operations"] == f"{flops:,.0f}", panel.shown.code
+    panel.view.value = "StableHLO text"  # main's signature: the weight an argument
+    pasted = _paste(panel.shown.code, dict(scope)).split("\n")[1]
+    assert pasted == panel.shown.result.body.split("\n")[1]
+
+
 def test_a_function_that_fails_on_its_arguments_fails_at_once():
     with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
         explore(lambda a, b: a @ b, jnp.ones((2, 3)), jnp.ones((2, 3)))

@@ -10,7 +10,9 @@ them so (`bound_name`) and call the composition on the batch it runs on (`batch_
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -64,8 +66,66 @@ class Composed(NamedTuple):
 def bind(f: Callable, kwargs: dict) -> Callable:
     """`f` with its keyword arguments held fixed (not differentiated, not mapped): the
     `functools.partial` a code line shows (`bound_name`), so a pasted line draws the
-    same picture."""
-    return functools.partial(f, **kwargs) if kwargs else f
+    same picture. A model stays a model (`Held`): a `functools.partial` of it is no
+    pytree, and every view would trace its arrays as constants.
+
+    Example:
+        >>> m = jax.tree_util.Partial(jnp.dot, jnp.ones(2))
+        >>> type(bind(m, {"precision": None})).__name__, _ir.is_model(bind(m, {"a": 1}))
+        ('Held', True)
+    """
+    if not kwargs:
+        return f
+    return Held(f, kwargs) if _ir.is_model(f) else functools.partial(f, **kwargs)
+
+
+class Held:
+    """A model called with keyword arguments held fixed, ``model(*args, **kwargs)``,
+    still a model (`_ir.is_model`): a pytree of the model's own children at the model's
+    own paths (its leaves named as the model's), the keyword arguments held fixed.
+
+    Code lines pass such a model's arrays as ``apply``'s first argument and write the
+    keyword arguments inside ``apply`` (`_snippet.naming`).
+    """
+
+    def __init__(self, model: Any, kwargs: dict, box: _Box | None = None) -> None:
+        self.model, self.kwargs = model, kwargs
+        self._box = _Box(kwargs) if box is None else box
+        self.__name__ = _ir.function_name(model)
+        self.__signature__: inspect.Signature | None = None
+        with contextlib.suppress(TypeError, ValueError):  # a builtin: no signature
+            self.__signature__ = inspect.signature(functools.partial(model, **kwargs))
+
+    def __call__(self, *args: Any) -> Any:
+        return self.model(*args, **self.kwargs)
+
+
+class _Box:
+    """A `Held`'s keyword arguments as its treedef holds them: equal to itself alone
+    (they may hold arrays), the same box for every `Held` flattened from one."""
+
+    def __init__(self, kwargs: dict) -> None:
+        self.kwargs = kwargs
+
+
+def _flatten_held(h: Held) -> tuple[list, tuple]:
+    pairs, tree = jax.tree_util.tree_flatten_with_path(
+        h.model, is_leaf=lambda x: x is not h.model
+    )
+    return [(path[0], child) for path, child in pairs], (tree, h._box)
+
+
+def _unflatten_held(aux: tuple, children: Any) -> Held:
+    tree, box = aux
+    return Held(jax.tree.unflatten(tree, children), box.kwargs, box)
+
+
+jax.tree_util.register_pytree_with_keys(
+    Held,
+    _flatten_held,
+    _unflatten_held,
+    lambda h: ([c for _, c in _flatten_held(h)[0]], _flatten_held(h)[1]),
+)
 
 
 def bound_name(name: str, kwargs: dict) -> str:
@@ -79,10 +139,20 @@ def bound_name(name: str, kwargs: dict) -> str:
     """
     if not kwargs:
         return name
-    held = ", ".join(
+    return f"partial({name}, {held_code(kwargs)})"
+
+
+def held_code(kwargs: dict) -> str:
+    """Keyword arguments as code passes them: ``n=3``, or read from the example's
+    ``kwargs`` where Python cannot write the value as a literal.
+
+    Example:
+        >>> held_code({"n": 3, "w": jnp.ones(2)})
+        "n=3, w=kwargs['w']"
+    """
+    return ", ".join(
         f"{k}={_literal(v) or f'kwargs[{k!r}]'}" for k, v in kwargs.items()
     )
-    return f"partial({name}, {held})"
 
 
 def partial_name(f: functools.partial, name: str) -> str:

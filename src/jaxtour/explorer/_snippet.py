@@ -15,7 +15,9 @@ passes the arrays first, its argnums and in_axes shifted by one:
     jax.make_jaxpr(grad(apply, argnums=1))(params, *args)
 
 An Equinox module is split so (its other leaves, a function say, held as
-`eqx.filter_jit` holds them); any other model, named ``f``, is passed whole.
+`eqx.filter_jit` holds them); any other model, named ``f``, is passed whole. Keyword
+arguments held fixed (a `Held` model) are written inside ``apply``, ``(*args, scale=2.0)``:
+``partial(Normed, scale=2.0)`` is no pytree, and would close over the arrays.
 """
 
 from __future__ import annotations
@@ -26,14 +28,20 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxtour import _ir
-from jaxtour.explorer._compose import Transforms, batch_code, has_tangent
+from jaxtour.explorer._compose import (
+    Held,
+    Transforms,
+    batch_code,
+    has_tangent,
+    held_code,
+)
 from jaxtour.explorer._request import Request
 
 _SPLIT = (
     "params, static = eqx.partition({name}, eqx.is_array)\n"
-    "apply = lambda params, *args: eqx.combine(params, static)(*args)\n"
+    "apply = lambda params, *args: eqx.combine(params, static)(*args{held})\n"
 )
-_WHOLE = "apply = lambda model, *args: model(*args)\n"
+_WHOLE = "apply = lambda model, *args: model(*args{held})\n"
 # ones_tangents written out, for an example with an integer, bool or key leaf
 _TANGENT = (
     "tangent = lambda x: jnp.ones_like(x) if jnp.issubdtype(jnp.result_type(x), "
@@ -61,9 +69,11 @@ def named(request: Request, lens: bool = False) -> Naming:
     line may name an untransformed model as it is.
     """
     subject, transforms = request.subject, request.transforms
-    fn = None if lens and transforms == Transforms() else subject.fn
+    held = isinstance(subject.fn, Held)  # no lens takes its keyword arguments
+    fn = None if lens and transforms == Transforms() and not held else subject.fn
     batch = batch_code(transforms)
-    return naming(fn, subject.label, transforms, subject.args, batch)
+    name = subject.name if held else subject.label  # apply holds the kwargs
+    return naming(fn, name, transforms, subject.args, batch)
 
 
 def naming(
@@ -80,10 +90,13 @@ def naming(
     if not _ir.is_model(f):
         label = composition(transforms, name, len(args), ones=ones)
         return Naming(setup, label, f"*{batch}")
+    held = ""
+    if isinstance(f, Held):  # a model's keyword arguments, held inside apply
+        f, held = f.model, ", " + held_code(f.kwargs)
     if _is_equinox(f):
-        setup, first = _SPLIT.format(name=name) + setup, "params"
+        setup, first = _SPLIT.format(name=name, held=held) + setup, "params"
     else:
-        setup, first = _WHOLE + setup, "f"
+        setup, first = _WHOLE.format(held=held) + setup, "f"
     label = composition(transforms, "apply", len(args), model=True, ones=ones)
     return Naming(setup, label, f"{first}, *{batch}", first)
 
