@@ -121,6 +121,58 @@ def test_grad_reached_another_way_is_told_the_task_is_vjp(source, where):
     )
 
 
+# `m.grad` where reading cannot tell what `m` is: no class of the answer's defines
+# `grad`, so it is taken for JAX's (read by its name, as before the named tuple's field
+# `r.grad` was told apart), with where it is read, "" for the answer itself
+BY_ITS_NAME = {
+    "a helper given the module": (
+        "def h(m, f):\n    return m.grad(f)\n\n"
+        "def ex_grad_from_vjp(f, x):\n    return h(jax, f)(x)",
+        "h",
+    ),
+    "__import__": (
+        "def ex_grad_from_vjp(f, x):\n    return __import__('jax').grad(f)(x)",
+        "",
+    ),
+    "sys.modules": (
+        "import sys\ndef ex_grad_from_vjp(f, x):\n"
+        "    return sys.modules['jax'].grad(f)(x)",
+        "",
+    ),
+    "what a function of theirs returns": (
+        "def mk():\n    return jax\n\n"
+        "def ex_grad_from_vjp(f, x):\n    return mk().grad(f)(x)",
+        "",
+    ),
+    "a variable given a module on one path": (
+        "def ex_grad_from_vjp(f, x, c=True):\n    m = jax if c else np\n"
+        "    return m.grad(f)(x)",
+        "",
+    ),
+    "a loop's variable": (
+        "def ex_grad_from_vjp(f, x):\n    for m in (jax,):\n"
+        "        return m.grad(f)(x)",
+        "",
+    ),
+    "a with statement's variable": (
+        "import contextlib\ndef ex_grad_from_vjp(f, x):\n"
+        "    with contextlib.nullcontext(jax) as m:\n        return m.grad(f)(x)",
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "helper"), BY_ITS_NAME.values(), ids=list(BY_ITS_NAME)
+)
+def test_grad_read_off_what_reading_cannot_tell_is_a_use(source, helper):
+    use = first_use(answer(source, "ex_grad_from_vjp"), {"grad": jax.grad})
+    assert use is not None and (use.name, use.alias, use.helper) == ("grad", "", helper)
+    result = _checked(source)
+    assert result.kind == "wrong", result
+    assert "it uses `jax.grad`" in result.message, result
+
+
 OWN_METHOD = """class Tools:
     def grad(self, f, x):
         y, pull = jax.vjp(f, x)
@@ -150,6 +202,14 @@ OWN_GRAD = {
     "class VG(NamedTuple):\n    value: float\n    grad: float\n" + RECORD,
     "a collections.namedtuple's field": "import collections\n"
     "VG = collections.namedtuple('VG', 'value grad')\n" + RECORD,
+    "a dataclass field read in a helper": "import dataclasses\n"
+    "@dataclasses.dataclass\nclass VG:\n    value: float\n    grad: float\n\n"
+    "def pick(r):\n    return r.grad\n\n"
+    "def ex_grad_from_vjp(f, x):\n    y, pull = jax.vjp(f, x)\n"
+    "    return pick(VG(y, pull(jnp.ones_like(y))[0]))\n",
+    "an attribute its __init__ assigns": "class VG:\n"
+    "    def __init__(self, value, grad):\n        self.value, self.grad = value, grad\n"
+    + RECORD,
     "a dataclass field": "import dataclasses\n@dataclasses.dataclass\n"
     "class VG:\n    value: float\n    grad: float\n" + RECORD,
     "a property": "class VG:\n    def __init__(self, value, grad):\n"

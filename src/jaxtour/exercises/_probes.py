@@ -163,13 +163,16 @@ def own_functions(fn: Callable) -> list[tuple[str, Callable]]:
         >>> [name for name, _ in own_functions(lambda f: jnp.sum(helper(f)(1.0)))]
         ['', 'helper']
     """
-    return [(name, function) for name, function, _, _ in _read_answer(fn)]
+    return [(name, function) for name, function, _, _ in _read_answer(fn)[0]]
 
 
-def _read_answer(fn: Any) -> list[tuple[str, Any, Any, list[Seen]]]:
+def _read_answer(
+    fn: Any,
+) -> tuple[list[tuple[str, Any, Any, list[Seen]]], list[tuple[str, type]]]:
     """`own_functions`, each with where its first argument is found when it is a
-    method, and what its code loads (`_class_attributes` added). `fn` may be an
-    instance of the student's class."""
+    method, and what its code loads (`_class_attributes` added); and every class
+    reached (or of an instance reached). `fn` may be an instance of the student's
+    class."""
     read: list[tuple[str, Any, Any, list[Seen]]] = []
     waiting = [("", fn, None)] if _is_function(_python_function_of(fn)) else []
     classes = {} if waiting else {id(fn): ("", fn)}  # the student's, reached
@@ -193,7 +196,8 @@ def _read_answer(fn: Any) -> list[tuple[str, Any, Any, list[Seen]]]:
             elif any(True for _ in _methods(path, value)):
                 classes.setdefault(id(value), (path, value))
             _note_class(spaces, path, value)
-    return [(*r[:3], r[3] + _class_attributes(r[3], spaces.values())) for r in read]
+    read = [(*r[:3], r[3] + _class_attributes(r[3], spaces.values())) for r in read]
+    return read, list(spaces.values())
 
 
 def _note_class(spaces: dict[int, tuple[str, type]], path: str, value: Any) -> None:
@@ -320,12 +324,15 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
     code finds the object, or "" where it spells the name (`jax.grad`, `j.grad`),
     the helper or "" for `fn` itself), in the order `own_functions` reads them.
 
-    A name counts where the code finds the object itself, never by the name alone: an
-    attribute spelt `grad` off what reading cannot tell (`make().grad`, a named
-    tuple's field `r.grad`) is no use, unless a class the answer reaches holds `grad`
-    (`T().grad`, `T` holding `jax.grad`: see `_class_attributes`). Only a global name
-    found nowhere counts by its spelling. What `getattr(jax, "grad")` or `eval`
-    reaches is not seen.
+    A name counts where the code finds the object, or where it is spelt off what
+    reading cannot tell (`make().grad`, `m.grad` with `m` an argument,
+    `__import__("jax").grad`): that may be JAX's. It is no use where it is the
+    student's own (`_own_names`): an attribute of that name that a class the answer
+    reaches defines (a named tuple's field `r.grad`, a dataclass field, a method), one
+    their code assigns (`self.grad = ...`), or a function of theirs of that name. So
+    `T().grad` is read off `T` where `T` holds `jax.grad` (see `_class_attributes`).
+    A global name found nowhere counts by its spelling. What `getattr(jax, "grad")` or
+    `eval` reaches is not seen.
 
     Example:
         >>> g = jax.grad
@@ -333,20 +340,63 @@ def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
         ...     return g(f)
         >>> uses(lambda f: helper(f)(1.0), {"grad": jax.grad, "vmap": jax.vmap})
         [('grad', 'g', 'helper')]
+        >>> uses(lambda m, f: m.grad(f), {"grad": jax.grad})
+        [('grad', '', '')]
     """
+    read, classes = _read_answer(fn)
+    own = _own_names(read, classes)
     found = []
-    for helper, _, _, seen in _read_answer(fn):
+    for helper, _, _, seen in read:
         for name, obj in wanted.items():
             held = _holding(seen, obj)
             aliases = {"" if p.rpartition(".")[2] == name else p for p in held}
-            if not aliases and _spelt_unfound(seen, name):
+            if not aliases and _spelt_unfound(seen, name, own):
                 aliases = {""}
             found += [(name, alias, helper) for alias in sorted(aliases)]
     return found
 
 
-def _spelt_unfound(seen: list[Seen], name: str) -> bool:
-    """Whether `seen` loads a global `name` that is defined nowhere reading looks."""
+def _spelt_unfound(seen: list[Seen], name: str, own: set[str]) -> bool:
+    """Whether `seen` loads a global `name` that is defined nowhere reading looks, or
+    reads an attribute `name` that reading cannot resolve and that is not the
+    student's own (`own`)."""
     return any(
-        s.name == name and s.value is UNKNOWN and s.kind == "global" for s in seen
+        s.name == name
+        and s.value is UNKNOWN
+        and (s.kind == "global" or (s.kind == "attribute" and name not in own))
+        for s in seen
     )
+
+
+def _own_names(
+    read: list[tuple[str, Any, Any, list[Seen]]], classes: list[tuple[str, type]]
+) -> set[str]:
+    """The names an attribute of the student's may have: those their code assigns
+    (`self.grad = ...`), their own functions' and those `classes` (and their bases)
+    define: in the class's namespace (a method, a property, a slot, a named tuple's
+    field, a class attribute), its annotations and its dataclass fields. Read from
+    the `__dict__`s, so no metaclass or descriptor of theirs runs."""
+    own = {s.name for *_, seen in read for s in seen if s.kind == "stored"}
+    functions = (python_function(f) for _, f, _, _ in read)
+    own |= {f.__name__ for f in functions if _is_function(f)}
+    for _, cls in classes:
+        try:
+            for klass in type.__getattribute__(cls, "__mro__"):
+                own |= _defined(type.__getattribute__(klass, "__dict__"))
+        except Exception:  # a class of theirs whose lookup raises
+            continue
+    return own
+
+
+def _defined(space: Any) -> set[str]:
+    """The attribute names a class's namespace `space` defines, annotated ones and
+    dataclass fields included (their keys only: no annotation is evaluated)."""
+    names = {k for k in space if type(k) is str}
+    for key in ("__annotations__", "__dataclass_fields__"):
+        if type(space.get(key)) is dict:
+            names |= {k for k in space[key] if type(k) is str}
+    for key in ("__annotate__", "__annotate_func__"):  # 3.14: annotations made lazily
+        if type(space.get(key)) is types.FunctionType:
+            consts = space[key].__code__.co_consts
+            names |= {c for c in consts if type(c) is str}
+    return names

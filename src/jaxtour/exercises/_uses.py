@@ -46,11 +46,18 @@ def first_use(fn: Callable, wanted: dict[str, Any]) -> Use | None:
     None when none is. Read from the code, never run: aliases, imports, default
     arguments, `functools.partial`, attributes, list and dict items and the methods of
     the student's classes are followed, and `T().g` where a class it reaches holds
-    `g`. A name alone is no use: their named tuple's field `r.grad` is not JAX's.
-    Not found: a name built at run time (`getattr(jax, "grad")`, `eval`,
-    `importlib`), one read off what a call returns that no class reached holds
-    (`make().g`), a variable given different values on different paths (`m = jax if c
-    else np`), computed keys and nested containers. None of the student's code runs.
+    `g`. An attribute spelt like a wanted name off what reading cannot tell
+    (`m.grad` with `m` an argument, a loop's or a `with`'s variable or `jax if c else
+    np`; `mk().grad`, `__import__("jax").grad`, `sys.modules["jax"].grad`) is a use,
+    unless a class the answer reaches defines an attribute of that name (a named
+    tuple's or dataclass field, an annotation, a property, method or slot) or their
+    code assigns one: their record's field `r.grad` is not JAX's.
+    Not found: a name built at run time (`getattr(jax, "grad")`, `eval`),
+    the wanted function under another name read off what a call returns
+    that no class reached holds (`make().g`), or held by a variable given different
+    values on different paths (`g = jax.grad if c else h`), `grad` read off something
+    unknown where a class of theirs also defines `grad`, computed keys and nested
+    containers. None of the student's code runs.
     """
     found = [Use(*use) for use in in_answer(fn, uses, wanted)]
     order = list(wanted)
