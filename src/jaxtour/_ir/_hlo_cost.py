@@ -16,49 +16,16 @@ import re
 from collections.abc import Iterator
 
 from jaxtour._ir._cost import Count, fft_flops, names
-from jaxtour._ir._hlo import BOOKKEEPING, HloComputation, HloModule, HloOp, attr
+from jaxtour._ir._hlo import BOOKKEEPING, HloComputation, HloModule, HloOp
+from jaxtour._ir._hlo_library import (
+    CUBLAS_GEMMS,
+    CUDNN_CONVOLUTIONS,
+    convolution,
+    gemm,
+    is_host_callback,
+)
+from jaxtour._ir._hlo_types import array_bytes, elements, hlo_arrays, hlo_bytes
 from jaxtour._ir._loops import Loop
-
-_DTYPE_BYTES = {
-    "pred": 1,
-    "s8": 1,
-    "u8": 1,
-    "s16": 2,
-    "u16": 2,
-    "f16": 2,
-    "bf16": 2,
-    "s32": 4,
-    "u32": 4,
-    "f32": 4,
-    "s64": 8,
-    "u64": 8,
-    "f64": 8,
-    "c64": 8,
-    "c128": 16,
-}
-_ARRAY = re.compile(r"([a-z]\w*)\[([\d,]*)\]")
-
-
-def hlo_arrays(type_text: str) -> list[tuple[str, tuple[int, ...]]]:
-    """The (dtype, shape) arrays of an HLO type: `f32[8,4]`, or each of a tuple's."""
-    return [
-        (dtype, tuple(int(d) for d in dims.split(",") if d))
-        for dtype, dims in _ARRAY.findall(type_text)
-    ]
-
-
-def hlo_bytes(type_text: str) -> float:
-    """Bytes of an HLO type (a tuple's elements summed; f8 and smaller count 1 byte)."""
-    return _bytes(hlo_arrays(type_text))
-
-
-def _bytes(arrays: list[tuple[str, tuple[int, ...]]]) -> float:
-    return sum(_DTYPE_BYTES.get(dtype, 1) * math.prod(shape) for dtype, shape in arrays)
-
-
-def _elements(type_text: str) -> int:
-    return sum(math.prod(shape) for _, shape in hlo_arrays(type_text))
-
 
 HLO_ARITHMETIC = names(
     "add subtract multiply divide remainder maximum minimum negate abs sign floor ceil "
@@ -82,7 +49,7 @@ HLO_COLLECTIVE_SUMS = names("all-reduce all-reduce-start reduce-scatter")
 
 def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
     """The FLOPs of one op (not its bytes), operand types read from `types`."""
-    out = _elements(op.type)
+    out = elements(op.type)
     flops: float | None = None
     if op.opcode == "dot":
         lhs = hlo_arrays(types.get(op.operands[0], ""))
@@ -91,15 +58,15 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
             shape = lhs[0][1]
             flops = 2 * out * math.prod(shape[int(d)] for d in dims[1].split(",") if d)
     elif op.opcode == "convolution" or op.target.startswith(CUDNN_CONVOLUTIONS):
-        flops = _convolution(op, types)
+        flops = convolution(op, types)
     elif op.target.startswith(CUBLAS_GEMMS):
-        flops = _gemm(op, types)
+        flops = gemm(op, types)
     elif op.opcode in HLO_TRANSCENDENTAL:
         return Count(0, out, 0, 0)
     elif op.opcode in HLO_ARITHMETIC:
         flops = out
     elif op.opcode == "reduce":
-        flops = max(_elements(types.get(op.operands[0], "")) - out, 0)
+        flops = max(elements(types.get(op.operands[0], "")) - out, 0)
     elif op.opcode == "reduce-window":
         window = re.search(r"size=([\dx]+)", op.attrs)
         flops = (
@@ -110,97 +77,13 @@ def hlo_op_count(op: HloOp, types: dict[str, str]) -> Count:
     elif op.opcode == "fft":
         lengths = re.search(r"fft_length=\{([\d,]*)\}", op.attrs)
         if lengths:
-            elements = _elements(types.get(op.operands[0], ""))
-            flops = fft_flops(elements, lengths[1].split(","))
+            size = elements(types.get(op.operands[0], ""))
+            flops = fft_flops(size, lengths[1].split(","))
     elif op.opcode in HLO_COLLECTIVE_SUMS:
         flops = out
     elif op.opcode in HLO_MOVES or is_host_callback(op.target):
         flops = 0
     return Count(flops, 0, 0, 0)
-
-
-# The custom calls a host callback lowers to (jax.debug.print, jax.debug.callback,
-# jax.pure_callback, io_callback): JAX names them xla[_ffi][_partitioned]_python_
-# {cpu,gpu,...}_callback (0.10 and 0.12 emit xla_ffi_python_cpu_callback on a CPU, and
-# xla_ffi_partitioned_python_cpu_callback for a partitioned jax.debug.callback). The
-# device hands values to Python and computes nothing, so 0 FLOPs, exactly.
-HOST_CALLBACK_TARGET = re.compile(
-    r"xla(?:_ffi)?(?:_partitioned)?_python_[a-z]+_callback"
-)
-
-
-def is_host_callback(target: str) -> bool:
-    """Whether custom call `target` is a host callback (`HOST_CALLBACK_TARGET`).
-
-    Example:
-        >>> [is_host_callback(t) for t in ("xla_ffi_partitioned_python_cpu_callback",
-        ...     "xla_python_gpu_callback", "lapack_spotrf_ffi")]
-        [True, True, False]
-    """
-    return bool(target) and HOST_CALLBACK_TARGET.fullmatch(target) is not None
-
-
-# A GPU's library kernels for dots and convolutions: custom calls that keep the op's
-# dimensions (a GEMM's in its backend_config, a convolution's as attributes), with a
-# scratch buffer as their last output.
-CUBLAS_GEMMS = ("__cublas$gemm", "__cublas$lt$matmul")
-CUDNN_CONVOLUTIONS = ("__cudnn$conv",)
-
-
-def _first_elements(type_text: str) -> int:
-    """Elements of an op's result, the first array of a tuple (a library call's
-    others are an auxiliary output or its scratch space)."""
-    arrays = hlo_arrays(type_text)
-    return math.prod(arrays[0][1]) if arrays else 0
-
-
-def _convolution(op: HloOp, types: dict[str, str]) -> float | None:
-    """2 FLOPs per output element per filter element of its feature. A cuDNN gradient
-    costs its forward convolution, whose dims it keeps: see `_forward_output_filter`."""
-    output, filter_ = _forward_output_filter(op, types)
-    kernel = hlo_arrays(filter_)[:1]
-    labels = re.search(r"dim_labels=\w+_(\w+)->", op.attrs)
-    if not (kernel and labels):
-        return None
-    shape = kernel[0][1]
-    features = shape[labels[1].index("o")]  # none: an empty output
-    out = _first_elements(output)
-    return 2 * out * math.prod(shape) / features if features else 0
-
-
-def _forward_output_filter(op: HloOp, types: dict[str, str]) -> tuple[str, str]:
-    """The types of the output and filter of the forward convolution `op` computes or
-    differentiates, as XLA assigns them: an input gradient's operand 0 is the forward
-    output, a filter gradient's result is the forward filter."""
-    operands = [types.get(name, "") for name in op.operands[:2]] + ["", ""]
-    if op.target.startswith("__cudnn$convBackwardInput"):
-        return operands[0], operands[1]
-    if op.target.startswith("__cudnn$convBackwardFilter"):
-        return operands[1], op.type
-    return op.type, operands[1]
-
-
-def _gemm(op: HloOp, types: dict[str, str]) -> float | None:
-    """A cuBLAS GEMM: 2 FLOPs per output element per contracted element, and one per
-    output element for each elementwise op it applies (a bias, a ReLU, alpha, beta)."""
-    lhs = hlo_arrays(types.get(op.operands[0], "")) if op.operands else []
-    dims = re.search(r'"lhs_contracting_dimensions":\[([^\]]*)\]', op.config)
-    if not (lhs and dims):
-        return None
-    shape = lhs[0][1]
-    contracted = math.prod(shape[int(d)] for d in re.findall(r"\d+", dims[1]))
-    out = _first_elements(op.type)
-    epilogue = attr(op.config, r'"epilogue":"(\w+)"')
-    extra = sum(step in epilogue for step in ("BIAS", "RELU")) + _folded(op.config)
-    return 2 * out * contracted + extra * out
-
-
-def _folded(config: str) -> int:
-    """The elementwise ops XLA folded into a GEMM's alpha and beta, one FLOP per
-    output element each: a scale (alpha not 1), a matrix added (beta not 0)."""
-    alpha = float(attr(config, r'"alpha_real":([-+\d.eE]+)') or 1)
-    beta = float(attr(config, r'"beta":([-+\d.eE]+)') or 0)
-    return (alpha != 1) + (beta != 0)
 
 
 def uncountable(module: HloModule, op: HloOp) -> list[str]:
@@ -311,7 +194,7 @@ def _results_bytes(type_text: str) -> float:
     arrays = hlo_arrays(type_text)
     if len(arrays) > 1 and arrays[-1][0] in ("s8", "u8"):
         arrays = arrays[:-1]
-    return _bytes(arrays)
+    return array_bytes(arrays)
 
 
 def _fused(module: HloModule, op: HloOp) -> HloComputation | None:

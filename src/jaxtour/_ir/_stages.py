@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 import jax
 
 from jaxtour._ir._hlo import HloModule, parse_hlo
-from jaxtour._ir._hlo_cost import hlo_op_count, is_host_callback
+from jaxtour._ir._hlo_cost import hlo_op_count
+from jaxtour._ir._hlo_library import is_host_callback
 from jaxtour._number_words import NOT_COUNTED
 
 # The figures XLA counts op by op, and counts nothing of for a library call
