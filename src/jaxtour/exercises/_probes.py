@@ -9,10 +9,6 @@ where the answer lives, so `names_holding` and `uses` are probes.
 
 from __future__ import annotations
 
-import functools
-import os
-import sys
-import sysconfig
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -21,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtour.exercises._own_code import is_function, is_own
 from jaxtour.exercises._reach import (
     UNKNOWN,
     Seen,
@@ -174,7 +171,7 @@ def _read_answer(
     reached (or of an instance reached). `fn` may be an instance of the student's
     class."""
     read: list[tuple[str, Any, Any, list[Seen]]] = []
-    waiting = [("", fn, None)] if _is_function(_python_function_of(fn)) else []
+    waiting = [("", fn, None)] if is_function(_python_function_of(fn)) else []
     classes = {} if waiting else {id(fn): ("", fn)}  # the student's, reached
     spaces: dict[int, tuple[str, type]] = {}  # every class reached, or of an instance
     _note_class(spaces, "", fn)
@@ -191,7 +188,7 @@ def _read_answer(
         read.append((name, function, owner, seen))
         named |= {s.name for s in seen if s.kind == "attribute"}
         for path, value in _reached(seen):
-            if _is_own(_python_function_of(value)):
+            if is_own(_python_function_of(value)):
                 waiting.append((path, value, None))
             elif any(True for _ in _methods(path, value)):
                 classes.setdefault(id(value), (path, value))
@@ -265,7 +262,7 @@ def _methods(path: str, value: Any) -> Iterator[tuple[str, Any, Any]]:
                 continue
             named.add(name)
             for function, owner in _method_functions(attr, (path, value), cls):
-                if _is_own(_python_function_of(function)):
+                if is_own(_python_function_of(function)):
                     yield f"{path}.{name}".lstrip("."), function, owner
 
 
@@ -281,41 +278,6 @@ def _method_functions(
         parts = (slot(property, attr, part) for part in ("fget", "fset", "fdel"))
         return [(f, owner) for f in parts if f is not None and f is not UNKNOWN]
     return [(attr, owner)]
-
-
-def _is_function(fn: Any) -> bool:
-    """Whether `fn` is a Python function (a lambda, a def): it has code to read."""
-    return issubclass(type(fn), types.FunctionType)
-
-
-def _is_own(fn: Any) -> bool:
-    """Whether `fn` is a Python function written outside the libraries and the kit."""
-    if not _is_function(fn):
-        return False
-    code, scope = fn.__code__, fn.__globals__
-    files: list[Any] = [code.co_filename]
-    module = sys.modules.get(str(scope.get("__name__")))
-    if getattr(module, "__dict__", None) is scope:  # code a library made (`<string>`)
-        files.append(getattr(module, "__file__", None))
-    return not any(_in_library(f) for f in files if isinstance(f, str))
-
-
-@functools.cache
-def _in_library(file: str) -> bool:
-    """Whether `file` lies in the standard library, an installed package or the kit
-    (a notebook cell's pseudo-file, `<cell 3>`, lies in none)."""
-    return os.path.isabs(file) and os.path.realpath(file).startswith(_library_folders())
-
-
-@functools.cache
-def _library_folders() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    folders = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    for module in ("jax", "jaxlib", "numpy", "jaxtour"):  # wherever they were found
-        file = getattr(sys.modules.get(module), "__file__", None)
-        if file:
-            folders.add(os.path.dirname(file))
-    return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
 
 
 def uses(fn: Callable, wanted: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -378,7 +340,7 @@ def _own_names(
     the `__dict__`s, so no metaclass or descriptor of theirs runs."""
     own = {s.name for *_, seen in read for s in seen if s.kind == "stored"}
     functions = (python_function(f) for _, f, _, _ in read)
-    own |= {f.__name__ for f in functions if _is_function(f)}
+    own |= {f.__name__ for f in functions if is_function(f)}
     for _, cls in classes:
         try:
             for klass in type.__getattribute__(cls, "__mro__"):
