@@ -82,6 +82,7 @@ def python_function(fn: Any) -> Any:
     `functools.wraps`) wraps, what a `functools.partial` calls.
 
     Example:
+        >>> import functools
         >>> def f(x, y):
         ...     return x * y
         >>> python_function(functools.partial(jax.jit(f), 2.0)) is f
