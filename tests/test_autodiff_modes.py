@@ -160,6 +160,30 @@ def test_a_loop_of_unknown_trip_count_names_no_winner():
     matplotlib.pyplot.close(fig)
 
 
+def test_a_library_call_xla_counts_nothing_of_names_no_winner():
+    # a LAPACK cholesky on a CPU: XLA counts no FLOPs of its custom call, so each
+    # mode's figure is a lower bound, and which is cheaper by FLOPs is not known
+    def family(n, m):
+        def f(x):
+            return jnp.linalg.cholesky(jnp.outer(x, x) + n * jnp.eye(n))[:m, 0]
+
+        return f
+
+    if jax.default_backend() != "cpu":
+        pytest.skip(
+            "a CPU's cholesky is a LAPACK call; another backend's may be counted"
+        )
+    costs = mode_costs(family, sizes=[(4, 2)], repeats=1)
+    assert costs.winner(4, 2) == "unknown"
+    assert all(r.calls for r in costs.records)
+    assert costs.winner(4, 2, by="seconds") in ("jacfwd", "jacrev", "tie")
+    assert str(costs).splitlines()[-1].startswith("unknown: a library call")
+    fig = costs.plot()
+    legend = [t.get_text() for t in fig.axes[0].get_legend().texts]
+    assert legend[-1] == "unknown: a library call XLA does not count"
+    matplotlib.pyplot.close(fig)
+
+
 def test_a_scalar_loss_is_the_m_equals_1_case_of_the_rule():
     def family(n, m):
         return lambda x: jnp.sum(jnp.sin(x) ** 2)  # a loss: f32[n] -> f32[]

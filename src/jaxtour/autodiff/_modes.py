@@ -35,6 +35,11 @@ UNCOUNTED = (
     "unknown: a loop whose trip count depends on the data is counted once (its body "
     "runs an unknown number of times), so no winner is named where one runs."
 )
+CALLS = (
+    "unknown: a library call XLA counts no FLOPs of (a LAPACK cholesky, a CPU top_k) "
+    "makes a mode's FLOPs a lower bound, so no winner is named where one runs; the "
+    "wall times are measured all the same."
+)
 
 
 def dense_family(n: int, m: int, seed: int = 0) -> Callable:
@@ -57,7 +62,8 @@ class ModeCost:
     count, every loop iteration included: see `loop_flops`).
 
     `loops` is how many loops the compiled program runs; `uncounted`, how many of them
-    have a trip count that depends on the data (their body is in `flops` once).
+    have a trip count that depends on the data (their body is in `flops` once);
+    `calls`, the library calls XLA counts no FLOPs of (`flops` is then a lower bound).
     """
 
     n: int
@@ -67,6 +73,7 @@ class ModeCost:
     flops: float | None
     loops: int = 0
     uncounted: int = 0
+    calls: tuple[str, ...] = ()
 
 
 @dataclass
@@ -86,11 +93,11 @@ class ModeCosts(Reported):
 
     def winner(self, n: int, m: int, by: str = "flops", tie: float = 0.05) -> str:
         """ "jacfwd" or "jacrev", the cheaper mode at (n, m); "tie" within `tie` (5%);
-        "unknown" where either cost was not measured (a backend without FLOPs) or
-        counts a loop once whose trip count depends on the data."""
+        "unknown" where either cost was not measured (a backend without FLOPs), counts
+        a loop once whose trip count depends on the data, or leaves out a library call."""
         fwd, rev = self.cost(n, m, "jacfwd", by), self.cost(n, m, "jacrev", by)
         partial = by == "flops" and any(
-            r.uncounted for r in self.records if (r.n, r.m) == (n, m)
+            r.uncounted or r.calls for r in self.records if (r.n, r.m) == (n, m)
         )
         if partial or not (np.isfinite(fwd) and np.isfinite(rev)):
             return UNKNOWN
@@ -128,6 +135,8 @@ class ModeCosts(Reported):
             notes.append(UNCOUNTED)
         elif any(r.loops for r in self.records):
             notes.append(LOOPS)
+        if any(r.calls for r in self.records):
+            notes.append(CALLS)
         return notes
 
     def __repr__(self) -> str:
@@ -256,21 +265,25 @@ def flops(compiled: Any) -> float | None:
     return _ir.cost_summary(compiled).get("flops")
 
 
-def loop_flops(traced: Any, compiled: Any) -> tuple[float | None, int, int]:
-    """(FLOPs, loops, loops of unknown trip count): XLA's `flops` figure, which counts
-    each loop body once, plus the other iterations of each loop by the kit's count of
-    the compiled ops (`_ir.hlo_counts`, as `jaxtour.cost`'s ledger counts): the figure
-    of the unrolled loop. A loop whose trip count depends on the data stays counted
-    once."""
-    counted = flops(compiled)
+def loop_flops(
+    traced: Any, compiled: Any
+) -> tuple[float | None, int, int, tuple[str, ...]]:
+    """(FLOPs, loops, loops of unknown trip count, library calls): XLA's `flops`
+    figure, which counts each loop body once, plus the other iterations of each loop by
+    the kit's count of the compiled ops (`_ir.hlo_counts`, as `jaxtour.cost`'s ledger
+    counts): the figure of the unrolled loop. A loop whose trip count depends on the
+    data stays counted once; the library calls XLA counts no FLOPs of are named
+    (`_ir.cost_summary`'s `calls`)."""
     module = _ir.parse_hlo(compiled.as_text())
+    summary = _ir.cost_summary(compiled, module)
+    counted, calls = summary.get("flops"), summary.calls
     loops = _ir.hlo_trips(module, _ir.unwrap_jit(traced.jaxpr).jaxpr)
     uncounted = sum(loop.trips is None for loop in loops.values())
     if counted is None or not loops:
-        return counted, len(loops), uncounted
+        return counted, len(loops), uncounted, calls
     ones = {name: loop._replace(trips=1) for name, loop in loops.items()}
     extra = _kit_flops(module, loops) - _kit_flops(module, ones)
-    return counted + extra, len(loops), uncounted
+    return counted + extra, len(loops), uncounted, calls
 
 
 def _kit_flops(module: Any, loops: dict) -> float:

@@ -65,13 +65,16 @@ def _winner_map(costs: Any, ax: Any) -> None:
 
 
 def _unknown_label(records: list) -> str:
-    """Why no winner is named: no FLOP count, or a loop counted once whose trip
-    count depends on the data (as `ModeCosts.winner` decides)."""
+    """Why no winner is named: no FLOP count, a loop counted once whose trip count
+    depends on the data, or a library call XLA counts nothing of (as
+    `ModeCosts.winner` decides)."""
     why = []
     if any(r.flops is None for r in records):
         why.append("no FLOPs measured")
     if any(r.uncounted for r in records):
         why.append("a loop of data-dependent trip count")
+    if any(r.calls for r in records):
+        why.append("a library call XLA does not count")
     return "unknown: " + " or ".join(why)
 
 
